@@ -1,0 +1,71 @@
+/**
+ * The CDK app: reads the instance configuration (contract §12) from `-c configPath=…` or
+ * CONFIG_PATH (none → defaults), applies the §12.2 deployment overrides from the environment,
+ * validates it, and builds the `ChatRelay` stack checked by cdk-nag's AwsSolutions pack.
+ *
+ *   npx cdk synth                                        # defaults, offline, no credentials
+ *   npx cdk deploy -c configPath=./config.json [-c instanceSecretArn=arn:aws:secretsmanager:…]
+ */
+import { readFileSync } from 'node:fs';
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { ConfigValidationError, resolveConfig } from '../functions/platform/instance-config.js';
+import type { InstanceConfig } from '../functions/platform/instance-config.js';
+import { ChatRelayStack, DeploymentConfigError } from '../lib/stack.js';
+
+/** Stops the synth with one readable line instead of a stack trace. */
+function fail(message: string): never {
+  console.error(message);
+  process.exit(1);
+}
+
+function contextString(app: App, key: string): string | undefined {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined || value === null || value === '') return undefined;
+  if (typeof value !== 'string') fail(`Context "${key}" must be a string.`);
+  return value;
+}
+
+function readRawConfig(path: string | undefined): unknown {
+  if (!path) return {};
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    fail(`Cannot read the instance configuration "${path}": ${(error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    fail(`The instance configuration "${path}" is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function loadConfig(app: App): InstanceConfig {
+  const raw = readRawConfig(contextString(app, 'configPath') ?? process.env.CONFIG_PATH);
+  try {
+    return resolveConfig(raw, {
+      OPENGRAM_INSTANCE_SECRET: process.env.OPENGRAM_INSTANCE_SECRET,
+      OPENGRAM_PUBLIC_BASE_URL: process.env.OPENGRAM_PUBLIC_BASE_URL,
+      OPENGRAM_CORS_ORIGINS: process.env.OPENGRAM_CORS_ORIGINS,
+      OPENGRAM_SERVER_PORT: process.env.OPENGRAM_SERVER_PORT,
+    });
+  } catch (error) {
+    if (error instanceof ConfigValidationError) fail(error.message);
+    throw error;
+  }
+}
+
+const app = new App();
+const config = loadConfig(app);
+try {
+  new ChatRelayStack(app, 'ChatRelay', { config, instanceSecretArn: contextString(app, 'instanceSecretArn') });
+} catch (error) {
+  // Inputs the stack cannot deploy (secret ARN format, size, a config needing a stripped secret).
+  if (error instanceof DeploymentConfigError) fail(error.message);
+  throw error;
+}
+// cdk-nag 3 is a policy-validation plugin (it replaced v2's Aspect): findings are reported
+// when the app synthesizes, errors fail the synth, and acknowledgements live beside the
+// constructs they concern (Validations.of(construct).acknowledge).
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -1,0 +1,30 @@
+// Lint: typescript-eslint's recommended rules, plus: unused code, focused, skipped and todo
+// tests are errors (a skipped test proves nothing).
+import tseslint from 'typescript-eslint';
+
+const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
+  ['it', 'test', 'describe'].map((fn) => ({
+    selector: `CallExpression[callee.object.name='${fn}'][callee.property.name='${method}']`,
+    message: `${fn}.${method} is not allowed: every test must run.`,
+  })),
+);
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.bench/**', 'coverage/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+      'no-restricted-syntax': [
+        'error',
+        ...noFocusOrSkip,
+        { selector: "CallExpression[callee.name=/^x(it|test|describe)$/]", message: 'Skipped tests are not allowed.' },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);

@@ -1,0 +1,350 @@
+/**
+ * Chats: the contract's rules for creating, reading, listing and changing chats (§2.1, §3,
+ * §4.1, §5.3). Every mutation writes the chat, its derived fields, the tag catalog, its
+ * events and any dispatch input in one transaction.
+ */
+import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
+import { isId, newId } from '../platform/ids.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
+import * as Chats from '../store/chats-repo.js';
+import type { ChatRecord } from '../store/chats-repo.js';
+import { decodeCursor, encodeCursor } from '../store/cursor.js';
+import { transact } from '../store/db.js';
+import type { TransactItem } from '../store/db.js';
+import { putDispatchInput } from '../store/dispatch-repo.js';
+import { eventPuts } from '../store/events-repo.js';
+import type { NewEvent } from '../store/events-repo.js';
+import { putMessage } from '../store/messages-repo.js';
+import { adjustTag } from '../store/tags-repo.js';
+import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from './model.js';
+import type { Chat, Message } from './model.js';
+
+export interface ChatDeps {
+  clock: () => Date;
+  newId: () => string;
+}
+export const defaultDeps: ChatDeps = { clock: () => new Date(), newId };
+
+/**
+ * A transaction holds at most 100 items; a chat write uses up to 6 besides its tags, so a
+ * chat keeps at most 50 distinct tags. A tag is part of a key (at most 1 KB), hence its size cap.
+ */
+export const MAX_TAGS = 50;
+export const MAX_TAG_BYTES = 400;
+/**
+ * How often a version-conditioned rewrite is retried when another write got there first,
+ * with jittered exponential backoff between attempts (capped at 200 ms).
+ */
+const MAX_REWRITE_ATTEMPTS = 25;
+const backoff = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+
+export const chatNotFound = (chatId: string) => NotFoundError.of('chatId', chatId, 'Chat not found.');
+
+/** Trimmed, empty dropped, duplicates removed keeping the first occurrence (§2.1). */
+export function normalizeTags(tags: readonly string[]): string[] {
+  const out = [...new Set(tags.map((t) => t.trim()).filter((t) => t !== ''))];
+  if (out.length > MAX_TAGS) throw new FieldRuleError('tags', `tags must contain at most ${MAX_TAGS} distinct tags.`);
+  const long = out.find((t) => Buffer.byteLength(t, 'utf8') > MAX_TAG_BYTES);
+  if (long !== undefined) throw new FieldRuleError('tags', `Each tag must be at most ${MAX_TAG_BYTES} bytes.`);
+  return out;
+}
+
+function checkModel(config: InstanceConfig, modelId: string): void {
+  if (!config.models.some((m) => m.id === modelId)) {
+    throw new FieldRuleError('modelId', 'modelId must match a configured model id.');
+  }
+}
+
+function checkTitle(title: string, config: InstanceConfig): string {
+  const trimmed = title.trim();
+  if (trimmed === '') throw new FieldRuleError('title', 'title cannot be empty.');
+  return cut(trimmed, config.titleMaxChars);
+}
+
+export interface NewChat {
+  agentIds: string[];
+  modelId: string;
+  title?: string | undefined;
+  tags?: string[] | undefined;
+  firstMessage?: string | undefined;
+}
+
+/**
+ * Creates a chat (§5.3.1):
+ * 1. rule checks in the contract's order (model, agents, title);
+ * 2. the chat, its optional first message (+ pointer, + dispatch input), the tag counts and
+ *    the events `chat.created` then `message.created`, in one transaction.
+ */
+export async function create(config: InstanceConfig, input: NewChat, deps: ChatDeps = defaultDeps): Promise<Chat> {
+  checkModel(config, input.modelId);
+  if (input.agentIds.length === 0) throw new FieldRuleError('agentIds', 'agentIds must contain at least one agent id.');
+  const unknownAgent = input.agentIds.find((id) => !config.agents.some((a) => a.id === id));
+  if (unknownAgent !== undefined) {
+    throw new FieldRuleError('agentIds', 'agentIds contains unknown id.', { agentId: unknownAgent });
+  }
+  const manualTitle = input.title === undefined ? undefined : checkTitle(input.title, config);
+  const tags = normalizeTags(input.tags ?? []);
+
+  const now = deps.clock().toISOString();
+  const chatId = deps.newId();
+  const firstText = input.firstMessage?.trim() ?? '';
+  const derivedTitle = cut(firstText.replace(/\s+/g, ' ').trim(), config.titleMaxChars);
+  const first: Message | undefined =
+    firstText === ''
+      ? undefined
+      : {
+          id: deps.newId(),
+          chat_id: chatId,
+          role: 'user',
+          sender_id: USER_SENDER_ID,
+          created_at: now,
+          updated_at: now,
+          content_final: firstText,
+          content_partial: null,
+          stream_state: 'complete',
+          model_id: input.modelId,
+          trace: null,
+        };
+
+  const chat: ChatRecord = {
+    id: chatId,
+    is_archived: false,
+    title: manualTitle ?? (derivedTitle || DEFAULT_CHAT_TITLE),
+    title_source: manualTitle === undefined ? 'default' : 'manual',
+    tags,
+    pinned: false,
+    agent_ids: input.agentIds,
+    model_id: input.modelId,
+    last_message_preview: first ? previewOf(first) : null,
+    last_message_role: first ? 'user' : null,
+    pending_requests_count: 0,
+    last_read_at: now,
+    unread_count: 0,
+    notifications_muted: false,
+    created_at: now,
+    updated_at: now,
+    last_message_at: first ? now : null,
+    ver: 1,
+    non_user_message_count: 0,
+  };
+
+  const events: NewEvent[] = [{ type: 'chat.created', payload: { chatId } }];
+  const items: TransactItem[] = [Chats.putNewChat(chat), ...tags.map((t) => adjustTag(t, 1))];
+  if (first) {
+    events.push({
+      type: 'message.created',
+      payload: {
+        chatId,
+        messageId: first.id,
+        role: 'user',
+        senderId: USER_SENDER_ID,
+        streamState: 'complete',
+        contentFinal: first.content_final,
+        createdAt: now,
+      },
+    });
+    items.push(
+      ...putMessage(first),
+      putDispatchInput({
+        id: deps.newId(),
+        chat_id: chatId,
+        source_kind: 'user_message',
+        source_id: first.id,
+        sender_id: USER_SENDER_ID,
+        content: firstText,
+        media_ids: [],
+        state: 'pending',
+        created_at: now,
+      }),
+    );
+  }
+  const { items: eventItems } = await eventPuts(events, now);
+  await transact([...items, ...eventItems]);
+  return Chats.toChat(chat);
+}
+
+export async function get(chatId: string): Promise<Chat> {
+  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
+  if (!chat) throw chatNotFound(chatId);
+  return Chats.toChat(chat);
+}
+
+export interface ChatListQuery {
+  cursor?: string | undefined;
+  limit: number;
+  archived?: boolean | undefined;
+  tag?: string | undefined;
+  agentId?: string | undefined;
+  query?: string | undefined;
+}
+
+export interface Page<T> {
+  data: T[];
+  cursor: { next: string | null; hasMore: boolean };
+}
+
+/** Lists chats in the §1.9 order with keyset cursors. Empty filters mean no filter (§5.3.2). */
+export async function list(q: ChatListQuery): Promise<Page<Chat>> {
+  const listName = `chats:${q.archived === undefined ? 'all' : q.archived ? 'archived' : 'active'}`;
+  let after: { sortKey: string; chatId: string } | undefined;
+  if (q.cursor !== undefined) {
+    const position = await decodeCursor(listName, q.cursor);
+    if (typeof position.s !== 'string' || typeof position.id !== 'string') throw new FieldRuleError('cursor', 'Invalid cursor value.');
+    after = { sortKey: position.s, chatId: position.id };
+  }
+  const page = await Chats.queryChats({
+    archived: q.archived,
+    tag: q.tag || undefined,
+    agentId: q.agentId || undefined,
+    titleContains: q.query ? q.query.toLowerCase() : undefined,
+    limit: q.limit,
+    after,
+  });
+  const last = page.chats.at(-1);
+  const next = page.hasMore && last ? await encodeCursor(listName, { s: page.sortKeyOf(last), id: last.id }) : null;
+  return { data: page.chats.map(Chats.toChat), cursor: { next, hasMore: next !== null } };
+}
+
+/**
+ * The full recompute of §3.3 over a chat that is about to be written: newest-message fields
+ * from the two newest messages, unread count from the messages after last_read_at.
+ * Costs one Query of 2 items, plus one counting Query over the unread messages when
+ * last_read_at is set.
+ */
+async function recompute(chat: ChatRecord): Promise<void> {
+  const [newest, second] = await Chats.newestMessages(chat.id, 2);
+  const newestPreview = newest ? previewOf(newest) : null;
+  chat.last_message_at = newest ? newest.created_at : null;
+  chat.last_message_preview = newestPreview ?? (second ? previewOf(second) : null);
+  chat.last_message_role = !newest ? null : newestPreview !== null || !second ? newest.role : second.role;
+  chat.unread_count =
+    chat.last_read_at === null
+      ? chat.non_user_message_count
+      : await Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at);
+}
+
+/**
+ * Reads a chat, applies `change`, recomputes its derived fields and writes it back with its
+ * events, conditioned on the version read. A concurrent write makes the condition fail and the
+ * whole step is redone on fresh data, so no update is lost.
+ */
+async function rewrite(
+  chatId: string,
+  deps: ChatDeps,
+  change: (chat: ChatRecord, now: string) => { events: NewEvent[]; extra?: TransactItem[]; after?: (c: ChatRecord) => void },
+): Promise<ChatRecord> {
+  if (!isId(chatId)) throw chatNotFound(chatId);
+  for (let attempt = 1; ; attempt++) {
+    const current = await Chats.getChat(chatId);
+    if (!current) throw chatNotFound(chatId);
+    const now = deps.clock().toISOString();
+    const next: ChatRecord = { ...current, ver: current.ver + 1, updated_at: now };
+    const { events, extra = [], after } = change(next, now);
+    await recompute(next);
+    after?.(next);
+    const { items: eventItems } = await eventPuts(events, now);
+    let stale = false;
+    await transact([Chats.replaceChat(next, current.ver), ...extra, ...eventItems], (index) => {
+      if (index === 0) stale = true;
+      return undefined;
+    }).catch((error: unknown) => {
+      if (!stale || attempt >= MAX_REWRITE_ATTEMPTS) throw error;
+    });
+    if (!stale) return next;
+    await backoff(attempt);
+  }
+}
+
+export interface ChatUpdate {
+  title?: string | undefined;
+  titleAutoRenamed?: boolean | undefined;
+  tags?: string[] | undefined;
+  pinned?: boolean | undefined;
+  modelId?: string | undefined;
+  notificationsMuted?: boolean | undefined;
+}
+
+/** PATCH /chats/{id} (§5.3.4): rule checks, then the rewrite with tag catalog adjustments. */
+export async function update(config: InstanceConfig, chatId: string, input: ChatUpdate, deps: ChatDeps = defaultDeps): Promise<Chat> {
+  const { title, tags, pinned, modelId, notificationsMuted } = input;
+  if ([title, tags, pinned, modelId, notificationsMuted].every((v) => v === undefined)) {
+    throw new ValidationError('At least one updatable field is required.');
+  }
+  const newTitle = title === undefined ? undefined : checkTitle(title, config);
+  if (modelId !== undefined) checkModel(config, modelId);
+  const newTags = tags === undefined ? undefined : normalizeTags(tags);
+
+  const chat = await rewrite(chatId, deps, (next) => {
+    const extra: TransactItem[] = [];
+    if (newTitle !== undefined) {
+      next.title = newTitle;
+      next.title_source = input.titleAutoRenamed === true ? 'auto' : 'manual';
+    }
+    if (newTags !== undefined) {
+      const before = new Set(next.tags);
+      const afterSet = new Set(newTags);
+      for (const t of newTags) if (!before.has(t)) extra.push(adjustTag(t, 1));
+      for (const t of next.tags) if (!afterSet.has(t)) extra.push(adjustTag(t, -1));
+      next.tags = newTags;
+    }
+    if (pinned !== undefined) next.pinned = pinned;
+    if (modelId !== undefined) next.model_id = modelId;
+    if (notificationsMuted !== undefined) next.notifications_muted = notificationsMuted;
+    return { events: [{ type: 'chat.updated', payload: { chatId: next.id } }], extra };
+  });
+  return Chats.toChat(chat);
+}
+
+/** Archive or unarchive (§4.1): idempotent in state, but always bumps updated_at and emits. */
+export async function setArchived(chatId: string, archived: boolean, deps: ChatDeps = defaultDeps): Promise<void> {
+  if (!isId(chatId)) throw chatNotFound(chatId);
+  const now = deps.clock().toISOString();
+  const { items } = await eventPuts([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now);
+  await transact([Chats.setArchived(chatId, archived, now), ...items], (index) => (index === 0 ? chatNotFound(chatId) : undefined));
+}
+
+/** mark-read (§3.4): last_read_at = now, then the full recompute. */
+export async function markRead(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+  await rewrite(chatId, deps, (next, now) => {
+    next.last_read_at = now;
+    return { events: [{ type: 'chat.read', payload: { chatId } }] };
+  });
+}
+
+/** mark-unread (§3.4): last_read_at = null, recompute, then unread_count forced to 1. */
+export async function markUnread(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+  await rewrite(chatId, deps, (next) => {
+    next.last_read_at = null;
+    return {
+      events: [{ type: 'chat.unread', payload: { chatId } }],
+      after: (c) => {
+        c.unread_count = 1;
+      },
+    };
+  });
+}
+
+export interface UnreadSummary {
+  total_unread: number;
+  unread_by_agent: Record<string, number>;
+}
+
+/** §3.5 over the chats that may need attention (the others contribute zero). */
+export async function unreadSummary(archived: boolean | undefined): Promise<UnreadSummary> {
+  const entries = (await Chats.chatsNeedingAttention()).filter((e) => archived === undefined || e.is_archived === archived);
+  const byAgent: Record<string, number> = {};
+  let total = 0;
+  for (const e of entries) {
+    const unread = Math.max(0, e.unread_count);
+    total += unread;
+    if (unread === 0) continue;
+    for (const agent of new Set(e.agent_ids)) byAgent[agent] = (byAgent[agent] ?? 0) + unread;
+  }
+  return { total_unread: Math.max(0, total), unread_by_agent: byAgent };
+}
+
+export async function pendingSummary(archived: boolean | undefined): Promise<{ pending_requests_total: number }> {
+  const entries = (await Chats.chatsNeedingAttention()).filter((e) => archived === undefined || e.is_archived === archived);
+  const total = entries.reduce((sum, e) => sum + Math.max(0, e.pending_requests_count), 0);
+  return { pending_requests_total: Math.max(0, total) };
+}

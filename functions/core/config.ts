@@ -1,0 +1,80 @@
+/** The sanitized configuration for GET /config (contract §2.11): never a secret. */
+import type { InstanceConfig } from '../platform/instance-config.js';
+
+/**
+ * The largest upload the platform takes in one request: a synchronous Lambda payload is
+ * capped at 6 MB and API Gateway base64-encodes binary bodies (×4/3), leaving about 4.4 MB
+ * of file after multipart overhead. Reported as the effective limit (§13 item 1).
+ */
+export const PLATFORM_MAX_UPLOAD_BYTES = 4_194_304;
+
+const AUTO_RENAME_PROVIDERS = [
+  { id: 'anthropic', name: 'Anthropic', envVars: ['ANTHROPIC_API_KEY'], cheapModels: [{ id: 'claude-haiku-4-5', label: 'Claude Haiku 4.5' }] },
+  { id: 'openai', name: 'OpenAI', envVars: ['OPENAI_API_KEY'], cheapModels: [{ id: 'gpt-5.4-nano', label: 'GPT-5.4 Nano' }] },
+  {
+    id: 'google',
+    name: 'Google Gemini',
+    envVars: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
+    cheapModels: [
+      { id: 'gemini-2.5-flash-lite', label: 'gemini-2.5-flash-lite' },
+      { id: 'gemini-3.1-flash-lite-preview', label: 'gemini-3.1-flash-lite-preview' },
+    ],
+  },
+  {
+    id: 'xai',
+    name: 'xAI',
+    envVars: ['XAI_API_KEY'],
+    cheapModels: [
+      { id: 'grok-4-1-fast-reasoning', label: 'grok-4-1-fast-reasoning' },
+      { id: 'grok-4-1-fast-non-reasoning', label: 'grok-4-1-fast-non-reasoning' },
+    ],
+  },
+  {
+    id: 'openrouter',
+    name: 'OpenRouter',
+    envVars: ['OPENROUTER_API_KEY'],
+    cheapModels: [
+      { id: 'anthropic/claude-haiku-4.5', label: 'anthropic/claude-haiku-4.5' },
+      { id: 'openai/gpt-5.4-nano', label: 'openai/gpt-5.4-nano' },
+      { id: 'x-ai/grok-4.1-fast', label: 'x-ai/grok-4.1-fast' },
+      { id: 'google/gemini-3.1-flash-lite-preview', label: 'google/gemini-3.1-flash-lite-preview' },
+      { id: 'google/gemini-2.5-flash-lite', label: 'google/gemini-2.5-flash-lite' },
+    ],
+  },
+] as const;
+
+export function publicConfig(config: InstanceConfig, environment: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+  const { server, security, push, autoRename } = config;
+  return {
+    appName: config.appName,
+    maxUploadBytes: Math.min(config.maxUploadBytes, PLATFORM_MAX_UPLOAD_BYTES),
+    allowedMimeTypes: config.allowedMimeTypes,
+    titleMaxChars: config.titleMaxChars,
+    ...(config.defaultModelIdForNewChats !== undefined ? { defaultModelIdForNewChats: config.defaultModelIdForNewChats } : {}),
+    agents: config.agents,
+    models: config.models,
+    push: { enabled: push.enabled, vapidPublicKey: push.vapidPublicKey || null, subject: push.subject || null },
+    security: {
+      instanceSecretEnabled: security.instanceSecretEnabled,
+      readEndpointsRequireInstanceSecret: security.readEndpointsRequireInstanceSecret,
+    },
+    server: {
+      publicBaseUrl: server.publicBaseUrl,
+      port: server.port,
+      streamTimeoutSeconds: server.streamTimeoutSeconds,
+      idempotencyTtlSeconds: server.idempotencyTtlSeconds,
+      dispatch: server.dispatch,
+    },
+    hooks: config.hooks.map((h) => ({ url: h.url, events: h.events, timeoutMs: h.timeoutMs ?? 5000, maxRetries: h.maxRetries ?? 3 })),
+    autoRename: autoRename
+      ? { enabled: autoRename.enabled, provider: autoRename.provider, modelId: autoRename.modelId, hasApiKey: Boolean(autoRename.apiKey) }
+      : null,
+    autoRenameProviders: AUTO_RENAME_PROVIDERS.map((p) => ({
+      id: p.id,
+      name: p.name,
+      envVar: p.envVars[0],
+      hasEnvKey: p.envVars.some((v) => Boolean(environment[v])),
+      cheapModels: p.cheapModels,
+    })),
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Domain errors: each carries the contract's HTTP status and code (§1.7). Core code throws
+ * them; the error-envelope middleware turns them into responses. Anything that is not an
+ * AppError becomes a 500 INTERNAL_ERROR that exposes nothing.
+ */
+export type ErrorDetails = Record<string, unknown> | null;
+
+export abstract class AppError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: string;
+  readonly headers: Record<string, string> = {};
+  constructor(
+    message: string,
+    readonly details: ErrorDetails = null,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends AppError {
+  readonly status = 400;
+  readonly code = 'VALIDATION_ERROR';
+}
+
+/** A rule violation tied to one field: details `{ field, ...extra }` (§1.7). */
+export class FieldRuleError extends ValidationError {
+  constructor(field: string, message: string, extra: Record<string, unknown> = {}) {
+    super(message, { field, ...extra });
+  }
+}
+
+/** Schema (shape/type) failure: details `{ formErrors, fieldErrors }` (§1.8). */
+export class SchemaValidationError extends ValidationError {
+  constructor(formErrors: string[], fieldErrors: Record<string, string[]>) {
+    super('Request validation failed.', { formErrors, fieldErrors });
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  readonly status = 401;
+  readonly code = 'UNAUTHORIZED';
+  constructor() {
+    super('Missing or invalid instance secret.');
+  }
+}
+
+export class NotFoundError extends AppError {
+  readonly status = 404;
+  readonly code = 'NOT_FOUND';
+  /** `entity` is the id's field name in details, e.g. 'chatId'. */
+  static of(entity: 'chatId' | 'messageId' | 'requestId' | 'mediaId', id: string, message: string): NotFoundError {
+    return new NotFoundError(message, { [entity]: id });
+  }
+}
+
+export class RouteNotFoundError extends NotFoundError {
+  constructor() {
+    super('Not found.');
+  }
+}
+
+export class ConflictError extends AppError {
+  readonly status = 409;
+  readonly code = 'CONFLICT';
+}
+
+export class RateLimitedError extends AppError {
+  readonly status = 429;
+  readonly code = 'RATE_LIMIT_ERROR';
+  constructor(retryAfterSeconds: number) {
+    super('Write rate limit exceeded.');
+    this.headers['retry-after'] = String(retryAfterSeconds);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  readonly status = 413;
+  readonly code = 'PAYLOAD_TOO_LARGE';
+}
+
+export class UnsupportedMediaTypeError extends AppError {
+  readonly status = 415;
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE';
+}

@@ -1,0 +1,19 @@
+/** POST /api/v1/chats: create a chat (contract §5.3.1). */
+import { z } from 'zod';
+import * as Chats from '../../core/chats.js';
+import { http } from '../../middleware/http.js';
+
+export const schemas = {
+  body: z.object({
+    agentIds: z.array(z.string()).min(1),
+    modelId: z.string(),
+    title: z.string().optional(),
+    tags: z.array(z.string()).optional(),
+    firstMessage: z.string().optional(),
+  }),
+};
+
+export const handler = http('chats/create', schemas, async ({ body, config }) => ({
+  status: 201,
+  body: await Chats.create(config, body),
+}));

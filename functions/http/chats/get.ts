@@ -1,0 +1,8 @@
+/** GET /api/v1/chats/{chatId} (contract §5.3.3). */
+import * as Chats from '../../core/chats.js';
+import { http } from '../../middleware/http.js';
+import { chatPath } from './path.js';
+
+export const schemas = { path: chatPath };
+
+export const handler = http('chats/get', schemas, async ({ path }) => ({ status: 200, body: await Chats.get(path.chatId) }));

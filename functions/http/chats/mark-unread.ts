@@ -1,0 +1,11 @@
+/** POST /api/v1/chats/{chatId}/mark-unread (contract §3.4, §5.3.6). No body; any body sent is ignored. */
+import * as Chats from '../../core/chats.js';
+import { http } from '../../middleware/http.js';
+import { chatPath } from './path.js';
+
+export const schemas = { path: chatPath };
+
+export const handler = http('chats/mark-unread', schemas, async ({ path }) => {
+  await Chats.markUnread(path.chatId);
+  return { status: 200, body: { ok: true } };
+});

@@ -1,0 +1,4 @@
+/** The `{chatId}` path parameter shared by the chat routes. Any string; unknown ids are 404. */
+import { z } from 'zod';
+
+export const chatPath = z.object({ chatId: z.string() });

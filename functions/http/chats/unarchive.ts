@@ -1,0 +1,11 @@
+/** POST /api/v1/chats/{chatId}/unarchive (contract §4.1, §5.3.5). No body; any body sent is ignored. */
+import * as Chats from '../../core/chats.js';
+import { http } from '../../middleware/http.js';
+import { chatPath } from './path.js';
+
+export const schemas = { path: chatPath };
+
+export const handler = http('chats/unarchive', schemas, async ({ path }) => {
+  await Chats.setArchived(path.chatId, false);
+  return { status: 200, body: { ok: true } };
+});

@@ -1,0 +1,11 @@
+/**
+ * The catch-all route ($default): answers CORS preflight (204) for any /api path and the
+ * 404 envelope for unknown paths and unsupported methods (contract §1.1, §1.13).
+ */
+import { RouteNotFoundError } from '../errors.js';
+import { http } from '../middleware/http.js';
+
+export const handler = http({ method: 'ANY', writes: false, auth: 'public' }, {}, async ({ event }) => {
+  if (event.requestContext.http.method === 'OPTIONS') return { status: 204 };
+  throw new RouteNotFoundError();
+});

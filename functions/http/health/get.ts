@@ -1,0 +1,11 @@
+/** GET /api/v1/health (contract §2.10, §5.1): public, never rate-limited. */
+import { env } from '../../platform/env.js';
+import { http } from '../../middleware/http.js';
+
+/** The execution environment's start: uptime is counted from its cold start (§14 item 32). */
+const startedAt = Date.now();
+
+export const handler = http('health/get', {}, async () => ({
+  status: 200,
+  body: { service: 'opengram', status: 'ok', version: env().SERVICE_VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) },
+}));

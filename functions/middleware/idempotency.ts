@@ -1,0 +1,125 @@
+/**
+ * Idempotency-Key on POST and PATCH (contract §1.10), after validation, before the handler.
+ *
+ * Hand-written rather than Powertools Idempotency: the contract fingerprints method + path +
+ * the validated body with keys sorted, stores only 2xx responses, makes a concurrent duplicate
+ * wait (re-checking every 25 ms for up to 2 s) before answering 409, and has exact error
+ * messages; Powertools hashes the raw payload and fails an in-progress duplicate at once.
+ */
+import { createHash } from 'node:crypto';
+import { ConflictError, FieldRuleError } from '../errors.js';
+import { logger } from '../platform/logger.js';
+import * as Records from '../store/idempotency-repo.js';
+import type { IdempotencyRecord } from '../store/idempotency-repo.js';
+import type { HttpMiddleware, HttpRequest, HttpResult } from './types.js';
+import { header, jsonResult, stateOf } from './types.js';
+
+const FIELD = 'Idempotency-Key';
+const MAX_KEY_LENGTH = 255;
+const WAIT_MS = 2000;
+const RECHECK_MS = 25;
+/** Bodies above this are not stored (an item holds 400 KB); the key is released instead. */
+const MAX_STORED_BODY = 350_000;
+
+/** JSON with object keys sorted recursively and array order kept. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function fingerprintOf(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body ?? {})}`).digest('hex');
+}
+
+interface Held {
+  keyHash: string;
+  fingerprint: string;
+}
+/** The reservation this invocation holds, keyed by its event. */
+const reservations = new WeakMap<object, Held>();
+const held = (request: HttpRequest) => reservations.get(request.event);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function replayOf(record: IdempotencyRecord): HttpResult {
+  const status = record.statusCode ?? 200;
+  return status === 204 || !record.body ? jsonResult(status, undefined) : jsonResult(status, JSON.parse(record.body));
+}
+
+export function idempotency(): HttpMiddleware {
+  return {
+    before: async (request) => {
+      const raw = header(request.event, 'idempotency-key');
+      if (raw === undefined) return;
+      const key = raw.trim();
+      if (key === '') throw new FieldRuleError(FIELD, 'Idempotency-Key cannot be empty.');
+      if (key.length > MAX_KEY_LENGTH) {
+        throw new FieldRuleError(FIELD, `Idempotency-Key must be at most ${MAX_KEY_LENGTH} characters.`);
+      }
+      const state = stateOf(request);
+      const keyHash = createHash('sha256').update(key).digest('hex');
+      const fingerprint = fingerprintOf(request.event.requestContext.http.method, request.event.rawPath, state.input.body);
+      const conflict = (message: string) => new ConflictError(message, { field: FIELD, key });
+      const lockMs = Math.max(5000, request.context.getRemainingTimeInMillis?.() ?? 30_000);
+
+      const deadline = Date.now() + WAIT_MS;
+      for (;;) {
+        const now = Date.now();
+        const outcome = await Records.reserve(keyHash, fingerprint, now, lockMs);
+        if (outcome.reserved) {
+          reservations.set(request.event, { keyHash, fingerprint });
+          return;
+        }
+        let record: IdempotencyRecord | undefined = outcome.existing;
+        // Wait while the first request with this key is still running.
+        while (record && Records.isLive(record, Date.now())) {
+          if (record.fingerprint !== fingerprint) {
+            throw conflict('Idempotency-Key already used with a different request payload.');
+          }
+          if (record.status === 'COMPLETED') {
+            state.replay = replayOf(record);
+            return;
+          }
+          if (Date.now() >= deadline) throw conflict('Idempotency request is already in progress. Retry shortly.');
+          await sleep(RECHECK_MS);
+          record = await Records.read(keyHash);
+        }
+        // Released or lapsed meanwhile: try to take the key ourselves.
+        if (Date.now() >= deadline) throw conflict('Idempotency request is already in progress. Retry shortly.');
+      }
+    },
+    after: async (request) => {
+      const mine = held(request);
+      const response = request.response;
+      if (!mine || !response) return;
+      const ok = response.statusCode >= 200 && response.statusCode < 300;
+      if (!ok || response.body.length > MAX_STORED_BODY || stateOf(request).replay) {
+        await Records.release(mine.keyHash, mine.fingerprint);
+        return;
+      }
+      const ttl = stateOf(request).config.server.idempotencyTtlSeconds;
+      const stored = { statusCode: response.statusCode, body: response.body };
+      try {
+        await Records.complete(mine.keyHash, mine.fingerprint, stored, Date.now(), ttl);
+      } catch (error) {
+        // The effect has happened: answer it. A retry with this key may execute again.
+        logger.error('idempotency record could not be stored', { error });
+      }
+    },
+    onError: async (request) => {
+      const mine = held(request);
+      if (!mine) return;
+      try {
+        await Records.release(mine.keyHash, mine.fingerprint);
+      } catch (error) {
+        logger.warn('idempotency release failed; the key lapses with its lock', { error });
+      }
+    },
+  };
+}

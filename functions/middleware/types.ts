@@ -1,0 +1,46 @@
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { InstanceConfig } from '../platform/instance-config.js';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export interface HttpResult {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+  isBase64Encoded?: boolean;
+}
+export type HttpMiddleware = MiddlewareObj<HttpEvent, HttpResult, Error, Context>;
+export type HttpRequest = Request<HttpEvent, HttpResult, Error, Context>;
+
+/** What the middlewares learn about a request, shared through middy's request.internal. */
+export interface RequestState {
+  requestId: string;
+  config: InstanceConfig;
+  /** Validated path, query and body (zod outputs). */
+  input: { path: unknown; query: unknown; body: unknown };
+  /** A stored response to replay instead of running the handler (idempotency). */
+  replay?: HttpResult;
+}
+
+/** Keyed by the invocation's event object, so the final handler can read it too. */
+const states = new WeakMap<HttpEvent, RequestState>();
+
+export function stateOf(request: HttpRequest | { event: HttpEvent }): RequestState {
+  let state = states.get(request.event);
+  if (!state) {
+    state = { input: { path: {}, query: {}, body: {} } } as RequestState;
+    states.set(request.event, state);
+  }
+  return state;
+}
+
+/** Lower-cased header lookup (payload v2 headers are already lower-case; be safe anyway). */
+export function header(event: HttpEvent, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+}
+
+export function jsonResult(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
+  if (statusCode === 204 || body === undefined) return { statusCode, headers, body: '' };
+  return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8', ...headers }, body: JSON.stringify(body) };
+}

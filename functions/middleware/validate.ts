@@ -1,0 +1,80 @@
+/**
+ * Body parsing and schema validation of path, query and body (contract §1.2, §1.8).
+ * Malformed JSON → 400 `Malformed JSON in request body`; shape errors → 400
+ * `Request validation failed.` with `{ formErrors, fieldErrors }` keyed by top-level field.
+ */
+import { z } from 'zod';
+import { SchemaValidationError, ValidationError } from '../errors.js';
+import type { HttpEvent, HttpMiddleware } from './types.js';
+import { header, stateOf } from './types.js';
+
+export interface InputSchemas {
+  path?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** Message for malformed JSON; a few routes use `Invalid JSON body.` (§1.2). */
+  malformedJsonMessage?: string;
+}
+
+const isJson = (contentType: string | undefined) =>
+  contentType !== undefined && /^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(contentType.trim());
+
+export function rawBody(event: HttpEvent): string {
+  if (!event.body) return '';
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+/** The body as JSON, `{}` when it is not sent as JSON (§1.2). */
+export function parseJsonBody(event: HttpEvent, malformedMessage: string): unknown {
+  if (!isJson(header(event, 'content-type'))) return {};
+  try {
+    return JSON.parse(rawBody(event));
+  } catch {
+    throw new ValidationError(malformedMessage);
+  }
+}
+
+function collect(
+  schema: z.ZodType | undefined,
+  value: unknown,
+  errors: { formErrors: string[]; fieldErrors: Record<string, string[]> },
+): unknown {
+  if (!schema) return value;
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const flat = z.flattenError(parsed.error);
+  errors.formErrors.push(...flat.formErrors);
+  for (const [field, messages] of Object.entries(flat.fieldErrors as Record<string, string[] | undefined>)) {
+    if (messages?.length) (errors.fieldErrors[field] ??= []).push(...messages);
+  }
+  return undefined;
+}
+
+export function validate(schemas: InputSchemas): HttpMiddleware {
+  return {
+    before: (request) => {
+      const { event } = request;
+      const state = stateOf(request);
+      const body = schemas.body ? parseJsonBody(event, schemas.malformedJsonMessage ?? 'Malformed JSON in request body') : undefined;
+      const errors = { formErrors: [] as string[], fieldErrors: {} as Record<string, string[]> };
+      const path = collect(schemas.path, event.pathParameters ?? {}, errors);
+      const query = collect(schemas.query, event.queryStringParameters ?? {}, errors);
+      const validBody = collect(schemas.body, body, errors);
+      if (errors.formErrors.length > 0 || Object.keys(errors.fieldErrors).length > 0) {
+        throw new SchemaValidationError(errors.formErrors, errors.fieldErrors);
+      }
+      state.input = { path, query, body: schemas.body ? validBody : {} };
+    },
+  };
+}
+
+/** Query helpers shared by the route schemas (§1.2: literal booleans, decimal integers). */
+export const queryBoolean = z.enum(['true', 'false']).transform((v) => v === 'true');
+export const queryInt = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .regex(/^-?\d+$/, 'Expected an integer')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .optional()
+    .transform((v) => v ?? fallback);

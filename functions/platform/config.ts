@@ -1,0 +1,45 @@
+/**
+ * The live instance configuration. The raw document arrives in INSTANCE_CONFIG (JSON,
+ * never holding secrets in a deployed stack); the instance secret comes from Secrets
+ * Manager when INSTANCE_SECRET_ARN is set (fetched once, cached 5 minutes by Powertools).
+ * §12.2 overrides are applied on every read; the parsed result is memoized per input.
+ */
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import { env } from './env.js';
+import { resolveConfig } from './instance-config.js';
+import type { InstanceConfig } from './instance-config.js';
+
+let memo: { key: string; config: InstanceConfig } | undefined;
+
+async function storedSecret(): Promise<string | undefined> {
+  const arn = env().INSTANCE_SECRET_ARN;
+  if (!arn) return undefined;
+  const value = await getSecret(arn, { maxAge: 300 });
+  return typeof value === 'string' ? value : undefined;
+}
+
+export async function getConfig(): Promise<InstanceConfig> {
+  const raw = process.env.INSTANCE_CONFIG ?? '';
+  const overrides = {
+    OPENGRAM_INSTANCE_SECRET: process.env.OPENGRAM_INSTANCE_SECRET || (await storedSecret()),
+    OPENGRAM_PUBLIC_BASE_URL: process.env.OPENGRAM_PUBLIC_BASE_URL,
+    OPENGRAM_CORS_ORIGINS: process.env.OPENGRAM_CORS_ORIGINS,
+    OPENGRAM_SERVER_PORT: process.env.OPENGRAM_SERVER_PORT,
+  };
+  const key = `${raw}\u0000${JSON.stringify(overrides)}`;
+  if (memo?.key !== key) memo = { key, config: resolveConfig(raw ? JSON.parse(raw) : {}, overrides) };
+  return memo.config;
+}
+
+/** §1.12 write rate limit parameters: positive numbers, floored; anything below 1 → default. */
+export function rateLimitSettings(): { max: number; windowMs: number; trustProxyHeaders: boolean } {
+  const positive = (value: string | undefined, fallback: number) => {
+    const n = Math.floor(Number(value));
+    return Number.isFinite(n) && n >= 1 ? n : fallback;
+  };
+  return {
+    max: positive(process.env.OPENGRAM_WRITE_RATE_LIMIT_MAX, 100),
+    windowMs: positive(process.env.OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS, 1000),
+    trustProxyHeaders: /^(1|true|yes)$/i.test(process.env.OPENGRAM_TRUST_PROXY_HEADERS ?? ''),
+  };
+}

@@ -1,0 +1,205 @@
+/**
+ * Chat storage. A chat is one item (CHAT#<id>/CHAT) carrying the API fields, a version
+ * number for optimistic concurrency, and the index keys that place it in the list (gsi1,
+ * gsi2) and, while it may need attention, in the summary index (gsi3).
+ */
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { CHAT_FIELDS, pick } from '../core/model.js';
+import type { Chat, Message } from '../core/model.js';
+import { ddb, tableName } from './db.js';
+import type { TransactItem } from './db.js';
+import { Keys } from './keys.js';
+
+/** The stored item: the API fields plus internal bookkeeping. */
+export interface ChatRecord extends Chat {
+  /** Bumped by every write; recompute-style writes are conditioned on it. */
+  ver: number;
+  /** Messages whose role is not `user`: the unread count when last_read_at is null (§3.3). */
+  non_user_message_count: number;
+}
+
+export const toChat = (item: object): Chat => pick<Chat>(item, CHAT_FIELDS);
+
+/** The full item for a chat record, with its index keys derived from its fields. */
+export function chatItem(chat: ChatRecord): Record<string, unknown> {
+  const needsAttention = chat.unread_count > 0 || chat.pending_requests_count > 0;
+  return {
+    ...Keys.chat(chat.id),
+    type: 'chat',
+    ...chat,
+    title_lc: chat.title.toLowerCase(),
+    ...Keys.chatListing(chat),
+    ...(needsAttention ? Keys.chatAttention(chat.id) : {}),
+  };
+}
+
+export async function getChat(chatId: string): Promise<ChatRecord | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.chat(chatId), ConsistentRead: true }));
+  return out.Item as ChatRecord | undefined;
+}
+
+/** Put of a new chat; fails its condition if the id exists. */
+export const putNewChat = (chat: ChatRecord): TransactItem => ({
+  Put: { TableName: tableName(), Item: chatItem(chat), ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
+/** Put of a rewritten chat, conditioned on the version that was read. */
+export const replaceChat = (chat: ChatRecord, readVersion: number): TransactItem => ({
+  Put: {
+    TableName: tableName(),
+    Item: chatItem(chat),
+    ConditionExpression: 'ver = :ver',
+    ExpressionAttributeValues: { ':ver': readVersion },
+  },
+});
+
+/** Sets the archived flag (and its index key) without reading the chat first. */
+export const setArchived = (chatId: string, archived: boolean, now: string): TransactItem => ({
+  Update: {
+    TableName: tableName(),
+    Key: Keys.chat(chatId),
+    UpdateExpression: 'SET is_archived = :archived, updated_at = :now, gsi2pk = :gsi2pk ADD ver :one',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: {
+      ':archived': archived,
+      ':now': now,
+      ':gsi2pk': Keys.chatListing({ id: chatId, pinned: false, is_archived: archived, last_message_at: null }).gsi2pk,
+      ':one': 1,
+    },
+  },
+});
+
+/** The newest `count` messages of a chat, newest first. Cost: one Query reading `count` items. */
+export async function newestMessages(chatId: string, count: number): Promise<Message[]> {
+  const { pk, skPrefix } = Keys.messagesOf(chatId);
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+      ScanIndexForward: false,
+      Limit: count,
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []) as Message[];
+}
+
+/**
+ * The number of non-user messages created strictly after `time`. Cost: reads the messages
+ * after `time` (the unread ones), so it grows with the unread backlog, not the history.
+ */
+export async function countNonUserMessagesAfter(chatId: string, time: string): Promise<number> {
+  const { pk, skAfter } = Keys.messagesAfter(chatId, time);
+  const { skPrefix } = Keys.messagesOf(chatId);
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        FilterExpression: '#role <> :user',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':pk': pk, ':from': skAfter, ':to': `${skPrefix}\uffff`, ':user': 'user' },
+        Select: 'COUNT',
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    count += out.Count ?? 0;
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
+
+export interface ChatPageQuery {
+  archived?: boolean;
+  tag?: string;
+  agentId?: string;
+  /** Lower-cased title substring. */
+  titleContains?: string;
+  limit: number;
+  after?: { sortKey: string; chatId: string };
+}
+
+/**
+ * One page of chats in list order. Unfiltered, it is one Query of limit+1 items. With a
+ * tag, agent or title filter, DynamoDB applies a FilterExpression after reading, so this keeps
+ * reading pages of 100 until limit+1 matches are found or the index ends: a selective filter
+ * costs reads in proportion to the chats it skips (capacity is charged on items read).
+ */
+export async function queryChats(q: ChatPageQuery): Promise<{ chats: ChatRecord[]; hasMore: boolean; sortKeyOf: (c: ChatRecord) => string }> {
+  const { index, pkName, pk } = Keys.chatsIndex(q.archived);
+  const filters: string[] = [];
+  const values: Record<string, unknown> = { ':pk': pk };
+  if (q.tag) {
+    filters.push('contains(tags, :tag)');
+    values[':tag'] = q.tag;
+  }
+  if (q.agentId) {
+    filters.push('contains(agent_ids, :agent)');
+    values[':agent'] = q.agentId;
+  }
+  if (q.titleContains) {
+    filters.push('contains(title_lc, :title)');
+    values[':title'] = q.titleContains;
+  }
+  const want = q.limit + 1;
+  const found: ChatRecord[] = [];
+  let start: Record<string, unknown> | undefined = q.after
+    ? { ...Keys.chat(q.after.chatId), [pkName]: pk, gsi1sk: q.after.sortKey }
+    : undefined;
+  do {
+    const input: QueryCommandInput = {
+      TableName: tableName(),
+      IndexName: index,
+      KeyConditionExpression: `${pkName} = :pk`,
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+      Limit: filters.length > 0 ? 100 : want - found.length,
+      ExclusiveStartKey: start,
+      ...(filters.length > 0 ? { FilterExpression: filters.join(' AND ') } : {}),
+    };
+    const out = await ddb().send(new QueryCommand(input));
+    found.push(...((out.Items ?? []) as ChatRecord[]));
+    start = out.LastEvaluatedKey;
+  } while (found.length < want && start);
+  return {
+    chats: found.slice(0, q.limit),
+    hasMore: found.length > q.limit,
+    sortKeyOf: (c) => Keys.chatListing(c).gsi1sk,
+  };
+}
+
+export interface AttentionEntry {
+  unread_count: number;
+  pending_requests_count: number;
+  agent_ids: string[];
+  is_archived: boolean;
+}
+
+/**
+ * Every chat that may have unread messages or pending requests, from the sparse gsi3 with
+ * its small projection. Cost grows with chats needing attention, not with all chats.
+ */
+export async function chatsNeedingAttention(): Promise<AttentionEntry[]> {
+  const { index, pkName, pk } = Keys.attentionIndex;
+  const entries: AttentionEntry[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: index,
+        KeyConditionExpression: `${pkName} = :pk`,
+        ExpressionAttributeValues: { ':pk': pk },
+        ExclusiveStartKey: start,
+      }),
+    );
+    entries.push(...((out.Items ?? []) as AttentionEntry[]));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return entries;
+}

@@ -1,0 +1,38 @@
+/**
+ * Opaque, tamper-proof pagination cursors: the keyset position (the last returned item's
+ * keys) as base64url JSON, signed with an HMAC whose key is generated once per instance.
+ * A cursor from another list, a forged one or a truncated one fails to decode → 400.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { FieldRuleError } from '../errors.js';
+import { generatedSecret } from './settings-repo.js';
+
+export type CursorPosition = Record<string, string | number>;
+
+const sign = (key: string, body: string) => createHmac('sha256', key).update(body).digest().subarray(0, 16);
+
+export async function encodeCursor(list: string, position: CursorPosition): Promise<string> {
+  const body = Buffer.from(JSON.stringify({ l: list, p: position })).toString('base64url');
+  const mac = sign(await generatedSecret('cursor-signing-key'), body).toString('base64url');
+  return `${body}.${mac}`;
+}
+
+export const invalidCursor = () => new FieldRuleError('cursor', 'Invalid cursor value.');
+
+/** Returns the position, or throws 400 `Invalid cursor value.` when the cursor is not one of ours for `list`. */
+export async function decodeCursor(list: string, cursor: string): Promise<CursorPosition> {
+  const [body, mac, extra] = cursor.split('.');
+  if (!body || !mac || extra !== undefined) throw invalidCursor();
+  const expected = sign(await generatedSecret('cursor-signing-key'), body);
+  const given = Buffer.from(mac, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+  } catch {
+    throw invalidCursor();
+  }
+  const { l, p } = (parsed ?? {}) as { l?: unknown; p?: unknown };
+  if (l !== list || typeof p !== 'object' || p === null) throw invalidCursor();
+  return p as CursorPosition;
+}

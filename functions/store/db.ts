@@ -1,0 +1,80 @@
+/**
+ * The DynamoDB document client (one per container) and the transaction helper every
+ * mutation goes through. The client's only local difference is the endpoint.
+ */
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { env } from '../platform/env.js';
+import { recordCall } from '../platform/usage.js';
+
+const READS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+const WRITES = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'TransactWriteItemsCommand',
+  'BatchWriteItemCommand',
+]);
+
+let client: DynamoDBDocumentClient | undefined;
+
+/** The shared document client; built on first use so tests can set the environment first. */
+export function ddb(): DynamoDBDocumentClient {
+  if (client) return client;
+  const { AWS_REGION, DYNAMODB_ENDPOINT } = env();
+  const base = new DynamoDBClient({ region: AWS_REGION, endpoint: DYNAMODB_ENDPOINT, maxAttempts: 4 });
+  // Every data-plane call reports its consumed capacity, so each request knows its cost.
+  base.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? '';
+      const kind = READS.has(name) ? 'read' : WRITES.has(name) ? 'write' : undefined;
+      if (!kind) return next(args);
+      (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity ??= 'TOTAL';
+      const out = await next(args);
+      recordCall((out.output as { ConsumedCapacity?: never }).ConsumedCapacity, kind);
+      return out;
+    },
+    { step: 'initialize', name: 'consumedCapacity' },
+  );
+  client = DynamoDBDocumentClient.from(base, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  return client;
+}
+
+export const tableName = (): string => env().TABLE_NAME;
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Maps the failed condition of item `index` to a domain error (or undefined to rethrow). */
+export type ConditionFailureMapper = (index: number, reason: { Item?: Record<string, unknown> }) => Error | undefined;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
+ * transaction is retried with jittered backoff; a failed condition is handed to `onCondition`
+ * with the item's index, and the old item when the caller asked for it
+ * (ReturnValuesOnConditionCheckFailure).
+ */
+export async function transact(items: TransactItem[], onCondition?: ConditionFailureMapper): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await ddb().send(new TransactWriteCommand({ TransactItems: items }));
+      return;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = error.CancellationReasons ?? [];
+      const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
+      if (failed >= 0) {
+        const mapped = onCondition?.(failed, reasons[failed] as { Item?: Record<string, unknown> });
+        if (mapped) throw mapped;
+        throw error;
+      }
+      const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
+      if (!conflict || attempt >= 6) throw error;
+      await sleep(Math.random() * 20 * 2 ** attempt);
+    }
+  }
+}

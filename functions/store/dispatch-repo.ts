@@ -1,0 +1,29 @@
+/**
+ * Dispatch inputs (contract §4.4.1), written in the same transaction as the user message or
+ * request resolution they come from. The dispatch consumer (a later issue) compiles them into
+ * batches; they sit in the chat's partition in creation order.
+ */
+import { tableName } from './db.js';
+import type { TransactItem } from './db.js';
+import { Keys } from './keys.js';
+
+export interface DispatchInput {
+  id: string;
+  chat_id: string;
+  source_kind: 'user_message' | 'request_resolved';
+  source_id: string;
+  sender_id: string;
+  content: string;
+  trace_kind?: string;
+  media_ids: string[];
+  state: 'pending' | 'batched';
+  created_at: string;
+}
+
+export const putDispatchInput = (input: DispatchInput): TransactItem => ({
+  Put: {
+    TableName: tableName(),
+    Item: { ...Keys.dispatchInput(input.chat_id, input.created_at, input.id), type: 'dispatch-input', ...input },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});

@@ -1,0 +1,27 @@
+/**
+ * Native ESM jest (middy is ESM-only): ts-jest transpiles each file in isolation; `npm run
+ * typecheck` does the type checking. Integration tests share one DynamoDB Local started in
+ * globalSetup; each test file creates its own table.
+ */
+const common = {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }] },
+};
+
+export default {
+  maxWorkers: 2,
+  testTimeout: 60_000,
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+    },
+    { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+  ],
+};

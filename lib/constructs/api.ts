@@ -1,0 +1,109 @@
+/**
+ * The HTTP API: one function and one API Gateway route per entry of lib/routes.ts, plus the
+ * catch-all `$default` route (CORS preflight for every path and the 404 envelope). API
+ * Gateway's own CORS stays off on purpose: it would answer preflight itself, while the
+ * functions answer it from the live configuration (server.corsOrigins).
+ */
+import { Stack, Validations } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { fallbackHandler, routeId, routes } from '../routes.js';
+import { ApiFunction, httpEntry } from './api-function.js';
+import type { TableAccess } from './api-function.js';
+
+export interface ApiProps {
+  table: ITable;
+  /** Environment shared by every function (TABLE_NAME and the secret ARN are bound here). */
+  environment: Record<string, string>;
+  /** When set, every function gets INSTANCE_SECRET_ARN and may read the secret. */
+  instanceSecret?: ISecret | undefined;
+}
+
+/**
+ * One JSON line per request. Deliberately no query string: SSE and file URLs may carry the
+ * instance secret as `?token=` (contract §1.11), which must never reach a log.
+ */
+const accessLogFormat = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    time: '$context.requestTime',
+    ip: '$context.identity.sourceIp',
+    userAgent: '$context.identity.userAgent',
+    method: '$context.httpMethod',
+    path: '$context.path',
+    routeKey: '$context.routeKey',
+    status: '$context.status',
+    protocol: '$context.protocol',
+    responseLength: '$context.responseLength',
+    latencyMs: '$context.responseLatency',
+    integrationLatencyMs: '$context.integrationLatency',
+    integrationError: '$context.integrationErrorMessage',
+  }),
+);
+
+export class Api extends Construct {
+  readonly httpApi: HttpApi;
+  readonly stage: HttpStage;
+  /** The function of every route, by route key (`GET /api/v1/chats`), plus `$default`. */
+  readonly functions = new Map<string, ApiFunction>();
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+
+    const makeFunction = (fnId: string, handler: string, access: TableAccess) => {
+      const fn = new ApiFunction(this, fnId, { entry: httpEntry(handler), environment: props.environment });
+      fn.bindTable(props.table, access);
+      if (props.instanceSecret) fn.bindInstanceSecret(props.instanceSecret);
+      return fn;
+    };
+
+    // The fallback answers OPTIONS and 404s only: it needs the table's name (env.ts requires
+    // TABLE_NAME) but no access to it.
+    const fallback = makeFunction('Fallback', fallbackHandler, 'none');
+    this.functions.set('$default', fallback);
+
+    this.httpApi = new HttpApi(this, 'HttpApi', {
+      apiName: Stack.of(this).stackName,
+      description: 'Chat relay HTTP API (OpenGram API v1)',
+      defaultIntegration: new HttpLambdaIntegration('FallbackIntegration', fallback),
+      createDefaultStage: false,
+    });
+
+    for (const route of routes) {
+      const id = routeId(route);
+      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read');
+      this.httpApi.addRoutes({
+        path: route.path,
+        methods: [HttpMethod[route.method]],
+        integration: new HttpLambdaIntegration(`${id}Integration`, fn),
+      });
+      this.functions.set(`${route.method} ${route.path}`, fn);
+    }
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
+    this.stage = new HttpStage(this, 'DefaultStage', {
+      httpApi: this.httpApi,
+      stageName: '$default',
+      autoDeploy: true,
+      accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: accessLogFormat },
+    });
+
+    // (AwsSolutions-COG4, Cognito authorizers, only inspects REST API methods, so it has no
+    // finding here to acknowledge.)
+    Validations.of(this.httpApi).acknowledge({
+      id: 'AwsSolutions-APIG4',
+      reason:
+        "Authorization is the contract's instance secret (§1.11) as a bearer token, checked in every function by the auth middleware with per-route classes (public / read / write) and a live on/off switch; there are no Cognito or IAM principals to authorize at API Gateway.",
+    });
+  }
+
+  /** The invoke URL of the `$default` stage. */
+  get url(): string {
+    return this.stage.url;
+  }
+}

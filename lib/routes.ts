@@ -1,0 +1,58 @@
+/**
+ * Every HTTP endpoint, once. The CDK stack builds one Lambda + one API Gateway route per
+ * entry, the local runtime mounts the same handlers, and test/infra checks that the
+ * synthesized template agrees. Plain data: no imports, so the stack, the local server and
+ * the tests can all read it without pulling in handler code.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Which requests need the instance secret (contract §1.11). */
+export type AuthClass = 'public' | 'read' | 'write';
+
+export interface RouteSpec {
+  method: HttpMethod;
+  /** API Gateway syntax, e.g. /api/v1/chats/{chatId}. */
+  path: `/api/v1/${string}`;
+  /** Module under functions/http that exports `handler` (without extension). */
+  handler: string;
+  /** Writes get rate limiting, idempotency (POST/PATCH) and read-write table grants. */
+  writes: boolean;
+  /** Auth class; defaults to 'write' for writes and 'read' for reads. */
+  auth?: AuthClass;
+}
+
+export const routes = [
+  { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public' },
+  { method: 'GET', path: '/api/v1/config', handler: 'config/get', writes: false },
+
+  { method: 'POST', path: '/api/v1/chats', handler: 'chats/create', writes: true },
+  { method: 'GET', path: '/api/v1/chats', handler: 'chats/list', writes: false },
+  { method: 'GET', path: '/api/v1/chats/pending-summary', handler: 'chats/pending-summary', writes: false },
+  { method: 'GET', path: '/api/v1/chats/unread-summary', handler: 'chats/unread-summary', writes: false },
+  { method: 'GET', path: '/api/v1/chats/{chatId}', handler: 'chats/get', writes: false },
+  { method: 'PATCH', path: '/api/v1/chats/{chatId}', handler: 'chats/update', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/archive', handler: 'chats/archive', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/unarchive', handler: 'chats/unarchive', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/mark-read', handler: 'chats/mark-read', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/mark-unread', handler: 'chats/mark-unread', writes: true },
+
+  { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
+] as const satisfies readonly RouteSpec[];
+
+export type Route = (typeof routes)[number];
+
+/**
+ * The catch-all ($default route in API Gateway): CORS preflight for every path and the
+ * 404 envelope for unknown paths and unsupported methods (contract §1.1, §1.13).
+ */
+export const fallbackHandler = 'fallback';
+
+export function authClassOf(route: RouteSpec): AuthClass {
+  return route.auth ?? (route.writes ? 'write' : 'read');
+}
+
+/** A stable construct id for a route, e.g. "PostApiV1ChatsChatIdArchive". */
+export function routeId(route: Pick<RouteSpec, 'method' | 'path'>): string {
+  const words = `${route.method} ${route.path}`.split(/[^A-Za-z0-9]+/).filter(Boolean);
+  return words.map((w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase()).join('');
+}

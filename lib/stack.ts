@@ -1,0 +1,137 @@
+/**
+ * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
+ * (api.ts, api-function.ts) and, when the instance secret is on, its Secrets Manager secret
+ * (instance-secret.ts). Environment-agnostic: no account or region lookups.
+ */
+import { readFileSync } from 'node:fs';
+import { Annotations, CfnOutput, Stack } from 'aws-cdk-lib';
+import type { StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { resolveConfig } from '../functions/platform/instance-config.js';
+import type { InstanceConfig } from '../functions/platform/instance-config.js';
+import { Api } from './constructs/api.js';
+import { InstanceSecret } from './constructs/instance-secret.js';
+import { Storage } from './constructs/storage.js';
+
+export interface ChatRelayStackProps extends StackProps {
+  /** The validated instance configuration (resolveConfig). Its secrets are stripped here. */
+  config: InstanceConfig;
+  /**
+   * Complete ARN of an existing secret holding the instance secret. Giving one turns the
+   * instance secret on, as OPENGRAM_INSTANCE_SECRET would; without it, an enabled instance
+   * secret gets a generated secret.
+   */
+  instanceSecretArn?: string | undefined;
+  /** @default the version in package.json */
+  serviceVersion?: string;
+}
+
+/** A deployment input the stack cannot use; bin/app.ts prints its message and stops. */
+export class DeploymentConfigError extends Error {}
+
+/**
+ * A complete secret ARN ends in the 6-character suffix Secrets Manager adds; a partial one
+ * would make grants and GetSecretValue target the wrong resource.
+ */
+const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/;
+
+/**
+ * Lambda allows 4 KB of environment in total; this leaves room for the other variables
+ * (table name, secret ARN, version, NODE_OPTIONS) once CloudFormation resolves them.
+ */
+const INSTANCE_CONFIG_MAX_BYTES = 3584;
+
+export class ChatRelayStack extends Stack {
+  readonly storage: Storage;
+  readonly api: Api;
+  readonly instanceSecret: InstanceSecret | undefined;
+
+  constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
+    const { config, instanceSecretArn, serviceVersion, ...stackProps } = props;
+    super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
+    const secretArn = instanceSecretArn?.trim() || undefined;
+    if (secretArn !== undefined && !COMPLETE_SECRET_ARN.test(secretArn)) {
+      throw new DeploymentConfigError(
+        `instanceSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got "${secretArn}".`,
+      );
+    }
+    const secretEnabled = config.security.instanceSecretEnabled || secretArn !== undefined;
+
+    const instanceConfig = JSON.stringify(deployableConfig(config, secretEnabled));
+    if (Buffer.byteLength(instanceConfig) > INSTANCE_CONFIG_MAX_BYTES) {
+      throw new DeploymentConfigError(
+        `The instance configuration is ${Buffer.byteLength(instanceConfig)} bytes once its secrets are removed; ` +
+          `functions receive it as an environment variable, which leaves room for ${INSTANCE_CONFIG_MAX_BYTES} bytes (Lambda's limit is 4 KB in total).`,
+      );
+    }
+
+    this.storage = new Storage(this, 'Storage');
+    this.instanceSecret = secretEnabled
+      ? new InstanceSecret(this, 'InstanceSecret', { existingSecretArn: secretArn })
+      : undefined;
+    if (secretEnabled && !secretArn && config.security.instanceSecret !== '') {
+      Annotations.of(this).addWarningV2(
+        'chat-relay:instance-secret-generated',
+        'The instance secret given in the configuration or OPENGRAM_INSTANCE_SECRET is not deployed (a secret value never goes into the template). ' +
+          'The stack generates one: read it with `aws secretsmanager get-secret-value` (output InstanceSecretArn), or pass -c instanceSecretArn=<complete ARN> of a secret you created.',
+      );
+    }
+
+    this.api = new Api(this, 'Api', {
+      table: this.storage.table,
+      instanceSecret: this.instanceSecret?.secret,
+      environment: {
+        SERVICE_VERSION: serviceVersion ?? packageVersion(),
+        INSTANCE_CONFIG: instanceConfig,
+      },
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; the API lives under /api/v1' });
+    new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
+    if (this.instanceSecret) {
+      new CfnOutput(this, 'InstanceSecretArn', {
+        value: this.instanceSecret.secret.secretArn,
+        description: 'Secrets Manager secret holding the instance secret',
+      });
+    }
+  }
+}
+
+/**
+ * The configuration as the functions receive it in INSTANCE_CONFIG: every secret removed
+ * (instance secret, VAPID private key, auto-rename API key, hook signing secrets and hook
+ * headers, which often carry credentials). The instance secret reaches the functions through
+ * Secrets Manager instead (INSTANCE_SECRET_ARN, read as the OPENGRAM_INSTANCE_SECRET override).
+ *
+ * Throws when the stripped document would not validate at run time the way the functions
+ * resolve it, so a configuration that needs a removed secret (push enabled with its VAPID
+ * private key) fails the synth instead of every request.
+ */
+export function deployableConfig(config: InstanceConfig, instanceSecretFromArn: boolean): Record<string, unknown> {
+  const copy = structuredClone(config);
+  const { instanceSecret: _instanceSecret, ...security } = copy.security;
+  const { vapidPrivateKey: _vapidPrivateKey, ...push } = copy.push;
+  Object.assign(copy, {
+    security,
+    push,
+    hooks: copy.hooks.map(({ signingSecret: _signingSecret, headers: _headers, ...hook }) => hook),
+  });
+  if (copy.autoRename) {
+    const { apiKey: _apiKey, ...autoRename } = copy.autoRename;
+    copy.autoRename = autoRename;
+  }
+  try {
+    resolveConfig(copy, { OPENGRAM_INSTANCE_SECRET: instanceSecretFromArn ? 'from-secrets-manager' : undefined });
+  } catch (error) {
+    throw new DeploymentConfigError(
+      `The configuration is valid, but not once its secrets are removed for deployment: ${(error as Error).message} ` +
+        'Secrets never go into the template, and the functions have no other source yet for any secret but the instance secret.',
+    );
+  }
+  return copy;
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}

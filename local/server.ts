@@ -1,0 +1,200 @@
+/**
+ * The local HTTP adapter: matches each request against the route table, turns it into an
+ * API Gateway HTTP API payload-v2 event and calls the very handler Lambda would run.
+ * Unmatched requests go to the same catch-all handler as the $default route.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { fallbackHandler, routes } from '../lib/routes.js';
+import type { RouteSpec } from '../lib/routes.js';
+
+type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<{
+  statusCode: number;
+  headers?: Record<string, string>;
+  body?: string;
+  isBase64Encoded?: boolean;
+}>;
+
+interface Mounted {
+  route: RouteSpec;
+  pattern: RegExp;
+  params: string[];
+  /** Sorts literal segments before parameters (contract §1.1). */
+  rank: string;
+  handler: Handler;
+}
+
+/** API Gateway's payload limit; larger bodies get the 413 envelope. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** Handlers see this much time left, as behind API Gateway's integration timeout. */
+const INVOCATION_BUDGET_MS = 29_000;
+const TEXT_TYPES = /^(application\/([\w.+-]*\+)?json|text\/|application\/x-www-form-urlencoded)/i;
+
+async function loadHandler(name: string): Promise<Handler> {
+  const module = (await import(`../functions/http/${name}.js`)) as { handler: Handler };
+  return module.handler;
+}
+
+async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler }> {
+  const mounted: Mounted[] = [];
+  // One at a time: handlers share modules, and jest's ESM loader cannot link them concurrently.
+  for (const route of routes as readonly RouteSpec[]) {
+    const params: string[] = [];
+    const segments = route.path.split('/').slice(1);
+    const source = segments
+      .map((s) => {
+        const param = /^\{(\w+)\}$/.exec(s);
+        if (!param) return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+        params.push(param[1]!);
+        return '([^/]+)';
+      })
+      .join('/');
+    mounted.push({
+      route,
+      params,
+      pattern: new RegExp(`^/${source}/?$`),
+      rank: segments.map((s) => (s.startsWith('{') ? '1' : '0')).join(''),
+      handler: await loadHandler(route.handler),
+    });
+  }
+  mounted.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
+  return { mounted, fallback: await loadHandler(fallbackHandler) };
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
+  return new Promise((ok, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+    });
+    req.on('end', () => ok(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
+    req.on('error', fail);
+  });
+}
+
+function toEvent(req: IncomingMessage, body: Buffer, match: { route?: RouteSpec; params: Record<string, string> }): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
+  const method = req.method ?? 'GET';
+  const routeKey = match.route ? `${match.route.method} ${match.route.path}` : '$default';
+  const text = TEXT_TYPES.test(headers['content-type'] ?? '');
+  const now = new Date();
+  const sourceIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: url.pathname,
+    rawQueryString: url.search.slice(1),
+    cookies: req.headers.cookie?.split(/;\s*/),
+    headers,
+    queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
+    pathParameters: Object.keys(match.params).length > 0 ? match.params : undefined,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: { method, path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp, userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: now.toUTCString(),
+      timeEpoch: now.getTime(),
+    },
+    body: body.length === 0 ? undefined : text ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: body.length > 0 && !text,
+  };
+}
+
+function contextFor(name: string, requestId: string): Context {
+  const deadline = Date.now() + INVOCATION_BUDGET_MS;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function tooLarge(res: ServerResponse): void {
+  res.writeHead(413, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify({ error: { code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large.', details: { maxBodyBytes: MAX_BODY_BYTES } } }));
+}
+
+export interface LocalApi {
+  server: Server;
+  url: string;
+  close: () => Promise<void>;
+}
+
+/** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
+export async function startLocalApi(port: number): Promise<LocalApi> {
+  const { mounted, fallback } = await mountAll();
+  const server = createServer((req, res) => {
+    void (async () => {
+      const path = new URL(req.url ?? '/', 'http://local').pathname;
+      const method = req.method ?? 'GET';
+      let found: Mounted | undefined;
+      let values: string[] = [];
+      for (const m of mounted) {
+        if (m.route.method !== method) continue;
+        const hit = m.pattern.exec(path);
+        if (hit) {
+          found = m;
+          values = hit.slice(1);
+          break;
+        }
+      }
+      const body = await readBody(req);
+      if (body === 'too-large') return tooLarge(res);
+      const params: Record<string, string> = {};
+      found?.params.forEach((name, i) => (params[name] = decodeURIComponent(values[i] ?? '')));
+      const event = toEvent(req, body, { route: found?.route, params });
+      const result = await (found?.handler ?? fallback)(event, contextFor(found?.route.handler ?? fallbackHandler, event.requestContext.requestId));
+      const payload = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined;
+      res.writeHead(result.statusCode, result.headers ?? {});
+      res.end(payload);
+    })().catch((error: unknown) => {
+      // Handlers answer their own errors; reaching here means the adapter itself failed.
+      console.error('local adapter error', error);
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } }));
+    });
+  });
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', fail);
+      ok();
+    });
+  });
+  const { port: bound } = server.address() as AddressInfo;
+  return {
+    server,
+    url: `http://127.0.0.1:${bound}`,
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}

@@ -1,0 +1,56 @@
+/** Creates the single table from lib/table-schema.ts, exactly as the stack defines it. */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
+import type { AttributeDefinition } from '@aws-sdk/client-dynamodb';
+import { tableSchema } from '../lib/table-schema.js';
+
+export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    try {
+      await client.send(new DescribeTableCommand({ TableName: tableName }));
+      return;
+    } catch (error) {
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    }
+    const names = new Set<string>([tableSchema.partitionKey, tableSchema.sortKey]);
+    for (const index of tableSchema.indexes) names.add(index.partitionKey).add(index.sortKey);
+    const attributes: AttributeDefinition[] = [...names].map((AttributeName) => ({ AttributeName, AttributeType: 'S' }));
+    await client.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: attributes,
+        KeySchema: [
+          { AttributeName: tableSchema.partitionKey, KeyType: 'HASH' },
+          { AttributeName: tableSchema.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: tableSchema.indexes.map((index) => ({
+          IndexName: index.indexName,
+          KeySchema: [
+            { AttributeName: index.partitionKey, KeyType: 'HASH' },
+            { AttributeName: index.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection:
+            'include' in index
+              ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] }
+              : { ProjectionType: 'ALL' },
+        })),
+        StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' },
+      }),
+    );
+    await client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: tableSchema.ttlAttribute, Enabled: true },
+      }),
+    );
+  } finally {
+    client.destroy();
+  }
+}

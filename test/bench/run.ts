@@ -1,0 +1,204 @@
+/**
+ * `npm run bench`: boots an in-memory DynamoDB Local and the local runtime in this process,
+ * plays the fixed scenario (scenario.ts) over real HTTP, prints latency percentiles and
+ * DynamoDB calls / consumed capacity per endpoint, and writes them to .bench/results.json
+ * (the previous results, if any, are kept as .bench/previous.json and compared against).
+ *
+ * DynamoDB Local is always stopped: on success, on error, and on Ctrl-C / SIGTERM.
+ *
+ * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
+ * (default 8) is how many requests are in flight in the concurrent phases.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { resolve } from 'node:path';
+import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
+import type { LocalDynamo } from '../../local/dynamo.js';
+import type { LocalApi } from '../../local/server.js';
+import { ensureTable } from '../../local/table.js';
+import { BENCH_CONFIG, SCALE, runScenario } from './scenario.js';
+import type { ScenarioResult } from './scenario.js';
+import { groupByLabel, summarize, summaryTable, textTable, trend, trendTable } from './stats.js';
+import type { Sample, Summary, Trend } from './stats.js';
+
+const OUT_DIR = resolve('.bench');
+const RESULTS = resolve(OUT_DIR, 'results.json');
+const PREVIOUS = resolve(OUT_DIR, 'previous.json');
+const TABLE_NAME = 'bench';
+
+let dynamo: LocalDynamo | undefined;
+let api: LocalApi | undefined;
+let interrupted = false;
+
+async function shutdown(): Promise<void> {
+  const [a, d] = [api, dynamo];
+  api = dynamo = undefined;
+  await a?.close().catch(() => undefined);
+  await d?.stop().catch(() => undefined);
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  interrupted = true;
+  console.error(`\n${signal}: stopping DynamoDB Local`);
+  void shutdown().finally(() => process.exit(130));
+}
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+// Last resort if the process exits some other way: never leave the Java process behind.
+process.once('exit', () => dynamo?.process.kill('SIGKILL'));
+
+const log = (line: string) => console.error(line);
+
+function summaries(samples: readonly Sample[]): Summary[] {
+  return [...groupByLabel(samples)].map(([label, group]) => summarize(label, group));
+}
+
+interface Results {
+  meta: {
+    finishedAt: string;
+    commit: string | null;
+    dirty: boolean;
+    node: string;
+    cpus: number;
+    seed: number;
+    concurrency: number;
+    scale: typeof SCALE;
+  };
+  totals: { wallMs: number; requests: number; requestsPerSecond: number; errors: number };
+  phases: ScenarioResult['phases'];
+  walks: ScenarioResult['walks'];
+  endpoints: Summary[];
+  growth: Summary[];
+  trends: Trend[];
+}
+
+function git(args: string[]): string | null {
+  const out = spawnSync('git', args, { encoding: 'utf8' });
+  return out.status === 0 ? out.stdout.trim() : null;
+}
+
+/** p50 and cost per endpoint against the previous run, for labels present in both. */
+function comparison(previous: Results, current: Results): string {
+  const before = new Map(previous.endpoints.map((s) => [s.label, s]));
+  const pct = (now: number, then: number) => (then === 0 ? (now === 0 ? '=' : 'new') : `${now >= then ? '+' : ''}${(((now - then) / then) * 100).toFixed(0)}%`);
+  const rows = current.endpoints.flatMap((s) => {
+    const p = before.get(s.label);
+    if (!p) return [];
+    return [[
+      s.label,
+      `${p.latencyMs.p50.toFixed(1)} → ${s.latencyMs.p50.toFixed(1)}`,
+      pct(s.latencyMs.p50, p.latencyMs.p50),
+      `${p.calls.mean.toFixed(2)} → ${s.calls.mean.toFixed(2)}`,
+      `${p.rcu.mean.toFixed(2)} → ${s.rcu.mean.toFixed(2)}`,
+      `${p.wcu.mean.toFixed(2)} → ${s.wcu.mean.toFixed(2)}`,
+    ]];
+  });
+  const header = ['endpoint (previous → now)', 'p50 ms', 'Δ p50', 'calls', 'RCU', 'WCU'];
+  const { finishedAt, commit, concurrency, seed } = previous.meta;
+  const setup = `commit ${commit?.slice(0, 7) ?? '?'}, concurrency ${concurrency ?? '?'}, seed ${seed}`;
+  return `Compared with the run of ${finishedAt} (${setup}):\n${textTable(header, rows)}`;
+}
+
+async function main(): Promise<number> {
+  const seed = Number(process.env.BENCH_SEED ?? 42);
+  if (!Number.isInteger(seed)) throw new Error(`BENCH_SEED must be an integer, not "${process.env.BENCH_SEED}".`);
+  const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
+  }
+
+  log('Starting DynamoDB Local (in memory)...');
+  dynamo = await startDynamo();
+  await ensureTable(dynamo.endpoint, TABLE_NAME);
+  Object.assign(process.env, LOCAL_AWS_ENV, {
+    TABLE_NAME,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    INSTANCE_CONFIG: JSON.stringify(BENCH_CONFIG),
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    OPENGRAM_WRITE_RATE_LIMIT_MAX: '1000000000',
+    EXPOSE_USAGE_HEADERS: '1',
+  });
+  // Imported only now: handlers read the environment once, when their modules load.
+  const { startLocalApi } = await import('../../local/server.js');
+  api = await startLocalApi(0);
+  log(`Local API on ${api.url}, DynamoDB Local on ${dynamo.endpoint}; scenario seed ${seed}`);
+
+  // One untimed request so the first measured one does not pay for connection set-up.
+  await fetch(`${api.url}/api/v1/health`).then((r) => r.text());
+
+  const started = performance.now();
+  const result = await runScenario(api.url, { seed, concurrency }, log);
+  const wallMs = performance.now() - started;
+
+  const requests = result.samples.length + result.probes.length;
+  const endpoints = summaries(result.samples);
+  const growth = summaries(result.probes);
+  const trends = [...groupByLabel(result.samples)].flatMap(([label, group]) => trend(label, group) ?? []);
+  const errors = endpoints.reduce((n, s) => n + s.errors, 0) + growth.reduce((n, s) => n + s.errors, 0);
+  const results: Results = {
+    meta: {
+      finishedAt: new Date().toISOString(),
+      commit: git(['rev-parse', 'HEAD']),
+      dirty: (git(['status', '--porcelain', '--untracked-files=no']) ?? '') !== '',
+      node: process.version,
+      cpus: cpus().length,
+      seed,
+      concurrency,
+      scale: SCALE,
+    },
+    totals: { wallMs, requests, requestsPerSecond: requests / (wallMs / 1000), errors },
+    phases: result.phases,
+    walks: result.walks,
+    endpoints,
+    growth,
+    trends,
+  };
+
+  console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
+  console.log(summaryTable(endpoints));
+  console.log('\nGrowth probes: the same requests after each batch of creates (cost as the table fills)\n');
+  console.log(summaryTable(growth));
+  console.log('\nTrend within each endpoint, in request order (CU = RCU + WCU)\n');
+  console.log(trendTable(trends));
+  console.log('\nList walks (pages, rows): ' + Object.entries(result.walks).map(([l, w]) => `${l.replace('GET /api/v1/chats', '') || '(all)'} ${w.pages}/${w.rows}`).join(', '));
+  console.log(
+    '\nNote: DynamoDB Local does not charge TransactWriteItems per item (four small items are reported as 2 WCU, ' +
+      'the price of one), so WCU of transactional writes (create, patch, archive, mark-*) are lower bounds.',
+  );
+  console.log(`\nTotal: ${requests} requests in ${(wallMs / 1000).toFixed(1)} s = ${results.totals.requestsPerSecond.toFixed(0)} requests/s (${concurrency} in flight where concurrent), errors: ${errors}`);
+
+  mkdirSync(OUT_DIR, { recursive: true });
+  if (existsSync(RESULTS)) {
+    try {
+      const previous = JSON.parse(readFileSync(RESULTS, 'utf8')) as Results;
+      console.log(`\n${comparison(previous, results)}`);
+      renameSync(RESULTS, PREVIOUS);
+    } catch (error) {
+      log(`(could not compare with the previous ${RESULTS}: ${(error as Error).message})`);
+    }
+  }
+  writeFileSync(RESULTS, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`\nResults written to ${RESULTS}`);
+
+  if (result.missingUsage.length > 0) log(`warning: no x-ddb-* headers on: ${result.missingUsage.join(', ')}`);
+  if (result.failures.length > 0) {
+    log(`\n${result.failures.length} request(s) failed; the first ones:`);
+    for (const f of result.failures.slice(0, 10)) log(`  ${f.status} ${f.method} ${f.path} (${f.label}): ${f.body}`);
+    return 1;
+  }
+  return 0;
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (error) {
+  // After Ctrl-C the requests in flight fail as the servers go away: not worth a stack trace.
+  if (!interrupted) console.error('bench failed:', error);
+  code = 1;
+} finally {
+  await shutdown();
+}
+// Lingering keep-alive sockets must not hold the process open.
+process.exit(code);

@@ -1,0 +1,157 @@
+/**
+ * Benchmark arithmetic: one sample per HTTP request, percentiles, per-endpoint summaries,
+ * a first-versus-last trend per endpoint, and the plain-text table the runner prints.
+ */
+
+/** One HTTP request as the benchmark saw it. */
+export interface Sample {
+  /** Endpoint label: method + route template, plus a variant suffix (e.g. `?tag`). */
+  label: string;
+  status: number;
+  /** Whether the status was the expected one. */
+  ok: boolean;
+  /** Client-side latency: performance.now() around fetch, body read included. */
+  ms: number;
+  /** From the x-ddb-* response headers (0 when a header is missing). */
+  calls: number;
+  rcu: number;
+  wcu: number;
+}
+
+export interface Stat {
+  mean: number;
+  max: number;
+}
+
+export interface Summary {
+  label: string;
+  count: number;
+  /** Responses whose status was not the expected one. */
+  errors: number;
+  latencyMs: { p50: number; p95: number; p99: number; max: number; mean: number };
+  calls: Stat;
+  rcu: Stat;
+  wcu: Stat;
+}
+
+/** The p-th percentile (0..100) of ascending `sorted`, linearly interpolated between ranks. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = (p / 100) * (sorted.length - 1);
+  const lower = Math.floor(rank);
+  const upper = Math.ceil(rank);
+  const low = sorted[lower] ?? Number.NaN;
+  const high = sorted[upper] ?? low;
+  return low + (high - low) * (rank - lower);
+}
+
+function stat(values: readonly number[]): Stat {
+  if (values.length === 0) return { mean: 0, max: 0 };
+  let sum = 0;
+  let max = -Infinity;
+  for (const v of values) {
+    sum += v;
+    if (v > max) max = v;
+  }
+  return { mean: sum / values.length, max };
+}
+
+export function summarize(label: string, samples: readonly Sample[]): Summary {
+  const ms = samples.map((s) => s.ms).sort((a, b) => a - b);
+  return {
+    label,
+    count: samples.length,
+    errors: samples.filter((s) => !s.ok).length,
+    latencyMs: {
+      p50: percentile(ms, 50),
+      p95: percentile(ms, 95),
+      p99: percentile(ms, 99),
+      max: ms.at(-1) ?? Number.NaN,
+      mean: stat(ms).mean,
+    },
+    calls: stat(samples.map((s) => s.calls)),
+    rcu: stat(samples.map((s) => s.rcu)),
+    wcu: stat(samples.map((s) => s.wcu)),
+  };
+}
+
+/** Samples grouped by label, in the order each label first appeared. */
+export function groupByLabel(samples: readonly Sample[]): Map<string, Sample[]> {
+  const groups = new Map<string, Sample[]>();
+  for (const s of samples) {
+    const group = groups.get(s.label);
+    if (group) group.push(s);
+    else groups.set(s.label, [s]);
+  }
+  return groups;
+}
+
+export interface Trend {
+  label: string;
+  /** Size of each compared slice (the first and the last tenth, at least 5 samples). */
+  slice: number;
+  first: { ms: number; calls: number; capacity: number };
+  last: { ms: number; calls: number; capacity: number };
+}
+
+/**
+ * First tenth versus last tenth of an endpoint's samples, in request order: shows whether an
+ * endpoint gets slower or costlier as the table fills (or as a list walk goes deeper).
+ * Capacity is RCU + WCU. Only for endpoints with at least 20 samples.
+ */
+export function trend(label: string, samples: readonly Sample[]): Trend | undefined {
+  if (samples.length < 20) return undefined;
+  const slice = Math.max(5, Math.floor(samples.length / 10));
+  const means = (part: readonly Sample[]) => ({
+    ms: stat(part.map((s) => s.ms)).mean,
+    calls: stat(part.map((s) => s.calls)).mean,
+    capacity: stat(part.map((s) => s.rcu + s.wcu)).mean,
+  });
+  return { label, slice, first: means(samples.slice(0, slice)), last: means(samples.slice(-slice)) };
+}
+
+/** A fixed-width text table: the first column left-aligned, the others right-aligned. */
+export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+
+export function summaryTable(summaries: readonly Summary[]): string {
+  const header = ['endpoint', 'count', 'err', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'calls', 'max', 'RCU', 'max', 'WCU', 'max'];
+  const rows = summaries.map((s) => [
+    s.label,
+    String(s.count),
+    String(s.errors),
+    f1(s.latencyMs.p50),
+    f1(s.latencyMs.p95),
+    f1(s.latencyMs.p99),
+    f1(s.latencyMs.max),
+    f2(s.calls.mean),
+    String(s.calls.max),
+    f2(s.rcu.mean),
+    f2(s.rcu.max),
+    f2(s.wcu.mean),
+    f2(s.wcu.max),
+  ]);
+  return textTable(header, rows);
+}
+
+export function trendTable(trends: readonly Trend[]): string {
+  const header = ['endpoint (first vs last tenth)', 'n', 'ms first', 'ms last', 'calls first', 'calls last', 'CU first', 'CU last'];
+  const rows = trends.map((t) => [
+    t.label,
+    String(t.slice),
+    f1(t.first.ms),
+    f1(t.last.ms),
+    f2(t.first.calls),
+    f2(t.last.calls),
+    f2(t.first.capacity),
+    f2(t.last.capacity),
+  ]);
+  return textTable(header, rows);
+}

@@ -1,0 +1,403 @@
+/**
+ * Assertions on the synthesized ChatRelay template. The full synth (esbuild bundling of every
+ * function) runs once, in beforeAll, and every test below shares it; the instance-secret
+ * tests synthesize their own variants without bundling, which costs about a second each.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Match } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Stack } from 'aws-cdk-lib';
+import { fallbackHandler, routeId, routes } from '../../lib/routes.js';
+import { tableSchema } from '../../lib/table-schema.js';
+import type { IndexSchema } from '../../lib/table-schema.js';
+import { DeploymentConfigError } from '../../lib/stack.js';
+import {
+  actionsOf,
+  cdkPath,
+  refId,
+  resourcesOf,
+  resourcesOfType,
+  statementsOfRole,
+  synthesize,
+} from './synth.js';
+import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+
+const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
+const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
+const expectedFunctionPaths = [...routes.map((r) => functionPathOf(routeId(r))), functionPathOf('Fallback')];
+
+/** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
+function nagFindings(stack: Stack): string[] {
+  const report = new AwsSolutionsChecks().validateScope(stack);
+  return report.violations.flatMap((v) =>
+    v.violatingResources.map((r) => `${v.severity} ${v.ruleName} at ${r.constructPath ?? '?'}`),
+  );
+}
+
+interface FunctionInfo {
+  id: string;
+  path: string;
+  props: Record<string, any>;
+  roleId: string;
+  statements: PolicyStatementJson[];
+}
+
+function functionsOf(json: CfnTemplate): FunctionInfo[] {
+  return resourcesOfType(json, 'AWS::Lambda::Function').map(([id, fn]) => {
+    const roleId = refId(fn.Properties?.Role)!;
+    return { id, path: cdkPath(fn), props: fn.Properties ?? {}, roleId, statements: statementsOfRole(json, roleId) };
+  });
+}
+
+/** Route key → logical id of the function its integration invokes. */
+function routeTargets(json: CfnTemplate): Map<string, string> {
+  const targets = new Map<string, string>();
+  for (const [, route] of resourcesOfType(json, 'AWS::ApiGatewayV2::Route')) {
+    const join = route.Properties?.Target['Fn::Join'][1] as unknown[];
+    const integration = json.Resources[refId(join[1])!]!;
+    targets.set(route.Properties?.RouteKey as string, refId(integration.Properties?.IntegrationUri)!);
+  }
+  return targets;
+}
+
+const dynamoActions = (statements: PolicyStatementJson[]) =>
+  statements.flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
+
+let main: Synthesized;
+let fns: FunctionInfo[];
+let tableId: string;
+const fnAt = (id: string) => fns.find((f) => f.path === functionPathOf(id))!;
+
+beforeAll(() => {
+  main = synthesize({ bundle: true });
+  fns = functionsOf(main.json);
+  tableId = resourcesOfType(main.json, 'AWS::DynamoDB::Table')[0]![0];
+}, 300_000);
+
+afterAll(() => main?.dispose());
+
+describe('HTTP API', () => {
+  it('has one function per route of lib/routes.ts plus the fallback, and no other', () => {
+    expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
+    expect(fns).toHaveLength(routes.length + 1);
+  });
+
+  it('has exactly the route keys of the route table plus $default', () => {
+    const keys = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties?.RouteKey);
+    expect(keys.sort()).toEqual([...routes.map(routeKey), '$default'].sort());
+  });
+
+  it('sends every route to its own function and $default to the fallback', () => {
+    const targets = routeTargets(main.json);
+    const pathOfFunction = (logicalId: string | undefined) => cdkPath(main.json.Resources[logicalId ?? '']!);
+    for (const route of routes) {
+      expect([routeKey(route), pathOfFunction(targets.get(routeKey(route)))]).toEqual([
+        routeKey(route),
+        functionPathOf(routeId(route)),
+      ]);
+    }
+    expect(fallbackHandler).toBe('fallback');
+    expect(pathOfFunction(targets.get('$default'))).toBe(functionPathOf('Fallback'));
+  });
+
+  it('leaves CORS to the functions (no API Gateway CORS answering preflight itself)', () => {
+    const apis = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Api');
+    expect(apis).toHaveLength(1);
+    expect(apis[0]![1].Properties?.CorsConfiguration).toBeUndefined();
+  });
+
+  it('logs access on the $default stage without the query string (it may carry ?token=)', () => {
+    const stages = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Stage');
+    expect(stages).toHaveLength(1);
+    const stage = stages[0]![1].Properties ?? {};
+    expect(stage.StageName).toBe('$default');
+    expect(stage.AutoDeploy).toBe(true);
+    const logGroup = main.json.Resources[refId(stage.AccessLogSettings.DestinationArn)!];
+    expect(logGroup?.Type).toBe('AWS::Logs::LogGroup');
+    const format = JSON.parse(stage.AccessLogSettings.Format) as Record<string, string>;
+    expect(format.requestId).toBe('$context.requestId');
+    expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
+  });
+
+  it('outputs the API URL and the table name, and no secret ARN when the secret is off', () => {
+    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual(['ApiUrl', 'TableName']);
+    expect(refId(main.json.Outputs?.TableName?.Value)).toBe(tableId);
+  });
+});
+
+describe('functions', () => {
+  it('run Node.js 22 on arm64 with 1024 MB, 15 s and source maps enabled', () => {
+    for (const fn of fns) {
+      expect([fn.path, fn.props.Runtime, fn.props.Architectures, fn.props.MemorySize, fn.props.Timeout]).toEqual([
+        fn.path,
+        'nodejs22.x',
+        ['arm64'],
+        1024,
+        15,
+      ]);
+      expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
+    }
+  });
+
+  it('each log to their own log group, kept one month', () => {
+    const groups = fns.map((fn) => refId(fn.props.LoggingConfig?.LogGroup));
+    expect(new Set(groups).size).toBe(fns.length);
+    for (const id of groups) {
+      const group = main.json.Resources[id ?? ''];
+      expect([id, group?.Type, group?.Properties?.RetentionInDays]).toEqual([id, 'AWS::Logs::LogGroup', 30]);
+    }
+  });
+
+  it('may write logs only to their own log group, without managed policies', () => {
+    for (const fn of fns) {
+      const role = main.json.Resources[fn.roleId]!;
+      expect(role.Properties?.ManagedPolicyArns).toBeUndefined();
+      const logStatements = fn.statements.filter((s) => actionsOf(s).some((a) => a.startsWith('logs:')));
+      expect(logStatements.flatMap(resourcesOf).map(refId)).toEqual([refId(fn.props.LoggingConfig.LogGroup)]);
+    }
+  });
+
+  it('get the table name, the service version and the configuration without secrets', () => {
+    for (const fn of fns) {
+      const env = fn.props.Environment.Variables as Record<string, unknown>;
+      expect([fn.path, refId(env.TABLE_NAME)]).toEqual([fn.path, tableId]);
+      expect(env.SERVICE_VERSION).toBe(pkg.version);
+      expect(env.INSTANCE_SECRET_ARN).toBeUndefined();
+      const config = JSON.parse(env.INSTANCE_CONFIG as string);
+      expect(config.appName).toBe('OpenGram');
+      expect(config.security).toEqual({ instanceSecretEnabled: false, readEndpointsRequireInstanceSecret: false });
+      expect(config.push).not.toHaveProperty('vapidPrivateKey');
+    }
+  });
+
+  it('are bundled as ESM with source maps, a require shim, and the AWS SDK inside', () => {
+    for (const fn of fns) {
+      const resource = main.json.Resources[fn.id]!;
+      const assetDir = join(main.outdir, String(resource.Metadata?.['aws:asset:path']));
+      const code = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
+      expect([fn.path, existsSync(join(assetDir, 'index.mjs.map'))]).toEqual([fn.path, true]);
+      expect(code.startsWith("import { createRequire as __houseCreateRequire } from 'node:module';")).toBe(true);
+      expect(code).toContain('//# sourceMappingURL=index.mjs.map');
+    }
+    // A route that reads the table carries the DynamoDB client instead of expecting it at run time.
+    const chatsList = readFileSync(
+      join(main.outdir, String(main.json.Resources[fnAt('GetApiV1Chats').id]!.Metadata?.['aws:asset:path']), 'index.mjs'),
+      'utf8',
+    );
+    expect(chatsList).toContain('DynamoDBClient');
+    expect(chatsList).not.toMatch(/from\s*["']@aws-sdk\//);
+  });
+});
+
+describe('table', () => {
+  it('has pk/sk string keys, on-demand billing, point-in-time recovery, TTL on `ttl` and a stream', () => {
+    main.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: tableSchema.partitionKey, KeyType: 'HASH' },
+        { AttributeName: tableSchema.sortKey, KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ]),
+      BillingMode: 'PAY_PER_REQUEST',
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    });
+    expect(tableSchema.ttlAttribute).toBe('ttl');
+  });
+
+  it('is retained when the stack is deleted or the table replaced', () => {
+    const table = main.json.Resources[tableId]!;
+    expect([table.DeletionPolicy, table.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
+  });
+
+  it('has exactly the indexes of lib/table-schema.ts, each with its projection', () => {
+    const indexes: readonly IndexSchema[] = tableSchema.indexes;
+    const expected = indexes.map((index) => ({
+      IndexName: index.indexName,
+      KeySchema: [
+        { AttributeName: index.partitionKey, KeyType: 'HASH' },
+        { AttributeName: index.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: index.include
+        ? { ProjectionType: 'INCLUDE', NonKeyAttributes: [...index.include] }
+        : { ProjectionType: 'ALL' },
+    }));
+    const actual = main.json.Resources[tableId]!.Properties?.GlobalSecondaryIndexes as unknown[];
+    expect(actual).toEqual(expected);
+  });
+});
+
+describe('permissions', () => {
+  const tableArn = () => ({ 'Fn::GetAtt': [tableId, 'Arn'] });
+
+  it('read routes cannot update, delete or batch-write, and may put only into the SETTINGS partition', () => {
+    for (const route of routes.filter((r) => !r.writes)) {
+      const fn = fnAt(routeId(route));
+      const actions = dynamoActions(fn.statements);
+      expect([routeKey(route), actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite/.test(a))]).toEqual([
+        routeKey(route),
+        [],
+      ]);
+      expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
+      const puts = fn.statements.filter((s) => actionsOf(s).includes('dynamodb:PutItem'));
+      expect(puts).toHaveLength(1);
+      expect(puts[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } });
+      expect(resourcesOf(puts[0]!)).toEqual([tableArn()]);
+    }
+  });
+
+  it('write routes can put, update and delete items of the table', () => {
+    for (const route of routes.filter((r) => r.writes)) {
+      const fn = fnAt(routeId(route));
+      const onTable = fn.statements.filter(
+        (s) => s.Condition === undefined && resourcesOf(s).some((r) => JSON.stringify(r) === JSON.stringify(tableArn())),
+      );
+      const actions = onTable.flatMap(actionsOf);
+      expect([routeKey(route), actions]).toEqual([
+        routeKey(route),
+        expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query']),
+      ]);
+    }
+  });
+
+  it('the fallback has no table access at all', () => {
+    expect(dynamoActions(fnAt('Fallback').statements)).toEqual([]);
+  });
+});
+
+describe('cdk-nag', () => {
+  it('reports no unacknowledged AwsSolutions error or warning', () => {
+    expect(nagFindings(main.stack)).toEqual([]);
+  });
+});
+
+describe('instance secret', () => {
+  const sentinels = {
+    instanceSecret: 's3cr3t-value-xyz',
+    vapidPrivateKey: 'vapid-private-sentinel-123',
+    signingSecret: 'hook-signing-sentinel-456',
+    hookHeader: 'Bearer hook-header-sentinel-789',
+    apiKey: 'rename-api-key-sentinel-000',
+  };
+  const secretConfig = {
+    security: { instanceSecretEnabled: true, instanceSecret: sentinels.instanceSecret },
+    push: { enabled: false, vapidPublicKey: 'public', vapidPrivateKey: sentinels.vapidPrivateKey, subject: 'mailto:a@example.com' },
+    hooks: [
+      {
+        url: 'https://hooks.example.com/x',
+        events: ['message.created'],
+        signingSecret: sentinels.signingSecret,
+        headers: { authorization: sentinels.hookHeader },
+      },
+    ],
+    autoRename: { enabled: false, provider: 'anthropic', modelId: 'm', apiKey: sentinels.apiKey },
+  };
+
+  it('keeps every secret out of the template and hands the functions the ARN of a generated secret', () => {
+    const synth = synthesize({ config: secretConfig });
+    try {
+      const text = synth.assemblyText();
+      expect(text).toContain('INSTANCE_SECRET_ARN'); // the assembly text is really what we searched
+      for (const value of Object.values(sentinels)) expect([value, text.includes(value)]).toEqual([value, false]);
+
+      const secrets = resourcesOfType(synth.json, 'AWS::SecretsManager::Secret');
+      expect(secrets).toHaveLength(1);
+      const [secretId, secret] = secrets[0]!;
+      expect(secret.Properties?.GenerateSecretString).toBeDefined();
+      expect(secret.Properties?.SecretString).toBeUndefined();
+      expect(secret.DeletionPolicy).toBe('Retain');
+      expect(refId(synth.json.Outputs?.InstanceSecretArn?.Value)).toBe(secretId);
+
+      const secretFns = functionsOf(synth.json);
+      expect(secretFns).toHaveLength(routes.length + 1);
+      for (const fn of secretFns) {
+        const env = fn.props.Environment.Variables;
+        expect([fn.path, refId(env.INSTANCE_SECRET_ARN)]).toEqual([fn.path, secretId]);
+        const config = JSON.parse(env.INSTANCE_CONFIG);
+        expect(config.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: false });
+        expect(config.hooks).toEqual([{ url: 'https://hooks.example.com/x', events: ['message.created'] }]);
+        const reads = fn.statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
+        expect(reads.flatMap(resourcesOf).map(refId)).toEqual([secretId]);
+      }
+      expect(nagFindings(synth.stack)).toEqual([]);
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('turns on with OPENGRAM_INSTANCE_SECRET at synth, without deploying its value', () => {
+    const synth = synthesize({ overrides: { OPENGRAM_INSTANCE_SECRET: 'env-s3cr3t-value-abc' } });
+    try {
+      expect(synth.assemblyText()).not.toContain('env-s3cr3t-value-abc');
+      synth.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+      for (const fn of functionsOf(synth.json)) expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBeDefined();
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('uses an existing secret given by its complete ARN instead of creating one', () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay/instance-AbC123';
+    const synth = synthesize({ instanceSecretArn: arn });
+    try {
+      synth.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+      expect(synth.json.Outputs?.InstanceSecretArn?.Value).toBe(arn);
+      for (const fn of functionsOf(synth.json)) {
+        expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBe(arn);
+        const reads = fn.statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
+        expect(reads.flatMap(resourcesOf)).toEqual([arn]);
+      }
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('rejects a partial secret ARN (grants would miss the real secret)', () => {
+    expect(() => synthesize({ instanceSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay' })).toThrow(
+      DeploymentConfigError,
+    );
+  });
+
+  it('refuses a configuration that cannot work without a secret it may not deploy (push with its VAPID key)', () => {
+    const config = { push: { enabled: true, vapidPublicKey: 'p', vapidPrivateKey: sentinels.vapidPrivateKey, subject: 'mailto:a@example.com' } };
+    expect(() => synthesize({ config })).toThrow(/push\.enabled requires vapidPublicKey, vapidPrivateKey and subject/);
+  });
+});
+
+describe('configuration size', () => {
+  it('fails the synth when the configuration cannot fit in the functions\' 4 KB environment', () => {
+    const agents = Array.from({ length: 40 }, (_, i) => ({ id: `agent-${i}`, name: `Agent ${i}`, description: 'x'.repeat(60) }));
+    expect(() => synthesize({ config: { agents } })).toThrow(/leaves room for \d+ bytes/);
+  });
+});
+
+describe('bin/app.ts', () => {
+  it('fails the synth with the validation message of a bad configuration', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chat-relay-config-'));
+    try {
+      const configPath = join(dir, 'config.json');
+      writeFileSync(configPath, JSON.stringify({ models: [] }));
+      const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
+        cwd: root,
+        env: { ...process.env, CONFIG_PATH: configPath, CDK_OUTDIR: join(dir, 'out') },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.stderr.trim()).toBe('Config validation error: at least one model is required.');
+      expect(run.status).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * Builds the app the way bin/app.ts does (validated config → ChatRelay stack) and
+ * synthesizes it into a temporary cloud assembly. The cdk-nag plugin is not registered here,
+ * so a finding fails its own test (stack.test.ts runs the pack on the stack) instead of
+ * every test through a failed synth; `npm run synth` runs bin/app.ts with the plugin. Bundling all functions is the
+ * cost of a synth, so it is optional: tests that only look at configuration skip it.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { resolveConfig } from '../../functions/platform/instance-config.js';
+import type { ConfigOverrides } from '../../functions/platform/instance-config.js';
+import { ChatRelayStack } from '../../lib/stack.js';
+
+export interface SynthOptions {
+  /** The raw instance configuration document (as in a config file). */
+  config?: unknown;
+  overrides?: ConfigOverrides;
+  instanceSecretArn?: string;
+  /** Run esbuild for every function (slow); otherwise assets are placeholders. */
+  bundle?: boolean;
+}
+
+export interface Synthesized {
+  stack: ChatRelayStack;
+  template: Template;
+  /** The template as plain JSON, for walking references between resources. */
+  json: CfnTemplate;
+  /** The cloud assembly directory (removed by dispose). */
+  outdir: string;
+  /** Every text file of the cloud assembly except bundled code, concatenated. */
+  assemblyText: () => string;
+  dispose: () => void;
+}
+
+export interface CfnResource {
+  Type: string;
+  Properties?: Record<string, any>;
+  DependsOn?: string[];
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+  Metadata?: Record<string, any>;
+}
+export interface CfnTemplate {
+  Resources: Record<string, CfnResource>;
+  Outputs?: Record<string, { Value: unknown }>;
+}
+
+export function synthesize(options: SynthOptions = {}): Synthesized {
+  const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-infra-'));
+  try {
+    return synthesizeInto(outdir, options);
+  } catch (error) {
+    rmSync(outdir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
+  const app = new App({
+    outdir,
+    context: {
+      // As the CLI does: record each resource's construct path (tests map routes by it).
+      'aws:cdk:enable-path-metadata': true,
+      'aws:cdk:enable-asset-metadata': true,
+      // The CDK's own switch: bundle every stack, or none (placeholder assets).
+      'aws:cdk:bundling-stacks': options.bundle ? ['**'] : [],
+      ...(options.instanceSecretArn ? { instanceSecretArn: options.instanceSecretArn } : {}),
+    },
+  });
+  const stack = new ChatRelayStack(app, 'ChatRelay', {
+    config: resolveConfig(options.config ?? {}, options.overrides),
+    instanceSecretArn: app.node.tryGetContext('instanceSecretArn') as string | undefined,
+  });
+  const assembly = app.synth();
+  const json = assembly.getStackByName(stack.stackName).template as CfnTemplate;
+  return {
+    stack,
+    template: Template.fromJSON(json),
+    json,
+    outdir,
+    assemblyText: () => textFiles(outdir).map((file) => readFileSync(file, 'utf8')).join('\n'),
+    dispose: () => rmSync(outdir, { recursive: true, force: true }),
+  };
+}
+
+function textFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return textFiles(path);
+    return /\.(json|txt)$/.test(name) ? [path] : [];
+  });
+}
+
+/** Resources of one type, by logical id. */
+export function resourcesOfType(json: CfnTemplate, type: string): [string, CfnResource][] {
+  return Object.entries(json.Resources).filter(([, resource]) => resource.Type === type);
+}
+
+/** The construct path CDK records for a resource, e.g. "ChatRelay/Api/Fallback/Resource". */
+export function cdkPath(resource: CfnResource): string {
+  return String(resource.Metadata?.['aws:cdk:path'] ?? '');
+}
+
+/** The logical id behind {Ref: id} or {"Fn::GetAtt": [id, attr]}. */
+export function refId(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v.Ref === 'string') return v.Ref;
+  const getAtt = v['Fn::GetAtt'];
+  if (Array.isArray(getAtt) && typeof getAtt[0] === 'string') return getAtt[0];
+  return undefined;
+}
+
+export interface PolicyStatementJson {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, Record<string, unknown>>;
+}
+
+/** Every statement of every inline policy attached to a role. */
+export function statementsOfRole(json: CfnTemplate, roleId: string): PolicyStatementJson[] {
+  return resourcesOfType(json, 'AWS::IAM::Policy')
+    .filter(([, policy]) => (policy.Properties?.Roles as unknown[]).some((role) => refId(role) === roleId))
+    .flatMap(([, policy]) => policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[]);
+}
+
+export const actionsOf = (statement: PolicyStatementJson): string[] =>
+  Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+
+export const resourcesOf = (statement: PolicyStatementJson): unknown[] =>
+  Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { newChat, startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(async () => api?.close());
+
+describe('GET /api/v1/chats/{chatId}', () => {
+  it('returns the chat as created', async () => {
+    const created = (await api.post('/api/v1/chats', newChat({ title: 'Hello', tags: ['x'] }))).body;
+    const res = await api.get(`/api/v1/chats/${created.id}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(res.body).toEqual(created);
+  });
+
+  it.each([
+    ['an unknown well-formed id', 'AAAAAAAAAAAAAAAAAAAAA'],
+    ['a malformed id', 'not-an-id'],
+    ['an id with encoded characters', 'a%20b%2Fc'],
+  ])('answers 404 with details.chatId for %s', async (_label, id) => {
+    const res = await api.get(`/api/v1/chats/${id}`);
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: decodeURIComponent(id) } } });
+  });
+
+  it.each(['archive', 'unarchive', 'mark-read', 'mark-unread'])('POST /chats/{id}/%s on an unknown chat is 404 with details.chatId', async (verb) => {
+    const res = await api.post(`/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA/${verb}`);
+    expect(res.status).toBe(404);
+    expect(res.body.error).toEqual({ code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: 'AAAAAAAAAAAAAAAAAAAAA' } });
+  });
+
+  it('PATCH on an unknown chat is 404 after the rule checks', async () => {
+    const missing = await api.patch('/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA', { pinned: true });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.details).toEqual({ chatId: 'AAAAAAAAAAAAAAAAAAAAA' });
+    const rule = await api.patch('/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA', { title: ' ' });
+    expect(rule.status).toBe(400);
+  });
+});

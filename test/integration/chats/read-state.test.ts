@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+
+const config = {
+  agents: [
+    { id: 'alpha', name: 'Alpha', description: '' },
+    { id: 'beta', name: 'Beta', description: '' },
+  ],
+  models: [{ id: 'm', name: 'M', description: '' }],
+};
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi({ config });
+});
+afterAll(async () => api?.close());
+
+const create = async (agentIds: string[], extra: Record<string, unknown> = {}) =>
+  (await api.post('/api/v1/chats', { agentIds, modelId: 'm', ...extra })).body;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('mark-read, mark-unread and the summaries', () => {
+
+  it('mark-unread clears last_read_at and forces unread_count to 1, even with no messages', async () => {
+    const chat = await create(['alpha']);
+    await sleep(3);
+    const res = await api.post(`/api/v1/chats/${chat.id}/mark-unread`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true });
+    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(after.last_read_at).toBeNull();
+    expect(after.unread_count).toBe(1);
+    expect(after.updated_at > chat.updated_at).toBe(true);
+  });
+
+  it('mark-read sets last_read_at to now and recomputes unread_count to 0', async () => {
+    const chat = await create(['alpha'], { firstMessage: 'hi' });
+    await api.post(`/api/v1/chats/${chat.id}/mark-unread`);
+    await sleep(3);
+    const res = await api.post(`/api/v1/chats/${chat.id}/mark-read`);
+    expect(res.body).toEqual({ ok: true });
+    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(after.unread_count).toBe(0);
+    expect(after.last_read_at > chat.last_read_at).toBe(true);
+    expect(after.updated_at).toBe(after.last_read_at);
+    expect(after.last_message_preview).toBe('hi');
+  });
+
+  it('loses no update when mark-read, mark-unread and PATCH race on one chat', async () => {
+    const chat = await create(['alpha'], { firstMessage: 'x' });
+    const ops = Array.from({ length: 30 }, (_, i) =>
+      i % 3 === 0
+        ? api.post(`/api/v1/chats/${chat.id}/mark-unread`)
+        : i % 3 === 1
+          ? api.post(`/api/v1/chats/${chat.id}/mark-read`)
+          : api.patch(`/api/v1/chats/${chat.id}`, { tags: [`t${i}`] }),
+    );
+    const results = await Promise.all(ops);
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    const final = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    // Whatever won last, the state is one of the consistent outcomes.
+    expect(final.last_read_at === null ? final.unread_count === 1 : final.unread_count === 0).toBe(true);
+    expect(final.tags).toHaveLength(1);
+  });
+});

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi();
+});
+afterAll(async () => api?.close());
+
+describe('GET /api/v1/config', () => {
+  it('reports the defaults, with the effective upload limit and the complete dispatch settings', async () => {
+    const res = await api.get('/api/v1/config');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      appName: 'OpenGram',
+      allowedMimeTypes: ['*/*'],
+      titleMaxChars: 48,
+      agents: [{ id: 'agent-default', name: 'Default Agent', description: 'Default local development agent.', defaultModelId: 'model-default' }],
+      models: [{ id: 'model-default', name: 'Default Model', description: 'Default local development model.' }],
+      push: { enabled: false, vapidPublicKey: null, subject: null },
+      security: { instanceSecretEnabled: false, readEndpointsRequireInstanceSecret: false },
+      server: {
+        publicBaseUrl: 'http://localhost:3000',
+        port: 3000,
+        streamTimeoutSeconds: 60,
+        idempotencyTtlSeconds: 86400,
+        dispatch: {
+          mode: 'batched_sequential',
+          batchDebounceMs: 600,
+          typingGraceMs: 2000,
+          maxBatchWaitMs: 30000,
+          schedulerTickMs: 500,
+          leaseMs: 30000,
+          heartbeatIntervalMs: 5000,
+          claimWaitMs: 10000,
+          retryBaseMs: 500,
+          retryMaxMs: 30000,
+          maxAttempts: 8,
+          execution: { autoscaleEnabled: true, minConcurrency: 2, maxConcurrency: 10, scaleCooldownMs: 5000 },
+          claim: { claimManyLimit: 10 },
+        },
+      },
+      hooks: [],
+      autoRename: null,
+    });
+    expect(res.body.maxUploadBytes).toBeLessThan(50_000_000);
+    expect(res.body).not.toHaveProperty('defaultModelIdForNewChats');
+    expect(res.body.autoRenameProviders.map((p: { id: string }) => p.id)).toEqual(['anthropic', 'openai', 'google', 'xai', 'openrouter']);
+    expect(res.body.autoRenameProviders[2]).toMatchObject({ id: 'google', name: 'Google Gemini', envVar: 'GEMINI_API_KEY', hasEnvKey: false });
+  });
+
+  it('never exposes a secret, and reflects configuration changes immediately', async () => {
+    api.setConfig({
+      defaultModelIdForNewChats: 'model-default',
+      security: { instanceSecretEnabled: true, instanceSecret: 'top-secret-value', readEndpointsRequireInstanceSecret: false },
+      hooks: [{ url: 'https://example.com/hook', events: ['chat.created'], signingSecret: 'hook-secret-value', headers: { 'x-api-key': 'hdr-secret' } }],
+      autoRename: { enabled: true, provider: 'anthropic', modelId: 'claude-haiku-4-5', apiKey: 'rename-secret-value' },
+    });
+    try {
+      const res = await api.get('/api/v1/config');
+      expect(res.status).toBe(200);
+      for (const secret of ['top-secret-value', 'hook-secret-value', 'hdr-secret', 'rename-secret-value']) expect(res.text).not.toContain(secret);
+      expect(res.body.defaultModelIdForNewChats).toBe('model-default');
+      expect(res.body.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: false });
+      expect(res.body.hooks).toEqual([{ url: 'https://example.com/hook', events: ['chat.created'], timeoutMs: 5000, maxRetries: 3 }]);
+      expect(res.body.autoRename).toEqual({ enabled: true, provider: 'anthropic', modelId: 'claude-haiku-4-5', hasApiKey: true });
+    } finally {
+      api.setConfig({});
+    }
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Boots the local runtime for one test file: a fresh table on the shared DynamoDB Local and
+ * the real HTTP server on a free loopback port, serving the same handlers Lambda runs.
+ * Tests talk to it with real HTTP requests.
+ */
+import { randomUUID } from 'node:crypto';
+import { ensureTable } from '../../local/table.js';
+import { LOCAL_AWS_ENV } from '../../local/dynamo.js';
+
+export interface Response<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  headers?: Record<string, string>;
+  /** A raw body string sent as-is (with `contentType`). */
+  raw?: string;
+  contentType?: string;
+}
+
+export interface TestApi {
+  url: string;
+  tableName: string;
+  request<T = any>(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<Response<T>>;
+  get<T = any>(path: string, options?: RequestOptions): Promise<Response<T>>;
+  post<T = any>(path: string, body?: unknown, options?: RequestOptions): Promise<Response<T>>;
+  patch<T = any>(path: string, body?: unknown, options?: RequestOptions): Promise<Response<T>>;
+  /** Replaces the instance configuration document (as an admin change would). */
+  setConfig(config: Record<string, unknown>): void;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  config?: Record<string, unknown>;
+  /** Extra environment (e.g. OPENGRAM_WRITE_RATE_LIMIT_MAX). Rate limiting is effectively off by default. */
+  env?: Record<string, string>;
+}
+
+let started = false;
+
+export async function startApi(options: StartOptions = {}): Promise<TestApi> {
+  // Handlers read TABLE_NAME once per module load, and a test file has one module registry.
+  if (started) throw new Error('startApi() may be called once per test file: put another configuration in its own file.');
+  started = true;
+  const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
+  if (!endpoint) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the integration tests through jest (globalSetup).');
+  const host = new URL(endpoint).hostname;
+  if (host !== '127.0.0.1' && host !== 'localhost') throw new Error(`Refusing a non-loopback DynamoDB endpoint: ${endpoint}`);
+  const tableName = `test-${randomUUID()}`;
+  await ensureTable(endpoint, tableName);
+  Object.assign(process.env, LOCAL_AWS_ENV, {
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: endpoint,
+    INSTANCE_CONFIG: JSON.stringify(options.config ?? {}),
+    POWERTOOLS_LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'SILENT',
+    OPENGRAM_WRITE_RATE_LIMIT_MAX: '1000000',
+    ...options.env,
+  });
+  // Imported after the environment is set: handlers read it once per module load.
+  const { startLocalApi } = await import('../../local/server.js');
+  const api = await startLocalApi(0);
+
+  async function request<T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Response<T>> {
+    const headers: Record<string, string> = { ...opts.headers };
+    let payload: string | undefined;
+    if (opts.raw !== undefined) {
+      payload = opts.raw;
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] = 'application/json';
+    }
+    const res = await fetch(`${api.url}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
+  }
+
+  return {
+    url: api.url,
+    tableName,
+    request,
+    get: (path, opts) => request('GET', path, undefined, opts),
+    post: (path, body, opts) => request('POST', path, body, opts),
+    patch: (path, body, opts) => request('PATCH', path, body, opts),
+    setConfig: (config) => {
+      process.env.INSTANCE_CONFIG = JSON.stringify(config);
+    },
+    close: () => api.close(),
+  };
+}
+
+/** A valid chat-create body, with overrides. */
+export const newChat = (overrides: Record<string, unknown> = {}) => ({
+  agentIds: ['agent-default'],
+  modelId: 'model-default',
+  ...overrides,
+});

@@ -1,0 +1,40 @@
+/**
+ * Reads the persisted event log straight from the test's table (the SSE endpoint that
+ * serves it arrives later), in sequence order.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '../../functions/store/db.js';
+
+export interface LoggedEvent {
+  seq: number;
+  id: string;
+  type: string;
+  timestamp: string;
+  payload: Record<string, any>;
+}
+
+export async function readEvents(tableName: string): Promise<LoggedEvent[]> {
+  const events: LoggedEvent[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': 'EVT#0' },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      events.push({ seq: item.seq, id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return events;
+}
+
+/** Events logged after `count` earlier ones: what one operation appended. */
+export async function eventsSince(tableName: string, count: number): Promise<LoggedEvent[]> {
+  return (await readEvents(tableName)).slice(count);
+}

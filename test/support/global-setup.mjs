@@ -1,0 +1,15 @@
+/**
+ * Starts one in-memory DynamoDB Local for the whole test run and hands its endpoint to the
+ * workers through the environment. Plain ESM, loading the TypeScript local runtime through
+ * tsx, because jest's globalSetup runs outside its module system. The child is killed in
+ * global-teardown, and also if this process exits any other way, so no Java process is left.
+ */
+import { tsImport } from 'tsx/esm/api';
+
+export default async function globalSetup() {
+  const { startDynamo } = await tsImport('../../local/dynamo.ts', import.meta.url);
+  const dynamo = await startDynamo();
+  process.env.TEST_DYNAMODB_ENDPOINT = dynamo.endpoint;
+  globalThis.__dynamo__ = dynamo;
+  process.once('exit', () => dynamo.process.kill('SIGKILL'));
+}
