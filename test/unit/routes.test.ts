@@ -1,11 +1,24 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { authClassOf, routeId, routes } from '../../lib/routes.js';
 
-/** The endpoint index of the contract (§5.0): `METHOD /path` → auth class. */
+/**
+ * The contract's endpoint index (§5.0), as committed in test/fixtures (CI clones the project
+ * alone, without ../shared). When the team's contract sits beside the project, the copy must
+ * still match it.
+ */
+const SNAPSHOT = new URL('../fixtures/contract-endpoint-index.md', import.meta.url);
+const SHARED_CONTRACT = new URL('../../../shared/CONTRACT.md', import.meta.url);
+
+function sharedIndex(): string | undefined {
+  if (!existsSync(SHARED_CONTRACT)) return undefined;
+  const text = readFileSync(SHARED_CONTRACT, 'utf8');
+  return text.slice(text.indexOf('### 5.0 Endpoint index'), text.indexOf('### 5.1 '));
+}
+
+/** `METHOD /path` → auth class. */
 function contractEndpoints(): Map<string, string> {
-  const text = readFileSync(new URL('../../../shared/CONTRACT.md', import.meta.url), 'utf8');
-  const section = text.slice(text.indexOf('### 5.0 Endpoint index'), text.indexOf('### 5.1 '));
+  const section = readFileSync(SNAPSHOT, 'utf8');
   const rows = new Map<string, string>();
   for (const match of section.matchAll(/^\| (GET|POST|PATCH|PUT|DELETE) \| `([^`]+)` \| ([a-z ]+) \|/gm)) {
     rows.set(`${match[1]} /api/v1${match[2]}`, match[3]!.trim());
@@ -20,6 +33,12 @@ describe('route table', () => {
     expect(endpoints.size).toBeGreaterThan(40);
   });
 
+  it('keeps its copy of the index equal to the shared contract when that is present', () => {
+    const shared = sharedIndex();
+    if (shared !== undefined) expect(readFileSync(SNAPSHOT, 'utf8')).toBe(shared);
+    else expect(existsSync(SNAPSHOT)).toBe(true);
+  });
+
   it('lists only endpoints of the contract, each with the contract auth class', () => {
     for (const route of routes) {
       const key = `${route.method} ${route.path}`;
@@ -28,11 +47,17 @@ describe('route table', () => {
     }
   });
 
-  it('has unique routes, handlers and construct ids', () => {
+  it('has unique routes and construct ids', () => {
     const keys = routes.map((r) => `${r.method} ${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
-    expect(new Set(routes.map((r) => r.handler)).size).toBe(routes.length);
     expect(new Set(routes.map(routeId)).size).toBe(routes.length);
+  });
+
+  it('shares a handler only between routes of one method and auth class (the two path forms of §5.4.3–5.4.5)', () => {
+    for (const route of routes) {
+      const first = routes.find((r) => r.handler === route.handler)!;
+      expect([route.path, route.method, authClassOf(route)]).toEqual([route.path, first.method, authClassOf(first)]);
+    }
   });
 
   it('marks exactly the non-GET routes as writes', () => {
