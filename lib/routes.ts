@@ -19,6 +19,8 @@ export interface RouteSpec {
   writes: boolean;
   /** Auth class; defaults to 'write' for writes and 'read' for reads. */
   auth?: AuthClass;
+  /** Starts stream-timeout executions (streaming message creation, §4.2). */
+  streamTimer?: boolean;
 }
 
 export const routes = [
@@ -35,6 +37,19 @@ export const routes = [
   { method: 'POST', path: '/api/v1/chats/{chatId}/unarchive', handler: 'chats/unarchive', writes: true },
   { method: 'POST', path: '/api/v1/chats/{chatId}/mark-read', handler: 'chats/mark-read', writes: true },
   { method: 'POST', path: '/api/v1/chats/{chatId}/mark-unread', handler: 'chats/mark-unread', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/typing', handler: 'chats/typing', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/user-typing', handler: 'chats/user-typing', writes: true },
+
+  { method: 'POST', path: '/api/v1/chats/{chatId}/messages', handler: 'messages/create', writes: true, streamTimer: true },
+  { method: 'GET', path: '/api/v1/chats/{chatId}/messages', handler: 'messages/list', writes: false },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/messages/cancel-streaming', handler: 'messages/cancel-streaming', writes: true },
+  // The streaming operations at both path forms (§5.4.3–5.4.5): one handler each.
+  { method: 'POST', path: '/api/v1/messages/{messageId}/chunks', handler: 'messages/chunk', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/messages/{messageId}/chunks', handler: 'messages/chunk', writes: true },
+  { method: 'POST', path: '/api/v1/messages/{messageId}/complete', handler: 'messages/complete', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/messages/{messageId}/complete', handler: 'messages/complete', writes: true },
+  { method: 'POST', path: '/api/v1/messages/{messageId}/cancel', handler: 'messages/cancel', writes: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/messages/{messageId}/cancel', handler: 'messages/cancel', writes: true },
 
   { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
 ] as const satisfies readonly RouteSpec[];

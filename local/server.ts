@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { fallbackHandler, routes } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
+import { startLocalStreamTimers } from './stream-timers.js';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<{
   statusCode: number;
@@ -148,6 +149,7 @@ export interface LocalApi {
 /** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
 export async function startLocalApi(port: number): Promise<LocalApi> {
   const { mounted, fallback } = await mountAll();
+  const streamTimers = startLocalStreamTimers();
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -193,6 +195,7 @@ export async function startLocalApi(port: number): Promise<LocalApi> {
     url: `http://127.0.0.1:${bound}`,
     close: () =>
       new Promise<void>((ok) => {
+        streamTimers.stop();
         server.closeAllConnections();
         server.close(() => ok());
       }),

@@ -14,6 +14,11 @@ export interface InputSchemas {
   body?: z.ZodType;
   /** Message for malformed JSON; a few routes use `Invalid JSON body.` (§1.2). */
   malformedJsonMessage?: string;
+  /**
+   * An optional body read whatever the content type (message complete, §5.4.4): none, empty
+   * or whitespace-only is `{}`; anything else must be a JSON object.
+   */
+  optionalObjectBody?: boolean;
 }
 
 const isJson = (contentType: string | undefined) =>
@@ -50,12 +55,31 @@ function collect(
   return undefined;
 }
 
+/** See InputSchemas.optionalObjectBody. */
+export function parseOptionalObjectBody(event: HttpEvent, malformedMessage: string): unknown {
+  const text = rawBody(event);
+  if (text.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ValidationError(malformedMessage);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ValidationError('JSON body must be an object.');
+  return parsed;
+}
+
 export function validate(schemas: InputSchemas): HttpMiddleware {
   return {
     before: (request) => {
       const { event } = request;
       const state = stateOf(request);
-      const body = schemas.body ? parseJsonBody(event, schemas.malformedJsonMessage ?? 'Malformed JSON in request body') : undefined;
+      const malformed = schemas.malformedJsonMessage ?? 'Malformed JSON in request body';
+      const body = !schemas.body
+        ? undefined
+        : schemas.optionalObjectBody
+          ? parseOptionalObjectBody(event, malformed)
+          : parseJsonBody(event, malformed);
       const errors = { formErrors: [] as string[], fieldErrors: {} as Record<string, string[]> };
       const path = collect(schemas.path, event.pathParameters ?? {}, errors);
       const query = collect(schemas.query, event.queryStringParameters ?? {}, errors);

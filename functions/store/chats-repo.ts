@@ -3,10 +3,10 @@
  * number for optimistic concurrency, and the index keys that place it in the list (gsi1,
  * gsi2) and, while it may need attention, in the summary index (gsi3).
  */
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { CHAT_FIELDS, pick } from '../core/model.js';
-import type { Chat, Message } from '../core/model.js';
+import type { Chat, Message, MessageRole } from '../core/model.js';
 import { ddb, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
@@ -69,6 +69,85 @@ export const setArchived = (chatId: string, archived: boolean, now: string): Tra
     },
   },
 });
+
+/** What a message operation changes on its chat (§3.2, incremental). */
+export interface ChatActivity {
+  now: string;
+  /** The chat's `pinned` as read: the list-order key depends on it. */
+  pinned: boolean;
+  /** Sets last_message_at (and the list-order key) unless the chat already has a newer one. */
+  lastMessageAt?: string;
+  /** Sets last_message_preview and last_message_role, together with lastMessageAt. */
+  preview?: { text: string | null; role: MessageRole };
+  /** A non-user message: unread_count and non_user_message_count += 1. */
+  countsUnread?: boolean;
+}
+
+/**
+ * The chat's side of a message operation as one UpdateItem for the operation's transaction:
+ * counters are atomic ADDs (concurrent messages lose no count), `ver` is bumped so
+ * version-conditioned rewrites (PATCH, mark-read) redo their recompute, and last_message_*
+ * only move forward: the condition fails when a newer message already set them, or when
+ * `pinned` changed since it was read; the caller then retries (see commitTouchingChat in core/messages.ts).
+ */
+export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
+  const sets = ['updated_at = :now'];
+  const adds = ['ver :one'];
+  const conditions = ['attribute_exists(pk)'];
+  const values: Record<string, unknown> = { ':now': a.now, ':one': 1 };
+  if (a.lastMessageAt !== undefined) {
+    sets.push('last_message_at = :at', 'gsi1sk = :listing');
+    conditions.push('pinned = :pinned', '(attribute_type(last_message_at, :nullType) OR last_message_at <= :at)');
+    values[':at'] = a.lastMessageAt;
+    values[':pinned'] = a.pinned;
+    values[':nullType'] = 'NULL';
+    values[':listing'] = Keys.chatListing({ id: chatId, pinned: a.pinned, is_archived: false, last_message_at: a.lastMessageAt }).gsi1sk;
+    if (a.preview) {
+      sets.push('last_message_preview = :preview', 'last_message_role = :role');
+      values[':preview'] = a.preview.text;
+      values[':role'] = a.preview.role;
+    }
+  }
+  if (a.countsUnread) {
+    adds.push('unread_count :one', 'non_user_message_count :one');
+    const attention = Keys.chatAttention(chatId);
+    sets.push('gsi3pk = :g3pk', 'gsi3sk = :g3sk');
+    values[':g3pk'] = attention.gsi3pk;
+    values[':g3sk'] = attention.gsi3sk;
+  }
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: Keys.chat(chatId),
+      UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}`,
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeValues: values,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/** Fails its transaction (index of this item) when the chat does not exist. */
+export const chatExists = (chatId: string): TransactItem => ({
+  ConditionCheck: { TableName: tableName(), Key: Keys.chat(chatId), ConditionExpression: 'attribute_exists(pk)' },
+});
+
+/** Bumps only the chat's updated_at (cancels): no version bump, no condition but existence. */
+export const touchUpdatedAt = (chatId: string, now: string): TransactItem => ({
+  Update: {
+    TableName: tableName(),
+    Key: Keys.chat(chatId),
+    UpdateExpression: 'SET updated_at = :now',
+    ConditionExpression: 'attribute_exists(pk)',
+    ExpressionAttributeValues: { ':now': now },
+  },
+});
+
+/** The same bump as a single UpdateItem outside any transaction (chunks). */
+export async function touchChat(chatId: string, now: string): Promise<void> {
+  const { Update } = touchUpdatedAt(chatId, now);
+  await ddb().send(new UpdateCommand(Update as UpdateCommandInput));
+}
 
 /** The newest `count` messages of a chat, newest first. Cost: one Query reading `count` items. */
 export async function newestMessages(chatId: string, count: number): Promise<Message[]> {

@@ -31,9 +31,16 @@ export function ddb(): DynamoDBDocumentClient {
       const kind = READS.has(name) ? 'read' : WRITES.has(name) ? 'write' : undefined;
       if (!kind) return next(args);
       (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity ??= 'TOTAL';
-      const out = await next(args);
-      recordCall((out.output as { ConsumedCapacity?: never }).ConsumedCapacity, kind);
-      return out;
+      try {
+        const out = await next(args);
+        recordCall((out.output as { ConsumedCapacity?: never }).ConsumedCapacity, kind);
+        return out;
+      } catch (error) {
+        // A failed call still costs a round trip (and, for a failed condition, write units
+        // that the error does not report): count it.
+        recordCall(undefined, kind);
+        throw error;
+      }
     },
     { step: 'initialize', name: 'consumedCapacity' },
   );

@@ -27,3 +27,14 @@ export const putDispatchInput = (input: DispatchInput): TransactItem => ({
     ConditionExpression: 'attribute_not_exists(pk)',
   },
 });
+
+/** Records when the user was last seen typing in a chat, for the typing grace (§4.4.3). */
+export const recordUserTyping = (chatId: string, now: string): TransactItem => ({
+  Update: {
+    TableName: tableName(),
+    Key: Keys.dispatchState(chatId),
+    UpdateExpression: 'SET #type = :type, last_user_typing_at = :now',
+    ExpressionAttributeNames: { '#type': 'type' },
+    ExpressionAttributeValues: { ':type': 'dispatch-state', ':now': now },
+  },
+});

@@ -86,3 +86,29 @@ export async function getEvent(seq: number): Promise<StoredEvent | undefined> {
   if (!item) return undefined;
   return { seq: Number(item.seq), id: String(item.id), type: String(item.eventType), timestamp: String(item.timestamp), payload: item.payload };
 }
+
+/** Ephemeral events live long enough for open streams to fan them out (§6.1), then expire. */
+export const EPHEMERAL_TTL_SECONDS = 120;
+
+/**
+ * The put of an ephemeral event (typing, chunk): no sequence number, a time-ordered key in a
+ * 10-second bucket, a short TTL. Never replayed by cursor (§6.1).
+ */
+export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactItem {
+  const timeMs = Date.parse(timestamp);
+  const id = randomTail() + randomTail().slice(0, SEQ_DIGITS);
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: {
+        ...Keys.ephemeralEvent(timeMs, id),
+        type: 'ephemeral-event',
+        id,
+        eventType: event.type,
+        timestamp,
+        payload: event.payload,
+        ttl: Math.floor(timeMs / 1000) + EPHEMERAL_TTL_SECONDS,
+      },
+    },
+  };
+}

@@ -7,10 +7,15 @@
  * | chat              | CHAT#<chatId>      | CHAT                        | gsi1 (all, list order), gsi2 (by archived state), gsi3 (sparse: needs attention)
  * | message           | CHAT#<chatId>      | MSG#<createdMs>#<messageId> |
  * | message pointer   | MSG#<messageId>    | PTR                         |
+ * | stream chunk      | MSG#<messageId>    | CHUNK#<seq, 15 digits>      |
+ * | open stream       | CHAT#<chatId>      | STREAM#<messageId>          |
+ * | media             | MEDIA#<mediaId>    | MEDIA                       |
+ * | dispatch state    | CHAT#<chatId>      | DSTATE                      |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |
  * | tag catalog entry | TAGS               | TAG#<ascii-lower name>#<name> |
  * | event sequence    | SEQ                | EVENTS                      |
  * | event             | EVT#<seq / 100000> | <seq, 15 digits>            |
+ * | ephemeral event   | EPH#<ms / 10000>   | <ms, 15 digits>#<eventId>   |
  * | idempotency       | IDEM#<sha256(key)> | IDEM                        |
  * | rate-limit window | RL#<client>        | RL                          |
  * | setting           | SETTINGS           | <name>                      |
@@ -23,6 +28,7 @@ export const pad = (n: number): string => Math.trunc(n).toString().padStart(15, 
 export const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
 export const EVENT_BUCKET_SIZE = 100_000;
+export const EPHEMERAL_BUCKET_MS = 10_000;
 
 export const Keys = {
   chat: (chatId: string) => ({ pk: `CHAT#${chatId}`, sk: 'CHAT' }),
@@ -51,6 +57,22 @@ export const Keys = {
   /** Lower bound (exclusive) for messages created after `time`. */
   messagesAfter: (chatId: string, time: string) => ({ pk: `CHAT#${chatId}`, skAfter: `MSG#${pad(Date.parse(time))}#~` }),
   messagePointer: (messageId: string) => ({ pk: `MSG#${messageId}`, sk: 'PTR' }),
+  /** Chunk `seq` (1-based) of a streaming message: its own small item, assembled on read. */
+  chunk: (messageId: string, seq: number) => ({ pk: `MSG#${messageId}`, sk: `CHUNK#${pad(seq)}` }),
+  /** Chunks with from <= seq <= to. */
+  chunkRange: (messageId: string, from: number, to: number) => ({
+    pk: `MSG#${messageId}`,
+    skFrom: `CHUNK#${pad(from)}`,
+    skTo: `CHUNK#${pad(to)}`,
+  }),
+  /** Present while a message streams, so cancel-streaming finds a chat's open streams directly. */
+  openStream: (chatId: string, messageId: string) => ({ pk: `CHAT#${chatId}`, sk: `STREAM#${messageId}` }),
+  openStreamsOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'STREAM#' }),
+
+  media: (mediaId: string) => ({ pk: `MEDIA#${mediaId}`, sk: 'MEDIA' }),
+
+  /** Per-chat dispatch bookkeeping (user typing time; the dispatch issue adds its state). */
+  dispatchState: (chatId: string) => ({ pk: `CHAT#${chatId}`, sk: 'DSTATE' }),
 
   dispatchInput: (chatId: string, createdAt: string, inputId: string) => ({
     pk: `CHAT#${chatId}`,
@@ -62,6 +84,11 @@ export const Keys = {
 
   eventSequence: { pk: 'SEQ', sk: 'EVENTS' },
   event: (seq: number) => ({ pk: `EVT#${Math.floor(seq / EVENT_BUCKET_SIZE)}`, sk: pad(seq) }),
+  /** Ephemeral events (typing, chunks): no sequence, time-bucketed, short TTL (§6.1). */
+  ephemeralEvent: (timeMs: number, eventId: string) => ({
+    pk: `EPH#${Math.floor(timeMs / EPHEMERAL_BUCKET_MS)}`,
+    sk: `${pad(timeMs)}#${eventId}`,
+  }),
 
   idempotency: (keyHash: string) => ({ pk: `IDEM#${keyHash}`, sk: 'IDEM' }),
   rateLimit: (client: string) => ({ pk: `RL#${client}`, sk: 'RL' }),

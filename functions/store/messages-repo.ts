@@ -1,20 +1,66 @@
 /**
- * Message storage. A message lives in its chat's partition (CHAT#<chatId>, sorted by creation
- * time) so per-chat lists are strongly consistent; a small pointer item (MSG#<id>/PTR) written
- * in the same transaction finds it by id alone.
+ * Message storage.
+ *
+ * - A message lives in its chat's partition (CHAT#<chatId>, sorted by creation time), so a
+ *   chat's message list is one strongly consistent Query. A small pointer item
+ *   (MSG#<id>/PTR), written in the same transaction, finds it by id alone.
+ * - While a message streams, each chunk is its own small item in the pointer's partition
+ *   (MSG#<id>/CHUNK#<seq>), numbered by an atomic counter on the message item. Appending
+ *   therefore costs the same at chunk 1 and chunk 2,000; the text is assembled on read and
+ *   written into the message item once, on complete or cancel.
+ * - An open-stream marker (CHAT#<chatId>/STREAM#<id>) exists while the message streams, so
+ *   cancel-streaming reads a chat's open streams without reading its history.
  */
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { MESSAGE_FIELDS, pick } from '../core/model.js';
 import type { Message } from '../core/model.js';
-import { tableName } from './db.js';
+import { ddb, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
-export function putMessage(message: Message): TransactItem[] {
+/** The stored item: the API fields plus streaming and listing bookkeeping. */
+export interface MessageRecord extends Message {
+  /** Chunk numbers handed out so far (streaming messages). */
+  chunk_count?: number;
+  /** UTF-8 bytes of text streamed so far; bounds the final item size. */
+  content_bytes?: number;
+  /** `Voice note` or `Attachment` when media is linked (§3.1). */
+  media_preview?: string;
+  /** Set on a cancelled message with no text and no media: omitted from listings (§5.4.2). */
+  list_hidden?: boolean;
+}
+
+/** Where a message item lives; immutable, so callers may cache it. */
+export interface MessageLocation {
+  chatId: string;
+  sk: string;
+}
+
+/**
+ * Chunks stay readable for a week after they are written: long after any stream ends (the
+ * final text is copied into the message item then), and TTL deletion costs nothing.
+ */
+const CHUNK_TTL_SECONDS = 7 * 24 * 3600;
+
+export const toMessage = (item: object): Message => pick<Message>(item, MESSAGE_FIELDS);
+
+export function messageLocation(message: Pick<Message, 'chat_id' | 'created_at' | 'id'>): MessageLocation {
+  return { chatId: message.chat_id, sk: Keys.message(message.chat_id, message.created_at, message.id).sk };
+}
+
+const messageKey = (loc: MessageLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk: loc.sk });
+
+/** The puts of a new message: the item, its pointer and, when it streams, its open-stream marker. */
+export function putMessage(message: MessageRecord): TransactItem[] {
   const key = Keys.message(message.chat_id, message.created_at, message.id);
-  return [
+  const streaming = message.stream_state === 'streaming';
+  const items: TransactItem[] = [
     {
       Put: {
         TableName: tableName(),
-        Item: { ...key, type: 'message', ...message },
+        Item: { ...key, type: 'message', ...message, ...(streaming ? { chunk_count: 0, content_bytes: 0 } : {}) },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -26,4 +72,229 @@ export function putMessage(message: Message): TransactItem[] {
       },
     },
   ];
+  if (streaming) {
+    items.push({
+      Put: {
+        TableName: tableName(),
+        Item: { ...Keys.openStream(message.chat_id, message.id), type: 'open-stream', message_sk: key.sk },
+      },
+    });
+  }
+  return items;
 }
+
+/** Finds a message's item by id through its pointer. One strongly consistent GetItem. */
+export async function locate(messageId: string): Promise<MessageLocation | undefined> {
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.messagePointer(messageId), ConsistentRead: true }),
+  );
+  if (!out.Item) return undefined;
+  return { chatId: String(out.Item.chat_id), sk: String(out.Item.message_sk) };
+}
+
+export async function getMessage(loc: MessageLocation): Promise<MessageRecord | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: messageKey(loc), ConsistentRead: true }));
+  return out.Item as MessageRecord | undefined;
+}
+
+export type ReserveOutcome =
+  | { ok: true; seq: number; message: MessageRecord }
+  | { ok: false; message: MessageRecord | undefined };
+
+/**
+ * Reserves the next chunk number of a streaming message and bumps its updated_at, in one
+ * conditional UpdateItem: it succeeds only while the message streams, has had activity after
+ * `idleCutoff` (not overdue) and stays within `maxBytes` once `bytes` are added. On failure,
+ * the message as it was (or undefined) tells the caller why.
+ */
+export async function reserveChunk(
+  loc: MessageLocation,
+  args: { now: string; idleCutoff: string; bytes: number; maxBytes: number },
+): Promise<ReserveOutcome> {
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: messageKey(loc),
+        UpdateExpression: 'SET updated_at = :now ADD chunk_count :one, content_bytes :bytes',
+        ConditionExpression: 'stream_state = :streaming AND updated_at > :cutoff AND content_bytes <= :room',
+        ExpressionAttributeValues: {
+          ':now': args.now,
+          ':one': 1,
+          ':bytes': args.bytes,
+          ':streaming': 'streaming',
+          ':cutoff': args.idleCutoff,
+          ':room': args.maxBytes - args.bytes,
+        },
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    const message = out.Attributes as MessageRecord;
+    return { ok: true, seq: Number(message.chunk_count), message };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      return { ok: false, message: error.Item ? (unmarshall(error.Item) as MessageRecord) : undefined };
+    }
+    throw error;
+  }
+}
+
+/**
+ * The put of chunk `seq`. It fails if the number was voided: a complete, cancel or timeout
+ * that could not wait for it any longer wrote a tombstone there, so a chunk numbered just
+ * before the stream ended is refused (409) rather than left out of a final text already written.
+ */
+export function chunkWrite(messageId: string, seq: number, text: string, now: string): TransactItem {
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: { ...Keys.chunk(messageId, seq), type: 'chunk', seq, text, ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/** The tombstone of a chunk number that was handed out but never written (empty text). */
+export function voidChunk(messageId: string, seq: number, now: string): TransactItem {
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: { ...Keys.chunk(messageId, seq), type: 'chunk', seq, text: '', void: true, ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/**
+ * Chunks with from <= seq <= to, in order. Strongly consistent; costs one read unit per 4 KB
+ * of chunk text returned (so callers ask only for the chunks they do not already hold).
+ */
+export async function readChunks(messageId: string, from: number, to: number): Promise<Map<number, string>> {
+  const chunks = new Map<number, string>();
+  if (to < from) return chunks;
+  const { pk, skFrom, skTo } = Keys.chunkRange(messageId, from, to);
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': pk, ':from': skFrom, ':to': skTo },
+        ProjectionExpression: 'seq, #text',
+        ExpressionAttributeNames: { '#text': 'text' },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) chunks.set(Number(item.seq), String(item.text));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return chunks;
+}
+
+/**
+ * Ends a stream: writes the final state and text once, conditioned on the message still
+ * streaming with exactly the chunks the caller assembled (a chunk reserved meanwhile makes
+ * the condition fail, and the caller reassembles). Also drops the open-stream marker.
+ */
+export function finishStream(
+  loc: MessageLocation,
+  message: Pick<Message, 'id' | 'chat_id'>,
+  end: {
+    state: 'complete' | 'cancelled';
+    contentFinal: string | null;
+    contentPartial: string | null;
+    now: string;
+    chunkCount: number;
+    /** For the timeout sweep: only if there was no activity since this time. */
+    unchangedSince?: string;
+  },
+): TransactItem[] {
+  const hidden = end.state === 'cancelled' && end.contentFinal === null && end.contentPartial === null;
+  const conditions = ['stream_state = :streaming', 'chunk_count = :count'];
+  const values: Record<string, unknown> = {
+    ':streaming': 'streaming',
+    ':count': end.chunkCount,
+    ':state': end.state,
+    ':final': end.contentFinal,
+    ':partial': end.contentPartial,
+    ':now': end.now,
+  };
+  if (end.unchangedSince !== undefined) {
+    conditions.push('updated_at = :seen');
+    values[':seen'] = end.unchangedSince;
+  }
+  if (hidden) values[':hidden'] = true;
+  return [
+    {
+      Update: {
+        TableName: tableName(),
+        Key: messageKey(loc),
+        UpdateExpression: `SET stream_state = :state, content_final = :final, content_partial = :partial, updated_at = :now${hidden ? ', list_hidden = :hidden' : ''}`,
+        ConditionExpression: conditions.join(' AND '),
+        ExpressionAttributeValues: values,
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+    { Delete: { TableName: tableName(), Key: Keys.openStream(message.chat_id, message.id) } },
+  ];
+}
+
+/** The ids of a chat's messages that are streaming (their open-stream markers). */
+export async function openStreams(chatId: string): Promise<string[]> {
+  const { pk, skPrefix } = Keys.openStreamsOf(chatId);
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) ids.push(String(item.sk).slice(skPrefix.length));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return ids;
+}
+
+/**
+ * One page of a chat's listed messages, newest first (created_at desc, id desc), after the
+ * keyset position `afterSk`. Hidden messages (§5.4.2) are filtered out by DynamoDB after
+ * reading, so this keeps reading until limit+1 messages are found or the chat ends; hidden
+ * messages are rare (cancelled empty streams), so a page costs about what it returns.
+ */
+export async function queryMessages(
+  chatId: string,
+  limit: number,
+  afterSk: string | undefined,
+): Promise<{ messages: MessageRecord[]; hasMore: boolean }> {
+  const { pk, skPrefix } = Keys.messagesOf(chatId);
+  const want = limit + 1;
+  const found: MessageRecord[] = [];
+  let start: Record<string, unknown> | undefined = afterSk ? { pk, sk: afterSk } : undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        FilterExpression: 'attribute_not_exists(list_hidden)',
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+        ScanIndexForward: false,
+        Limit: want - found.length,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    found.push(...((out.Items ?? []) as MessageRecord[]));
+    start = out.LastEvaluatedKey;
+  } while (found.length < want && start);
+  return { messages: found.slice(0, limit), hasMore: found.length > limit };
+}
+
+export const sortKeyOf = (message: Pick<Message, 'chat_id' | 'created_at' | 'id'>): string =>
+  Keys.message(message.chat_id, message.created_at, message.id).sk;

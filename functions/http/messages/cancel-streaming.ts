@@ -1,0 +1,11 @@
+/** POST /api/v1/chats/{chatId}/messages/cancel-streaming: cancel every open stream of a chat (§5.4.6). */
+import * as Messages from '../../core/messages.js';
+import { http } from '../../middleware/http.js';
+import { chatPath } from '../chats/path.js';
+
+export const schemas = { path: chatPath };
+
+export const handler = http('messages/cancel-streaming', schemas, async ({ path, config }) => ({
+  status: 200,
+  body: await Messages.cancelAllStreaming(config, path.chatId),
+}));

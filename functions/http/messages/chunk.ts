@@ -1,0 +1,20 @@
+/** POST /api/v1/messages/{messageId}/chunks and its chat-scoped form: append a chunk (§5.4.3). */
+import { z } from 'zod';
+import * as Messages from '../../core/messages.js';
+import { FieldRuleError } from '../../errors.js';
+import { http } from '../../middleware/http.js';
+import { messagePath } from './path.js';
+
+export const schemas = {
+  path: messagePath,
+  // deltaText is checked as a rule (its own message, §5.4.3), not as a schema type.
+  body: z.object({ deltaText: z.unknown().optional() }),
+};
+
+export const handler = http('messages/chunk', schemas, async ({ path, body, config }) => {
+  const { deltaText } = body;
+  if (typeof deltaText !== 'string' || deltaText === '') {
+    throw new FieldRuleError('deltaText', 'deltaText must be a non-empty string.');
+  }
+  return { status: 200, body: await Messages.appendChunk(config, path.messageId, deltaText, path.chatId) };
+});

@@ -1,0 +1,24 @@
+/**
+ * POST /api/v1/messages/{messageId}/complete and its chat-scoped form (§5.4.4). The body is
+ * optional and read whatever its content type; `finalText`, when present, must be a string.
+ */
+import { z } from 'zod';
+import * as Messages from '../../core/messages.js';
+import { FieldRuleError } from '../../errors.js';
+import { http } from '../../middleware/http.js';
+import { messagePath } from './path.js';
+
+export const schemas = {
+  path: messagePath,
+  body: z.object({ finalText: z.unknown().optional() }),
+  optionalObjectBody: true,
+  malformedJsonMessage: 'Invalid JSON body.',
+};
+
+export const handler = http('messages/complete', schemas, async ({ path, body, config }) => {
+  const { finalText } = body;
+  if (finalText !== undefined && typeof finalText !== 'string') {
+    throw new FieldRuleError('finalText', 'finalText must be a string.');
+  }
+  return { status: 200, body: await Messages.complete(config, path.messageId, finalText, path.chatId) };
+});
