@@ -1,0 +1,154 @@
+/**
+ * Stream timeouts (§4.2) with server.streamTimeoutSeconds = 2: the local runtime's timer runs
+ * the same expiry task the state machine runs in AWS, and reads and writes treat an overdue
+ * stream as cancelled even before the timer gets to it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '../../../functions/store/db.js';
+import { Keys } from '../../../functions/store/keys.js';
+import { eventsSince, readEvents } from '../../support/events.js';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+
+const config = {
+  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
+  models: [{ id: 'm', name: 'M', description: '' }],
+  server: { streamTimeoutSeconds: 2 },
+};
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi({ config });
+});
+afterAll(async () => api?.close());
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
+const startStream = async (chatId: string) =>
+  (await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
+const listed = async (chatId: string) => (await api.get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
+
+/** Polls until `check` holds or `ms` pass; returns whether it held. */
+async function eventually(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return check();
+}
+
+/** Moves a stream's last activity into the past, as if it had been idle for `ms`. */
+async function ageStream(chatId: string, message: { id: string; created_at: string }, ms: number) {
+  const key = Keys.message(chatId, message.created_at, message.id);
+  await ddb().send(
+    new UpdateCommand({
+      TableName: api.tableName,
+      Key: key,
+      UpdateExpression: 'SET updated_at = :t',
+      ExpressionAttributeValues: { ':t': new Date(Date.now() - ms).toISOString() },
+    }),
+  );
+}
+
+describe('stream timeout', () => {
+  it('the timer cancels an idle stream after the timeout, keeping its partial text, with the event', async () => {
+    const chat = await newChat();
+    const before = (await readEvents(api.tableName)).length;
+    const msg = await startStream(chat.id);
+    const chunk = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'half an ans' });
+    // The timeout runs from the message's updated_at: the time its last chunk was accepted.
+    const lastActivity = Date.parse(chunk.body.updated_at);
+    await sleep(1500);
+    // Never before the timeout.
+    expect((await listed(chat.id))[0]).toMatchObject({ id: msg.id, stream_state: 'streaming' });
+    const cancelled = await eventually(
+      async () => (await eventsSince(api.tableName, before)).some((e) => e.type === 'message.streaming.complete'),
+      4000,
+    );
+    expect(cancelled).toBe(true);
+    const events = await eventsSince(api.tableName, before);
+    const end = events.find((e) => e.type === 'message.streaming.complete')!;
+    expect(end.payload).toEqual({ chatId: chat.id, messageId: msg.id, role: 'agent', streamState: 'cancelled', finalText: null });
+    expect(Date.parse(end.timestamp) - lastActivity).toBeGreaterThan(2000);
+    expect(Date.parse(end.timestamp) - lastActivity).toBeLessThan(2000 + 30_000);
+    // Stored for real (not only presented): the item says cancelled, with the text kept.
+    const item = await ddb().send(
+      new GetCommand({ TableName: api.tableName, Key: Keys.message(chat.id, msg.created_at, msg.id), ConsistentRead: true }),
+    );
+    expect(item.Item).toMatchObject({ stream_state: 'cancelled', content_partial: 'half an ans', content_final: null });
+    const chatAfter = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(chatAfter.updated_at).toBe(end.timestamp);
+    const late = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'late' });
+    expect(late.status).toBe(409);
+    expect(late.body.error.details).toEqual({ messageId: msg.id, streamState: 'cancelled' });
+  });
+
+  it('an empty stream cancelled by the timer disappears from the listing', async () => {
+    const chat = await newChat();
+    const msg = await startStream(chat.id);
+    expect((await listed(chat.id)).map((m) => m.id)).toEqual([msg.id]);
+    const gone = await eventually(async () => (await listed(chat.id)).length === 0, 5000);
+    expect(gone).toBe(true);
+  });
+
+  it('a stream kept alive by chunks is not cancelled, and completes normally', async () => {
+    const chat = await newChat();
+    const msg = await startStream(chat.id);
+    for (let i = 0; i < 7; i++) {
+      await sleep(700);
+      const res = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: `${i}` });
+      expect(res.status).toBe(200);
+    }
+    const done = await api.post(`/api/v1/messages/${msg.id}/complete`);
+    expect(done.status).toBe(200);
+    expect(done.body.content_final).toBe('0123456');
+  });
+
+  it('leaves a stream completed before the timer fires alone', async () => {
+    const chat = await newChat();
+    const before = (await readEvents(api.tableName)).length;
+    const msg = await startStream(chat.id);
+    await api.post(`/api/v1/messages/${msg.id}/complete`, { finalText: 'quick' });
+    await sleep(2600);
+    const events = await eventsSince(api.tableName, before);
+    expect(events.map((e) => [e.type, e.payload.streamState])).toEqual([
+      ['message.created', 'streaming'],
+      ['message.streaming.complete', 'complete'],
+    ]);
+    expect((await listed(chat.id))[0]).toMatchObject({ stream_state: 'complete', content_final: 'quick' });
+  });
+
+  it('reads show an overdue stream as cancelled before any timer runs', async () => {
+    const chat = await newChat();
+    const msg = await startStream(chat.id);
+    await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'stale' });
+    await ageStream(chat.id, msg, 5000);
+    const [shown] = await listed(chat.id);
+    expect(shown).toMatchObject({ id: msg.id, stream_state: 'cancelled', content_partial: 'stale', content_final: null });
+  });
+
+  it('writes on an overdue stream make the cancellation real and answer 409', async () => {
+    for (const op of ['chunks', 'complete', 'cancel']) {
+      const chat = await newChat();
+      const msg = await startStream(chat.id);
+      await ageStream(chat.id, msg, 5000);
+      const before = (await readEvents(api.tableName)).length;
+      const res = await api.post(`/api/v1/messages/${msg.id}/${op}`, op === 'chunks' ? { deltaText: 'x' } : {});
+      expect([op, res.status, res.body.error?.details]).toEqual([op, 409, { messageId: msg.id, streamState: 'cancelled' }]);
+      const events = await eventsSince(api.tableName, before);
+      expect(events.map((e) => [e.type, e.payload.messageId, e.payload.streamState])).toEqual([
+        ['message.streaming.complete', msg.id, 'cancelled'],
+      ]);
+    }
+  });
+
+  it('cancel-streaming also cancels overdue streams', async () => {
+    const chat = await newChat();
+    const msg = await startStream(chat.id);
+    await ageStream(chat.id, msg, 5000);
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages/cancel-streaming`);
+    expect(res.body).toEqual({ cancelledMessageIds: [msg.id] });
+  });
+});
