@@ -15,9 +15,11 @@ import { putDispatchInput } from '../store/dispatch-repo.js';
 import { eventPuts } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { putMessage } from '../store/messages-repo.js';
+import type { MessageRecord } from '../store/messages-repo.js';
 import { adjustTag } from '../store/tags-repo.js';
 import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from './model.js';
 import type { Chat, Message } from './model.js';
+import * as StreamText from './stream-text.js';
 
 export interface ChatDeps {
   clock: () => Date;
@@ -212,7 +214,7 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
  * last_read_at is set.
  */
 async function recompute(chat: ChatRecord): Promise<void> {
-  const [newest, second] = await Chats.newestMessages(chat.id, 2);
+  const [newest, second] = await Promise.all((await Chats.newestMessages(chat.id, 2)).map(withStreamedText));
   const newestPreview = newest ? previewOf(newest) : null;
   chat.last_message_at = newest ? newest.created_at : null;
   chat.last_message_preview = newestPreview ?? (second ? previewOf(second) : null);
@@ -221,6 +223,16 @@ async function recompute(chat: ChatRecord): Promise<void> {
     chat.last_read_at === null
       ? chat.non_user_message_count
       : await Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at);
+}
+
+/**
+ * A streaming message's text lives in its chunk items until it ends; the recompute sees it
+ * as content_partial, as the contract's model has it.
+ */
+async function withStreamedText(message: MessageRecord): Promise<MessageRecord> {
+  if (message.stream_state !== 'streaming' || !message.chunk_count) return message;
+  const { text } = await StreamText.assemble(message.id, message.chunk_count);
+  return { ...message, content_partial: text === '' ? null : text };
 }
 
 /**

@@ -90,8 +90,12 @@ export function cut(text: string, max: number): string {
   return Array.from(text).slice(0, max).join('');
 }
 
-/** A message's preview (§3.1). Media-linked previews arrive with the media issue. */
-export function previewOf(message: Pick<Message, 'content_final' | 'content_partial'>): string | null {
+/**
+ * A message's preview (§3.1): its trimmed text cut to 180 characters, else the label of its
+ * linked media (`Voice note` / `Attachment`, fixed when the media was linked), else none.
+ */
+export function previewOf(message: Pick<Message, 'content_final' | 'content_partial'> & { media_preview?: string | undefined }): string | null {
   const text = (message.content_final ?? message.content_partial ?? '').trim();
-  return text === '' ? null : cut(text, PREVIEW_MAX_CHARS);
+  if (text !== '') return cut(text, PREVIEW_MAX_CHARS);
+  return message.media_preview ?? null;
 }

@@ -6,7 +6,8 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { CHAT_FIELDS, pick } from '../core/model.js';
-import type { Chat, Message, MessageRole } from '../core/model.js';
+import type { Chat, MessageRole } from '../core/model.js';
+import type { MessageRecord } from './messages-repo.js';
 import { ddb, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
@@ -150,7 +151,7 @@ export async function touchChat(chatId: string, now: string): Promise<void> {
 }
 
 /** The newest `count` messages of a chat, newest first. Cost: one Query reading `count` items. */
-export async function newestMessages(chatId: string, count: number): Promise<Message[]> {
+export async function newestMessages(chatId: string, count: number): Promise<MessageRecord[]> {
   const { pk, skPrefix } = Keys.messagesOf(chatId);
   const out = await ddb().send(
     new QueryCommand({
@@ -162,7 +163,7 @@ export async function newestMessages(chatId: string, count: number): Promise<Mes
       ConsistentRead: true,
     }),
   );
-  return (out.Items ?? []) as Message[];
+  return (out.Items ?? []) as MessageRecord[];
 }
 
 /**

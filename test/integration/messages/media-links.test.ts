@@ -1,0 +1,146 @@
+/**
+ * Messages that reference media through their trace (§5.4.1 checks 16–18, side effect 1,
+ * §3.1 previews). Uploads arrive with the media issue, so this file puts media items in the
+ * table the way an upload stores them.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '../../../functions/store/db.js';
+import { Keys } from '../../../functions/store/keys.js';
+import { eventsSince, readEvents } from '../../support/events.js';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+
+const config = {
+  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
+  models: [{ id: 'm', name: 'M', description: '' }],
+};
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi({ config });
+});
+afterAll(async () => api?.close());
+
+let counter = 0;
+const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
+
+async function putMedia(chatId: string, kind: 'image' | 'audio' | 'file', messageId: string | null = null): Promise<string> {
+  const id = `media${String(counter++).padStart(16, '0')}`;
+  await ddb().send(
+    new PutCommand({
+      TableName: api.tableName,
+      Item: { ...Keys.media(id), type: 'media', id, chat_id: chatId, message_id: messageId, kind, filename: `${id}.bin`, created_at: new Date().toISOString() },
+    }),
+  );
+  return id;
+}
+
+const mediaItem = async (id: string) =>
+  (await ddb().send(new GetCommand({ TableName: api.tableName, Key: Keys.media(id), ConsistentRead: true }))).Item;
+
+describe('media references in a message trace', () => {
+  it('links every referenced medium, emits media.attached before message.created, and previews "Attachment"', async () => {
+    const chat = await newChat();
+    const img = await putMedia(chat.id, 'image');
+    const doc = await putMedia(chat.id, 'file');
+    const before = (await readEvents(api.tableName)).length;
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', trace: { mediaIds: [img, doc] } });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ content_final: null, stream_state: 'complete', trace: { mediaIds: [img, doc] } });
+    expect((await mediaItem(img))?.message_id).toBe(res.body.id);
+    expect((await mediaItem(doc))?.message_id).toBe(res.body.id);
+    const events = await eventsSince(api.tableName, before);
+    expect(events.map((e) => e.type)).toEqual(['media.attached', 'media.attached', 'message.created']);
+    expect(events[0]!.payload).toEqual({ chatId: chat.id, mediaId: img, messageId: res.body.id, kind: 'image' });
+    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(after).toMatchObject({ last_message_preview: 'Attachment', last_message_role: 'agent', unread_count: 1 });
+  });
+
+  it('previews a voice note, and keeps that preview through a full recompute', async () => {
+    const chat = await newChat();
+    const voice = await putMedia(chat.id, 'audio');
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: '  ', trace: { mediaId: voice, kind: 'audio' } });
+    expect(res.status).toBe(201);
+    expect((await api.get(`/api/v1/chats/${chat.id}`)).body.last_message_preview).toBe('Voice note');
+    await api.patch(`/api/v1/chats/${chat.id}`, { pinned: true });
+    expect((await api.get(`/api/v1/chats/${chat.id}`)).body.last_message_preview).toBe('Voice note');
+  });
+
+  it('rejects media of another chat, unknown media, media already linked and a legacy kind mismatch, creating nothing', async () => {
+    const chat = await newChat();
+    const other = await newChat();
+    const foreign = await putMedia(other.id, 'image');
+    const linked = await putMedia(chat.id, 'image', 'somemessageid00000000');
+    const audio = await putMedia(chat.id, 'audio');
+    const before = (await readEvents(api.tableName)).length;
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ mediaIds: [foreign] }, 'A media ID in trace does not belong to this chat.', 'trace.mediaIds'],
+      [{ mediaIds: ['nosuchmedia0000000000'] }, 'A media ID in trace does not belong to this chat.', 'trace.mediaIds'],
+      [{ mediaIds: [audio, linked] }, 'A media ID in trace is already linked to another message.', 'trace.mediaIds'],
+      [{ mediaId: audio, kind: 'image' }, 'trace.kind does not match linked media kind.', 'trace.kind'],
+    ];
+    for (const [trace, message, field] of cases) {
+      const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'x', trace });
+      expect([res.status, res.body.error?.message, res.body.error?.details]).toEqual([400, message, { field }]);
+    }
+    expect((await mediaItem(audio))?.message_id).toBeNull();
+    expect(await eventsSince(api.tableName, before)).toEqual([]);
+    expect((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data).toEqual([]);
+  });
+
+  it('of two concurrent messages referencing one medium, exactly one links it', async () => {
+    const chat = await newChat();
+    const img = await putMedia(chat.id, 'image');
+    const results = await Promise.all(
+      [1, 2].map((i) => api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: `m${i}`, trace: { mediaIds: [img] } })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 400]);
+    const winner = results.find((r) => r.status === 201)!;
+    expect((await mediaItem(img))?.message_id).toBe(winner.body.id);
+    expect((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data).toHaveLength(1);
+  });
+
+  it('a streaming message stores its trace but links no media', async () => {
+    const chat = await newChat();
+    const img = await putMedia(chat.id, 'image');
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true, trace: { mediaIds: [img] } });
+    expect(res.status).toBe(201);
+    expect(res.body.trace).toEqual({ mediaIds: [img] });
+    expect((await mediaItem(img))?.message_id).toBeNull();
+  });
+
+  it('writes a user message dispatch input with its content, trace kind and media ids (§4.4.1)', async () => {
+    const chat = await newChat();
+    const a = await putMedia(chat.id, 'file');
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'user',
+      content: ' see attached ',
+      trace: { mediaIds: [a, ''], mediaId: 'legacy-id', kind: 'file' },
+    });
+    // '' is not a valid mediaIds entry (check 7).
+    expect(res.status).toBe(400);
+    const ok = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: ' see attached ', trace: { mediaIds: [a], mediaId: 'legacy-id', kind: 'file' } });
+    expect(ok.status).toBe(201);
+    const agent = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'ok' });
+    expect(agent.status).toBe(201);
+    const inputs = await ddb().send(
+      new QueryCommand({
+        TableName: api.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
+        ExpressionAttributeValues: { ':pk': Keys.chat(chat.id).pk, ':din': 'DIN#' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(inputs.Items).toHaveLength(1);
+    expect(inputs.Items![0]).toMatchObject({
+      source_kind: 'user_message',
+      source_id: ok.body.id,
+      sender_id: 'user:primary',
+      content: 'see attached',
+      trace_kind: 'file',
+      media_ids: [a, 'legacy-id'],
+      state: 'pending',
+    });
+  });
+});
