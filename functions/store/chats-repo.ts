@@ -8,7 +8,7 @@ import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamod
 import { CHAT_FIELDS, pick } from '../core/model.js';
 import type { Chat, MessageRole } from '../core/model.js';
 import type { MessageRecord } from './messages-repo.js';
-import { ddb, tableName } from './db.js';
+import { countAll, ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -173,25 +173,13 @@ export async function newestMessages(chatId: string, count: number): Promise<Mes
 export async function countNonUserMessagesAfter(chatId: string, time: string): Promise<number> {
   const { pk, skAfter } = Keys.messagesAfter(chatId, time);
   const { skPrefix } = Keys.messagesOf(chatId);
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        FilterExpression: '#role <> :user',
-        ExpressionAttributeNames: { '#role': 'role' },
-        ExpressionAttributeValues: { ':pk': pk, ':from': skAfter, ':to': `${skPrefix}\uffff`, ':user': 'user' },
-        Select: 'COUNT',
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    count += out.Count ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return count;
+  return countAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    FilterExpression: '#role <> :user',
+    ExpressionAttributeNames: { '#role': 'role' },
+    ExpressionAttributeValues: { ':pk': pk, ':from': skAfter, ':to': `${skPrefix}\uffff`, ':user': 'user' },
+    ConsistentRead: true,
+  });
 }
 
 export interface ChatPageQuery {
@@ -266,20 +254,10 @@ export interface AttentionEntry {
  */
 export async function chatsNeedingAttention(): Promise<AttentionEntry[]> {
   const { index, pkName, pk } = Keys.attentionIndex;
-  const entries: AttentionEntry[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: index,
-        KeyConditionExpression: `${pkName} = :pk`,
-        ExpressionAttributeValues: { ':pk': pk },
-        ExclusiveStartKey: start,
-      }),
-    );
-    entries.push(...((out.Items ?? []) as AttentionEntry[]));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const entries = (await queryAll({
+    IndexName: index,
+    KeyConditionExpression: `${pkName} = :pk`,
+    ExpressionAttributeValues: { ':pk': pk },
+  })) as unknown as AttentionEntry[];
   return entries;
 }

@@ -3,8 +3,8 @@
  * mutation goes through. The client's only local difference is the endpoint.
  */
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { env } from '../platform/env.js';
 import { recordCall } from '../platform/usage.js';
 
@@ -51,6 +51,33 @@ export function ddb(): DynamoDBDocumentClient {
 }
 
 export const tableName = (): string => env().TABLE_NAME;
+
+/**
+ * Every item a Query matches, page after page (each page is one call and at most 1 MB).
+ * For ranges known to be small or wanted whole; lists with a limit page by themselves.
+ */
+export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(new QueryCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }));
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** The COUNT of a Query's matches, page after page (Select COUNT still reads every item). */
+export async function countAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>): Promise<number> {
+  let count = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(new QueryCommand({ ...input, TableName: tableName(), Select: 'COUNT', ExclusiveStartKey: start }));
+    count += out.Count ?? 0;
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return count;
+}
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 

@@ -16,7 +16,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../core/model.js';
 import type { Message } from '../core/model.js';
-import { ddb, tableName } from './db.js';
+import { ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -174,22 +174,14 @@ export async function readChunks(messageId: string, from: number, to: number): P
   const chunks = new Map<number, string>();
   if (to < from) return chunks;
   const { pk, skFrom, skTo } = Keys.chunkRange(messageId, from, to);
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': pk, ':from': skFrom, ':to': skTo },
-        ProjectionExpression: 'seq, #text',
-        ExpressionAttributeNames: { '#text': 'text' },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) chunks.set(Number(item.seq), String(item.text));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': pk, ':from': skFrom, ':to': skTo },
+    ProjectionExpression: 'seq, #text',
+    ExpressionAttributeNames: { '#text': 'text' },
+    ConsistentRead: true,
+  });
+  for (const item of items) chunks.set(Number(item.seq), String(item.text));
   return chunks;
 }
 
@@ -244,21 +236,12 @@ export function finishStream(
 /** The ids of a chat's messages that are streaming (their open-stream markers). */
 export async function openStreams(chatId: string): Promise<string[]> {
   const { pk, skPrefix } = Keys.openStreamsOf(chatId);
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) ids.push(String(item.sk).slice(skPrefix.length));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ConsistentRead: true,
+  });
+  const ids = items.map((item) => String(item.sk).slice(skPrefix.length));
   return ids;
 }
 

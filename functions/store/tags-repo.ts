@@ -2,8 +2,7 @@
  * The instance-wide tag catalog (contract §2.7): one item per exact tag name in one
  * partition, sorted by its ASCII-lower-cased name so a prefix is one key range.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './db.js';
+import { queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -30,23 +29,12 @@ export const adjustTag = (name: string, delta: number): TransactItem => ({
  */
 export async function tagsWithPrefix(prefix: string): Promise<TagEntry[]> {
   const { pk, skPrefix } = Keys.tagsWithPrefix(prefix);
-  const entries: TagEntry[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ProjectionExpression: '#name, usage_count',
-        ExpressionAttributeNames: { '#name': 'name' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      entries.push({ name: String(item.name), usage_count: Math.max(0, Number(item.usage_count ?? 0)) });
-    }
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ProjectionExpression: '#name, usage_count',
+    ExpressionAttributeNames: { '#name': 'name' },
+  });
+  const entries: TagEntry[] = items.map((item) => ({ name: String(item.name), usage_count: Math.max(0, Number(item.usage_count ?? 0)) }));
   return entries;
 }
