@@ -1,7 +1,8 @@
 /**
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
- * (api.ts, api-function.ts) and, when the instance secret is on, its Secrets Manager secret
- * (instance-secret.ts). Environment-agnostic: no account or region lookups.
+ * (api.ts, api-function.ts), the stream-timeout state machine (stream-timeouts.ts) and, when
+ * the instance secret is on, its Secrets Manager secret (instance-secret.ts).
+ * Environment-agnostic: no account or region lookups.
  */
 import { readFileSync } from 'node:fs';
 import { Annotations, CfnOutput, Stack } from 'aws-cdk-lib';
@@ -12,6 +13,7 @@ import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
 import { Storage } from './constructs/storage.js';
+import { StreamTimeouts } from './constructs/stream-timeouts.js';
 
 export interface ChatRelayStackProps extends StackProps {
   /** The validated instance configuration (resolveConfig). Its secrets are stripped here. */
@@ -37,13 +39,15 @@ const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:se
 
 /**
  * Lambda allows 4 KB of environment in total; this leaves room for the other variables
- * (table name, secret ARN, version, NODE_OPTIONS) once CloudFormation resolves them.
+ * (table name, secret ARN, state machine ARN, version, NODE_OPTIONS) once CloudFormation
+ * resolves them.
  */
 const INSTANCE_CONFIG_MAX_BYTES = 3584;
 
 export class ChatRelayStack extends Stack {
   readonly storage: Storage;
   readonly api: Api;
+  readonly streamTimeouts: StreamTimeouts;
   readonly instanceSecret: InstanceSecret | undefined;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
@@ -77,17 +81,25 @@ export class ChatRelayStack extends Stack {
       );
     }
 
+    const environment = { SERVICE_VERSION: serviceVersion ?? packageVersion(), INSTANCE_CONFIG: instanceConfig };
+    this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', {
+      table: this.storage.table,
+      instanceSecret: this.instanceSecret?.secret,
+      environment,
+    });
     this.api = new Api(this, 'Api', {
       table: this.storage.table,
       instanceSecret: this.instanceSecret?.secret,
-      environment: {
-        SERVICE_VERSION: serviceVersion ?? packageVersion(),
-        INSTANCE_CONFIG: instanceConfig,
-      },
+      environment,
+      streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; the API lives under /api/v1' });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
+    new CfnOutput(this, 'StreamTimeoutStateMachineArn', {
+      value: this.streamTimeouts.stateMachine.stateMachineArn,
+      description: 'State machine that cancels abandoned message streams',
+    });
     if (this.instanceSecret) {
       new CfnOutput(this, 'InstanceSecretArn', {
         value: this.instanceSecret.secret.secretArn,

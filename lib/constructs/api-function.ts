@@ -4,14 +4,14 @@
  * can write to that log group and nothing else until a `bind*` helper grants more.
  */
 import { fileURLToPath } from 'node:url';
-import { CfnElement, Duration, Validations } from 'aws-cdk-lib';
+import { CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import type { Construct } from 'constructs';
+import type { Construct, IConstruct } from 'constructs';
 import { Keys } from '../../functions/store/keys.js';
 
 /** The repository root: bundling resolves entries and node_modules from here, whatever the cwd. */
@@ -20,6 +20,11 @@ export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** Absolute path of an HTTP handler module, e.g. httpEntry('chats/create'). */
 export function httpEntry(handler: string): string {
   return fileURLToPath(new URL(`../../functions/http/${handler}.ts`, import.meta.url));
+}
+
+/** Absolute path of a job module (invoked by AWS services, not HTTP), e.g. jobEntry('expire-stream'). */
+export function jobEntry(name: string): string {
+  return fileURLToPath(new URL(`../../functions/jobs/${name}.ts`, import.meta.url));
 }
 
 /**
@@ -131,8 +136,8 @@ export class ApiFunction extends NodejsFunction {
   }
 }
 
-/** The table's logical id, as cdk-nag names it in findings ("<LogicalId.Arn>"). */
-function logicalIdOf(table: ITable): string {
-  const resource = table.node.defaultChild;
-  return resource instanceof CfnElement ? table.stack.resolve(resource.logicalId) : table.node.id;
+/** The logical id of a construct's resource, as cdk-nag names it in findings ("<LogicalId.Arn>"). */
+export function logicalIdOf(construct: IConstruct): string {
+  const resource = construct.node.defaultChild;
+  return resource instanceof CfnElement ? Stack.of(construct).resolve(resource.logicalId) : construct.node.id;
 }

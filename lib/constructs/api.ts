@@ -11,8 +11,10 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { fallbackHandler, routeId, routes } from '../routes.js';
+import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
 import type { TableAccess } from './api-function.js';
 
@@ -22,6 +24,11 @@ export interface ApiProps {
   environment: Record<string, string>;
   /** When set, every function gets INSTANCE_SECRET_ARN and may read the secret. */
   instanceSecret?: ISecret | undefined;
+  /**
+   * The stream-timeout state machine: the functions of `streamTimer` routes (and only those)
+   * get STREAM_TIMEOUT_STATE_MACHINE_ARN and may start its executions.
+   */
+  streamTimeoutStateMachine: IStateMachine;
 }
 
 /**
@@ -74,9 +81,13 @@ export class Api extends Construct {
       createDefaultStage: false,
     });
 
-    for (const route of routes) {
+    for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
       const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read');
+      if (route.streamTimer) {
+        fn.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', props.streamTimeoutStateMachine.stateMachineArn);
+        props.streamTimeoutStateMachine.grantStartExecution(fn);
+      }
       this.httpApi.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

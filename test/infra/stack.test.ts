@@ -2,6 +2,7 @@
  * Assertions on the synthesized ChatRelay template. The full synth (esbuild bundling of every
  * function) runs once, in beforeAll, and every test below shares it; the instance-secret
  * tests synthesize their own variants without bundling, which costs about a second each.
+ * The stream-timeout state machine is checked here too, so it shares that one synth.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,12 +14,14 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
 import { fallbackHandler, routeId, routes } from '../../lib/routes.js';
+import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
 import { DeploymentConfigError } from '../../lib/stack.js';
 import {
   actionsOf,
   cdkPath,
+  joinedString,
   refId,
   resourcesOf,
   resourcesOfType,
@@ -32,7 +35,12 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { ve
 
 const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
-const expectedFunctionPaths = [...routes.map((r) => functionPathOf(routeId(r))), functionPathOf('Fallback')];
+const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
+const expectedFunctionPaths = [
+  ...routes.map((r) => functionPathOf(routeId(r))),
+  functionPathOf('Fallback'),
+  expiryFunctionPath,
+];
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -74,20 +82,22 @@ const dynamoActions = (statements: PolicyStatementJson[]) =>
 let main: Synthesized;
 let fns: FunctionInfo[];
 let tableId: string;
+let stateMachineId: string;
 const fnAt = (id: string) => fns.find((f) => f.path === functionPathOf(id))!;
 
 beforeAll(() => {
   main = synthesize({ bundle: true });
   fns = functionsOf(main.json);
   tableId = resourcesOfType(main.json, 'AWS::DynamoDB::Table')[0]![0];
+  stateMachineId = resourcesOfType(main.json, 'AWS::StepFunctions::StateMachine')[0]?.[0] ?? '(none)';
 }, 300_000);
 
 afterAll(() => main?.dispose());
 
 describe('HTTP API', () => {
-  it('has one function per route of lib/routes.ts plus the fallback, and no other', () => {
+  it('has one function per route of lib/routes.ts plus the fallback (and the stream expiry function), and no other', () => {
     expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
-    expect(fns).toHaveLength(routes.length + 1);
+    expect(fns).toHaveLength(routes.length + 2);
   });
 
   it('has exactly the route keys of the route table plus $default', () => {
@@ -127,9 +137,10 @@ describe('HTTP API', () => {
     expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
   });
 
-  it('outputs the API URL and the table name, and no secret ARN when the secret is off', () => {
-    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual(['ApiUrl', 'TableName']);
+  it('outputs the API URL, the table name and the state machine ARN, and no secret ARN when the secret is off', () => {
+    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual(['ApiUrl', 'StreamTimeoutStateMachineArn', 'TableName']);
     expect(refId(main.json.Outputs?.TableName?.Value)).toBe(tableId);
+    expect(main.json.Outputs?.StreamTimeoutStateMachineArn?.Value).toEqual({ Ref: stateMachineId });
   });
 });
 
@@ -276,6 +287,136 @@ describe('permissions', () => {
   });
 });
 
+describe('stream timeouts', () => {
+  interface AslState {
+    Type: string;
+    Next?: string;
+    Default?: string;
+    Resource?: string;
+    Choices?: { Variable?: string; BooleanEquals?: unknown; Next: string }[];
+    Retry?: { ErrorEquals: string[]; IntervalSeconds?: number; MaxAttempts?: number; BackoffRate?: number }[];
+    [key: string]: unknown;
+  }
+  interface AslDefinition {
+    StartAt: string;
+    States: Record<string, AslState>;
+    TimeoutSeconds?: number;
+  }
+
+  const stateMachine = () => main.json.Resources[stateMachineId]!;
+  const definition = () => JSON.parse(joinedString(stateMachine().Properties?.DefinitionString)) as AslDefinition;
+  const expiry = () => fns.find((f) => f.path === expiryFunctionPath)!;
+  /** The states in loop order: Wait → Task → Choice. */
+  const loop = () => {
+    const def = definition();
+    const wait = def.States[def.StartAt]!;
+    const task = def.States[wait.Next ?? '']!;
+    const choice = def.States[task.Next ?? '']!;
+    return { def, wait, task, choice };
+  };
+
+  it('is one Standard state machine with a one-day timeout', () => {
+    expect(resourcesOfType(main.json, 'AWS::StepFunctions::StateMachine')).toHaveLength(1);
+    expect(stateMachine().Properties?.StateMachineType).toBe('STANDARD');
+    expect(definition().TimeoutSeconds).toBe(86_400);
+  });
+
+  it('waits $.waitSeconds, runs the expiry function, and stops when $.done or waits again', () => {
+    const { def, wait, task, choice } = loop();
+    expect(Object.keys(def.States)).toHaveLength(4);
+    expect(wait).toEqual({ Type: 'Wait', SecondsPath: '$.waitSeconds', Next: expect.any(String) });
+    expect(task.Type).toBe('Task');
+    // payloadResponseOnly: the function ARN itself is the resource, and with no input or
+    // result processing the state output is exactly the function's return value
+    // ({ messageId, done, waitSeconds, waitMs }), which the next Wait reads.
+    expect(task.Resource).toBe(`\${${expiry().id}.Arn}`);
+    for (const key of ['Parameters', 'InputPath', 'ResultSelector', 'ResultPath', 'OutputPath', 'Catch', 'End']) {
+      expect([key, task[key]]).toEqual([key, undefined]);
+    }
+    expect(choice.Type).toBe('Choice');
+    expect(choice.Choices).toEqual([{ Variable: '$.done', BooleanEquals: true, Next: expect.any(String) }]);
+    expect(def.States[choice.Choices![0]!.Next]).toEqual({ Type: 'Succeed' });
+    expect(choice.Default).toBe(def.StartAt);
+  });
+
+  it('retries transient Lambda errors and failed checks a few times with backoff', () => {
+    const retry = loop().task.Retry ?? [];
+    expect(retry.flatMap((r) => r.ErrorEquals)).toEqual(
+      expect.arrayContaining([
+        'Lambda.ServiceException',
+        'Lambda.TooManyRequestsException',
+        'Lambda.SdkClientException',
+        'States.TaskFailed',
+      ]),
+    );
+    for (const r of retry) {
+      expect([r.ErrorEquals, r.MaxAttempts! >= 2 && r.MaxAttempts! <= 10, r.BackoffRate! > 1]).toEqual([r.ErrorEquals, true, true]);
+    }
+    // Retriers apply in order and States.TaskFailed also matches Lambda.* errors: it comes last.
+    expect(retry.at(-1)!.ErrorEquals).toEqual(['States.TaskFailed']);
+  });
+
+  it('logs errors to its own log group kept one month, and traces with X-Ray', () => {
+    const props = stateMachine().Properties ?? {};
+    expect(props.TracingConfiguration).toEqual({ Enabled: true });
+    expect(props.LoggingConfiguration.Level).toBe('ERROR');
+    const destinations = props.LoggingConfiguration.Destinations as { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
+    expect(destinations).toHaveLength(1);
+    const groupId = refId(destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn)!;
+    const group = main.json.Resources[groupId];
+    expect([group?.Type, group?.Properties?.RetentionInDays]).toEqual(['AWS::Logs::LogGroup', 30]);
+    expect(cdkPath(group!)).toMatch(/^ChatRelay\/StreamTimeouts\//);
+  });
+
+  it('may invoke the expiry function (and its versions) and no other function', () => {
+    const statements = statementsOfRole(main.json, refId(stateMachine().Properties?.RoleArn)!);
+    const actions = statements.flatMap(actionsOf);
+    expect(actions.filter((a) => !/^(logs|xray):/.test(a))).toEqual(['lambda:InvokeFunction']);
+    const invokes = statements.filter((s) => actionsOf(s).includes('lambda:InvokeFunction'));
+    expect(invokes.flatMap(resourcesOf).map(joinedString).sort()).toEqual([
+      `\${${expiry().id}.Arn}`,
+      `\${${expiry().id}.Arn}:*`,
+    ]);
+  });
+
+  it('runs the expiry function on arm64 Node.js 22 with the table (read-write) and the configuration', () => {
+    const fn = expiry();
+    expect([fn.props.Runtime, fn.props.Architectures]).toEqual(['nodejs22.x', ['arm64']]);
+    const env = fn.props.Environment.Variables as Record<string, unknown>;
+    expect(refId(env.TABLE_NAME)).toBe(tableId);
+    expect(JSON.parse(env.INSTANCE_CONFIG as string).server.streamTimeoutSeconds).toBe(60);
+    expect(dynamoActions(fn.statements)).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
+    );
+  });
+
+  it('gives the state machine ARN and states:StartExecution on it to the streamTimer routes only', () => {
+    const timerRoutes = (routes as readonly RouteSpec[]).filter((r) => r.streamTimer);
+    expect(timerRoutes.map(routeKey)).toContain('POST /api/v1/chats/{chatId}/messages');
+    const timerPaths = new Set(timerRoutes.map((r) => functionPathOf(routeId(r))));
+    const onStates = (statements: PolicyStatementJson[]) =>
+      statements.filter((s) => actionsOf(s).some((a) => a.startsWith('states:')));
+    for (const fn of fns) {
+      const env = fn.props.Environment.Variables as Record<string, unknown>;
+      const starts = onStates(fn.statements);
+      if (timerPaths.has(fn.path)) {
+        expect([fn.path, env.STREAM_TIMEOUT_STATE_MACHINE_ARN]).toEqual([fn.path, { Ref: stateMachineId }]);
+        expect(starts.flatMap(actionsOf)).toEqual(['states:StartExecution']);
+        expect(starts.flatMap(resourcesOf)).toEqual([{ Ref: stateMachineId }]);
+      } else {
+        expect([fn.path, env.STREAM_TIMEOUT_STATE_MACHINE_ARN, starts]).toEqual([fn.path, undefined, []]);
+      }
+    }
+    // No other role of the stack may touch Step Functions either.
+    const timerRoles = new Set(fns.filter((f) => timerPaths.has(f.path)).map((f) => f.roleId));
+    for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
+      const roles = (policy.Properties?.Roles as unknown[]).map(refId);
+      const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
+      if (onStates(statements).length > 0) expect([id, roles.every((r) => timerRoles.has(r!))]).toEqual([id, true]);
+    }
+  });
+});
+
 describe('cdk-nag', () => {
   it('reports no unacknowledged AwsSolutions error or warning', () => {
     expect(nagFindings(main.stack)).toEqual([]);
@@ -320,7 +461,7 @@ describe('instance secret', () => {
       expect(refId(synth.json.Outputs?.InstanceSecretArn?.Value)).toBe(secretId);
 
       const secretFns = functionsOf(synth.json);
-      expect(secretFns).toHaveLength(routes.length + 1);
+      expect(secretFns).toHaveLength(routes.length + 2);
       for (const fn of secretFns) {
         const env = fn.props.Environment.Variables;
         expect([fn.path, refId(env.INSTANCE_SECRET_ARN)]).toEqual([fn.path, secretId]);

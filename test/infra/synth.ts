@@ -133,3 +133,19 @@ export const actionsOf = (statement: PolicyStatementJson): string[] =>
 
 export const resourcesOf = (statement: PolicyStatementJson): unknown[] =>
   Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+
+/**
+ * A string built with Fn::Join (a state machine definition, an ARN) with every reference as
+ * a placeholder: `${LogicalId}` for Ref, `${LogicalId.Attr}` for Fn::GetAtt.
+ */
+export function joinedString(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const id = refId(value);
+  if (id !== undefined) {
+    const getAtt = (value as Record<string, unknown>)['Fn::GetAtt'] as unknown[] | undefined;
+    return getAtt ? `\${${id}.${String(getAtt[1])}}` : `\${${id}}`;
+  }
+  const join = (value as Record<string, unknown> | null)?.['Fn::Join'];
+  if (Array.isArray(join)) return (join[1] as unknown[]).map(joinedString).join(join[0] as string);
+  throw new Error(`Not a string, reference or Fn::Join: ${JSON.stringify(value)}`);
+}
