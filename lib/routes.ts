@@ -51,6 +51,12 @@ export const routes = [
   { method: 'POST', path: '/api/v1/messages/{messageId}/cancel', handler: 'messages/cancel', writes: true },
   { method: 'POST', path: '/api/v1/chats/{chatId}/messages/{messageId}/cancel', handler: 'messages/cancel', writes: true },
 
+  { method: 'POST', path: '/api/v1/chats/{chatId}/requests', handler: 'requests/create', writes: true },
+  { method: 'GET', path: '/api/v1/chats/{chatId}/requests', handler: 'requests/list', writes: false },
+  { method: 'PATCH', path: '/api/v1/requests/{requestId}', handler: 'requests/update', writes: true },
+  { method: 'POST', path: '/api/v1/requests/{requestId}/resolve', handler: 'requests/resolve', writes: true },
+  { method: 'POST', path: '/api/v1/requests/{requestId}/cancel', handler: 'requests/cancel', writes: true },
+
   { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
 ] as const satisfies readonly RouteSpec[];
 

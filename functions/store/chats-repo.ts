@@ -128,6 +128,29 @@ export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
   };
 }
 
+/**
+ * A request created (+1) or ended (-1): pending_requests_count and updated_at, atomically,
+ * with a version bump (so a concurrent recompute-style rewrite redoes its work). A count can
+ * only go down for a request that was counted when it was created, so it never goes below 0.
+ */
+export function adjustPending(chatId: string, delta: 1 | -1, now: string): TransactItem {
+  const attention = Keys.chatAttention(chatId);
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: Keys.chat(chatId),
+      UpdateExpression: `SET updated_at = :now${delta > 0 ? ', gsi3pk = :g3pk, gsi3sk = :g3sk' : ''} ADD pending_requests_count :delta, ver :one`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: {
+        ':now': now,
+        ':delta': delta,
+        ':one': 1,
+        ...(delta > 0 ? { ':g3pk': attention.gsi3pk, ':g3sk': attention.gsi3sk } : {}),
+      },
+    },
+  };
+}
+
 /** Fails its transaction (index of this item) when the chat does not exist. */
 export const chatExists = (chatId: string): TransactItem => ({
   ConditionCheck: { TableName: tableName(), Key: Keys.chat(chatId), ConditionExpression: 'attribute_exists(pk)' },

@@ -16,6 +16,10 @@ export interface DispatchInput {
   content: string;
   trace_kind?: string;
   media_ids: string[];
+  /** request_resolved inputs remember the request (§4.4.1). */
+  request_type?: string;
+  request_title?: string;
+  resolution_payload?: Record<string, unknown>;
   state: 'pending' | 'batched';
   created_at: string;
 }

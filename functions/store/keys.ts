@@ -12,6 +12,8 @@
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
  * | dispatch state    | CHAT#<chatId>      | DSTATE                      |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |
+ * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> |
+ * | request pointer   | REQ#<requestId>    | PTR                         |
  * | tag catalog entry | TAGS               | TAG#<ascii-lower name>#<name> |
  * | event sequence    | SEQ                | EVENTS                      |
  * | event             | EVT#<seq / 100000> | <seq, 15 digits>            |
@@ -73,6 +75,13 @@ export const Keys = {
 
   /** Per-chat dispatch bookkeeping (user typing time; the dispatch issue adds its state). */
   dispatchState: (chatId: string) => ({ pk: `CHAT#${chatId}`, sk: 'DSTATE' }),
+
+  request: (chatId: string, createdAt: string, requestId: string) => ({
+    pk: `CHAT#${chatId}`,
+    sk: `REQ#${pad(Date.parse(createdAt))}#${requestId}`,
+  }),
+  requestsOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'REQ#' }),
+  requestPointer: (requestId: string) => ({ pk: `REQ#${requestId}`, sk: 'PTR' }),
 
   dispatchInput: (chatId: string, createdAt: string, inputId: string) => ({
     pk: `CHAT#${chatId}`,

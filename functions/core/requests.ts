@@ -1,0 +1,236 @@
+/**
+ * Interactive requests (contract §2.3, §4.3, §5.5). Every state change writes the request,
+ * the chat's pending count, the event and (for a resolution) the dispatch input in one
+ * transaction; resolve and cancel are conditioned on the request still being pending, so of
+ * two concurrent resolutions exactly one wins.
+ *
+ * Web push on request creation (§7.3) is not sent from here: the `request.created` event item
+ * written in the create transaction is the seam, consumed from the table's stream by the
+ * notifier (ARCHITECTURE.md, web push), so a push never goes out for a request that did not commit.
+ */
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
+import { isId, newId } from '../platform/ids.js';
+import * as Chats from '../store/chats-repo.js';
+import { transact } from '../store/db.js';
+import { putDispatchInput } from '../store/dispatch-repo.js';
+import { eventPuts } from '../store/events-repo.js';
+import * as Store from '../store/requests-repo.js';
+import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
+import { chatNotFound } from './chats.js';
+import { USER_SENDER_ID } from './model.js';
+import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution } from './request-config.js';
+import type { RequestType } from './request-config.js';
+
+export interface RequestDeps {
+  clock: () => Date;
+  newId: () => string;
+}
+export const defaultDeps: RequestDeps = { clock: () => new Date(), newId };
+
+export const requestNotFound = (requestId: string) => NotFoundError.of('requestId', requestId, 'Request not found.');
+
+const notPending = (verb: 'resolved' | 'cancelled', requestId: string, status: RequestStatus) =>
+  new ValidationError(`Only pending requests can be ${verb}.`, { requestId, status });
+
+/** The create body as received: every field is checked by the rules below, after the chat (§5.5.1). */
+export interface NewRequest {
+  type?: unknown;
+  title?: unknown;
+  body?: unknown;
+  config?: unknown;
+  trace?: unknown;
+}
+
+function checkTitle(title: unknown): string {
+  if (typeof title !== 'string') throw new FieldRuleError('title', 'title must be a string.');
+  const trimmed = title.trim();
+  if (trimmed === '') throw new FieldRuleError('title', 'title cannot be empty.');
+  return trimmed;
+}
+
+function checkBody(body: unknown): string | null {
+  if (body === undefined || body === null) return null;
+  if (typeof body !== 'string') throw new FieldRuleError('body', 'body must be a string or null.');
+  return body;
+}
+
+function checkTrace(trace: unknown): Record<string, unknown> {
+  if (!isObject(trace)) throw new FieldRuleError('trace', 'trace must be a JSON object.');
+  return trace;
+}
+
+/** POST /chats/{chatId}/requests (§5.5.1): the chat first, then the rules in the contract's order. */
+export async function create(chatId: string, input: NewRequest, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
+  if (!chat) throw chatNotFound(chatId);
+  if (!REQUEST_TYPES.includes(input.type as RequestType)) {
+    throw new FieldRuleError('type', 'type must be one of choice, text_input, form.');
+  }
+  const type = input.type as RequestType;
+  const title = checkTitle(input.title);
+  const body = checkBody(input.body);
+  const trace = input.trace === undefined ? null : checkTrace(input.trace);
+  const config = normalizeConfig(type, input.config);
+
+  const now = deps.clock().toISOString();
+  const request: RequestRecord = {
+    id: deps.newId(),
+    chat_id: chatId,
+    type,
+    status: 'pending',
+    title,
+    body,
+    config: config as Record<string, unknown>,
+    created_at: now,
+    resolved_at: null,
+    resolved_by: null,
+    resolution_payload: null,
+    trace,
+  };
+  const { items: eventItems } = await eventPuts(
+    [{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }],
+    now,
+  );
+  const chatIndex = 2;
+  await transact([...Store.putRequest(request), Chats.adjustPending(chatId, 1, now), ...eventItems], (index) =>
+    index === chatIndex ? chatNotFound(chatId) : undefined,
+  );
+  return request;
+}
+
+export type StatusFilter = RequestStatus | 'all';
+
+/** GET /chats/{chatId}/requests (§5.5.2): oldest first, no pagination. */
+export async function list(chatId: string, status: StatusFilter): Promise<{ data: RequestRecord[] }> {
+  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
+  if (!chat) throw chatNotFound(chatId);
+  return { data: await Store.listRequests(chatId, status === 'all' ? undefined : status) };
+}
+
+/** Request locations never change: remember them per container. */
+const locations = new Map<string, RequestLocation>();
+
+async function find(requestId: string): Promise<{ loc: RequestLocation; request: RequestRecord }> {
+  let loc = locations.get(requestId);
+  if (!loc) {
+    loc = isId(requestId) ? await Store.locate(requestId) : undefined;
+    if (!loc) throw requestNotFound(requestId);
+    if (locations.size > 10_000) locations.clear();
+    locations.set(requestId, loc);
+  }
+  const request = await Store.getRequest(loc);
+  if (!request) throw requestNotFound(requestId);
+  return { loc, request };
+}
+
+export interface RequestUpdate {
+  title?: unknown;
+  body?: unknown;
+  config?: unknown;
+  trace?: unknown;
+}
+
+/** PATCH /requests/{requestId} (§5.5.3): any status, no event, no chat change. */
+export async function update(requestId: string, input: RequestUpdate): Promise<RequestRecord> {
+  const { title, body, config, trace } = input;
+  if ([title, body, config, trace].every((v) => v === undefined)) {
+    throw new ValidationError('At least one updatable field is required.');
+  }
+  const { loc, request } = await find(requestId);
+  const changes: Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace'>> = {};
+  if (title !== undefined) changes.title = checkTitle(title);
+  if (body !== undefined) changes.body = checkBody(body);
+  if (trace !== undefined) changes.trace = checkTrace(trace);
+  if (config !== undefined) changes.config = normalizeConfig(request.type, config) as Record<string, unknown>;
+  await transact([Store.updateRequest(loc, changes)], () => requestNotFound(requestId));
+  return { ...request, ...changes };
+}
+
+/** POST /requests/{requestId}/resolve (§4.3, §5.5.4). */
+export async function resolve(requestId: string, input: Record<string, unknown>, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+  const { loc, request } = await find(requestId);
+  if (request.status !== 'pending') throw notPending('resolved', requestId, request.status);
+  const payload = normalizeResolution(request.type, request.config as never, input);
+  const resolvedBy = input.resolvedBy ?? 'user';
+  if (resolvedBy !== 'user' && resolvedBy !== 'backend') {
+    throw new FieldRuleError('resolvedBy', 'resolvedBy must be one of user, backend.');
+  }
+  const now = deps.clock().toISOString();
+  const resolved: RequestRecord = {
+    ...request,
+    status: 'resolved',
+    resolved_at: now,
+    resolved_by: resolvedBy,
+    resolution_payload: payload as Record<string, unknown>,
+  };
+  const { items: eventItems } = await eventPuts(
+    [
+      {
+        type: 'request.resolved',
+        payload: {
+          chatId: loc.chatId,
+          requestId,
+          type: request.type,
+          title: request.title,
+          status: 'resolved',
+          senderId: resolvedBy,
+          resolution_payload: payload,
+          resolutionPayload: payload,
+          trace: request.trace,
+        },
+      },
+    ],
+    now,
+  );
+  await transact(
+    [
+      Store.endRequest(loc, { status: 'resolved', resolvedAt: now, resolvedBy, payload: payload as Record<string, unknown> }),
+      Chats.adjustPending(loc.chatId, -1, now),
+      putDispatchInput({
+        id: deps.newId(),
+        chat_id: loc.chatId,
+        source_kind: 'request_resolved',
+        source_id: requestId,
+        sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
+        content: '',
+        media_ids: [],
+        request_type: request.type,
+        request_title: request.title,
+        resolution_payload: payload as Record<string, unknown>,
+        state: 'pending',
+        created_at: now,
+      }),
+      ...eventItems,
+    ],
+    (index, reason) => (index === 0 ? lostRace('resolved', requestId, reason.Item) : undefined),
+  );
+  return resolved;
+}
+
+/** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */
+export async function cancel(requestId: string, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+  const { loc, request } = await find(requestId);
+  if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
+  const now = deps.clock().toISOString();
+  const { items: eventItems } = await eventPuts(
+    [
+      {
+        type: 'request.cancelled',
+        payload: { chatId: loc.chatId, requestId, type: request.type, status: 'cancelled', resolution_payload: null, trace: request.trace },
+      },
+    ],
+    now,
+  );
+  await transact(
+    [Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }), Chats.adjustPending(loc.chatId, -1, now), ...eventItems],
+    (index, reason) => (index === 0 ? lostRace('cancelled', requestId, reason.Item) : undefined),
+  );
+  return { ...request, status: 'cancelled' };
+}
+
+/** Another resolve or cancel ended the request between our read and our write. */
+function lostRace(verb: 'resolved' | 'cancelled', requestId: string, item: Record<string, unknown> | undefined): Error {
+  const status = item ? (unmarshall(item as never).status as RequestStatus) : 'resolved';
+  return notPending(verb, requestId, status);
+}

@@ -1,0 +1,11 @@
+/** POST /api/v1/requests/{requestId}/cancel: cancel a pending request (contract §5.5.5). No body. */
+import * as Requests from '../../core/requests.js';
+import { http } from '../../middleware/http.js';
+import { requestPath } from './path.js';
+
+export const schemas = { path: requestPath };
+
+export const handler = http('requests/cancel', schemas, async ({ path }) => ({
+  status: 200,
+  body: await Requests.cancel(path.requestId),
+}));

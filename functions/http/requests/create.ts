@@ -1,0 +1,17 @@
+/** POST /api/v1/chats/{chatId}/requests: create an interactive request (contract §5.5.1). */
+import { z } from 'zod';
+import * as Requests from '../../core/requests.js';
+import { http } from '../../middleware/http.js';
+import { chatPath } from '../chats/path.js';
+import { requestTrace } from './path.js';
+
+export const schemas = {
+  path: chatPath,
+  // Types and values are rule checks made after the chat's existence (§5.5.1), not schema checks.
+  body: z.object({ type: z.unknown(), title: z.unknown(), body: z.unknown(), config: z.unknown(), trace: requestTrace }),
+};
+
+export const handler = http('requests/create', schemas, async ({ path, body }) => ({
+  status: 201,
+  body: await Requests.create(path.chatId, body),
+}));

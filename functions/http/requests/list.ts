@@ -1,0 +1,15 @@
+/** GET /api/v1/chats/{chatId}/requests: a chat's requests, oldest first (contract §5.5.2). */
+import { z } from 'zod';
+import * as Requests from '../../core/requests.js';
+import { http } from '../../middleware/http.js';
+import { chatPath } from '../chats/path.js';
+
+export const schemas = {
+  path: chatPath,
+  query: z.object({ status: z.enum(['pending', 'resolved', 'cancelled', 'all']).default('pending') }),
+};
+
+export const handler = http('requests/list', schemas, async ({ path, query }) => ({
+  status: 200,
+  body: await Requests.list(path.chatId, query.status),
+}));

@@ -1,0 +1,13 @@
+/** The `{requestId}` path parameter. Any string; unknown ids are 404. */
+import { z } from 'zod';
+
+export const requestPath = z.object({ requestId: z.string() });
+
+/**
+ * `trace` on create and PATCH: null is a schema error (contract §14 item 34); any other
+ * non-object is the rule error `trace must be a JSON object.`, checked by the core.
+ */
+export const requestTrace = z
+  .unknown()
+  .refine((v) => v !== null, { message: 'trace must be a JSON object.' })
+  .optional();

@@ -1,0 +1,16 @@
+/** POST /api/v1/requests/{requestId}/resolve: resolve a pending request (contract §5.5.4). */
+import { z } from 'zod';
+import * as Requests from '../../core/requests.js';
+import { http } from '../../middleware/http.js';
+import { requestPath } from './path.js';
+
+export const schemas = {
+  path: requestPath,
+  // Payload checks depend on the request's type and run after the status check (§5.5.4).
+  body: z.object({ selectedOptionIds: z.unknown(), text: z.unknown(), values: z.unknown(), resolvedBy: z.unknown() }),
+};
+
+export const handler = http('requests/resolve', schemas, async ({ path, body }) => ({
+  status: 200,
+  body: await Requests.resolve(path.requestId, body),
+}));

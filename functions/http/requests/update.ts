@@ -1,0 +1,15 @@
+/** PATCH /api/v1/requests/{requestId}: update title, body, config or trace (contract §5.5.3). */
+import { z } from 'zod';
+import * as Requests from '../../core/requests.js';
+import { http } from '../../middleware/http.js';
+import { requestPath, requestTrace } from './path.js';
+
+export const schemas = {
+  path: requestPath,
+  body: z.object({ title: z.unknown(), body: z.unknown(), config: z.unknown(), trace: requestTrace }),
+};
+
+export const handler = http('requests/update', schemas, async ({ path, body }) => ({
+  status: 200,
+  body: await Requests.update(path.requestId, body),
+}));

@@ -1,0 +1,149 @@
+/**
+ * Interactive request storage. A request lives in its chat's partition (CHAT#<chatId>,
+ * REQ#<createdMs>#<id>), so a chat's requests are one strongly consistent Query in creation
+ * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
+ */
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, queryAll, tableName } from './db.js';
+import type { TransactItem } from './db.js';
+import { Keys } from './keys.js';
+
+export type RequestStatus = 'pending' | 'resolved' | 'cancelled';
+
+/** The stored item holds exactly the API fields (§2.3). */
+export interface RequestRecord {
+  id: string;
+  chat_id: string;
+  type: 'choice' | 'text_input' | 'form';
+  status: RequestStatus;
+  title: string;
+  body: string | null;
+  config: Record<string, unknown>;
+  created_at: string;
+  resolved_at: string | null;
+  resolved_by: 'user' | 'backend' | null;
+  resolution_payload: Record<string, unknown> | null;
+  trace: Record<string, unknown> | null;
+}
+
+export const REQUEST_FIELDS = [
+  'id',
+  'chat_id',
+  'type',
+  'status',
+  'title',
+  'body',
+  'config',
+  'created_at',
+  'resolved_at',
+  'resolved_by',
+  'resolution_payload',
+  'trace',
+] as const satisfies readonly (keyof RequestRecord)[];
+
+export interface RequestLocation {
+  chatId: string;
+  sk: string;
+}
+
+const requestKey = (loc: RequestLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk: loc.sk });
+
+export function putRequest(request: RequestRecord): TransactItem[] {
+  const key = Keys.request(request.chat_id, request.created_at, request.id);
+  return [
+    { Put: { TableName: tableName(), Item: { ...key, ...request, type: 'request', request_type: request.type }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...Keys.requestPointer(request.id), type: 'request-pointer', chat_id: request.chat_id, request_sk: key.sk },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+export async function locate(requestId: string): Promise<RequestLocation | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.requestPointer(requestId), ConsistentRead: true }));
+  return out.Item ? { chatId: String(out.Item.chat_id), sk: String(out.Item.request_sk) } : undefined;
+}
+
+export async function getRequest(loc: RequestLocation): Promise<RequestRecord | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: requestKey(loc), ConsistentRead: true }));
+  return out.Item ? fromItem(out.Item) : undefined;
+}
+
+/** The item stores the request type as `request_type` too: `type` is the item kind elsewhere. */
+function fromItem(item: Record<string, unknown>): RequestRecord {
+  const out: Record<string, unknown> = {};
+  for (const f of REQUEST_FIELDS) out[f] = item[f === 'type' ? 'request_type' : f] ?? null;
+  return out as unknown as RequestRecord;
+}
+
+/**
+ * Ends a pending request (resolve or cancel), conditioned on it still being pending; a
+ * failed condition returns the item as it is (the caller reports its status).
+ */
+export function endRequest(
+  loc: RequestLocation,
+  end: { status: 'resolved' | 'cancelled'; resolvedAt: string | null; resolvedBy: string | null; payload: Record<string, unknown> | null },
+): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: requestKey(loc),
+      UpdateExpression: 'SET #status = :status, resolved_at = :at, resolved_by = :by, resolution_payload = :payload',
+      ConditionExpression: '#status = :pending',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: {
+        ':status': end.status,
+        ':at': end.resolvedAt,
+        ':by': end.resolvedBy,
+        ':payload': end.payload,
+        ':pending': 'pending',
+      },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/** PATCH: replaces the given fields (status untouched, any status). */
+export function updateRequest(loc: RequestLocation, changes: Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace'>>): TransactItem {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(changes).map(([field, value]) => {
+    names[`#${field}`] = field;
+    values[`:${field}`] = value;
+    return `#${field} = :${field}`;
+  });
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: requestKey(loc),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/**
+ * A chat's requests, oldest first, optionally of one status. Unpaginated by contract (§5.5.2),
+ * so it reads the chat's whole request range; the status filter is applied after reading.
+ */
+export async function listRequests(chatId: string, status: RequestStatus | undefined): Promise<RequestRecord[]> {
+  const { pk, skPrefix } = Keys.requestsOf(chatId);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ...(status ? { ':status': status } : {}) },
+    ...(status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+    ConsistentRead: true,
+  });
+  return items.map(fromItem);
+}
+
+export const toRequest = (record: RequestRecord): RequestRecord => {
+  const out: Record<string, unknown> = {};
+  for (const f of REQUEST_FIELDS) out[f] = record[f] ?? null;
+  return out as unknown as RequestRecord;
+};
