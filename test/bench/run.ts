@@ -6,8 +6,13 @@
  *
  * DynamoDB Local is always stopped: on success, on error, and on Ctrl-C / SIGTERM.
  *
+ * The scenario has two parts, played one after the other: chats (scenario.ts) and messages,
+ * typing and token streaming (messages.ts).
+ *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
- * (default 8) is how many requests are in flight in the concurrent phases.
+ * (default 8) is how many requests are in flight in the concurrent phases (the parallel
+ * streams scenario has its own fixed number of streams); BENCH_ONLY=chats or
+ * BENCH_ONLY=messages plays one part only (both by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -17,6 +22,8 @@ import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
 import type { LocalDynamo } from '../../local/dynamo.js';
 import type { LocalApi } from '../../local/server.js';
 import { ensureTable } from '../../local/table.js';
+import { runMessageScenarios, streamingTables } from './messages.js';
+import type { StreamingReport } from './messages.js';
 import { BENCH_CONFIG, SCALE, runScenario } from './scenario.js';
 import type { ScenarioResult } from './scenario.js';
 import { groupByLabel, summarize, summaryTable, textTable, trend, trendTable } from './stats.js';
@@ -71,6 +78,8 @@ interface Results {
   endpoints: Summary[];
   growth: Summary[];
   trends: Trend[];
+  /** Absent when BENCH_ONLY=chats. */
+  streaming?: StreamingReport;
 }
 
 function git(args: string[]): string | null {
@@ -107,6 +116,8 @@ async function main(): Promise<number> {
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
+  const only = process.env.BENCH_ONLY ?? '';
+  if (!['', 'chats', 'messages'].includes(only)) throw new Error(`BENCH_ONLY must be chats or messages, not "${only}".`);
 
   log('Starting DynamoDB Local (in memory)...');
   dynamo = await startDynamo();
@@ -128,7 +139,15 @@ async function main(): Promise<number> {
   await fetch(`${api.url}/api/v1/health`).then((r) => r.text());
 
   const started = performance.now();
-  const result = await runScenario(api.url, { seed, concurrency }, log);
+  const none: ScenarioResult = { samples: [], probes: [], failures: [], missingUsage: [], phases: [], walks: {} };
+  const result = only === 'messages' ? none : await runScenario(api.url, { seed, concurrency }, log);
+  const messages = only === 'chats' ? undefined : await runMessageScenarios(api.url, { seed, concurrency }, log);
+  if (messages) {
+    result.samples.push(...messages.samples);
+    result.failures.push(...messages.failures);
+    result.missingUsage.push(...messages.missingUsage);
+    result.phases.push(...messages.phases);
+  }
   const wallMs = performance.now() - started;
 
   const requests = result.samples.length + result.probes.length;
@@ -153,18 +172,28 @@ async function main(): Promise<number> {
     endpoints,
     growth,
     trends,
+    ...(messages ? { streaming: messages.streaming } : {}),
   };
 
   console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
   console.log(summaryTable(endpoints));
-  console.log('\nGrowth probes: the same requests after each batch of creates (cost as the table fills)\n');
-  console.log(summaryTable(growth));
+  if (growth.length > 0) {
+    console.log('\nGrowth probes: the same requests after each batch of creates (cost as the table fills)\n');
+    console.log(summaryTable(growth));
+  }
   console.log('\nTrend within each endpoint, in request order (CU = RCU + WCU)\n');
   console.log(trendTable(trends));
-  console.log('\nList walks (pages, rows): ' + Object.entries(result.walks).map(([l, w]) => `${l.replace('GET /api/v1/chats', '') || '(all)'} ${w.pages}/${w.rows}`).join(', '));
+  if (only !== 'messages') {
+    console.log('\nList walks (pages, rows): ' + Object.entries(result.walks).map(([l, w]) => `${l.replace('GET /api/v1/chats', '') || '(all)'} ${w.pages}/${w.rows}`).join(', '));
+  }
+  if (messages) {
+    console.log('\nMessage streaming: chunks/s counts chunk appends answered 200 over the chunk phase\'s wall time (creates and completes excluded);');
+    console.log('"verified" = streams whose content_final came back exactly as the chunks sent. Last table: the long stream\'s chunk #1 vs its last chunk.\n');
+    console.log(streamingTables(messages.streaming));
+  }
   console.log(
-    '\nNote: DynamoDB Local does not charge TransactWriteItems per item (four small items are reported as 2 WCU, ' +
-      'the price of one), so WCU of transactional writes (create, patch, archive, mark-*) are lower bounds.',
+    '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or 4 small items are all 2 WCU), ' +
+      'where AWS charges 2 WCU per KB of every item, so WCU of transactional writes (chat create/patch/archive/mark-*, message create, chunk, complete, typing) are lower bounds.',
   );
   console.log(`\nTotal: ${requests} requests in ${(wallMs / 1000).toFixed(1)} s = ${results.totals.requestsPerSecond.toFixed(0)} requests/s (${concurrency} in flight where concurrent), errors: ${errors}`);
 

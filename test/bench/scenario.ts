@@ -34,6 +34,20 @@ export const SCALE = {
   idempotent: 50,
   /** Requests per growth probe endpoint at each data size. */
   probeRepeats: 5,
+  // Messages (messages.ts).
+  /** Chats that receive plain messages, and user + agent messages per chat (alternating). */
+  messageChats: 8,
+  messagesPerChat: 60,
+  /** GET …/messages?limit=50 requests over those chats. */
+  messageLists: 100,
+  /** Agent typing and user-typing signals, each. */
+  typing: 100,
+  /** One message streamed in `longStreamChunks` sequential chunks of `chunkBytes` bytes. */
+  longStreamChunks: 2000,
+  chunkBytes: 100,
+  /** Concurrent streams (one chat each), `parallelChunks` sequential chunks in each. */
+  parallelStreams: 20,
+  parallelChunks: 100,
 };
 
 /** ~30 tag names sharing prefixes (pro-, re-, de-...), so suggestion prefixes match several. */
@@ -112,7 +126,7 @@ export class BenchClient {
 
   constructor(private readonly baseUrl: string) {}
 
-  async request<T = unknown>(label: string, method: string, path: string, options: RequestOptions = {}): Promise<{ status: number; body: T }> {
+  async request<T = unknown>(label: string, method: string, path: string, options: RequestOptions = {}): Promise<{ status: number; body: T; sample: Sample }> {
     const headers: Record<string, string> = { ...options.headers };
     let payload: string | undefined;
     if (options.body !== undefined) {
@@ -130,7 +144,17 @@ export class BenchClient {
       return value === null ? 0 : Number(value);
     };
     const ok = res.status === (options.expect ?? 200);
-    this.samples.push({ label, status: res.status, ok, ms, calls: usage('x-ddb-calls'), rcu: usage('x-ddb-rcu'), wcu: usage('x-ddb-wcu') });
+    const sample: Sample = {
+      label,
+      status: res.status,
+      ok,
+      ms,
+      calls: usage('x-ddb-calls'),
+      rcu: usage('x-ddb-rcu'),
+      wcu: usage('x-ddb-wcu'),
+      bytes: Buffer.byteLength(text, 'utf8'),
+    };
+    this.samples.push(sample);
     if (!ok) {
       this.failures.push({ label, method, path, status: res.status, body: text.slice(0, 300) });
     }
@@ -140,7 +164,7 @@ export class BenchClient {
     } catch {
       body = undefined;
     }
-    return { status: res.status, body: body as T };
+    return { status: res.status, body: body as T, sample };
   }
 }
 
@@ -183,7 +207,21 @@ export interface ScenarioResult {
   walks: Record<string, { pages: number; rows: number }>;
 }
 
-const CHATS = '/api/v1/chats';
+/** Times a named phase: the requests `clients` made during it, logged and added to `phases`. */
+export function phaseRunner(clients: readonly BenchClient[], phases: PhaseTiming[], log: (line: string) => void) {
+  const count = () => clients.reduce((n, c) => n + c.samples.length, 0);
+  return async (name: string, body: () => Promise<void>): Promise<PhaseTiming> => {
+    const before = count();
+    const started = performance.now();
+    await body();
+    const timing = { name, requests: count() - before, ms: performance.now() - started };
+    phases.push(timing);
+    log(`  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`);
+    return timing;
+  };
+}
+
+export const CHATS = '/api/v1/chats';
 
 /** A create body for chat `i`: 1–2 agents, 0–3 tags (skewed, so some are common and some rare), varied titles. */
 function chatBody(rng: Rng, i: number): Record<string, unknown> {
@@ -217,14 +255,7 @@ export async function runScenario(
   const phases: PhaseTiming[] = [];
   const walks: ScenarioResult['walks'] = {};
 
-  const phase = async (name: string, body: () => Promise<void>) => {
-    const before = client.samples.length + probeClient.samples.length;
-    const started = performance.now();
-    await body();
-    const timing = { name, requests: client.samples.length + probeClient.samples.length - before, ms: performance.now() - started };
-    phases.push(timing);
-    log(`  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`);
-  };
+  const phase = phaseRunner([client, probeClient], phases, log);
 
   const walk = async (label: string, filters: Record<string, string>, target: BenchClient = client, maxPages = Infinity) => {
     let cursor: string | null = null;

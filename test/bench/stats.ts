@@ -16,6 +16,8 @@ export interface Sample {
   calls: number;
   rcu: number;
   wcu: number;
+  /** Response body size in bytes. */
+  bytes: number;
 }
 
 export interface Stat {
