@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { putDispatchInput } from '../store/dispatch-repo.js';
-import { eventPuts } from '../store/events-repo.js';
+import { EventReservation, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { putMessage } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
@@ -160,8 +160,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
       }),
     );
   }
-  const { items: eventItems } = await eventPuts(events, now);
-  await transact([...items, ...eventItems]);
+  await withEvents(events, now, (eventItems) => transact([...items, ...eventItems]));
   return Chats.toChat(chat);
 }
 
@@ -246,24 +245,31 @@ async function rewrite(
   change: (chat: ChatRecord, now: string) => { events: NewEvent[]; extra?: TransactItem[]; after?: (c: ChatRecord) => void },
 ): Promise<ChatRecord> {
   if (!isId(chatId)) throw chatNotFound(chatId);
-  for (let attempt = 1; ; attempt++) {
-    const current = await Chats.getChat(chatId);
-    if (!current) throw chatNotFound(chatId);
-    const now = deps.clock().toISOString();
-    const next: ChatRecord = { ...current, ver: current.ver + 1, updated_at: now };
-    const { events, extra = [], after } = change(next, now);
-    await recompute(next);
-    after?.(next);
-    const { items: eventItems } = await eventPuts(events, now);
-    let stale = false;
-    await transact([Chats.replaceChat(next, current.ver), ...extra, ...eventItems], (index) => {
-      if (index === 0) stale = true;
-      return undefined;
-    }).catch((error: unknown) => {
-      if (!stale || attempt >= MAX_REWRITE_ATTEMPTS) throw error;
-    });
-    if (!stale) return next;
-    await backoff(attempt);
+  // The event numbers are taken once and reused by every attempt (a retry leaves no hole).
+  let reservation: EventReservation | undefined;
+  try {
+    for (let attempt = 1; ; attempt++) {
+      const current = await Chats.getChat(chatId);
+      if (!current) throw chatNotFound(chatId);
+      const now = deps.clock().toISOString();
+      const next: ChatRecord = { ...current, ver: current.ver + 1, updated_at: now };
+      const { events, extra = [], after } = change(next, now);
+      await recompute(next);
+      after?.(next);
+      reservation ??= await EventReservation.take(events.length);
+      let stale = false;
+      await transact([Chats.replaceChat(next, current.ver), ...extra, ...reservation.items(events, now)], (index) => {
+        if (index === 0) stale = true;
+        return undefined;
+      }).catch((error: unknown) => {
+        if (!stale || attempt >= MAX_REWRITE_ATTEMPTS) throw error;
+      });
+      if (!stale) return next;
+      await backoff(attempt);
+    }
+  } catch (error) {
+    await reservation?.abandon();
+    throw error;
   }
 }
 
@@ -311,8 +317,9 @@ export async function update(config: InstanceConfig, chatId: string, input: Chat
 export async function setArchived(chatId: string, archived: boolean, deps: ChatDeps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  const { items } = await eventPuts([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now);
-  await transact([Chats.setArchived(chatId, archived, now), ...items], (index) => (index === 0 ? chatNotFound(chatId) : undefined));
+  await withEvents([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now, (items) =>
+    transact([Chats.setArchived(chatId, archived, now), ...items], (index) => (index === 0 ? chatNotFound(chatId) : undefined)),
+  );
 }
 
 /** mark-read (§3.4): last_read_at = now, then the full recompute. */

@@ -21,7 +21,7 @@ import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { putDispatchInput, recordUserTyping } from '../store/dispatch-repo.js';
-import { ephemeralEventPut, eventPuts } from '../store/events-repo.js';
+import { EventReservation, ephemeralEventPut, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
@@ -232,28 +232,28 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
     countsUnread: role !== 'user',
   };
   const linkIndexes = new Set(media.map((_, i) => i + (streaming ? 3 : 2)));
-  await commitTouchingChat(chatId, activity, items, events, now, (index) =>
-    linkIndexes.has(index) ? new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.') : undefined,
+  await withEvents(events, now, (eventItems) =>
+    commitTouchingChat(chatId, activity, items, eventItems, (index) =>
+      linkIndexes.has(index) ? new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.') : undefined,
+    ),
   );
   if (streaming) await startStreamTimer({ messageId: message.id, waitSeconds: config.server.streamTimeoutSeconds });
   return Store.toMessage(message);
 }
 
 /**
- * Commits `items` + the chat's activity update + `events` in one transaction. The chat part
- * is conditional (see Chats.recordActivity); when it fails because `pinned` changed or a
- * newer message already set last_message_*, it is adjusted from the chat as it is and the
- * transaction retried with the same event numbers.
+ * Commits `items` + the chat's activity update + the event items in one transaction. The
+ * chat part is conditional (see Chats.recordActivity); when it fails because `pinned` changed
+ * or a newer message already set last_message_*, it is adjusted from the chat as it is and
+ * the transaction retried with the same event numbers.
  */
 async function commitTouchingChat(
   chatId: string,
   activity: ChatActivity,
   items: TransactItem[],
-  events: NewEvent[],
-  now: string,
+  eventItems: TransactItem[],
   onOtherCondition: (index: number, item: Record<string, unknown> | undefined) => Error | undefined = () => undefined,
 ): Promise<void> {
-  const { items: eventItems } = await eventPuts(events, now);
   let current = activity;
   for (let attempt = 1; ; attempt++) {
     let chatNow: Record<string, unknown> | undefined | 'untouched' = 'untouched';
@@ -272,9 +272,7 @@ async function commitTouchingChat(
       if (!(error instanceof RetryChatUpdate) || attempt >= 10 || chatNow === 'untouched' || !chatNow) throw error;
       const chat = chatNow as unknown as ChatRecord;
       const newer = chat.last_message_at !== null && current.lastMessageAt !== undefined && chat.last_message_at > current.lastMessageAt;
-      current = newer
-        ? { now, pinned: chat.pinned, countsUnread: current.countsUnread ?? false }
-        : { ...current, pinned: chat.pinned };
+      current = newer ? { now: current.now, pinned: chat.pinned, countsUnread: current.countsUnread ?? false } : { ...current, pinned: chat.pinned };
     }
   }
 }
@@ -523,6 +521,24 @@ const IN_FLIGHT_WAITS_MS = [50, 150, 400, 800];
  * A chunk numbered meanwhile fails step 3's condition, and the whole step is redone.
  */
 async function finish(config: InstanceConfig, loc: MessageLocation, messageId: string, how: Finish, deps: MessageDeps): Promise<FinishOutcome> {
+  // One event number for every attempt; voided if the stream ends some other way.
+  let reservation: EventReservation | undefined;
+  try {
+    return await finishAttempts(config, loc, messageId, how, deps, async () => (reservation ??= await EventReservation.take(1)));
+  } catch (error) {
+    await reservation?.abandon();
+    throw error;
+  }
+}
+
+async function finishAttempts(
+  config: InstanceConfig,
+  loc: MessageLocation,
+  messageId: string,
+  how: Finish,
+  deps: MessageDeps,
+  eventNumber: () => Promise<EventReservation>,
+): Promise<FinishOutcome> {
   for (let attempt = 1; ; attempt++) {
     const message = await Store.getMessage(loc);
     if (!message) throw messageNotFound(messageId);
@@ -578,8 +594,8 @@ async function finish(config: InstanceConfig, loc: MessageLocation, messageId: s
       return retry ? new RetryFinish() : index === finishing.length + voidItems.length ? chatNotFound(loc.chatId) : undefined;
     };
     try {
+      const eventItems = (await eventNumber()).items([event], nowIso);
       if (cancelled) {
-        const { items: eventItems } = await eventPuts([event], nowIso);
         await transact([...finishing, ...voidItems, Chats.touchUpdatedAt(loc.chatId, nowIso), ...eventItems], onCondition);
       } else {
         const preview = previewOf({ content_final: contentFinal, content_partial: null });
@@ -589,8 +605,7 @@ async function finish(config: InstanceConfig, loc: MessageLocation, messageId: s
           loc.chatId,
           { now: nowIso, pinned: chat.pinned, lastMessageAt: nowIso, preview: { text: preview, role: message.role } },
           [...finishing, ...voidItems],
-          [event],
-          nowIso,
+          eventItems,
           (index) => onCondition(index),
         );
       }

@@ -14,7 +14,7 @@ import { isId, newId } from '../platform/ids.js';
 import * as Chats from '../store/chats-repo.js';
 import { transact } from '../store/db.js';
 import { putDispatchInput } from '../store/dispatch-repo.js';
-import { eventPuts } from '../store/events-repo.js';
+import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatNotFound } from './chats.js';
@@ -88,13 +88,11 @@ export async function create(chatId: string, input: NewRequest, deps: RequestDep
     resolution_payload: null,
     trace,
   };
-  const { items: eventItems } = await eventPuts(
-    [{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }],
-    now,
-  );
   const chatIndex = 2;
-  await transact([...Store.putRequest(request), Chats.adjustPending(chatId, 1, now), ...eventItems], (index) =>
-    index === chatIndex ? chatNotFound(chatId) : undefined,
+  await withEvents([{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }], now, (eventItems) =>
+    transact([...Store.putRequest(request), Chats.adjustPending(chatId, 1, now), ...eventItems], (index) =>
+      index === chatIndex ? chatNotFound(chatId) : undefined,
+    ),
   );
   return request;
 }
@@ -164,46 +162,43 @@ export async function resolve(requestId: string, input: Record<string, unknown>,
     resolved_by: resolvedBy,
     resolution_payload: payload as Record<string, unknown>,
   };
-  const { items: eventItems } = await eventPuts(
-    [
-      {
-        type: 'request.resolved',
-        payload: {
-          chatId: loc.chatId,
-          requestId,
-          type: request.type,
-          title: request.title,
-          status: 'resolved',
-          senderId: resolvedBy,
-          resolution_payload: payload,
-          resolutionPayload: payload,
-          trace: request.trace,
-        },
-      },
-    ],
-    now,
-  );
-  await transact(
-    [
-      Store.endRequest(loc, { status: 'resolved', resolvedAt: now, resolvedBy, payload: payload as Record<string, unknown> }),
-      Chats.adjustPending(loc.chatId, -1, now),
-      putDispatchInput({
-        id: deps.newId(),
-        chat_id: loc.chatId,
-        source_kind: 'request_resolved',
-        source_id: requestId,
-        sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
-        content: '',
-        media_ids: [],
-        request_type: request.type,
-        request_title: request.title,
-        resolution_payload: payload as Record<string, unknown>,
-        state: 'pending',
-        created_at: now,
-      }),
-      ...eventItems,
-    ],
-    (index, reason) => (index === 0 ? lostRace('resolved', requestId, reason.Item) : undefined),
+  const event = {
+    type: 'request.resolved',
+    payload: {
+      chatId: loc.chatId,
+      requestId,
+      type: request.type,
+      title: request.title,
+      status: 'resolved',
+      senderId: resolvedBy,
+      resolution_payload: payload,
+      resolutionPayload: payload,
+      trace: request.trace,
+    },
+  };
+  await withEvents([event], now, (eventItems) =>
+    transact(
+      [
+        Store.endRequest(loc, { status: 'resolved', resolvedAt: now, resolvedBy, payload: payload as Record<string, unknown> }),
+        Chats.adjustPending(loc.chatId, -1, now),
+        putDispatchInput({
+          id: deps.newId(),
+          chat_id: loc.chatId,
+          source_kind: 'request_resolved',
+          source_id: requestId,
+          sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
+          content: '',
+          media_ids: [],
+          request_type: request.type,
+          request_title: request.title,
+          resolution_payload: payload as Record<string, unknown>,
+          state: 'pending',
+          created_at: now,
+        }),
+        ...eventItems,
+      ],
+      (index, reason) => (index === 0 ? lostRace('resolved', requestId, reason.Item) : undefined),
+    ),
   );
   return resolved;
 }
@@ -213,18 +208,15 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();
-  const { items: eventItems } = await eventPuts(
-    [
-      {
-        type: 'request.cancelled',
-        payload: { chatId: loc.chatId, requestId, type: request.type, status: 'cancelled', resolution_payload: null, trace: request.trace },
-      },
-    ],
-    now,
-  );
-  await transact(
-    [Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }), Chats.adjustPending(loc.chatId, -1, now), ...eventItems],
-    (index, reason) => (index === 0 ? lostRace('cancelled', requestId, reason.Item) : undefined),
+  const event = {
+    type: 'request.cancelled',
+    payload: { chatId: loc.chatId, requestId, type: request.type, status: 'cancelled', resolution_payload: null, trace: request.trace },
+  };
+  await withEvents([event], now, (eventItems) =>
+    transact(
+      [Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }), Chats.adjustPending(loc.chatId, -1, now), ...eventItems],
+      (index, reason) => (index === 0 ? lostRace('cancelled', requestId, reason.Item) : undefined),
+    ),
   );
   return { ...request, status: 'cancelled' };
 }

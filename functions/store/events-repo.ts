@@ -7,11 +7,12 @@
  * Event ids are 21 URL-safe characters: the sequence number in 9 base64url digits followed by
  * 12 random ones, so a cursor id leads straight to its item (no pointer item to write).
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { customAlphabet } from 'nanoid';
 import { ddb, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
+import { logger } from '../platform/logger.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const SEQ_DIGITS = 9;
@@ -62,28 +63,87 @@ export async function reserveSequence(count: number): Promise<number> {
 }
 
 /**
- * The transaction items that append `events` in order, all stamped `timestamp`. Reserves
- * their sequence numbers first (one call), so the caller's transaction stays one call.
+ * Sequence numbers taken for one mutation's events. The mutation may retry its transaction
+ * with the same numbers as often as it needs (the items are rebuilt per attempt, since an
+ * event's timestamp or payload may change); if it finally gives up, `abandon()` voids the
+ * numbers, so SSE readers learn at once that no event will ever have them instead of waiting
+ * out a hole. A process that dies in between leaves a real hole, which readers skip after a
+ * grace period.
  */
-export async function eventPuts(events: NewEvent[], timestamp: string): Promise<{ items: TransactItem[]; stored: StoredEvent[] }> {
-  if (events.length === 0) return { items: [], stored: [] };
-  const first = await reserveSequence(events.length);
-  const ttl = Math.floor(Date.parse(timestamp) / 1000) + EVENT_RETENTION_SECONDS;
-  const stored = events.map((e, i) => ({ seq: first + i, id: eventIdFor(first + i), type: e.type, timestamp, payload: e.payload }));
-  const items = stored.map((e) => ({
-    Put: {
-      TableName: tableName(),
-      Item: { ...Keys.event(e.seq), type: 'event', seq: e.seq, id: e.id, eventType: e.type, timestamp, payload: e.payload, ttl },
-    },
-  }));
-  return { items, stored };
+export class EventReservation {
+  private constructor(
+    readonly first: number,
+    readonly count: number,
+  ) {}
+
+  static async take(count: number): Promise<EventReservation> {
+    return new EventReservation(count > 0 ? await reserveSequence(count) : 0, count);
+  }
+
+  /** The puts of `events` (exactly `count` of them), in order, all stamped `timestamp`. */
+  items(events: NewEvent[], timestamp: string): TransactItem[] {
+    if (events.length !== this.count) throw new Error(`EventReservation holds ${this.count} numbers, got ${events.length} events`);
+    const ttl = Math.floor(Date.parse(timestamp) / 1000) + EVENT_RETENTION_SECONDS;
+    return events.map((e, i) => ({
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...Keys.event(this.first + i),
+          type: 'event',
+          seq: this.first + i,
+          id: eventIdFor(this.first + i),
+          eventType: e.type,
+          timestamp,
+          payload: e.payload,
+          ttl,
+        },
+      },
+    }));
+  }
+
+  /** Marks the numbers as never used (best effort: a failure leaves a hole readers skip later). */
+  async abandon(): Promise<void> {
+    const ttl = Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS;
+    await Promise.all(
+      Array.from({ length: this.count }, (_, i) =>
+        ddb()
+          .send(
+            new PutCommand({
+              TableName: tableName(),
+              Item: { ...Keys.event(this.first + i), type: 'event', seq: this.first + i, void: true, ttl },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            }),
+          )
+          .catch((error: unknown) => {
+            if ((error as Error).name !== 'ConditionalCheckFailedException') {
+              logger.warn('could not void an unused event number', { seq: this.first + i, error });
+            }
+          }),
+      ),
+    );
+  }
+}
+
+/**
+ * Runs a write that appends `events`: reserves their numbers (one call), hands their items
+ * to `write` (which may retry its transaction with them), and voids the numbers if `write`
+ * finally fails.
+ */
+export async function withEvents<T>(events: NewEvent[], timestamp: string, write: (eventItems: TransactItem[]) => Promise<T>): Promise<T> {
+  const reservation = await EventReservation.take(events.length);
+  try {
+    return await write(reservation.items(events, timestamp));
+  } catch (error) {
+    await reservation.abandon();
+    throw error;
+  }
 }
 
 /** Reads one event by sequence number (strongly consistent). */
 export async function getEvent(seq: number): Promise<StoredEvent | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.event(seq), ConsistentRead: true }));
   const item = out.Item;
-  if (!item) return undefined;
+  if (!item || item.void) return undefined;
   return { seq: Number(item.seq), id: String(item.id), type: String(item.eventType), timestamp: String(item.timestamp), payload: item.payload };
 }
 

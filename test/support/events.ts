@@ -28,7 +28,8 @@ export async function readEvents(tableName: string): Promise<LoggedEvent[]> {
       }),
     );
     for (const item of out.Items ?? []) {
-      events.push({ seq: item.seq, id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
+      // Voided numbers (a mutation that reserved them and then failed) hold no event.
+      if (!item.void) events.push({ seq: item.seq, id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
     }
     start = out.LastEvaluatedKey;
   } while (start);
