@@ -63,6 +63,13 @@ export const routes = [
 export type Route = (typeof routes)[number];
 
 /**
+ * The event stream (contract §5.9, §6.4) is not an API Gateway route: it needs response
+ * streaming, so it is a Lambda function URL in AWS, and the local runtime serves it at this
+ * path on the API port.
+ */
+export const streamRoute = { method: 'GET', path: '/api/v1/events/stream', handler: 'stream/events' } as const;
+
+/**
  * The catch-all ($default route in API Gateway): CORS preflight for every path and the
  * 404 envelope for unknown paths and unsupported methods (contract §1.1, §1.13).
  */

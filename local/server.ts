@@ -8,8 +8,9 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { fallbackHandler, routes } from '../lib/routes.js';
+import { fallbackHandler, routes, streamRoute } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
+import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<{
@@ -39,7 +40,9 @@ async function loadHandler(name: string): Promise<Handler> {
   return module.handler;
 }
 
-async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler }> {
+type StreamHandler = (event: APIGatewayProxyEventV2, stream: ServerResponse, context: Context) => Promise<void>;
+
+async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler; stream: StreamHandler }> {
   const mounted: Mounted[] = [];
   // One at a time: handlers share modules, and jest's ESM loader cannot link them concurrently.
   for (const route of routes as readonly RouteSpec[]) {
@@ -62,7 +65,9 @@ async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler }> {
     });
   }
   mounted.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
-  return { mounted, fallback: await loadHandler(fallbackHandler) };
+  installAwsLambdaGlobal();
+  const streamModule = (await import(`../functions/${streamRoute.handler}.js`)) as { handler: StreamHandler };
+  return { mounted, fallback: await loadHandler(fallbackHandler), stream: streamModule.handler };
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
@@ -117,8 +122,8 @@ function toEvent(req: IncomingMessage, body: Buffer, match: { route?: RouteSpec;
   };
 }
 
-function contextFor(name: string, requestId: string): Context {
-  const deadline = Date.now() + INVOCATION_BUDGET_MS;
+function contextFor(name: string, requestId: string, budgetMs = INVOCATION_BUDGET_MS): Context {
+  const deadline = Date.now() + budgetMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
     functionName: name,
@@ -148,7 +153,8 @@ export interface LocalApi {
 
 /** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
 export async function startLocalApi(port: number): Promise<LocalApi> {
-  const { mounted, fallback } = await mountAll();
+  const { mounted, fallback, stream } = await mountAll();
+  const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
   const streamTimers = startLocalStreamTimers();
   const server = createServer((req, res) => {
     void (async () => {
@@ -167,6 +173,11 @@ export async function startLocalApi(port: number): Promise<LocalApi> {
       }
       const body = await readBody(req);
       if (body === 'too-large') return tooLarge(res);
+      if (method === streamRoute.method && streamPattern.test(path)) {
+        // The event stream: the function-URL handler writes straight into this response.
+        const event = toEvent(req, body, { params: {} });
+        return stream(event, res, contextFor(streamRoute.handler, event.requestContext.requestId, 15 * 60_000));
+      }
       const params: Record<string, string> = {};
       found?.params.forEach((name, i) => (params[name] = decodeURIComponent(values[i] ?? '')));
       const event = toEvent(req, body, { route: found?.route, params });

@@ -11,6 +11,10 @@ const Env = z.object({
   /** ARN of the Secrets Manager secret holding the instance secret, when enabled. */
   INSTANCE_SECRET_ARN: z.string().min(1).optional(),
   SERVICE_VERSION: z.string().min(1).default('0.1.0'),
+  /** SSE stream lifetime and timers (ms); defaults in core/event-stream.ts. Tests shorten them. */
+  SSE_LIFETIME_MS: z.coerce.number().int().positive().optional(),
+  SSE_KEEPALIVE_MS: z.coerce.number().int().positive().optional(),
+  SSE_HOLE_GRACE_MS: z.coerce.number().int().positive().optional(),
   /** Adds x-ddb-* usage headers to responses (benchmarks only). */
   EXPOSE_USAGE_HEADERS: z.enum(['0', '1']).default('0'),
 });

@@ -7,11 +7,11 @@
  * Event ids are 21 URL-safe characters: the sequence number in 9 base64url digits followed by
  * 12 random ones, so a cursor id leads straight to its item (no pointer item to write).
  */
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { customAlphabet } from 'nanoid';
-import { ddb, tableName } from './db.js';
+import { ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
-import { Keys } from './keys.js';
+import { EPHEMERAL_BUCKET_MS, Keys } from './keys.js';
 import { logger } from '../platform/logger.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -139,6 +139,12 @@ export async function withEvents<T>(events: NewEvent[], timestamp: string, write
   }
 }
 
+/** Whether a number holds an event or a void (strongly consistent). */
+export async function numberUsed(seq: number): Promise<boolean> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.event(seq), ConsistentRead: true, ProjectionExpression: 'seq' }));
+  return out.Item !== undefined;
+}
+
 /** Reads one event by sequence number (strongly consistent). */
 export async function getEvent(seq: number): Promise<StoredEvent | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.event(seq), ConsistentRead: true }));
@@ -171,4 +177,67 @@ export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactI
       },
     },
   };
+}
+
+/** The highest sequence number handed out so far (0 before the first event). One GetItem. */
+export async function currentSequence(): Promise<number> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.eventSequence, ConsistentRead: true }));
+  return Number(out.Item?.last ?? 0);
+}
+
+/** A log entry as a reader sees it: an event, or a voided number. */
+export type LogEntry = StoredEvent | { seq: number; void: true };
+
+/**
+ * Up to `limit` log entries with seq >= `from`, in order, from `from`'s bucket only (a reader
+ * moves to the next bucket once it has passed the last number of this one). One Query.
+ */
+export async function readLog(from: number, limit: number): Promise<LogEntry[]> {
+  const { pk, sk } = Keys.event(from);
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk >= :from',
+      ExpressionAttributeValues: { ':pk': pk, ':from': sk },
+      Limit: limit,
+      // Eventually consistent (half the price of a poll): a number not yet visible is a gap
+      // the reader waits for, and it confirms with a consistent read before skipping one.
+    }),
+  );
+  return (out.Items ?? []).map((item) =>
+    item.void
+      ? { seq: Number(item.seq), void: true as const }
+      : { seq: Number(item.seq), id: String(item.id), type: String(item.eventType), timestamp: String(item.timestamp), payload: item.payload },
+  );
+}
+
+export interface EphemeralEntry {
+  id: string;
+  type: string;
+  timestamp: string;
+  payload: Record<string, unknown>;
+  /** Sort key: time order, ties broken by id. */
+  position: string;
+}
+
+/** Ephemeral events written at or after `fromMs`, in time order, from the buckets up to `toMs`. */
+export async function readEphemeralSince(fromMs: number, toMs: number): Promise<EphemeralEntry[]> {
+  const entries: EphemeralEntry[] = [];
+  for (let t = fromMs - (fromMs % EPHEMERAL_BUCKET_MS); t <= toMs; t += EPHEMERAL_BUCKET_MS) {
+    const { pk } = Keys.ephemeralEvent(t, '');
+    const items = await queryAll({
+      KeyConditionExpression: 'pk = :pk AND sk >= :from',
+      ExpressionAttributeValues: { ':pk': pk, ':from': Keys.ephemeralEvent(fromMs, '').sk },
+    });
+    for (const item of items) {
+      entries.push({
+        id: String(item.id),
+        type: String(item.eventType),
+        timestamp: String(item.timestamp),
+        payload: item.payload as Record<string, unknown>,
+        position: String(item.sk),
+      });
+    }
+  }
+  return entries;
 }

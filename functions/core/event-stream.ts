@@ -1,0 +1,228 @@
+/**
+ * The live event stream (contract §6.4), independent of how bytes reach the client: the
+ * Lambda response-streaming handler (functions/stream/events.ts) and the local adapter both
+ * drive `runStream` with a sink.
+ *
+ * Delivery reads the event log, so it works across any number of function instances:
+ * - Persisted events are read in sequence order from `nextSeq`. Writers take numbers before
+ *   they commit, so a number may be missing for a moment (committing) or for good (a writer
+ *   that failed voids its numbers; one that died leaves a hole). The reader never passes a
+ *   missing number until it is voided, or has stayed missing for HOLE_GRACE_MS and a strongly
+ *   consistent read confirms it: a late commit is never skipped, and nothing is sent twice.
+ * - Ephemeral events (typing, chunks) are read from their time buckets, re-reading a short
+ *   overlap window on every poll (writers' clocks and commit delays differ) and dropping the
+ *   ones already sent.
+ * - Polls are fast while events flow and back off to once a second when idle.
+ */
+import { createHash } from 'node:crypto';
+import { FieldRuleError } from '../errors.js';
+import { currentSequence, eventIdFor, getEvent, numberUsed, readEphemeralSince, readLog, sequenceOf } from '../store/events-repo.js';
+import type { EphemeralEntry, LogEntry } from '../store/events-repo.js';
+import { EVENT_BUCKET_SIZE } from '../store/keys.js';
+
+export interface StreamTiming {
+  /** The stream ends cleanly after this long (well under the function's time limit). */
+  lifetimeMs: number;
+  keepaliveMs: number;
+  /** Poll interval while events flow, and the idle ceiling it backs off to. */
+  fastPollMs: number;
+  idlePollMs: number;
+  /** How long a missing sequence number may be waited for before it is taken as a hole. */
+  holeGraceMs: number;
+  /** Ephemeral events are re-read this far back on every poll. */
+  ephemeralOverlapMs: number;
+}
+
+export const DEFAULT_TIMING: StreamTiming = {
+  lifetimeMs: 14 * 60_000,
+  keepaliveMs: 15_000,
+  fastPollMs: 100,
+  idlePollMs: 1000,
+  holeGraceMs: 10_000,
+  ephemeralOverlapMs: 2000,
+};
+
+export interface StreamQuery {
+  cursor?: string | undefined;
+  lastEventId?: string | undefined;
+  ephemeral: boolean;
+  limit: number;
+}
+
+/** Where a stream starts: persisted events with seq > afterSeq are delivered. */
+export interface StreamStart {
+  afterSeq: number;
+  /** Ephemeral events from this time on (connection time). */
+  sinceMs: number;
+}
+
+export const cursorNotFound = () => new FieldRuleError('cursor', 'cursor event id was not found.');
+
+/**
+ * Ephemeral events reach each client with an id naming the stream position they were sent at
+ * (the last persisted number before them) and a check tag, so a browser's Last-Event-ID that
+ * names one resumes at that position (§6.4), while it stays useless as a `cursor`.
+ */
+const positionTag = (seq: number) => createHash('sha256').update(`ephemeral-position:${seq}`).digest('base64url').slice(0, 4);
+
+export function ephemeralIdAt(seq: number): string {
+  const id = eventIdFor(seq);
+  return id.slice(0, 9) + positionTag(seq) + id.slice(13);
+}
+
+function positionOfEphemeralId(id: string): number | undefined {
+  const seq = sequenceOf(id);
+  return seq !== undefined && id.slice(9, 13) === positionTag(seq) ? seq : undefined;
+}
+
+/**
+ * Resolves the start position (§6.4): `cursor` must name a persisted event (else 400);
+ * without it, `Last-Event-ID` resumes after a persisted event or an ephemeral position, and
+ * anything else starts live.
+ */
+export async function startOf(q: StreamQuery, nowMs: number): Promise<StreamStart> {
+  if (q.cursor !== undefined) {
+    const seq = sequenceOf(q.cursor);
+    const event = seq === undefined ? undefined : await getEvent(seq);
+    if (!event || event.id !== q.cursor) throw cursorNotFound();
+    return { afterSeq: event.seq, sinceMs: nowMs };
+  }
+  const live = await currentSequence();
+  if (q.lastEventId) {
+    const seq = sequenceOf(q.lastEventId);
+    if (seq !== undefined && seq <= live) {
+      const event = await getEvent(seq);
+      if (event?.id === q.lastEventId) return { afterSeq: seq, sinceMs: nowMs };
+      const position = positionOfEphemeralId(q.lastEventId);
+      if (position !== undefined) return { afterSeq: position, sinceMs: nowMs };
+    }
+  }
+  return { afterSeq: live, sinceMs: nowMs };
+}
+
+export interface StreamSink {
+  /** Writes a chunk; resolves when the bytes are handed to the transport. */
+  write(text: string): Promise<void>;
+  /** True once the client has gone or the transport failed. */
+  readonly closed: boolean;
+}
+
+export const frame = (event: { id: string; type: string; timestamp: string; payload: unknown }): string =>
+  `event: ${event.type}\ndata: ${JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, payload: event.payload })}\nid: ${event.id}\n\n`;
+
+const EPHEMERAL_TYPES = new Set(['chat.typing', 'chat.user_typing', 'message.streaming.chunk']);
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Streams events to `sink` from `start` until the lifetime ends or the client goes away.
+ * Writes the opening comment first and a closing comment plus a retry hint last.
+ */
+export async function runStream(sink: StreamSink, start: StreamStart, q: StreamQuery, timing: StreamTiming = DEFAULT_TIMING): Promise<void> {
+  const openedAt = Date.now();
+  let nextSeq = start.afterSeq + 1;
+  let lastSentSeq = start.afterSeq;
+  let gap: { seq: number; since: number } | undefined;
+  let ephemeralFrom = start.sinceMs;
+  const sentEphemeral = new Map<string, number>();
+  let lastWrite = Date.now();
+  let pollMs = timing.fastPollMs;
+
+  const send = async (text: string) => {
+    await sink.write(text);
+    lastWrite = Date.now();
+  };
+
+  await send(': stream opened\n\n');
+  await send('retry: 1000\n\n');
+
+  /** Delivers what the log holds from nextSeq on; returns how many events were sent. */
+  const pollPersisted = async (): Promise<number> => {
+    let sent = 0;
+    for (;;) {
+      const entries = await readLog(nextSeq, q.limit);
+      const progressed = await consume(entries, (n) => (sent += n));
+      // A full page means more may follow at once (replay); a bucket's end moves to the next.
+      if (!progressed) return sent;
+      if (entries.length < q.limit && nextSeq % EVENT_BUCKET_SIZE !== 0) return sent;
+    }
+  };
+
+  /** Walks entries in order; returns whether nextSeq moved. */
+  const consume = async (entries: LogEntry[], count: (n: number) => void): Promise<boolean> => {
+    const before = nextSeq;
+    for (const entry of entries) {
+      if (entry.seq < nextSeq) continue;
+      while (entry.seq > nextSeq) {
+        if (!(await holeConfirmed())) return nextSeq !== before;
+      }
+      gap = undefined;
+      nextSeq = entry.seq + 1;
+      if ('void' in entry) continue;
+      await send(frame(entry));
+      lastSentSeq = entry.seq;
+      count(1);
+      if (sink.closed) return true;
+    }
+    if (entries.length === 0 && nextSeq <= (await tailReserved())) await holeConfirmed();
+    return nextSeq !== before;
+  };
+
+  /**
+   * nextSeq is missing while later numbers exist. Past the grace period, and confirmed by a
+   * consistent read, it is a hole: move past it.
+   */
+  const holeConfirmed = async (): Promise<boolean> => {
+    const now = Date.now();
+    if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: now };
+    if (now - gap.since < timing.holeGraceMs) return false;
+    if (await numberUsed(nextSeq)) return false; // it arrived after all: the next poll reads it
+    nextSeq += 1;
+    // The numbers after it were missing at least as long (one failed writer may hold several).
+    gap = { seq: nextSeq, since: gap.since };
+    return true;
+  };
+
+  /** Numbers handed out so far, checked only while a gap is open or the log looks idle for long. */
+  let lastTailCheck = 0;
+  let tail = start.afterSeq;
+  const tailReserved = async (): Promise<number> => {
+    if (Date.now() - lastTailCheck < timing.holeGraceMs / 2) return gap ? tail : 0;
+    lastTailCheck = Date.now();
+    tail = await currentSequence();
+    return tail;
+  };
+
+  const pollEphemeral = async (): Promise<number> => {
+    const now = Date.now();
+    const from = Math.max(start.sinceMs, ephemeralFrom - timing.ephemeralOverlapMs);
+    const entries: EphemeralEntry[] = await readEphemeralSince(from, now);
+    entries.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+    let sent = 0;
+    for (const e of entries) {
+      if (sentEphemeral.has(e.id) || Date.parse(e.timestamp) < start.sinceMs) continue;
+      sentEphemeral.set(e.id, Date.parse(e.timestamp));
+      await send(frame({ id: ephemeralIdAt(lastSentSeq), type: e.type, timestamp: e.timestamp, payload: e.payload }));
+      sent += 1;
+      if (sink.closed) return sent;
+    }
+    ephemeralFrom = now;
+    for (const [id, at] of sentEphemeral) if (at < now - 4 * timing.ephemeralOverlapMs) sentEphemeral.delete(id);
+    return sent;
+  };
+
+  while (!sink.closed) {
+    if (Date.now() - openedAt >= timing.lifetimeMs) {
+      await send(': stream lifetime reached; reconnect with the last event id as cursor\n\n');
+      await send('retry: 1000\n\n');
+      return;
+    }
+    const delivered = (await pollPersisted()) + (q.ephemeral ? await pollEphemeral() : 0);
+    if (sink.closed) return;
+    if (Date.now() - lastWrite >= timing.keepaliveMs) await send(': keepalive\n\n');
+    pollMs = delivered > 0 || gap ? timing.fastPollMs : Math.min(timing.idlePollMs, pollMs * 1.5);
+    await sleep(Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt)));
+  }
+}
+
+export const isEphemeralType = (type: string) => EPHEMERAL_TYPES.has(type);
