@@ -1,7 +1,8 @@
 /**
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
- * (api.ts, api-function.ts), the stream-timeout state machine (stream-timeouts.ts) and, when
- * the instance secret is on, its Secrets Manager secret (instance-secret.ts).
+ * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
+ * stream-timeout state machine (stream-timeouts.ts) and, when the instance secret is on, its
+ * Secrets Manager secret (instance-secret.ts).
  * Environment-agnostic: no account or region lookups.
  */
 import { readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import type { Construct } from 'constructs';
 import { resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
+import { EventStream } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
 import { Storage } from './constructs/storage.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
@@ -47,6 +49,7 @@ const INSTANCE_CONFIG_MAX_BYTES = 3584;
 export class ChatRelayStack extends Stack {
   readonly storage: Storage;
   readonly api: Api;
+  readonly eventStream: EventStream;
   readonly streamTimeouts: StreamTimeouts;
   readonly instanceSecret: InstanceSecret | undefined;
 
@@ -93,8 +96,18 @@ export class ChatRelayStack extends Stack {
       environment,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
     });
+    this.eventStream = new EventStream(this, 'EventStream', {
+      table: this.storage.table,
+      instanceSecret: this.instanceSecret?.secret,
+      environment,
+    });
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; the API lives under /api/v1' });
+    // A second base URL: serving it under ApiUrl's domain needs a CDN (event-stream.ts).
+    new CfnOutput(this, 'EventsUrl', {
+      value: this.eventStream.url,
+      description: 'Event stream (SSE) function URL; clients connect to <EventsUrl>api/v1/events/stream (the function ignores the path)',
+    });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
     new CfnOutput(this, 'StreamTimeoutStateMachineArn', {
       value: this.streamTimeouts.stateMachine.stateMachineArn,

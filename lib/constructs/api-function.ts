@@ -28,6 +28,14 @@ export function jobEntry(name: string): string {
 }
 
 /**
+ * Absolute path of a handler module named from functions/, as lib/routes.ts streamRoute
+ * names the event stream: functionEntry('stream/events').
+ */
+export function functionEntry(handler: string): string {
+  return fileURLToPath(new URL(`../../functions/${handler}.ts`, import.meta.url));
+}
+
+/**
  * How a function may use the table:
  * - `none`: only its name (functions/platform/env.ts requires TABLE_NAME everywhere);
  * - `read`: read data, plus PutItem on the SETTINGS partition only (a read route may create

@@ -2,7 +2,8 @@
  * Assertions on the synthesized ChatRelay template. The full synth (esbuild bundling of every
  * function) runs once, in beforeAll, and every test below shares it; the instance-secret
  * tests synthesize their own variants without bundling, which costs about a second each.
- * The stream-timeout state machine is checked here too, so it shares that one synth.
+ * The stream-timeout state machine and the event stream's function URL are checked here too,
+ * so they share that one synth.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
-import { fallbackHandler, routeId, routes } from '../../lib/routes.js';
+import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
+import { fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
@@ -36,11 +38,15 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { ve
 const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
 const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
+const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
   expiryFunctionPath,
+  streamFunctionPath,
 ];
+/** Functions besides the routes': the fallback, the stream expiry function and the event stream. */
+const extraFunctions = 3;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -95,9 +101,9 @@ beforeAll(() => {
 afterAll(() => main?.dispose());
 
 describe('HTTP API', () => {
-  it('has one function per route of lib/routes.ts plus the fallback (and the stream expiry function), and no other', () => {
+  it('has one function per route of lib/routes.ts plus the fallback (and the stream expiry and event stream functions), and no other', () => {
     expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
-    expect(fns).toHaveLength(routes.length + 2);
+    expect(fns).toHaveLength(routes.length + extraFunctions);
   });
 
   it('has exactly the route keys of the route table plus $default', () => {
@@ -137,16 +143,24 @@ describe('HTTP API', () => {
     expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
   });
 
-  it('outputs the API URL, the table name and the state machine ARN, and no secret ARN when the secret is off', () => {
-    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual(['ApiUrl', 'StreamTimeoutStateMachineArn', 'TableName']);
+  it('outputs the API URL, the events URL, the table name and the state machine ARN, and no secret ARN when the secret is off', () => {
+    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual(['ApiUrl', 'EventsUrl', 'StreamTimeoutStateMachineArn', 'TableName']);
     expect(refId(main.json.Outputs?.TableName?.Value)).toBe(tableId);
     expect(main.json.Outputs?.StreamTimeoutStateMachineArn?.Value).toEqual({ Ref: stateMachineId });
   });
 });
 
 describe('functions', () => {
-  it('run Node.js 22 on arm64 with 1024 MB, 15 s and source maps enabled', () => {
+  it('run Node.js 22 on arm64 with 1024 MB, 15 s and source maps enabled (the event stream: see its own test)', () => {
     for (const fn of fns) {
+      if (fn.path === streamFunctionPath) {
+        expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
+          'nodejs22.x',
+          ['arm64'],
+          '--enable-source-maps',
+        ]);
+        continue;
+      }
       expect([fn.path, fn.props.Runtime, fn.props.Architectures, fn.props.MemorySize, fn.props.Timeout]).toEqual([
         fn.path,
         'nodejs22.x',
@@ -417,6 +431,98 @@ describe('stream timeouts', () => {
   });
 });
 
+describe('event stream', () => {
+  const stream = () => fns.find((f) => f.path === streamFunctionPath)!;
+  const urls = () => resourcesOfType(main.json, 'AWS::Lambda::Url');
+  /** The Lambda permissions of the stream function (FunctionName is its ARN). */
+  const permissionsOf = (fnId: string) =>
+    resourcesOfType(main.json, 'AWS::Lambda::Permission')
+      .map(([, p]) => p.Properties ?? {})
+      .filter((p) => refId(p.FunctionName) === fnId);
+
+  it('is one function URL in response-streaming mode, auth type NONE, without URL CORS, on the stream function', () => {
+    expect(urls()).toHaveLength(1);
+    const url = urls()[0]![1].Properties ?? {};
+    expect(url.InvokeMode).toBe('RESPONSE_STREAM');
+    expect(url.AuthType).toBe('NONE');
+    // The handler answers preflight and sets CORS from the live configuration (event-stream.ts).
+    expect(url.Cors).toBeUndefined();
+    expect(url.Qualifier).toBeUndefined();
+    expect(url.TargetFunctionArn).toEqual({ 'Fn::GetAtt': [stream().id, 'Arn'] });
+  });
+
+  it('runs the streaming handler of streamRoute on arm64 Node.js 22, for 15 minutes (beyond the stream lifetime) with 256 MB', () => {
+    const fn = stream();
+    expect(streamRoute.handler).toBe('stream/events');
+    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual(['nodejs22.x', ['arm64'], 'index.handler']);
+    expect([fn.props.Timeout, fn.props.MemorySize]).toEqual([900, 256]);
+    // The stream ends on its own, with a minute to spare, before Lambda would cut it off.
+    expect(fn.props.Timeout * 1000 - DEFAULT_TIMING.lifetimeMs).toBeGreaterThanOrEqual(60_000);
+    const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
+    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('streamifyResponse');
+  });
+
+  it('gets the table name, the service version and the configuration, and no state machine', () => {
+    const env = stream().props.Environment.Variables as Record<string, unknown>;
+    expect(refId(env.TABLE_NAME)).toBe(tableId);
+    expect(env.SERVICE_VERSION).toBe(pkg.version);
+    expect(JSON.parse(env.INSTANCE_CONFIG as string).server.corsOrigins).toEqual([]);
+    expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
+  });
+
+  it("may only read the table, plus PutItem on the SETTINGS partition (exactly what 'read' access grants)", () => {
+    // One row per action (how CDK groups actions into statements varies with its settings).
+    const grantsOf = (statements: PolicyStatementJson[]) =>
+      statements
+        .flatMap((s) =>
+          actionsOf(s).map((action) => ({ action, resources: resourcesOf(s).map(joinedString).sort(), condition: s.Condition })),
+        )
+        .filter((g) => g.action.startsWith('dynamodb:'))
+        .sort((a, b) => a.action.localeCompare(b.action));
+    const table = `\${${tableId}.Arn}`;
+    const read = (action: string) => ({ action: `dynamodb:${action}`, resources: [table, `${table}/index/*`], condition: undefined });
+    const grants = grantsOf(stream().statements);
+    expect(grants).toEqual([
+      read('BatchGetItem'),
+      read('ConditionCheckItem'),
+      read('DescribeTable'),
+      read('GetItem'),
+      read('GetRecords'),
+      read('GetShardIterator'),
+      {
+        action: 'dynamodb:PutItem',
+        resources: [table],
+        condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } },
+      },
+      read('Query'),
+      read('Scan'),
+    ]);
+    // The same grant as a read route's.
+    expect(grants).toEqual(grantsOf(fnAt('GetApiV1Chats').statements));
+  });
+
+  it('is public through its function URL only (InvokeFunctionUrl with auth type NONE; InvokeFunction only via the URL)', () => {
+    const permissions = permissionsOf(stream().id);
+    expect(permissions.map(({ FunctionName: _fn, ...rest }) => rest)).toEqual(
+      expect.arrayContaining([
+        { Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' },
+        { Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true },
+      ]),
+    );
+    expect(permissions).toHaveLength(2);
+    // No other function of the stack is open to everyone.
+    for (const fn of fns.filter((f) => f.path !== streamFunctionPath)) {
+      expect([fn.path, permissionsOf(fn.id).filter((p) => p.Principal === '*')]).toEqual([fn.path, []]);
+    }
+  });
+
+  it('outputs the function URL as EventsUrl, saying where the stream lives under it', () => {
+    const output = main.json.Outputs?.EventsUrl;
+    expect(output?.Value).toEqual({ 'Fn::GetAtt': [urls()[0]![0], 'FunctionUrl'] });
+    expect(output?.Description).toContain(`<EventsUrl>${streamRoute.path.slice(1)}`);
+  });
+});
+
 describe('cdk-nag', () => {
   it('reports no unacknowledged AwsSolutions error or warning', () => {
     expect(nagFindings(main.stack)).toEqual([]);
@@ -461,7 +567,8 @@ describe('instance secret', () => {
       expect(refId(synth.json.Outputs?.InstanceSecretArn?.Value)).toBe(secretId);
 
       const secretFns = functionsOf(synth.json);
-      expect(secretFns).toHaveLength(routes.length + 2);
+      expect(secretFns).toHaveLength(routes.length + extraFunctions);
+      expect(secretFns.map((f) => f.path)).toContain(streamFunctionPath);
       for (const fn of secretFns) {
         const env = fn.props.Environment.Variables;
         expect([fn.path, refId(env.INSTANCE_SECRET_ARN)]).toEqual([fn.path, secretId]);

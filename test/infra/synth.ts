@@ -45,7 +45,7 @@ export interface CfnResource {
 }
 export interface CfnTemplate {
   Resources: Record<string, CfnResource>;
-  Outputs?: Record<string, { Value: unknown }>;
+  Outputs?: Record<string, { Value: unknown; Description?: string }>;
 }
 
 export function synthesize(options: SynthOptions = {}): Synthesized {

@@ -1,0 +1,80 @@
+/**
+ * The event stream (contract §5.9, §6.4): functions/stream/events.ts behind a Lambda function
+ * URL in response-streaming mode. It is not an API Gateway route (lib/routes.ts streamRoute):
+ * the HTTP API buffers whole responses and ends integrations after 30 seconds.
+ *
+ * OpenGram clients take one base URL for the API and the stream. This stack gives two
+ * (ApiUrl, EventsUrl); serving both from one domain needs a CDN in front, e.g. CloudFront
+ * sending /api/v1/events/stream to the function URL and everything else to the HTTP API.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
+import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import { streamRoute } from '../routes.js';
+import { ApiFunction, functionEntry } from './api-function.js';
+
+export interface EventStreamProps {
+  table: ITable;
+  /** The environment every function gets (service version, instance configuration). */
+  environment: Record<string, string>;
+  /** When set, the function gets INSTANCE_SECRET_ARN and may read the secret. */
+  instanceSecret?: ISecret | undefined;
+}
+
+/**
+ * A connection streams for DEFAULT_TIMING.lifetimeMs (14 minutes, core/event-stream.ts) and
+ * then ends cleanly; the function may run for Lambda's maximum, so that end comes first.
+ */
+const STREAM_TIMEOUT = Duration.minutes(15);
+
+/**
+ * The function mostly waits between polls, and each open connection holds one instance for
+ * up to 15 minutes, so its memory is billed for all of that time.
+ */
+const STREAM_MEMORY_MB = 256;
+
+export class EventStream extends Construct {
+  readonly function: ApiFunction;
+  readonly functionUrl: FunctionUrl;
+
+  constructor(scope: Construct, id: string, props: EventStreamProps) {
+    super(scope, id);
+
+    this.function = new ApiFunction(this, 'Events', {
+      entry: functionEntry(streamRoute.handler),
+      environment: props.environment,
+      timeout: STREAM_TIMEOUT,
+      memorySize: STREAM_MEMORY_MB,
+      description: `${streamRoute.method} ${streamRoute.path} (SSE over a response-streaming function URL)`,
+    });
+    // Reads the event log, the sequence counter and settings, like the read routes.
+    this.function.bindTable(props.table, 'read');
+    if (props.instanceSecret) this.function.bindInstanceSecret(props.instanceSecret);
+
+    // No `cors` on the URL, on purpose. With it, Lambda answers preflight itself and sets the
+    // CORS headers from a list fixed at deploy time. The handler already answers OPTIONS and
+    // sets Access-Control-Allow-Origin from the live configuration (server.corsOrigins and
+    // its OPENGRAM_CORS_ORIGINS override, read per request) with the contract's rules (§1.13:
+    // nothing without Origin, any Origin echoed while the list is empty, exact matches
+    // otherwise); two sources for the header would send it twice, which browsers reject.
+    // Same choice as the HTTP API (api.ts).
+    // Auth type NONE: the handler checks the contract's instance secret itself (§1.11, as a
+    // bearer header or `?token=`, required whenever the secret is on); AWS_IAM would need
+    // SigV4-signed requests, which browsers and OpenGram clients do not make. CDK adds the
+    // public lambda:InvokeFunctionUrl permission (auth type NONE) and lambda:InvokeFunction
+    // limited to calls through the URL. (The AwsSolutions pack has no rule on function URL
+    // auth, so there is no finding to acknowledge.)
+    this.functionUrl = this.function.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+    });
+  }
+
+  /** The function URL, ending in "/"; the handler serves the stream at any path under it. */
+  get url(): string {
+    return this.functionUrl.url;
+  }
+}
