@@ -12,13 +12,22 @@ export interface ExpireStreamInput {
   messageId: string;
 }
 
+/**
+ * The state machine never waits less than this between checks of one stream. An execution
+ * holds at most 25,000 history events (about 10 per loop), so short configured timeouts
+ * would otherwise end the loop of a long-active stream within the hour; with this floor it
+ * lasts about 10 hours of continuous activity. The contract allows cancelling up to 30 s
+ * after the timeout (§4.2), so a check at most 15 s late keeps the guarantee.
+ */
+export const MIN_LOOP_SECONDS = 15;
+
 export interface ExpireStreamOutput {
   messageId: string;
   /** True when the stream is over: the state machine stops. */
   done: boolean;
-  /** The next wait, in whole seconds (Step Functions' Wait state resolution). */
+  /** The next wait, in whole seconds (Step Functions' Wait state), at least MIN_LOOP_SECONDS. */
   waitSeconds: number;
-  /** The same, in milliseconds, for the local timer. */
+  /** The exact wait in milliseconds, for the local timer (no history budget there). */
   waitMs: number;
 }
 
@@ -29,7 +38,7 @@ export async function handler(event: ExpireStreamInput): Promise<ExpireStreamOut
   return {
     messageId: event.messageId,
     done: outcome.done,
-    waitSeconds: Math.max(1, Math.ceil(outcome.waitMs / 1000)),
+    waitSeconds: Math.max(MIN_LOOP_SECONDS, Math.ceil(outcome.waitMs / 1000)),
     waitMs: Math.max(1, outcome.waitMs),
   };
 }
