@@ -6,13 +6,15 @@
  *
  * DynamoDB Local is always stopped: on success, on error, and on Ctrl-C / SIGTERM.
  *
- * The scenario has two parts, played one after the other: chats (scenario.ts) and messages,
- * typing and token streaming (messages.ts).
+ * The scenario has three parts, played one after the other: chats (scenario.ts); messages,
+ * typing and token streaming (messages.ts); and server-sent events: delivery latency with 1
+ * and 10 clients, chunk delivery while 20 messages stream, and what an idle connection costs
+ * (events.ts, which starts a second local runtime in a child process for the idle phase).
  *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
- * streams scenario has its own fixed number of streams); BENCH_ONLY=chats or
- * BENCH_ONLY=messages plays one part only (both by default).
+ * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages
+ * or BENCH_ONLY=events plays one part only (all three by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -22,6 +24,8 @@ import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
 import type { LocalDynamo } from '../../local/dynamo.js';
 import type { LocalApi } from '../../local/server.js';
 import { ensureTable } from '../../local/table.js';
+import { killSseServer, runEventScenarios, sseTables, stopSseServer } from './events.js';
+import type { SseReport } from './events.js';
 import { runMessageScenarios, streamingTables } from './messages.js';
 import type { StreamingReport } from './messages.js';
 import { BENCH_CONFIG, SCALE, runScenario } from './scenario.js';
@@ -41,6 +45,7 @@ let interrupted = false;
 async function shutdown(): Promise<void> {
   const [a, d] = [api, dynamo];
   api = dynamo = undefined;
+  await stopSseServer().catch(() => undefined);
   await a?.close().catch(() => undefined);
   await d?.stop().catch(() => undefined);
 }
@@ -53,7 +58,10 @@ function onSignal(signal: NodeJS.Signals): void {
 process.once('SIGINT', onSignal);
 process.once('SIGTERM', onSignal);
 // Last resort if the process exits some other way: never leave the Java process behind.
-process.once('exit', () => dynamo?.process.kill('SIGKILL'));
+process.once('exit', () => {
+  dynamo?.process.kill('SIGKILL');
+  killSseServer();
+});
 
 const log = (line: string) => console.error(line);
 
@@ -78,8 +86,10 @@ interface Results {
   endpoints: Summary[];
   growth: Summary[];
   trends: Trend[];
-  /** Absent when BENCH_ONLY=chats. */
+  /** Absent when BENCH_ONLY=chats or events. */
   streaming?: StreamingReport;
+  /** Server-sent events: delivery latency, chunk delivery, idle cost. Absent unless all parts or BENCH_ONLY=events run. */
+  sse?: SseReport;
 }
 
 function git(args: string[]): string | null {
@@ -117,7 +127,7 @@ async function main(): Promise<number> {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
   const only = process.env.BENCH_ONLY ?? '';
-  if (!['', 'chats', 'messages'].includes(only)) throw new Error(`BENCH_ONLY must be chats or messages, not "${only}".`);
+  if (!['', 'chats', 'messages', 'events'].includes(only)) throw new Error(`BENCH_ONLY must be chats, messages or events, not "${only}".`);
 
   log('Starting DynamoDB Local (in memory)...');
   dynamo = await startDynamo();
@@ -140,13 +150,16 @@ async function main(): Promise<number> {
 
   const started = performance.now();
   const none: ScenarioResult = { samples: [], probes: [], failures: [], missingUsage: [], phases: [], walks: {} };
-  const result = only === 'messages' ? none : await runScenario(api.url, { seed, concurrency }, log);
-  const messages = only === 'chats' ? undefined : await runMessageScenarios(api.url, { seed, concurrency }, log);
-  if (messages) {
-    result.samples.push(...messages.samples);
-    result.failures.push(...messages.failures);
-    result.missingUsage.push(...messages.missingUsage);
-    result.phases.push(...messages.phases);
+  const plays = (part: string) => only === '' || only === part;
+  const result = plays('chats') ? await runScenario(api.url, { seed, concurrency }, log) : none;
+  const messages = plays('messages') ? await runMessageScenarios(api.url, { seed, concurrency }, log) : undefined;
+  const events = plays('events') ? await runEventScenarios(api.url, { seed, concurrency }, log) : undefined;
+  for (const part of [messages, events]) {
+    if (!part) continue;
+    result.samples.push(...part.samples);
+    result.failures.push(...part.failures);
+    result.missingUsage.push(...part.missingUsage);
+    result.phases.push(...part.phases);
   }
   const wallMs = performance.now() - started;
 
@@ -173,6 +186,7 @@ async function main(): Promise<number> {
     growth,
     trends,
     ...(messages ? { streaming: messages.streaming } : {}),
+    ...(events ? { sse: events.sse } : {}),
   };
 
   console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
@@ -183,13 +197,19 @@ async function main(): Promise<number> {
   }
   console.log('\nTrend within each endpoint, in request order (CU = RCU + WCU)\n');
   console.log(trendTable(trends));
-  if (only !== 'messages') {
+  if (plays('chats')) {
     console.log('\nList walks (pages, rows): ' + Object.entries(result.walks).map(([l, w]) => `${l.replace('GET /api/v1/chats', '') || '(all)'} ${w.pages}/${w.rows}`).join(', '));
   }
   if (messages) {
     console.log('\nMessage streaming: chunks/s counts chunk appends answered 200 over the chunk phase\'s wall time (creates and completes excluded);');
     console.log('"verified" = streams whose content_final came back exactly as the chunks sent. Last table: the long stream\'s chunk #1 vs its last chunk.\n');
     console.log(streamingTables(messages.streaming));
+  }
+  if (events) {
+    console.log('\nServer-sent events (GET /api/v1/events/stream): latency from a write\'s HTTP response at the bench to its event at each client (negative: the event came first);');
+    console.log(`delivery runs write ${SCALE.sseWrites} times ${SCALE.sseWritePauseMs} ms apart, then ${SCALE.sseIdleWrites} times each after ${SCALE.sseIdlePauseMs / 1000} s without events (the server's poll backs off to 1 s when idle).`);
+    console.log(`Idle: each connection open ${SCALE.sseIdleMs / 1000} s on a second server (SSE_LIFETIME_MS=${SCALE.sseIdleMs}), cost from its closing ": usage" comment, scaled to a minute.\n`);
+    console.log(sseTables(events.sse));
   }
   console.log(
     '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or 4 small items are all 2 WCU), ' +

@@ -48,6 +48,21 @@ export const SCALE = {
   /** Concurrent streams (one chat each), `parallelChunks` sequential chunks in each. */
   parallelStreams: 20,
   parallelChunks: 100,
+  // Server-sent events (events.ts).
+  /** Delivery runs: `sseWrites` mark-read writes, one at a time `sseWritePauseMs` apart, over `sseChats` chats. */
+  sseWrites: 100,
+  sseWritePauseMs: 50,
+  sseChats: 20,
+  /** Connected clients in the second delivery run (the first has 1). */
+  sseClients: 10,
+  /** Per delivery run, writes that each follow `sseIdlePauseMs` of silence (the server's poll has backed off). */
+  sseIdleWrites: 3,
+  sseIdlePauseMs: 3000,
+  /** Chunk delivery: streaming messages (one chat each) and chunks per message, one client connected. */
+  sseStreams: 20,
+  sseChunks: 50,
+  /** Idle cost: how long the idle connections stay open (the second server's SSE_LIFETIME_MS). */
+  sseIdleMs: 30_000,
 };
 
 /** ~30 tag names sharing prefixes (pro-, re-, de-...), so suggestion prefixes match several. */
