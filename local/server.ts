@@ -151,11 +151,20 @@ export interface LocalApi {
   close: () => Promise<void>;
 }
 
+export interface LocalApiOptions {
+  /**
+   * Run the stream-timeout loop on in-process timers (default true). Test files that leave
+   * streams open turn it off, so an abandoned stream's cancel event cannot land in a later
+   * test's assertions; reads and writes still treat overdue streams as cancelled.
+   */
+  streamTimers?: boolean;
+}
+
 /** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
-export async function startLocalApi(port: number): Promise<LocalApi> {
+export async function startLocalApi(port: number, options: LocalApiOptions = {}): Promise<LocalApi> {
   const { mounted, fallback, stream } = await mountAll();
   const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
-  const streamTimers = startLocalStreamTimers();
+  const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -206,7 +215,7 @@ export async function startLocalApi(port: number): Promise<LocalApi> {
     url: `http://127.0.0.1:${bound}`,
     close: () =>
       new Promise<void>((ok) => {
-        streamTimers.stop();
+        streamTimers?.stop();
         server.closeAllConnections();
         server.close(() => ok());
       }),

@@ -37,6 +37,11 @@ export interface StartOptions {
   config?: Record<string, unknown>;
   /** Extra environment (e.g. OPENGRAM_WRITE_RATE_LIMIT_MAX). Rate limiting is effectively off by default. */
   env?: Record<string, string>;
+  /**
+   * Run the local stream-timeout timers (off by default: a stream a test leaves open would be
+   * cancelled by its timer a minute later, inside another test's event assertions).
+   */
+  streamTimers?: boolean;
 }
 
 let started = false;
@@ -61,7 +66,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   });
   // Imported after the environment is set: handlers read it once per module load.
   const { startLocalApi } = await import('../../local/server.js');
-  const api = await startLocalApi(0);
+  const api = await startLocalApi(0, { streamTimers: options.streamTimers ?? false });
 
   async function request<T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Response<T>> {
     const headers: Record<string, string> = { ...opts.headers };

@@ -19,7 +19,7 @@ const config = {
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startApi({ config });
+  api = await startApi({ config, streamTimers: true });
 });
 afterAll(async () => api?.close());
 
