@@ -21,13 +21,19 @@ export interface RouteSpec {
   auth?: AuthClass;
   /** Starts stream-timeout executions (streaming message creation, §4.2). */
   streamTimer?: boolean;
+  /** Uses the dispatch queues (claims and leases; inputs are written by other routes too, see `dispatchInputs`). */
+  dispatch?: boolean;
+  /** Writes dispatch inputs and seals or signals them (user messages, request resolutions). */
+  dispatchInputs?: boolean;
+  /** Function timeout when the default (15 s) is too short, e.g. claim long-polls. */
+  timeoutSeconds?: number;
 }
 
 export const routes = [
   { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public' },
   { method: 'GET', path: '/api/v1/config', handler: 'config/get', writes: false },
 
-  { method: 'POST', path: '/api/v1/chats', handler: 'chats/create', writes: true },
+  { method: 'POST', path: '/api/v1/chats', handler: 'chats/create', writes: true, dispatchInputs: true },
   { method: 'GET', path: '/api/v1/chats', handler: 'chats/list', writes: false },
   { method: 'GET', path: '/api/v1/chats/pending-summary', handler: 'chats/pending-summary', writes: false },
   { method: 'GET', path: '/api/v1/chats/unread-summary', handler: 'chats/unread-summary', writes: false },
@@ -40,7 +46,7 @@ export const routes = [
   { method: 'POST', path: '/api/v1/chats/{chatId}/typing', handler: 'chats/typing', writes: true },
   { method: 'POST', path: '/api/v1/chats/{chatId}/user-typing', handler: 'chats/user-typing', writes: true },
 
-  { method: 'POST', path: '/api/v1/chats/{chatId}/messages', handler: 'messages/create', writes: true, streamTimer: true },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/messages', handler: 'messages/create', writes: true, streamTimer: true, dispatchInputs: true },
   { method: 'GET', path: '/api/v1/chats/{chatId}/messages', handler: 'messages/list', writes: false },
   { method: 'POST', path: '/api/v1/chats/{chatId}/messages/cancel-streaming', handler: 'messages/cancel-streaming', writes: true },
   // The streaming operations at both path forms (§5.4.3–5.4.5): one handler each.
@@ -54,8 +60,14 @@ export const routes = [
   { method: 'POST', path: '/api/v1/chats/{chatId}/requests', handler: 'requests/create', writes: true },
   { method: 'GET', path: '/api/v1/chats/{chatId}/requests', handler: 'requests/list', writes: false },
   { method: 'PATCH', path: '/api/v1/requests/{requestId}', handler: 'requests/update', writes: true },
-  { method: 'POST', path: '/api/v1/requests/{requestId}/resolve', handler: 'requests/resolve', writes: true },
+  { method: 'POST', path: '/api/v1/requests/{requestId}/resolve', handler: 'requests/resolve', writes: true, dispatchInputs: true },
   { method: 'POST', path: '/api/v1/requests/{requestId}/cancel', handler: 'requests/cancel', writes: true },
+
+  { method: 'POST', path: '/api/v1/dispatch/claim', handler: 'dispatch/claim', writes: true, dispatch: true, timeoutSeconds: 29 },
+  { method: 'POST', path: '/api/v1/dispatch/claim-many', handler: 'dispatch/claim-many', writes: true, dispatch: true, timeoutSeconds: 29 },
+  { method: 'POST', path: '/api/v1/dispatch/{batchId}/heartbeat', handler: 'dispatch/heartbeat', writes: true, dispatch: true },
+  { method: 'POST', path: '/api/v1/dispatch/{batchId}/complete', handler: 'dispatch/complete', writes: true, dispatch: true },
+  { method: 'POST', path: '/api/v1/dispatch/{batchId}/fail', handler: 'dispatch/fail', writes: true, dispatch: true },
 
   { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
 ] as const satisfies readonly RouteSpec[];

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { fallbackHandler, routes, streamRoute } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
+import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 
@@ -165,6 +166,9 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const { mounted, fallback, stream } = await mountAll();
   const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
+  // The dispatch queues: handlers find them through the environment, as in AWS.
+  const sqs = await startLocalSqs();
+  Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -218,6 +222,6 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
         streamTimers?.stop();
         server.closeAllConnections();
         server.close(() => ok());
-      }),
+      }).then(() => sqs.stop()),
   };
 }

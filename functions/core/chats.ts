@@ -11,7 +11,7 @@ import type { ChatRecord } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
-import { putDispatchInput } from '../store/dispatch-repo.js';
+import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { EventReservation, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { putMessage } from '../store/messages-repo.js';
@@ -147,7 +147,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
     });
     items.push(
       ...putMessage(first),
-      putDispatchInput({
+      ...dispatchInputWrites({
         id: deps.newId(),
         chat_id: chatId,
         source_kind: 'user_message',

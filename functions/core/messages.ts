@@ -20,7 +20,7 @@ import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
-import { putDispatchInput, recordUserTyping } from '../store/dispatch-repo.js';
+import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
 import { EventReservation, ephemeralEventPut, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
@@ -29,7 +29,7 @@ import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
 import { chatNotFound } from './chats.js';
 import type { Page } from './chats.js';
-import { USER_SENDER_ID, previewOf } from './model.js';
+import { PREVIEW_MAX_CHARS, USER_SENDER_ID, cut, previewOf } from './model.js';
 import type { Message, MessageRole, StreamState } from './model.js';
 import * as StreamText from './stream-text.js';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -209,7 +209,7 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
   const items: TransactItem[] = [...Store.putMessage(message), ...media.map((m) => linkMedia(m.id, chatId, message.id))];
   if (role === 'user') {
     items.push(
-      putDispatchInput({
+      ...dispatchInputWrites({
         id: deps.newId(),
         chat_id: chatId,
         source_kind: 'user_message',
@@ -242,12 +242,51 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
 }
 
 /**
+ * A system message's writes (the dispatch terminal failure, §4.4.6): the message, its chat
+ * activity (preview, role system, last_message_at, unread + 1) and its `message.created`
+ * event, for the caller's transaction (commitTouchingChat). No dispatch input, no push.
+ */
+export function systemMessage(
+  chat: Pick<ChatRecord, 'id' | 'model_id' | 'pinned'>,
+  text: string,
+  trace: Record<string, unknown>,
+  now: Date,
+  makeId: () => string,
+): { message: Message; items: TransactItem[]; activity: ChatActivity; events: NewEvent[] } {
+  const at = now.toISOString();
+  const message: MessageRecord = {
+    id: makeId(),
+    chat_id: chat.id,
+    role: 'system',
+    sender_id: 'system',
+    created_at: at,
+    updated_at: at,
+    content_final: text,
+    content_partial: null,
+    stream_state: 'complete',
+    model_id: chat.model_id,
+    trace,
+  };
+  return {
+    message: Store.toMessage(message),
+    items: Store.putMessage(message),
+    activity: { now: at, pinned: chat.pinned, lastMessageAt: at, preview: { text: cut(text.trim(), PREVIEW_MAX_CHARS), role: 'system' }, countsUnread: true },
+    events: [
+      {
+        type: 'message.created',
+        payload: { chatId: chat.id, messageId: message.id, role: 'system', senderId: 'system', streamState: 'complete', contentFinal: text, createdAt: at, trace },
+      },
+    ],
+  };
+}
+
+/**
  * Commits `items` + the chat's activity update + the event items in one transaction. The
  * chat part is conditional (see Chats.recordActivity); when it fails because `pinned` changed
  * or a newer message already set last_message_*, it is adjusted from the chat as it is and
  * the transaction retried with the same event numbers.
  */
-async function commitTouchingChat(
+export async function commitTouchingChat(
   chatId: string,
   activity: ChatActivity,
   items: TransactItem[],

@@ -280,5 +280,8 @@ function formResolution(config: FormConfig, values: unknown): ResolutionPayload 
     }
     out[field.name] = value as string | boolean | string[];
   }
-  return { values: out };
+  // Keys in submitted order: the dispatch line renders this object as JSON (§4.4.8).
+  const ordered: Record<string, string | boolean | string[]> = {};
+  for (const name of Object.keys(values)) if (name in out) ordered[name] = out[name]!;
+  return { values: ordered };
 }

@@ -13,14 +13,14 @@ import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
 import { isId, newId } from '../platform/ids.js';
 import * as Chats from '../store/chats-repo.js';
 import { transact } from '../store/db.js';
-import { putDispatchInput } from '../store/dispatch-repo.js';
+import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatNotFound } from './chats.js';
 import { USER_SENDER_ID } from './model.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution } from './request-config.js';
-import type { RequestType } from './request-config.js';
+import type { RequestType, ResolutionPayload } from './request-config.js';
 
 export interface RequestDeps {
   clock: () => Date;
@@ -181,13 +181,13 @@ export async function resolve(requestId: string, input: Record<string, unknown>,
       [
         Store.endRequest(loc, { status: 'resolved', resolvedAt: now, resolvedBy, payload: payload as Record<string, unknown> }),
         Chats.adjustPending(loc.chatId, -1, now),
-        putDispatchInput({
+        ...dispatchInputWrites({
           id: deps.newId(),
           chat_id: loc.chatId,
           source_kind: 'request_resolved',
           source_id: requestId,
           sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
-          content: '',
+          content: resolutionLine(request.type, request.title, payload),
           media_ids: [],
           request_type: request.type,
           request_title: request.title,
@@ -219,6 +219,17 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
     ),
   );
   return { ...request, status: 'cancelled' };
+}
+
+/**
+ * How a resolution reads in a dispatch batch (§4.4.8), rendered when it happens so the form
+ * values keep their submitted key order (a stored map would not).
+ */
+export function resolutionLine(type: RequestType, title: string, payload: ResolutionPayload): string {
+  const head = `[Request resolved: "${title}"]`;
+  if ('selectedOptionIds' in payload) return `${head} Selected: ${payload.selectedOptionIds.join(', ')}`;
+  if ('text' in payload) return `${head} Response: ${payload.text}`;
+  return `${head} Form values: ${JSON.stringify(payload.values)}`;
 }
 
 /** Another resolve or cancel ended the request between our read and our write. */

@@ -1,9 +1,17 @@
 /**
- * Dispatch inputs (contract §4.4.1), written in the same transaction as the user message or
- * request resolution they come from. The dispatch consumer (a later issue) compiles them into
- * batches; they sit in the chat's partition in creation order.
+ * Dispatch storage (contract §4.4): inputs, the per-chat dispatch state and batches.
+ *
+ * - An input (CHAT#<chatId>/DIN#<ms>#<id>) is written in the same transaction as the user
+ *   message or request resolution it comes from, together with the chat's dispatch state
+ *   (CHAT#<chatId>/DSTATE: the unsealed window, user typing, batch numbering).
+ * - Sealing deletes the inputs it takes and puts one batch item (BATCH#<id>/BATCH) holding
+ *   the frozen payload; the batch item is the durable truth of its lease, attempts and status.
  */
-import { tableName } from './db.js';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ddb, queryAll, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -13,6 +21,7 @@ export interface DispatchInput {
   source_kind: 'user_message' | 'request_resolved';
   source_id: string;
   sender_id: string;
+  /** The message text, or for a resolution the rendered line of §4.4.8 (fixed at resolve time). */
   content: string;
   trace_kind?: string;
   media_ids: string[];
@@ -24,13 +33,28 @@ export interface DispatchInput {
   created_at: string;
 }
 
-export const putDispatchInput = (input: DispatchInput): TransactItem => ({
-  Put: {
-    TableName: tableName(),
-    Item: { ...Keys.dispatchInput(input.chat_id, input.created_at, input.id), type: 'dispatch-input', ...input },
-    ConditionExpression: 'attribute_not_exists(pk)',
-  },
-});
+/** The input and the chat's unsealed-window update, for the source's transaction. */
+export function dispatchInputWrites(input: DispatchInput): TransactItem[] {
+  return [
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...Keys.dispatchInput(input.chat_id, input.created_at, input.id), type: 'dispatch-input', ...input },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Update: {
+        TableName: tableName(),
+        Key: Keys.dispatchState(input.chat_id),
+        UpdateExpression:
+          'SET #type = :type, first_pending_at = if_not_exists(first_pending_at, :at), last_input_at = :at ADD pending_inputs :one, ver :one',
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: { ':type': 'dispatch-state', ':at': input.created_at, ':one': 1 },
+      },
+    },
+  ];
+}
 
 /** Records when the user was last seen typing in a chat, for the typing grace (§4.4.3). */
 export const recordUserTyping = (chatId: string, now: string): TransactItem => ({
@@ -42,3 +66,228 @@ export const recordUserTyping = (chatId: string, now: string): TransactItem => (
     ExpressionAttributeValues: { ':type': 'dispatch-state', ':now': now },
   },
 });
+
+export interface DispatchState {
+  first_pending_at?: string;
+  last_input_at?: string;
+  last_user_typing_at?: string;
+  pending_inputs?: number;
+  /** The chat's batch leased last (sealing waits while its lease runs, §4.4.3 rule 2). */
+  leased_batch_id?: string;
+  /** Batches sealed so far (numbers 1..n) and the highest one handed to the queue, in order. */
+  batches_sealed?: number;
+  batches_sent?: number;
+  ver?: number;
+}
+
+export async function getState(chatId: string): Promise<DispatchState> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.dispatchState(chatId), ConsistentRead: true }));
+  return (out.Item ?? {}) as DispatchState;
+}
+
+/** Up to `limit` unsealed inputs of a chat, oldest first (creation time, then id). */
+export async function unsealedInputs(chatId: string, limit: number): Promise<DispatchInput[]> {
+  const { pk, skPrefix } = Keys.dispatchInputsOf(chatId);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ConsistentRead: true,
+    Limit: limit,
+  });
+  return (items as unknown as DispatchInput[]).slice(0, limit);
+}
+
+export type BatchStatus = 'pending' | 'leased' | 'completed' | 'failed';
+
+export interface BatchItem {
+  inputId: string;
+  sourceKind: 'user_message' | 'request_resolved';
+  sourceId: string;
+  senderId: string;
+  content: string;
+  traceKind?: string;
+  mediaIds: string[];
+  attachmentNames: string[];
+}
+
+export interface BatchAttachment {
+  mediaId: string;
+  fileName: string;
+  kind: string;
+  sourceInputId: string;
+  sourceIndex: number;
+}
+
+export interface BatchRecord {
+  id: string;
+  chat_id: string;
+  kind: 'user_batch' | 'request_batch';
+  status: BatchStatus;
+  /** The batch's number within its chat (1, 2, …): queue order. */
+  chat_seq: number;
+  attempt_count: number;
+  lease_owner?: string;
+  /** Epoch ms. */
+  lease_expires_at?: number;
+  available_at: number;
+  receipt_handle?: string;
+  started_at?: string;
+  completed_at?: string;
+  last_error?: string;
+  created_at: string;
+  compiled_content: string;
+  items: BatchItem[];
+  attachments: BatchAttachment[];
+}
+
+/**
+ * The seal: puts the batches, deletes the inputs they took, and moves the chat's window and
+ * batch numbering, conditioned on the state version read (a concurrent input or seal makes
+ * the caller read again).
+ */
+export function sealWrites(
+  chatId: string,
+  batches: (BatchRecord & { group: string })[],
+  inputs: DispatchInput[],
+  state: DispatchState,
+  remaining: { firstPendingAt?: string; lastInputAt?: string },
+): TransactItem[] {
+  const sets = ['#type = :type', 'batches_sealed = :sealed'];
+  const removes: string[] = [];
+  const values: Record<string, unknown> = {
+    ':type': 'dispatch-state',
+    ':sealed': (state.batches_sealed ?? 0) + batches.length,
+    ':taken': -inputs.length,
+    ':one': 1,
+  };
+  if (remaining.firstPendingAt) {
+    sets.push('first_pending_at = :first', 'last_input_at = :last');
+    values[':first'] = remaining.firstPendingAt;
+    values[':last'] = remaining.lastInputAt;
+  } else {
+    removes.push('first_pending_at', 'last_input_at');
+  }
+  const condition = state.ver === undefined ? 'attribute_not_exists(ver)' : 'ver = :ver';
+  if (state.ver !== undefined) values[':ver'] = state.ver;
+  return [
+    ...batches.map(({ group: _group, ...b }) => ({
+      Put: { TableName: tableName(), Item: { ...Keys.batch(b.id), type: 'dispatch-batch', ...b }, ConditionExpression: 'attribute_not_exists(pk)' },
+    })),
+    ...batches.map((b) => ({
+      Put: {
+        TableName: tableName(),
+        Item: { ...Keys.batchRef(chatId, b.chat_seq), type: 'dispatch-batch-ref', batch_id: b.id, group: b.group },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    })),
+    ...inputs.map((i) => ({
+      Delete: { TableName: tableName(), Key: Keys.dispatchInput(i.chat_id, i.created_at, i.id), ConditionExpression: 'attribute_exists(pk)' },
+    })),
+    {
+      Update: {
+        TableName: tableName(),
+        Key: Keys.dispatchState(chatId),
+        UpdateExpression: `SET ${sets.join(', ')} ADD pending_inputs :taken, ver :one${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        ConditionExpression: condition,
+        ExpressionAttributeNames: { '#type': 'type' },
+        ExpressionAttributeValues: values,
+      },
+    },
+  ];
+}
+
+/** The unsent batch numbered `seq` in a chat, if any. */
+export async function batchRef(chatId: string, seq: number): Promise<{ id: string; group: string } | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConsistentRead: true }));
+  return out.Item ? { id: String(out.Item.batch_id), group: String(out.Item.group) } : undefined;
+}
+
+/**
+ * Claims the step "hand batch `seq` to the queue": only right after seq - 1, once. Drops the
+ * batch's unsent reference in the same transaction.
+ */
+export async function markSent(chatId: string, seq: number): Promise<boolean> {
+  const condition = seq === 1 ? 'attribute_not_exists(batches_sent)' : 'batches_sent = :prev';
+  try {
+    await transact([
+      {
+        Update: {
+          TableName: tableName(),
+          Key: Keys.dispatchState(chatId),
+          UpdateExpression: 'SET batches_sent = :seq',
+          ConditionExpression: condition,
+          ExpressionAttributeValues: seq === 1 ? { ':seq': seq } : { ':seq': seq, ':prev': seq - 1 },
+        },
+      },
+      { Delete: { TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConditionExpression: 'attribute_exists(pk)' } },
+    ], () => new StepTaken());
+    return true;
+  } catch (error) {
+    if (error instanceof StepTaken) return false;
+    throw error;
+  }
+}
+
+class StepTaken extends Error {}
+
+export async function getBatch(batchId: string): Promise<BatchRecord | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.batch(batchId), ConsistentRead: true }));
+  return out.Item as BatchRecord | undefined;
+}
+
+export type BatchUpdateOutcome = { ok: true; batch: BatchRecord } | { ok: false; batch: BatchRecord | undefined };
+
+/** A conditional UpdateItem on a batch that returns the new item, or the old one on failure. */
+export async function updateBatch(
+  batchId: string,
+  update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues' | 'ExpressionAttributeNames'>,
+): Promise<BatchUpdateOutcome> {
+  try {
+    const out = await ddb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: Keys.batch(batchId),
+        ...update,
+        ReturnValues: 'ALL_NEW',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return { ok: true, batch: out.Attributes as BatchRecord };
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) {
+      return { ok: false, batch: error.Item ? (unmarshall(error.Item) as BatchRecord) : undefined };
+    }
+    throw error;
+  }
+}
+
+/** The lease condition of heartbeat, complete and fail (§4.4.4). */
+export const LEASE_HELD = '#status = :leased AND lease_owner = :worker AND lease_expires_at > :now';
+
+/** The batch's side of a terminal failure, for the system message's transaction. */
+export function failBatchWrite(batchId: string, worker: string, nowMs: number, reason: string, nowIso: string): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: Keys.batch(batchId),
+      UpdateExpression: 'SET #status = :failed, last_error = :reason, completed_at = :at REMOVE lease_owner, lease_expires_at, receipt_handle',
+      ConditionExpression: LEASE_HELD,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':failed': 'failed', ':reason': reason, ':at': nowIso, ':leased': 'leased', ':worker': worker, ':now': nowMs },
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    },
+  };
+}
+
+/** Sets the chat's last leased batch (read by sealing), in the lease's own call sequence. */
+export async function noteLeased(chatId: string, batchId: string): Promise<void> {
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: Keys.dispatchState(chatId),
+      UpdateExpression: 'SET #type = :type, leased_batch_id = :id',
+      ExpressionAttributeNames: { '#type': 'type' },
+      ExpressionAttributeValues: { ':type': 'dispatch-state', ':id': batchId },
+    }),
+  );
+}

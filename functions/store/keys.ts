@@ -11,6 +11,8 @@
  * | open stream       | CHAT#<chatId>      | STREAM#<messageId>          |
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
  * | dispatch state    | CHAT#<chatId>      | DSTATE                      |
+ * | dispatch batch    | BATCH#<batchId>    | BATCH                       |
+ * | unsent batch ref  | CHAT#<chatId>      | BREF#<chat seq, 15 digits>  |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |
  * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> |
  * | request pointer   | REQ#<requestId>    | PTR                         |
@@ -73,8 +75,13 @@ export const Keys = {
 
   media: (mediaId: string) => ({ pk: `MEDIA#${mediaId}`, sk: 'MEDIA' }),
 
-  /** Per-chat dispatch bookkeeping (user typing time; the dispatch issue adds its state). */
+  /** Per-chat dispatch bookkeeping: the unsealed window, user typing, batch numbering. */
   dispatchState: (chatId: string) => ({ pk: `CHAT#${chatId}`, sk: 'DSTATE' }),
+  /** Unsealed dispatch inputs of a chat (sealed ones are deleted: the batch holds their payload). */
+  dispatchInputsOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'DIN#' }),
+  batch: (batchId: string) => ({ pk: `BATCH#${batchId}`, sk: 'BATCH' }),
+  /** A sealed batch of a chat not yet handed to the queue, by its number in the chat. */
+  batchRef: (chatId: string, seq: number) => ({ pk: `CHAT#${chatId}`, sk: `BREF#${pad(seq)}` }),
 
   request: (chatId: string, createdAt: string, requestId: string) => ({
     pk: `CHAT#${chatId}`,

@@ -1,5 +1,6 @@
 /** POST /api/v1/requests/{requestId}/resolve: resolve a pending request (contract §5.5.4). */
 import { z } from 'zod';
+import * as Dispatch from '../../core/dispatch.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath } from './path.js';
@@ -10,7 +11,9 @@ export const schemas = {
   body: z.object({ selectedOptionIds: z.unknown().optional(), text: z.unknown().optional(), values: z.unknown().optional(), resolvedBy: z.unknown().optional() }),
 };
 
-export const handler = http('requests/resolve', schemas, async ({ path, body }) => ({
-  status: 200,
-  body: await Requests.resolve(path.requestId, body),
-}));
+export const handler = http('requests/resolve', schemas, async ({ path, body, config }) => {
+  const request = await Requests.resolve(path.requestId, body);
+  // A resolution is a dispatch input (§4.4.1).
+  await Dispatch.inputAdded(config, request.chat_id);
+  return { status: 200, body: request };
+});

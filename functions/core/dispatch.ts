@@ -1,0 +1,446 @@
+/**
+ * Dispatch to agent workers (contract §2.5, §4.4, §5.11; docs/dispatch-plan.md).
+ *
+ * - Inputs are written with their source (user message, request resolution). Afterwards the
+ *   writer calls `inputAdded`: in `immediate`/`sequential` mode the input is sealed into its
+ *   own batch at once; in `batched_sequential` a flush signal goes to the standard queue,
+ *   delayed by the debounce, and the flush consumer (`flush`) seals when §4.4.3 allows.
+ * - Sealing puts the batch with its frozen payload, deletes the inputs and moves the chat's
+ *   window in one transaction, then hands the batch to the FIFO queue (group = chat in the
+ *   sequential modes, so a chat has at most one batch in flight, in order). Batches of one
+ *   chat are numbered and handed to the queue strictly in that order.
+ * - Claims long-poll the FIFO queue; the received message's visibility is the lease. The
+ *   batch item decides: lease checks, attempts, retry time and status are conditions on it,
+ *   never on the queue.
+ */
+import { ConflictError, FieldRuleError, NotFoundError } from '../errors.js';
+import { isId, newId } from '../platform/ids.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
+import { logger } from '../platform/logger.js';
+import * as Queues from '../platform/queues.js';
+import * as Chats from '../store/chats-repo.js';
+import { transact } from '../store/db.js';
+import * as Store from '../store/dispatch-repo.js';
+import type { BatchAttachment, BatchItem, BatchRecord, DispatchInput, DispatchState } from '../store/dispatch-repo.js';
+import { withEvents } from '../store/events-repo.js';
+import { getMedia } from '../store/media-repo.js';
+import { commitTouchingChat, systemMessage } from './messages.js';
+
+export interface DispatchDeps {
+  clock: () => Date;
+  newId: () => string;
+  sleep: (ms: number) => Promise<void>;
+}
+export const defaultDeps: DispatchDeps = {
+  clock: () => new Date(),
+  newId,
+  sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+};
+
+/** API Gateway ends a request after about 29 s; claims stop waiting at 25 s (§13 item 3). */
+export const MAX_CLAIM_WAIT_MS = 25_000;
+/** A transaction holds 100 items: a seal takes at most this many inputs at once. */
+const MAX_INPUTS_PER_SEAL = 90;
+
+const dispatchConfig = (config: InstanceConfig) => config.server.dispatch;
+
+// ---------------------------------------------------------------------------------------
+// Payload (§4.4.8)
+// ---------------------------------------------------------------------------------------
+
+/** Builds items, attachments and compiledContent from inputs, looking media up in the chat. */
+export async function compile(chatId: string, inputs: DispatchInput[]): Promise<Pick<BatchRecord, 'items' | 'attachments' | 'compiled_content' | 'kind'>> {
+  const media = await getMedia(inputs.flatMap((i) => i.media_ids));
+  const attachments: BatchAttachment[] = [];
+  const items: BatchItem[] = inputs.map((input, index) => {
+    const attachmentNames: string[] = [];
+    for (const mediaId of input.media_ids) {
+      const m = media.get(mediaId);
+      if (!m || m.chat_id !== chatId) continue;
+      attachmentNames.push(m.filename);
+      attachments.push({ mediaId, fileName: m.filename, kind: m.kind, sourceInputId: input.id, sourceIndex: index });
+    }
+    return {
+      inputId: input.id,
+      sourceKind: input.source_kind,
+      sourceId: input.source_id,
+      senderId: input.sender_id,
+      content: input.content,
+      ...(input.source_kind === 'user_message' && input.trace_kind !== undefined ? { traceKind: input.trace_kind } : {}),
+      mediaIds: input.source_kind === 'user_message' ? input.media_ids : [],
+      attachmentNames,
+    };
+  });
+  return {
+    items,
+    attachments,
+    compiled_content: compiledContent(items),
+    kind: items.every((i) => i.sourceKind === 'request_resolved') ? 'request_batch' : 'user_batch',
+  };
+}
+
+const textOr = (content: string) => (content.trim() === '' ? '(no text)' : content);
+
+export function compiledContent(items: Pick<BatchItem, 'content' | 'attachmentNames'>[]): string {
+  if (items.length === 0) return '';
+  if (items.length === 1) return textOr(items[0]!.content);
+  return items
+    .map((item, i) => {
+      const lines = [`[Message ${i + 1}]`];
+      if (item.attachmentNames.length > 0) lines.push(`[attachments: ${JSON.stringify(item.attachmentNames)}]`);
+      lines.push(textOr(item.content));
+      return lines.join('\n');
+    })
+    .join('\n\n');
+}
+
+// ---------------------------------------------------------------------------------------
+// Sealing
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Called after an input committed. A failure here is logged, not thrown: the input is safe in
+ * the table and the chat's next signal (another input, a completion) picks it up.
+ */
+export async function inputAdded(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+  if (!Queues.dispatchConfigured()) return;
+  try {
+    const d = dispatchConfig(config);
+    if (d.mode === 'batched_sequential') await Queues.sendFlush(chatId, d.batchDebounceMs);
+    else await seal(config, chatId, deps);
+  } catch (error) {
+    logger.error('dispatch: could not schedule an input', { chatId, error });
+  }
+}
+
+/** When the chat's unsealed inputs may be sealed (§4.4.3), or when to look again. */
+export function sealingDecision(
+  d: InstanceConfig['server']['dispatch'],
+  state: DispatchState,
+  nowMs: number,
+): { seal: true } | { seal: false; wakeAt?: number } {
+  if (!state.pending_inputs || !state.first_pending_at || !state.last_input_at) return { seal: false };
+  const first = Date.parse(state.first_pending_at);
+  const last = Date.parse(state.last_input_at);
+  const typing = state.last_user_typing_at ? Date.parse(state.last_user_typing_at) : undefined;
+  const maxWaitAt = first + d.maxBatchWaitMs;
+  const debounceAt = last + d.batchDebounceMs;
+  const typingBlocks = typing !== undefined && typing > first;
+  const typingClearAt = typingBlocks ? typing + d.typingGraceMs : 0;
+  if (nowMs >= maxWaitAt) return { seal: true };
+  if (nowMs >= debounceAt && nowMs >= typingClearAt) return { seal: true };
+  return { seal: false, wakeAt: Math.min(maxWaitAt, Math.max(debounceAt, typingClearAt)) };
+}
+
+/** The flush consumer's work for one chat signal (batched_sequential). */
+export async function flush(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+  const d = dispatchConfig(config);
+  if (d.mode !== 'batched_sequential') return seal(config, chatId, deps);
+  for (;;) {
+    const state = await Store.getState(chatId);
+    const now = deps.clock().getTime();
+    // Rule 2: no sealing while the chat's batch is leased; its end sends a new signal, and an
+    // expiry is looked at when the lease runs out.
+    if (state.leased_batch_id && state.pending_inputs) {
+      const leased = await Store.getBatch(state.leased_batch_id);
+      if (leased?.status === 'leased' && (leased.lease_expires_at ?? 0) > now) {
+        return Queues.sendFlush(chatId, leased.lease_expires_at! - now + 50);
+      }
+    }
+    const decision = sealingDecision(d, state, now);
+    if (decision.seal) return seal(config, chatId, deps);
+    if (decision.wakeAt === undefined) return;
+    const wait = decision.wakeAt - now;
+    // The queue delays whole seconds; the rest is waited here.
+    if (wait > 1000) return Queues.sendFlush(chatId, wait);
+    await deps.sleep(Math.max(0, wait) + 5);
+  }
+}
+
+/**
+ * Seals a chat's unsealed inputs: one batch of all of them (batched_sequential) or one batch
+ * per input (the other modes), then hands the new batches to the queue in their order.
+ */
+export async function seal(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+  const mode = dispatchConfig(config).mode;
+  for (let attempt = 1; ; attempt++) {
+    const state = await Store.getState(chatId);
+    const inputs = await Store.unsealedInputs(chatId, MAX_INPUTS_PER_SEAL + 1);
+    if (inputs.length === 0) return sendInOrder(chatId, state);
+    const taken = inputs.slice(0, mode === 'batched_sequential' ? MAX_INPUTS_PER_SEAL : Math.floor(MAX_INPUTS_PER_SEAL / 2));
+    const rest = inputs.slice(taken.length);
+    const groups = mode === 'batched_sequential' ? [taken] : taken.map((i) => [i]);
+    const now = deps.clock();
+    let seq = state.batches_sealed ?? 0;
+    const batches: (BatchRecord & { group: string })[] = [];
+    for (const group of groups) {
+      const id = deps.newId();
+      batches.push({
+        group: mode === 'immediate' ? id : chatId,
+        id,
+        chat_id: chatId,
+        status: 'pending',
+        chat_seq: ++seq,
+        attempt_count: 0,
+        available_at: now.getTime(),
+        created_at: now.toISOString(),
+        ...(await compile(chatId, group)),
+      });
+    }
+    const remaining = rest[0] ? { firstPendingAt: rest[0].created_at, lastInputAt: rest.at(-1)!.created_at } : {};
+    try {
+      await transact(Store.sealWrites(chatId, batches, taken, state, remaining), () => new StaleSeal());
+    } catch (error) {
+      if (!(error instanceof StaleSeal) || attempt >= 20) throw error;
+      await deps.sleep(Math.random() * 20 * Math.min(attempt, 5));
+      continue;
+    }
+    await sendInOrder(chatId, await Store.getState(chatId));
+    if (rest.length === 0) return;
+  }
+}
+
+class StaleSeal extends Error {}
+
+/**
+ * Hands sealed batches to the FIFO queue in their chat order: number n only after n - 1 was
+ * handed over (a seal racing another may commit second but send first otherwise). Each step
+ * is claimed with a conditional write, so two senders never send one batch twice.
+ */
+async function sendInOrder(chatId: string, state: DispatchState): Promise<void> {
+  let sent = state.batches_sent ?? 0;
+  const sealed = state.batches_sealed ?? 0;
+  while (sent < sealed) {
+    const next = sent + 1;
+    const ref = await Store.batchRef(chatId, next);
+    if (!ref) return; // already handed over by another sender
+    if (!(await Store.markSent(chatId, next))) return; // another sender took this step
+    await Queues.sendBatch(ref.id, ref.group);
+    sent = next;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Claims and leases
+// ---------------------------------------------------------------------------------------
+
+export interface ClaimRequest {
+  workerId: string;
+  leaseMs?: number | undefined;
+  waitMs?: number | undefined;
+  limit?: number | undefined;
+}
+
+/** A batch as workers receive it (§2.5, camelCase). */
+export interface ClaimedBatch {
+  batchId: string;
+  chatId: string;
+  kind: BatchRecord['kind'];
+  agentIdHint: string | null;
+  compiledContent: string;
+  items: BatchItem[];
+  attachments: BatchAttachment[];
+}
+
+/** POST /dispatch/claim and claim-many: up to `max` batches, long-polling up to waitMs (capped at 25 s). */
+export async function claim(config: InstanceConfig, req: ClaimRequest, max: number, deps: DispatchDeps = defaultDeps): Promise<ClaimedBatch[]> {
+  const d = dispatchConfig(config);
+  const leaseMs = Math.max(1000, req.leaseMs ?? d.leaseMs);
+  const deadline = deps.clock().getTime() + Math.min(MAX_CLAIM_WAIT_MS, req.waitMs ?? d.claimWaitMs);
+  const claimed: ClaimedBatch[] = [];
+  const chats = new Set<string>();
+  for (;;) {
+    const remaining = deadline - deps.clock().getTime();
+    const received = await Queues.receiveBatches(
+      max - claimed.length,
+      remaining >= 1000 ? Math.min(20, Math.floor(remaining / 1000)) : 0,
+      Math.ceil(leaseMs / 1000),
+    );
+    for (const r of received) {
+      const batch = await tryLease(config, r, req.workerId, leaseMs, deps);
+      if (!batch) continue;
+      if (d.mode !== 'immediate' && chats.has(batch.chat_id)) {
+        // Never two batches of one chat in one claim (§4.4.7): give this one back.
+        await release(batch, req.workerId);
+        continue;
+      }
+      chats.add(batch.chat_id);
+      claimed.push(await present(batch));
+    }
+    if (claimed.length > 0 || deps.clock().getTime() >= deadline) return claimed;
+    if (received.length === 0 && remaining < 1000) await deps.sleep(Math.min(Math.max(remaining, 0), 200));
+  }
+}
+
+async function present(batch: BatchRecord): Promise<ClaimedBatch> {
+  const chat = await Chats.getChat(batch.chat_id);
+  const hint = chat?.agent_ids.find((a) => a !== '') ?? null;
+  return {
+    batchId: batch.id,
+    chatId: batch.chat_id,
+    kind: batch.kind,
+    agentIdHint: hint,
+    compiledContent: batch.compiled_content,
+    items: batch.items,
+    attachments: batch.attachments,
+  };
+}
+
+/**
+ * Leases a received batch if the table says it may be claimed now: pending and due, or leased
+ * with a lease that ran out (§4.4.4). A batch that is not due is hidden until it is (its chat's
+ * later batches wait behind it); a finished one's message is dropped.
+ */
+async function tryLease(
+  config: InstanceConfig,
+  r: Queues.ReceivedBatch,
+  workerId: string,
+  leaseMs: number,
+  deps: DispatchDeps,
+): Promise<BatchRecord | undefined> {
+  const batch = await Store.getBatch(r.batchId);
+  const now = deps.clock().getTime();
+  if (!batch || batch.status === 'completed' || batch.status === 'failed') {
+    await Queues.deleteBatchMessage(r.receiptHandle);
+    return undefined;
+  }
+  if (batch.status === 'pending' && batch.available_at > now) {
+    await Queues.hideBatch(r.receiptHandle, batch.available_at - now);
+    return undefined;
+  }
+  if (batch.status === 'leased' && (batch.lease_expires_at ?? 0) > now) {
+    await Queues.hideBatch(r.receiptHandle, batch.lease_expires_at! - now);
+    return undefined;
+  }
+  const expired = batch.status === 'leased';
+  const values: Record<string, unknown> = {
+    ':leased': 'leased',
+    ':worker': workerId,
+    ':expires': now + leaseMs,
+    ':receipt': r.receiptHandle,
+    ':started': new Date(now).toISOString(),
+    ':one': 1,
+    ':now': now,
+  };
+  const outcome = await Store.updateBatch(r.batchId, {
+    UpdateExpression: `SET #status = :leased, lease_owner = :worker, lease_expires_at = :expires, receipt_handle = :receipt, started_at = if_not_exists(started_at, :started)${expired ? ', last_error = if_not_exists(last_error, :expiredError)' : ''} ADD attempt_count :one`,
+    ConditionExpression: expired ? '#status = :leased AND lease_expires_at <= :now' : '#status = :pending AND available_at <= :now',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: expired ? { ...values, ':expiredError': 'lease expired' } : { ...values, ':pending': 'pending' },
+  });
+  if (!outcome.ok) return undefined;
+  if (dispatchConfig(config).mode === 'batched_sequential') await Store.noteLeased(batch.chat_id, batch.id);
+  return outcome.batch;
+}
+
+/** Gives back a batch this claim leased but must not return (its chat already has one in it). */
+async function release(batch: BatchRecord, workerId: string): Promise<void> {
+  const outcome = await Store.updateBatch(batch.id, {
+    UpdateExpression: 'SET #status = :pending, available_at = :now ADD attempt_count :minusOne REMOVE lease_owner, lease_expires_at',
+    ConditionExpression: '#status = :leased AND lease_owner = :worker',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':pending': 'pending', ':now': Date.now(), ':minusOne': -1, ':leased': 'leased', ':worker': workerId },
+  });
+  if (outcome.ok && batch.receipt_handle) await Queues.hideBatch(batch.receipt_handle, 0);
+}
+
+const batchNotFound = () => new NotFoundError('Dispatch batch not found.');
+const leaseLost = (batchId: string, workerId: string) =>
+  new ConflictError('Dispatch lease is no longer owned by this worker.', { batchId, workerId });
+
+async function leaseFailure(batchId: string, workerId: string, old: BatchRecord | undefined): Promise<Error> {
+  if (old) return leaseLost(batchId, workerId);
+  return (await Store.getBatch(batchId)) ? leaseLost(batchId, workerId) : batchNotFound();
+}
+
+function checkBatchId(batchId: string): void {
+  if (!isId(batchId)) throw batchNotFound();
+}
+
+const leaseValues = (workerId: string, now: number) => ({ ':leased': 'leased', ':worker': workerId, ':now': now });
+
+/** POST /dispatch/{batchId}/heartbeat (§4.4.4). */
+export async function heartbeat(config: InstanceConfig, batchId: string, workerId: string, extendMs: number | undefined, deps: DispatchDeps = defaultDeps): Promise<void> {
+  checkBatchId(batchId);
+  const now = deps.clock().getTime();
+  const extend = Math.max(1000, extendMs ?? dispatchConfig(config).leaseMs);
+  const outcome = await Store.updateBatch(batchId, {
+    UpdateExpression: 'SET lease_expires_at = :expires',
+    ConditionExpression: Store.LEASE_HELD,
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ...leaseValues(workerId, now), ':expires': now + extend },
+  });
+  if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
+  if (outcome.batch.receipt_handle) {
+    await Queues.hideBatch(outcome.batch.receipt_handle, extend).catch((error: unknown) => logger.warn('dispatch: visibility not extended', { batchId, error }));
+  }
+}
+
+/** POST /dispatch/{batchId}/complete (§4.4.4): no event, no message. */
+export async function complete(config: InstanceConfig, batchId: string, workerId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+  checkBatchId(batchId);
+  const now = deps.clock();
+  const outcome = await Store.updateBatch(batchId, {
+    UpdateExpression: 'SET #status = :completed, completed_at = :at REMOVE lease_owner, lease_expires_at, receipt_handle',
+    ConditionExpression: Store.LEASE_HELD,
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ...leaseValues(workerId, now.getTime()), ':completed': 'completed', ':at': now.toISOString() },
+  });
+  if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
+  await afterEnd(config, outcome.batch.chat_id, (outcome.batch as BatchRecord & { receipt_handle?: string }).receipt_handle ?? outcome.batch.receipt_handle);
+}
+
+export interface FailRequest {
+  workerId: string;
+  reason: string;
+  retryable: boolean;
+  retryDelayMs?: number | undefined;
+}
+
+/** POST /dispatch/{batchId}/fail (§4.4.5, §4.4.6). */
+export async function fail(config: InstanceConfig, batchId: string, req: FailRequest, deps: DispatchDeps = defaultDeps): Promise<void> {
+  checkBatchId(batchId);
+  const d = dispatchConfig(config);
+  const reason = req.reason.trim();
+  if (reason === '') throw new FieldRuleError('reason', 'reason is required.');
+  const current = await Store.getBatch(batchId);
+  if (!current) throw batchNotFound();
+  const now = deps.clock();
+  const nowMs = now.getTime();
+  const receipt = current.receipt_handle;
+  if (req.retryable && current.attempt_count < d.maxAttempts) {
+    const delay = req.retryDelayMs ?? Math.min(d.retryMaxMs, d.retryBaseMs * 2 ** (current.attempt_count - 1));
+    const outcome = await Store.updateBatch(batchId, {
+      UpdateExpression: 'SET #status = :pending, available_at = :at, last_error = :reason REMOVE lease_owner, lease_expires_at',
+      ConditionExpression: Store.LEASE_HELD,
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ...leaseValues(req.workerId, nowMs), ':pending': 'pending', ':at': nowMs + delay, ':reason': reason },
+    });
+    if (!outcome.ok) throw await leaseFailure(batchId, req.workerId, outcome.batch);
+    // The message stays in flight through the delay, so the chat's later batches wait (§4.4.2).
+    if (receipt) await Queues.hideBatch(receipt, delay).catch((error: unknown) => logger.warn('dispatch: retry delay not set on the queue', { batchId, error }));
+    return;
+  }
+  const chat = await Chats.getChat(current.chat_id);
+  if (!chat) throw batchNotFound();
+  const text = `Dispatch failed after ${current.attempt_count} attempts: ${reason}`;
+  const system = systemMessage(chat, text, { dispatchFailure: true }, now, deps.newId);
+  let lost = false;
+  await withEvents(system.events, now.toISOString(), (eventItems) =>
+    commitTouchingChat(current.chat_id, system.activity, [Store.failBatchWrite(batchId, req.workerId, nowMs, reason, now.toISOString()), ...system.items], eventItems, (index) => {
+      if (index !== 0) return undefined;
+      lost = true;
+      return leaseLost(batchId, req.workerId);
+    }),
+  );
+  void lost;
+  await afterEnd(config, current.chat_id, receipt);
+}
+
+/** After a batch ended: drop its message (the chat's next batch can flow) and signal sealing. */
+async function afterEnd(config: InstanceConfig, chatId: string, receipt: string | undefined): Promise<void> {
+  if (receipt) await Queues.deleteBatchMessage(receipt).catch((error: unknown) => logger.warn('dispatch: message not deleted', { chatId, error }));
+  if (dispatchConfig(config).mode === 'batched_sequential') {
+    await Queues.sendFlush(chatId, 0).catch((error: unknown) => logger.error('dispatch: flush signal not sent', { chatId, error }));
+  }
+}

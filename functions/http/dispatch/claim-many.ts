@@ -1,0 +1,21 @@
+/** POST /api/v1/dispatch/claim-many: lease up to `limit` batches (contract §5.11.2, §4.4.7). */
+import { z } from 'zod';
+import * as Dispatch from '../../core/dispatch.js';
+import { http } from '../../middleware/http.js';
+import { nonNegativeInt, workerId } from './schemas.js';
+
+export const schemas = {
+  body: z.object({
+    workerId,
+    leaseMs: nonNegativeInt.optional(),
+    waitMs: nonNegativeInt.optional(),
+    limit: z.number().int().min(1).optional(),
+  }),
+};
+
+export const handler = http('dispatch/claim-many', schemas, async ({ body, config }) => {
+  const configured = config.server.dispatch.claim.claimManyLimit;
+  const max = Math.max(1, Math.min(body.limit ?? configured, Math.min(50, configured)));
+  const batches = await Dispatch.claim(config, body, max);
+  return batches.length > 0 ? { status: 200, body: { batches } } : { status: 204 };
+});

@@ -1,0 +1,14 @@
+/** POST /api/v1/dispatch/claim: lease one batch, long-polling up to waitMs (contract §5.11.1). */
+import { z } from 'zod';
+import * as Dispatch from '../../core/dispatch.js';
+import { http } from '../../middleware/http.js';
+import { nonNegativeInt, workerId } from './schemas.js';
+
+export const schemas = {
+  body: z.object({ workerId, leaseMs: nonNegativeInt.optional(), waitMs: nonNegativeInt.optional() }),
+};
+
+export const handler = http('dispatch/claim', schemas, async ({ body, config }) => {
+  const [batch] = await Dispatch.claim(config, body, 1);
+  return batch ? { status: 200, body: batch } : { status: 204 };
+});

@@ -1,0 +1,20 @@
+/** POST /api/v1/dispatch/{batchId}/fail: retry later or fail for good (contract §5.11.5, §4.4.6). */
+import { z } from 'zod';
+import * as Dispatch from '../../core/dispatch.js';
+import { http } from '../../middleware/http.js';
+import { batchPath, nonNegativeInt, workerId } from './schemas.js';
+
+export const schemas = {
+  path: batchPath,
+  body: z.object({
+    workerId,
+    reason: z.string({ error: 'reason is required.' }).trim().min(1, 'reason is required.'),
+    retryable: z.boolean(),
+    retryDelayMs: nonNegativeInt.optional(),
+  }),
+};
+
+export const handler = http('dispatch/fail', schemas, async ({ path, body, config }) => {
+  await Dispatch.fail(config, path.batchId, body);
+  return { status: 204 };
+});

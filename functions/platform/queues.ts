@@ -1,0 +1,94 @@
+/**
+ * The dispatch queues (contract §4.4, ARCHITECTURE.md "Dispatch"): a FIFO queue of sealed
+ * batches, grouped by chat so each chat has at most one batch in flight, and a standard queue
+ * of flush signals whose per-message delay times the batch sealing. The table holds the truth
+ * (batches, leases, inputs); the queues only deliver and time.
+ *
+ * Configuration: DISPATCH_QUEUE_URL, FLUSH_QUEUE_URL, and SQS_ENDPOINT (the local emulator).
+ * Read on each use (not through env()), because the local runtime creates its queues after
+ * the process environment was first read.
+ */
+import {
+  ChangeMessageVisibilityCommand,
+  DeleteMessageCommand,
+  ReceiveMessageCommand,
+  SendMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Message } from '@aws-sdk/client-sqs';
+
+let client: { endpoint: string | undefined; sqs: SQSClient } | undefined;
+
+function sqs(): SQSClient {
+  const endpoint = process.env.SQS_ENDPOINT || undefined;
+  if (!client || client.endpoint !== endpoint) client = { endpoint, sqs: new SQSClient({ endpoint, maxAttempts: 4 }) };
+  return client.sqs;
+}
+
+function queueUrl(name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL'): string {
+  const url = process.env[name];
+  if (!url) throw new Error(`${name} is not configured`);
+  return url;
+}
+
+/** SQS's own limits: per-message delay 0–900 s, visibility 0–12 h. */
+const MAX_DELAY_SECONDS = 900;
+const MAX_VISIBILITY_SECONDS = 12 * 3600;
+
+/**
+ * A flush signal for a chat, delivered after about `delayMs` (whole seconds: the consumer
+ * waits out the sub-second remainder itself).
+ */
+export async function sendFlush(chatId: string, delayMs: number): Promise<void> {
+  const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor(delayMs / 1000)));
+  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl('FLUSH_QUEUE_URL'), MessageBody: JSON.stringify({ chatId }), DelaySeconds: delay }));
+}
+
+/** Enqueues a sealed batch on the FIFO queue; `group` is the chat (sequential modes) or the batch (immediate). */
+export async function sendBatch(batchId: string, group: string): Promise<void> {
+  await sqs().send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
+      MessageBody: JSON.stringify({ batchId }),
+      MessageGroupId: group,
+      MessageDeduplicationId: batchId,
+    }),
+  );
+}
+
+export interface ReceivedBatch {
+  batchId: string;
+  receiptHandle: string;
+}
+
+/** One long-poll receive on the batch queue (waitSeconds 0–20), leasing for `visibilitySeconds`. */
+export async function receiveBatches(max: number, waitSeconds: number, visibilitySeconds: number): Promise<ReceivedBatch[]> {
+  const out = await sqs().send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
+      MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
+      WaitTimeSeconds: Math.min(20, Math.max(0, waitSeconds)),
+      VisibilityTimeout: Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, visibilitySeconds)),
+    }),
+  );
+  return (out.Messages ?? []).flatMap((m: Message) => {
+    try {
+      const body = JSON.parse(m.Body ?? '{}') as { batchId?: unknown };
+      return typeof body.batchId === 'string' && m.ReceiptHandle ? [{ batchId: body.batchId, receiptHandle: m.ReceiptHandle }] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/** Hides (or re-shows, with 0) a received batch message for `ms`, rounded up to whole seconds. */
+export async function hideBatch(receiptHandle: string, ms: number): Promise<void> {
+  const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(ms / 1000)));
+  await sqs().send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+}
+
+export async function deleteBatchMessage(receiptHandle: string): Promise<void> {
+  await sqs().send(new DeleteMessageCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle }));
+}
+
+export const dispatchConfigured = (): boolean => Boolean(process.env.DISPATCH_QUEUE_URL && process.env.FLUSH_QUEUE_URL);

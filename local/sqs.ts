@@ -1,0 +1,76 @@
+/**
+ * The local SQS: the fauxqs emulator in-process, the two dispatch queues created as the stack
+ * creates them, and a poller that feeds the flush queue to the same consumer Lambda runs, with
+ * real-shaped SQS events (lib: docs/dispatch-plan.md lists the emulator's quirks).
+ */
+import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSEvent } from 'aws-lambda';
+import { startFauxqs } from 'fauxqs';
+import { handler as flushHandler } from '../functions/jobs/flush.js';
+
+export interface LocalSqs {
+  endpoint: string;
+  dispatchQueueUrl: string;
+  flushQueueUrl: string;
+  stop: () => Promise<void>;
+}
+
+export async function startLocalSqs(): Promise<LocalSqs> {
+  const server = await startFauxqs({ port: 0, logger: false });
+  const endpoint = `http://127.0.0.1:${server.port}`;
+  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const dispatch = await sqs.send(
+    new CreateQueueCommand({ QueueName: 'dispatch-batches.fifo', Attributes: { FifoQueue: 'true', VisibilityTimeout: '30' } }),
+  );
+  const flush = await sqs.send(new CreateQueueCommand({ QueueName: 'dispatch-flush', Attributes: { VisibilityTimeout: '60' } }));
+  const flushQueueUrl = flush.QueueUrl!;
+
+  // The event source mapping's stand-in: long-poll, invoke, delete what succeeded.
+  let stopped = false;
+  const poll = (async () => {
+    while (!stopped) {
+      try {
+        const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: flushQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        const messages = out.Messages ?? [];
+        if (messages.length === 0 || stopped) continue;
+        const event: SQSEvent = {
+          Records: messages.map((m) => ({
+            messageId: m.MessageId!,
+            receiptHandle: m.ReceiptHandle!,
+            body: m.Body ?? '',
+            attributes: {
+              ApproximateReceiveCount: '1',
+              SentTimestamp: String(Date.now()),
+              SenderId: 'local',
+              ApproximateFirstReceiveTimestamp: String(Date.now()),
+            },
+            messageAttributes: {},
+            md5OfBody: m.MD5OfBody ?? '',
+            eventSource: 'aws:sqs',
+            eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dispatch-flush',
+            awsRegion: 'us-east-1',
+          })),
+        };
+        const result = await flushHandler(event);
+        const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
+        for (const m of messages) {
+          if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: flushQueueUrl, ReceiptHandle: m.ReceiptHandle! }));
+        }
+      } catch (error) {
+        if (!stopped) console.error('local flush poller:', error);
+      }
+    }
+  })();
+
+  return {
+    endpoint,
+    dispatchQueueUrl: dispatch.QueueUrl!,
+    flushQueueUrl,
+    stop: async () => {
+      stopped = true;
+      await poll;
+      sqs.destroy();
+      await server.stop();
+    },
+  };
+}
