@@ -39,7 +39,7 @@ export const DEFAULT_TIMING: StreamTiming = {
   fastPollMs: 100,
   idlePollMs: 1000,
   holeGraceMs: 10_000,
-  ephemeralOverlapMs: 2000,
+  ephemeralOverlapMs: 3000,
 };
 
 export interface StreamQuery {

@@ -161,7 +161,9 @@ export const EPHEMERAL_TTL_SECONDS = 120;
  * 10-second bucket, a short TTL. Never replayed by cursor (§6.1).
  */
 export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactItem {
-  const timeMs = Date.parse(timestamp);
+  // Keyed by the time of this write, not the event's timestamp (which may be the request's
+  // start): readers re-read a short overlap window, which must cover only the commit delay.
+  const timeMs = Math.max(Date.parse(timestamp), Date.now());
   const id = randomTail() + randomTail().slice(0, SEQ_DIGITS);
   return {
     Put: {

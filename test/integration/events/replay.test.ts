@@ -37,7 +37,7 @@ beforeAll(async () => {
     }),
   );
   log = await readEvents(api.tableName);
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   s.closeAll();
   await api?.close();
