@@ -167,7 +167,8 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
     const state = await Store.getState(chatId);
     const inputs = await Store.unsealedInputs(chatId, MAX_INPUTS_PER_SEAL + 1);
     if (inputs.length === 0) return sendInOrder(chatId, state);
-    const taken = inputs.slice(0, mode === 'batched_sequential' ? MAX_INPUTS_PER_SEAL : Math.floor(MAX_INPUTS_PER_SEAL / 2));
+    // One batch takes 2 items + 1 per input; one batch per input takes 3 per input.
+    const taken = inputs.slice(0, mode === 'batched_sequential' ? MAX_INPUTS_PER_SEAL : Math.floor(MAX_INPUTS_PER_SEAL / 3));
     const rest = inputs.slice(taken.length);
     const groups = mode === 'batched_sequential' ? [taken] : taken.map((i) => [i]);
     const now = deps.clock();
@@ -381,13 +382,14 @@ export async function complete(config: InstanceConfig, batchId: string, workerId
   checkBatchId(batchId);
   const now = deps.clock();
   const outcome = await Store.updateBatch(batchId, {
-    UpdateExpression: 'SET #status = :completed, completed_at = :at REMOVE lease_owner, lease_expires_at, receipt_handle',
+    // The receipt handle stays: it deletes the queue message below (the chat's next batch waits on it).
+    UpdateExpression: 'SET #status = :completed, completed_at = :at REMOVE lease_owner, lease_expires_at',
     ConditionExpression: Store.LEASE_HELD,
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: { ...leaseValues(workerId, now.getTime()), ':completed': 'completed', ':at': now.toISOString() },
   });
   if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
-  await afterEnd(config, outcome.batch.chat_id, (outcome.batch as BatchRecord & { receipt_handle?: string }).receipt_handle ?? outcome.batch.receipt_handle);
+  await afterEnd(config, outcome.batch.chat_id, outcome.batch.receipt_handle);
 }
 
 export interface FailRequest {
