@@ -427,15 +427,16 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
   if (!chat) throw batchNotFound();
   const text = `Dispatch failed after ${current.attempt_count} attempts: ${reason}`;
   const system = systemMessage(chat, text, { dispatchFailure: true }, now, deps.newId);
-  let lost = false;
+  // The batch's end, the system message, its chat counters and its event: one transaction.
   await withEvents(system.events, now.toISOString(), (eventItems) =>
-    commitTouchingChat(current.chat_id, system.activity, [Store.failBatchWrite(batchId, req.workerId, nowMs, reason, now.toISOString()), ...system.items], eventItems, (index) => {
-      if (index !== 0) return undefined;
-      lost = true;
-      return leaseLost(batchId, req.workerId);
-    }),
+    commitTouchingChat(
+      current.chat_id,
+      system.activity,
+      [Store.failBatchWrite(batchId, req.workerId, nowMs, reason, now.toISOString()), ...system.items],
+      eventItems,
+      (index) => (index === 0 ? leaseLost(batchId, req.workerId) : undefined),
+    ),
   );
-  void lost;
   await afterEnd(config, current.chat_id, receipt);
 }
 
