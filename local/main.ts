@@ -1,7 +1,7 @@
 /**
- * `npm start`: the whole service on one machine. Boots DynamoDB Local (data kept under
- * DATA_DIR between runs), creates the table from the stack's definition, and serves every
- * route on 127.0.0.1:PORT with the same handlers Lambda runs.
+ * `npm start`: the whole service on one machine. Boots DynamoDB Local and the SQS emulator
+ * (both keep their data under DATA_DIR between runs), creates the table and queues as the
+ * stack does, and serves every route on 127.0.0.1:PORT with the same handlers Lambda runs.
  *
  * Environment: PORT (3000), CONFIG_PATH (a JSON file shaped like the contract's §12
  * configuration), DATA_DIR (./.data), and the §12.2 OPENGRAM_* overrides.
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
     let api;
     try {
-      api = await startLocalApi(port);
+      api = await startLocalApi(port, { sqsDataDir: join(dataDir, 'sqs') });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new Error(`Port ${port} on 127.0.0.1 is already in use: stop the other server or set PORT.`);

@@ -159,6 +159,8 @@ export interface LocalApiOptions {
    * test's assertions; reads and writes still treat overdue streams as cancelled.
    */
   streamTimers?: boolean;
+  /** Where the local SQS keeps its queues between runs (npm start); in memory when absent. */
+  sqsDataDir?: string;
 }
 
 /** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
@@ -167,7 +169,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
   // The dispatch queues: handlers find them through the environment, as in AWS.
-  const sqs = await startLocalSqs();
+  const sqs = await startLocalSqs(options.sqsDataDir);
   Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
   const server = createServer((req, res) => {
     void (async () => {

@@ -5,6 +5,7 @@
  */
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
+import { mkdirSync } from 'node:fs';
 import { startFauxqs } from 'fauxqs';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
 
@@ -15,8 +16,10 @@ export interface LocalSqs {
   stop: () => Promise<void>;
 }
 
-export async function startLocalSqs(): Promise<LocalSqs> {
-  const server = await startFauxqs({ port: 0, logger: false });
+/** `dataDir` keeps queued messages between runs (npm start); without it the queues live in memory. */
+export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  const server = await startFauxqs({ port: 0, logger: false, ...(dataDir ? { dataDir } : {}) });
   const endpoint = `http://127.0.0.1:${server.port}`;
   const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   const dispatch = await sqs.send(
