@@ -1,8 +1,9 @@
 /**
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
- * stream-timeout state machine (stream-timeouts.ts) and, when the instance secret is on, its
- * Secrets Manager secret (instance-secret.ts).
+ * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
+ * consumer (dispatch-queues.ts) and, when the instance secret is on, its Secrets Manager
+ * secret (instance-secret.ts).
  * Environment-agnostic: no account or region lookups.
  */
 import { readFileSync } from 'node:fs';
@@ -12,6 +13,7 @@ import type { Construct } from 'constructs';
 import { resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
+import { DispatchQueues } from './constructs/dispatch-queues.js';
 import { EventStream } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
 import { Storage } from './constructs/storage.js';
@@ -40,17 +42,20 @@ export class DeploymentConfigError extends Error {}
 const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/;
 
 /**
- * Lambda allows 4 KB of environment in total; this leaves room for the other variables
- * (table name, secret ARN, state machine ARN, version, NODE_OPTIONS) once CloudFormation
- * resolves them.
+ * Lambda allows 4 KB of environment in total, measured as the variables' JSON object, so the
+ * configuration counts as a JSON string (its quotes escaped). This leaves about 850 bytes for
+ * the other variables of the fullest function (NODE_OPTIONS, version, table name, secret ARN,
+ * state machine ARN, both dispatch queue URLs) once CloudFormation resolves them; the bounds
+ * are in test/infra/stack.test.ts ("configuration size").
  */
-const INSTANCE_CONFIG_MAX_BYTES = 3584;
+export const INSTANCE_CONFIG_MAX_BYTES = 3200;
 
 export class ChatRelayStack extends Stack {
   readonly storage: Storage;
   readonly api: Api;
   readonly eventStream: EventStream;
   readonly streamTimeouts: StreamTimeouts;
+  readonly dispatchQueues: DispatchQueues;
   readonly instanceSecret: InstanceSecret | undefined;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
@@ -65,9 +70,10 @@ export class ChatRelayStack extends Stack {
     const secretEnabled = config.security.instanceSecretEnabled || secretArn !== undefined;
 
     const instanceConfig = JSON.stringify(deployableConfig(config, secretEnabled));
-    if (Buffer.byteLength(instanceConfig) > INSTANCE_CONFIG_MAX_BYTES) {
+    const instanceConfigBytes = Buffer.byteLength(JSON.stringify(instanceConfig));
+    if (instanceConfigBytes > INSTANCE_CONFIG_MAX_BYTES) {
       throw new DeploymentConfigError(
-        `The instance configuration is ${Buffer.byteLength(instanceConfig)} bytes once its secrets are removed; ` +
+        `The instance configuration is ${instanceConfigBytes} bytes once its secrets are removed (as Lambda counts it, quotes escaped); ` +
           `functions receive it as an environment variable, which leaves room for ${INSTANCE_CONFIG_MAX_BYTES} bytes (Lambda's limit is 4 KB in total).`,
       );
     }
@@ -90,11 +96,17 @@ export class ChatRelayStack extends Stack {
       instanceSecret: this.instanceSecret?.secret,
       environment,
     });
+    this.dispatchQueues = new DispatchQueues(this, 'Dispatch', {
+      table: this.storage.table,
+      instanceSecret: this.instanceSecret?.secret,
+      environment,
+    });
     this.api = new Api(this, 'Api', {
       table: this.storage.table,
       instanceSecret: this.instanceSecret?.secret,
       environment,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
+      dispatchQueues: this.dispatchQueues,
     });
     this.eventStream = new EventStream(this, 'EventStream', {
       table: this.storage.table,
@@ -112,6 +124,22 @@ export class ChatRelayStack extends Stack {
     new CfnOutput(this, 'StreamTimeoutStateMachineArn', {
       value: this.streamTimeouts.stateMachine.stateMachineArn,
       description: 'State machine that cancels abandoned message streams',
+    });
+    new CfnOutput(this, 'DispatchQueueUrl', {
+      value: this.dispatchQueues.batchQueue.queueUrl,
+      description: 'FIFO queue of sealed dispatch batches (claims long-poll it)',
+    });
+    new CfnOutput(this, 'FlushQueueUrl', {
+      value: this.dispatchQueues.flushQueue.queueUrl,
+      description: 'Queue of delayed flush signals (batched_sequential sealing)',
+    });
+    new CfnOutput(this, 'DispatchDeadLetterQueueName', {
+      value: this.dispatchQueues.batchDeadLetterQueue.queueName,
+      description: 'Dead-letter queue of the dispatch batch queue (alarmed when not empty)',
+    });
+    new CfnOutput(this, 'FlushDeadLetterQueueName', {
+      value: this.dispatchQueues.flushDeadLetterQueue.queueName,
+      description: 'Dead-letter queue of the flush queue (alarmed when not empty)',
     });
     if (this.instanceSecret) {
       new CfnOutput(this, 'InstanceSecretArn', {

@@ -4,7 +4,7 @@
  * Gateway's own CORS stays off on purpose: it would answer preflight itself, while the
  * functions answer it from the live configuration (server.corsOrigins).
  */
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
@@ -17,6 +17,7 @@ import { fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
 import type { TableAccess } from './api-function.js';
+import type { DispatchQueues } from './dispatch-queues.js';
 
 export interface ApiProps {
   table: ITable;
@@ -29,6 +30,11 @@ export interface ApiProps {
    * get STREAM_TIMEOUT_STATE_MACHINE_ARN and may start its executions.
    */
   streamTimeoutStateMachine: IStateMachine;
+  /**
+   * The dispatch queues: the functions of `dispatch` and `dispatchInputs` routes (and only
+   * those) get their URLs and the queue actions they use (dispatch-queues.ts).
+   */
+  dispatchQueues: DispatchQueues;
 }
 
 /**
@@ -62,8 +68,12 @@ export class Api extends Construct {
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
 
-    const makeFunction = (fnId: string, handler: string, access: TableAccess) => {
-      const fn = new ApiFunction(this, fnId, { entry: httpEntry(handler), environment: props.environment });
+    const makeFunction = (fnId: string, handler: string, access: TableAccess, timeoutSeconds?: number) => {
+      const fn = new ApiFunction(this, fnId, {
+        entry: httpEntry(handler),
+        environment: props.environment,
+        timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
+      });
       fn.bindTable(props.table, access);
       if (props.instanceSecret) fn.bindInstanceSecret(props.instanceSecret);
       return fn;
@@ -83,11 +93,13 @@ export class Api extends Construct {
 
     for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
-      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read');
+      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read', route.timeoutSeconds);
       if (route.streamTimer) {
         fn.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', props.streamTimeoutStateMachine.stateMachineArn);
         props.streamTimeoutStateMachine.grantStartExecution(fn);
       }
+      if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
+      if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);
       this.httpApi.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

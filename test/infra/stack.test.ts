@@ -2,8 +2,8 @@
  * Assertions on the synthesized ChatRelay template. The full synth (esbuild bundling of every
  * function) runs once, in beforeAll, and every test below shares it; the instance-secret
  * tests synthesize their own variants without bundling, which costs about a second each.
- * The stream-timeout state machine and the event stream's function URL are checked here too,
- * so they share that one synth.
+ * The stream-timeout state machine, the event stream's function URL and the dispatch queues
+ * are checked here too, so they share that one synth.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,8 @@ import { fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.
 import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
-import { DeploymentConfigError } from '../../lib/stack.js';
+import { resolveConfig } from '../../functions/platform/instance-config.js';
+import { DeploymentConfigError, INSTANCE_CONFIG_MAX_BYTES, deployableConfig } from '../../lib/stack.js';
 import {
   actionsOf,
   cdkPath,
@@ -39,14 +40,16 @@ const routeKey = (route: { method: string; path: string }) => `${route.method} $
 const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
 const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
 const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
+const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
   expiryFunctionPath,
   streamFunctionPath,
+  flushFunctionPath,
 ];
-/** Functions besides the routes': the fallback, the stream expiry function and the event stream. */
-const extraFunctions = 3;
+/** Functions besides the routes': the fallback, the stream expiry function, the event stream and the flush consumer. */
+const extraFunctions = 4;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -101,7 +104,7 @@ beforeAll(() => {
 afterAll(() => main?.dispose());
 
 describe('HTTP API', () => {
-  it('has one function per route of lib/routes.ts plus the fallback (and the stream expiry and event stream functions), and no other', () => {
+  it('has one function per route of lib/routes.ts plus the fallback (and the stream expiry, event stream and flush functions), and no other', () => {
     expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
     expect(fns).toHaveLength(routes.length + extraFunctions);
   });
@@ -143,15 +146,26 @@ describe('HTTP API', () => {
     expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
   });
 
-  it('outputs the API URL, the events URL, the table name and the state machine ARN, and no secret ARN when the secret is off', () => {
-    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual(['ApiUrl', 'EventsUrl', 'StreamTimeoutStateMachineArn', 'TableName']);
+  it('outputs the API URL, the events URL, the table name, the state machine ARN and the dispatch queues, and no secret ARN when the secret is off', () => {
+    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual([
+      'ApiUrl',
+      'DispatchDeadLetterQueueName',
+      'DispatchQueueUrl',
+      'EventsUrl',
+      'FlushDeadLetterQueueName',
+      'FlushQueueUrl',
+      'StreamTimeoutStateMachineArn',
+      'TableName',
+    ]);
     expect(refId(main.json.Outputs?.TableName?.Value)).toBe(tableId);
     expect(main.json.Outputs?.StreamTimeoutStateMachineArn?.Value).toEqual({ Ref: stateMachineId });
   });
 });
 
 describe('functions', () => {
-  it('run Node.js 22 on arm64 with 1024 MB, 15 s and source maps enabled (the event stream: see its own test)', () => {
+  it('run Node.js 22 on arm64 with 1024 MB, 15 s (or their route\'s timeoutSeconds; the flush consumer 30 s) and source maps enabled (the event stream: see its own test)', () => {
+    const timeouts = new Map<string, number>((routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]));
+    timeouts.set(flushFunctionPath, 30);
     for (const fn of fns) {
       if (fn.path === streamFunctionPath) {
         expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
@@ -166,7 +180,7 @@ describe('functions', () => {
         'nodejs22.x',
         ['arm64'],
         1024,
-        15,
+        timeouts.get(fn.path) ?? 15,
       ]);
       expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
@@ -523,6 +537,210 @@ describe('event stream', () => {
   });
 });
 
+describe('dispatch queues', () => {
+  const queueAt = (name: string): [string, Record<string, any>] => {
+    const found = resourcesOfType(main.json, 'AWS::SQS::Queue').find(([, q]) => cdkPath(q) === `ChatRelay/Dispatch/${name}/Resource`);
+    if (!found) throw new Error(`no queue ${name}`);
+    return [found[0], found[1].Properties ?? {}];
+  };
+  const batches = () => queueAt('Batches');
+  const batchDlq = () => queueAt('BatchDeadLetters');
+  const flushes = () => queueAt('FlushSignals');
+  const flushDlq = () => queueAt('FlushDeadLetters');
+  const flushFn = () => fns.find((f) => f.path === flushFunctionPath)!;
+  const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+  const sorted = (actions: string[]) => [...actions].sort();
+
+  /** Queue logical id → the sqs actions a set of statements allows on it (sorted). */
+  const sqsGrantsOf = (statements: PolicyStatementJson[]) => {
+    const grants: Record<string, string[]> = {};
+    for (const s of statements) {
+      const actions = actionsOf(s).filter((a) => a.startsWith('sqs:'));
+      if (actions.length === 0) continue;
+      expect(s.Effect).toBe('Allow');
+      for (const resource of resourcesOf(s)) {
+        // Only whole queue ARNs: no wildcard, no other resource.
+        const id = refId(resource)!;
+        expect([id, resource]).toEqual([id, arnOf(id)]);
+        grants[id] = sorted([...(grants[id] ?? []), ...actions]);
+      }
+    }
+    return grants;
+  };
+
+  it('has four queues: the batch queue and its dead-letter queue (FIFO), the flush queue and its dead-letter queue (standard)', () => {
+    expect(resourcesOfType(main.json, 'AWS::SQS::Queue')).toHaveLength(4);
+    for (const [, props] of [batches(), batchDlq()]) expect(props.FifoQueue).toBe(true);
+    for (const [, props] of [flushes(), flushDlq()]) expect(props.FifoQueue).toBeUndefined();
+  });
+
+  it('batch queue: FIFO without content-based deduplication, 30 s visibility, no default long-poll, 4 days, dead letters after 100 receives', () => {
+    expect(batches()[1]).toEqual({
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      VisibilityTimeout: 30,
+      ReceiveMessageWaitTimeSeconds: 0,
+      MessageRetentionPeriod: 4 * 86_400,
+      SqsManagedSseEnabled: true,
+      // Claims re-receive waiting batches on purpose: a low count would dead-letter healthy ones.
+      RedrivePolicy: { deadLetterTargetArn: arnOf(batchDlq()[0]), maxReceiveCount: 100 },
+    });
+    expect(batchDlq()[1]).toEqual({
+      FifoQueue: true,
+      ContentBasedDeduplication: false,
+      MessageRetentionPeriod: 14 * 86_400,
+      SqsManagedSseEnabled: true,
+    });
+  });
+
+  it('flush queue: standard, dead letters after 5 receives, visibility at least 6x the flush function timeout', () => {
+    const [, props] = flushes();
+    expect(props.RedrivePolicy).toEqual({ deadLetterTargetArn: arnOf(flushDlq()[0]), maxReceiveCount: 5 });
+    expect(props.MessageRetentionPeriod).toBe(4 * 86_400);
+    expect(flushFn().props.Timeout).toBe(30);
+    expect(props.VisibilityTimeout).toBeGreaterThanOrEqual(6 * flushFn().props.Timeout);
+    expect(flushDlq()[1]).toEqual({ MessageRetentionPeriod: 14 * 86_400, SqsManagedSseEnabled: true });
+  });
+
+  it('every queue is SSE-SQS encrypted and refuses requests without TLS', () => {
+    const policies = resourcesOfType(main.json, 'AWS::SQS::QueuePolicy').map(([, p]) => p.Properties ?? {});
+    for (const [id, props] of [batches(), batchDlq(), flushes(), flushDlq()]) {
+      expect([id, props.SqsManagedSseEnabled, props.KmsMasterKeyId]).toEqual([id, true, undefined]);
+      const statements = policies
+        .filter((p) => (p.Queues as unknown[]).some((q) => refId(q) === id))
+        .flatMap((p) => p.PolicyDocument.Statement as PolicyStatementJson[]);
+      expect([id, statements]).toEqual([
+        id,
+        [expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Resource: arnOf(id), Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
+      ]);
+    }
+  });
+
+  it('the flush queue feeds the flush function: batches of 10, no batching window, partial batch failures reported', () => {
+    const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties ?? {});
+    expect(mappings).toEqual([
+      {
+        EventSourceArn: arnOf(flushes()[0]),
+        FunctionName: { Ref: flushFn().id },
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: 0,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      },
+    ]);
+  });
+
+  it('runs functions/jobs/flush.ts on arm64 Node.js 22 with the table (read-write), the configuration and both queue URLs', () => {
+    const fn = flushFn();
+    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler, fn.props.MemorySize]).toEqual(['nodejs22.x', ['arm64'], 'index.handler', 1024]);
+    const env = fn.props.Environment.Variables as Record<string, unknown>;
+    expect(refId(env.TABLE_NAME)).toBe(tableId);
+    expect(JSON.parse(env.INSTANCE_CONFIG as string).appName).toBe('OpenGram');
+    expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
+    expect(dynamoActions(fn.statements)).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+    );
+    const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
+    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('batchItemFailures');
+  });
+
+  it('gives the claim routes a 29 s timeout (claims long-poll up to 25 s) and every other route 15 s', () => {
+    const claims = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
+    expect(claims.map(routeKey).sort()).toEqual(['POST /api/v1/dispatch/claim', 'POST /api/v1/dispatch/claim-many']);
+    for (const route of routes as readonly RouteSpec[]) {
+      const expected = route.timeoutSeconds === undefined ? 15 : 29;
+      expect([routeKey(route), fnAt(routeId(route)).props.Timeout]).toEqual([routeKey(route), expected]);
+    }
+  });
+
+  it('gives the queue URLs and exactly the queue actions they use to the dispatch and dispatchInputs routes and the flush function, and nothing to any other function', () => {
+    const all = routes as readonly RouteSpec[];
+    const workerPaths = new Set(all.filter((r) => r.dispatch).map((r) => functionPathOf(routeId(r))));
+    const inputPaths = new Set(all.filter((r) => r.dispatchInputs).map((r) => functionPathOf(routeId(r))));
+    expect([workerPaths.size, inputPaths.size]).toEqual([5, 3]);
+    const batchId = batches()[0];
+    const flushId = flushes()[0];
+    const send = ['sqs:SendMessage'];
+    const expectedGrants = (path: string): Record<string, string[]> => {
+      if (workerPaths.has(path)) {
+        return {
+          [batchId]: sorted(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']),
+          [flushId]: send,
+        };
+      }
+      if (inputPaths.has(path)) return { [batchId]: send, [flushId]: send };
+      if (path === flushFunctionPath) {
+        // SendMessage itself; the rest is what the event source's poller needs (CDK's consume grant).
+        return {
+          [batchId]: send,
+          [flushId]: sorted([
+            'sqs:SendMessage',
+            'sqs:ReceiveMessage',
+            'sqs:ChangeMessageVisibility',
+            'sqs:DeleteMessage',
+            'sqs:GetQueueAttributes',
+            'sqs:GetQueueUrl',
+          ]),
+        };
+      }
+      return {};
+    };
+    for (const fn of fns) {
+      const env = fn.props.Environment.Variables as Record<string, unknown>;
+      const expected = expectedGrants(fn.path);
+      const bound = Object.keys(expected).length > 0;
+      expect([fn.path, sqsGrantsOf(fn.statements)]).toEqual([fn.path, expected]);
+      expect([fn.path, env.DISPATCH_QUEUE_URL, env.FLUSH_QUEUE_URL]).toEqual(
+        bound ? [fn.path, { Ref: batchId }, { Ref: flushId }] : [fn.path, undefined, undefined],
+      );
+      // The local emulator's endpoint is never deployed.
+      expect([fn.path, env.SQS_ENDPOINT]).toEqual([fn.path, undefined]);
+    }
+    // No other role of the stack may use the queues either (the queue policies only deny).
+    const boundRoles = new Set(fns.filter((f) => Object.keys(expectedGrants(f.path)).length > 0).map((f) => f.roleId));
+    expect(boundRoles.size).toBe(5 + 3 + 1);
+    for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
+      const roles = (policy.Properties?.Roles as unknown[]).map(refId);
+      const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
+      if (statements.some((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))) {
+        expect([id, roles.every((r) => boundRoles.has(r!))]).toEqual([id, true]);
+      }
+    }
+  });
+
+  it('alarms (without actions) when either dead-letter queue has visible messages', () => {
+    const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties ?? {});
+    expect(alarms).toHaveLength(2);
+    const watched = alarms.map((alarm) => {
+      expect(alarm).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+        EvaluationPeriods: 1,
+        TreatMissingData: 'notBreaching',
+      });
+      expect(alarm.AlarmActions).toBeUndefined();
+      const dimensions = alarm.Dimensions as { Name: string; Value: unknown }[];
+      expect(dimensions.map((d) => d.Name)).toEqual(['QueueName']);
+      return dimensions[0]!.Value;
+    });
+    expect(watched).toEqual(
+      expect.arrayContaining([
+        { 'Fn::GetAtt': [batchDlq()[0], 'QueueName'] },
+        { 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] },
+      ]),
+    );
+  });
+
+  it('outputs both queue URLs and both dead-letter queue names', () => {
+    const outputs = main.json.Outputs ?? {};
+    expect(outputs.DispatchQueueUrl?.Value).toEqual({ Ref: batches()[0] });
+    expect(outputs.FlushQueueUrl?.Value).toEqual({ Ref: flushes()[0] });
+    expect(outputs.DispatchDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [batchDlq()[0], 'QueueName'] });
+    expect(outputs.FlushDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] });
+  });
+});
+
 describe('cdk-nag', () => {
   it('reports no unacknowledged AwsSolutions error or warning', () => {
     expect(nagFindings(main.stack)).toEqual([]);
@@ -627,6 +845,58 @@ describe('configuration size', () => {
   it('fails the synth when the configuration cannot fit in the functions\' 4 KB environment', () => {
     const agents = Array.from({ length: 40 }, (_, i) => ({ id: `agent-${i}`, name: `Agent ${i}`, description: 'x'.repeat(60) }));
     expect(() => synthesize({ config: { agents } })).toThrow(/leaves room for \d+ bytes/);
+  });
+
+  /**
+   * Upper bounds of what CloudFormation resolves each reference in an environment to, in any
+   * region and partition (stack ChatRelay; generated names are at most 80 characters).
+   */
+  const resolvedMax: Record<string, number> = {
+    // ChatRelay-StorageTable<hash>-<suffix>
+    'AWS::DynamoDB::Table': 64,
+    // arn:aws-us-gov:states:us-gov-west-1:<account>:stateMachine:<name>
+    'AWS::StepFunctions::StateMachine': 63 + 80,
+    // https://sqs.<region>.amazonaws.com(.cn)/<account>/<name>
+    'AWS::SQS::Queue': 12 + 14 + 18 + 13 + 80,
+    // arn:aws-us-gov:secretsmanager:us-gov-west-1:<account>:secret:<name>-XXXXXX
+    'AWS::SecretsManager::Secret': 66 + 64 + 7,
+  };
+  /** An existing secret's complete ARN as long as the generated secret's longest ARN. */
+  const longSecretArn = `arn:aws:secretsmanager:ap-southeast-2:123456789012:secret:${'s'.repeat(75)}-AbC123`;
+
+  /** The largest configuration the stack accepts: one agent's description fills the budget. */
+  function largestConfig(extra = 0, secret = true) {
+    const raw = (padding: number) => ({ agents: [{ id: 'agent', name: 'Agent', description: 'x'.repeat(padding) }] });
+    const measure = (padding: number) =>
+      Buffer.byteLength(JSON.stringify(JSON.stringify(deployableConfig(resolveConfig(raw(padding)), secret))));
+    return raw(INSTANCE_CONFIG_MAX_BYTES - measure(0) + extra);
+  }
+
+  it("keeps every function's environment within Lambda's 4 KB (as Lambda measures it) with the largest configuration", () => {
+    expect(() => synthesize({ config: largestConfig(1), instanceSecretArn: longSecretArn })).toThrow(/leaves room for \d+ bytes/);
+    for (const variant of [{ instanceSecretArn: longSecretArn }, { overrides: { OPENGRAM_INSTANCE_SECRET: 'generated' } }]) {
+      const synth = synthesize({ config: largestConfig(), ...variant });
+      try {
+        const resolve = (value: unknown): string => {
+          if (typeof value === 'string') return value;
+          const type = synth.json.Resources[refId(value) ?? '']?.Type ?? '';
+          const max = resolvedMax[type];
+          if (max === undefined || !('Ref' in (value as object))) throw new Error(`no bound for ${JSON.stringify(value)}`);
+          return 'x'.repeat(max);
+        };
+        const sizes = functionsOf(synth.json).map((fn) => {
+          const env = Object.fromEntries(Object.entries(fn.props.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, resolve(v)]));
+          return { path: fn.path, bytes: Buffer.byteLength(JSON.stringify(env)) };
+        });
+        expect(sizes).toHaveLength(routes.length + extraFunctions);
+        // The fullest function: stream timer, both queue URLs and the secret.
+        const fullest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+        expect(fullest.path).toBe(functionPathOf(routeId({ method: 'POST', path: '/api/v1/chats/{chatId}/messages' })));
+        expect(fullest.bytes).toBeLessThanOrEqual(4096);
+      } finally {
+        synth.dispose();
+      }
+    }
   });
 });
 

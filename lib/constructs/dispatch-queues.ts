@@ -1,0 +1,155 @@
+/**
+ * The dispatch queues (contract §4.4, docs/dispatch-plan.md, functions/platform/queues.ts):
+ * - a FIFO queue of sealed batches (`{batchId}`, group = chat in the sequential modes), which
+ *   claims long-poll; a received message's visibility is the batch's lease;
+ * - a standard queue of flush signals (`{chatId}`, per-message DelaySeconds = the debounce),
+ *   consumed by the flush function (functions/jobs/flush.ts) through an event source mapping.
+ * Each has a dead-letter queue with an alarm on its visible messages (no actions: wire them
+ * to a topic when there is one). The table holds the truth; the queues only deliver and time.
+ *
+ * Function access: `bindInputWriter` for the `dispatchInputs` routes, `bindWorkerApi` for the
+ * `dispatch` routes (lib/routes.ts); nothing else gets the queue URLs or any sqs action.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ApiFunction, jobEntry } from './api-function.js';
+
+export interface DispatchQueuesProps {
+  table: ITable;
+  /** The environment every function gets (service version, instance configuration). */
+  environment: Record<string, string>;
+  /** When set, the flush function gets INSTANCE_SECRET_ARN and may read the secret. */
+  instanceSecret?: ISecret | undefined;
+}
+
+/** The flush consumer sleeps up to about 1 s per record (records run in parallel) and seals. */
+export const FLUSH_TIMEOUT = Duration.seconds(30);
+
+/**
+ * AWS guidance for SQS event sources: visibility at least six times the function timeout, so
+ * a record still being retried by Lambda's poller is not delivered again meanwhile.
+ */
+const FLUSH_VISIBILITY = Duration.seconds(FLUSH_TIMEOUT.toSeconds() * 6);
+
+/**
+ * Claims re-receive a batch on purpose: a batch waiting out its retry delay, or leased by
+ * another worker, is received and hidden again (ChangeMessageVisibility) to keep its chat's
+ * group blocked, and every such receive counts. A low count would dead-letter healthy
+ * batches; the batch item's attempt_count and dispatch.maxAttempts decide real failure.
+ */
+const BATCH_MAX_RECEIVES = 100;
+
+/** A flush signal is idempotent and cheap to redo; five failed runs means something is wrong. */
+const FLUSH_MAX_RECEIVES = 5;
+
+/** Dead letters are kept the longest SQS allows, past the source queues' 4 days, for inspection. */
+const DEAD_LETTER_RETENTION = Duration.days(14);
+
+/** The queue calls of functions/platform/queues.ts, by who makes them. */
+const SEND = ['sqs:SendMessage'];
+/** The dispatch routes: receive (claims), hide (leases, retry delays), delete (ends), and send. */
+const CLAIM = ['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'];
+
+export class DispatchQueues extends Construct {
+  readonly batchQueue: Queue;
+  readonly batchDeadLetterQueue: Queue;
+  readonly flushQueue: Queue;
+  readonly flushDeadLetterQueue: Queue;
+  readonly flushFunction: ApiFunction;
+  readonly batchDeadLetterAlarm: Alarm;
+  readonly flushDeadLetterAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, props: DispatchQueuesProps) {
+    super(scope, id);
+
+    // SSE-SQS (no key to grant or pay for) and TLS only (a Deny on aws:SecureTransport false).
+    const common = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
+
+    this.batchDeadLetterQueue = new Queue(this, 'BatchDeadLetters', {
+      ...common,
+      fifo: true,
+      contentBasedDeduplication: false,
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
+    this.batchQueue = new Queue(this, 'Batches', {
+      ...common,
+      fifo: true,
+      // MessageDeduplicationId is the batch id (sendBatch); two batches never share a body anyway.
+      contentBasedDeduplication: false,
+      // Claims set their own visibility (the lease) on every receive; this applies to none.
+      visibilityTimeout: Duration.seconds(30),
+      // Claims choose their long-poll wait per receive.
+      receiveMessageWaitTime: Duration.seconds(0),
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.batchDeadLetterQueue, maxReceiveCount: BATCH_MAX_RECEIVES },
+    });
+
+    this.flushDeadLetterQueue = new Queue(this, 'FlushDeadLetters', { ...common, retentionPeriod: DEAD_LETTER_RETENTION });
+    this.flushQueue = new Queue(this, 'FlushSignals', {
+      ...common,
+      visibilityTimeout: FLUSH_VISIBILITY,
+      retentionPeriod: Duration.days(4),
+      deadLetterQueue: { queue: this.flushDeadLetterQueue, maxReceiveCount: FLUSH_MAX_RECEIVES },
+    });
+
+    this.flushFunction = new ApiFunction(this, 'Flush', {
+      entry: jobEntry('flush'),
+      environment: props.environment,
+      timeout: FLUSH_TIMEOUT,
+      description: 'Seals batched_sequential dispatch inputs when due, or re-signals itself (flush queue consumer)',
+    });
+    this.flushFunction.bindTable(props.table, 'readWrite');
+    if (props.instanceSecret) this.flushFunction.bindInstanceSecret(props.instanceSecret);
+    this.bindQueues(this.flushFunction, SEND, SEND);
+    // Grants the consumer ReceiveMessage, DeleteMessage, ChangeMessageVisibility and
+    // GetQueueAttributes (+ GetQueueUrl) on the flush queue, as the poller needs.
+    this.flushFunction.addEventSource(
+      new SqsEventSource(this.flushQueue, {
+        batchSize: 10,
+        maxBatchingWindow: Duration.seconds(0),
+        reportBatchItemFailures: true,
+      }),
+    );
+
+    this.batchDeadLetterAlarm = this.deadLetterAlarm('BatchDeadLettersAlarm', this.batchDeadLetterQueue, 'dispatch batches');
+    this.flushDeadLetterAlarm = this.deadLetterAlarm('FlushDeadLettersAlarm', this.flushDeadLetterQueue, 'flush signals');
+  }
+
+  /** The `dispatchInputs` routes: they seal and send batches, or send flush signals. */
+  bindInputWriter(fn: ApiFunction): void {
+    this.bindQueues(fn, SEND, SEND);
+  }
+
+  /** The `dispatch` routes: claims, heartbeats, completions and failures. */
+  bindWorkerApi(fn: ApiFunction): void {
+    this.bindQueues(fn, CLAIM, SEND);
+  }
+
+  /**
+   * Sets DISPATCH_QUEUE_URL and FLUSH_QUEUE_URL and grants exactly these actions on each
+   * queue. (Queue.grant adds no KMS permission; SSE-SQS needs none.)
+   */
+  private bindQueues(fn: ApiFunction, batchActions: string[], flushActions: string[]): void {
+    fn.addEnvironment('DISPATCH_QUEUE_URL', this.batchQueue.queueUrl);
+    fn.addEnvironment('FLUSH_QUEUE_URL', this.flushQueue.queueUrl);
+    this.batchQueue.grant(fn, ...batchActions);
+    this.flushQueue.grant(fn, ...flushActions);
+  }
+
+  private deadLetterAlarm(id: string, queue: Queue, what: string): Alarm {
+    return new Alarm(this, id, {
+      alarmDescription: `Dead-lettered ${what}: messages visible on their dead-letter queue.`,
+      metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      // SQS stops sending metrics for an empty, idle queue.
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+}
