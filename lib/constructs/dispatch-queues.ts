@@ -52,8 +52,8 @@ const DEAD_LETTER_RETENTION = Duration.days(14);
 
 /** The queue calls of functions/platform/queues.ts, by who makes them. */
 const SEND = ['sqs:SendMessage'];
-/** The dispatch routes: receive (claims), hide (leases, retry delays), delete (ends), and send. */
-const CLAIM = ['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'];
+/** The dispatch routes: receive (claims), hide (leases, retry delays), delete (ends); they never send batches. */
+const CLAIM = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'];
 
 export class DispatchQueues extends Construct {
   readonly batchQueue: Queue;

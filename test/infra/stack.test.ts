@@ -663,7 +663,7 @@ describe('dispatch queues', () => {
     const expectedGrants = (path: string): Record<string, string[]> => {
       if (workerPaths.has(path)) {
         return {
-          [batchId]: sorted(['sqs:SendMessage', 'sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']),
+          [batchId]: sorted(['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']),
           [flushId]: send,
         };
       }
