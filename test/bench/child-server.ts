@@ -1,10 +1,12 @@
 /**
- * A second local runtime, in a process of its own, for the SSE idle-cost scenario (events.ts).
- * Handlers read their environment once per process (functions/platform/env.ts), so a stream
- * lifetime other than the bench server's needs another process. The bench starts this with
- * its own environment (the same DynamoDB Local and table, EXPOSE_USAGE_HEADERS=1) plus
- * SSE_LIFETIME_MS; it prints `{"url": …}` on one line once listening, and exits when its
- * stdin closes (the bench ended or died) or on SIGTERM / SIGINT.
+ * A second local runtime, in a process of its own, for scenarios that need settings other
+ * than the bench server's: the SSE idle-cost phase (events.ts: SSE_LIFETIME_MS) and dispatch
+ * (dispatch.ts: its own INSTANCE_CONFIG, and its own in-process queues). Handlers read their
+ * environment once per process (functions/platform/env.ts), so other settings need another
+ * process. child.ts starts this with the bench's environment (the same DynamoDB Local and
+ * table, EXPOSE_USAGE_HEADERS=1) plus the scenario's variables; it prints `{"url": …}` on one
+ * line once listening, and exits when its stdin closes (the bench ended or died) or on
+ * SIGTERM / SIGINT.
  */
 import { startLocalApi } from '../../local/server.js';
 

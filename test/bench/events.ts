@@ -22,7 +22,7 @@
  *    `sseIdleMs`, until the server ends them at their lifetime; its final `: usage` comment
  *    gives each connection's DynamoDB calls and consumed capacity, scaled here to a minute.
  *
- *    Choice: this phase runs against a second local runtime (sse-server.ts, a child process
+ *    Choice: this phase runs against a second local runtime (child-server.ts, a child process
  *    on the same DynamoDB Local and table) started with SSE_LIFETIME_MS = `sseIdleMs`, while
  *    the bench's own server keeps the default lifetime (14 min). Handlers read their
  *    environment once per process, and one short lifetime for the whole run would end the
@@ -34,10 +34,8 @@
  * A missed, extra, duplicated or out-of-order event, a stream that does not open, and a
  * connection that ends without its usage comment are failures (the run exits 1).
  */
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { startChildServer } from './child.js';
+import type { ChildServer } from './child.js';
 import { BENCH_CONFIG, BenchClient, CHATS, SCALE, inPool, phaseRunner } from './scenario.js';
 import type { Failure, PhaseTiming } from './scenario.js';
 import { openStream } from './sse.js';
@@ -123,7 +121,7 @@ export interface EventScenarioResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function latency(values: readonly number[]): Latency {
+export function latency(values: readonly number[]): Latency {
   const sorted = [...values].sort((a, b) => a - b);
   return {
     min: sorted[0] ?? Number.NaN,
@@ -144,57 +142,6 @@ const chunkNumber = (text: unknown): number | undefined => {
   return m ? Number(m[1]) : undefined;
 };
 
-// The idle phase's server (sse-server.ts), while it runs.
-let child: ChildProcess | undefined;
-
-async function startSseServer(lifetimeMs: number): Promise<string> {
-  const script = fileURLToPath(new URL('./sse-server.ts', import.meta.url));
-  // process.execArgv carries tsx's loader flags, so the child runs TypeScript as this process does.
-  const proc = spawn(process.execPath, [...process.execArgv, script], {
-    env: { ...process.env, SSE_LIFETIME_MS: String(lifetimeMs) },
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  child = proc;
-  return new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error('the idle-phase server did not start within 60 s')), 60_000);
-    const settle = () => clearTimeout(timer);
-    createInterface({ input: proc.stdout! }).once('line', (line) => {
-      settle();
-      try {
-        ok(String((JSON.parse(line) as { url: unknown }).url));
-      } catch {
-        fail(new Error(`the idle-phase server wrote "${line}" instead of its URL`));
-      }
-    });
-    proc.once('error', (error) => {
-      settle();
-      fail(error);
-    });
-    proc.once('exit', (code, signal) => {
-      settle();
-      fail(new Error(`the idle-phase server exited (${code ?? signal}) before listening`));
-    });
-  });
-}
-
-/** Stops the idle-phase server if it runs (closing its stdin; SIGTERM; SIGKILL after 5 s). */
-export async function stopSseServer(): Promise<void> {
-  const proc = child;
-  child = undefined;
-  if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((ok) => proc.once('exit', () => ok()));
-  proc.stdin?.end();
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** For a synchronous 'exit' hook: the idle-phase server must never outlive the bench. */
-export function killSseServer(): void {
-  child?.kill('SIGKILL');
-}
-
 export async function runEventScenarios(
   baseUrl: string,
   options: { seed: number; concurrency: number },
@@ -207,6 +154,7 @@ export async function runEventScenarios(
   const agentIds = BENCH_CONFIG.agents.map((a) => a.id);
   const fail = (label: string, detail: string) => client.failures.push({ label, method: 'GET', path: STREAM, status: 0, body: detail });
   const opened: BenchStream[] = [];
+  let idleServer: ChildServer | undefined;
 
   /** Opens a stream and waits for its opening comment; undefined (and a failure) if it does not open. */
   const connect = async (url: string, label: string): Promise<BenchStream | undefined> => {
@@ -410,7 +358,10 @@ export async function runEventScenarios(
     // 3. Idle cost, on a second server whose streams end after sseIdleMs (see the note above).
     {
       let url: string | undefined;
-      await phase('SSE idle: start a second server', async () => void (url = await startSseServer(SCALE.sseIdleMs)));
+      await phase('SSE idle: start a second server', async () => {
+        idleServer = await startChildServer('the idle-phase server', { SSE_LIFETIME_MS: String(SCALE.sseIdleMs) });
+        url = idleServer.url;
+      });
       await phase(`SSE idle: 2 connections, ${SCALE.sseIdleMs / 1000} s`, async () => {
         const kinds = [true, false].map((ephemeral) => ({ ephemeral, name: `ephemeral=${ephemeral}`, label: `GET ${STREAM}?ephemeral=${ephemeral} (idle)` }));
         const streams = await Promise.all(kinds.map((k) => connect(`${url}${STREAM}?ephemeral=${k.ephemeral}`, k.label)));
@@ -442,7 +393,7 @@ export async function runEventScenarios(
     }
   } finally {
     for (const s of opened) s.close();
-    await stopSseServer();
+    await idleServer?.stop();
   }
 
   return { samples: client.samples, failures: client.failures, missingUsage: [...client.missingUsage], phases, sse: report };

@@ -6,15 +6,17 @@
  *
  * DynamoDB Local is always stopped: on success, on error, and on Ctrl-C / SIGTERM.
  *
- * The scenario has three parts, played one after the other: chats (scenario.ts); messages,
- * typing and token streaming (messages.ts); and server-sent events: delivery latency with 1
+ * The scenario has four parts, played one after the other: chats (scenario.ts); messages,
+ * typing and token streaming (messages.ts); server-sent events: delivery latency with 1
  * and 10 clients, chunk delivery while 20 messages stream, and what an idle connection costs
- * (events.ts, which starts a second local runtime in a child process for the idle phase).
+ * (events.ts, which starts a second local runtime in a child process for the idle phase); and
+ * dispatch: input → claimable latency and batches per second with 4 workers (dispatch.ts, on
+ * a second local runtime of its own, in batched_sequential mode).
  *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
- * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages
- * or BENCH_ONLY=events plays one part only (all three by default).
+ * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages,
+ * BENCH_ONLY=events or BENCH_ONLY=dispatch plays one part only (all four by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -24,7 +26,10 @@ import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
 import type { LocalDynamo } from '../../local/dynamo.js';
 import type { LocalApi } from '../../local/server.js';
 import { ensureTable } from '../../local/table.js';
-import { killSseServer, runEventScenarios, sseTables, stopSseServer } from './events.js';
+import { killChildServers, stopChildServers } from './child.js';
+import { dispatchTables, runDispatchScenarios } from './dispatch.js';
+import type { DispatchReport } from './dispatch.js';
+import { runEventScenarios, sseTables } from './events.js';
 import type { SseReport } from './events.js';
 import { runMessageScenarios, streamingTables } from './messages.js';
 import type { StreamingReport } from './messages.js';
@@ -45,7 +50,7 @@ let interrupted = false;
 async function shutdown(): Promise<void> {
   const [a, d] = [api, dynamo];
   api = dynamo = undefined;
-  await stopSseServer().catch(() => undefined);
+  await stopChildServers().catch(() => undefined);
   await a?.close().catch(() => undefined);
   await d?.stop().catch(() => undefined);
 }
@@ -60,7 +65,7 @@ process.once('SIGTERM', onSignal);
 // Last resort if the process exits some other way: never leave the Java process behind.
 process.once('exit', () => {
   dynamo?.process.kill('SIGKILL');
-  killSseServer();
+  killChildServers();
 });
 
 const log = (line: string) => console.error(line);
@@ -90,6 +95,8 @@ interface Results {
   streaming?: StreamingReport;
   /** Server-sent events: delivery latency, chunk delivery, idle cost. Absent unless all parts or BENCH_ONLY=events run. */
   sse?: SseReport;
+  /** Dispatch: input → claimable latency, backlog throughput. Absent unless all parts or BENCH_ONLY=dispatch run. */
+  dispatch?: DispatchReport;
 }
 
 function git(args: string[]): string | null {
@@ -127,7 +134,9 @@ async function main(): Promise<number> {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
   const only = process.env.BENCH_ONLY ?? '';
-  if (!['', 'chats', 'messages', 'events'].includes(only)) throw new Error(`BENCH_ONLY must be chats, messages or events, not "${only}".`);
+  if (!['', 'chats', 'messages', 'events', 'dispatch'].includes(only)) {
+    throw new Error(`BENCH_ONLY must be chats, messages, events or dispatch, not "${only}".`);
+  }
 
   log('Starting DynamoDB Local (in memory)...');
   dynamo = await startDynamo();
@@ -154,7 +163,8 @@ async function main(): Promise<number> {
   const result = plays('chats') ? await runScenario(api.url, { seed, concurrency }, log) : none;
   const messages = plays('messages') ? await runMessageScenarios(api.url, { seed, concurrency }, log) : undefined;
   const events = plays('events') ? await runEventScenarios(api.url, { seed, concurrency }, log) : undefined;
-  for (const part of [messages, events]) {
+  const dispatch = plays('dispatch') ? await runDispatchScenarios({ seed, concurrency }, log) : undefined;
+  for (const part of [messages, events, dispatch]) {
     if (!part) continue;
     result.samples.push(...part.samples);
     result.failures.push(...part.failures);
@@ -187,6 +197,7 @@ async function main(): Promise<number> {
     trends,
     ...(messages ? { streaming: messages.streaming } : {}),
     ...(events ? { sse: events.sse } : {}),
+    ...(dispatch ? { dispatch: dispatch.dispatch } : {}),
   };
 
   console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
@@ -210,6 +221,14 @@ async function main(): Promise<number> {
     console.log(`delivery runs write ${SCALE.sseWrites} times ${SCALE.sseWritePauseMs} ms apart, then ${SCALE.sseIdleWrites} times each after ${SCALE.sseIdlePauseMs / 1000} s without events (the server's poll backs off to 1 s when idle).`);
     console.log(`Idle: each connection open ${SCALE.sseIdleMs / 1000} s on a second server (SSE_LIFETIME_MS=${SCALE.sseIdleMs}), cost from its closing ": usage" comment, scaled to a minute.\n`);
     console.log(sseTables(events.sse));
+  }
+  if (dispatch) {
+    const d = dispatch.dispatch;
+    const c = d.config;
+    console.log(`\nDispatch, on a second server (own queues) in ${c.mode} mode: debounce ${c.batchDebounceMs} ms, typing grace ${c.typingGraceMs} ms, max wait ${c.maxBatchWaitMs} ms;`);
+    console.log(`${d.workers} workers loop on POST /api/v1/dispatch/claim (waitMs ${d.claimWaitMs}) and complete each batch at once. Latency: from a user message's POST response`);
+    console.log('at the bench to the claim response carrying its batch at a worker. Throughput: from the workers\' start (backlog sealed) to the last complete.\n');
+    console.log(dispatchTables(d));
   }
   console.log(
     '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or 4 small items are all 2 WCU), ' +

@@ -63,6 +63,23 @@ export const SCALE = {
   sseChunks: 50,
   /** Idle cost: how long the idle connections stay open (the second server's SSE_LIFETIME_MS). */
   sseIdleMs: 30_000,
+  // Dispatch (dispatch.ts), on a second server in batched_sequential mode (600 ms debounce).
+  /** Workers looping on claim (long-polling `dispatchClaimWaitMs`) and completing each batch at once. */
+  dispatchWorkers: 4,
+  dispatchClaimWaitMs: 20_000,
+  /**
+   * Input → claimable, user messages one at a time per chat (each its own batch): first one chat
+   * alone sends `dispatchSoloMessages`, then `dispatchLatencyChats` others at once send
+   * `dispatchLatencyMessages` each.
+   */
+  dispatchSoloMessages: 10,
+  dispatchLatencyChats: 20,
+  dispatchLatencyMessages: 5,
+  /** Before each of those messages a chat waits a seeded pause in [0, this) ms (its previous batch completed). */
+  dispatchLatencyPauseMs: 400,
+  /** Throughput: `dispatchBacklogRounds` rounds of one user message per chat, each round sealed before the next. */
+  dispatchBacklogChats: 50,
+  dispatchBacklogRounds: 4,
 };
 
 /** ~30 tag names sharing prefixes (pro-, re-, de-...), so suggestion prefixes match several. */
@@ -128,8 +145,8 @@ export interface Failure {
 interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string>;
-  /** Expected status; anything else is recorded as a failure. Default 200. */
-  expect?: number;
+  /** Expected status, or statuses; anything else is recorded as a failure. Default 200. */
+  expect?: number | readonly number[];
 }
 
 /** fetch with timing and x-ddb-* capture; every request becomes a Sample. */
@@ -158,7 +175,8 @@ export class BenchClient {
       if (value === null) this.missingUsage.add(label);
       return value === null ? 0 : Number(value);
     };
-    const ok = res.status === (options.expect ?? 200);
+    const expected = options.expect ?? 200;
+    const ok = typeof expected === 'number' ? res.status === expected : expected.includes(res.status);
     const sample: Sample = {
       label,
       status: res.status,
