@@ -4,6 +4,7 @@
  * real-shaped SQS events (lib: docs/dispatch-plan.md lists the emulator's quirks).
  */
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { mkdirSync } from 'node:fs';
 import { startFauxqs } from 'fauxqs';
@@ -28,41 +29,55 @@ export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
   const flush = await sqs.send(new CreateQueueCommand({ QueueName: 'dispatch-flush', Attributes: { VisibilityTimeout: '60' } }));
   const flushQueueUrl = flush.QueueUrl!;
 
-  // The event source mapping's stand-in: long-poll, invoke, delete what succeeded.
+  // The event source mapping's stand-in: long-poll, invoke, delete what succeeded. Like
+  // Lambda's SQS poller, it runs several invocations at once (a flush may sleep up to a
+  // second for a chat's debounce, and must not hold up the other chats).
   let stopped = false;
+  const inFlight = new Set<Promise<void>>();
+  const MAX_CONCURRENT_INVOCATIONS = 10;
+  const invoke = async (messages: Message[]) => {
+    const event: SQSEvent = {
+      Records: messages.map((m) => ({
+        messageId: m.MessageId!,
+        receiptHandle: m.ReceiptHandle!,
+        body: m.Body ?? '',
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(Date.now()),
+          SenderId: 'local',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
+        messageAttributes: {},
+        md5OfBody: m.MD5OfBody ?? '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dispatch-flush',
+        awsRegion: 'us-east-1',
+      })),
+    };
+    const result = await flushHandler(event);
+    const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
+    for (const m of messages) {
+      if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: flushQueueUrl, ReceiptHandle: m.ReceiptHandle! }));
+    }
+  };
   const poll = (async () => {
     while (!stopped) {
       try {
+        if (inFlight.size >= MAX_CONCURRENT_INVOCATIONS) await Promise.race(inFlight);
         const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: flushQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
         const messages = out.Messages ?? [];
         if (messages.length === 0 || stopped) continue;
-        const event: SQSEvent = {
-          Records: messages.map((m) => ({
-            messageId: m.MessageId!,
-            receiptHandle: m.ReceiptHandle!,
-            body: m.Body ?? '',
-            attributes: {
-              ApproximateReceiveCount: '1',
-              SentTimestamp: String(Date.now()),
-              SenderId: 'local',
-              ApproximateFirstReceiveTimestamp: String(Date.now()),
-            },
-            messageAttributes: {},
-            md5OfBody: m.MD5OfBody ?? '',
-            eventSource: 'aws:sqs',
-            eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dispatch-flush',
-            awsRegion: 'us-east-1',
-          })),
-        };
-        const result = await flushHandler(event);
-        const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
-        for (const m of messages) {
-          if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: flushQueueUrl, ReceiptHandle: m.ReceiptHandle! }));
-        }
+        const running: Promise<void> = invoke(messages)
+          .catch((error: unknown) => {
+            if (!stopped) console.error('local flush poller:', error);
+          })
+          .finally(() => inFlight.delete(running));
+        inFlight.add(running);
       } catch (error) {
         if (!stopped) console.error('local flush poller:', error);
       }
     }
+    await Promise.allSettled([...inFlight]);
   })();
 
   return {
