@@ -1,0 +1,274 @@
+/**
+ * Batch sealing in batched_sequential mode (contract §4.4.3, §4.4.8, §11): the debounce, the
+ * user-typing grace, typing before the first input, the max wait, and rule 2 (no sealing while
+ * the chat has a leased batch).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+import { blocks, configWith, dispatch, sleep } from './support.js';
+import type { Batch } from './support.js';
+
+const DEBOUNCE = 1000;
+const GRACE = 3000;
+const MAX_WAIT = 5000;
+/** How late a batch may become claimable after it is eligible (about one 500 ms tick, plus a loaded machine). */
+const LATE = 1500;
+
+const config = configWith({
+  mode: 'batched_sequential',
+  batchDebounceMs: DEBOUNCE,
+  typingGraceMs: GRACE,
+  maxBatchWaitMs: MAX_WAIT,
+  retryBaseMs: 200,
+  retryMaxMs: 1000,
+  maxAttempts: 2,
+});
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi({ config });
+});
+afterAll(async () => api?.close());
+// Leave nothing claimable behind for the next test.
+afterEach(async () => {
+  await d.drain(0);
+});
+
+const d = dispatch(() => api);
+const W = 'worker-1';
+
+describe('batched_sequential sealing', () => {
+  it('merges messages sent within the debounce into one batch, claimable after the debounce (§4.4.8 blocks, attachments)', async () => {
+    const chat = await d.newChat();
+    const media = await d.putMedia(chat.id, 'plan.pdf');
+    const ids = [
+      await d.say(chat.id, 'see attached', { trace: { mediaIds: [media] } }),
+      await d.say(chat.id, 'and summarize it'),
+      await d.say(chat.id, 'thanks'),
+    ];
+    const lastSent = Date.now();
+    // Not sealed before the debounce has passed.
+    await d.claimNone({ workerId: W, waitMs: 0 });
+    const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000 });
+    const elapsed = Date.now() - lastSent;
+    expect(elapsed).toBeGreaterThanOrEqual(DEBOUNCE - 150);
+    expect(elapsed).toBeLessThanOrEqual(DEBOUNCE + LATE);
+    expect(batch).toEqual({
+      batchId: expect.any(String),
+      chatId: chat.id,
+      kind: 'user_batch',
+      agentIdHint: 'assistant',
+      compiledContent: '[Message 1]\n[attachments: ["plan.pdf"]]\nsee attached\n\n[Message 2]\nand summarize it\n\n[Message 3]\nthanks',
+      items: [
+        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: ids[0], senderId: 'user:primary', content: 'see attached', mediaIds: [media], attachmentNames: ['plan.pdf'] },
+        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: ids[1], senderId: 'user:primary', content: 'and summarize it', mediaIds: [], attachmentNames: [] },
+        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: ids[2], senderId: 'user:primary', content: 'thanks', mediaIds: [], attachmentNames: [] },
+      ],
+      attachments: [{ mediaId: media, fileName: 'plan.pdf', kind: 'file', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 }],
+    });
+    expect(new Set(batch.items.map((i) => i.inputId)).size).toBe(3);
+    await d.completeOk(batch.batchId, W);
+    // The window is empty again: a later message is a batch of its own.
+    const later = await d.say(chat.id, 'one more');
+    const next = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000 });
+    expect(next.items.map((i) => i.sourceId)).toEqual([later]);
+    expect(next.compiledContent).toBe('one more');
+    await d.completeOk(next.batchId, W);
+  });
+
+  it('user typing after the first message holds the batch for the typing grace', async () => {
+    const chat = await d.newChat();
+    const first = await d.say(chat.id, 'hello');
+    const sentAt = Date.now();
+    await sleep(300);
+    await d.typing(chat.id);
+    const typedAt = Date.now();
+    // The debounce has passed, the typing grace has not.
+    await sleep(Math.max(0, sentAt + DEBOUNCE + 600 - Date.now()));
+    await d.claimNone({ workerId: W, waitMs: 0 });
+    const batch = await d.claimOne({ workerId: W, waitMs: GRACE + 5000 });
+    const now = Date.now();
+    expect(now - typedAt).toBeGreaterThanOrEqual(GRACE - 150);
+    // Released by the grace, well before the max wait.
+    expect(now - sentAt).toBeLessThan(MAX_WAIT - 300);
+    expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
+    expect(batch.compiledContent).toBe('hello');
+    await d.completeOk(batch.batchId, W);
+  });
+
+  it('typing after the first message keeps holding while the user keeps typing (each signal restarts the grace)', async () => {
+    const chat = await d.newChat();
+    const first = await d.say(chat.id, 'start');
+    const sentAt = Date.now();
+    await sleep(200);
+    await d.typing(chat.id);
+    await sleep(1500);
+    await d.typing(chat.id);
+    const lastTypedAt = Date.now();
+    // The first signal's grace has run out, the second's has not.
+    await sleep(Math.max(0, sentAt + 200 + GRACE + 400 - Date.now()));
+    await d.claimNone({ workerId: W, waitMs: 0 });
+    const batch = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 3000 });
+    expect(Date.now() - lastTypedAt).toBeGreaterThanOrEqual(Math.min(GRACE, sentAt + MAX_WAIT - lastTypedAt) - 150);
+    expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
+    await d.completeOk(batch.batchId, W);
+  });
+
+  it('ignores typing that happened before the first message of the window', async () => {
+    const chat = await d.newChat();
+    await d.typing(chat.id);
+    const typedAt = Date.now();
+    const first = await d.say(chat.id, 'typed before');
+    const sentAt = Date.now();
+    const batch = await d.claimOne({ workerId: W, waitMs: GRACE + 5000 });
+    const now = Date.now();
+    expect(now - sentAt).toBeGreaterThanOrEqual(DEBOUNCE - 150);
+    // Had the typing counted, the batch would wait until typedAt + GRACE.
+    expect(now - typedAt).toBeLessThan(GRACE - 500);
+    expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
+    await d.completeOk(batch.batchId, W);
+  });
+
+  it('seals at the max wait even while messages keep coming faster than the debounce', async () => {
+    const chat = await d.newChat();
+    const sent: string[] = [];
+    sent.push(await d.say(chat.id, 'm0'));
+    const firstAt = Date.now();
+    const sender = (async () => {
+      for (let i = 1; Date.now() - firstAt < MAX_WAIT + 2500; i++) {
+        await sleep(200);
+        sent.push(await d.say(chat.id, `m${i}`));
+      }
+    })();
+    const first: Batch = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 4000 });
+    const claimedAfter = Date.now() - firstAt;
+    const sentByThen = sent.length;
+    expect(claimedAfter).toBeGreaterThanOrEqual(MAX_WAIT - 200);
+    expect(claimedAfter).toBeLessThanOrEqual(MAX_WAIT + LATE);
+    const firstIds = first.items.map((i) => i.sourceId);
+    expect(firstIds.length).toBeGreaterThanOrEqual(5);
+    expect(firstIds.length).toBeLessThanOrEqual(sentByThen);
+    expect(firstIds).toEqual(sent.slice(0, firstIds.length));
+    expect(first.compiledContent).toBe(blocks(first.items.map((i) => i.content)));
+    await d.completeOk(first.batchId, W);
+    await sender;
+    // The rest follows in later batches, in order, each input once.
+    const all = [...firstIds];
+    while (all.length < sent.length) {
+      const next = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 3000 });
+      all.push(...next.items.map((i) => i.sourceId));
+      await d.completeOk(next.batchId, W);
+    }
+    expect(all).toEqual(sent);
+  });
+
+  it('rule 2: inputs arriving while a batch is leased accumulate and are sealed together after it completes', async () => {
+    const chat = await d.newChat();
+    const m1 = await d.say(chat.id, 'first');
+    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+    // Two inputs further apart than the debounce: without rule 2 they would be two batches.
+    const m2 = await d.say(chat.id, 'second');
+    await sleep(DEBOUNCE + 500);
+    const m3 = await d.say(chat.id, 'third');
+    await sleep(DEBOUNCE + 500);
+    await d.claimNone({ workerId: 'worker-2', waitMs: 0 });
+    await d.completeOk(b1.batchId, W);
+    const b2 = await d.claimOne({ workerId: 'worker-2', waitMs: 5000 });
+    expect(b2.items.map((i) => i.sourceId)).toEqual([m2, m3]);
+    expect(b2.compiledContent).toBe(blocks(['second', 'third']));
+    await d.completeOk(b2.batchId, 'worker-2');
+    await d.claimNone({ workerId: 'worker-2', waitMs: DEBOUNCE + 500 });
+  });
+
+  it('rule 2 ends when the leased batch goes back to pending for a retry: inputs seal on their own debounce again', async () => {
+    const chat = await d.newChat();
+    const m1 = await d.say(chat.id, 'first');
+    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+    const m2 = await d.say(chat.id, 'second');
+    // m2's debounce passes while b1 is leased: rule 2 holds it.
+    await sleep(DEBOUNCE + 700);
+    // The lease ends (retry in 5 s): the chat has no leased batch, so m2 is eligible at once.
+    expect((await d.fail(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 })).status).toBe(204);
+    await sleep(DEBOUNCE + LATE);
+    // m3 comes after m2 was due to be sealed: it is a batch of its own.
+    const m3 = await d.say(chat.id, 'third');
+    const retried = await d.claimOne({ workerId: 'worker-2', waitMs: 8000 });
+    expect(retried.batchId).toBe(b1.batchId);
+    await d.completeOk(retried.batchId, 'worker-2');
+    const groups: string[][] = [];
+    for (;;) {
+      const res = await d.claim({ workerId: 'worker-2', waitMs: DEBOUNCE + 2000 });
+      if (res.status !== 200) break;
+      groups.push(res.body.items.map((i) => i.sourceId));
+      await d.completeOk(res.body.batchId, 'worker-2');
+    }
+    expect(groups).toEqual([[m2], [m3]]);
+  });
+
+  it('rule 2 ends when the lease expires: inputs held by it are sealed then, before later ones arrive', async () => {
+    const chat = await d.newChat();
+    const m1 = await d.say(chat.id, 'first');
+    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 2000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+    const m2 = await d.say(chat.id, 'second');
+    // Past the lease's end and m2's debounce: m2 is sealed on its own.
+    await sleep(2000 + LATE);
+    const m3 = await d.say(chat.id, 'third');
+    const again = await d.claimOne({ workerId: 'worker-2', waitMs: 5000, leaseMs: 20_000 });
+    expect(again.batchId).toBe(b1.batchId);
+    await d.completeOk(again.batchId, 'worker-2');
+    const groups: string[][] = [];
+    for (;;) {
+      const res = await d.claim({ workerId: 'worker-2', waitMs: DEBOUNCE + 2000 });
+      if (res.status !== 200) break;
+      groups.push(res.body.items.map((i) => i.sourceId));
+      await d.completeOk(res.body.batchId, 'worker-2');
+    }
+    expect(groups).toEqual([[m2], [m3]]);
+  });
+
+  it('the max wait seals even while the user keeps typing', async () => {
+    const chat = await d.newChat();
+    const first = await d.say(chat.id, 'still typing');
+    const sentAt = Date.now();
+    let typing = true;
+    const typist = (async () => {
+      while (typing) {
+        await sleep(600);
+        if (typing) await d.typing(chat.id);
+      }
+    })();
+    try {
+      const batch = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 4000 });
+      const elapsed = Date.now() - sentAt;
+      expect(elapsed).toBeGreaterThanOrEqual(MAX_WAIT - 200);
+      expect(elapsed).toBeLessThanOrEqual(MAX_WAIT + LATE);
+      expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
+      await d.completeOk(batch.batchId, W);
+    } finally {
+      typing = false;
+      await typist;
+    }
+  });
+
+  it('rule 2 also holds across a terminal failure: the accumulated inputs are sealed together after it', async () => {
+    const chat = await d.newChat();
+    const m1 = await d.say(chat.id, 'first');
+    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+    const m2 = await d.say(chat.id, 'second');
+    await sleep(DEBOUNCE + 500);
+    const m3 = await d.say(chat.id, 'third');
+    await sleep(DEBOUNCE + 500);
+    const failed = await d.fail(b1.batchId, { workerId: W, reason: 'agent down', retryable: false });
+    expect(failed.status).toBe(204);
+    const b2 = await d.claimOne({ workerId: 'worker-2', waitMs: 5000 });
+    expect(b2.items.map((i) => i.sourceId)).toEqual([m2, m3]);
+    await d.completeOk(b2.batchId, 'worker-2');
+    // The failure's system message is not an input.
+    await d.claimNone({ workerId: 'worker-2', waitMs: DEBOUNCE + 500 });
+  });
+});

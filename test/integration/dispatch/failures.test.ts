@@ -1,0 +1,208 @@
+/**
+ * Failing batches (contract §4.4.4, §4.4.5, §4.4.6, §5.11.5) in sequential mode, so each input
+ * is a batch at once: retry backoff and its override, the terminal attempt and its system
+ * message, non-retryable failures, retry delays blocking the chat's later batches, and the fail
+ * body's validation and lease errors.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+import { eventsSince, readEvents } from '../../support/events.js';
+import { configWith, dispatch, expectLeaseLost, expectSchemaError, sleep } from './support.js';
+
+const BASE = 1000;
+const config = configWith({ mode: 'sequential', retryBaseMs: BASE, retryMaxMs: 4000, maxAttempts: 3 });
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi({ config });
+});
+afterAll(async () => api?.close());
+afterEach(async () => {
+  await d.drain(0);
+});
+
+const d = dispatch(() => api);
+
+const messagesOf = async (chatId: string) => (await api.get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
+
+describe('fail', () => {
+  it('retries after the computed backoff (attempts counted at claim), then fails for good at maxAttempts with the system message', async () => {
+    const chat = await d.newChat();
+    const msg = await d.say(chat.id, 'do it');
+    const before = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([msg]);
+
+    // Attempt 1 fails: back in BASE × 2^0 ms.
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'first', retryable: true })).status).toBe(204);
+    const failed1 = Date.now();
+    await d.claimNone({ workerId: 'w2', waitMs: 0 });
+    const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
+    expect(Date.now() - failed1).toBeGreaterThanOrEqual(BASE - 100);
+    expect(b2.batchId).toBe(b1.batchId);
+    expect(b2.items).toEqual(b1.items);
+    expect(b2.compiledContent).toBe('do it');
+
+    // Attempt 2 fails: back in BASE × 2^1 ms.
+    expect((await d.fail(b2.batchId, { workerId: 'w2', reason: 'second', retryable: true })).status).toBe(204);
+    const failed2 = Date.now();
+    await sleep(BASE + 300);
+    await d.claimNone({ workerId: 'w3', waitMs: 0 });
+    const b3 = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
+    expect(Date.now() - failed2).toBeGreaterThanOrEqual(2 * BASE - 100);
+    expect(b3.batchId).toBe(b1.batchId);
+
+    // Attempt 3 = maxAttempts: a retryable failure is terminal now.
+    const eventCount = (await readEvents(api.tableName)).length;
+    expect((await d.fail(b3.batchId, { workerId: 'w3', reason: '  third time  ', retryable: true })).status).toBe(204);
+    const text = 'Dispatch failed after 3 attempts: third time';
+    const messages = await messagesOf(chat.id);
+    expect(messages).toHaveLength(2);
+    const system = messages[0];
+    expect(system).toMatchObject({
+      chat_id: chat.id,
+      role: 'system',
+      sender_id: 'system',
+      content_final: text,
+      stream_state: 'complete',
+      model_id: 'm',
+      trace: { dispatchFailure: true },
+    });
+    expect(system.trace).toEqual({ dispatchFailure: true });
+    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(after).toMatchObject({
+      last_message_preview: text,
+      last_message_role: 'system',
+      last_message_at: system.created_at,
+      unread_count: before.unread_count + 1,
+    });
+    const events = await eventsSince(api.tableName, eventCount);
+    const created = events.filter((e) => e.type === 'message.created');
+    expect(created).toHaveLength(1);
+    expect(created[0]!.payload).toMatchObject({
+      chatId: chat.id,
+      messageId: system.id,
+      role: 'system',
+      senderId: 'system',
+      streamState: 'complete',
+      contentFinal: text,
+      trace: { dispatchFailure: true },
+    });
+
+    // The batch is over: no more claims of it, and the system message is no input.
+    await d.claimNone({ workerId: 'w4', waitMs: 1500 });
+    expectLeaseLost(await d.complete(b3.batchId, 'w3'), b3.batchId, 'w3');
+    expectLeaseLost(await d.fail(b3.batchId, { workerId: 'w3', reason: 'again', retryable: true }), b3.batchId, 'w3');
+  });
+
+  it('retryDelayMs overrides the backoff, both longer and 0', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'override');
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    // Longer than the computed BASE ms.
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 2500 })).status).toBe(204);
+    const failedAt = Date.now();
+    // Waiting out its delay, the batch is leased to no one: the old owner gets 409 everywhere.
+    expectLeaseLost(await d.heartbeat(b1.batchId, { workerId: 'w1' }), b1.batchId, 'w1');
+    expectLeaseLost(await d.complete(b1.batchId, 'w1'), b1.batchId, 'w1');
+    expectLeaseLost(await d.fail(b1.batchId, { workerId: 'w1', reason: 'twice', retryable: true }), b1.batchId, 'w1');
+    expectLeaseLost(await d.fail(b1.batchId, { workerId: 'w1', reason: 'twice', retryable: false }), b1.batchId, 'w1');
+    await sleep(Math.max(0, failedAt + BASE + 500 - Date.now()));
+    await d.claimNone({ workerId: 'w1', waitMs: 0 });
+    const b2 = await d.claimOne({ workerId: 'w1', waitMs: 5000 });
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(2500 - 100);
+    expect(b2.batchId).toBe(b1.batchId);
+    // 0: claimable again at once (no BASE × 2 wait).
+    expect((await d.fail(b2.batchId, { workerId: 'w1', reason: 'now', retryable: true, retryDelayMs: 0 })).status).toBe(204);
+    const failedAgainAt = Date.now();
+    const b3 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
+    expect(Date.now() - failedAgainAt).toBeLessThan(1000);
+    expect(b3.batchId).toBe(b1.batchId);
+    // Third attempt, non-retryable: terminal with the attempt count.
+    expect((await d.fail(b3.batchId, { workerId: 'w2', reason: 'give up', retryable: false })).status).toBe(204);
+    expect((await messagesOf(chat.id))[0]).toMatchObject({ role: 'system', content_final: 'Dispatch failed after 3 attempts: give up' });
+  });
+
+  it('a non-retryable failure is terminal at once', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'fragile');
+    const before = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    const eventCount = (await readEvents(api.tableName)).length;
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'bad input', retryable: false })).status).toBe(204);
+    const messages = await messagesOf(chat.id);
+    expect(messages[0]).toMatchObject({
+      role: 'system',
+      sender_id: 'system',
+      content_final: 'Dispatch failed after 1 attempts: bad input',
+      trace: { dispatchFailure: true },
+    });
+    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(after).toMatchObject({ last_message_role: 'system', last_message_preview: 'Dispatch failed after 1 attempts: bad input', unread_count: before.unread_count + 1 });
+    const created = (await eventsSince(api.tableName, eventCount)).filter((e) => e.type === 'message.created');
+    expect(created.map((e) => e.payload.trace)).toEqual([{ dispatchFailure: true }]);
+    await d.claimNone({ workerId: 'w2', waitMs: 1500 });
+    expectLeaseLost(await d.heartbeat(b1.batchId, { workerId: 'w1' }), b1.batchId, 'w1');
+  });
+
+  it("a batch waiting out its retry delay blocks its chat's later batches while other chats flow", async () => {
+    const a = await d.newChat();
+    const a1 = await d.say(a.id, 'a1');
+    const a2 = await d.say(a.id, 'a2');
+    const b = await d.newChat();
+    const b1 = await d.say(b.id, 'b1');
+    const first = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(first.items.map((i) => i.sourceId)).toEqual([a1]);
+    expect((await d.fail(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 })).status).toBe(204);
+    const failedAt = Date.now();
+    // Chat B flows; chat A's second batch does not jump the queue.
+    const other = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
+    expect(other.items.map((i) => i.sourceId)).toEqual([b1]);
+    await d.completeOk(other.batchId, 'w2');
+    await d.claimNone({ workerId: 'w2', waitMs: 1000 });
+    // After the delay: chat A's first batch again, then its second.
+    const retried = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(3000 - 100);
+    expect(retried.batchId).toBe(first.batchId);
+    await d.claimNone({ workerId: 'w3', waitMs: 500 });
+    await d.completeOk(retried.batchId, 'w2');
+    const second = await d.claimOne({ workerId: 'w3', waitMs: 3000 });
+    expect(second.items.map((i) => i.sourceId)).toEqual([a2]);
+    await d.completeOk(second.batchId, 'w3');
+  });
+
+  it('validates the fail body and answers 409 to another worker and 404 to an unknown batch', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'validate');
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 20_000 });
+    const id = batch.batchId;
+
+    expectSchemaError(await d.fail(id, { workerId: 'w1', retryable: true }), 'reason');
+    expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 5, retryable: true }), 'reason');
+    const blank = await d.fail(id, { workerId: 'w1', reason: '   ', retryable: true });
+    expect(blank.status).toBe(400);
+    expect(blank.body.error.code).toBe('VALIDATION_ERROR');
+    expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x' }), 'retryable');
+    expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x', retryable: 'yes' }), 'retryable');
+    expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x', retryable: true, retryDelayMs: -1 }), 'retryDelayMs');
+    expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x', retryable: true, retryDelayMs: 1.5 }), 'retryDelayMs');
+    expectSchemaError(await d.fail(id, { reason: 'x', retryable: true }), 'workerId');
+    expectSchemaError(await d.fail(id, { workerId: '', reason: 'x', retryable: true }), 'workerId');
+
+    expectLeaseLost(await d.fail(id, { workerId: 'intruder', reason: 'mine', retryable: false }), id, 'intruder');
+    expectLeaseLost(await d.fail(id, { workerId: 'intruder', reason: 'mine', retryable: true }), id, 'intruder');
+    expectLeaseLost(await d.fail(id, { workerId: 'intruder', reason: 'mine', retryable: true, retryDelayMs: 0 }), id, 'intruder');
+
+    const unknown = await d.fail('AAAAAAAAAAAAAAAAAAAAA', { workerId: 'w1', reason: 'x', retryable: false });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
+    const odd = await d.fail('not-a-batch', { workerId: 'w1', reason: 'x', retryable: false });
+    expect(odd.status).toBe(404);
+    expect(odd.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
+
+    // None of that touched the lease: the owner still completes, and no system message was written.
+    await d.completeOk(id, 'w1');
+    expect((await messagesOf(chat.id)).map((m) => m.role)).toEqual(['user']);
+  });
+});

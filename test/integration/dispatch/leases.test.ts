@@ -1,0 +1,364 @@
+/**
+ * Leases and claims (contract §4.4.4, §4.4.7, §5.11, §11, §13 item 3) in sequential mode:
+ * heartbeats, lease expiry and takeover, the minimum lease, the long-poll (idle waits, the
+ * default wait, the 25 s cap, early wake-up), claim-many limits, and body validation.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+import { configWith, dispatch, expectLeaseLost, expectSchemaError, sleep } from './support.js';
+
+const CLAIM_WAIT = 1500;
+/** How late an expired lease or a new batch may become claimable (about one tick, plus a loaded machine). */
+const LATE = 1500;
+
+const config = configWith({
+  mode: 'sequential',
+  leaseMs: 30_000,
+  claimWaitMs: CLAIM_WAIT,
+  retryBaseMs: 200,
+  retryMaxMs: 1000,
+  maxAttempts: 2,
+  claim: { claimManyLimit: 3 },
+});
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi({ config });
+});
+afterAll(async () => api?.close());
+afterEach(async () => {
+  await d.drain(0);
+});
+
+const d = dispatch(() => api);
+
+async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
+  const started = Date.now();
+  const out = await f();
+  return [out, Date.now() - started];
+}
+
+describe('claim long-poll', () => {
+  it('answers 204 with an empty body after about waitMs on an idle instance; waitMs 0 answers at once; no waitMs waits claimWaitMs', async () => {
+    // The first request of a file loads the handler: warm up before timing.
+    expect((await d.claim({ workerId: 'w1', waitMs: 0 })).status).toBe(204);
+    const [now, nowMs] = await timed(() => d.claim({ workerId: 'w1', waitMs: 0 }));
+    expect(now.status).toBe(204);
+    expect(now.text).toBe('');
+    expect(nowMs).toBeLessThan(500);
+
+    const [waited, waitedMs] = await timed(() => d.claim({ workerId: 'w1', waitMs: 2000 }));
+    expect(waited.status).toBe(204);
+    expect(waited.text).toBe('');
+    expect(waitedMs).toBeGreaterThanOrEqual(1950);
+    expect(waitedMs).toBeLessThan(3000);
+
+    const [byDefault, byDefaultMs] = await timed(() => d.claim({ workerId: 'w1' }));
+    expect(byDefault.status).toBe(204);
+    expect(byDefaultMs).toBeGreaterThanOrEqual(CLAIM_WAIT - 50);
+    expect(byDefaultMs).toBeLessThan(CLAIM_WAIT + 1000);
+
+    const [many, manyMs] = await timed(() => d.claimMany({ workerId: 'w1', waitMs: 1200 }));
+    expect(many.status).toBe(204);
+    expect(many.text).toBe('');
+    expect(manyMs).toBeGreaterThanOrEqual(1150);
+    expect(manyMs).toBeLessThan(2200);
+  });
+
+  it('wakes up early when a batch appears during the wait', async () => {
+    const chat = await d.newChat();
+    const started = Date.now();
+    const pending = d.claim({ workerId: 'w1', waitMs: 8000 });
+    await sleep(800);
+    const id = await d.say(chat.id, 'wake up');
+    const sentAt = Date.now();
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((i) => i.sourceId)).toEqual([id]);
+    expect(Date.now() - sentAt).toBeLessThan(LATE);
+    expect(Date.now() - started).toBeLessThan(8000 - 2000);
+    await d.completeOk(res.body.batchId, 'w1');
+  });
+
+  it('caps a waitMs above 25 s at about 25 s (§13 item 3)', async () => {
+    const [res, ms] = await timed(() => d.claim({ workerId: 'w1', waitMs: 60_000 }));
+    expect(res.status).toBe(204);
+    expect(res.text).toBe('');
+    expect(ms).toBeGreaterThanOrEqual(20_000);
+    expect(ms).toBeLessThanOrEqual(26_500);
+  }, 45_000);
+});
+
+describe('leases', () => {
+  it('heartbeat extends the lease past its original end; another worker gets 409; unknown batches 404', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'long job');
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1500 });
+    const claimedAt = Date.now();
+    await sleep(800);
+    const hb = await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 });
+    expect(hb.status).toBe(204);
+    expect(hb.text).toBe('');
+    expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w2', extendMs: 3000 }), batch.batchId, 'w2');
+    expectLeaseLost(await d.complete(batch.batchId, 'w2'), batch.batchId, 'w2');
+    // Past the original 1500 ms: still held, nobody else can claim it.
+    await sleep(Math.max(0, claimedAt + 2300 - Date.now()));
+    await d.claimNone({ workerId: 'w2', waitMs: 0 });
+    expect((await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 })).status).toBe(204);
+    await d.completeOk(batch.batchId, 'w1');
+    // A completed batch is leased to no one.
+    expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
+    expectLeaseLost(await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }), batch.batchId, 'w1');
+
+    const unknown = await d.heartbeat('AAAAAAAAAAAAAAAAAAAAA', { workerId: 'w1' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
+    const unknownComplete = await d.complete('AAAAAAAAAAAAAAAAAAAAA', 'w1');
+    expect(unknownComplete.status).toBe(404);
+    expect(unknownComplete.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
+  });
+
+  it('a worker that stops heartbeating loses the lease: 409 at once, and another claim gets the same batch', async () => {
+    const chat = await d.newChat();
+    const m1 = await d.say(chat.id, 'first');
+    const m2 = await d.say(chat.id, 'second');
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
+    expect(batch.items.map((i) => i.sourceId)).toEqual([m1]);
+    await sleep(1300);
+    // Expired, though nobody has claimed it again yet.
+    expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
+    const [again, ms] = await timed(() => d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 10_000 }));
+    expect(ms).toBeLessThan(LATE);
+    // The same batch (not the chat's second one), with the same payload.
+    expect(again.batchId).toBe(batch.batchId);
+    expect(again.items).toEqual(batch.items);
+    expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
+    expectLeaseLost(await d.complete(batch.batchId, 'w1'), batch.batchId, 'w1');
+    expectLeaseLost(await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: true }), batch.batchId, 'w1');
+    expectLeaseLost(await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }), batch.batchId, 'w1');
+    await d.completeOk(batch.batchId, 'w2');
+    const second = await d.claimOne({ workerId: 'w2', waitMs: 3000 });
+    expect(second.items.map((i) => i.sourceId)).toEqual([m2]);
+    await d.completeOk(second.batchId, 'w2');
+    // The old worker's failures wrote no system message.
+    const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+    expect(messages.map((m) => m.role)).toEqual(['user', 'user']);
+  });
+
+  it('a waiting claim takes over an expired lease within about one tick', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'takeover');
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
+    const claimedAt = Date.now();
+    const again = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
+    const after = Date.now() - claimedAt;
+    expect(again.batchId).toBe(batch.batchId);
+    expect(after).toBeGreaterThanOrEqual(900);
+    expect(after).toBeLessThan(1000 + LATE);
+    await d.completeOk(again.batchId, 'w2');
+  });
+
+  it('a lease that is not a whole number of seconds is claimable again within about one tick of its end (§11)', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'odd lease');
+    // Claimed with 1100 ms: expires 1100 ms after the claim.
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1100 });
+    const claimedAt = Date.now();
+    const again = await d.claimOne({ workerId: 'w2', waitMs: 5000, leaseMs: 20_000 });
+    const afterClaim = Date.now() - claimedAt;
+    // Extended by a heartbeat to 1100 ms from now.
+    expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 1100 })).status).toBe(204);
+    const extendedAt = Date.now();
+    const third = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
+    const afterHeartbeat = Date.now() - extendedAt;
+    await d.completeOk(third.batchId, 'w3');
+    expect([again.batchId, third.batchId]).toEqual([batch.batchId, batch.batchId]);
+    expect({ afterClaim: afterClaim <= 1100 + 700, afterHeartbeat: afterHeartbeat <= 1100 + 700, ms: [afterClaim, afterHeartbeat] }).toEqual({
+      afterClaim: true,
+      afterHeartbeat: true,
+      ms: [afterClaim, afterHeartbeat],
+    });
+  });
+
+  it('leaseMs and extendMs below 1000 give a 1000 ms lease', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'short');
+    await d.say(chat.id, 'shorter');
+    // leaseMs 0: still held right after the claim, lost after about a second.
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 0 });
+    await sleep(300);
+    expect((await d.heartbeat(b1.batchId, { workerId: 'w1', extendMs: 0 })).status).toBe(204);
+    const heartbeatAt = Date.now();
+    await sleep(500);
+    await d.claimNone({ workerId: 'w2', waitMs: 0 });
+    const again = await d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 20_000 });
+    expect(again.batchId).toBe(b1.batchId);
+    expect(Date.now() - heartbeatAt).toBeGreaterThanOrEqual(900);
+    // extendMs shortens a long lease to max(1000, extendMs) from now.
+    expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 10 })).status).toBe(204);
+    await sleep(1300);
+    expectLeaseLost(await d.complete(again.batchId, 'w2'), again.batchId, 'w2');
+    const third = await d.claimOne({ workerId: 'w3', waitMs: 3000 });
+    expect(third.batchId).toBe(b1.batchId);
+    await d.completeOk(third.batchId, 'w3');
+    const next = await d.claimOne({ workerId: 'w3', waitMs: 3000 });
+    expect(next.compiledContent).toBe('shorter');
+    await d.completeOk(next.batchId, 'w3');
+  });
+
+  it('expiry never makes a batch terminal, even past maxAttempts; the expired attempts stay counted', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'slow');
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
+    const b2 = await d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 1000 });
+    expect(b2.batchId).toBe(b1.batchId);
+    // attempt 3 > maxAttempts 2: expiry does not check it.
+    const b3 = await d.claimOne({ workerId: 'w3', waitMs: 4000, leaseMs: 10_000 });
+    expect(b3.batchId).toBe(b1.batchId);
+    expect((await d.fail(b3.batchId, { workerId: 'w3', reason: 'too slow', retryable: true })).status).toBe(204);
+    const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+    expect(messages[0]).toMatchObject({ role: 'system', content_final: 'Dispatch failed after 3 attempts: too slow', trace: { dispatchFailure: true } });
+  });
+});
+
+describe('client disconnect', () => {
+  it('a claim whose client went away during the wait claims nothing (§4.4.7)', async () => {
+    const chat = await d.newChat();
+    const controller = new AbortController();
+    const startedAt = Date.now();
+    const gone = fetch(`${api.url}/api/v1/dispatch/claim`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workerId: 'gone', waitMs: 5000, leaseMs: 4000 }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await sleep(500);
+    controller.abort();
+    await gone;
+    await sleep(300);
+    const id = await d.say(chat.id, 'for a live worker');
+    // The batch goes to a worker that is still there, not to the one that left.
+    const res = await d.claim({ workerId: 'w1', waitMs: 2000 });
+    try {
+      expect(res.status).toBe(200);
+      expect(res.body.items.map((i) => i.sourceId)).toEqual([id]);
+    } finally {
+      if (res.status === 200) await d.completeOk(res.body.batchId, 'w1');
+      // Whatever the abandoned claim took comes back after its lease.
+      else await d.drain(6000);
+      // Let an abandoned claim that is still waiting run out before the next test.
+      await sleep(Math.max(0, startedAt + 5500 - Date.now()));
+    }
+  }, 20_000);
+});
+
+describe('claim-many', () => {
+  it('returns up to the limit, capped at claimManyLimit, never two batches of one chat', async () => {
+    const a = await d.newChat();
+    const aIds = [await d.say(a.id, 'a1'), await d.say(a.id, 'a2'), await d.say(a.id, 'a3')];
+    const firsts = new Map<string, string>([[a.id, aIds[0]!]]);
+    for (let i = 0; i < 4; i++) {
+      const chat = await d.newChat();
+      firsts.set(chat.id, await d.say(chat.id, `only ${i}`));
+    }
+    const held: { batchId: string; workerId: string }[] = [];
+    const take = async (limit: number | undefined, workerId: string) => {
+      const res = await d.claimMany({ workerId, waitMs: 2000, ...(limit === undefined ? {} : { limit }) });
+      expect(res.status).toBe(200);
+      for (const b of res.body.batches) held.push({ batchId: b.batchId, workerId });
+      return res.body.batches;
+    };
+    // limit 10 is capped at claimManyLimit 3.
+    const first = await take(10, 'w1');
+    expect(first).toHaveLength(3);
+    const second = await take(1, 'w2');
+    expect(second).toHaveLength(1);
+    // Default limit = claimManyLimit; only one chat's batch is left claimable.
+    const third = await take(undefined, 'w3');
+    expect(third).toHaveLength(1);
+    const all = [...first, ...second, ...third];
+    // One batch per chat, and each is its chat's oldest.
+    expect(new Set(all.map((b) => b.chatId)).size).toBe(5);
+    for (const b of all) expect(b.items.map((i) => i.sourceId)).toEqual([firsts.get(b.chatId)]);
+    // a2 and a3 wait behind a1.
+    const none = await d.claimMany({ workerId: 'w4', waitMs: 500 });
+    expect(none.status).toBe(204);
+    for (const h of held) await d.completeOk(h.batchId, h.workerId);
+    const rest = await d.claimMany({ workerId: 'w4', waitMs: 2000, limit: 3 });
+    expect(rest.status).toBe(200);
+    expect(rest.body.batches.map((b) => b.items[0]!.sourceId)).toEqual([aIds[1]]);
+    await d.completeOk(rest.body.batches[0]!.batchId, 'w4');
+    const last = await d.claimMany({ workerId: 'w4', waitMs: 2000 });
+    expect(last.body.batches.map((b) => b.items[0]!.sourceId)).toEqual([aIds[2]]);
+    await d.completeOk(last.body.batches[0]!.batchId, 'w4');
+  });
+});
+
+describe('Idempotency-Key on dispatch (§1.10)', () => {
+  it('does not store an empty claim; replays a successful one without claiming again', async () => {
+    const key = { headers: { 'Idempotency-Key': 'dispatch-claim-key' } };
+    const body = { workerId: 'w1', waitMs: 1000, leaseMs: 20_000 };
+    const empty = await api.post('/api/v1/dispatch/claim', body, key);
+    expect(empty.status).toBe(204);
+    const a = await d.newChat();
+    await d.say(a.id, 'for a');
+    const b = await d.newChat();
+    await d.say(b.id, 'for b');
+    // The key was released by the empty claim: this one runs.
+    const first = await api.post('/api/v1/dispatch/claim', body, key);
+    expect(first.status).toBe(200);
+    const replay = await api.post('/api/v1/dispatch/claim', body, key);
+    expect(replay.status).toBe(200);
+    expect(replay.body).toEqual(first.body);
+    // The replay claimed nothing: exactly one other batch is left.
+    const other = await d.claimOne({ workerId: 'w2', waitMs: 1000 });
+    expect(other.chatId).not.toBe(first.body.chatId);
+    await d.claimNone({ workerId: 'w2', waitMs: 500 });
+    // A retried complete replays its 204 instead of answering 409.
+    const completeKey = { headers: { 'Idempotency-Key': 'dispatch-complete-key' } };
+    expect((await api.post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status).toBe(204);
+    expect((await api.post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status).toBe(204);
+    await d.completeOk(other.batchId, 'w2');
+  });
+
+  it('does not store an empty claim-many', async () => {
+    const key = { headers: { 'Idempotency-Key': 'dispatch-claim-many-key' } };
+    const body = { workerId: 'w1', waitMs: 1000, limit: 2 };
+    expect((await api.post('/api/v1/dispatch/claim-many', body, key)).status).toBe(204);
+    const chat = await d.newChat();
+    const id = await d.say(chat.id, 'now there is work');
+    const res = await api.post('/api/v1/dispatch/claim-many', body, key);
+    expect(res.status).toBe(200);
+    expect(res.body.batches.map((x: any) => x.items[0].sourceId)).toEqual([id]);
+    await d.completeOk(res.body.batches[0].batchId, 'w1');
+  });
+});
+
+describe('request validation', () => {
+  it('rejects bad claim and claim-many bodies with schema errors', async () => {
+    for (const path of ['/api/v1/dispatch/claim', '/api/v1/dispatch/claim-many']) {
+      expectSchemaError(await api.post(path, {}), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: '' }), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: 7 }), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: 'w', leaseMs: -1, waitMs: 0 }), 'leaseMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', leaseMs: 1.5, waitMs: 0 }), 'leaseMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', waitMs: -1 }), 'waitMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', waitMs: '100' }), 'waitMs');
+    }
+    expectSchemaError(await d.claimMany({ workerId: 'w', waitMs: 0, limit: 0 }), 'limit');
+    expectSchemaError(await api.post('/api/v1/dispatch/claim-many', { workerId: 'w', waitMs: 0, limit: 2.5 }), 'limit');
+  });
+
+  it('rejects bad heartbeat and complete bodies with schema errors', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'validate');
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expectSchemaError(await d.heartbeat(batch.batchId, {}), 'workerId');
+    expectSchemaError(await d.heartbeat(batch.batchId, { workerId: '' }), 'workerId');
+    expectSchemaError(await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: -1 }), 'extendMs');
+    expectSchemaError(await api.post(`/api/v1/dispatch/${batch.batchId}/complete`, {}), 'workerId');
+    expectSchemaError(await api.post(`/api/v1/dispatch/${batch.batchId}/complete`, { workerId: '' }), 'workerId');
+    await d.completeOk(batch.batchId, 'w1');
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * Shared helpers for the dispatch tests (contract §4.4, §5.11). Each test file starts its own
+ * API (startApi) with its dispatch settings and hands it to `dispatch(api)`.
+ */
+import { expect } from '@jest/globals';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb } from '../../../functions/store/db.js';
+import { Keys } from '../../../functions/store/keys.js';
+import type { Response, TestApi } from '../../support/api.js';
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** An instance configuration with one agent, one model and the given dispatch settings. */
+export const configWith = (dispatch: Record<string, unknown>) => ({
+  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
+  models: [{ id: 'm', name: 'M', description: '' }],
+  server: { dispatch },
+});
+
+export interface Item {
+  inputId: string;
+  sourceKind: 'user_message' | 'request_resolved';
+  sourceId: string;
+  senderId: string;
+  content: string;
+  traceKind?: string;
+  mediaIds: string[];
+  attachmentNames: string[];
+}
+
+export interface Batch {
+  batchId: string;
+  chatId: string;
+  kind: 'user_batch' | 'request_batch';
+  agentIdHint: string | null;
+  compiledContent: string;
+  items: Item[];
+  attachments: unknown[];
+}
+
+export interface ClaimBody {
+  workerId: string;
+  leaseMs?: number;
+  waitMs?: number;
+  limit?: number;
+}
+
+let mediaCounter = 0;
+
+export function dispatch(api: () => TestApi) {
+  const self = {
+    async newChat(body: Record<string, unknown> = {}): Promise<any> {
+      const res = await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', ...body });
+      expect(res.status).toBe(201);
+      return res.body;
+    },
+    /** Posts a user message and returns its id. */
+    async say(chatId: string, content: string, extra: Record<string, unknown> = {}): Promise<string> {
+      const res = await api().post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content, ...extra });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    },
+    async typing(chatId: string): Promise<void> {
+      const res = await api().post(`/api/v1/chats/${chatId}/user-typing`);
+      expect(res.status).toBe(204);
+    },
+    claim: (body: ClaimBody): Promise<Response<Batch>> => api().post('/api/v1/dispatch/claim', body),
+    claimMany: (body: ClaimBody): Promise<Response<{ batches: Batch[] }>> => api().post('/api/v1/dispatch/claim-many', body),
+    heartbeat: (batchId: string, body: Record<string, unknown>) => api().post(`/api/v1/dispatch/${batchId}/heartbeat`, body),
+    complete: (batchId: string, workerId: string) => api().post(`/api/v1/dispatch/${batchId}/complete`, { workerId }),
+    fail: (batchId: string, body: Record<string, unknown>) => api().post(`/api/v1/dispatch/${batchId}/fail`, body),
+
+    /** Claims and expects a batch; returns it. */
+    async claimOne(body: ClaimBody): Promise<Batch> {
+      const res = await self.claim(body);
+      expect(res.status).toBe(200);
+      return res.body;
+    },
+    /** Claims and expects nothing (204, empty body). */
+    async claimNone(body: ClaimBody): Promise<void> {
+      const res = await self.claim(body);
+      if (res.status !== 204) throw new Error(`expected 204, got ${res.status}: ${res.text}`);
+      expect(res.text).toBe('');
+    },
+    async completeOk(batchId: string, workerId: string): Promise<void> {
+      const res = await self.complete(batchId, workerId);
+      if (res.status !== 204) throw new Error(`complete ${batchId}: ${res.status} ${res.text}`);
+    },
+    /**
+     * Claims and completes whatever is claimable right now (waiting `waitMs` per claim), so a
+     * test leaves no batch behind for the next one. Returns what it took.
+     */
+    async drain(waitMs = 0): Promise<Batch[]> {
+      const taken: Batch[] = [];
+      for (;;) {
+        const res = await self.claim({ workerId: 'drainer', waitMs, leaseMs: 10_000 });
+        if (res.status !== 200) return taken;
+        taken.push(res.body);
+        await self.completeOk(res.body.batchId, 'drainer');
+      }
+    },
+    /** Puts a media item in the table the way an upload stores it (uploads are not served yet). */
+    async putMedia(chatId: string, filename: string, kind: 'image' | 'audio' | 'file' = 'file'): Promise<string> {
+      const id = `dmedia${String(mediaCounter++).padStart(15, '0')}`;
+      await ddb().send(
+        new PutCommand({
+          TableName: api().tableName,
+          Item: { ...Keys.media(id), type: 'media', id, chat_id: chatId, message_id: null, kind, filename, created_at: new Date().toISOString() },
+        }),
+      );
+      return id;
+    },
+  };
+  return self;
+}
+
+/** compiledContent for two or more items without attachments (§4.4.8). */
+export const blocks = (contents: string[]) => contents.map((c, i) => `[Message ${i + 1}]\n${c.trim() === '' ? '(no text)' : c}`).join('\n\n');
+
+/** The 409 of a lease that is not held (§4.4.4). */
+export function expectLeaseLost(res: Response, batchId: string, workerId: string): void {
+  expect({ status: res.status, error: res.body?.error }).toEqual({
+    status: 409,
+    error: { code: 'CONFLICT', message: 'Dispatch lease is no longer owned by this worker.', details: { batchId, workerId } },
+  });
+}
+
+/** A schema validation error naming `field` (§1.8). */
+export function expectSchemaError(res: Response, field: string): void {
+  expect(res.status).toBe(400);
+  expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Request validation failed.', details: { formErrors: expect.any(Array) } });
+  expect(res.body.error.details.fieldErrors[field]).toEqual(expect.any(Array));
+}
