@@ -14,6 +14,8 @@ import type { TestApi } from '../../support/api.js';
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
   models: [{ id: 'm', name: 'M', description: '' }],
+  // One test reads the dispatch inputs user messages write: hold sealing off (it consumes them).
+  server: { dispatch: { mode: 'batched_sequential', batchDebounceMs: 3_600_000, maxBatchWaitMs: 3_600_000 } },
 };
 
 let api: TestApi;

@@ -15,6 +15,9 @@ export const config = {
     { id: 'coder', name: 'Coder', description: '' },
   ],
   models: [{ id: 'model-a', name: 'A', description: '' }],
+  // These tests read the dispatch inputs a resolution writes; sealing (which consumes them into
+  // a batch) is held off for the file's lifetime. Dispatch itself is tested in test/integration/dispatch.
+  server: { dispatch: { mode: 'batched_sequential', batchDebounceMs: 3_600_000, maxBatchWaitMs: 3_600_000 } },
 };
 
 export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
