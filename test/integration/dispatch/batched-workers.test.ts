@@ -13,9 +13,11 @@ import type { Batch } from './support.js';
 
 const config = configWith({
   mode: 'batched_sequential',
-  batchDebounceMs: 300,
+  // A debounce above a loaded machine's message POST time (about 1.5 s with 20 senders on 2
+  // cores), so quick successive messages merge whatever the machine.
+  batchDebounceMs: 2000,
   typingGraceMs: 1000,
-  maxBatchWaitMs: 2000,
+  maxBatchWaitMs: 4000,
   retryBaseMs: 200,
   retryMaxMs: 1000,
   maxAttempts: 3,
@@ -70,7 +72,7 @@ describe('batched_sequential with concurrent workers', () => {
       for (let m = 0; m < PER_CHAT; m++) {
         sent[c]!.push(await d.say(chatId, `chat ${c} message ${m}`));
         // Mostly within the debounce (merged), sometimes beyond it (a new batch).
-        const gap = random() < 0.7 ? random() * 150 : 350 + random() * 500;
+        const gap = random() < 0.75 ? random() * 200 : 2300 + random() * 700;
         await sleep(Math.floor(gap));
       }
     });
@@ -98,7 +100,7 @@ describe('batched_sequential with concurrent workers', () => {
           perChatBatches[c]!.push(batch);
         }
         // Work for a while, heartbeating now and then.
-        await sleep(50 + Math.floor(random() * 250));
+        await sleep(100 + Math.floor(random() * 500));
         if (random() < 0.5) {
           const hb = await d.heartbeat(batch.batchId, { workerId, extendMs: 20_000 });
           if (hb.status !== 204) completeErrors.push(`${workerId} heartbeat ${batch.batchId}: ${hb.status} ${hb.text}`);
