@@ -49,7 +49,7 @@ const dispatchConfig = (config: InstanceConfig) => config.server.dispatch;
 // ---------------------------------------------------------------------------------------
 
 /** Builds items, attachments and compiledContent from inputs, looking media up in the chat. */
-export async function compile(chatId: string, inputs: DispatchInput[]): Promise<Pick<BatchRecord, 'items' | 'attachments' | 'compiled_content' | 'kind'>> {
+export async function compile(chatId: string, inputs: DispatchInput[]): Promise<Pick<BatchRecord, 'items' | 'attachments' | 'kind'>> {
   const media = await getMedia(inputs.flatMap((i) => i.media_ids));
   const attachments: BatchAttachment[] = [];
   const items: BatchItem[] = inputs.map((input, index) => {
@@ -74,7 +74,6 @@ export async function compile(chatId: string, inputs: DispatchInput[]): Promise<
   return {
     items,
     attachments,
-    compiled_content: compiledContent(items),
     kind: items.every((i) => i.sourceKind === 'request_resolved') ? 'request_batch' : 'user_batch',
   };
 }
@@ -281,7 +280,8 @@ async function present(batch: BatchRecord): Promise<ClaimedBatch> {
     chatId: batch.chat_id,
     kind: batch.kind,
     agentIdHint: hint,
-    compiledContent: batch.compiled_content,
+    // Rebuilt from the frozen items (deterministic), so a batch stores its text once (400 KB items).
+    compiledContent: compiledContent(batch.items),
     items: batch.items,
     attachments: batch.attachments,
   };
@@ -421,6 +421,10 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
     if (!outcome.ok) throw await leaseFailure(batchId, req.workerId, outcome.batch);
     // The message stays in flight through the delay, so the chat's later batches wait (§4.4.2).
     if (receipt) await Queues.hideBatch(receipt, delay).catch((error: unknown) => logger.warn('dispatch: retry delay not set on the queue', { batchId, error }));
+    // The batch is no longer leased: inputs that waited for it may seal now (§4.4.3 rule 2).
+    if (d.mode === 'batched_sequential') {
+      await Queues.sendFlush(current.chat_id, 0).catch((error: unknown) => logger.error('dispatch: flush signal not sent', { batchId, error }));
+    }
     return;
   }
   const chat = await Chats.getChat(current.chat_id);

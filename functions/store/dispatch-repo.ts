@@ -135,7 +135,6 @@ export interface BatchRecord {
   completed_at?: string;
   last_error?: string;
   created_at: string;
-  compiled_content: string;
   items: BatchItem[];
   attachments: BatchAttachment[];
 }

@@ -24,28 +24,6 @@ const d = dispatch(() => api);
 const W = 'worker-1';
 
 describe('batch size', () => {
-  it('seals all inputs held back by a lease into one batch, even 120 of them', async () => {
-    const chat = await d.newChat();
-    const m0 = await d.say(chat.id, 'start');
-    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000, leaseMs: 60_000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([m0]);
-    const ids: string[] = [];
-    const contents: string[] = [];
-    for (let i = 0; i < 120; i++) {
-      contents.push(`note ${i}`);
-      ids.push(await d.say(chat.id, `note ${i}`));
-    }
-    await sleep(DEBOUNCE + 500);
-    await d.completeOk(b1.batchId, W);
-    const big = await d.claimOne({ workerId: W, waitMs: 5000 });
-    await d.completeOk(big.batchId, W);
-    // Whatever else was sealed, so the assertions report it and nothing is left behind.
-    const rest = await d.drain(DEBOUNCE + 1500);
-    expect({ inTheBatch: big.items.length, inLaterBatches: rest.map((b) => b.items.length) }).toEqual({ inTheBatch: 120, inLaterBatches: [] });
-    expect([...big.items, ...rest.flatMap((b) => b.items)].map((i) => i.sourceId)).toEqual(ids);
-    expect(big.compiledContent).toBe(blocks(contents));
-  }, 60_000);
-
   it('dispatches a large message (250 000 characters) as its own batch', async () => {
     const chat = await d.newChat();
     const content = 'x'.repeat(250_000);
