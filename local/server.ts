@@ -161,6 +161,12 @@ export interface LocalApiOptions {
   streamTimers?: boolean;
   /** Where the local SQS keeps its queues between runs (npm start); in memory when absent. */
   sqsDataDir?: string;
+  /**
+   * Run the dispatch queues (default true). Without them inputs are still written but never
+   * sealed: test files that do not test dispatch turn it off to keep the shared DynamoDB Local
+   * free of background sealing work.
+   */
+  dispatch?: boolean;
 }
 
 /** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
@@ -169,8 +175,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
   // The dispatch queues: handlers find them through the environment, as in AWS.
-  const sqs = await startLocalSqs(options.sqsDataDir);
-  Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
+  const sqs = options.dispatch === false ? undefined : await startLocalSqs(options.sqsDataDir);
+  if (sqs) Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -224,6 +230,6 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
         streamTimers?.stop();
         server.closeAllConnections();
         server.close(() => ok());
-      }).then(() => sqs.stop()),
+      }).then(() => sqs?.stop()),
   };
 }

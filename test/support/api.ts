@@ -42,6 +42,8 @@ export interface StartOptions {
    * cancelled by its timer a minute later, inside another test's event assertions).
    */
   streamTimers?: boolean;
+  /** Run the dispatch queues and the flush consumer (off by default; the dispatch tests turn it on). */
+  dispatch?: boolean;
 }
 
 let started = false;
@@ -66,7 +68,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   });
   // Imported after the environment is set: handlers read it once per module load.
   const { startLocalApi } = await import('../../local/server.js');
-  const api = await startLocalApi(0, { streamTimers: options.streamTimers ?? false });
+  const api = await startLocalApi(0, { streamTimers: options.streamTimers ?? false, dispatch: options.dispatch ?? false });
 
   async function request<T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Response<T>> {
     const headers: Record<string, string> = { ...opts.headers };

@@ -11,7 +11,7 @@ const config = {
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startApi({ config });
+  api = await startApi({ config, dispatch: true });
 });
 afterAll(async () => api?.close());
 

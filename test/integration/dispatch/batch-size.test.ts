@@ -13,7 +13,7 @@ const config = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNC
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startApi({ config });
+  api = await startApi({ config, dispatch: true });
 });
 afterAll(async () => api?.close());
 afterEach(async () => {

@@ -15,7 +15,7 @@ const config = configWith({ mode: 'sequential', retryBaseMs: BASE, retryMaxMs: 4
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startApi({ config });
+  api = await startApi({ config, dispatch: true });
 });
 afterAll(async () => api?.close());
 afterEach(async () => {

@@ -24,7 +24,7 @@ const config = configWith({
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startApi({ config });
+  api = await startApi({ config, dispatch: true });
 });
 afterAll(async () => api?.close());
 afterEach(async () => {

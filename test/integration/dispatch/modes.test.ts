@@ -12,7 +12,7 @@ const config = configWith({ mode: 'immediate', batchDebounceMs: 5000, typingGrac
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startApi({ config });
+  api = await startApi({ config, dispatch: true });
 });
 afterAll(async () => api?.close());
 afterEach(async () => {
