@@ -69,7 +69,7 @@ describe('batched_sequential with concurrent workers', () => {
     const senders = chats.map(async (chatId, c) => {
       const random = rng(1000 + c);
       await sleep(Math.floor(random() * 400));
-      for (let m = 0; m < PER_CHAT; m++) {
+      for (let m = 0; m < PER_CHAT && !done; m++) {
         sent[c]!.push(await d.say(chatId, `chat ${c} message ${m}`));
         // Mostly within the debounce (merged), sometimes beyond it (a new batch).
         const gap = random() < 0.75 ? random() * 200 : 2300 + random() * 700;
@@ -117,9 +117,11 @@ describe('batched_sequential with concurrent workers', () => {
       }
     };
 
+    // Well inside the test's own timeout, so a slow machine fails on the assertions below (with
+    // what was missing) rather than on a timeout with loops still talking to a closed server.
     const deadline = setTimeout(() => {
       done = true;
-    }, 75_000);
+    }, 180_000);
     try {
       const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
       await Promise.all(senders);
@@ -153,5 +155,5 @@ describe('batched_sequential with concurrent workers', () => {
     expect(batchCount).toBeGreaterThanOrEqual(CHATS);
     // Nothing is left behind.
     expect(await d.drain(500)).toEqual([]);
-  }, 90_000);
+  }, 240_000);
 });
