@@ -8,6 +8,8 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { CLIENT_GONE } from '../functions/platform/client-gone.js';
+import type { ContextWithClient } from '../functions/platform/client-gone.js';
 import { fallbackHandler, routes, streamRoute } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
 import { startLocalSqs } from './sqs.js';
@@ -202,7 +204,15 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       const params: Record<string, string> = {};
       found?.params.forEach((name, i) => (params[name] = decodeURIComponent(values[i] ?? '')));
       const event = toEvent(req, body, { route: found?.route, params });
-      const result = await (found?.handler ?? fallback)(event, contextFor(found?.route.handler ?? fallbackHandler, event.requestContext.requestId));
+      // Tells long waits (dispatch claims) that the client left; Lambda behind API Gateway cannot.
+      const clientGone = new AbortController();
+      res.on('close', () => {
+        if (!res.writableFinished) clientGone.abort();
+      });
+      const context: ContextWithClient = contextFor(found?.route.handler ?? fallbackHandler, event.requestContext.requestId);
+      context[CLIENT_GONE] = clientGone.signal;
+      const result = await (found?.handler ?? fallback)(event, context);
+      if (clientGone.signal.aborted) return;
       const payload = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined;
       res.writeHead(result.statusCode, result.headers ?? {});
       res.end(payload);

@@ -5,13 +5,16 @@
  *   writer calls `inputAdded`: in `immediate`/`sequential` mode the input is sealed into its
  *   own batch at once; in `batched_sequential` a flush signal goes to the standard queue,
  *   delayed by the debounce, and the flush consumer (`flush`) seals when §4.4.3 allows.
- * - Sealing puts the batch with its frozen payload, deletes the inputs and moves the chat's
- *   window in one transaction, then hands the batch to the FIFO queue (group = chat in the
- *   sequential modes, so a chat has at most one batch in flight, in order). Batches of one
- *   chat are numbered and handed to the queue strictly in that order.
+ * - Sealing puts the batch (a small header and its frozen payload in parts), marks the inputs
+ *   taken and moves the chat's window in one transaction, then hands the batch to the FIFO
+ *   queue (group = chat in the sequential modes, so a chat has at most one batch in flight, in
+ *   order) and deletes the taken inputs. Batches of one chat are numbered and handed to the
+ *   queue strictly in that order.
  * - Claims long-poll the FIFO queue; the received message's visibility is the lease. The
  *   batch item decides: lease checks, attempts, retry time and status are conditions on it,
- *   never on the queue.
+ *   never on the queue. Queue visibility is whole seconds: a message is hidden for the floor of
+ *   a lease or delay, and the claim that receives it up to a second early waits out the rest,
+ *   so leases and retry delays end within milliseconds of their time (§11).
  */
 import { ConflictError, FieldRuleError, NotFoundError } from '../errors.js';
 import { isId, newId } from '../platform/ids.js';
@@ -21,7 +24,7 @@ import * as Queues from '../platform/queues.js';
 import * as Chats from '../store/chats-repo.js';
 import { transact } from '../store/db.js';
 import * as Store from '../store/dispatch-repo.js';
-import type { BatchAttachment, BatchItem, BatchRecord, DispatchInput, DispatchState } from '../store/dispatch-repo.js';
+import type { BatchAttachment, BatchItem, BatchPayload, BatchRecord, DispatchInput, DispatchState, SealedBatch } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
 import { getMedia } from '../store/media-repo.js';
 import { commitTouchingChat, systemMessage } from './messages.js';
@@ -39,8 +42,15 @@ export const defaultDeps: DispatchDeps = {
 
 /** API Gateway ends a request after about 29 s; claims stop waiting at 25 s (§13 item 3). */
 export const MAX_CLAIM_WAIT_MS = 25_000;
-/** A transaction holds 100 items: a seal takes at most this many inputs at once. */
-const MAX_INPUTS_PER_SEAL = 90;
+/**
+ * Payload limits, in bytes of JSON: a stored part stays under DynamoDB's 400 KB item limit
+ * (one input is at most a 300 KB message), a batch under a transaction's 4 MB, and a claim's
+ * response under Lambda's 6 MB. A seal takes at most `SEAL_MAX_ITEMS` items per transaction.
+ */
+const PART_MAX_BYTES = 380_000;
+const BATCH_MAX_BYTES = 3_000_000;
+const CLAIM_RESPONSE_MAX_BYTES = 5_000_000;
+const SEAL_MAX_ITEMS = 90;
 
 const dispatchConfig = (config: InstanceConfig) => config.server.dispatch;
 
@@ -49,7 +59,7 @@ const dispatchConfig = (config: InstanceConfig) => config.server.dispatch;
 // ---------------------------------------------------------------------------------------
 
 /** Builds items, attachments and compiledContent from inputs, looking media up in the chat. */
-export async function compile(chatId: string, inputs: DispatchInput[]): Promise<Pick<BatchRecord, 'items' | 'attachments' | 'kind'>> {
+export async function compile(chatId: string, inputs: DispatchInput[]): Promise<BatchPayload & Pick<BatchRecord, 'kind'>> {
   const media = await getMedia(inputs.flatMap((i) => i.media_ids));
   const attachments: BatchAttachment[] = [];
   const items: BatchItem[] = inputs.map((input, index) => {
@@ -143,7 +153,10 @@ export async function flush(config: InstanceConfig, chatId: string, deps: Dispat
     if (state.leased_batch_id && state.pending_inputs) {
       const leased = await Store.getBatch(state.leased_batch_id);
       if (leased?.status === 'leased' && (leased.lease_expires_at ?? 0) > now) {
-        return Queues.sendFlush(chatId, leased.lease_expires_at! - now + 50);
+        const wait = leased.lease_expires_at! - now + 50;
+        if (wait > 1000) return Queues.sendFlush(chatId, wait);
+        await deps.sleep(wait);
+        continue;
       }
     }
     const decision = sealingDecision(d, state, now);
@@ -157,47 +170,121 @@ export async function flush(config: InstanceConfig, chatId: string, deps: Dispat
 }
 
 /**
- * Seals a chat's unsealed inputs: one batch of all of them (batched_sequential) or one batch
- * per input (the other modes), then hands the new batches to the queue in their order.
+ * Seals a chat's unsealed inputs: one batch of all of them (batched_sequential; only a payload
+ * over BATCH_MAX_BYTES splits it) or one batch per input (the other modes), then hands the new
+ * batches to the queue in their order and deletes the inputs they took.
  */
 export async function seal(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
   const mode = dispatchConfig(config).mode;
   for (let attempt = 1; ; attempt++) {
     const state = await Store.getState(chatId);
-    const inputs = await Store.unsealedInputs(chatId, MAX_INPUTS_PER_SEAL + 1);
-    if (inputs.length === 0) return sendInOrder(chatId, state);
-    // One batch takes 2 items + 1 per input; one batch per input takes 3 per input.
-    const taken = inputs.slice(0, mode === 'batched_sequential' ? MAX_INPUTS_PER_SEAL : Math.floor(MAX_INPUTS_PER_SEAL / 3));
-    const rest = inputs.slice(taken.length);
-    const groups = mode === 'batched_sequential' ? [taken] : taken.map((i) => [i]);
-    const now = deps.clock();
-    let seq = state.batches_sealed ?? 0;
-    const batches: (BatchRecord & { group: string })[] = [];
-    for (const group of groups) {
-      const id = deps.newId();
-      batches.push({
-        group: mode === 'immediate' ? id : chatId,
-        id,
-        chat_id: chatId,
-        status: 'pending',
-        chat_seq: ++seq,
-        attempt_count: 0,
-        available_at: now.getTime(),
-        created_at: now.toISOString(),
-        ...(await compile(chatId, group)),
-      });
+    const leftover = [...(state.taken_inputs ?? [])];
+    const inputs = await Store.unsealedInputs(chatId, new Set(leftover));
+    if (inputs.length === 0) {
+      await sendInOrder(chatId, state);
+      await releaseTaken(chatId, leftover);
+      return;
     }
+    const plan = await planSeal(chatId, mode, inputs, state.batches_sealed ?? 0, deps);
+    const rest = inputs.slice(plan.taken.length);
     const remaining = rest[0] ? { firstPendingAt: rest[0].created_at, lastInputAt: rest.at(-1)!.created_at } : {};
+    const takenSks = plan.taken.map((i) => Store.inputKey(i).sk);
     try {
-      await transact(Store.sealWrites(chatId, batches, taken, state, remaining), () => new StaleSeal());
+      await transact(Store.sealWrites(chatId, plan.batches, takenSks, state, remaining), () => new StaleSeal());
     } catch (error) {
       if (!(error instanceof StaleSeal) || attempt >= 20) throw error;
       await deps.sleep(Math.random() * 20 * Math.min(attempt, 5));
       continue;
     }
     await sendInOrder(chatId, await Store.getState(chatId));
+    await releaseTaken(chatId, [...leftover, ...takenSks]);
     if (rest.length === 0) return;
   }
+}
+
+/** Deletes sealed inputs; a failure only leaves them listed as taken (the next seal retries). */
+async function releaseTaken(chatId: string, sks: string[]): Promise<void> {
+  await Store.releaseTaken(chatId, sks).catch((error: unknown) => logger.warn('dispatch: sealed inputs not deleted yet', { chatId, error }));
+}
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+/** The batches one seal transaction writes, and the inputs (a prefix of `inputs`) they take. */
+async function planSeal(
+  chatId: string,
+  mode: InstanceConfig['server']['dispatch']['mode'],
+  inputs: DispatchInput[],
+  sealedSoFar: number,
+  deps: DispatchDeps,
+): Promise<{ batches: SealedBatch[]; taken: DispatchInput[] }> {
+  const now = deps.clock();
+  let seq = sealedSoFar;
+  const build = async (group: DispatchInput[]): Promise<SealedBatch & { bytes: number }> => {
+    const id = deps.newId();
+    const { kind, items, attachments } = await compile(chatId, group);
+    const parts = splitParts(items, attachments);
+    const bytes = parts.reduce((n, p) => n + jsonBytes(p), 0);
+    return {
+      group: mode === 'immediate' ? id : chatId,
+      parts,
+      bytes,
+      header: {
+        id,
+        chat_id: chatId,
+        kind,
+        status: 'pending',
+        chat_seq: ++seq,
+        attempt_count: 0,
+        available_at: now.getTime(),
+        created_at: now.toISOString(),
+        item_count: items.length,
+        part_count: parts.length,
+        payload_bytes: bytes,
+      },
+    };
+  };
+  if (mode === 'batched_sequential') {
+    // All of them, unless their text would not fit one batch: then the oldest that fit.
+    let bytes = 0;
+    let n = 0;
+    while (n < inputs.length && (n === 0 || bytes + jsonBytes(inputs[n]) <= BATCH_MAX_BYTES)) bytes += jsonBytes(inputs[n++]);
+    const taken = inputs.slice(0, n);
+    return { batches: [await build(taken)], taken };
+  }
+  // One batch per input, as many as one transaction holds.
+  const batches: SealedBatch[] = [];
+  let items = 1; // the dispatch state's update
+  let bytes = 0;
+  for (const input of inputs) {
+    const batch = await build([input]);
+    const size = batch.parts.length + 2;
+    if (batches.length > 0 && (items + size > SEAL_MAX_ITEMS || bytes + batch.bytes > BATCH_MAX_BYTES)) break;
+    batches.push(batch);
+    items += size;
+    bytes += batch.bytes;
+  }
+  return { batches, taken: inputs.slice(0, batches.length) };
+}
+
+/** Cuts a payload into parts under PART_MAX_BYTES each (an item never spans two parts). */
+function splitParts(items: BatchItem[], attachments: BatchAttachment[]): BatchPayload[] {
+  const parts: BatchPayload[] = [];
+  let current: BatchPayload = { items: [], attachments: [] };
+  let bytes = 0;
+  items.forEach((item, index) => {
+    const own = attachments.filter((a) => a.sourceIndex === index);
+    const size = jsonBytes(item) + jsonBytes(own);
+    if (current.items.length > 0 && bytes + size > PART_MAX_BYTES) {
+      parts.push(current);
+      current = { items: [], attachments: [] };
+      bytes = 0;
+    }
+    current.items.push(item);
+    current.attachments.push(...own);
+    bytes += size;
+  });
+  parts.push(current);
+  return parts;
 }
 
 class StaleSeal extends Error {}
@@ -229,6 +316,8 @@ export interface ClaimRequest {
   leaseMs?: number | undefined;
   waitMs?: number | undefined;
   limit?: number | undefined;
+  /** Aborted when the client went away (where the platform can tell, §4.4.7): claim nothing. */
+  clientGone?: AbortSignal | undefined;
 }
 
 /** A batch as workers receive it (§2.5, camelCase). */
@@ -247,91 +336,113 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
   const d = dispatchConfig(config);
   const leaseMs = Math.max(1000, req.leaseMs ?? d.leaseMs);
   const deadline = deps.clock().getTime() + Math.min(MAX_CLAIM_WAIT_MS, req.waitMs ?? d.claimWaitMs);
+  const gone = () => req.clientGone?.aborted === true;
   const claimed: ClaimedBatch[] = [];
   const chats = new Set<string>();
+  let bytes = 0;
   for (;;) {
     const remaining = deadline - deps.clock().getTime();
     const received = await Queues.receiveBatches(
       max - claimed.length,
       remaining >= 1000 ? Math.min(20, Math.floor(remaining / 1000)) : 0,
-      Math.ceil(leaseMs / 1000),
+      // Whole seconds, rounded down: the message may reappear up to a second before the
+      // lease ends, and the claim that gets it then waits out the rest (tryLease).
+      Math.floor(leaseMs / 1000),
     );
     for (const r of received) {
-      const batch = await tryLease(config, r, req.workerId, leaseMs, deps);
+      if (gone()) {
+        await Queues.hideBatch(r.receiptHandle, 0);
+        continue;
+      }
+      const batch = await tryLease(config, r, req.workerId, leaseMs, deadline, deps);
       if (!batch) continue;
-      if (d.mode !== 'immediate' && chats.has(batch.chat_id)) {
-        // Never two batches of one chat in one claim (§4.4.7): give this one back.
+      const sameChat = d.mode !== 'immediate' && chats.has(batch.chat_id);
+      // Never two batches of one chat in one claim (§4.4.7), nor a response over Lambda's limit:
+      // give such a batch back. A client that left gets nothing either.
+      if (sameChat || gone() || (claimed.length > 0 && bytes + batch.payload_bytes > CLAIM_RESPONSE_MAX_BYTES)) {
         await release(batch, req.workerId);
         continue;
       }
       chats.add(batch.chat_id);
+      bytes += batch.payload_bytes;
       claimed.push(await present(batch));
     }
-    if (claimed.length > 0 || deps.clock().getTime() >= deadline) return claimed;
+    if (claimed.length > 0 || gone() || deps.clock().getTime() >= deadline) return claimed;
     if (received.length === 0 && remaining < 1000) await deps.sleep(Math.min(Math.max(remaining, 0), 200));
   }
 }
 
 async function present(batch: BatchRecord): Promise<ClaimedBatch> {
-  const chat = await Chats.getChat(batch.chat_id);
+  const [chat, payload] = await Promise.all([Chats.getChat(batch.chat_id), Store.getPayload(batch.id)]);
   const hint = chat?.agent_ids.find((a) => a !== '') ?? null;
   return {
     batchId: batch.id,
     chatId: batch.chat_id,
     kind: batch.kind,
     agentIdHint: hint,
-    // Rebuilt from the frozen items (deterministic), so a batch stores its text once (400 KB items).
-    compiledContent: compiledContent(batch.items),
-    items: batch.items,
-    attachments: batch.attachments,
+    // Rebuilt from the frozen items (deterministic), so a batch stores its text once.
+    compiledContent: compiledContent(payload.items),
+    items: payload.items,
+    attachments: payload.attachments,
   };
 }
 
 /**
  * Leases a received batch if the table says it may be claimed now: pending and due, or leased
- * with a lease that ran out (§4.4.4). A batch that is not due is hidden until it is (its chat's
- * later batches wait behind it); a finished one's message is dropped.
+ * with a lease that ran out (§4.4.4). A batch due within a second (its message reappears up
+ * to a second early) is waited for, if the claim's own wait allows; one due later is hidden
+ * until then (its chat's later batches wait behind it); a finished one's message is dropped.
  */
 async function tryLease(
   config: InstanceConfig,
   r: Queues.ReceivedBatch,
   workerId: string,
   leaseMs: number,
+  deadline: number,
   deps: DispatchDeps,
 ): Promise<BatchRecord | undefined> {
-  const batch = await Store.getBatch(r.batchId);
-  const now = deps.clock().getTime();
-  if (!batch || batch.status === 'completed' || batch.status === 'failed') {
-    await Queues.deleteBatchMessage(r.receiptHandle);
-    return undefined;
+  for (let look = 0; look < 3; look++) {
+    const batch = await Store.getBatch(r.batchId);
+    const now = deps.clock().getTime();
+    if (!batch || batch.status === 'completed' || batch.status === 'failed') {
+      await Queues.deleteBatchMessage(r.receiptHandle);
+      return undefined;
+    }
+    const dueAt = batch.status === 'pending' ? batch.available_at : (batch.lease_expires_at ?? 0);
+    if (dueAt > now) {
+      const wait = dueAt - now;
+      if (wait < 1000 && now + wait <= deadline) {
+        await deps.sleep(wait);
+        continue;
+      }
+      // Our receive is now the message's newest: the lease holder's complete must delete that one.
+      if (batch.status === 'leased' && batch.lease_owner) await Store.noteReceipt(batch.id, batch.lease_owner, r.receiptHandle);
+      await Queues.hideBatch(r.receiptHandle, wait);
+      return undefined;
+    }
+    const expired = batch.status === 'leased';
+    const values: Record<string, unknown> = {
+      ':leased': 'leased',
+      ':worker': workerId,
+      ':expires': now + leaseMs,
+      ':receipt': r.receiptHandle,
+      ':started': new Date(now).toISOString(),
+      ':one': 1,
+      ':now': now,
+    };
+    const outcome = await Store.updateBatch(r.batchId, {
+      UpdateExpression: `SET #status = :leased, lease_owner = :worker, lease_expires_at = :expires, receipt_handle = :receipt, started_at = if_not_exists(started_at, :started)${expired ? ', last_error = if_not_exists(last_error, :expiredError)' : ''} ADD attempt_count :one`,
+      ConditionExpression: expired ? '#status = :leased AND lease_expires_at <= :now' : '#status = :pending AND available_at <= :now',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: expired ? { ...values, ':expiredError': 'lease expired' } : { ...values, ':pending': 'pending' },
+    });
+    if (outcome.ok) {
+      if (dispatchConfig(config).mode === 'batched_sequential') await Store.noteLeased(batch.chat_id, batch.id);
+      return outcome.batch;
+    }
+    // It changed meanwhile (a heartbeat, a retry delay, a completion): look again.
   }
-  if (batch.status === 'pending' && batch.available_at > now) {
-    await Queues.hideBatch(r.receiptHandle, batch.available_at - now);
-    return undefined;
-  }
-  if (batch.status === 'leased' && (batch.lease_expires_at ?? 0) > now) {
-    await Queues.hideBatch(r.receiptHandle, batch.lease_expires_at! - now);
-    return undefined;
-  }
-  const expired = batch.status === 'leased';
-  const values: Record<string, unknown> = {
-    ':leased': 'leased',
-    ':worker': workerId,
-    ':expires': now + leaseMs,
-    ':receipt': r.receiptHandle,
-    ':started': new Date(now).toISOString(),
-    ':one': 1,
-    ':now': now,
-  };
-  const outcome = await Store.updateBatch(r.batchId, {
-    UpdateExpression: `SET #status = :leased, lease_owner = :worker, lease_expires_at = :expires, receipt_handle = :receipt, started_at = if_not_exists(started_at, :started)${expired ? ', last_error = if_not_exists(last_error, :expiredError)' : ''} ADD attempt_count :one`,
-    ConditionExpression: expired ? '#status = :leased AND lease_expires_at <= :now' : '#status = :pending AND available_at <= :now',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: expired ? { ...values, ':expiredError': 'lease expired' } : { ...values, ':pending': 'pending' },
-  });
-  if (!outcome.ok) return undefined;
-  if (dispatchConfig(config).mode === 'batched_sequential') await Store.noteLeased(batch.chat_id, batch.id);
-  return outcome.batch;
+  return undefined;
 }
 
 /** Gives back a batch this claim leased but must not return (its chat already has one in it). */

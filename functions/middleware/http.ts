@@ -10,6 +10,7 @@ import type { Context } from 'aws-lambda';
 import type { z } from 'zod';
 import { authClassOf, routes } from '../../lib/routes.js';
 import type { AuthClass, HttpMethod } from '../../lib/routes.js';
+import { clientGoneSignal } from '../platform/client-gone.js';
 import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
 import { withUsage } from '../platform/usage.js';
@@ -34,6 +35,8 @@ export interface HttpInput<S extends InputSchemas> {
   config: InstanceConfig;
   event: HttpEvent;
   requestId: string;
+  /** Aborts when the client went away, where the platform can tell (platform/client-gone.ts). */
+  clientGone: AbortSignal | undefined;
 }
 
 export interface Reply {
@@ -77,7 +80,7 @@ export function http<S extends InputSchemas>(
   ];
   const pipeline = middy<HttpEvent, HttpResult>({ timeoutEarlyInMillis: 0 })
     .use(chain)
-    .handler(async (event: HttpEvent) => {
+    .handler(async (event: HttpEvent, context: Context) => {
       const state = stateOf({ event });
       if (state.replay) return state.replay;
       const { path, query, body } = state.input;
@@ -88,6 +91,7 @@ export function http<S extends InputSchemas>(
         config: state.config,
         event,
         requestId: state.requestId,
+        clientGone: clientGoneSignal(context),
       });
       return jsonResult(reply.status, reply.body, reply.headers);
     });

@@ -81,9 +81,13 @@ export async function receiveBatches(max: number, waitSeconds: number, visibilit
   });
 }
 
-/** Hides (or re-shows, with 0) a received batch message for `ms`, rounded up to whole seconds. */
+/**
+ * Hides (or re-shows, with 0) a received batch message for `ms`, rounded down to whole
+ * seconds: it reappears up to a second early, and the claim that receives it then waits out
+ * the remainder, so a lease or delay is never cut short and never outlasted by a second.
+ */
 export async function hideBatch(receiptHandle: string, ms: number): Promise<void> {
-  const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(ms / 1000)));
+  const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.floor(ms / 1000)));
   await sqs().send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
 }
 

@@ -3,7 +3,7 @@
  * mutation goes through. The client's only local difference is the endpoint.
  */
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { env } from '../platform/env.js';
 import { recordCall } from '../platform/usage.js';
@@ -109,6 +109,24 @@ export async function transact(items: TransactItem[], onCondition?: ConditionFai
       const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
       if (!conflict || attempt >= 6) throw error;
       await sleep(Math.random() * 20 * 2 ** attempt);
+    }
+  }
+}
+
+/**
+ * Deletes items by key, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed.
+ * Not atomic: for cleanup whose every step is safe to repeat.
+ */
+export async function deleteMany(keys: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 25) {
+    let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+      if (requests.length > 0) {
+        if (attempt >= 8) throw new Error(`deleteMany: ${requests.length} deletes still unprocessed`);
+        await sleep(Math.random() * 20 * 2 ** attempt);
+      }
     }
   }
 }

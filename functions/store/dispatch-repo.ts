@@ -4,14 +4,17 @@
  * - An input (CHAT#<chatId>/DIN#<ms>#<id>) is written in the same transaction as the user
  *   message or request resolution it comes from, together with the chat's dispatch state
  *   (CHAT#<chatId>/DSTATE: the unsealed window, user typing, batch numbering).
- * - Sealing deletes the inputs it takes and puts one batch item (BATCH#<id>/BATCH) holding
- *   the frozen payload; the batch item is the durable truth of its lease, attempts and status.
+ * - Sealing puts a small batch header (BATCH#<id>/BATCH: the durable truth of its lease,
+ *   attempts and status) and its frozen payload in parts (BATCH#<id>/PART#n), and lists the
+ *   inputs it took in the dispatch state's `taken_inputs`, all in one transaction whose size
+ *   does not grow with the number of inputs. The taken inputs are deleted afterwards
+ *   (`releaseTaken`); until then readers skip them.
  */
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, queryAll, tableName, transact } from './db.js';
+import { ddb, deleteMany, queryAll, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -77,24 +80,42 @@ export interface DispatchState {
   /** Batches sealed so far (numbers 1..n) and the highest one handed to the queue, in order. */
   batches_sealed?: number;
   batches_sent?: number;
+  /** Sort keys of inputs sealed into a batch but not deleted yet (a string set). */
+  taken_inputs?: Set<string>;
   ver?: number;
 }
+
+export const inputKey = (input: Pick<DispatchInput, 'chat_id' | 'created_at' | 'id'>) => Keys.dispatchInput(input.chat_id, input.created_at, input.id);
 
 export async function getState(chatId: string): Promise<DispatchState> {
   const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.dispatchState(chatId), ConsistentRead: true }));
   return (out.Item ?? {}) as DispatchState;
 }
 
-/** Up to `limit` unsealed inputs of a chat, oldest first (creation time, then id). */
-export async function unsealedInputs(chatId: string, limit: number): Promise<DispatchInput[]> {
+/** A chat's unsealed inputs, oldest first (creation time, then id): those not in `taken`. */
+export async function unsealedInputs(chatId: string, taken: ReadonlySet<string>): Promise<DispatchInput[]> {
   const { pk, skPrefix } = Keys.dispatchInputsOf(chatId);
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
     ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
     ConsistentRead: true,
-    Limit: limit,
   });
-  return (items as unknown as DispatchInput[]).slice(0, limit);
+  return items.filter((i) => !taken.has(String(i.sk))).map((i) => i as unknown as DispatchInput);
+}
+
+/** Deletes sealed inputs, then drops them from the chat's `taken_inputs` (safe to repeat). */
+export async function releaseTaken(chatId: string, sks: string[]): Promise<void> {
+  if (sks.length === 0) return;
+  const { pk } = Keys.dispatchState(chatId);
+  await deleteMany(sks.map((sk) => ({ pk, sk })));
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: Keys.dispatchState(chatId),
+      UpdateExpression: 'DELETE taken_inputs :sks',
+      ExpressionAttributeValues: { ':sks': new Set(sks) },
+    }),
+  );
 }
 
 export type BatchStatus = 'pending' | 'leased' | 'completed' | 'failed';
@@ -118,6 +139,13 @@ export interface BatchAttachment {
   sourceIndex: number;
 }
 
+/** A batch's frozen payload (§4.4.8), stored in parts beside its header. */
+export interface BatchPayload {
+  items: BatchItem[];
+  attachments: BatchAttachment[];
+}
+
+/** The batch header: small, so a lease, heartbeat or completion costs one write unit. */
 export interface BatchRecord {
   id: string;
   chat_id: string;
@@ -135,19 +163,29 @@ export interface BatchRecord {
   completed_at?: string;
   last_error?: string;
   created_at: string;
-  items: BatchItem[];
-  attachments: BatchAttachment[];
+  item_count: number;
+  part_count: number;
+  /** JSON size of the payload (claim-many keeps its response under Lambda's limit). */
+  payload_bytes: number;
+}
+
+export interface SealedBatch {
+  header: BatchRecord;
+  /** FIFO message group: the chat (sequential modes) or the batch itself (immediate). */
+  group: string;
+  parts: BatchPayload[];
 }
 
 /**
- * The seal: puts the batches, deletes the inputs they took, and moves the chat's window and
- * batch numbering, conditioned on the state version read (a concurrent input or seal makes
- * the caller read again).
+ * The seal: puts the batches (header, payload parts, queue-order reference), lists the inputs
+ * they took in the chat's `taken_inputs`, and moves the chat's window and batch numbering,
+ * conditioned on the state version read (a concurrent input or seal makes the caller read
+ * again). Its size grows with the payload, not with the number of inputs.
  */
 export function sealWrites(
   chatId: string,
-  batches: (BatchRecord & { group: string })[],
-  inputs: DispatchInput[],
+  batches: SealedBatch[],
+  takenSks: string[],
   state: DispatchState,
   remaining: { firstPendingAt?: string; lastInputAt?: string },
 ): TransactItem[] {
@@ -156,7 +194,8 @@ export function sealWrites(
   const values: Record<string, unknown> = {
     ':type': 'dispatch-state',
     ':sealed': (state.batches_sealed ?? 0) + batches.length,
-    ':taken': -inputs.length,
+    ':taken': -takenSks.length,
+    ':sks': new Set(takenSks),
     ':one': 1,
   };
   if (remaining.firstPendingAt) {
@@ -168,31 +207,40 @@ export function sealWrites(
   }
   const condition = state.ver === undefined ? 'attribute_not_exists(ver)' : 'ver = :ver';
   if (state.ver !== undefined) values[':ver'] = state.ver;
+  const put = (Item: Record<string, unknown>): TransactItem => ({
+    Put: { TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)' },
+  });
   return [
-    ...batches.map(({ group: _group, ...b }) => ({
-      Put: { TableName: tableName(), Item: { ...Keys.batch(b.id), type: 'dispatch-batch', ...b }, ConditionExpression: 'attribute_not_exists(pk)' },
-    })),
-    ...batches.map((b) => ({
-      Put: {
-        TableName: tableName(),
-        Item: { ...Keys.batchRef(chatId, b.chat_seq), type: 'dispatch-batch-ref', batch_id: b.id, group: b.group },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    })),
-    ...inputs.map((i) => ({
-      Delete: { TableName: tableName(), Key: Keys.dispatchInput(i.chat_id, i.created_at, i.id), ConditionExpression: 'attribute_exists(pk)' },
-    })),
+    ...batches.flatMap(({ header, group, parts }) => [
+      put({ ...Keys.batch(header.id), type: 'dispatch-batch', ...header }),
+      ...parts.map((part, n) => put({ ...Keys.batchPart(header.id, n), type: 'dispatch-batch-part', ...part })),
+      put({ ...Keys.batchRef(chatId, header.chat_seq), type: 'dispatch-batch-ref', batch_id: header.id, group }),
+    ]),
     {
       Update: {
         TableName: tableName(),
         Key: Keys.dispatchState(chatId),
-        UpdateExpression: `SET ${sets.join(', ')} ADD pending_inputs :taken, ver :one${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+        UpdateExpression: `SET ${sets.join(', ')} ADD pending_inputs :taken, ver :one, taken_inputs :sks${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
         ConditionExpression: condition,
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: values,
       },
     },
   ];
+}
+
+/** A batch's frozen payload, its parts joined in order. */
+export async function getPayload(batchId: string): Promise<BatchPayload> {
+  const { pk, skPrefix } = Keys.batchPartsOf(batchId);
+  const parts = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
+    ConsistentRead: true,
+  });
+  return {
+    items: parts.flatMap((p) => (p.items ?? []) as BatchItem[]),
+    attachments: parts.flatMap((p) => (p.attachments ?? []) as BatchAttachment[]),
+  };
 }
 
 /** The unsent batch numbered `seq` in a chat, if any. */
@@ -258,6 +306,19 @@ export async function updateBatch(
     }
     throw error;
   }
+}
+
+/**
+ * Records the receipt handle of the newest receive of a leased batch's message (a claim that
+ * saw it reappear near the lease's end), so the holder's complete deletes the right one.
+ */
+export async function noteReceipt(batchId: string, owner: string, receiptHandle: string): Promise<void> {
+  await updateBatch(batchId, {
+    UpdateExpression: 'SET receipt_handle = :receipt',
+    ConditionExpression: '#status = :leased AND lease_owner = :owner',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':receipt': receiptHandle, ':leased': 'leased', ':owner': owner },
+  });
 }
 
 /** The lease condition of heartbeat, complete and fail (§4.4.4). */

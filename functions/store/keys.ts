@@ -12,6 +12,7 @@
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
  * | dispatch state    | CHAT#<chatId>      | DSTATE                      |
  * | dispatch batch    | BATCH#<batchId>    | BATCH                       |
+ * | batch payload part| BATCH#<batchId>    | PART#<n, 15 digits>         |
  * | unsent batch ref  | CHAT#<chatId>      | BREF#<chat seq, 15 digits>  |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |
  * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> |
@@ -77,9 +78,15 @@ export const Keys = {
 
   /** Per-chat dispatch bookkeeping: the unsealed window, user typing, batch numbering. */
   dispatchState: (chatId: string) => ({ pk: `CHAT#${chatId}`, sk: 'DSTATE' }),
-  /** Unsealed dispatch inputs of a chat (sealed ones are deleted: the batch holds their payload). */
+  /**
+   * Dispatch inputs of a chat. Sealed ones are listed in the dispatch state's `taken_inputs`
+   * until they are deleted (after the seal): the batch's payload parts hold their content.
+   */
   dispatchInputsOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'DIN#' }),
   batch: (batchId: string) => ({ pk: `BATCH#${batchId}`, sk: 'BATCH' }),
+  /** The frozen payload of a batch, in parts of at most ~380 KB (kept off the small, often-updated header). */
+  batchPart: (batchId: string, n: number) => ({ pk: `BATCH#${batchId}`, sk: `PART#${pad(n)}` }),
+  batchPartsOf: (batchId: string) => ({ pk: `BATCH#${batchId}`, skPrefix: 'PART#' }),
   /** A sealed batch of a chat not yet handed to the queue, by its number in the chat. */
   batchRef: (chatId: string, seq: number) => ({ pk: `CHAT#${chatId}`, sk: `BREF#${pad(seq)}` }),
 

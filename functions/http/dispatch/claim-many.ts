@@ -13,9 +13,9 @@ export const schemas = {
   }),
 };
 
-export const handler = http('dispatch/claim-many', schemas, async ({ body, config }) => {
+export const handler = http('dispatch/claim-many', schemas, async ({ body, config, clientGone }) => {
   const configured = config.server.dispatch.claim.claimManyLimit;
   const max = Math.max(1, Math.min(body.limit ?? configured, Math.min(50, configured)));
-  const batches = await Dispatch.claim(config, body, max);
+  const batches = await Dispatch.claim(config, { ...body, clientGone }, max);
   return batches.length > 0 ? { status: 200, body: { batches } } : { status: 204 };
 });

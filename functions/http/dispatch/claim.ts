@@ -8,7 +8,7 @@ export const schemas = {
   body: z.object({ workerId, leaseMs: nonNegativeInt.optional(), waitMs: nonNegativeInt.optional() }),
 };
 
-export const handler = http('dispatch/claim', schemas, async ({ body, config }) => {
-  const [batch] = await Dispatch.claim(config, body, 1);
+export const handler = http('dispatch/claim', schemas, async ({ body, config, clientGone }) => {
+  const [batch] = await Dispatch.claim(config, { ...body, clientGone }, 1);
   return batch ? { status: 200, body: batch } : { status: 204 };
 });

@@ -63,4 +63,40 @@ describe('batch size', () => {
     }
     expect(got).toContain(small);
   });
+  it('seals all inputs held back by a lease into one batch, even 120 of them', async () => {
+    const chat = await d.newChat();
+    const m0 = await d.say(chat.id, 'start');
+    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000, leaseMs: 60_000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([m0]);
+    const ids: string[] = [];
+    const contents: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      contents.push(`note ${i}`);
+      ids.push(await d.say(chat.id, `note ${i}`));
+    }
+    await sleep(DEBOUNCE + 500);
+    await d.completeOk(b1.batchId, W);
+    const big = await d.claimOne({ workerId: W, waitMs: 5000 });
+    await d.completeOk(big.batchId, W);
+    // Whatever else was sealed, so the assertions report it and nothing is left behind.
+    const rest = await d.drain(DEBOUNCE + 1500);
+    expect({ inTheBatch: big.items.length, inLaterBatches: rest.map((b) => b.items.length) }).toEqual({ inTheBatch: 120, inLaterBatches: [] });
+    expect([...big.items, ...rest.flatMap((b) => b.items)].map((i) => i.sourceId)).toEqual(ids);
+    expect(big.compiledContent).toBe(blocks(contents));
+  }, 60_000);
+
+
+  it('dispatches three 200 000-character messages sent within the debounce as one batch (a payload over the 400 KB item limit)', async () => {
+    const chat = await d.newChat();
+    const contents = ['a', 'b', 'c'].map((ch) => ch.repeat(200_000));
+    const ids: string[] = [];
+    for (const content of contents) ids.push(await d.say(chat.id, content));
+    const res = await d.claim({ workerId: W, waitMs: DEBOUNCE + 4000 });
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((i) => i.sourceId)).toEqual(ids);
+    expect(res.body.items.map((i) => i.content)).toEqual(contents);
+    expect(res.body.compiledContent).toBe(blocks(contents));
+    await d.completeOk(res.body.batchId, W);
+    expect(await d.drain(DEBOUNCE + 1000)).toEqual([]);
+  }, 60_000);
 });

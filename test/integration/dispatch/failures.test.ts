@@ -124,6 +124,20 @@ describe('fail', () => {
     expect((await messagesOf(chat.id))[0]).toMatchObject({ role: 'system', content_final: 'Dispatch failed after 3 attempts: give up' });
   });
 
+  it('a retry delay that is not a whole number of seconds ends within about one tick (§11)', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'odd delay');
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'soon', retryable: true, retryDelayMs: 1300 })).status).toBe(204);
+    const failedAt = Date.now();
+    const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
+    const after = Date.now() - failedAt;
+    await d.completeOk(b2.batchId, 'w2');
+    expect(b2.batchId).toBe(b1.batchId);
+    // Not before its time, and not rounded up to 2 s either.
+    expect({ early: after < 1300 - 100, late: after > 1300 + 600, ms: after }).toEqual({ early: false, late: false, ms: after });
+  });
+
   it('a non-retryable failure is terminal at once', async () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'fragile');

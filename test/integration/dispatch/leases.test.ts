@@ -159,6 +159,28 @@ describe('leases', () => {
     await d.completeOk(again.batchId, 'w2');
   });
 
+  it('a lease that is not a whole number of seconds is claimable again within about one tick of its end (§11)', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'odd lease');
+    // Claimed with 1100 ms: expires 1100 ms after the claim.
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1100 });
+    const claimedAt = Date.now();
+    const again = await d.claimOne({ workerId: 'w2', waitMs: 5000, leaseMs: 20_000 });
+    const afterClaim = Date.now() - claimedAt;
+    // Extended by a heartbeat to 1100 ms from now.
+    expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 1100 })).status).toBe(204);
+    const extendedAt = Date.now();
+    const third = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
+    const afterHeartbeat = Date.now() - extendedAt;
+    await d.completeOk(third.batchId, 'w3');
+    expect([again.batchId, third.batchId]).toEqual([batch.batchId, batch.batchId]);
+    expect({ afterClaim: afterClaim <= 1100 + 700, afterHeartbeat: afterHeartbeat <= 1100 + 700, ms: [afterClaim, afterHeartbeat] }).toEqual({
+      afterClaim: true,
+      afterHeartbeat: true,
+      ms: [afterClaim, afterHeartbeat],
+    });
+  });
+
   it('leaseMs and extendMs below 1000 give a 1000 ms lease', async () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'short');
@@ -201,6 +223,34 @@ describe('leases', () => {
 });
 
 describe('client disconnect', () => {
+  it('a claim whose client went away during the wait claims nothing (§4.4.7)', async () => {
+    const chat = await d.newChat();
+    const controller = new AbortController();
+    const startedAt = Date.now();
+    const gone = fetch(`${api.url}/api/v1/dispatch/claim`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workerId: 'gone', waitMs: 5000, leaseMs: 4000 }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await sleep(500);
+    controller.abort();
+    await gone;
+    await sleep(300);
+    const id = await d.say(chat.id, 'for a live worker');
+    // The batch goes to a worker that is still there, not to the one that left.
+    const res = await d.claim({ workerId: 'w1', waitMs: 2000 });
+    try {
+      expect(res.status).toBe(200);
+      expect(res.body.items.map((i) => i.sourceId)).toEqual([id]);
+    } finally {
+      if (res.status === 200) await d.completeOk(res.body.batchId, 'w1');
+      // Whatever the abandoned claim took comes back after its lease.
+      else await d.drain(6000);
+      // Let an abandoned claim that is still waiting run out before the next test.
+      await sleep(Math.max(0, startedAt + 5500 - Date.now()));
+    }
+  }, 20_000);
 });
 
 describe('claim-many', () => {
