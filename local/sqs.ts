@@ -8,7 +8,11 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
 import { mkdirSync } from 'node:fs';
 import { startFauxqs } from 'fauxqs';
+import { handler as sweepHandler } from '../functions/jobs/dispatch-sweep.js';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
+
+/** The sweeper's period here; the stack schedules it every minute. */
+const SWEEP_EVERY_MS = 60_000;
 
 export interface LocalSqs {
   endpoint: string;
@@ -80,12 +84,21 @@ export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
     await Promise.allSettled([...inFlight]);
   })();
 
+  // The scheduled sweeper, as EventBridge runs it in AWS.
+  const sweeper = setInterval(() => {
+    sweepHandler().catch((error: unknown) => {
+      if (!stopped) console.error('local dispatch sweeper:', error);
+    });
+  }, SWEEP_EVERY_MS);
+  sweeper.unref();
+
   return {
     endpoint,
     dispatchQueueUrl: dispatch.QueueUrl!,
     flushQueueUrl,
     stop: async () => {
       stopped = true;
+      clearInterval(sweeper);
       await poll;
       sqs.destroy();
       await server.stop();

@@ -183,6 +183,7 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
     if (inputs.length === 0) {
       await sendInOrder(chatId, state);
       await releaseTaken(chatId, leftover);
+      await Store.clearPendingMark(chatId);
       return;
     }
     const plan = await planSeal(chatId, mode, inputs, state.batches_sealed ?? 0, deps);
@@ -190,7 +191,7 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
     const remaining = rest[0] ? { firstPendingAt: rest[0].created_at, lastInputAt: rest.at(-1)!.created_at } : {};
     const takenSks = plan.taken.map((i) => Store.inputKey(i).sk);
     try {
-      await transact(Store.sealWrites(chatId, plan.batches, takenSks, state, remaining), () => new StaleSeal());
+      await transact(Store.sealWrites(chatId, plan.batches, takenSks, state, remaining, deps.clock().toISOString()), () => new StaleSeal());
     } catch (error) {
       if (!(error instanceof StaleSeal) || attempt >= 20) throw error;
       await deps.sleep(Math.random() * 20 * Math.min(attempt, 5));
@@ -198,7 +199,7 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
     }
     await sendInOrder(chatId, await Store.getState(chatId));
     await releaseTaken(chatId, [...leftover, ...takenSks]);
-    if (rest.length === 0) return;
+    if (rest.length === 0) return Store.clearPendingMark(chatId);
   }
 }
 
@@ -291,8 +292,10 @@ class StaleSeal extends Error {}
 
 /**
  * Hands sealed batches to the FIFO queue in their chat order: number n only after n - 1 was
- * handed over (a seal racing another may commit second but send first otherwise). Each step
- * is claimed with a conditional write, so two senders never send one batch twice.
+ * handed over (a seal racing another may commit second but send first otherwise). A batch is
+ * sent first and marked sent after, so a crash in between leaves it to be sent again (the
+ * queue drops the duplicate by its deduplication id) rather than lost; the mark is a
+ * conditional write, so concurrent senders agree on the order.
  */
 async function sendInOrder(chatId: string, state: DispatchState): Promise<void> {
   let sent = state.batches_sent ?? 0;
@@ -301,10 +304,37 @@ async function sendInOrder(chatId: string, state: DispatchState): Promise<void> 
     const next = sent + 1;
     const ref = await Store.batchRef(chatId, next);
     if (!ref) return; // already handed over by another sender
-    if (!(await Store.markSent(chatId, next))) return; // another sender took this step
     await Queues.sendBatch(ref.id, ref.group);
+    if (!(await Store.markSent(chatId, next))) return; // another sender took this step
     sent = next;
   }
+}
+
+/**
+ * Picks up a chat's dispatch work that a crash or a lost signal left behind (the sweeper):
+ * sealed batches never handed to the queue, and unsealed inputs nobody signalled. Safe to run
+ * at any time: it does what the normal path would have done.
+ */
+export async function resume(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+  const state = await Store.getState(chatId);
+  await sendInOrder(chatId, state);
+  if (state.pending_inputs) await flush(config, chatId, deps);
+  else await Store.clearPendingMark(chatId);
+}
+
+/** How long dispatch work may sit unmoved before the sweeper takes it as stranded. */
+export const sweepAfterMs = (config: InstanceConfig): number =>
+  (dispatchConfig(config).mode === 'batched_sequential' ? dispatchConfig(config).maxBatchWaitMs : 0) + 30_000;
+
+/** The sweeper's run: resumes every chat whose dispatch work looks stranded. Returns how many. */
+export async function sweep(config: InstanceConfig, deps: DispatchDeps = defaultDeps, staleAfterMs = sweepAfterMs(config)): Promise<number> {
+  const before = new Date(deps.clock().getTime() - staleAfterMs).toISOString();
+  const chats = await Store.staleDispatchWork(before, 100);
+  const results = await Promise.allSettled(chats.map((chatId) => resume(config, chatId, deps)));
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') logger.error('dispatch sweep: chat not resumed', { chatId: chats[i], error: r.reason });
+  });
+  return chats.length;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@
  *   does not grow with the number of inputs. The taken inputs are deleted afterwards
  *   (`releaseTaken`); until then readers skip them.
  */
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -51,9 +51,9 @@ export function dispatchInputWrites(input: DispatchInput): TransactItem[] {
         TableName: tableName(),
         Key: Keys.dispatchState(input.chat_id),
         UpdateExpression:
-          'SET #type = :type, first_pending_at = if_not_exists(first_pending_at, :at), last_input_at = :at ADD pending_inputs :one, ver :one',
+          'SET #type = :type, first_pending_at = if_not_exists(first_pending_at, :at), last_input_at = :at, gsi3pk = :mark, gsi3sk = :at ADD pending_inputs :one, ver :one',
         ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':type': 'dispatch-state', ':at': input.created_at, ':one': 1 },
+        ExpressionAttributeValues: { ':type': 'dispatch-state', ':at': input.created_at, ':one': 1, ':mark': Keys.dispatchPending(input.created_at).gsi3pk },
       },
     },
   ];
@@ -188,8 +188,10 @@ export function sealWrites(
   takenSks: string[],
   state: DispatchState,
   remaining: { firstPendingAt?: string; lastInputAt?: string },
+  nowIso: string,
 ): TransactItem[] {
-  const sets = ['#type = :type', 'batches_sealed = :sealed'];
+  // The batches still have to be handed to the queue: the chat stays marked, its clock reset.
+  const sets = ['#type = :type', 'batches_sealed = :sealed', 'gsi3pk = :mark', 'gsi3sk = :now'];
   const removes: string[] = [];
   const values: Record<string, unknown> = {
     ':type': 'dispatch-state',
@@ -197,6 +199,8 @@ export function sealWrites(
     ':taken': -takenSks.length,
     ':sks': new Set(takenSks),
     ':one': 1,
+    ':mark': Keys.dispatchPending(nowIso).gsi3pk,
+    ':now': nowIso,
   };
   if (remaining.firstPendingAt) {
     sets.push('first_pending_at = :first', 'last_input_at = :last');
@@ -241,6 +245,41 @@ export async function getPayload(batchId: string): Promise<BatchPayload> {
     items: parts.flatMap((p) => (p.items ?? []) as BatchItem[]),
     attachments: parts.flatMap((p) => (p.attachments ?? []) as BatchAttachment[]),
   };
+}
+
+/**
+ * Unmarks a chat whose dispatch work is all done: no unsealed input, every sealed batch handed
+ * to the queue. The condition keeps the mark when an input arrived meanwhile.
+ */
+export async function clearPendingMark(chatId: string): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: Keys.dispatchState(chatId),
+        UpdateExpression: 'REMOVE gsi3pk, gsi3sk',
+        ConditionExpression:
+          'attribute_exists(gsi3pk) AND (attribute_not_exists(pending_inputs) OR pending_inputs = :zero) AND (attribute_not_exists(batches_sealed) OR batches_sent = batches_sealed)',
+        ExpressionAttributeValues: { ':zero': 0 },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
+
+/** Chats marked with dispatch work whose mark has not moved since `before` (oldest first). */
+export async function staleDispatchWork(before: string, limit: number): Promise<string[]> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi3',
+      KeyConditionExpression: 'gsi3pk = :mark AND gsi3sk < :before',
+      ExpressionAttributeValues: { ':mark': Keys.dispatchPending(before).gsi3pk, ':before': before },
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).map((i) => Keys.chatIdOf(String(i.pk)));
 }
 
 /** The unsent batch numbered `seq` in a chat, if any. */

@@ -10,7 +10,7 @@
  * | stream chunk      | MSG#<messageId>    | CHUNK#<seq, 15 digits>      |
  * | open stream       | CHAT#<chatId>      | STREAM#<messageId>          |
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
- * | dispatch state    | CHAT#<chatId>      | DSTATE                      |
+ * | dispatch state    | CHAT#<chatId>      | DSTATE                      | gsi3 (sparse: DISPATCH#PENDING while it has unsealed inputs or unsent batches)
  * | dispatch batch    | BATCH#<batchId>    | BATCH                       |
  * | batch payload part| BATCH#<batchId>    | PART#<n, 15 digits>         |
  * | unsent batch ref  | CHAT#<chatId>      | BREF#<chat seq, 15 digits>  |
@@ -76,6 +76,13 @@ export const Keys = {
 
   media: (mediaId: string) => ({ pk: `MEDIA#${mediaId}`, sk: 'MEDIA' }),
 
+  /**
+   * Marks a chat's dispatch state in gsi3 while it has unsealed inputs or unsent batches; the
+   * sort key is when that work last moved, so the sweeper finds work stranded by a crash.
+   */
+  dispatchPending: (at: string) => ({ gsi3pk: 'DISPATCH#PENDING', gsi3sk: at }),
+  /** The chat id in a CHAT#<chatId> partition key. */
+  chatIdOf: (pk: string) => pk.slice('CHAT#'.length),
   /** Per-chat dispatch bookkeeping: the unsealed window, user typing, batch numbering. */
   dispatchState: (chatId: string) => ({ pk: `CHAT#${chatId}`, sk: 'DSTATE' }),
   /**

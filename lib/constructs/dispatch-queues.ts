@@ -6,12 +6,16 @@
  *   consumed by the flush function (functions/jobs/flush.ts) through an event source mapping.
  * Each has a dead-letter queue with an alarm on its visible messages (no actions: wire them
  * to a topic when there is one). The table holds the truth; the queues only deliver and time.
+ * A sweeper function (functions/jobs/dispatch-sweep.ts), scheduled every minute, resumes work
+ * that a crash or a failed queue call left between the table and the queues.
  *
  * Function access: `bindInputWriter` for the `dispatchInputs` routes, `bindWorkerApi` for the
  * `dispatch` routes (lib/routes.ts); nothing else gets the queue URLs or any sqs action.
  */
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -63,6 +67,8 @@ export class DispatchQueues extends Construct {
   readonly flushFunction: ApiFunction;
   readonly batchDeadLetterAlarm: Alarm;
   readonly flushDeadLetterAlarm: Alarm;
+  readonly sweepFunction: ApiFunction;
+  readonly sweepSchedule: Rule;
 
   constructor(scope: Construct, id: string, props: DispatchQueuesProps) {
     super(scope, id);
@@ -115,6 +121,21 @@ export class DispatchQueues extends Construct {
         reportBatchItemFailures: true,
       }),
     );
+
+    this.sweepFunction = new ApiFunction(this, 'Sweep', {
+      entry: jobEntry('dispatch-sweep'),
+      environment: props.environment,
+      timeout: FLUSH_TIMEOUT,
+      description: 'Resumes dispatch work stranded between the table and the queues (every minute)',
+    });
+    this.sweepFunction.bindTable(props.table, 'readWrite');
+    if (props.instanceSecret) this.sweepFunction.bindInstanceSecret(props.instanceSecret);
+    this.bindQueues(this.sweepFunction, SEND, SEND);
+    this.sweepSchedule = new Rule(this, 'SweepSchedule', {
+      description: 'Runs the dispatch sweeper',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(this.sweepFunction, { retryAttempts: 0 })],
+    });
 
     this.batchDeadLetterAlarm = this.deadLetterAlarm('BatchDeadLettersAlarm', this.batchDeadLetterQueue, 'dispatch batches');
     this.flushDeadLetterAlarm = this.deadLetterAlarm('FlushDeadLettersAlarm', this.flushDeadLetterQueue, 'flush signals');

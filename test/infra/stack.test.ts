@@ -41,15 +41,17 @@ const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
 const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
 const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
+const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
   expiryFunctionPath,
   streamFunctionPath,
   flushFunctionPath,
+  sweepFunctionPath,
 ];
-/** Functions besides the routes': the fallback, the stream expiry function, the event stream and the flush consumer. */
-const extraFunctions = 4;
+/** Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush consumer and the dispatch sweeper. */
+const extraFunctions = 5;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -166,6 +168,7 @@ describe('functions', () => {
   it('run Node.js 22 on arm64 with 1024 MB, 15 s (or their route\'s timeoutSeconds; the flush consumer 30 s) and source maps enabled (the event stream: see its own test)', () => {
     const timeouts = new Map<string, number>((routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]));
     timeouts.set(flushFunctionPath, 30);
+    timeouts.set(sweepFunctionPath, 30);
     for (const fn of fns) {
       if (fn.path === streamFunctionPath) {
         expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
@@ -667,7 +670,7 @@ describe('dispatch queues', () => {
           [flushId]: send,
         };
       }
-      if (inputPaths.has(path)) return { [batchId]: send, [flushId]: send };
+      if (inputPaths.has(path) || path === sweepFunctionPath) return { [batchId]: send, [flushId]: send };
       if (path === flushFunctionPath) {
         // SendMessage itself; the rest is what the event source's poller needs (CDK's consume grant).
         return {
@@ -697,7 +700,7 @@ describe('dispatch queues', () => {
     }
     // No other role of the stack may use the queues either (the queue policies only deny).
     const boundRoles = new Set(fns.filter((f) => Object.keys(expectedGrants(f.path)).length > 0).map((f) => f.roleId));
-    expect(boundRoles.size).toBe(5 + 3 + 1);
+    expect(boundRoles.size).toBe(5 + 3 + 1 + 1);
     for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
       const roles = (policy.Properties?.Roles as unknown[]).map(refId);
       const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
@@ -730,6 +733,23 @@ describe('dispatch queues', () => {
         { 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] },
       ]),
     );
+  });
+
+  it('runs the dispatch sweeper every minute from an EventBridge schedule, with table access and no retries', () => {
+    const sweep = fns.find((f) => f.path === sweepFunctionPath)!;
+    const rules = resourcesOfType(main.json, 'AWS::Events::Rule').map(([, r]) => r.Properties ?? {});
+    const sweepRules = rules.filter((r) => (r.Targets as any[] | undefined)?.some((t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] })));
+    expect(sweepRules).toHaveLength(1);
+    expect(sweepRules[0]).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    expect((sweepRules[0]!.Targets as any[])[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 0 });
+    // EventBridge may invoke it, nothing else.
+    const permissions = resourcesOfType(main.json, 'AWS::Lambda::Permission')
+      .map(([, p]) => p.Properties ?? {})
+      .filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] }));
+    expect(permissions.map((p) => p.Principal)).toEqual(['events.amazonaws.com']);
+    expect(sweep.statements.flatMap(actionsOf)).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']));
+    const assetDir = join(main.outdir, String(main.json.Resources[sweep.id]!.Metadata?.['aws:asset:path']));
+    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('DISPATCH#PENDING');
   });
 
   it('outputs both queue URLs and both dead-letter queue names', () => {

@@ -1,0 +1,19 @@
+/**
+ * The dispatch sweeper (contract §4.4, §11): a scheduled run, every minute in AWS (and on an
+ * interval in the local runtime), that resumes dispatch work a crash or a failed queue call
+ * left behind — batches sealed but never handed to the FIFO queue, and inputs whose flush
+ * signal was lost. It reads only the sparse gsi3 entries of chats with such work that has not
+ * moved for a while (Dispatch.sweepAfterMs), so an idle instance costs one Query per run.
+ */
+import * as Dispatch from '../core/dispatch.js';
+import { getConfig } from '../platform/config.js';
+import { logger } from '../platform/logger.js';
+import { dispatchConfigured } from '../platform/queues.js';
+
+export async function handler(): Promise<{ resumed: number }> {
+  if (!dispatchConfigured()) return { resumed: 0 };
+  const config = await getConfig();
+  const resumed = await Dispatch.sweep(config);
+  if (resumed > 0) logger.warn('dispatch sweep resumed stranded work', { chats: resumed });
+  return { resumed };
+}

@@ -1,0 +1,102 @@
+/**
+ * Recovery of dispatch work stranded between the table and the queues (contract §4.4: inputs
+ * are never lost): a queue call that fails after the input's transaction committed leaves a
+ * sealed batch unsent or an input unsignalled; the sweeper (functions/jobs/dispatch-sweep.ts,
+ * every minute) finds it through the sparse gsi3 mark and resumes it. Faults are injected by
+ * pointing the handlers at a queue that does not exist, for one request.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import * as Dispatch from '../../../functions/core/dispatch.js';
+import { handler as sweepHandler } from '../../../functions/jobs/dispatch-sweep.js';
+import { resolveConfig } from '../../../functions/platform/instance-config.js';
+import { startApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+import { configWith, dispatch, sleep } from './support.js';
+
+const DEBOUNCE = 600;
+const sequential = configWith({ mode: 'sequential' });
+const batched = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNCE, typingGraceMs: 500, maxBatchWaitMs: 2000 });
+
+let api: TestApi;
+beforeAll(async () => {
+  api = await startApi({ config: sequential, dispatch: true });
+});
+afterAll(async () => api?.close());
+afterEach(async () => {
+  api.setConfig(sequential);
+  await d.drain(0);
+});
+
+const d = dispatch(() => api);
+
+/** Runs `f` while the handlers' queue `name` points at a queue that does not exist. */
+async function withBrokenQueue<T>(name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL', f: () => Promise<T>): Promise<T> {
+  const url = process.env[name]!;
+  process.env[name] = `${url}-missing`;
+  try {
+    return await f();
+  } finally {
+    process.env[name] = url;
+  }
+}
+
+/** The sweeper's run with no staleness window (its schedule is every minute; waiting that long proves nothing more). */
+const sweepNow = (config: Record<string, unknown>) => Dispatch.sweep(resolveConfig(config), undefined, 0);
+
+describe('dispatch sweeper', () => {
+  it('hands over a sealed batch whose send to the queue failed (sequential)', async () => {
+    const chat = await d.newChat();
+    // The message commits and its batch is sealed; the send fails (logged, not an error to the client).
+    const id = await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(chat.id, 'stranded'));
+    await d.claimNone({ workerId: 'w1', waitMs: 1200 });
+    expect(await sweepNow(sequential)).toBe(1);
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
+    await d.completeOk(batch.batchId, 'w1');
+    // Done: the chat's mark is gone, so the next run finds nothing.
+    expect(await sweepNow(sequential)).toBe(0);
+  });
+
+  it("keeps the chat's order when a later batch was sent before the stranded one is resumed", async () => {
+    const chat = await d.newChat();
+    const first = await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(chat.id, 'first'));
+    // The second message's send hands over the stranded first batch before its own.
+    const second = await d.say(chat.id, 'second');
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([first]);
+    await d.completeOk(b1.batchId, 'w1');
+    const b2 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(b2.items.map((i) => i.sourceId)).toEqual([second]);
+    await d.completeOk(b2.batchId, 'w1');
+    expect(await sweepNow(sequential)).toBe(0);
+  });
+
+  it('seals inputs whose flush signal was lost (batched_sequential)', async () => {
+    api.setConfig(batched);
+    const chat = await d.newChat();
+    const ids = await withBrokenQueue('FLUSH_QUEUE_URL', async () => [await d.say(chat.id, 'one'), await d.say(chat.id, 'two')]);
+    // Nothing would ever seal them: no signal is on its way.
+    await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1500 });
+    expect(await sweepNow(batched)).toBe(1);
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(batch.items.map((i) => i.sourceId)).toEqual(ids);
+    await d.completeOk(batch.batchId, 'w1');
+    await sleep(300);
+    expect(await sweepNow(batched)).toBe(0);
+  });
+
+  it('finds nothing to do when dispatch went normally, and leaves work that is still fresh to the normal path', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'normal');
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    await d.completeOk(batch.batchId, 'w1');
+    expect(await sweepNow(sequential)).toBe(0);
+    // The scheduled run only takes work that has not moved for its window (30 s in sequential mode).
+    const other = await d.newChat();
+    await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(other.id, 'fresh'));
+    expect(await sweepHandler()).toEqual({ resumed: 0 });
+    expect(await sweepNow(sequential)).toBe(1);
+    const resumed = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    await d.completeOk(resumed.batchId, 'w1');
+  });
+});
