@@ -5,6 +5,7 @@
  *
  *   npx cdk synth                                        # defaults, offline, no credentials
  *   npx cdk deploy -c configPath=./config.json [-c instanceSecretArn=arn:aws:secretsmanager:…]
+ *                  [-c domainName=relay.example.com -c certificateArn=arn:aws:acm:us-east-1:…]
  */
 import { readFileSync } from 'node:fs';
 import { App, Validations } from 'aws-cdk-lib';
@@ -56,10 +57,19 @@ function loadConfig(app: App): InstanceConfig {
   }
 }
 
+/** `-c domainName=… -c certificateArn=…`: a custom name for the base URL (both or neither). */
+function loadDomain(app: App): { name: string; certificateArn: string } | undefined {
+  const name = contextString(app, 'domainName');
+  const certificateArn = contextString(app, 'certificateArn');
+  if (!name && !certificateArn) return undefined;
+  if (!name || !certificateArn) fail('Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.');
+  return { name, certificateArn };
+}
+
 const app = new App();
 const config = loadConfig(app);
 try {
-  new ChatRelayStack(app, 'ChatRelay', { config, instanceSecretArn: contextString(app, 'instanceSecretArn') });
+  new ChatRelayStack(app, 'ChatRelay', { config, instanceSecretArn: contextString(app, 'instanceSecretArn'), domain: loadDomain(app) });
 } catch (error) {
   // Inputs the stack cannot deploy (secret ARN format, size, a config needing a stripped secret).
   if (error instanceof DeploymentConfigError) fail(error.message);

@@ -2,8 +2,9 @@
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
- * consumer (dispatch-queues.ts) and, when the instance secret is on, its Secrets Manager
- * secret (instance-secret.ts).
+ * consumer and sweeper (dispatch-queues.ts), the CloudFront distribution that puts the API
+ * and its stream under one base URL (edge.ts) and, when the instance secret is on, its
+ * Secrets Manager secret (instance-secret.ts).
  * Environment-agnostic: no account or region lookups.
  */
 import { readFileSync } from 'node:fs';
@@ -14,10 +15,13 @@ import { resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
 import { DispatchQueues } from './constructs/dispatch-queues.js';
+import { Edge } from './constructs/edge.js';
+import type { EdgeDomain } from './constructs/edge.js';
 import { EventStream } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
 import { Storage } from './constructs/storage.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
+import { streamRoute } from './routes.js';
 
 export interface ChatRelayStackProps extends StackProps {
   /** The validated instance configuration (resolveConfig). Its secrets are stripped here. */
@@ -30,6 +34,8 @@ export interface ChatRelayStackProps extends StackProps {
   instanceSecretArn?: string | undefined;
   /** @default the version in package.json */
   serviceVersion?: string;
+  /** A custom domain for the single base URL (its ACM certificate in us-east-1); none → *.cloudfront.net. */
+  domain?: EdgeDomain | undefined;
 }
 
 /** A deployment input the stack cannot use; bin/app.ts prints its message and stops. */
@@ -56,10 +62,11 @@ export class ChatRelayStack extends Stack {
   readonly eventStream: EventStream;
   readonly streamTimeouts: StreamTimeouts;
   readonly dispatchQueues: DispatchQueues;
+  readonly edge: Edge;
   readonly instanceSecret: InstanceSecret | undefined;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
-    const { config, instanceSecretArn, serviceVersion, ...stackProps } = props;
+    const { config, instanceSecretArn, serviceVersion, domain, ...stackProps } = props;
     super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
     const secretArn = instanceSecretArn?.trim() || undefined;
     if (secretArn !== undefined && !COMPLETE_SECRET_ARN.test(secretArn)) {
@@ -114,11 +121,21 @@ export class ChatRelayStack extends Stack {
       environment,
     });
 
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; the API lives under /api/v1' });
-    // A second base URL: serving it under ApiUrl's domain needs a CDN (event-stream.ts).
+    this.edge = new Edge(this, 'Edge', {
+      apiEndpoint: this.api.httpApi.apiEndpoint,
+      streamUrl: this.eventStream.functionUrl,
+      streamPath: streamRoute.path,
+      domain,
+    });
+
+    new CfnOutput(this, 'BaseUrl', {
+      value: this.edge.url,
+      description: 'The base URL clients use: the API under /api/v1 and its event stream, through CloudFront (set server.publicBaseUrl to it)',
+    });
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'The HTTP API alone (no event stream); the API lives under /api/v1' });
     new CfnOutput(this, 'EventsUrl', {
       value: this.eventStream.url,
-      description: 'Event stream (SSE) function URL; clients connect to <EventsUrl>api/v1/events/stream (the function ignores the path)',
+      description: 'Event stream (SSE) function URL alone; <EventsUrl>api/v1/events/stream (the function ignores the path)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
     new CfnOutput(this, 'StreamTimeoutStateMachineArn', {

@@ -3,9 +3,9 @@
  * URL in response-streaming mode. It is not an API Gateway route (lib/routes.ts streamRoute):
  * the HTTP API buffers whole responses and ends integrations after 30 seconds.
  *
- * OpenGram clients take one base URL for the API and the stream. This stack gives two
- * (ApiUrl, EventsUrl); serving both from one domain needs a CDN in front, e.g. CloudFront
- * sending /api/v1/events/stream to the function URL and everything else to the HTTP API.
+ * OpenGram clients take one base URL for the API and the stream: the CloudFront distribution
+ * of edge.ts sends /api/v1/events/stream to this function URL and everything else to the
+ * HTTP API (output BaseUrl).
  */
 import { Duration } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';

@@ -148,9 +148,10 @@ describe('HTTP API', () => {
     expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
   });
 
-  it('outputs the API URL, the events URL, the table name, the state machine ARN and the dispatch queues, and no secret ARN when the secret is off', () => {
+  it('outputs the base URL, the API URL, the events URL, the table name, the state machine ARN and the dispatch queues, and no secret ARN when the secret is off', () => {
     expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual([
       'ApiUrl',
+      'BaseUrl',
       'DispatchDeadLetterQueueName',
       'DispatchQueueUrl',
       'EventsUrl',
@@ -761,6 +762,65 @@ describe('dispatch queues', () => {
   });
 });
 
+describe('single base URL (CloudFront)', () => {
+  const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
+  const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
+  const distributions = (json: CfnTemplate) => resourcesOfType(json, 'AWS::CloudFront::Distribution');
+  const configOf = (json: CfnTemplate) => distributions(json)[0]![1].Properties!.DistributionConfig as Record<string, any>;
+  const originById = (config: Record<string, any>, id: string) => (config.Origins as any[]).find((o) => o.Id === id);
+  const domainOf = (resourceId: string, attribute: string) => ({ 'Fn::Select': [2, { 'Fn::Split': ['/', { 'Fn::GetAtt': [resourceId, attribute] }] }] });
+  const httpApiId = () => resourcesOfType(main.json, 'AWS::ApiGatewayV2::Api')[0]![0];
+  const functionUrlId = () => resourcesOfType(main.json, 'AWS::Lambda::Url')[0]![0];
+
+  it('sends every path to the HTTP API and the stream path to the function URL, passing requests through uncached', () => {
+    expect(distributions(main.json)).toHaveLength(1);
+    const config = configOf(main.json);
+    const passThrough = {
+      CachePolicyId: CACHING_DISABLED,
+      OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+      Compress: false,
+      ViewerProtocolPolicy: 'https-only',
+    };
+    expect(config.DefaultCacheBehavior).toMatchObject(passThrough);
+    expect([...config.DefaultCacheBehavior.AllowedMethods].sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
+    expect(originById(config, config.DefaultCacheBehavior.TargetOriginId)).toMatchObject({
+      DomainName: domainOf(httpApiId(), 'ApiEndpoint'),
+      CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginReadTimeout: 45, OriginSSLProtocols: ['TLSv1.2'] },
+    });
+    expect(config.CacheBehaviors).toHaveLength(1);
+    const stream = config.CacheBehaviors[0];
+    expect(stream).toMatchObject({ ...passThrough, PathPattern: `${streamRoute.path}*` });
+    expect([...stream.AllowedMethods].sort()).toEqual(['GET', 'HEAD', 'OPTIONS']);
+    expect(originById(config, stream.TargetOriginId)).toMatchObject({
+      DomainName: domainOf(functionUrlId(), 'FunctionUrl'),
+      CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginReadTimeout: 30 },
+    });
+    expect(config).toMatchObject({ Enabled: true, HttpVersion: 'http2and3', PriceClass: 'PriceClass_100' });
+    expect(config.Aliases).toBeUndefined();
+  });
+
+  it('outputs the distribution as BaseUrl', () => {
+    const output = main.json.Outputs?.BaseUrl;
+    expect(output?.Value).toEqual({ 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributions(main.json)[0]![0], 'DomainName'] }, '/']] });
+    expect(output?.Description).toContain('server.publicBaseUrl');
+  });
+
+  it('serves a custom domain with its certificate over TLS 1.2+, and says so in BaseUrl', () => {
+    const certificateArn = 'arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-0000-4000-8000-123456789abc';
+    const synth = synthesize({ domain: { name: 'relay.example.com', certificateArn } });
+    try {
+      const config = configOf(synth.json);
+      expect(config.Aliases).toEqual(['relay.example.com']);
+      expect(config.ViewerCertificate).toEqual({ AcmCertificateArn: certificateArn, MinimumProtocolVersion: 'TLSv1.2_2021', SslSupportMethod: 'sni-only' });
+      expect(synth.json.Outputs?.BaseUrl?.Value).toBe('https://relay.example.com/');
+      // With its own certificate the TLS finding (CFR4) is no longer acknowledged, and none remains.
+      expect(nagFindings(synth.stack)).toEqual([]);
+    } finally {
+      synth.dispose();
+    }
+  });
+});
+
 describe('cdk-nag', () => {
   it('reports no unacknowledged AwsSolutions error or warning', () => {
     expect(nagFindings(main.stack)).toEqual([]);
@@ -933,6 +993,22 @@ describe('bin/app.ts', () => {
         timeout: 60_000,
       });
       expect(run.stderr.trim()).toBe('Config validation error: at least one model is required.');
+      expect(run.status).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails the synth when a custom domain comes without its certificate', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'chat-relay-domain-'));
+    try {
+      const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
+        cwd: root,
+        env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ domainName: 'relay.example.com' }), CDK_OUTDIR: join(dir, 'out') },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.stderr.trim()).toBe('Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.');
       expect(run.status).toBe(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -21,6 +21,8 @@ export interface SynthOptions {
   instanceSecretArn?: string;
   /** Run esbuild for every function (slow); otherwise assets are placeholders. */
   bundle?: boolean;
+  /** A custom domain for the distribution. */
+  domain?: { name: string; certificateArn: string };
 }
 
 export interface Synthesized {
@@ -73,6 +75,7 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
   const stack = new ChatRelayStack(app, 'ChatRelay', {
     config: resolveConfig(options.config ?? {}, options.overrides),
     instanceSecretArn: app.node.tryGetContext('instanceSecretArn') as string | undefined,
+    domain: options.domain,
   });
   const assembly = app.synth();
   const json = assembly.getStackByName(stack.stackName).template as CfnTemplate;
