@@ -398,7 +398,9 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
       claimed.push(await present(batch));
     }
     if (claimed.length > 0 || gone() || deps.clock().getTime() >= deadline) return claimed;
-    if (received.length === 0 && remaining < 1000) await deps.sleep(Math.min(Math.max(remaining, 0), 200));
+    // In the last second receives do not wait (whole seconds), and a batch due after this
+    // claim's deadline was just made visible again: pause, so neither spins.
+    if (remaining < 1000) await deps.sleep(Math.min(Math.max(deadline - deps.clock().getTime(), 0), 200));
   }
 }
 

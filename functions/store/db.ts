@@ -23,7 +23,14 @@ let client: DynamoDBDocumentClient | undefined;
 export function ddb(): DynamoDBDocumentClient {
   if (client) return client;
   const { AWS_REGION, DYNAMODB_ENDPOINT } = env();
-  const base = new DynamoDBClient({ region: AWS_REGION, endpoint: DYNAMODB_ENDPOINT, maxAttempts: 4 });
+  const base = new DynamoDBClient({
+    region: AWS_REGION,
+    endpoint: DYNAMODB_ENDPOINT,
+    maxAttempts: 4,
+    // A Lambda instance serves one request at a time, so the SDK's 50 sockets are plenty; the
+    // local runtime (DYNAMODB_ENDPOINT set) serves every request from one process and client.
+    ...(DYNAMODB_ENDPOINT ? { requestHandler: { httpAgent: { keepAlive: true, maxSockets: 256 } } } : {}),
+  });
   // Every data-plane call reports its consumed capacity, so each request knows its cost.
   base.middlewareStack.add(
     (next, context) => async (args) => {

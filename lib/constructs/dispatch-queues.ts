@@ -103,15 +103,7 @@ export class DispatchQueues extends Construct {
       deadLetterQueue: { queue: this.flushDeadLetterQueue, maxReceiveCount: FLUSH_MAX_RECEIVES },
     });
 
-    this.flushFunction = new ApiFunction(this, 'Flush', {
-      entry: jobEntry('flush'),
-      environment: props.environment,
-      timeout: FLUSH_TIMEOUT,
-      description: 'Seals batched_sequential dispatch inputs when due, or re-signals itself (flush queue consumer)',
-    });
-    this.flushFunction.bindTable(props.table, 'readWrite');
-    if (props.instanceSecret) this.flushFunction.bindInstanceSecret(props.instanceSecret);
-    this.bindQueues(this.flushFunction, SEND, SEND);
+    this.flushFunction = this.jobFunction(props, 'Flush', 'flush', 'Seals batched_sequential dispatch inputs when due, or re-signals itself (flush queue consumer)');
     // Grants the consumer ReceiveMessage, DeleteMessage, ChangeMessageVisibility and
     // GetQueueAttributes (+ GetQueueUrl) on the flush queue, as the poller needs.
     this.flushFunction.addEventSource(
@@ -122,15 +114,7 @@ export class DispatchQueues extends Construct {
       }),
     );
 
-    this.sweepFunction = new ApiFunction(this, 'Sweep', {
-      entry: jobEntry('dispatch-sweep'),
-      environment: props.environment,
-      timeout: FLUSH_TIMEOUT,
-      description: 'Resumes dispatch work stranded between the table and the queues (every minute)',
-    });
-    this.sweepFunction.bindTable(props.table, 'readWrite');
-    if (props.instanceSecret) this.sweepFunction.bindInstanceSecret(props.instanceSecret);
-    this.bindQueues(this.sweepFunction, SEND, SEND);
+    this.sweepFunction = this.jobFunction(props, 'Sweep', 'dispatch-sweep', 'Resumes dispatch work stranded between the table and the queues (every minute)');
     this.sweepSchedule = new Rule(this, 'SweepSchedule', {
       description: 'Runs the dispatch sweeper',
       schedule: Schedule.rate(Duration.minutes(1)),
@@ -139,6 +123,15 @@ export class DispatchQueues extends Construct {
 
     this.batchDeadLetterAlarm = this.deadLetterAlarm('BatchDeadLettersAlarm', this.batchDeadLetterQueue, 'dispatch batches');
     this.flushDeadLetterAlarm = this.deadLetterAlarm('FlushDeadLettersAlarm', this.flushDeadLetterQueue, 'flush signals');
+  }
+
+  /** A dispatch job (flush consumer, sweeper): the table read-write, the secret, and SendMessage on both queues. */
+  private jobFunction(props: DispatchQueuesProps, id: string, job: string, description: string): ApiFunction {
+    const fn = new ApiFunction(this, id, { entry: jobEntry(job), environment: props.environment, timeout: FLUSH_TIMEOUT, description });
+    fn.bindTable(props.table, 'readWrite');
+    if (props.instanceSecret) fn.bindInstanceSecret(props.instanceSecret);
+    this.bindQueues(fn, SEND, SEND);
+    return fn;
   }
 
   /** The `dispatchInputs` routes: they seal and send batches, or send flush signals. */

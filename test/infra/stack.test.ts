@@ -981,37 +981,34 @@ describe('configuration size', () => {
 });
 
 describe('bin/app.ts', () => {
-  it('fails the synth with the validation message of a bad configuration', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'chat-relay-config-'));
+  /** Runs bin/app.ts as `cdk synth` would, with extra environment built from a scratch folder. */
+  function runApp(env: (dir: string) => Record<string, string>) {
+    const dir = mkdtempSync(join(tmpdir(), 'chat-relay-app-'));
     try {
-      const configPath = join(dir, 'config.json');
-      writeFileSync(configPath, JSON.stringify({ models: [] }));
-      const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
+      return spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
         cwd: root,
-        env: { ...process.env, CONFIG_PATH: configPath, CDK_OUTDIR: join(dir, 'out') },
+        env: { ...process.env, CDK_OUTDIR: join(dir, 'out'), ...env(dir) },
         encoding: 'utf8',
         timeout: 60_000,
       });
-      expect(run.stderr.trim()).toBe('Config validation error: at least one model is required.');
-      expect(run.status).toBe(1);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  }
+
+  it('fails the synth with the validation message of a bad configuration', () => {
+    const run = runApp((dir) => {
+      const configPath = join(dir, 'config.json');
+      writeFileSync(configPath, JSON.stringify({ models: [] }));
+      return { CONFIG_PATH: configPath };
+    });
+    expect(run.stderr.trim()).toBe('Config validation error: at least one model is required.');
+    expect(run.status).toBe(1);
   });
 
   it('fails the synth when a custom domain comes without its certificate', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'chat-relay-domain-'));
-    try {
-      const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
-        cwd: root,
-        env: { ...process.env, CDK_CONTEXT_JSON: JSON.stringify({ domainName: 'relay.example.com' }), CDK_OUTDIR: join(dir, 'out') },
-        encoding: 'utf8',
-        timeout: 60_000,
-      });
-      expect(run.stderr.trim()).toBe('Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.');
-      expect(run.status).toBe(1);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ domainName: 'relay.example.com' }) }));
+    expect(run.stderr.trim()).toBe('Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.');
+    expect(run.status).toBe(1);
   });
 });

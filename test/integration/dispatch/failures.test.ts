@@ -15,7 +15,8 @@ const config = configWith({ mode: 'sequential', retryBaseMs: BASE, retryMaxMs: 4
 
 let api: TestApi;
 beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
+  // Usage headers: a request's DynamoDB call count, to see that a claim does not spin.
+  api = await startApi({ config, dispatch: true, env: { EXPOSE_USAGE_HEADERS: '1' } });
 });
 afterAll(async () => api?.close());
 afterEach(async () => {
@@ -136,6 +137,22 @@ describe('fail', () => {
     expect(b2.batchId).toBe(b1.batchId);
     // Not before its time, and not rounded up to 2 s either.
     expect({ early: after < 1300 - 100, late: after > 1300 + 600, ms: after }).toEqual({ early: false, late: false, ms: after });
+  });
+
+  it('a claim that ends before a batch is due waits quietly instead of spinning on it', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'not yet');
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 1800 })).status).toBe(204);
+    // Its message reappears after 1 s (whole seconds, rounded down); this claim's wait ends at
+    // 1.5 s, before the batch is due at 1.8 s: it looks, gives the message back, and pauses.
+    const res = await d.claim({ workerId: 'w2', waitMs: 1500 });
+    expect(res.status).toBe(204);
+    const calls = Number(res.headers.get('x-ddb-calls'));
+    expect({ calls, quiet: calls <= 12 }).toEqual({ calls, quiet: true });
+    const b2 = await d.claimOne({ workerId: 'w2', waitMs: 3000 });
+    expect(b2.batchId).toBe(b1.batchId);
+    await d.completeOk(b2.batchId, 'w2');
   });
 
   it('a non-retryable failure is terminal at once', async () => {
