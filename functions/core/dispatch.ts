@@ -51,6 +51,12 @@ const PART_MAX_BYTES = 380_000;
 const BATCH_MAX_BYTES = 3_000_000;
 const CLAIM_RESPONSE_MAX_BYTES = 5_000_000;
 const SEAL_MAX_ITEMS = 90;
+/**
+ * Inputs one batch takes at most: a seal lists them in the dispatch state (about 45 bytes
+ * each) until they are deleted, and that item must stay well under 400 KB. More than this
+ * many waiting behind one lease seal into consecutive batches.
+ */
+export const BATCH_MAX_INPUTS = 5000;
 
 const dispatchConfig = (config: InstanceConfig) => config.server.dispatch;
 
@@ -211,7 +217,7 @@ async function releaseTaken(chatId: string, sks: string[]): Promise<void> {
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 /** The batches one seal transaction writes, and the inputs (a prefix of `inputs`) they take. */
-async function planSeal(
+export async function planSeal(
   chatId: string,
   mode: InstanceConfig['server']['dispatch']['mode'],
   inputs: DispatchInput[],
@@ -248,7 +254,7 @@ async function planSeal(
     // All of them, unless their text would not fit one batch: then the oldest that fit.
     let bytes = 0;
     let n = 0;
-    while (n < inputs.length && (n === 0 || bytes + jsonBytes(inputs[n]) <= BATCH_MAX_BYTES)) bytes += jsonBytes(inputs[n++]);
+    while (n < inputs.length && n < BATCH_MAX_INPUTS && (n === 0 || bytes + jsonBytes(inputs[n]) <= BATCH_MAX_BYTES)) bytes += jsonBytes(inputs[n++]);
     const taken = inputs.slice(0, n);
     return { batches: [await build(taken)], taken };
   }
