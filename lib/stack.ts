@@ -14,6 +14,7 @@ import type { Construct } from 'constructs';
 import { resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
+import type { FunctionWiring } from './constructs/api-function.js';
 import { DispatchQueues } from './constructs/dispatch-queues.js';
 import { Edge } from './constructs/edge.js';
 import type { EdgeDomain } from './constructs/edge.js';
@@ -97,29 +98,20 @@ export class ChatRelayStack extends Stack {
       );
     }
 
-    const environment = { SERVICE_VERSION: serviceVersion ?? packageVersion(), INSTANCE_CONFIG: instanceConfig };
-    this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', {
+    // What every function gets: the table, the shared environment, the secret when it is on.
+    const wiring: FunctionWiring = {
       table: this.storage.table,
       instanceSecret: this.instanceSecret?.secret,
-      environment,
-    });
-    this.dispatchQueues = new DispatchQueues(this, 'Dispatch', {
-      table: this.storage.table,
-      instanceSecret: this.instanceSecret?.secret,
-      environment,
-    });
+      environment: { SERVICE_VERSION: serviceVersion ?? packageVersion(), INSTANCE_CONFIG: instanceConfig },
+    };
+    this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', wiring);
+    this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
     this.api = new Api(this, 'Api', {
-      table: this.storage.table,
-      instanceSecret: this.instanceSecret?.secret,
-      environment,
+      ...wiring,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
       dispatchQueues: this.dispatchQueues,
     });
-    this.eventStream = new EventStream(this, 'EventStream', {
-      table: this.storage.table,
-      instanceSecret: this.instanceSecret?.secret,
-      environment,
-    });
+    this.eventStream = new EventStream(this, 'EventStream', wiring);
 
     this.edge = new Edge(this, 'Edge', {
       apiEndpoint: this.api.httpApi.apiEndpoint,

@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
-import { EventReservation, withEvents } from '../store/events-repo.js';
+import { withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { putMessage } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
@@ -28,7 +28,8 @@ export interface ChatDeps {
 export const defaultDeps: ChatDeps = { clock: () => new Date(), newId };
 
 /**
- * A transaction holds at most 100 items; a chat write uses up to 6 besides its tags, so a
+ * A transaction holds at most 100 items; a chat write uses up to 7 besides its tags (chat,
+ * first message, its dispatch input and state, events), so a
  * chat keeps at most 50 distinct tags. A tag is part of a key (at most 1 KB), hence its size cap.
  */
 export const MAX_TAGS = 50;
@@ -41,6 +42,13 @@ const MAX_REWRITE_ATTEMPTS = 25;
 const backoff = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
 
 export const chatNotFound = (chatId: string) => NotFoundError.of('chatId', chatId, 'Chat not found.');
+
+/** The chat, or 404 `Chat not found.` (also for a malformed id). */
+export async function existingChat(chatId: string): Promise<ChatRecord> {
+  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
+  if (!chat) throw chatNotFound(chatId);
+  return chat;
+}
 
 /** Trimmed, empty dropped, duplicates removed keeping the first occurrence (§2.1). */
 export function normalizeTags(tags: readonly string[]): string[] {
@@ -165,9 +173,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
 }
 
 export async function get(chatId: string): Promise<Chat> {
-  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
-  if (!chat) throw chatNotFound(chatId);
-  return Chats.toChat(chat);
+  return Chats.toChat(await existingChat(chatId));
 }
 
 export interface ChatListQuery {
@@ -230,8 +236,7 @@ async function recompute(chat: ChatRecord): Promise<void> {
  */
 async function withStreamedText(message: MessageRecord): Promise<MessageRecord> {
   if (message.stream_state !== 'streaming' || !message.chunk_count) return message;
-  const { text } = await StreamText.assemble(message.id, message.chunk_count);
-  return { ...message, content_partial: text === '' ? null : text };
+  return { ...message, content_partial: await StreamText.partialText(message.id, message.chunk_count) };
 }
 
 /**
@@ -246,8 +251,7 @@ async function rewrite(
 ): Promise<ChatRecord> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   // The event numbers are taken once and reused by every attempt (a retry leaves no hole).
-  let reservation: EventReservation | undefined;
-  try {
+  return withEventNumbers(async (take) => {
     for (let attempt = 1; ; attempt++) {
       const current = await Chats.getChat(chatId);
       if (!current) throw chatNotFound(chatId);
@@ -256,7 +260,7 @@ async function rewrite(
       const { events, extra = [], after } = change(next, now);
       await recompute(next);
       after?.(next);
-      reservation ??= await EventReservation.take(events.length);
+      const reservation = await take(events.length);
       let stale = false;
       await transact([Chats.replaceChat(next, current.ver), ...extra, ...reservation.items(events, now)], (index) => {
         if (index === 0) stale = true;
@@ -267,10 +271,7 @@ async function rewrite(
       if (!stale) return next;
       await backoff(attempt);
     }
-  } catch (error) {
-    await reservation?.abandon();
-    throw error;
-  }
+  });
 }
 
 export interface ChatUpdate {

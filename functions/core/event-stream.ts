@@ -110,8 +110,6 @@ export interface StreamSink {
 export const frame = (event: { id: string; type: string; timestamp: string; payload: unknown }): string =>
   `event: ${event.type}\ndata: ${JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, payload: event.payload })}\nid: ${event.id}\n\n`;
 
-const EPHEMERAL_TYPES = new Set(['chat.typing', 'chat.user_typing', 'message.streaming.chunk']);
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -224,5 +222,3 @@ export async function runStream(sink: StreamSink, start: StreamStart, q: StreamQ
     await sleep(Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt)));
   }
 }
-
-export const isEphemeralType = (type: string) => EPHEMERAL_TYPES.has(type);

@@ -21,13 +21,14 @@ import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
-import { EventReservation, ephemeralEventPut, withEvents } from '../store/events-repo.js';
-import type { NewEvent } from '../store/events-repo.js';
+import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
+import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
-import { chatNotFound } from './chats.js';
+import { chatNotFound, existingChat } from './chats.js';
+import { locationCache } from './locations.js';
 import type { Page } from './chats.js';
 import { PREVIEW_MAX_CHARS, USER_SENDER_ID, cut, previewOf } from './model.js';
 import type { Message, MessageRole, StreamState } from './model.js';
@@ -168,8 +169,7 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
   checkSender(role, senderId, config);
   if (Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
 
-  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
-  if (!chat) throw chatNotFound(chatId);
+  const chat = await existingChat(chatId);
   const media = streaming ? [] : await checkMedia(chatId, refs);
 
   const now = deps.clock().toISOString();
@@ -329,8 +329,7 @@ export interface MessageListQuery {
 
 /** GET /chats/{chatId}/messages (§5.4.2): newest first, keyset cursor, hidden messages omitted. */
 export async function list(config: InstanceConfig, chatId: string, q: MessageListQuery, deps: MessageDeps = defaultDeps): Promise<Page<Message>> {
-  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
-  if (!chat) throw chatNotFound(chatId);
+  await existingChat(chatId);
   const listName = `messages:${chatId}`;
   let afterSk: string | undefined;
   if (q.cursor !== undefined) {
@@ -357,9 +356,7 @@ export async function list(config: InstanceConfig, chatId: string, q: MessageLis
  */
 async function present(record: MessageRecord, config: InstanceConfig, nowMs: number): Promise<Message | undefined> {
   if (record.stream_state !== 'streaming') return Store.toMessage(record);
-  const count = record.chunk_count ?? 0;
-  const text = count > 0 ? (await StreamText.assemble(record.id, count)).text : '';
-  const partial = text === '' ? null : text;
+  const partial = await StreamText.partialText(record.id, record.chunk_count);
   if (!isOverdue(record, config, nowMs)) return Store.toMessage({ ...record, content_partial: partial });
   if (partial === null && !record.media_preview) return undefined;
   return Store.toMessage({ ...record, stream_state: 'cancelled', content_partial: partial, content_final: null });
@@ -376,8 +373,7 @@ function isOverdue(message: Pick<Message, 'updated_at'>, config: InstanceConfig,
   return nowMs - Date.parse(message.updated_at) > idleLimitMs(config);
 }
 
-/** Message locations never change: remember them per container. */
-const locations = new Map<string, MessageLocation>();
+const locate = locationCache(Store.locate, messageNotFound);
 
 /**
  * Finds a message by id. With `chatId` (the seed's chat-scoped paths), the chat must exist
@@ -385,16 +381,9 @@ const locations = new Map<string, MessageLocation>();
  */
 async function find(messageId: string, chatId?: string): Promise<MessageLocation> {
   if (chatId !== undefined) {
-    const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
-    if (!chat) throw chatNotFound(chatId);
+    await existingChat(chatId);
   }
-  let loc = locations.get(messageId);
-  if (!loc) {
-    loc = isId(messageId) ? await Store.locate(messageId) : undefined;
-    if (!loc) throw messageNotFound(messageId);
-    if (locations.size > 10_000) locations.clear();
-    locations.set(messageId, loc);
-  }
+  const loc = await locate(messageId);
   if (chatId !== undefined && loc.chatId !== chatId) throw messageNotFound(messageId);
   return loc;
 }
@@ -497,8 +486,7 @@ export async function cancel(config: InstanceConfig, messageId: string, chatId?:
 
 /** POST /chats/{chatId}/messages/cancel-streaming (§5.4.6). */
 export async function cancelAllStreaming(config: InstanceConfig, chatId: string, deps: MessageDeps = defaultDeps): Promise<{ cancelledMessageIds: string[] }> {
-  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
-  if (!chat) throw chatNotFound(chatId);
+  await existingChat(chatId);
   const cancelled: string[] = [];
   for (const messageId of await Store.openStreams(chatId)) {
     try {
@@ -561,13 +549,7 @@ const IN_FLIGHT_WAITS_MS = [50, 150, 400, 800];
  */
 async function finish(config: InstanceConfig, loc: MessageLocation, messageId: string, how: Finish, deps: MessageDeps): Promise<FinishOutcome> {
   // One event number for every attempt; voided if the stream ends some other way.
-  let reservation: EventReservation | undefined;
-  try {
-    return await finishAttempts(config, loc, messageId, how, deps, async () => (reservation ??= await EventReservation.take(1)));
-  } catch (error) {
-    await reservation?.abandon();
-    throw error;
-  }
+  return withEventNumbers((take) => finishAttempts(config, loc, messageId, how, deps, () => take(1)));
 }
 
 async function finishAttempts(

@@ -45,7 +45,7 @@ const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInt
 const given = (v: unknown): boolean => v !== undefined && v !== null;
 
 /** A trimmed, non-empty string at `field`, with the contract's two messages. */
-function requiredText(value: unknown, field: string, name = field): string {
+export function requiredText(value: unknown, field: string, name = field): string {
   if (typeof value !== 'string') throw new FieldRuleError(field, `${name} must be a string.`);
   const trimmed = value.trim();
   if (trimmed === '') throw new FieldRuleError(field, `${name} cannot be empty.`);

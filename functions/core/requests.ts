@@ -10,16 +10,17 @@
  */
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
-import { isId, newId } from '../platform/ids.js';
+import { newId } from '../platform/ids.js';
 import * as Chats from '../store/chats-repo.js';
 import { transact } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
-import { chatNotFound } from './chats.js';
+import { chatNotFound, existingChat } from './chats.js';
+import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from './model.js';
-import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution } from './request-config.js';
+import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
 import type { RequestType, ResolutionPayload } from './request-config.js';
 
 export interface RequestDeps {
@@ -42,12 +43,7 @@ export interface NewRequest {
   trace?: unknown;
 }
 
-function checkTitle(title: unknown): string {
-  if (typeof title !== 'string') throw new FieldRuleError('title', 'title must be a string.');
-  const trimmed = title.trim();
-  if (trimmed === '') throw new FieldRuleError('title', 'title cannot be empty.');
-  return trimmed;
-}
+const checkTitle = (title: unknown): string => requiredText(title, 'title');
 
 function checkBody(body: unknown): string | null {
   if (body === undefined || body === null) return null;
@@ -62,8 +58,7 @@ function checkTrace(trace: unknown): Record<string, unknown> {
 
 /** POST /chats/{chatId}/requests (§5.5.1): the chat first, then the rules in the contract's order. */
 export async function create(chatId: string, input: NewRequest, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
-  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
-  if (!chat) throw chatNotFound(chatId);
+  await existingChat(chatId);
   if (!REQUEST_TYPES.includes(input.type as RequestType)) {
     throw new FieldRuleError('type', 'type must be one of choice, text_input, form.');
   }
@@ -88,11 +83,10 @@ export async function create(chatId: string, input: NewRequest, deps: RequestDep
     resolution_payload: null,
     trace,
   };
-  const chatIndex = 2;
+  const puts = Store.putRequest(request);
   await withEvents([{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }], now, (eventItems) =>
-    transact([...Store.putRequest(request), Chats.adjustPending(chatId, 1, now), ...eventItems], (index) =>
-      index === chatIndex ? chatNotFound(chatId) : undefined,
-    ),
+    // The chat's update comes right after the request's items: its condition is the chat existing.
+    transact([...puts, Chats.adjustPending(chatId, 1, now), ...eventItems], (index) => (index === puts.length ? chatNotFound(chatId) : undefined)),
   );
   return request;
 }
@@ -101,22 +95,14 @@ export type StatusFilter = RequestStatus | 'all';
 
 /** GET /chats/{chatId}/requests (§5.5.2): oldest first, no pagination. */
 export async function list(chatId: string, status: StatusFilter): Promise<{ data: RequestRecord[] }> {
-  const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
-  if (!chat) throw chatNotFound(chatId);
+  await existingChat(chatId);
   return { data: await Store.listRequests(chatId, status === 'all' ? undefined : status) };
 }
 
-/** Request locations never change: remember them per container. */
-const locations = new Map<string, RequestLocation>();
+const locate = locationCache(Store.locate, requestNotFound);
 
 async function find(requestId: string): Promise<{ loc: RequestLocation; request: RequestRecord }> {
-  let loc = locations.get(requestId);
-  if (!loc) {
-    loc = isId(requestId) ? await Store.locate(requestId) : undefined;
-    if (!loc) throw requestNotFound(requestId);
-    if (locations.size > 10_000) locations.clear();
-    locations.set(requestId, loc);
-  }
+  const loc = await locate(requestId);
   const request = await Store.getRequest(loc);
   if (!request) throw requestNotFound(requestId);
   return { loc, request };

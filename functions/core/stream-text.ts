@@ -126,3 +126,10 @@ export function forget(messageId: string): void {
   cachedChars -= entry.text.length;
   cache.delete(messageId);
 }
+
+/** A streaming message's text so far: its chunks assembled, null while there is none. */
+export async function partialText(messageId: string, chunkCount: number | undefined): Promise<string | null> {
+  if (!chunkCount) return null;
+  const { text } = await assemble(messageId, chunkCount);
+  return text === '' ? null : text;
+}

@@ -3,7 +3,8 @@
  * Origin when the allow-list is empty, echoes only exact matches otherwise, sends nothing
  * without an Origin, and reads the list from the live configuration on every request.
  */
-import type { HttpMiddleware, HttpRequest } from './types.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
+import type { HttpEvent, HttpMiddleware, HttpRequest } from './types.js';
 import { header, stateOf } from './types.js';
 
 export const PREFLIGHT_HEADERS = {
@@ -18,17 +19,21 @@ export function allowedOrigin(origin: string | undefined, allowList: readonly st
   return allowList.includes(origin) ? origin : undefined;
 }
 
+/** The CORS headers a response to `event` carries (the preflight's too, for OPTIONS). */
+export function corsHeaders(event: HttpEvent, config: InstanceConfig): Record<string, string> {
+  const origin = allowedOrigin(header(event, 'origin'), config.server.corsOrigins);
+  const preflight = event.requestContext?.http?.method === 'OPTIONS';
+  return {
+    ...(origin ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {}),
+    ...(preflight ? PREFLIGHT_HEADERS : {}),
+  };
+}
+
 function decorate(request: HttpRequest): void {
   const response = request.response;
   const config = stateOf(request).config;
   if (!response || !config) return;
-  const origin = allowedOrigin(header(request.event, 'origin'), config.server.corsOrigins);
-  const preflight = request.event.requestContext?.http?.method === 'OPTIONS';
-  response.headers = {
-    ...response.headers,
-    ...(origin ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {}),
-    ...(preflight ? PREFLIGHT_HEADERS : {}),
-  };
+  response.headers = { ...response.headers, ...corsHeaders(request.event, config) };
 }
 
 export function cors(): HttpMiddleware {

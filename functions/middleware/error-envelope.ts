@@ -5,25 +5,22 @@
  */
 import { AppError } from '../errors.js';
 import { logger } from '../platform/logger.js';
-import type { HttpMiddleware } from './types.js';
+import type { HttpMiddleware, HttpResult } from './types.js';
 import { jsonResult } from './types.js';
+
+/** The response for a failure: its own envelope for an AppError, else a logged, bare 500. */
+export function errorResult(error: unknown): HttpResult {
+  if (error instanceof AppError) {
+    return jsonResult(error.status, { error: { code: error.code, message: error.message, details: error.details ?? null } }, error.headers);
+  }
+  logger.error('unhandled error', { error });
+  return jsonResult(500, { error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } });
+}
 
 export function errorEnvelope(): HttpMiddleware {
   return {
     onError: (request) => {
-      const error = request.error;
-      if (error instanceof AppError) {
-        request.response = jsonResult(
-          error.status,
-          { error: { code: error.code, message: error.message, details: error.details ?? null } },
-          error.headers,
-        );
-        return;
-      }
-      logger.error('unhandled error', { error });
-      request.response = jsonResult(500, {
-        error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null },
-      });
+      request.response = errorResult(request.error);
     },
   };
 }

@@ -43,6 +43,8 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** false: this answer changed nothing, so an Idempotency-Key must not replay it (§14 item 5). */
+  remember?: false;
 }
 
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
@@ -93,6 +95,7 @@ export function http<S extends InputSchemas>(
         requestId: state.requestId,
         clientGone: clientGoneSignal(context),
       });
+      if (reply.remember === false) state.forget = true;
       return jsonResult(reply.status, reply.body, reply.headers);
     });
 

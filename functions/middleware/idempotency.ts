@@ -33,9 +33,6 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-/** Claim routes, whose 204 means "nothing claimed" rather than a done effect. */
-const EMPTY_CLAIM_PATHS = /\/dispatch\/claim(-many)?\/?$/;
-
 export function fingerprintOf(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body ?? {})}`).digest('hex');
 }
@@ -102,9 +99,9 @@ export function idempotency(): HttpMiddleware {
       const response = request.response;
       if (!mine || !response) return;
       const ok = response.statusCode >= 200 && response.statusCode < 300;
-      // An empty claim (204) claimed nothing: it is not cached, so a retry can claim (§14 item 5).
-      const emptyClaim = response.statusCode === 204 && EMPTY_CLAIM_PATHS.test(request.event.rawPath);
-      if (!ok || emptyClaim || response.body.length > MAX_STORED_BODY || stateOf(request).replay) {
+      // An answer that changed nothing (an empty claim) is not cached, so a retry can claim (§14 item 5).
+      const state = stateOf(request);
+      if (!ok || state.forget || response.body.length > MAX_STORED_BODY || state.replay) {
         await Records.release(mine.keyHash, mine.fingerprint);
         return;
       }

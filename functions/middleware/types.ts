@@ -20,6 +20,8 @@ export interface RequestState {
   input: { path: unknown; query: unknown; body: unknown };
   /** A stored response to replay instead of running the handler (idempotency). */
   replay?: HttpResult;
+  /** The handler's answer changed nothing (an empty claim): never stored for replay. */
+  forget?: boolean;
 }
 
 /** Keyed by the invocation's event object, so the final handler can read it too. */

@@ -55,6 +55,16 @@ function collect(
   return undefined;
 }
 
+/** Parses `value` with `schema`, or throws the schema's VALIDATION_ERROR. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const errors = { formErrors: [] as string[], fieldErrors: {} as Record<string, string[]> };
+  const parsed = collect(schema, value, errors);
+  if (errors.formErrors.length > 0 || Object.keys(errors.fieldErrors).length > 0) {
+    throw new SchemaValidationError(errors.formErrors, errors.fieldErrors);
+  }
+  return parsed as z.output<S>;
+}
+
 /** See InputSchemas.optionalObjectBody. */
 export function parseOptionalObjectBody(event: HttpEvent, malformedMessage: string): unknown {
   const text = rawBody(event);

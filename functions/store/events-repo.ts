@@ -130,11 +130,20 @@ export class EventReservation {
  * finally fails.
  */
 export async function withEvents<T>(events: NewEvent[], timestamp: string, write: (eventItems: TransactItem[]) => Promise<T>): Promise<T> {
-  const reservation = await EventReservation.take(events.length);
+  return withEventNumbers(async (take) => write((await take(events.length)).items(events, timestamp)));
+}
+
+/**
+ * Runs `write` with event numbers taken on demand: its first `take(count)` reserves them (one
+ * call) and later calls return the same reservation, so every retry reuses them and leaves no
+ * hole; if `write` finally fails, the numbers it took are voided.
+ */
+export async function withEventNumbers<T>(write: (take: (count: number) => Promise<EventReservation>) => Promise<T>): Promise<T> {
+  let reservation: EventReservation | undefined;
   try {
-    return await write(reservation.items(events, timestamp));
+    return await write(async (count) => (reservation ??= await EventReservation.take(count)));
   } catch (error) {
-    await reservation.abandon();
+    await reservation?.abandon();
     throw error;
   }
 }
@@ -150,8 +159,16 @@ export async function getEvent(seq: number): Promise<StoredEvent | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.event(seq), ConsistentRead: true }));
   const item = out.Item;
   if (!item || item.void) return undefined;
-  return { seq: Number(item.seq), id: String(item.id), type: String(item.eventType), timestamp: String(item.timestamp), payload: item.payload };
+  return toStoredEvent(item);
 }
+
+const toStoredEvent = (item: Record<string, unknown>): StoredEvent => ({
+  seq: Number(item.seq),
+  id: String(item.id),
+  type: String(item.eventType),
+  timestamp: String(item.timestamp),
+  payload: item.payload as Record<string, unknown>,
+});
 
 /** Ephemeral events live long enough for open streams to fan them out (§6.1), then expire. */
 export const EPHEMERAL_TTL_SECONDS = 120;
@@ -206,11 +223,7 @@ export async function readLog(from: number, limit: number): Promise<LogEntry[]> 
       // the reader waits for, and it confirms with a consistent read before skipping one.
     }),
   );
-  return (out.Items ?? []).map((item) =>
-    item.void
-      ? { seq: Number(item.seq), void: true as const }
-      : { seq: Number(item.seq), id: String(item.id), type: String(item.eventType), timestamp: String(item.timestamp), payload: item.payload },
-  );
+  return (out.Items ?? []).map((item) => (item.void ? { seq: Number(item.seq), void: true as const } : toStoredEvent(item)));
 }
 
 export interface EphemeralEntry {

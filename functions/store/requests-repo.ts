@@ -4,6 +4,7 @@
  * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { pick } from '../core/model.js';
 import { ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
@@ -74,9 +75,7 @@ export async function getRequest(loc: RequestLocation): Promise<RequestRecord | 
 
 /** The item stores the request type as `request_type` too: `type` is the item kind elsewhere. */
 function fromItem(item: Record<string, unknown>): RequestRecord {
-  const out: Record<string, unknown> = {};
-  for (const f of REQUEST_FIELDS) out[f] = item[f === 'type' ? 'request_type' : f] ?? null;
-  return out as unknown as RequestRecord;
+  return pick<RequestRecord>({ ...item, type: item.request_type }, REQUEST_FIELDS);
 }
 
 /**
@@ -141,9 +140,3 @@ export async function listRequests(chatId: string, status: RequestStatus | undef
   });
   return items.map(fromItem);
 }
-
-export const toRequest = (record: RequestRecord): RequestRecord => {
-  const out: Record<string, unknown> = {};
-  for (const f of REQUEST_FIELDS) out[f] = record[f] ?? null;
-  return out as unknown as RequestRecord;
-};

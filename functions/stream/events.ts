@@ -10,11 +10,13 @@ import type { Writable } from 'node:stream';
 import { z } from 'zod';
 import { DEFAULT_TIMING, runStream, startOf } from '../core/event-stream.js';
 import type { StreamSink, StreamTiming } from '../core/event-stream.js';
-import { AppError, SchemaValidationError, UnauthorizedError } from '../errors.js';
-import { allowedOrigin, PREFLIGHT_HEADERS } from '../middleware/cors.js';
-import { presentsSecret } from '../middleware/auth.js';
-import { header } from '../middleware/types.js';
-import { queryBoolean, queryInt } from '../middleware/validate.js';
+import { RouteNotFoundError, UnauthorizedError } from '../errors.js';
+import { corsHeaders } from '../middleware/cors.js';
+import { presentsSecret, requiresSecret } from '../middleware/auth.js';
+import { errorResult } from '../middleware/error-envelope.js';
+import { header, jsonResult } from '../middleware/types.js';
+import type { HttpResult } from '../middleware/types.js';
+import { parseOrThrow, queryBoolean, queryInt } from '../middleware/validate.js';
 import { getConfig } from '../platform/config.js';
 import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
@@ -27,7 +29,7 @@ const Query = z.object({
   token: z.string().optional(),
 });
 
-export const STREAM_HEADERS = {
+const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
   'cache-control': 'no-cache, no-transform',
   connection: 'keep-alive',
@@ -44,13 +46,9 @@ function timing(): StreamTiming {
   };
 }
 
-/** A whole (non-stream) response: status line, headers, body, end. */
-function reply(stream: Writable, statusCode: number, headers: Record<string, string>, body?: unknown): void {
-  const out = awslambda.HttpResponseStream.from(stream, {
-    statusCode,
-    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json; charset=utf-8' },
-  });
-  out.end(body === undefined ? '' : JSON.stringify(body));
+/** A whole (non-stream) response, with the CORS headers: status line, headers, body, end. */
+function reply(stream: Writable, result: HttpResult, cors: Record<string, string>): void {
+  awslambda.HttpResponseStream.from(stream, { statusCode: result.statusCode, headers: { ...cors, ...result.headers } }).end(result.body);
 }
 
 function sinkOver(stream: Writable): StreamSink {
@@ -72,7 +70,7 @@ function sinkOver(stream: Writable): StreamSink {
   };
 }
 
-export async function serveStream(event: APIGatewayProxyEventV2, responseStream: Writable, context: Context): Promise<void> {
+async function serveStream(event: APIGatewayProxyEventV2, responseStream: Writable, context: Context): Promise<void> {
   const requestId = event.requestContext?.requestId || context.awsRequestId;
   logger.resetKeys();
   logger.appendKeys({ requestId, route: 'GET /api/v1/events/stream' });
@@ -80,25 +78,19 @@ export async function serveStream(event: APIGatewayProxyEventV2, responseStream:
   let streaming = false;
   try {
     const config = await getConfig();
-    const origin = allowedOrigin(header(event, 'origin'), config.server.corsOrigins);
-    cors = origin ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {};
+    cors = corsHeaders(event, config);
     const method = event.requestContext?.http?.method ?? 'GET';
-    if (method === 'OPTIONS') return reply(responseStream, 204, { ...cors, ...PREFLIGHT_HEADERS });
-    if (method !== 'GET') {
-      return reply(responseStream, 404, cors, { error: { code: 'NOT_FOUND', message: 'Not found.', details: null } });
-    }
-    // The event stream always needs the secret when it is enabled (§1.11), whatever the read toggle.
-    if (config.security.instanceSecretEnabled && !presentsSecret(event, config.security.instanceSecret)) throw new UnauthorizedError();
-    const parsed = Query.safeParse(event.queryStringParameters ?? {});
-    if (!parsed.success) {
-      const flat = z.flattenError(parsed.error);
-      throw new SchemaValidationError(flat.formErrors, flat.fieldErrors as Record<string, string[]>);
-    }
+    if (method === 'OPTIONS') return reply(responseStream, jsonResult(204, undefined), cors);
+    if (method !== 'GET') throw new RouteNotFoundError();
+    // The event stream always needs the secret when it is enabled (§1.11), whatever the read
+    // toggle: it is authenticated as a write route is.
+    if (requiresSecret('write', config) && !presentsSecret(event, config.security.instanceSecret)) throw new UnauthorizedError();
+    const query = parseOrThrow(Query, event.queryStringParameters ?? {});
     const q = {
-      cursor: parsed.data.cursor,
+      cursor: query.cursor,
       lastEventId: header(event, 'last-event-id'),
-      ephemeral: parsed.data.ephemeral ?? true,
-      limit: parsed.data.limit,
+      ephemeral: query.ephemeral ?? true,
+      limit: query.limit,
     };
     const start = await startOf(q, Date.now());
     streaming = true;
@@ -121,14 +113,8 @@ export async function serveStream(event: APIGatewayProxyEventV2, responseStream:
       if (!responseStream.writableEnded) responseStream.end();
       return;
     }
-    if (error instanceof AppError) {
-      return reply(responseStream, error.status, { ...cors, ...error.headers }, {
-        error: { code: error.code, message: error.message, details: error.details ?? null },
-      });
-    }
-    logger.error('unhandled error', { error });
     try {
-      reply(responseStream, 500, cors, { error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } });
+      reply(responseStream, errorResult(error), cors);
     } catch {
       responseStream.end();
     }

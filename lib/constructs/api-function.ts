@@ -17,22 +17,27 @@ import { Keys } from '../../functions/store/keys.js';
 /** The repository root: bundling resolves entries and node_modules from here, whatever the cwd. */
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/** Absolute path of an HTTP handler module, e.g. httpEntry('chats/create'). */
-export function httpEntry(handler: string): string {
-  return fileURLToPath(new URL(`../../functions/http/${handler}.ts`, import.meta.url));
-}
-
-/** Absolute path of a job module (invoked by AWS services, not HTTP), e.g. jobEntry('expire-stream'). */
-export function jobEntry(name: string): string {
-  return fileURLToPath(new URL(`../../functions/jobs/${name}.ts`, import.meta.url));
-}
-
 /**
  * Absolute path of a handler module named from functions/, as lib/routes.ts streamRoute
  * names the event stream: functionEntry('stream/events').
  */
 export function functionEntry(handler: string): string {
   return fileURLToPath(new URL(`../../functions/${handler}.ts`, import.meta.url));
+}
+
+/** An HTTP handler module, e.g. httpEntry('chats/create'). */
+export const httpEntry = (handler: string): string => functionEntry(`http/${handler}`);
+
+/** A job module (invoked by AWS services, not HTTP), e.g. jobEntry('expire-stream'). */
+export const jobEntry = (name: string): string => functionEntry(`jobs/${name}`);
+
+/** What every function of the stack gets: the table, the shared environment, the secret if on. */
+export interface FunctionWiring {
+  table: ITable;
+  /** The environment every function gets (service version, instance configuration). */
+  environment: Record<string, string>;
+  /** When set, the function gets INSTANCE_SECRET_ARN and may read the secret. */
+  instanceSecret?: ISecret | undefined;
 }
 
 /**
@@ -112,6 +117,14 @@ export class ApiFunction extends NodejsFunction {
   }
 
   /** Sets TABLE_NAME and grants exactly `access` (see TableAccess), so the two never drift. */
+  /** A function with the stack's wiring: its environment, `access` to the table, the secret if on. */
+  static wired(scope: Construct, id: string, wiring: FunctionWiring, access: TableAccess, props: Omit<ApiFunctionProps, 'environment'>): ApiFunction {
+    const fn = new ApiFunction(scope, id, { ...props, environment: wiring.environment });
+    fn.bindTable(wiring.table, access);
+    if (wiring.instanceSecret) fn.bindInstanceSecret(wiring.instanceSecret);
+    return fn;
+  }
+
   bindTable(table: ITable, access: TableAccess): void {
     this.addEnvironment('TABLE_NAME', table.tableName);
     if (access === 'none') return;

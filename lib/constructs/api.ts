@@ -8,23 +8,16 @@ import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
-import type { TableAccess } from './api-function.js';
+import type { FunctionWiring, TableAccess } from './api-function.js';
 import type { DispatchQueues } from './dispatch-queues.js';
 
-export interface ApiProps {
-  table: ITable;
-  /** Environment shared by every function (TABLE_NAME and the secret ARN are bound here). */
-  environment: Record<string, string>;
-  /** When set, every function gets INSTANCE_SECRET_ARN and may read the secret. */
-  instanceSecret?: ISecret | undefined;
+export interface ApiProps extends FunctionWiring {
   /**
    * The stream-timeout state machine: the functions of `streamTimer` routes (and only those)
    * get STREAM_TIMEOUT_STATE_MACHINE_ARN and may start its executions.
@@ -69,14 +62,10 @@ export class Api extends Construct {
     super(scope, id);
 
     const makeFunction = (fnId: string, handler: string, access: TableAccess, timeoutSeconds?: number) => {
-      const fn = new ApiFunction(this, fnId, {
+      return ApiFunction.wired(this, fnId, props, access, {
         entry: httpEntry(handler),
-        environment: props.environment,
         timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
       });
-      fn.bindTable(props.table, access);
-      if (props.instanceSecret) fn.bindInstanceSecret(props.instanceSecret);
-      return fn;
     };
 
     // The fallback answers OPTIONS and 404s only: it needs the table's name (env.ts requires

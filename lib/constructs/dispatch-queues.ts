@@ -16,20 +16,13 @@ import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry } from './api-function.js';
+import type { FunctionWiring } from './api-function.js';
 
-export interface DispatchQueuesProps {
-  table: ITable;
-  /** The environment every function gets (service version, instance configuration). */
-  environment: Record<string, string>;
-  /** When set, the flush function gets INSTANCE_SECRET_ARN and may read the secret. */
-  instanceSecret?: ISecret | undefined;
-}
+export type DispatchQueuesProps = FunctionWiring;
 
 /** The flush consumer sleeps up to about 1 s per record (records run in parallel) and seals. */
 export const FLUSH_TIMEOUT = Duration.seconds(30);
@@ -127,10 +120,8 @@ export class DispatchQueues extends Construct {
 
   /** A dispatch job (flush consumer, sweeper): the table read-write, the secret, and SendMessage on both queues. */
   private jobFunction(props: DispatchQueuesProps, id: string, job: string, description: string): ApiFunction {
-    const fn = new ApiFunction(this, id, { entry: jobEntry(job), environment: props.environment, timeout: FLUSH_TIMEOUT, description });
-    fn.bindTable(props.table, 'readWrite');
-    if (props.instanceSecret) fn.bindInstanceSecret(props.instanceSecret);
-    this.bindQueues(fn, SEND, SEND);
+    const fn = ApiFunction.wired(this, id, props, 'readWrite', { entry: jobEntry(job), timeout: FLUSH_TIMEOUT, description });
+    this.bindInputWriter(fn);
     return fn;
   }
 

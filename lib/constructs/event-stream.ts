@@ -8,21 +8,14 @@
  * HTTP API (output BaseUrl).
  */
 import { Duration } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { streamRoute } from '../routes.js';
 import { ApiFunction, functionEntry } from './api-function.js';
+import type { FunctionWiring } from './api-function.js';
 
-export interface EventStreamProps {
-  table: ITable;
-  /** The environment every function gets (service version, instance configuration). */
-  environment: Record<string, string>;
-  /** When set, the function gets INSTANCE_SECRET_ARN and may read the secret. */
-  instanceSecret?: ISecret | undefined;
-}
+export type EventStreamProps = FunctionWiring;
 
 /**
  * A connection streams for DEFAULT_TIMING.lifetimeMs (14 minutes, core/event-stream.ts) and
@@ -43,16 +36,13 @@ export class EventStream extends Construct {
   constructor(scope: Construct, id: string, props: EventStreamProps) {
     super(scope, id);
 
-    this.function = new ApiFunction(this, 'Events', {
+    // Reads the event log, the sequence counter and settings, like the read routes.
+    this.function = ApiFunction.wired(this, 'Events', props, 'read', {
       entry: functionEntry(streamRoute.handler),
-      environment: props.environment,
       timeout: STREAM_TIMEOUT,
       memorySize: STREAM_MEMORY_MB,
       description: `${streamRoute.method} ${streamRoute.path} (SSE over a response-streaming function URL)`,
     });
-    // Reads the event log, the sequence counter and settings, like the read routes.
-    this.function.bindTable(props.table, 'read');
-    if (props.instanceSecret) this.function.bindInstanceSecret(props.instanceSecret);
 
     // No `cors` on the URL, on purpose. With it, Lambda answers preflight itself and sets the
     // CORS headers from a list fixed at deploy time. The handler already answers OPTIONS and

@@ -7,9 +7,7 @@
  * overdue stream as cancelled.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import {
   Choice,
   Condition,
@@ -25,14 +23,9 @@ import {
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
+import type { FunctionWiring } from './api-function.js';
 
-export interface StreamTimeoutsProps {
-  table: ITable;
-  /** The environment every function gets (service version, instance configuration). */
-  environment: Record<string, string>;
-  /** When set, the expiry function gets INSTANCE_SECRET_ARN and may read the secret. */
-  instanceSecret?: ISecret | undefined;
-}
+export type StreamTimeoutsProps = FunctionWiring;
 
 /**
  * Upper bound of one execution. A stream still active after a day loses its timer and is
@@ -48,13 +41,10 @@ export class StreamTimeouts extends Construct {
   constructor(scope: Construct, id: string, props: StreamTimeoutsProps) {
     super(scope, id);
 
-    this.expiryFunction = new ApiFunction(this, 'ExpireStream', {
+    this.expiryFunction = ApiFunction.wired(this, 'ExpireStream', props, 'readWrite', {
       entry: jobEntry('expire-stream'),
-      environment: props.environment,
       description: 'Cancels a stream idle longer than server.streamTimeoutSeconds (stream-timeout state machine)',
     });
-    this.expiryFunction.bindTable(props.table, 'readWrite');
-    if (props.instanceSecret) this.expiryFunction.bindInstanceSecret(props.instanceSecret);
 
     // Input and loop state: { messageId, waitSeconds, ... } (the function returns the same shape).
     const wait = new Wait(this, 'WaitForIdleTimeout', { time: WaitTime.secondsPath('$.waitSeconds') });

@@ -17,5 +17,5 @@ export const handler = http('dispatch/claim-many', schemas, async ({ body, confi
   const configured = config.server.dispatch.claim.claimManyLimit;
   const max = Math.max(1, Math.min(body.limit ?? configured, Math.min(50, configured)));
   const batches = await Dispatch.claim(config, { ...body, clientGone }, max);
-  return batches.length > 0 ? { status: 200, body: { batches } } : { status: 204 };
+  return batches.length > 0 ? { status: 200, body: { batches } } : { status: 204, remember: false };
 });

@@ -10,5 +10,5 @@ export const schemas = {
 
 export const handler = http('dispatch/claim', schemas, async ({ body, config, clientGone }) => {
   const [batch] = await Dispatch.claim(config, { ...body, clientGone }, 1);
-  return batch ? { status: 200, body: batch } : { status: 204 };
+  return batch ? { status: 200, body: batch } : { status: 204, remember: false };
 });

@@ -2,19 +2,13 @@
  * Dispatch endpoints are write-class (contract §5.11, §1.11, §1.14): with the instance secret
  * enabled, every one of them needs it, before schema validation; with it, workers run as usual.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { configWith } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { configWith, dispatchApi } from './support.js';
 
 const SECRET = 'og_dispatch-test-secret-0123456789abcdef';
 const config = { ...configWith({ mode: 'sequential' }), security: { instanceSecretEnabled: true, instanceSecret: SECRET } };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
+const { api } = dispatchApi(config, { drainAfterEach: false });
 
 const auth = { headers: { authorization: `Bearer ${SECRET}` } };
 const UNAUTHORIZED = { code: 'UNAUTHORIZED', message: 'Missing or invalid instance secret.', details: null };
@@ -33,21 +27,21 @@ describe('dispatch with the instance secret', () => {
     ];
     for (const [path, body] of calls) {
       for (const options of [{}, { headers: { authorization: 'Bearer wrong' } }]) {
-        const res = await api.post(path, body, options);
+        const res = await api().post(path, body, options);
         expect({ path, status: res.status, error: res.body?.error }).toEqual({ path, status: 401, error: UNAUTHORIZED });
       }
     }
   });
 
   it('runs the worker loop with the secret', async () => {
-    const chat = (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'secret work' }, auth)).body;
-    const claim = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 2000 }, auth);
+    const chat = (await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'secret work' }, auth)).body;
+    const claim = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 2000 }, auth);
     expect(claim.status).toBe(200);
     expect(claim.body).toMatchObject({ chatId: chat.id, compiledContent: 'secret work' });
     // The token query parameter is accepted too.
-    const hb = await api.post(`/api/v1/dispatch/${claim.body.batchId}/heartbeat?token=${encodeURIComponent(SECRET)}`, { workerId: 'w1' });
+    const hb = await api().post(`/api/v1/dispatch/${claim.body.batchId}/heartbeat?token=${encodeURIComponent(SECRET)}`, { workerId: 'w1' });
     expect(hb.status).toBe(204);
-    expect((await api.post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w1' }, auth)).status).toBe(204);
-    expect((await api.post('/api/v1/dispatch/claim-many', { workerId: 'w1', waitMs: 0 }, auth)).status).toBe(204);
+    expect((await api().post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w1' }, auth)).status).toBe(204);
+    expect((await api().post('/api/v1/dispatch/claim-many', { workerId: 'w1', waitMs: 0 }, auth)).status).toBe(204);
   });
 });

@@ -1,7 +1,6 @@
 /** Dispatch basics (§4.4, §5.11) in batched_sequential mode with short timings. */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { dispatchApi } from './support.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -9,19 +8,15 @@ const config = {
   server: { dispatch: { mode: 'batched_sequential', batchDebounceMs: 1000, typingGraceMs: 800, maxBatchWaitMs: 3000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 2 } },
 };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
+const { api } = dispatchApi(config, { drainAfterEach: false });
 
-const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
-const say = (chatId: string, content: string) => api.post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content });
+const newChat = async () => (await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
+const say = (chatId: string, content: string) => api().post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content });
 
 describe('dispatch', () => {
   it('answers 204 with no body when nothing is claimable within waitMs', async () => {
     const started = Date.now();
-    const res = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 1200 });
+    const res = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 1200 });
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
@@ -31,7 +26,7 @@ describe('dispatch', () => {
     const chat = await newChat();
     const a = await say(chat.id, 'first');
     const b = await say(chat.id, 'second');
-    const res = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
+    const res = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       chatId: chat.id,
@@ -50,16 +45,16 @@ describe('dispatch', () => {
       mediaIds: [],
       attachmentNames: [],
     });
-    const done = await api.post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
+    const done = await api().post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
     expect(done.status).toBe(204);
-    const again = await api.post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
+    const again = await api().post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
     expect(again.status).toBe(409);
     expect(again.body.error).toEqual({
       code: 'CONFLICT',
       message: 'Dispatch lease is no longer owned by this worker.',
       details: { batchId: res.body.batchId, workerId: 'w1' },
     });
-    const unknown = await api.post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/complete', { workerId: 'w1' });
+    const unknown = await api().post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/complete', { workerId: 'w1' });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
   });
@@ -67,25 +62,25 @@ describe('dispatch', () => {
   it('retries a retryable failure after the backoff, and the last attempt fails for good with the system message', async () => {
     const chat = await newChat();
     await say(chat.id, 'do it');
-    const first = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
+    const first = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
     expect(first.status).toBe(200);
-    const failed = await api.post(`/api/v1/dispatch/${first.body.batchId}/fail`, { workerId: 'w1', reason: ' boom ', retryable: true });
+    const failed = await api().post(`/api/v1/dispatch/${first.body.batchId}/fail`, { workerId: 'w1', reason: ' boom ', retryable: true });
     expect(failed.status).toBe(204);
-    const early = await api.post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 0 });
+    const early = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 0 });
     expect(early.status).toBe(204);
-    const second = await api.post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 5000 });
+    const second = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 5000 });
     expect(second.status).toBe(200);
     expect(second.body.batchId).toBe(first.body.batchId);
-    const terminal = await api.post(`/api/v1/dispatch/${second.body.batchId}/fail`, { workerId: 'w2', reason: 'still broken', retryable: true });
+    const terminal = await api().post(`/api/v1/dispatch/${second.body.batchId}/fail`, { workerId: 'w2', reason: 'still broken', retryable: true });
     expect(terminal.status).toBe(204);
-    const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data;
+    const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data;
     expect(messages[0]).toMatchObject({
       role: 'system',
       sender_id: 'system',
       content_final: 'Dispatch failed after 2 attempts: still broken',
       trace: { dispatchFailure: true },
     });
-    const chatAfter = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    const chatAfter = (await api().get(`/api/v1/chats/${chat.id}`)).body;
     expect(chatAfter).toMatchObject({ last_message_role: 'system', last_message_preview: 'Dispatch failed after 2 attempts: still broken' });
   });
 });

@@ -3,24 +3,13 @@
  * are sealed into one batch however many they are, and large messages are dispatched like
  * small ones (a message may hold up to the content limit of §5.4.1).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { blocks, configWith, dispatch, sleep } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { blocks, configWith, dispatchApi, sleep } from './support.js';
 
 const DEBOUNCE = 800;
 const config = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNCE, typingGraceMs: 1000, maxBatchWaitMs: 3000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 2 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
-afterEach(async () => {
-  await d.drain(0);
-});
-
-const d = dispatch(() => api);
+const { d } = dispatchApi(config);
 const W = 'worker-1';
 
 describe('batch size', () => {

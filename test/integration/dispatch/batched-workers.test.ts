@@ -5,10 +5,8 @@
  * exactly one batch, each chat's inputs come out in creation order, and a chat never has two
  * batches held by workers at once.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { blocks, configWith, dispatch, sleep } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { blocks, configWith, dispatchApi, sleep } from './support.js';
 import type { Batch } from './support.js';
 
 const config = configWith({
@@ -23,13 +21,7 @@ const config = configWith({
   maxAttempts: 3,
 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
-
-const d = dispatch(() => api);
+const { d } = dispatchApi(config, { drainAfterEach: false });
 
 const CHATS = 20;
 const PER_CHAT = 10;

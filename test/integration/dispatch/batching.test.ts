@@ -3,10 +3,8 @@
  * user-typing grace, typing before the first input, the max wait, and rule 2 (no sealing while
  * the chat has a leased batch).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { blocks, configWith, dispatch, sleep } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { blocks, configWith, dispatchApi, sleep } from './support.js';
 import type { Batch } from './support.js';
 
 const DEBOUNCE = 1000;
@@ -25,17 +23,7 @@ const config = configWith({
   maxAttempts: 2,
 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
-// Leave nothing claimable behind for the next test.
-afterEach(async () => {
-  await d.drain(0);
-});
-
-const d = dispatch(() => api);
+const { d } = dispatchApi(config);
 const W = 'worker-1';
 
 describe('batched_sequential sealing', () => {

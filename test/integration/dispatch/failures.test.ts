@@ -4,34 +4,23 @@
  * message, non-retryable failures, retry delays blocking the chat's later batches, and the fail
  * body's validation and lease errors.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { configWith, dispatch, expectLeaseLost, expectSchemaError, sleep } from './support.js';
+import { configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
 
 const BASE = 1000;
 const config = configWith({ mode: 'sequential', retryBaseMs: BASE, retryMaxMs: 4000, maxAttempts: 3 });
 
-let api: TestApi;
-beforeAll(async () => {
-  // Usage headers: a request's DynamoDB call count, to see that a claim does not spin.
-  api = await startApi({ config, dispatch: true, env: { EXPOSE_USAGE_HEADERS: '1' } });
-});
-afterAll(async () => api?.close());
-afterEach(async () => {
-  await d.drain(0);
-});
+// Usage headers: a request's DynamoDB call count, to see that a claim does not spin.
+const { api, d } = dispatchApi(config, { env: { EXPOSE_USAGE_HEADERS: '1' } });
 
-const d = dispatch(() => api);
-
-const messagesOf = async (chatId: string) => (await api.get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
+const messagesOf = async (chatId: string) => (await api().get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
 
 describe('fail', () => {
   it('retries after the computed backoff (attempts counted at claim), then fails for good at maxAttempts with the system message', async () => {
     const chat = await d.newChat();
     const msg = await d.say(chat.id, 'do it');
-    const before = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(b1.items.map((i) => i.sourceId)).toEqual([msg]);
 
@@ -55,7 +44,7 @@ describe('fail', () => {
     expect(b3.batchId).toBe(b1.batchId);
 
     // Attempt 3 = maxAttempts: a retryable failure is terminal now.
-    const eventCount = (await readEvents(api.tableName)).length;
+    const eventCount = (await readEvents(api().tableName)).length;
     expect((await d.fail(b3.batchId, { workerId: 'w3', reason: '  third time  ', retryable: true })).status).toBe(204);
     const text = 'Dispatch failed after 3 attempts: third time';
     const messages = await messagesOf(chat.id);
@@ -71,14 +60,14 @@ describe('fail', () => {
       trace: { dispatchFailure: true },
     });
     expect(system.trace).toEqual({ dispatchFailure: true });
-    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    const after = (await api().get(`/api/v1/chats/${chat.id}`)).body;
     expect(after).toMatchObject({
       last_message_preview: text,
       last_message_role: 'system',
       last_message_at: system.created_at,
       unread_count: before.unread_count + 1,
     });
-    const events = await eventsSince(api.tableName, eventCount);
+    const events = await eventsSince(api().tableName, eventCount);
     const created = events.filter((e) => e.type === 'message.created');
     expect(created).toHaveLength(1);
     expect(created[0]!.payload).toMatchObject({
@@ -158,9 +147,9 @@ describe('fail', () => {
   it('a non-retryable failure is terminal at once', async () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'fragile');
-    const before = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    const eventCount = (await readEvents(api.tableName)).length;
+    const eventCount = (await readEvents(api().tableName)).length;
     expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'bad input', retryable: false })).status).toBe(204);
     const messages = await messagesOf(chat.id);
     expect(messages[0]).toMatchObject({
@@ -169,9 +158,9 @@ describe('fail', () => {
       content_final: 'Dispatch failed after 1 attempts: bad input',
       trace: { dispatchFailure: true },
     });
-    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    const after = (await api().get(`/api/v1/chats/${chat.id}`)).body;
     expect(after).toMatchObject({ last_message_role: 'system', last_message_preview: 'Dispatch failed after 1 attempts: bad input', unread_count: before.unread_count + 1 });
-    const created = (await eventsSince(api.tableName, eventCount)).filter((e) => e.type === 'message.created');
+    const created = (await eventsSince(api().tableName, eventCount)).filter((e) => e.type === 'message.created');
     expect(created.map((e) => e.payload.trace)).toEqual([{ dispatchFailure: true }]);
     await d.claimNone({ workerId: 'w2', waitMs: 1500 });
     expectLeaseLost(await d.heartbeat(b1.batchId, { workerId: 'w1' }), b1.batchId, 'w1');

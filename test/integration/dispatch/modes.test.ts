@@ -3,30 +3,19 @@
  * own at once, and batches of one chat may be leased concurrently; item fields for traces and
  * media-only messages.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { configWith, dispatch } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { configWith, dispatchApi } from './support.js';
 
 const config = configWith({ mode: 'immediate', batchDebounceMs: 5000, typingGraceMs: 5000, maxBatchWaitMs: 10_000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 3 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
-afterEach(async () => {
-  await d.drain(0);
-});
-
-const d = dispatch(() => api);
+const { api, d } = dispatchApi(config);
 
 describe('immediate mode', () => {
   it("makes the chat's first message a batch of its own, claimable at once", async () => {
     // Warm the claim handler so "at once" measures the mode, not module loading.
     await d.claimNone({ workerId: 'w1', waitMs: 0 });
     const chat = await d.newChat({ firstMessage: '  hello there  ' });
-    const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+    const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 0 });
     expect(batch).toEqual({
       batchId: expect.any(String),
@@ -138,8 +127,8 @@ describe('immediate mode', () => {
 
   it('creates no input for agent or system messages', async () => {
     const chat = await d.newChat();
-    expect((await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'hi' })).status).toBe(201);
-    expect((await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'system', senderId: 'system', content: 'note' })).status).toBe(201);
+    expect((await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'hi' })).status).toBe(201);
+    expect((await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'system', senderId: 'system', content: 'note' })).status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: 1000 });
   });
 });

@@ -5,29 +5,21 @@
  * every minute) finds it through the sparse gsi3 mark and resumes it. Faults are injected by
  * pointing the handlers at a queue that does not exist, for one request.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import * as Dispatch from '../../../functions/core/dispatch.js';
 import { handler as sweepHandler } from '../../../functions/jobs/dispatch-sweep.js';
 import { resolveConfig } from '../../../functions/platform/instance-config.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { configWith, dispatch, sleep } from './support.js';
+import { configWith, dispatchApi, sleep } from './support.js';
 
 const DEBOUNCE = 600;
 const sequential = configWith({ mode: 'sequential' });
 const batched = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNCE, typingGraceMs: 500, maxBatchWaitMs: 2000 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config: sequential, dispatch: true });
-});
-afterAll(async () => api?.close());
+const { api, d } = dispatchApi(sequential, { drainAfterEach: false });
 afterEach(async () => {
-  api.setConfig(sequential);
+  api().setConfig(sequential);
   await d.drain(0);
 });
-
-const d = dispatch(() => api);
 
 /** Runs `f` while the handlers' queue `name` points at a queue that does not exist. */
 async function withBrokenQueue<T>(name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL', f: () => Promise<T>): Promise<T> {
@@ -72,7 +64,7 @@ describe('dispatch sweeper', () => {
   });
 
   it('seals inputs whose flush signal was lost (batched_sequential)', async () => {
-    api.setConfig(batched);
+    api().setConfig(batched);
     const chat = await d.newChat();
     const ids = await withBrokenQueue('FLUSH_QUEUE_URL', async () => [await d.say(chat.id, 'one'), await d.say(chat.id, 'two')]);
     // Nothing would ever seal them: no signal is on its way.

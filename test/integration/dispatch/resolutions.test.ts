@@ -3,34 +3,23 @@
  * mode: the rendered line per request type, the sender, `request_batch` versus `user_batch`,
  * and no input for request creation or cancellation.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { blocks, configWith, dispatch } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { blocks, configWith, dispatchApi } from './support.js';
 
 const DEBOUNCE = 600;
 const config = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNCE, typingGraceMs: 1000, maxBatchWaitMs: 3000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 2 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
-afterEach(async () => {
-  await d.drain(0);
-});
-
-const d = dispatch(() => api);
+const { api, d } = dispatchApi(config);
 const W = 'worker-1';
 
 async function newRequest(chatId: string, body: Record<string, unknown>): Promise<string> {
-  const res = await api.post(`/api/v1/chats/${chatId}/requests`, body);
+  const res = await api().post(`/api/v1/chats/${chatId}/requests`, body);
   expect(res.status).toBe(201);
   return res.body.id as string;
 }
 
 async function resolve(requestId: string, body: Record<string, unknown>): Promise<void> {
-  const res = await api.post(`/api/v1/requests/${requestId}/resolve`, body);
+  const res = await api().post(`/api/v1/requests/${requestId}/resolve`, body);
   expect(res.status).toBe(200);
 }
 
@@ -148,7 +137,7 @@ describe('request resolutions', () => {
   it('creates no input for creating or cancelling a request', async () => {
     const chat = await d.newChat();
     const req = await newRequest(chat.id, choice('Never mind'));
-    expect((await api.post(`/api/v1/requests/${req}/cancel`)).status).toBe(200);
+    expect((await api().post(`/api/v1/requests/${req}/cancel`)).status).toBe(200);
     await d.claimNone({ workerId: W, waitMs: DEBOUNCE + 1500 });
   });
 });

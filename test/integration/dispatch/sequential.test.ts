@@ -3,24 +3,13 @@
  * own at once; per chat, one batch in flight and creation order; other chats flow; the rule
  * holds with concurrent workers.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { configWith, dispatch, sleep } from './support.js';
+import { describe, expect, it } from '@jest/globals';
+import { configWith, dispatchApi, sleep } from './support.js';
 import type { Batch } from './support.js';
 
 const config = configWith({ mode: 'sequential', batchDebounceMs: 5000, typingGraceMs: 5000, maxBatchWaitMs: 10_000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 3 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
-afterEach(async () => {
-  await d.drain(0);
-});
-
-const d = dispatch(() => api);
+const { d } = dispatchApi(config);
 
 describe('sequential mode', () => {
   it('makes each message its own batch at once, despite typing and the batching settings', async () => {

@@ -1,12 +1,15 @@
 /**
  * Shared helpers for the dispatch tests (contract §4.4, §5.11). Each test file starts its own
- * API (startApi) with its dispatch settings and hands it to `dispatch(api)`.
+ * API with its dispatch settings through `dispatchApi`, which also gives the `dispatch` helpers.
  */
-import { expect } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
-import type { Response, TestApi } from '../../support/api.js';
+import { startApi } from '../../support/api.js';
+import type { Response, StartOptions, TestApi } from '../../support/api.js';
+import type { ClaimedBatch } from '../../../functions/core/dispatch.js';
+import type { BatchItem } from '../../../functions/store/dispatch-repo.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -17,26 +20,9 @@ export const configWith = (dispatch: Record<string, unknown>) => ({
   server: { dispatch },
 });
 
-export interface Item {
-  inputId: string;
-  sourceKind: 'user_message' | 'request_resolved';
-  sourceId: string;
-  senderId: string;
-  content: string;
-  traceKind?: string;
-  mediaIds: string[];
-  attachmentNames: string[];
-}
-
-export interface Batch {
-  batchId: string;
-  chatId: string;
-  kind: 'user_batch' | 'request_batch';
-  agentIdHint: string | null;
-  compiledContent: string;
-  items: Item[];
-  attachments: unknown[];
-}
+/** What a worker receives (contract §2.5): the service's own wire types. */
+export type Item = BatchItem;
+export type Batch = ClaimedBatch;
 
 export interface ClaimBody {
   workerId: string;
@@ -46,6 +32,30 @@ export interface ClaimBody {
 }
 
 let mediaCounter = 0;
+
+/**
+ * The test file's API, with its dispatch queues: started before its tests, closed after them,
+ * and (unless `drainAfterEach` is false) drained after each test so no batch is left for the
+ * next one. Call it at the top level of the file.
+ */
+export function dispatchApi(config: Record<string, unknown>, options: Pick<StartOptions, 'env'> & { drainAfterEach?: boolean } = {}) {
+  let started: TestApi | undefined;
+  const api = (): TestApi => {
+    if (!started) throw new Error('the API is not started yet (use it inside tests)');
+    return started;
+  };
+  const d = dispatch(api);
+  beforeAll(async () => {
+    started = await startApi({ config, dispatch: true, ...(options.env ? { env: options.env } : {}) });
+  });
+  afterAll(async () => started?.close());
+  if (options.drainAfterEach !== false) {
+    afterEach(async () => {
+      await d.drain(0);
+    });
+  }
+  return { api, d };
+}
 
 export function dispatch(api: () => TestApi) {
   const self = {
