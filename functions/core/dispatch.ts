@@ -303,16 +303,25 @@ class StaleSeal extends Error {}
  * queue drops the duplicate by its deduplication id) rather than lost; the mark is a
  * conditional write, so concurrent senders agree on the order.
  */
-async function sendInOrder(chatId: string, state: DispatchState): Promise<void> {
+export async function sendInOrder(chatId: string, state: DispatchState): Promise<void> {
   let sent = state.batches_sent ?? 0;
-  const sealed = state.batches_sealed ?? 0;
+  let sealed = state.batches_sealed ?? 0;
   while (sent < sealed) {
     const next = sent + 1;
     const ref = await Store.batchRef(chatId, next);
-    if (!ref) return; // already handed over by another sender
-    await Queues.sendBatch(ref.id, ref.group);
-    if (!(await Store.markSent(chatId, next))) return; // another sender took this step
-    sent = next;
+    if (ref) {
+      await Queues.sendBatch(ref.id, ref.group);
+      if (await Store.markSent(chatId, next)) {
+        sent = next;
+        continue;
+      }
+    }
+    // Another sender handed this one over. It stops at the batches it knew of, so carry on
+    // from the chat's state as it is now rather than leave ours to the sweeper.
+    const now = await Store.getState(chatId);
+    if ((now.batches_sent ?? 0) <= sent) return; // nothing moved: not ours to send
+    sent = now.batches_sent ?? 0;
+    sealed = Math.max(sealed, now.batches_sealed ?? 0);
   }
 }
 

@@ -8,6 +8,8 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import * as Dispatch from '../../../functions/core/dispatch.js';
 import { handler as sweepHandler } from '../../../functions/jobs/dispatch-sweep.js';
+import * as Queues from '../../../functions/platform/queues.js';
+import * as Store from '../../../functions/store/dispatch-repo.js';
 import { resolveConfig } from '../../../functions/platform/instance-config.js';
 import { configWith, dispatchApi, sleep } from './support.js';
 
@@ -60,6 +62,29 @@ describe('dispatch sweeper', () => {
     const b2 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(b2.items.map((i) => i.sourceId)).toEqual([second]);
     await d.completeOk(b2.batchId, 'w1');
+    expect(await sweepNow(sequential)).toBe(0);
+  });
+
+  it('a sender that finds an earlier batch handed over by another carries on with the later ones', async () => {
+    const chat = await d.newChat();
+    // Two sealed, neither sent: the chat's state says batches 1..2, none handed over.
+    const ids = await withBrokenQueue('DISPATCH_QUEUE_URL', async () => [await d.say(chat.id, 'one'), await d.say(chat.id, 'two')]);
+    const stale = await Store.getState(chat.id);
+    expect([stale.batches_sealed, stale.batches_sent ?? 0]).toEqual([2, 0]);
+    // Another sender hands batch 1 over (send, then mark) and stops there, as it knew of one.
+    const first = (await Store.batchRef(chat.id, 1))!;
+    await Queues.sendBatch(first.id, first.group);
+    expect(await Store.markSent(chat.id, 1)).toBe(true);
+    // A sender holding the older state still gets batch 2 out, after batch 1.
+    await Dispatch.sendInOrder(chat.id, stale);
+    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(b1.items.map((i) => i.sourceId)).toEqual([ids[0]]);
+    await d.completeOk(b1.batchId, 'w1');
+    const b2 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect(b2.items.map((i) => i.sourceId)).toEqual([ids[1]]);
+    await d.completeOk(b2.batchId, 'w1');
+    // The seal path unmarks the chat after its hand-off; here the sweeper finds it done and does.
+    expect(await sweepNow(sequential)).toBe(1);
     expect(await sweepNow(sequential)).toBe(0);
   });
 
