@@ -3,19 +3,11 @@
  * equal to the number of pending requests under a mix of concurrent creates, resolves and
  * cancels, and of two racing resolutions exactly one wins, with one event and one dispatch input.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { choiceBody, config, helpers, ruleError, textBody } from './support.js';
+import { choiceBody, requestsApi, ruleError, textBody } from './support.js';
 
-let api: TestApi;
-let h: ReturnType<typeof helpers>;
-beforeAll(async () => {
-  api = await startApi({ config });
-  h = helpers(api);
-});
-afterAll(async () => api?.close());
+const { api, h } = requestsApi();
 
 describe('concurrent request operations on one chat', () => {
   it('50 mixed creates, resolves and cancels leave pending_requests_count equal to the pending list, and pending-summary agrees', async () => {
@@ -78,7 +70,7 @@ describe('concurrent request operations on one chat', () => {
     expect((await h.list(chat.id, 'all')).length).toBe(50);
 
     // One event per successful operation, and one dispatch input per resolution.
-    const emitted = await eventsSince(api.tableName, events);
+    const emitted = await eventsSince(api().tableName, events);
     const countOf = (type: string) => emitted.filter((e) => e.type === type).length;
     expect(emitted).toHaveLength(20 + 10 + 10 + 5);
     expect([countOf('request.created'), countOf('request.resolved'), countOf('request.cancelled')]).toEqual([20, 10 + contestedResolved, 10 + 5 - contestedResolved]);
@@ -112,7 +104,7 @@ describe('concurrent request operations on one chat', () => {
       expect(stored).toEqual(winner.body);
       expect(stored.resolution_payload).toEqual(winner === a ? { selectedOptionIds: ['yes'] } : { selectedOptionIds: ['no'] });
     }
-    const emitted = await eventsSince(api.tableName, events);
+    const emitted = await eventsSince(api().tableName, events);
     expect(emitted.map((e) => e.type)).toEqual(requests.map(() => 'request.resolved'));
     expect(new Set(emitted.map((e) => e.payload.requestId))).toEqual(new Set(requests.map((r) => r.id)));
     for (const e of emitted) {

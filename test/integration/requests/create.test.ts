@@ -3,32 +3,23 @@
  * its effects (§3.2 pending count, §3.6 updated_at, §6.2 request.created, no dispatch input
  * §4.4.1), GET /api/v1/chats/{chatId}/requests (§5.5.2) and idempotent creation (§1.10).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
 import {
   ID,
   ISO,
   REQUEST_FIELDS,
   UNKNOWN_ID,
   choiceBody,
-  config,
   expectSchemaError,
   formBody,
-  helpers,
+  requestsApi,
   ruleError,
   sleep,
   textBody,
 } from './support.js';
 
-let api: TestApi;
-let h: ReturnType<typeof helpers>;
-beforeAll(async () => {
-  api = await startApi({ config });
-  h = helpers(api);
-});
-afterAll(async () => api?.close());
+const { api, h } = requestsApi();
 
 describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
   it('creates a choice request with every §2.3 field, the title trimmed, body as given and config normalized', async () => {
@@ -142,7 +133,7 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
 
   it('works on an archived chat', async () => {
     const chat = await h.newChat();
-    expect((await api.post(`/api/v1/chats/${chat.id}/archive`)).status).toBe(200);
+    expect((await api().post(`/api/v1/chats/${chat.id}/archive`)).status).toBe(200);
     await h.create(chat.id, textBody());
     expect((await h.getChat(chat.id)).pending_requests_count).toBe(1);
   });
@@ -171,7 +162,7 @@ describe('create: effects', () => {
     for (const body of [choiceBody({ title: '  Pick  ' }), textBody(), formBody({ trace: { a: 1 }, body: 'b' })]) {
       const before = await h.eventCount();
       const request = await h.create(chat.id, body);
-      const events = await eventsSince(api.tableName, before);
+      const events = await eventsSince(api().tableName, before);
       expect(events.map((e) => e.type)).toEqual(['request.created']);
       expect(events[0]!.payload).toStrictEqual({ chatId: chat.id, requestId: request.id, type: request.type, title: request.title });
       expect(events[0]!.id).toMatch(ID);
@@ -193,7 +184,7 @@ describe('create: effects', () => {
     const archived = await h.pendingTotal('?archived=true');
     const a = await h.newChat();
     const b = await h.newChat();
-    await api.post(`/api/v1/chats/${b.id}/archive`);
+    await api().post(`/api/v1/chats/${b.id}/archive`);
     await h.create(a.id, choiceBody());
     await h.create(a.id, textBody());
     await h.create(b.id, formBody());
@@ -201,7 +192,7 @@ describe('create: effects', () => {
     expect(await h.pendingTotal('?archived=false')).toBe(active + 2);
     expect(await h.pendingTotal('?archived=true')).toBe(archived + 1);
     // The summary is the sum of the chats' pending_requests_count (§3.5).
-    const chats = (await api.get('/api/v1/chats?limit=100')).body.data as any[];
+    const chats = (await api().get('/api/v1/chats?limit=100')).body.data as any[];
     expect(chats.length).toBeLessThan(100);
     expect(await h.pendingTotal()).toBe(chats.reduce((sum, c) => sum + c.pending_requests_count, 0));
   });
@@ -221,7 +212,7 @@ describe('create: errors', () => {
     }
     const odd = await h.post('not-an-id', {});
     expect([odd.status, odd.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: 'not-an-id' } }]);
-    expect(await eventsSince(api.tableName, before)).toEqual([]);
+    expect(await eventsSince(api().tableName, before)).toEqual([]);
     expect(await h.pendingTotal()).toBe(total);
   });
 
@@ -248,7 +239,7 @@ describe('create: errors', () => {
     const chat = await h.newChat();
     const before = await h.snapshot(chat.id);
     for (const raw of ['[]', 'null', '"text"', '{"type":']) {
-      const res = await api.post(`/api/v1/chats/${chat.id}/requests`, undefined, { raw });
+      const res = await api().post(`/api/v1/chats/${chat.id}/requests`, undefined, { raw });
       expect([raw, res.status, res.body?.error?.code]).toEqual([raw, 400, 'VALIDATION_ERROR']);
     }
     await h.expectUnchanged(chat.id, before);
@@ -407,7 +398,7 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
     const chat = await h.newChat();
     const other = await h.newChat();
     await h.create(other.id, choiceBody());
-    const empty = await api.get(`/api/v1/chats/${chat.id}/requests`);
+    const empty = await api().get(`/api/v1/chats/${chat.id}/requests`);
     expect(empty.status).toBe(200);
     expect(empty.body).toStrictEqual({ data: [] });
 
@@ -420,7 +411,7 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
     expect((await h.cancel(made[2].id)).status).toBe(200);
     expect((await h.resolve(made[3].id, { selectedOptionIds: ['no'] })).status).toBe(200);
 
-    const byDefault = await api.get(`/api/v1/chats/${chat.id}/requests`);
+    const byDefault = await api().get(`/api/v1/chats/${chat.id}/requests`);
     expect(Object.keys(byDefault.body)).toEqual(['data']);
     expect(byDefault.body.data.map((r: any) => r.title)).toEqual(['r0', 'r4']);
     expect(byDefault.body.data[0]).toEqual(made[0]);
@@ -445,10 +436,10 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
   it('rejects an unknown status, and answers 404 for an unknown chat', async () => {
     const chat = await h.newChat();
     for (const status of ['open', 'PENDING', 'any']) {
-      expectSchemaError(await api.get(`/api/v1/chats/${chat.id}/requests?status=${status}`), 'status');
+      expectSchemaError(await api().get(`/api/v1/chats/${chat.id}/requests?status=${status}`), 'status');
     }
     for (const id of [UNKNOWN_ID, 'nope']) {
-      const res = await api.get(`/api/v1/chats/${id}/requests?status=all`);
+      const res = await api().get(`/api/v1/chats/${id}/requests?status=all`);
       expect([res.status, res.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: id } }]);
     }
   });
@@ -470,7 +461,7 @@ describe('idempotent create (§1.10, §5.5.1)', () => {
     const third = await h.post(chat.id, { trace, config: c, title, type }, key('req-once'));
     expect([third.status, third.body]).toEqual([201, first.body]);
     expect(await h.list(chat.id)).toEqual([first.body]);
-    expect((await eventsSince(api.tableName, before)).map((e) => e.type)).toEqual(['request.created']);
+    expect((await eventsSince(api().tableName, before)).map((e) => e.type)).toEqual(['request.created']);
     expect((await h.getChat(chat.id)).pending_requests_count).toBe(1);
   });
 

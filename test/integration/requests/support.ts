@@ -1,12 +1,13 @@
 /**
  * Shared helpers for the interactive request tests (contract §2.3, §5.5). Each test file
- * starts its own API and passes it here.
+ * starts its own API through `requestsApi`.
  */
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
+import { startApi } from '../../support/api.js';
 import type { RequestOptions, TestApi } from '../../support/api.js';
 
 export const config = {
@@ -74,34 +75,48 @@ export const formBody = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-export function helpers(api: TestApi) {
+/** The test file's API (started before its tests, closed after them) and the helpers over it. */
+export function requestsApi() {
+  let started: TestApi | undefined;
+  const api = (): TestApi => {
+    if (!started) throw new Error('the API is not started yet (use it inside tests)');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startApi({ config });
+  });
+  afterAll(async () => started?.close());
+  return { api, h: helpers(api) };
+}
+
+export function helpers(api: () => TestApi) {
   const newChat = async (): Promise<any> => {
-    const res = await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'model-a' });
+    const res = await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'model-a' });
     expect(res.status).toBe(201);
     return res.body;
   };
   const getChat = async (chatId: string): Promise<any> => {
-    const res = await api.get(`/api/v1/chats/${chatId}`);
+    const res = await api().get(`/api/v1/chats/${chatId}`);
     expect(res.status).toBe(200);
     return res.body;
   };
-  const post = (chatId: string, body: unknown, options?: RequestOptions) => api.post(`/api/v1/chats/${chatId}/requests`, body, options);
+  const post = (chatId: string, body: unknown, options?: RequestOptions) => api().post(`/api/v1/chats/${chatId}/requests`, body, options);
   const create = async (chatId: string, body: unknown = choiceBody()): Promise<any> => {
     const res = await post(chatId, body);
     expect([res.status, res.body?.error]).toEqual([201, undefined]);
     return res.body;
   };
   const list = async (chatId: string, status = 'all'): Promise<any[]> => {
-    const res = await api.get(`/api/v1/chats/${chatId}/requests?status=${status}`);
+    const res = await api().get(`/api/v1/chats/${chatId}/requests?status=${status}`);
     expect(res.status).toBe(200);
     return res.body.data;
   };
   const find = async (chatId: string, requestId: string): Promise<any> => (await list(chatId)).find((r) => r.id === requestId);
-  const resolve = (requestId: string, body?: unknown) => api.post(`/api/v1/requests/${requestId}/resolve`, body);
-  const cancel = (requestId: string) => api.post(`/api/v1/requests/${requestId}/cancel`);
-  const patch = (requestId: string, body?: unknown) => api.patch(`/api/v1/requests/${requestId}`, body);
+  const resolve = (requestId: string, body?: unknown) => api().post(`/api/v1/requests/${requestId}/resolve`, body);
+  const cancel = (requestId: string) => api().post(`/api/v1/requests/${requestId}/cancel`);
+  const patch = (requestId: string, body?: unknown) => api().patch(`/api/v1/requests/${requestId}`, body);
   const pendingTotal = async (query = ''): Promise<number> => {
-    const res = await api.get(`/api/v1/chats/pending-summary${query}`);
+    const res = await api().get(`/api/v1/chats/pending-summary${query}`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['pending_requests_total']);
     return res.body.pending_requests_total;
@@ -110,7 +125,7 @@ export function helpers(api: TestApi) {
   const dispatchInputs = async (chatId: string): Promise<Record<string, any>[]> => {
     const out = await ddb().send(
       new QueryCommand({
-        TableName: api.tableName,
+        TableName: api().tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
         ExpressionAttributeValues: { ':pk': Keys.chat(chatId).pk, ':din': 'DIN#' },
         ConsistentRead: true,
@@ -118,7 +133,7 @@ export function helpers(api: TestApi) {
     );
     return out.Items ?? [];
   };
-  const eventCount = async () => (await readEvents(api.tableName)).length;
+  const eventCount = async () => (await readEvents(api().tableName)).length;
 
   /** Everything a failed operation must leave alone: the chat, its requests, its dispatch inputs and the event log. */
   const snapshot = async (chatId: string) => ({
@@ -131,7 +146,7 @@ export function helpers(api: TestApi) {
     expect(await getChat(chatId)).toEqual(before.chat);
     expect(await list(chatId)).toEqual(before.requests);
     expect(await dispatchInputs(chatId)).toEqual(before.inputs);
-    expect(await eventsSince(api.tableName, before.events)).toEqual([]);
+    expect(await eventsSince(api().tableName, before.events)).toEqual([]);
   };
 
   return { newChat, getChat, post, create, list, find, resolve, cancel, patch, pendingTotal, dispatchInputs, eventCount, snapshot, expectUnchanged };

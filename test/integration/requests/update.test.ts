@@ -3,19 +3,11 @@
  * trace in every status, config re-validated against the existing type, no event, no chat
  * change (§3.6), and the effect of an update on a later resolution.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { REQUEST_FIELDS, UNKNOWN_ID, choiceBody, config, expectSchemaError, formBody, helpers, ruleError, sleep, textBody } from './support.js';
+import { choiceBody, expectSchemaError, formBody, REQUEST_FIELDS, requestsApi, ruleError, sleep, textBody, UNKNOWN_ID } from './support.js';
 
-let api: TestApi;
-let h: ReturnType<typeof helpers>;
-beforeAll(async () => {
-  api = await startApi({ config });
-  h = helpers(api);
-});
-afterAll(async () => api?.close());
+const { api, h } = requestsApi();
 
 /** PATCHes and expects 200 with a full Request. */
 async function patched(requestId: string, body: unknown): Promise<any> {
@@ -145,7 +137,7 @@ describe('PATCH has no effect beyond the request', () => {
     await patched(cancelled.id, { title: 'c2', config: { fields: [{ name: 'x', type: 'date' }] } });
     expect(await h.getChat(chat.id)).toEqual(chatBefore);
     expect(chatBefore.pending_requests_count).toBe(1);
-    expect(await eventsSince(api.tableName, events)).toEqual([]);
+    expect(await eventsSince(api().tableName, events)).toEqual([]);
     expect(await h.dispatchInputs(chat.id)).toEqual(inputs);
     expect(await h.pendingTotal()).toBe(total);
   });
@@ -232,7 +224,7 @@ describe('an update seen by a later resolution', () => {
     const ok = await h.resolve(request.id, { selectedOptionIds: ['d', 'c'] });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ title: 'Renamed', trace: { fresh: 1 }, resolution_payload: { selectedOptionIds: ['d', 'c'] } });
-    const events = await eventsSince(api.tableName, before);
+    const events = await eventsSince(api().tableName, before);
     expect(events.map((e) => e.type)).toEqual(['request.resolved']);
     expect(events[0]!.payload).toMatchObject({ title: 'Renamed', trace: { fresh: 1 } });
     const inputs = await h.dispatchInputs(chat.id);
