@@ -186,13 +186,7 @@ describe('batched_sequential sealing', () => {
     const retried = await d.claimOne({ workerId: 'worker-2', waitMs: 8000 });
     expect(retried.batchId).toBe(b1.batchId);
     await d.completeOk(retried.batchId, 'worker-2');
-    const groups: string[][] = [];
-    for (;;) {
-      const res = await d.claim({ workerId: 'worker-2', waitMs: DEBOUNCE + 2000 });
-      if (res.status !== 200) break;
-      groups.push(res.body.items.map((i) => i.sourceId));
-      await d.completeOk(res.body.batchId, 'worker-2');
-    }
+    const groups = (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
     expect(groups).toEqual([[m2], [m3]]);
   });
 
@@ -208,13 +202,7 @@ describe('batched_sequential sealing', () => {
     const again = await d.claimOne({ workerId: 'worker-2', waitMs: 5000, leaseMs: 20_000 });
     expect(again.batchId).toBe(b1.batchId);
     await d.completeOk(again.batchId, 'worker-2');
-    const groups: string[][] = [];
-    for (;;) {
-      const res = await d.claim({ workerId: 'worker-2', waitMs: DEBOUNCE + 2000 });
-      if (res.status !== 200) break;
-      groups.push(res.body.items.map((i) => i.sourceId));
-      await d.completeOk(res.body.batchId, 'worker-2');
-    }
+    const groups = (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
     expect(groups).toEqual([[m2], [m3]]);
   });
 
