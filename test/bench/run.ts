@@ -15,8 +15,8 @@
  *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
- * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages,
- * BENCH_ONLY=events or BENCH_ONLY=dispatch plays one part only (all four by default).
+ * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages, BENCH_ONLY=requests,
+ * BENCH_ONLY=events or BENCH_ONLY=dispatch plays one part only (all five by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -32,6 +32,7 @@ import type { DispatchReport } from './dispatch.js';
 import { runEventScenarios, sseTables } from './events.js';
 import type { SseReport } from './events.js';
 import { runMessageScenarios, streamingTables } from './messages.js';
+import { runRequestScenarios } from './requests.js';
 import type { StreamingReport } from './messages.js';
 import { BENCH_CONFIG, SCALE, runScenario } from './scenario.js';
 import type { ScenarioResult } from './scenario.js';
@@ -134,8 +135,8 @@ async function main(): Promise<number> {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
   const only = process.env.BENCH_ONLY ?? '';
-  if (!['', 'chats', 'messages', 'events', 'dispatch'].includes(only)) {
-    throw new Error(`BENCH_ONLY must be chats, messages, events or dispatch, not "${only}".`);
+  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch'].includes(only)) {
+    throw new Error(`BENCH_ONLY must be chats, messages, requests, events or dispatch, not "${only}".`);
   }
 
   log('Starting DynamoDB Local (in memory)...');
@@ -162,9 +163,10 @@ async function main(): Promise<number> {
   const plays = (part: string) => only === '' || only === part;
   const result = plays('chats') ? await runScenario(api.url, { seed, concurrency }, log) : none;
   const messages = plays('messages') ? await runMessageScenarios(api.url, { seed, concurrency }, log) : undefined;
+  const interactive = plays('requests') ? await runRequestScenarios(api.url, { concurrency }, log) : undefined;
   const events = plays('events') ? await runEventScenarios(api.url, { seed, concurrency }, log) : undefined;
   const dispatch = plays('dispatch') ? await runDispatchScenarios({ seed, concurrency }, log) : undefined;
-  for (const part of [messages, events, dispatch]) {
+  for (const part of [messages, interactive, events, dispatch]) {
     if (!part) continue;
     result.samples.push(...part.samples);
     result.failures.push(...part.failures);
