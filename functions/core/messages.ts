@@ -85,7 +85,11 @@ interface MediaRefs {
   any: boolean;
 }
 
-/** Rule checks 6–9 on the trace's media references. */
+/**
+ * Rule checks 6–9 on the trace's media references. `trace.kind` is a media kind only in the
+ * legacy form (check 9 runs only when `mediaId` is present and `mediaIds` absent); otherwise
+ * it is free-form: stored with the trace and, when a string, passed on as `traceKind` (§4.4.1).
+ */
 function mediaRefsOf(trace: Record<string, unknown> | undefined): MediaRefs {
   if (!trace) return { link: [], any: false };
   const { mediaIds, mediaId, kind } = trace;
@@ -98,15 +102,15 @@ function mediaRefsOf(trace: Record<string, unknown> | undefined): MediaRefs {
     });
     return { link: mediaIds as string[], any: mediaIds.length > 0 };
   }
-  if (mediaId !== undefined && (typeof mediaId !== 'string' || mediaId === '')) {
+  if (mediaId === undefined) return { link: [], any: false };
+  if (typeof mediaId !== 'string' || mediaId === '') {
     throw new FieldRuleError('trace.mediaId', 'trace.mediaId must be a non-empty string when provided.');
   }
-  if (kind !== undefined && kind !== 'image' && kind !== 'audio' && kind !== 'file') {
+  if (kind === undefined) return { link: [mediaId], any: true };
+  if (kind !== 'image' && kind !== 'audio' && kind !== 'file') {
     throw new FieldRuleError('trace.kind', 'trace.kind must be image, audio, or file when provided.');
   }
-  return mediaId === undefined
-    ? { link: [], any: false }
-    : { link: [mediaId as string], any: true, ...(kind === undefined ? {} : { legacyKind: kind as string }) };
+  return { link: [mediaId], any: true, legacyKind: kind };
 }
 
 function checkSender(role: MessageRole, senderId: string, config: InstanceConfig): void {

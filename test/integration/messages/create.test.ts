@@ -181,6 +181,39 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
     expect(res.body.trace).toEqual(trace);
   });
 
+  it('accepts any trace.kind without a media reference (rule 9 is the legacy form only), keeping the trace as given', async () => {
+    const chat = await newChat();
+    const traces: Record<string, unknown>[] = [
+      { kind: 'note' },
+      { kind: 'video', step: 2 },
+      // Not a string: still no check without trace.mediaId; stored, and no traceKind for dispatch (§4.4.1).
+      { kind: 7 },
+      { kind: null },
+      { kind: { nested: ['x'] } },
+    ];
+    for (const trace of traces) {
+      const res = await send(chat.id, { role: 'user', content: ' note this ', trace });
+      expect([trace, res.status, res.body?.error]).toEqual([trace, 201, undefined]);
+      expect(res.body).toMatchObject({ content_final: 'note this', stream_state: 'complete', trace });
+      const stored = (await listed(chat.id)).find((m) => m.id === res.body.id);
+      expect(stored?.trace).toEqual(trace);
+    }
+    // Any role, and while streaming.
+    const agent = await send(chat.id, { role: 'agent', senderId: 'assistant', content: 'ok', trace: { kind: 'note' } });
+    expect([agent.status, agent.body.trace]).toEqual([201, { kind: 'note' }]);
+    const stream = await send(chat.id, { role: 'agent', senderId: 'assistant', streaming: true, trace: { kind: 'draft' } });
+    expect([stream.status, stream.body.trace]).toEqual([201, { kind: 'draft' }]);
+  });
+
+  it('emits the free-form trace.kind in message.created as given', async () => {
+    const chat = await newChat();
+    const before = (await readEvents(api.tableName)).length;
+    const res = await created(chat.id, { role: 'user', content: 'hi', trace: { kind: 'note' } });
+    const events = await eventsSince(api.tableName, before);
+    expect(events.map((e) => e.type)).toEqual(['message.created']);
+    expect(events[0]!.payload).toMatchObject({ messageId: res.id, trace: { kind: 'note' } });
+  });
+
   it('snapshots the chat model at creation: a later model change affects only new messages', async () => {
     const chat = await newChat();
     const first = await created(chat.id, { role: 'agent', senderId: 'assistant', content: 'one', modelId: 'model-b' });
@@ -360,6 +393,8 @@ describe('validation (§5.4.1 rule table)', () => {
       ['whitespace', { role: 'system', content: ' \n\t ' }, m, { field: 'content' }],
       ['streaming false', { role: 'tool', content: '  ', streaming: false }, m, { field: 'content' }],
       ['trace without media', { role: 'user', content: ' ', trace: { note: 'x' } }, m, { field: 'content' }],
+      // A kind alone is not a media reference.
+      ['trace kind without media', { role: 'user', content: ' ', trace: { kind: 'image' } }, m, { field: 'content' }],
     ]);
   });
 
@@ -377,7 +412,9 @@ describe('validation (§5.4.1 rule table)', () => {
       ['mediaId a number', body({ mediaId: 12 }), 'trace.mediaId must be a non-empty string when provided.', { field: 'trace.mediaId' }],
       ['kind invalid', body({ mediaId: MISSING_MEDIA, kind: 'video' }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
       ['kind wrong case', body({ mediaId: MISSING_MEDIA, kind: 'IMAGE' }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
-      ['kind without mediaId', body({ kind: 'video' }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
+      ['kind a number', body({ mediaId: MISSING_MEDIA, kind: 7 }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
+      ['kind empty', body({ mediaId: MISSING_MEDIA, kind: '' }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
+      ['kind invalid, media-only', { role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA, kind: 'note' } }, 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
       // The trace checks run whether or not the message streams.
       [
         'streaming, mediaIds[1] empty',

@@ -81,6 +81,8 @@ describe('media references in a message trace', () => {
       [{ mediaIds: ['nosuchmedia0000000000'] }, 'A media ID in trace does not belong to this chat.', 'trace.mediaIds'],
       [{ mediaIds: [audio, linked] }, 'A media ID in trace is already linked to another message.', 'trace.mediaIds'],
       [{ mediaId: audio, kind: 'image' }, 'trace.kind does not match linked media kind.', 'trace.kind'],
+      // The legacy form still checks the kind (rule 9) before looking the medium up.
+      [{ mediaId: audio, kind: 'note' }, 'trace.kind must be image, audio, or file when provided.', 'trace.kind'],
     ];
     for (const [trace, message, field] of cases) {
       const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'x', trace });
@@ -89,6 +91,26 @@ describe('media references in a message trace', () => {
     expect((await mediaItem(audio))?.message_id).toBeNull();
     expect(await eventsSince(api.tableName, before)).toEqual([]);
     expect((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data).toEqual([]);
+  });
+
+  it('with trace.mediaIds, trace.kind is free-form: not checked against the media, stored and put in the dispatch input', async () => {
+    const chat = await newChat();
+    const img = await putMedia(chat.id, 'image');
+    const trace = { mediaIds: [img], kind: 'note' };
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: '  ', trace });
+    expect([res.status, res.body.error]).toEqual([201, undefined]);
+    expect(res.body).toMatchObject({ content_final: null, trace });
+    expect((await mediaItem(img))?.message_id).toBe(res.body.id);
+    const inputs = await ddb().send(
+      new QueryCommand({
+        TableName: api.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
+        ExpressionAttributeValues: { ':pk': Keys.chat(chat.id).pk, ':din': 'DIN#' },
+        ConsistentRead: true,
+      }),
+    );
+    expect(inputs.Items).toHaveLength(1);
+    expect(inputs.Items![0]).toMatchObject({ source_id: res.body.id, content: '', trace_kind: 'note', media_ids: [img] });
   });
 
   it('of two concurrent messages referencing one medium, exactly one links it', async () => {

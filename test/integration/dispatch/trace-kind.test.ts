@@ -1,0 +1,52 @@
+/**
+ * A free-form `trace.kind` reaches the worker (contract §5.4.1, §4.4.1, §2.5): without a media
+ * reference any kind is accepted, and a claimed batch's item carries it as `traceKind` when it
+ * is a string (omitted otherwise). `immediate` mode, so each message is claimable at once.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { configWith, dispatchApi } from './support.js';
+
+const config = configWith({ mode: 'immediate', retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 3 });
+
+const { d } = dispatchApi(config);
+
+describe('trace.kind in dispatch items', () => {
+  it('a message whose trace is {"kind":"note"} is claimed with traceKind "note"', async () => {
+    const chat = await d.newChat();
+    const note = await d.say(chat.id, 'remember this', { trace: { kind: 'note' } });
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
+    expect(batch).toEqual({
+      batchId: expect.any(String),
+      chatId: chat.id,
+      kind: 'user_batch',
+      agentIdHint: 'assistant',
+      compiledContent: 'remember this',
+      items: [
+        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: note, senderId: 'user:primary', content: 'remember this', traceKind: 'note', mediaIds: [], attachmentNames: [] },
+      ],
+      attachments: [],
+    });
+    await d.completeOk(batch.batchId, 'w1');
+  });
+
+  it('a free-form kind beside trace.mediaIds is passed on too, with the attachment', async () => {
+    const chat = await d.newChat();
+    const photo = await d.putMedia(chat.id, 'photo.jpg', 'image');
+    const id = await d.say(chat.id, '', { trace: { mediaIds: [photo], kind: 'screenshot' } });
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
+    expect(batch.items).toEqual([
+      { inputId: expect.any(String), sourceKind: 'user_message', sourceId: id, senderId: 'user:primary', content: '', traceKind: 'screenshot', mediaIds: [photo], attachmentNames: ['photo.jpg'] },
+    ]);
+    expect(batch.attachments).toEqual([{ mediaId: photo, fileName: 'photo.jpg', kind: 'image', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 }]);
+    await d.completeOk(batch.batchId, 'w1');
+  });
+
+  it('a kind that is not a string is accepted and stored, but the item has no traceKind', async () => {
+    const chat = await d.newChat();
+    const id = await d.say(chat.id, 'numbered', { trace: { kind: 7 } });
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
+    expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
+    expect('traceKind' in batch.items[0]!).toBe(false);
+    await d.completeOk(batch.batchId, 'w1');
+  });
+});
