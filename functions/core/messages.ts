@@ -18,7 +18,7 @@ import { startStreamTimer } from '../platform/stream-timer.js';
 import * as Chats from '../store/chats-repo.js';
 import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
-import { transact } from '../store/db.js';
+import { retryConflicts, transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
 import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
@@ -390,18 +390,6 @@ async function find(messageId: string, chatId?: string): Promise<MessageLocation
   const loc = await locate(messageId);
   if (chatId !== undefined && loc.chatId !== chatId) throw messageNotFound(messageId);
   return loc;
-}
-
-/** Retries a single-item write that met an in-flight transaction on the same item. */
-async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (error) {
-      if ((error as Error).name !== 'TransactionConflictException' || attempt >= 8) throw error;
-      await new Promise((r) => setTimeout(r, Math.random() * 10 * 2 ** attempt));
-    }
-  }
 }
 
 /** POST …/messages/{messageId}/chunks (§5.4.3). */

@@ -2,7 +2,8 @@
  * Interactive requests (contract §2.3, §4.3, §5.5). Every state change writes the request,
  * the chat's pending count, the event and (for a resolution) the dispatch input in one
  * transaction; resolve and cancel are conditioned on the request still being pending, so of
- * two concurrent resolutions exactly one wins.
+ * two concurrent resolutions exactly one wins. PATCH changes the request item alone (no event,
+ * no chat change), so it is one conditional UpdateItem rather than a transaction.
  *
  * Web push on request creation (§7.3) is not sent from here: the `request.created` event item
  * written in the create transaction is the seam, consumed from the table's stream by the
@@ -115,7 +116,10 @@ export interface RequestUpdate {
   trace?: unknown;
 }
 
-/** PATCH /requests/{requestId} (§5.5.3): any status, no event, no chat change. */
+/**
+ * PATCH /requests/{requestId} (§5.5.3): any status, no event, no chat change. Answers the
+ * request as stored after the write, so a resolve or cancel that landed in between shows.
+ */
 export async function update(requestId: string, input: RequestUpdate): Promise<RequestRecord> {
   const { title, body, config, trace } = input;
   if ([title, body, config, trace].every((v) => v === undefined)) {
@@ -127,8 +131,9 @@ export async function update(requestId: string, input: RequestUpdate): Promise<R
   if (body !== undefined) changes.body = checkBody(body);
   if (trace !== undefined) changes.trace = checkTrace(trace);
   if (config !== undefined) changes.config = normalizeConfig(request.type, config) as Record<string, unknown>;
-  await transact([Store.updateRequest(loc, changes)], () => requestNotFound(requestId));
-  return { ...request, ...changes };
+  const updated = await Store.updateRequest(loc, changes);
+  if (!updated) throw requestNotFound(requestId);
+  return updated;
 }
 
 /** POST /requests/{requestId}/resolve (§4.3, §5.5.4). */

@@ -2,7 +2,7 @@
  * The DynamoDB document client (one per container) and the transaction helper every
  * mutation goes through. The client's only local difference is the endpoint.
  */
-import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { env } from '../platform/env.js';
@@ -116,6 +116,22 @@ export async function transact(items: TransactItem[], onCondition?: ConditionFai
       const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
       if (!conflict || attempt >= 6) throw error;
       await sleep(Math.random() * 20 * 2 ** attempt);
+    }
+  }
+}
+
+/**
+ * Retries a single-item write (PutItem, UpdateItem, DeleteItem) that met an in-flight
+ * transaction on the same item: DynamoDB rejects it with TransactionConflictException, which
+ * the SDK does not retry by itself.
+ */
+export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (error) {
+      if (!(error instanceof TransactionConflictException) || attempt >= 8) throw error;
+      await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }
 }

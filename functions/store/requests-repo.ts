@@ -3,9 +3,10 @@
  * REQ#<createdMs>#<id>), so a chat's requests are one strongly consistent Query in creation
  * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { pick } from '../core/model.js';
-import { ddb, queryAll, tableName } from './db.js';
+import { ddb, queryAll, retryConflicts, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -105,8 +106,19 @@ export function endRequest(
   };
 }
 
-/** PATCH: replaces the given fields (status untouched, any status). */
-export function updateRequest(loc: RequestLocation, changes: Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace'>>): TransactItem {
+/**
+ * PATCH: replaces the given fields (status untouched, any status) with one conditional
+ * UpdateItem: 1 WCU per KB of the item, where a one-item TransactWriteItems costs 2. Nothing
+ * else is written with it (§5.5.3: no event, no chat change), so there is no atomicity to
+ * keep. The condition only refuses to create an item that is not there (UpdateItem would
+ * otherwise upsert one from the key): `undefined` then, which the caller answers 404.
+ * Returns the request as stored after the update, so a concurrent resolve or cancel that
+ * committed first shows in the answer.
+ */
+export async function updateRequest(
+  loc: RequestLocation,
+  changes: Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace'>>,
+): Promise<RequestRecord | undefined> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets = Object.entries(changes).map(([field, value]) => {
@@ -114,16 +126,25 @@ export function updateRequest(loc: RequestLocation, changes: Partial<Pick<Reques
     values[`:${field}`] = value;
     return `#${field} = :${field}`;
   });
-  return {
-    Update: {
-      TableName: tableName(),
-      Key: requestKey(loc),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    },
-  };
+  try {
+    const out = await retryConflicts(() =>
+      ddb().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: requestKey(loc),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    return out.Attributes ? fromItem(out.Attributes) : undefined;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return undefined;
+    throw error;
+  }
 }
 
 /**
