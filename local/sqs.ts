@@ -1,12 +1,22 @@
 /**
  * The local SQS: the fauxqs emulator in-process, the two dispatch queues created as the stack
  * creates them, and a poller that feeds the flush queue to the same consumer Lambda runs, with
- * real-shaped SQS events (lib: docs/dispatch-plan.md lists the emulator's quirks).
+ * real-shaped SQS events (docs/dispatch-plan.md lists the emulator's quirks).
+ *
+ * With a data folder (npm start), fauxqs 2.4.1 loses a message on ChangeMessageVisibility(0):
+ * it takes the message out of flight, then its SQLite write-through fails (it stores NULL into
+ * the NOT NULL receive count), so the message never returns and its FIFO group stays locked.
+ * `repairPersistence` replaces that one write with a correct one before the emulator starts;
+ * test/integration/dispatch/local-sqs.test.ts pins every call we make, with and without a
+ * data folder, so an upgrade that fixes or changes it is noticed.
  */
 import { CreateQueueCommand, DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSEvent } from 'aws-lambda';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { startFauxqs } from 'fauxqs';
 import { handler as sweepHandler } from '../functions/jobs/dispatch-sweep.js';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
@@ -21,9 +31,48 @@ export interface LocalSqs {
   stop: () => Promise<void>;
 }
 
+interface FauxqsPersistence {
+  db: DatabaseSync;
+  updateMessageReady(messageId: string): void;
+}
+
+let repaired = false;
+
+/**
+ * Makes fauxqs's "message is visible again" write keep the receive count (upstream it writes
+ * NULL into a NOT NULL column and throws after the in-memory state already changed). Patches
+ * the class the emulator itself imports (same module file, so the same module instance).
+ */
+async function repairPersistence(): Promise<void> {
+  if (repaired) return;
+  const base = createRequire(import.meta.url)
+    .resolve.paths('fauxqs')
+    ?.map((dir) => join(dir, 'fauxqs', 'dist', 'persistence.js'))
+    .find((file) => existsSync(file));
+  if (!base) throw new Error('local SQS: fauxqs/dist/persistence.js not found (was fauxqs upgraded? see local/sqs.ts)');
+  const module = (await import(base)) as { PersistenceManager?: { prototype: FauxqsPersistence } };
+  const proto = module.PersistenceManager?.prototype;
+  if (!proto || typeof proto.updateMessageReady !== 'function') {
+    throw new Error('local SQS: fauxqs PersistenceManager.updateMessageReady not found (was fauxqs upgraded? see local/sqs.ts)');
+  }
+  const statements = new WeakMap<DatabaseSync, StatementSync>();
+  proto.updateMessageReady = function (this: FauxqsPersistence, messageId: string) {
+    let statement = statements.get(this.db);
+    if (!statement) {
+      statement = this.db.prepare('UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL WHERE message_id = ?');
+      statements.set(this.db, statement);
+    }
+    statement.run(messageId);
+  };
+  repaired = true;
+}
+
 /** `dataDir` keeps queued messages between runs (npm start); without it the queues live in memory. */
 export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true });
+  if (dataDir) {
+    mkdirSync(dataDir, { recursive: true });
+    await repairPersistence();
+  }
   const server = await startFauxqs({ port: 0, logger: false, ...(dataDir ? { dataDir } : {}) });
   const endpoint = `http://127.0.0.1:${server.port}`;
   const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });

@@ -385,34 +385,54 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
   const claimed: ClaimedBatch[] = [];
   const chats = new Set<string>();
   let bytes = 0;
+  let failure: unknown;
   for (;;) {
     const remaining = deadline - deps.clock().getTime();
-    const received = await Queues.receiveBatches(
-      max - claimed.length,
-      remaining >= 1000 ? Math.min(20, Math.floor(remaining / 1000)) : 0,
-      // Whole seconds, rounded down: the message may reappear up to a second before the
-      // lease ends, and the claim that gets it then waits out the rest (tryLease).
-      Math.floor(leaseMs / 1000),
-    );
-    for (const r of received) {
-      if (gone()) {
-        await Queues.hideBatch(r.receiptHandle, 0);
-        continue;
-      }
-      const batch = await tryLease(config, r, req.workerId, leaseMs, deadline, deps);
-      if (!batch) continue;
-      const sameChat = d.mode !== 'immediate' && chats.has(batch.chat_id);
-      // Never two batches of one chat in one claim (§4.4.7), nor a response over Lambda's limit:
-      // give such a batch back. A client that left gets nothing either.
-      if (sameChat || gone() || (claimed.length > 0 && bytes + batch.payload_bytes > CLAIM_RESPONSE_MAX_BYTES)) {
-        await release(batch, req.workerId);
-        continue;
-      }
-      chats.add(batch.chat_id);
-      bytes += batch.payload_bytes;
-      claimed.push(await present(batch));
+    let received: Queues.ReceivedBatch[] = [];
+    try {
+      received = await Queues.receiveBatches(
+        max - claimed.length,
+        remaining >= 1000 ? Math.min(20, Math.floor(remaining / 1000)) : 0,
+        // Whole seconds, rounded down: the message may reappear up to a second before the
+        // lease ends, and the claim that gets it then waits out the rest (tryLease).
+        Math.floor(leaseMs / 1000),
+      );
+    } catch (error) {
+      // The queue is unwell: nothing was received, so nothing is held. Wait a little and try
+      // again until the claim's deadline; the client sees an empty claim, not a 500.
+      logger.error('dispatch: receive failed', { error });
+      await deps.sleep(Math.min(Math.max(deadline - deps.clock().getTime(), 0), 500));
     }
-    if (claimed.length > 0 || gone() || deps.clock().getTime() >= deadline) return claimed;
+    for (const r of received) {
+      try {
+        if (gone()) {
+          await settleMessage('give back (client gone)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
+          continue;
+        }
+        const batch = await tryLease(config, r, req.workerId, leaseMs, deadline, deps);
+        if (!batch) continue;
+        const sameChat = d.mode !== 'immediate' && chats.has(batch.chat_id);
+        // Never two batches of one chat in one claim (§4.4.7), nor a response over Lambda's limit:
+        // give such a batch back. A client that left gets nothing either.
+        if (sameChat || gone() || (claimed.length > 0 && bytes + batch.payload_bytes > CLAIM_RESPONSE_MAX_BYTES)) {
+          await release(batch, req.workerId);
+          continue;
+        }
+        chats.add(batch.chat_id);
+        bytes += batch.payload_bytes;
+        claimed.push(await present(batch));
+      } catch (error) {
+        // Storage failed for this one: give its message back at once (rather than leave it
+        // hidden for a whole lease) and carry on with the others.
+        failure ??= error;
+        logger.error('dispatch: a received batch was not leased', { batchId: r.batchId, error });
+        await settleMessage('give back (error)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
+      }
+    }
+    if (claimed.length > 0 || gone() || deps.clock().getTime() >= deadline) {
+      if (claimed.length === 0 && failure !== undefined) throw failure;
+      return claimed;
+    }
     // In the last second receives do not wait (whole seconds), and a batch due after this
     // claim's deadline was just made visible again: pause, so neither spins.
     if (remaining < 1000) await deps.sleep(Math.min(Math.max(deadline - deps.clock().getTime(), 0), 200));
@@ -435,6 +455,27 @@ async function present(batch: BatchRecord): Promise<ClaimedBatch> {
 }
 
 /**
+ * A queue call on a batch's message after the table decided what should happen to it. Its
+ * failure never fails the request. A stale receipt (the message was received again since, or
+ * is visible) needs nothing: whoever receives it next consults the table. Any other failure
+ * marks the batch, and the sweeper puts the message where the table says it belongs.
+ */
+async function settleMessage(what: string, batchId: string, receiptHandle: string, call: () => Promise<void>): Promise<void> {
+  try {
+    await call();
+  } catch (error) {
+    if (Queues.isStaleReceipt(error)) {
+      logger.info(`dispatch: ${what}: receipt no longer current`, { batchId });
+      return;
+    }
+    logger.warn(`dispatch: ${what} failed on the queue; marked for the sweeper`, { batchId, error });
+    await Store.markRepair(batchId, receiptHandle, new Date().toISOString()).catch((markError: unknown) =>
+      logger.error('dispatch: repair mark not written', { batchId, error: markError }),
+    );
+  }
+}
+
+/**
  * Leases a received batch if the table says it may be claimed now: pending and due, or leased
  * with a lease that ran out (§4.4.4). A batch due within a second (its message reappears up
  * to a second early) is waited for, if the claim's own wait allows; one due later is hidden
@@ -452,7 +493,7 @@ async function tryLease(
     const batch = await Store.getBatch(r.batchId);
     const now = deps.clock().getTime();
     if (!batch || batch.status === 'completed' || batch.status === 'failed') {
-      await Queues.deleteBatchMessage(r.receiptHandle);
+      await settleMessage('drop a finished batch', r.batchId, r.receiptHandle, () => Queues.deleteBatchMessage(r.receiptHandle));
       return undefined;
     }
     const dueAt = batch.status === 'pending' ? batch.available_at : (batch.lease_expires_at ?? 0);
@@ -462,9 +503,10 @@ async function tryLease(
         await deps.sleep(wait);
         continue;
       }
-      // Our receive is now the message's newest: the lease holder's complete must delete that one.
-      if (batch.status === 'leased' && batch.lease_owner) await Store.noteReceipt(batch.id, batch.lease_owner, r.receiptHandle);
-      await Queues.hideBatch(r.receiptHandle, wait);
+      // Our receive is now the message's newest: the lease holder's heartbeat and complete
+      // must use it. If the lease moved meanwhile (a heartbeat, an end), look again.
+      if (batch.status === 'leased' && batch.lease_owner && !(await Store.noteReceipt(batch.id, batch.lease_owner, dueAt, r.receiptHandle))) continue;
+      await settleMessage('hide until due', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, wait));
       return undefined;
     }
     const expired = batch.status === 'leased';
@@ -489,6 +531,8 @@ async function tryLease(
     }
     // It changed meanwhile (a heartbeat, a retry delay, a completion): look again.
   }
+  // It kept changing under us: give the message back now rather than hold it for a lease.
+  await settleMessage('give back (busy)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
   return undefined;
 }
 
@@ -500,7 +544,45 @@ async function release(batch: BatchRecord, workerId: string): Promise<void> {
     ExpressionAttributeNames: { '#status': 'status' },
     ExpressionAttributeValues: { ':pending': 'pending', ':now': Date.now(), ':minusOne': -1, ':leased': 'leased', ':worker': workerId },
   });
-  if (outcome.ok && batch.receipt_handle) await Queues.hideBatch(batch.receipt_handle, 0);
+  const receipt = outcome.ok ? outcome.batch.receipt_handle : undefined;
+  if (receipt) await settleMessage('give back', batch.id, receipt, () => Queues.hideBatch(receipt, 0));
+}
+
+/**
+ * The sweeper's repair of one batch marked after a failed queue call: puts its message where
+ * the table says it belongs (hidden until the batch is due, or deleted once it ended). If the
+ * receipt is no longer current the message is visible, held by a newer receive, or gone; an
+ * unfinished batch then gets a copy (every receive consults the table, so a spare copy is
+ * simply dropped when it turns up after the batch ended). A queue error keeps the mark.
+ */
+export async function repairMessage(batchId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+  const batch = await Store.getBatch(batchId);
+  if (!batch?.gsi3sk) return;
+  const receipt = batch.repair_receipt ?? batch.receipt_handle;
+  const finished = batch.status === 'completed' || batch.status === 'failed';
+  const dueAt = batch.status === 'pending' ? batch.available_at : (batch.lease_expires_at ?? 0);
+  let current = receipt !== undefined;
+  if (receipt) {
+    try {
+      if (finished) await Queues.deleteBatchMessage(receipt);
+      else await Queues.hideBatch(receipt, Math.max(0, dueAt - deps.clock().getTime()));
+    } catch (error) {
+      if (!Queues.isStaleReceipt(error)) throw error;
+      current = false;
+    }
+  }
+  if (!current && !finished) await Queues.sendBatch(batch.id, batch.queue_group ?? batch.chat_id, `r${deps.clock().getTime()}`);
+  await Store.clearRepair(batchId, batch.gsi3sk);
+}
+
+/** The sweeper's second duty: repairs every batch marked after a failed queue call. Returns how many. */
+export async function repairMessages(deps: DispatchDeps = defaultDeps): Promise<number> {
+  const ids = await Store.batchesToRepair(100);
+  const results = await Promise.allSettled(ids.map((id) => repairMessage(id, deps)));
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') logger.error('dispatch sweep: batch message not repaired', { batchId: ids[i], error: r.reason });
+  });
+  return ids.length;
 }
 
 const batchNotFound = () => new NotFoundError('Dispatch batch not found.');
@@ -530,9 +612,8 @@ export async function heartbeat(config: InstanceConfig, batchId: string, workerI
     ExpressionAttributeValues: { ...leaseValues(workerId, now), ':expires': now + extend },
   });
   if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
-  if (outcome.batch.receipt_handle) {
-    await Queues.hideBatch(outcome.batch.receipt_handle, extend).catch((error: unknown) => logger.warn('dispatch: visibility not extended', { batchId, error }));
-  }
+  const receipt = outcome.batch.receipt_handle;
+  if (receipt) await settleMessage('extend the lease', batchId, receipt, () => Queues.hideBatch(receipt, extend));
 }
 
 /** POST /dispatch/{batchId}/complete (§4.4.4): no event, no message. */
@@ -547,7 +628,7 @@ export async function complete(config: InstanceConfig, batchId: string, workerId
     ExpressionAttributeValues: { ...leaseValues(workerId, now.getTime()), ':completed': 'completed', ':at': now.toISOString() },
   });
   if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
-  await afterEnd(config, outcome.batch.chat_id, outcome.batch.receipt_handle);
+  await afterEnd(config, batchId, outcome.batch.chat_id, outcome.batch.receipt_handle);
 }
 
 export interface FailRequest {
@@ -567,7 +648,6 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
   if (!current) throw batchNotFound();
   const now = deps.clock();
   const nowMs = now.getTime();
-  const receipt = current.receipt_handle;
   if (req.retryable && current.attempt_count < d.maxAttempts) {
     const delay = req.retryDelayMs ?? Math.min(d.retryMaxMs, d.retryBaseMs * 2 ** (current.attempt_count - 1));
     const outcome = await Store.updateBatch(batchId, {
@@ -578,7 +658,9 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
     });
     if (!outcome.ok) throw await leaseFailure(batchId, req.workerId, outcome.batch);
     // The message stays in flight through the delay, so the chat's later batches wait (§4.4.2).
-    if (receipt) await Queues.hideBatch(receipt, delay).catch((error: unknown) => logger.warn('dispatch: retry delay not set on the queue', { batchId, error }));
+    // A delay under a second shows it again at once; the claim that receives it waits out the rest.
+    const receipt = outcome.batch.receipt_handle;
+    if (receipt) await settleMessage('retry delay', batchId, receipt, () => Queues.hideBatch(receipt, delay));
     // The batch is no longer leased: inputs that waited for it may seal now (§4.4.3 rule 2).
     if (d.mode === 'batched_sequential') {
       await Queues.sendFlush(current.chat_id, 0).catch((error: unknown) => logger.error('dispatch: flush signal not sent', { batchId, error }));
@@ -599,12 +681,12 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
       (index) => (index === 0 ? leaseLost(batchId, req.workerId) : undefined),
     ),
   );
-  await afterEnd(config, current.chat_id, receipt);
+  await afterEnd(config, batchId, current.chat_id, current.receipt_handle);
 }
 
 /** After a batch ended: drop its message (the chat's next batch can flow) and signal sealing. */
-async function afterEnd(config: InstanceConfig, chatId: string, receipt: string | undefined): Promise<void> {
-  if (receipt) await Queues.deleteBatchMessage(receipt).catch((error: unknown) => logger.warn('dispatch: message not deleted', { chatId, error }));
+async function afterEnd(config: InstanceConfig, batchId: string, chatId: string, receipt: string | undefined): Promise<void> {
+  if (receipt) await settleMessage('drop an ended batch', batchId, receipt, () => Queues.deleteBatchMessage(receipt));
   if (dispatchConfig(config).mode === 'batched_sequential') {
     await Queues.sendFlush(chatId, 0).catch((error: unknown) => logger.error('dispatch: flush signal not sent', { chatId, error }));
   }

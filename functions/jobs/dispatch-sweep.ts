@@ -1,8 +1,9 @@
 /**
  * The dispatch sweeper (contract §4.4, §11): a scheduled run, every minute in AWS (and on an
  * interval in the local runtime), that resumes dispatch work a crash or a failed queue call
- * left behind — batches sealed but never handed to the FIFO queue, and inputs whose flush
- * signal was lost. It reads only the sparse gsi3 entries of chats with such work that has not
+ * left behind — batches sealed but never handed to the FIFO queue, inputs whose flush
+ * signal was lost, and batch messages a failed visibility change or delete left where the
+ * table says they should not be (marked DISPATCH#REPAIR). It reads only the sparse gsi3 entries of chats with such work that has not
  * moved for a while (Dispatch.sweepAfterMs), so an idle instance costs one Query per run.
  */
 import * as Dispatch from '../core/dispatch.js';
@@ -10,10 +11,11 @@ import { getConfig } from '../platform/config.js';
 import { logger } from '../platform/logger.js';
 import { dispatchConfigured } from '../platform/queues.js';
 
-export async function handler(): Promise<{ resumed: number }> {
-  if (!dispatchConfigured()) return { resumed: 0 };
+export async function handler(): Promise<{ resumed: number; repaired: number }> {
+  if (!dispatchConfigured()) return { resumed: 0, repaired: 0 };
   const config = await getConfig();
-  const resumed = await Dispatch.sweep(config);
+  const [resumed, repaired] = await Promise.all([Dispatch.sweep(config), Dispatch.repairMessages()]);
   if (resumed > 0) logger.warn('dispatch sweep resumed stranded work', { chats: resumed });
-  return { resumed };
+  if (repaired > 0) logger.warn('dispatch sweep repaired batch messages after failed queue calls', { batches: repaired });
+  return { resumed, repaired };
 }

@@ -44,14 +44,18 @@ export async function sendFlush(chatId: string, delayMs: number): Promise<void> 
   await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl('FLUSH_QUEUE_URL'), MessageBody: JSON.stringify({ chatId }), DelaySeconds: delay }));
 }
 
-/** Enqueues a sealed batch on the FIFO queue; `group` is the chat (sequential modes) or the batch (immediate). */
-export async function sendBatch(batchId: string, group: string): Promise<void> {
+/**
+ * Enqueues a sealed batch on the FIFO queue; `group` is the chat (sequential modes) or the
+ * batch (immediate). `copy` names a further message for the same batch (a repair, when its
+ * first message may be gone): a distinct deduplication id, so FIFO does not drop it.
+ */
+export async function sendBatch(batchId: string, group: string, copy?: string): Promise<void> {
   await sqs().send(
     new SendMessageCommand({
       QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
       MessageBody: JSON.stringify({ batchId }),
       MessageGroupId: group,
-      MessageDeduplicationId: batchId,
+      MessageDeduplicationId: copy ? `${batchId}.${copy}` : batchId,
     }),
   );
 }
@@ -89,6 +93,18 @@ export async function receiveBatches(max: number, waitSeconds: number, visibilit
 export async function hideBatch(receiptHandle: string, ms: number): Promise<void> {
   const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.floor(ms / 1000)));
   await sqs().send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+}
+
+/**
+ * True when a visibility change or delete failed because its receipt handle is no longer the
+ * message's newest, or the message is not in flight: another receive (or none) holds it now,
+ * and whoever receives it next consults the table. AWS names this ReceiptHandleIsInvalid,
+ * MessageNotInflight, or InvalidParameterValue ("The receipt handle has expired").
+ */
+export function isStaleReceipt(error: unknown): boolean {
+  const name = (error as { name?: unknown } | null)?.name;
+  if (name === 'ReceiptHandleIsInvalid' || name === 'MessageNotInflight') return true;
+  return name === 'InvalidParameterValue' && /receipt ?handle/i.test(String((error as Error).message));
 }
 
 export async function deleteBatchMessage(receiptHandle: string): Promise<void> {

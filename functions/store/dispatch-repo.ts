@@ -167,6 +167,11 @@ export interface BatchRecord {
   part_count: number;
   /** JSON size of the payload (claim-many keeps its response under Lambda's limit). */
   payload_bytes: number;
+  /** Its FIFO message group (absent on batches sealed before it was recorded: the chat). */
+  queue_group?: string;
+  /** Set with the DISPATCH#REPAIR mark: the receipt handle the failed queue call used. */
+  repair_receipt?: string;
+  gsi3sk?: string;
 }
 
 export interface SealedBatch {
@@ -216,7 +221,7 @@ export function sealWrites(
   });
   return [
     ...batches.flatMap(({ header, group, parts }) => [
-      put({ ...Keys.batch(header.id), type: 'dispatch-batch', ...header }),
+      put({ ...Keys.batch(header.id), type: 'dispatch-batch', ...header, queue_group: group }),
       ...parts.map((part, n) => put({ ...Keys.batchPart(header.id, n), type: 'dispatch-batch-part', ...part })),
       put({ ...Keys.batchRef(chatId, header.chat_seq), type: 'dispatch-batch-ref', batch_id: header.id, group }),
     ]),
@@ -351,13 +356,61 @@ export async function updateBatch(
  * Records the receipt handle of the newest receive of a leased batch's message (a claim that
  * saw it reappear near the lease's end), so the holder's complete deletes the right one.
  */
-export async function noteReceipt(batchId: string, owner: string, receiptHandle: string): Promise<void> {
-  await updateBatch(batchId, {
+export async function noteReceipt(batchId: string, owner: string, expiresAt: number, receiptHandle: string): Promise<boolean> {
+  const outcome = await updateBatch(batchId, {
     UpdateExpression: 'SET receipt_handle = :receipt',
-    ConditionExpression: '#status = :leased AND lease_owner = :owner',
+    ConditionExpression: '#status = :leased AND lease_owner = :owner AND lease_expires_at = :expires',
     ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':receipt': receiptHandle, ':leased': 'leased', ':owner': owner },
+    ExpressionAttributeValues: { ':receipt': receiptHandle, ':leased': 'leased', ':owner': owner, ':expires': expiresAt },
   });
+  return outcome.ok;
+}
+
+/**
+ * Marks a batch for the sweeper after a queue call on its message failed (not merely stale):
+ * the sweeper re-applies what the table says (hidden until due, or deleted when finished).
+ */
+export async function markRepair(batchId: string, receiptHandle: string, nowIso: string): Promise<void> {
+  await ddb().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: Keys.batch(batchId),
+      UpdateExpression: 'SET gsi3pk = :mark, gsi3sk = :now, repair_receipt = :receipt',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':mark': Keys.dispatchRepair(nowIso).gsi3pk, ':now': nowIso, ':receipt': receiptHandle },
+    }),
+  );
+}
+
+/** Batches marked for repair, oldest first. */
+export async function batchesToRepair(limit: number): Promise<string[]> {
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi3',
+      KeyConditionExpression: 'gsi3pk = :mark',
+      ExpressionAttributeValues: { ':mark': Keys.dispatchRepair('').gsi3pk },
+      Limit: limit,
+    }),
+  );
+  return (out.Items ?? []).map((i) => Keys.batchIdOf(String(i.pk)));
+}
+
+/** Drops a batch's repair mark, unless a newer failure marked it again meanwhile. */
+export async function clearRepair(batchId: string, markedAt: string): Promise<void> {
+  try {
+    await ddb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: Keys.batch(batchId),
+        UpdateExpression: 'REMOVE gsi3pk, gsi3sk, repair_receipt',
+        ConditionExpression: 'gsi3sk = :at',
+        ExpressionAttributeValues: { ':at': markedAt },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
 }
 
 /** The lease condition of heartbeat, complete and fail (§4.4.4). */

@@ -11,7 +11,7 @@
  * | open stream       | CHAT#<chatId>      | STREAM#<messageId>          |
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
  * | dispatch state    | CHAT#<chatId>      | DSTATE                      | gsi3 (sparse: DISPATCH#PENDING while it has unsealed inputs or unsent batches)
- * | dispatch batch    | BATCH#<batchId>    | BATCH                       |
+ * | dispatch batch    | BATCH#<batchId>    | BATCH                       | gsi3 (sparse: DISPATCH#REPAIR after a failed queue call on its message)
  * | batch payload part| BATCH#<batchId>    | PART#<n, 15 digits>         |
  * | unsent batch ref  | CHAT#<chatId>      | BREF#<chat seq, 15 digits>  |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |
@@ -81,6 +81,11 @@ export const Keys = {
    * sort key is when that work last moved, so the sweeper finds work stranded by a crash.
    */
   dispatchPending: (at: string) => ({ gsi3pk: 'DISPATCH#PENDING', gsi3sk: at }),
+  /**
+   * Marks a batch header in gsi3 when a queue call on its message failed, so the sweeper
+   * puts the message where the table says it belongs (sort key: when the call failed).
+   */
+  dispatchRepair: (at: string) => ({ gsi3pk: 'DISPATCH#REPAIR', gsi3sk: at }),
   /** The chat id in a CHAT#<chatId> partition key. */
   chatIdOf: (pk: string) => pk.slice('CHAT#'.length),
   /** Per-chat dispatch bookkeeping: the unsealed window, user typing, batch numbering. */
@@ -91,6 +96,8 @@ export const Keys = {
    */
   dispatchInputsOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'DIN#' }),
   batch: (batchId: string) => ({ pk: `BATCH#${batchId}`, sk: 'BATCH' }),
+  /** The batch id in a BATCH#<batchId> partition key. */
+  batchIdOf: (pk: string) => pk.slice('BATCH#'.length),
   /** The frozen payload of a batch, in parts of at most ~380 KB (kept off the small, often-updated header). */
   batchPart: (batchId: string, n: number) => ({ pk: `BATCH#${batchId}`, sk: `PART#${pad(n)}` }),
   batchPartsOf: (batchId: string) => ({ pk: `BATCH#${batchId}`, skPrefix: 'PART#' }),

@@ -51,6 +51,8 @@ const DEAD_LETTER_RETENTION = Duration.days(14);
 const SEND = ['sqs:SendMessage'];
 /** The dispatch routes: receive (claims), hide (leases, retry delays), delete (ends); they never send batches. */
 const CLAIM = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'];
+/** The sweeper's repairs of batch messages: hide until due, or delete once ended. */
+const REPAIR = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage'];
 
 export class DispatchQueues extends Construct {
   readonly batchQueue: Queue;
@@ -108,6 +110,8 @@ export class DispatchQueues extends Construct {
     );
 
     this.sweepFunction = this.jobFunction(props, 'Sweep', 'dispatch-sweep', 'Resumes dispatch work stranded between the table and the queues (every minute)');
+    // It also repairs batch messages after a failed visibility change or delete (REPAIR).
+    this.batchQueue.grant(this.sweepFunction, ...REPAIR);
     this.sweepSchedule = new Rule(this, 'SweepSchedule', {
       description: 'Runs the dispatch sweeper',
       schedule: Schedule.rate(Duration.minutes(1)),

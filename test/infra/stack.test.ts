@@ -671,7 +671,9 @@ describe('dispatch queues', () => {
           [flushId]: send,
         };
       }
-      if (inputPaths.has(path) || path === sweepFunctionPath) return { [batchId]: send, [flushId]: send };
+      if (inputPaths.has(path)) return { [batchId]: send, [flushId]: send };
+      // The sweeper also repairs batch messages (visibility, delete) after failed queue calls.
+      if (path === sweepFunctionPath) return { [batchId]: sorted([...send, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']), [flushId]: send };
       if (path === flushFunctionPath) {
         // SendMessage itself; the rest is what the event source's poller needs (CDK's consume grant).
         return {

@@ -4,6 +4,9 @@
  * Tests talk to it with real HTTP requests.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { ensureTable } from '../../local/table.js';
 import { LOCAL_AWS_ENV } from '../../local/dynamo.js';
 
@@ -42,7 +45,10 @@ export interface StartOptions {
    * cancelled by its timer a minute later, inside another test's event assertions).
    */
   streamTimers?: boolean;
-  /** Run the dispatch queues and the flush consumer (off by default; the dispatch tests turn it on). */
+  /**
+   * Run the dispatch queues and the flush consumer (off by default; the dispatch tests turn it
+   * on). They keep their messages in a data folder, as `npm start` does (removed on close).
+   */
   dispatch?: boolean;
 }
 
@@ -68,7 +74,8 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   });
   // Imported after the environment is set: handlers read it once per module load.
   const { startLocalApi } = await import('../../local/server.js');
-  const api = await startLocalApi(0, { streamTimers: options.streamTimers ?? false, dispatch: options.dispatch ?? false });
+  const sqsDataDir = options.dispatch ? mkdtempSync(join(tmpdir(), 'chat-relay-sqs-')) : undefined;
+  const api = await startLocalApi(0, { streamTimers: options.streamTimers ?? false, dispatch: options.dispatch ?? false, ...(sqsDataDir ? { sqsDataDir } : {}) });
 
   async function request<T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Response<T>> {
     const headers: Record<string, string> = { ...opts.headers };
@@ -101,7 +108,10 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     setConfig: (config) => {
       process.env.INSTANCE_CONFIG = JSON.stringify(config);
     },
-    close: () => api.close(),
+    close: async () => {
+      await api.close();
+      if (sqsDataDir) rmSync(sqsDataDir, { recursive: true, force: true });
+    },
   };
 }
 

@@ -1,0 +1,138 @@
+/**
+ * Retryable failures with the default configuration (issue 10's reproduction), over HTTP,
+ * against the runtime as `npm start` runs it (queues with a data folder): a batch failed with
+ * `retryable: true` and no delay comes back after the default backoff (500 ms, then 1 s, …)
+ * with the same id, items and compiledContent, whatever the lease; with `maxAttempts: 3` the
+ * third failure is terminal; and the chat's later messages flow afterwards. A failed queue
+ * call on this path is repaired by the sweeper, never answered as 500.
+ */
+import { describe, expect, it } from '@jest/globals';
+import * as Dispatch from '../../../functions/core/dispatch.js';
+import * as Queues from '../../../functions/platform/queues.js';
+import * as Store from '../../../functions/store/dispatch-repo.js';
+import type { Batch } from './support.js';
+import { dispatchApi } from './support.js';
+
+const defaults = {
+  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
+  models: [{ id: 'm', name: 'M', description: '' }],
+};
+const { api, d } = dispatchApi(defaults);
+
+/** Claims in a loop like a simple worker (`waitMs` 1000) until a batch comes, or `forMs` passes. */
+async function claimUntil(body: { workerId: string; leaseMs: number }, forMs: number): Promise<{ batch?: Batch; statuses: number[] }> {
+  const statuses: number[] = [];
+  const end = Date.now() + forMs;
+  while (Date.now() < end) {
+    const res = await d.claim({ ...body, waitMs: 1000 });
+    statuses.push(res.status);
+    if (res.status === 200) return { batch: res.body, statuses };
+  }
+  return { statuses };
+}
+
+describe('retryable failures (default configuration: batched_sequential, 500 ms backoff base)', () => {
+  it.each([60_000, 5000])('a batch failed with retryable: true comes back after its backoff, twice, with leaseMs %i', async (leaseMs) => {
+    const chat = await d.newChat();
+    const id = await d.say(chat.id, 'hi');
+    const first = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
+    expect(first.batch?.items.map((i) => i.sourceId)).toEqual([id]);
+    const b1 = first.batch!;
+
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
+    const failedAt = Date.now();
+    const second = await claimUntil({ workerId: 'w1', leaseMs }, 20_000);
+    expect(second.statuses.filter((s) => s !== 200 && s !== 204)).toEqual([]);
+    expect(second.batch).toEqual(b1); // same batchId, items, compiledContent, attachments
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(450);
+    expect(Date.now() - failedAt).toBeLessThan(3000);
+
+    // Attempt 2 fails too: back after 1 s.
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
+    const failedAgain = Date.now();
+    const third = await claimUntil({ workerId: 'w2', leaseMs }, 20_000);
+    expect(third.batch).toEqual(b1);
+    expect(Date.now() - failedAgain).toBeGreaterThanOrEqual(950);
+    expect(Date.now() - failedAgain).toBeLessThan(4000);
+    expect((await Store.getBatch(b1.batchId))?.attempt_count).toBe(3);
+    await d.completeOk(b1.batchId, 'w2');
+
+    // The chat's FIFO group is free again: its next message is claimed.
+    const next = await d.say(chat.id, 'and then');
+    const after = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
+    expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
+    await d.completeOk(after.batch!.batchId, 'w1');
+  });
+
+  it('with maxAttempts 3, two retryable failures come back and the third is terminal; later messages still flow', async () => {
+    api().setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
+    try {
+      const chat = await d.newChat();
+      const id = await d.say(chat.id, 'try me');
+      let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+      expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
+      for (let attempt = 1; attempt <= 2; attempt++) {
+        expect((await d.fail(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true })).status).toBe(204);
+        const again = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 20_000)).batch;
+        expect(again?.batchId).toBe(batch.batchId);
+        batch = again!;
+      }
+      expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'failure 3', retryable: true })).status).toBe(204);
+      expect(await Store.getBatch(batch.batchId)).toMatchObject({ status: 'failed', attempt_count: 3, last_error: 'failure 3' });
+      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as { role: string; content_final: string }[];
+      expect(messages.find((m) => m.role === 'system')?.content_final).toBe('Dispatch failed after 3 attempts: failure 3');
+
+      const next = await d.say(chat.id, 'next one');
+      const after = await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000);
+      expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
+      await d.completeOk(after.batch!.batchId, 'w1');
+    } finally {
+      api().setConfig(defaults);
+    }
+  });
+
+  it('a retry delay the queue refuses to set is repaired by the sweeper: the fail answers 204 and the batch comes back', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'flaky queue');
+    const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+    // The visibility change fails (the handlers point at a queue that does not exist for this one request).
+    const url = process.env.DISPATCH_QUEUE_URL!;
+    process.env.DISPATCH_QUEUE_URL = `${url}-missing`;
+    let res;
+    try {
+      res = await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
+    } finally {
+      process.env.DISPATCH_QUEUE_URL = url;
+    }
+    expect(res.status).toBe(204);
+    // The message is still hidden for the rest of the 60 s lease: nothing to claim yet.
+    await d.claimNone({ workerId: 'w2', waitMs: 1500 });
+    expect(await Store.batchesToRepair(10)).toEqual([batch.batchId]);
+    expect(await Dispatch.repairMessages()).toBe(1);
+    expect(await Store.batchesToRepair(10)).toEqual([]);
+    const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
+    expect(again.batch).toEqual(batch);
+    await d.completeOk(batch.batchId, 'w2');
+  });
+
+  it('a repair whose message is gone (retention, dead-letter) sends a copy: the batch becomes claimable again', async () => {
+    const chat = await d.newChat();
+    await d.say(chat.id, 'lost message');
+    const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+    const { receipt_handle: receipt } = (await Store.getBatch(batch.batchId))!;
+    // The worker fails it for a retry, and its message is lost on the queue meanwhile.
+    expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 60_000 })).status).toBe(204);
+    await Queues.deleteBatchMessage(receipt!);
+    await Store.updateBatch(batch.batchId, {
+      UpdateExpression: 'SET available_at = :now',
+      ExpressionAttributeValues: { ':now': Date.now() },
+    });
+    await d.claimNone({ workerId: 'w2', waitMs: 1200 });
+    await Store.markRepair(batch.batchId, receipt!, new Date().toISOString());
+    expect(await Dispatch.repairMessages()).toBe(1);
+    const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
+    expect(again.batch).toEqual(batch);
+    await d.completeOk(batch.batchId, 'w2');
+    await d.claimNone({ workerId: 'w2', waitMs: 1200 });
+  });
+});

@@ -1,0 +1,115 @@
+/**
+ * Worker loops as real agent plugins run them, over HTTP, for the pump and soak tests: every
+ * response is recorded (a 5xx fails the test), every claim of a batch is an attempt, and
+ * every batch's end (complete, or a terminal fail) is counted, so the tests can check that
+ * each input ends in exactly one completed or terminally failed batch.
+ */
+import type { Batch, ClaimBody } from './support.js';
+import { dispatch, sleep } from './support.js';
+import type { Response } from '../../support/api.js';
+
+export interface Ledger {
+  /** Every status seen, by route. */
+  statuses: { route: string; status: number; text: string }[];
+  /** Per batch: each claim (the payload as received) and each end. */
+  claims: Map<string, Batch[]>;
+  ends: Map<string, ('completed' | 'failed')[]>;
+}
+
+export const newLedger = (): Ledger => ({ statuses: [], claims: new Map(), ends: new Map() });
+
+export function serverErrors(ledger: Ledger): string[] {
+  return ledger.statuses.filter((s) => s.status >= 500).map((s) => `${s.route} ${s.status} ${s.text}`);
+}
+
+export function record(ledger: Ledger, route: string, res: Response): Response {
+  ledger.statuses.push({ route, status: res.status, text: res.status >= 500 ? res.text : '' });
+  return res;
+}
+
+export type Action = 'complete' | 'retry' | 'terminal' | 'abandon';
+
+export interface PumpOptions {
+  workerId: string;
+  /** claim-many with this limit, or plain claim when absent. */
+  limit?: number;
+  waitMs: number;
+  leaseMs?: number;
+  /** Pause after an empty claim (the OpenClaw plugin waits 50 ms). */
+  idlePauseMs: number;
+  /** What to do with a claimed batch (its attempt number given, 1-based). */
+  decide: (batch: Batch, attempt: number) => Action;
+  maxAttempts: number;
+  stopped: () => boolean;
+}
+
+/** One worker's pump: claim, handle every batch claimed (concurrently), repeat until stopped. */
+export async function pump(d: ReturnType<typeof dispatch>, ledger: Ledger, o: PumpOptions): Promise<void> {
+  const body: ClaimBody = { workerId: o.workerId, waitMs: o.waitMs, ...(o.leaseMs ? { leaseMs: o.leaseMs } : {}) };
+  while (!o.stopped()) {
+    let batches: Batch[] = [];
+    if (o.limit) {
+      const res = record(ledger, 'claim-many', await d.claimMany({ ...body, limit: o.limit }));
+      if (res.status === 200) batches = res.body.batches;
+    } else {
+      const res = record(ledger, 'claim', await d.claim(body));
+      if (res.status === 200) batches = [res.body];
+    }
+    if (batches.length === 0) {
+      await sleep(o.idlePauseMs);
+      continue;
+    }
+    await Promise.all(batches.map((b) => handle(d, ledger, o, b)));
+  }
+}
+
+async function handle(d: ReturnType<typeof dispatch>, ledger: Ledger, o: PumpOptions, batch: Batch): Promise<void> {
+  const seen = ledger.claims.get(batch.batchId) ?? [];
+  seen.push(batch);
+  ledger.claims.set(batch.batchId, seen);
+  const attempt = seen.length;
+  const action = o.decide(batch, attempt);
+  const end = (how: 'completed' | 'failed') => ledger.ends.set(batch.batchId, [...(ledger.ends.get(batch.batchId) ?? []), how]);
+  const expect204 = (route: string, res: Response) => {
+    record(ledger, route, res);
+    if (res.status !== 204) throw new Error(`${route} ${batch.batchId} by ${o.workerId}: ${res.status} ${res.text}`);
+  };
+  switch (action) {
+    case 'complete':
+      if (attempt % 2 === 0) expect204('heartbeat', await d.heartbeat(batch.batchId, { workerId: o.workerId, extendMs: o.leaseMs ?? 30_000 }));
+      expect204('complete', await d.complete(batch.batchId, o.workerId));
+      end('completed');
+      return;
+    case 'retry':
+      // As the OpenClaw plugin fails a batch whose handler threw: retryable, no delay.
+      expect204('fail', await d.fail(batch.batchId, { workerId: o.workerId, reason: `attempt ${attempt} failed`, retryable: true }));
+      if (attempt >= o.maxAttempts) end('failed');
+      return;
+    case 'terminal':
+      expect204('fail', await d.fail(batch.batchId, { workerId: o.workerId, reason: 'gave up', retryable: false }));
+      end('failed');
+      return;
+    case 'abandon':
+      // The worker crashed or hung: no heartbeat, no end. The lease runs out and the batch comes back.
+      return;
+  }
+}
+
+/** A small seeded PRNG (mulberry32), so a soak's choices are the same on every run. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Waits until `done()` or `ms` passes; returns whether it is done. */
+export async function until(done: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (!done() && Date.now() < end) await sleep(100);
+  return done();
+}
