@@ -2,9 +2,9 @@
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
- * consumer and sweeper (dispatch-queues.ts), the CloudFront distribution that puts the API
- * and its stream under one base URL (edge.ts) and, when the instance secret is on, its
- * Secrets Manager secret (instance-secret.ts).
+ * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the
+ * CloudFront distribution that puts the API and its stream under one base URL (edge.ts) and,
+ * when the instance secret is on, its Secrets Manager secret (instance-secret.ts).
  * Environment-agnostic: no account or region lookups.
  */
 import { readFileSync } from 'node:fs';
@@ -22,6 +22,7 @@ import { EventStream } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
 import { Storage } from './constructs/storage.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
+import { TagSweep } from './constructs/tag-sweep.js';
 import { streamRoute } from './routes.js';
 
 export interface ChatRelayStackProps extends StackProps {
@@ -63,6 +64,7 @@ export class ChatRelayStack extends Stack {
   readonly eventStream: EventStream;
   readonly streamTimeouts: StreamTimeouts;
   readonly dispatchQueues: DispatchQueues;
+  readonly tagSweep: TagSweep;
   readonly edge: Edge;
   readonly instanceSecret: InstanceSecret | undefined;
 
@@ -106,6 +108,7 @@ export class ChatRelayStack extends Stack {
     };
     this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', wiring);
     this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
+    this.tagSweep = new TagSweep(this, 'Tags', wiring);
     this.api = new Api(this, 'Api', {
       ...wiring,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,

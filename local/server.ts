@@ -15,6 +15,7 @@ import type { RouteSpec } from '../lib/routes.js';
 import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
+import { startLocalTagSweep } from './tag-sweep.js';
 
 type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<{
   statusCode: number;
@@ -176,6 +177,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const { mounted, fallback, stream } = await mountAll();
   const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
+  const tagSweep = startLocalTagSweep();
   // The dispatch queues: handlers find them through the environment, as in AWS.
   const sqs = options.dispatch === false ? undefined : await startLocalSqs(options.sqsDataDir);
   if (sqs) Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
@@ -238,6 +240,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     close: () =>
       new Promise<void>((ok) => {
         streamTimers?.stop();
+        tagSweep.stop();
         server.closeAllConnections();
         server.close(() => ok());
       }).then(() => sqs?.stop()),

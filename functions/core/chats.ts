@@ -1,7 +1,8 @@
 /**
  * Chats: the contract's rules for creating, reading, listing and changing chats (§2.1, §3,
  * §4.1, §5.3). Every mutation writes the chat, its derived fields, the tag catalog, its
- * events and any dispatch input in one transaction.
+ * events and any dispatch input in one transaction; only tag changes beyond what one
+ * transaction holds are applied right after it, each exactly once (core/tags.ts).
  */
 import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
 import { isId, newId } from '../platform/ids.js';
@@ -16,10 +17,12 @@ import { withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { putMessage } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
-import { adjustTag } from '../store/tags-repo.js';
+import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
+import type { CatalogPart } from '../store/tags-repo.js';
 import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from './model.js';
 import type { Chat, Message } from './model.js';
 import * as StreamText from './stream-text.js';
+import * as Tags from './tags.js';
 
 export interface ChatDeps {
   clock: () => Date;
@@ -28,18 +31,28 @@ export interface ChatDeps {
 export const defaultDeps: ChatDeps = { clock: () => new Date(), newId };
 
 /**
- * A transaction holds at most 100 items; a chat write uses up to 7 besides its tags (chat,
- * first message, its dispatch input and state, events), so a
- * chat keeps at most 50 distinct tags. A tag is part of a key (at most 1 KB), hence its size cap.
+ * Bounds far above real use, set by storage: a tag is part of a catalog key (at most 1 KB),
+ * hence its size cap; the tags live in the chat item (at most 400 KB, and every message
+ * write rewrites it), hence the total; and a PATCH replacing 1,000 tags by 1,000 others
+ * makes 2,000 catalog adjustments, about 20 catalog parts, which its transaction still holds.
  */
-export const MAX_TAGS = 50;
+export const MAX_TAGS = 1000;
 export const MAX_TAG_BYTES = 400;
+export const MAX_TAGS_TOTAL_BYTES = 100_000;
 /**
- * How often a version-conditioned rewrite is retried when another write got there first,
- * with jittered exponential backoff between attempts (capped at 200 ms).
+ * How long a version-conditioned rewrite keeps trying when other writes get there first: a
+ * time budget rather than a count of attempts, well inside a function's 15 s.
  */
-const MAX_REWRITE_ATTEMPTS = 25;
-const backoff = (attempt: number) => new Promise((r) => setTimeout(r, Math.random() * Math.min(200, 5 * 2 ** attempt)));
+const REWRITE_BUDGET_MS = 11_000;
+/**
+ * A rewrite that lost a race takes the chat's write turn before trying again (Chats.takeWriteTurn),
+ * so many writers of one chat go one after the other instead of failing each other's attempts
+ * over and over. A turn lasts this long at most (its holder normally gives it back at once).
+ */
+const WRITE_TURN_MS = 3_000;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Waiting for the turn: polls with jittered exponential backoff, 20 ms to 1 s. */
+const turnBackoff = (n: number) => sleep(Math.random() * Math.min(1000, 20 * 2 ** n));
 
 export const chatNotFound = (chatId: string) => NotFoundError.of('chatId', chatId, 'Chat not found.');
 
@@ -54,8 +67,11 @@ export async function existingChat(chatId: string): Promise<ChatRecord> {
 export function normalizeTags(tags: readonly string[]): string[] {
   const out = [...new Set(tags.map((t) => t.trim()).filter((t) => t !== ''))];
   if (out.length > MAX_TAGS) throw new FieldRuleError('tags', `tags must contain at most ${MAX_TAGS} distinct tags.`);
-  const long = out.find((t) => Buffer.byteLength(t, 'utf8') > MAX_TAG_BYTES);
-  if (long !== undefined) throw new FieldRuleError('tags', `Each tag must be at most ${MAX_TAG_BYTES} bytes.`);
+  const sizes = out.map((t) => Buffer.byteLength(t, 'utf8'));
+  if (sizes.some((n) => n > MAX_TAG_BYTES)) throw new FieldRuleError('tags', `Each tag must be at most ${MAX_TAG_BYTES} bytes.`);
+  if (sizes.reduce((a, b) => a + b, 0) > MAX_TAGS_TOTAL_BYTES) {
+    throw new FieldRuleError('tags', `tags must total at most ${MAX_TAGS_TOTAL_BYTES} bytes.`);
+  }
   return out;
 }
 
@@ -83,7 +99,8 @@ export interface NewChat {
  * Creates a chat (§5.3.1):
  * 1. rule checks in the contract's order (model, agents, title);
  * 2. the chat, its optional first message (+ pointer, + dispatch input), the tag counts and
- *    the events `chat.created` then `message.created`, in one transaction.
+ *    the events `chat.created` then `message.created`, in one transaction;
+ * 3. tag counts that did not fit in it (catalog parts), applied once it has committed.
  */
 export async function create(config: InstanceConfig, input: NewChat, deps: ChatDeps = defaultDeps): Promise<Chat> {
   checkModel(config, input.modelId);
@@ -139,7 +156,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   };
 
   const events: NewEvent[] = [{ type: 'chat.created', payload: { chatId } }];
-  const items: TransactItem[] = [Chats.putNewChat(chat), ...tags.map((t) => adjustTag(t, 1))];
+  const items: TransactItem[] = [Chats.putNewChat(chat)];
   if (first) {
     events.push({
       type: 'message.created',
@@ -168,7 +185,14 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
       }),
     );
   }
-  await withEvents(events, now, (eventItems) => transact([...items, ...eventItems]));
+  const catalog = catalogWrites(
+    Tags.adjustmentsBetween([], tags),
+    TRANSACTION_MAX_ITEMS - items.length - events.length,
+    deps.newId(),
+    now,
+  );
+  await withEvents(events, now, (eventItems) => transact([...items, ...catalog.items, ...eventItems]));
+  await Tags.applyParts(catalog.parts);
   return Chats.toChat(chat);
 }
 
@@ -216,18 +240,19 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
  * The full recompute of §3.3 over a chat that is about to be written: newest-message fields
  * from the two newest messages, unread count from the messages after last_read_at.
  * Costs one Query of 2 items, plus one counting Query over the unread messages when
- * last_read_at is set.
+ * last_read_at is set; the two run side by side.
  */
 async function recompute(chat: ChatRecord): Promise<void> {
-  const [newest, second] = await Promise.all((await Chats.newestMessages(chat.id, 2)).map(withStreamedText));
+  const [newestTwo, unread] = await Promise.all([
+    Chats.newestMessages(chat.id, 2),
+    chat.last_read_at === null ? chat.non_user_message_count : Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at),
+  ]);
+  const [newest, second] = await Promise.all(newestTwo.map(withStreamedText));
   const newestPreview = newest ? previewOf(newest) : null;
   chat.last_message_at = newest ? newest.created_at : null;
   chat.last_message_preview = newestPreview ?? (second ? previewOf(second) : null);
   chat.last_message_role = !newest ? null : newestPreview !== null || !second ? newest.role : second.role;
-  chat.unread_count =
-    chat.last_read_at === null
-      ? chat.non_user_message_count
-      : await Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at);
+  chat.unread_count = unread;
 }
 
 /**
@@ -239,25 +264,42 @@ async function withStreamedText(message: MessageRecord): Promise<MessageRecord> 
   return { ...message, content_partial: await StreamText.partialText(message.id, message.chunk_count) };
 }
 
+interface ChatChange {
+  events: NewEvent[];
+  /** More items for the transaction, beside the chat and the events. */
+  extra?: TransactItem[];
+  /** Catalog parts to apply once the transaction has committed (catalogWrites). */
+  parts?: CatalogPart[];
+  after?: (c: ChatRecord) => void;
+}
+
 /**
  * Reads a chat, applies `change`, recomputes its derived fields and writes it back with its
  * events, conditioned on the version read. A concurrent write makes the condition fail and the
- * whole step is redone on fresh data, so no update is lost.
+ * whole step is redone on fresh data, so no update is lost; from the second attempt on, the
+ * writer first waits for the chat's write turn. Catalog parts of the attempt that committed
+ * are applied last. Uncontended, this costs what it always did: no turn is taken.
  */
-async function rewrite(
-  chatId: string,
-  deps: ChatDeps,
-  change: (chat: ChatRecord, now: string) => { events: NewEvent[]; extra?: TransactItem[]; after?: (c: ChatRecord) => void },
-): Promise<ChatRecord> {
+async function rewrite(chatId: string, deps: ChatDeps, change: (chat: ChatRecord, now: string) => ChatChange): Promise<ChatRecord> {
   if (!isId(chatId)) throw chatNotFound(chatId);
+  let parts: CatalogPart[] = [];
+  const started = Date.now();
+  const owner = deps.newId();
+  let turn = false;
   // The event numbers are taken once and reused by every attempt (a retry leaves no hole).
-  return withEventNumbers(async (take) => {
+  const written = await withEventNumbers(async (take) => {
     for (let attempt = 1; ; attempt++) {
+      if (attempt > 1 && !turn) {
+        for (let n = 0; !turn && Date.now() - started < REWRITE_BUDGET_MS; n++) {
+          turn = await Chats.takeWriteTurn(chatId, owner, Date.now(), WRITE_TURN_MS);
+          if (!turn) await turnBackoff(n);
+        }
+      }
       const current = await Chats.getChat(chatId);
       if (!current) throw chatNotFound(chatId);
       const now = deps.clock().toISOString();
       const next: ChatRecord = { ...current, ver: current.ver + 1, updated_at: now };
-      const { events, extra = [], after } = change(next, now);
+      const { events, extra = [], after, parts: attemptParts = [] } = change(next, now);
       await recompute(next);
       after?.(next);
       const reservation = await take(events.length);
@@ -266,12 +308,20 @@ async function rewrite(
         if (index === 0) stale = true;
         return undefined;
       }).catch((error: unknown) => {
-        if (!stale || attempt >= MAX_REWRITE_ATTEMPTS) throw error;
+        if (!stale || Date.now() - started >= REWRITE_BUDGET_MS) throw error;
       });
-      if (!stale) return next;
-      await backoff(attempt);
+      if (!stale) {
+        parts = attemptParts;
+        return next;
+      }
+      // Holding the turn, only a writer on its first attempt can beat us: try again soon.
+      if (turn) await sleep(Math.random() * 10);
     }
+  }).finally(async () => {
+    if (turn) await Chats.endWriteTurn(chatId, owner).catch(() => undefined);
   });
+  await Tags.applyParts(parts);
+  return written;
 }
 
 export interface ChatUpdate {
@@ -293,23 +343,22 @@ export async function update(config: InstanceConfig, chatId: string, input: Chat
   if (modelId !== undefined) checkModel(config, modelId);
   const newTags = tags === undefined ? undefined : normalizeTags(tags);
 
-  const chat = await rewrite(chatId, deps, (next) => {
-    const extra: TransactItem[] = [];
+  const chat = await rewrite(chatId, deps, (next, now) => {
+    const events: NewEvent[] = [{ type: 'chat.updated', payload: { chatId: next.id } }];
+    let catalog: { items: TransactItem[]; parts: CatalogPart[] } = { items: [], parts: [] };
     if (newTitle !== undefined) {
       next.title = newTitle;
       next.title_source = input.titleAutoRenamed === true ? 'auto' : 'manual';
     }
     if (newTags !== undefined) {
-      const before = new Set(next.tags);
-      const afterSet = new Set(newTags);
-      for (const t of newTags) if (!before.has(t)) extra.push(adjustTag(t, 1));
-      for (const t of next.tags) if (!afterSet.has(t)) extra.push(adjustTag(t, -1));
+      // Beside the chat and its event; a new change id per attempt (an uncommitted attempt leaves no part).
+      catalog = catalogWrites(Tags.adjustmentsBetween(next.tags, newTags), TRANSACTION_MAX_ITEMS - 1 - events.length, deps.newId(), now);
       next.tags = newTags;
     }
     if (pinned !== undefined) next.pinned = pinned;
     if (modelId !== undefined) next.model_id = modelId;
     if (notificationsMuted !== undefined) next.notifications_muted = notificationsMuted;
-    return { events: [{ type: 'chat.updated', payload: { chatId: next.id } }], extra };
+    return { events, extra: catalog.items, parts: catalog.parts };
   });
   return Chats.toChat(chat);
 }

@@ -1,6 +1,11 @@
-/** Tag suggestions (contract §5.8): prefix match on the catalog, usage desc then name asc. */
-import { tagsWithPrefix } from '../store/tags-repo.js';
-import type { TagEntry } from '../store/tags-repo.js';
+/**
+ * Tag suggestions (contract §5.8) and the catalog's deferred adjustments (§2.7): the parts a
+ * chat write with more tag changes than its transaction holds leaves to apply once it has
+ * committed (store/tags-repo.ts).
+ */
+import { logger } from '../platform/logger.js';
+import { applyPart, pendingParts, readPart, tagsWithPrefix } from '../store/tags-repo.js';
+import type { CatalogPart, TagAdjustment, TagEntry } from '../store/tags-repo.js';
 import { asciiLower } from '../store/keys.js';
 
 export async function suggest(q: string | undefined, limit: number): Promise<TagEntry[]> {
@@ -11,4 +16,64 @@ export async function suggest(q: string | undefined, limit: number): Promise<Tag
   const entries = (await tagsWithPrefix(prefix)).filter((e) => asciiLower(e.name).startsWith(wanted));
   entries.sort((a, b) => b.usage_count - a.usage_count || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return entries.slice(0, limit);
+}
+
+/** +1 for each tag `after` has and `before` lacks, -1 for each tag it dropped (§2.7). */
+export function adjustmentsBetween(before: readonly string[], after: readonly string[]): TagAdjustment[] {
+  const had = new Set(before);
+  const has = new Set(after);
+  return [
+    ...after.filter((t) => !had.has(t)).map((name): TagAdjustment => ({ name, delta: 1 })),
+    ...before.filter((t) => !has.has(t)).map((name): TagAdjustment => ({ name, delta: -1 })),
+  ];
+}
+
+/** How often a part's apply is tried in the request before it is left to the sweeper. */
+const APPLY_ATTEMPTS = 3;
+
+/**
+ * Applies the parts of a chat write that has committed, all at once (they touch distinct
+ * tags). Never throws: the write is done, and a part that still fails stays for the sweeper,
+ * so the catalog lags by that part for about a minute, and is never wrong for good.
+ */
+export async function applyParts(parts: readonly CatalogPart[]): Promise<void> {
+  await Promise.all(
+    parts.map(async (part) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await applyPart(part);
+          return;
+        } catch (error) {
+          if (attempt >= APPLY_ATTEMPTS) {
+            logger.warn('tag catalog part left to the sweeper', { part: part.key, error });
+            return;
+          }
+        }
+      }
+    }),
+  );
+}
+
+/** A part younger than this may still be being applied by its own request. */
+export const SWEEP_AFTER_MS = 30_000;
+/** Parts applied per sweep run at most (one transaction each); the next run takes the rest. */
+const SWEEP_BATCH = 100;
+
+/**
+ * The sweeper's work: applies parts older than `afterMs` that their request left behind (it
+ * crashed, or its applies kept failing). Safe beside any other applier: each part counts once.
+ * Cost when idle: one Query.
+ */
+export async function sweepCatalogParts(afterMs = SWEEP_AFTER_MS, now = Date.now()): Promise<number> {
+  let applied = 0;
+  for (const key of await pendingParts(new Date(now - afterMs).toISOString(), SWEEP_BATCH)) {
+    try {
+      const part = await readPart(key);
+      if (part && (await applyPart(part))) applied++;
+    } catch (error) {
+      // The next run tries it again.
+      logger.warn('tag sweep could not apply a catalog part', { part: key, error });
+    }
+  }
+  return applied;
 }

@@ -3,7 +3,8 @@
  * number for optimistic concurrency, and the index keys that place it in the list (gsi1,
  * gsi2) and, while it may need attention, in the summary index (gsi3).
  */
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { CHAT_FIELDS, pick } from '../core/model.js';
 import type { Chat, MessageRole } from '../core/model.js';
@@ -54,6 +55,45 @@ export const replaceChat = (chat: ChatRecord, readVersion: number): TransactItem
     ExpressionAttributeValues: { ':ver': readVersion },
   },
 });
+
+/**
+ * Takes the chat's write turn for `ms` if nobody holds it or the holder's time is up. Only
+ * writers that lost a version race ask for it, so they take turns instead of crowding out
+ * each other's attempts; correctness still rests on the version condition. One PutItem.
+ */
+export async function takeWriteTurn(chatId: string, owner: string, now: number, ms: number): Promise<boolean> {
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...Keys.chatWriteTurn(chatId), type: 'write-turn', owner, expires_at: now + ms, ttl: Math.ceil((now + ms) / 1000) + 3600 },
+        ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
+        ExpressionAttributeValues: { ':now': now },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** Gives the turn back, if it is still ours. One DeleteItem. */
+export async function endWriteTurn(chatId: string, owner: string): Promise<void> {
+  try {
+    await ddb().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: Keys.chatWriteTurn(chatId),
+        ConditionExpression: '#owner = :owner',
+        ExpressionAttributeNames: { '#owner': 'owner' },
+        ExpressionAttributeValues: { ':owner': owner },
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+  }
+}
 
 /** Sets the archived flag (and its index key) without reading the chat first. */
 export const setArchived = (chatId: string, archived: boolean, now: string): TransactItem => ({

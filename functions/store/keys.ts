@@ -9,6 +9,7 @@
  * | message pointer   | MSG#<messageId>    | PTR                         |
  * | stream chunk      | MSG#<messageId>    | CHUNK#<seq, 15 digits>      |
  * | open stream       | CHAT#<chatId>      | STREAM#<messageId>          |
+ * | chat write turn   | CHAT#<chatId>      | TURN                        |
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
  * | dispatch state    | CHAT#<chatId>      | DSTATE                      | gsi3 (sparse: DISPATCH#PENDING while it has unsealed inputs or unsent batches)
  * | dispatch batch    | BATCH#<batchId>    | BATCH                       | gsi3 (sparse: DISPATCH#REPAIR after a failed queue call on its message)
@@ -18,6 +19,7 @@
  * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> |
  * | request pointer   | REQ#<requestId>    | PTR                         |
  * | tag catalog entry | TAGS               | TAG#<ascii-lower name>#<name> |
+ * | catalog part      | TAGCHG#<changeId>  | PART#<n, 15 digits>         | gsi3 (sparse: TAGS#PENDING until applied)
  * | event sequence    | SEQ                | EVENTS                      |
  * | event             | EVT#<seq / 100000> | <seq, 15 digits>            |
  * | ephemeral event   | EPH#<ms / 10000>   | <ms, 15 digits>#<eventId>   |
@@ -52,6 +54,8 @@ export const Keys = {
       : { index: 'gsi2', pkName: 'gsi2pk', pk: archived ? 'CHATS#ARCHIVED' : 'CHATS#ACTIVE' },
   /** Present only while a chat may have unread messages or pending requests (sparse gsi3). */
   chatAttention: (chatId: string) => ({ gsi3pk: 'ATTENTION', gsi3sk: chatId }),
+  /** Held briefly by one of the writers of a chat that lost a race, so they take turns. */
+  chatWriteTurn: (chatId: string) => ({ pk: `CHAT#${chatId}`, sk: 'TURN' }),
   attentionIndex: { index: 'gsi3', pkName: 'gsi3pk', pk: 'ATTENTION' },
 
   message: (chatId: string, createdAt: string, messageId: string) => ({
@@ -118,6 +122,11 @@ export const Keys = {
 
   tag: (name: string) => ({ pk: 'TAGS', sk: `TAG#${asciiLower(name)}#${name}` }),
   tagsWithPrefix: (prefix: string) => ({ pk: 'TAGS', skPrefix: `TAG#${asciiLower(prefix)}` }),
+  /** Catalog adjustments of one chat write that did not fit in its transaction, applied right after it. */
+  catalogPart: (changeId: string, n: number) => ({ pk: `TAGCHG#${changeId}`, sk: `PART#${pad(n)}` }),
+  /** Marks a catalog part in gsi3 until it is applied, by when it was written, so the sweeper finds stranded ones. */
+  catalogPartPending: (at: string, changeId: string, n: number) => ({ gsi3pk: 'TAGS#PENDING', gsi3sk: `${at}#${changeId}#${pad(n)}` }),
+  catalogPartsPendingIndex: { index: 'gsi3', pkName: 'gsi3pk', pk: 'TAGS#PENDING' },
 
   eventSequence: { pk: 'SEQ', sk: 'EVENTS' },
   event: (seq: number) => ({ pk: `EVT#${Math.floor(seq / EVENT_BUCKET_SIZE)}`, sk: pad(seq) }),

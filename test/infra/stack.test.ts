@@ -42,6 +42,7 @@ const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
 const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
+const tagSweepFunctionPath = 'ChatRelay/Tags/Sweep/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
@@ -49,9 +50,10 @@ const expectedFunctionPaths = [
   streamFunctionPath,
   flushFunctionPath,
   sweepFunctionPath,
+  tagSweepFunctionPath,
 ];
-/** Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush consumer and the dispatch sweeper. */
-const extraFunctions = 5;
+/** Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush consumer and the dispatch and tag sweepers. */
+const extraFunctions = 6;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -761,6 +763,20 @@ describe('dispatch queues', () => {
     expect(outputs.FlushQueueUrl?.Value).toEqual({ Ref: flushes()[0] });
     expect(outputs.DispatchDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [batchDlq()[0], 'QueueName'] });
     expect(outputs.FlushDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] });
+  });
+});
+
+describe('tag catalog sweeper', () => {
+  it('runs the tag catalog sweeper every minute from an EventBridge schedule, with table access and no retries', () => {
+    const sweep = fns.find((f) => f.path === tagSweepFunctionPath)!;
+    const rules = resourcesOfType(main.json, 'AWS::Events::Rule').map(([, r]) => r.Properties ?? {});
+    const sweepRules = rules.filter((r) => (r.Targets as any[] | undefined)?.some((t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] })));
+    expect(sweepRules).toHaveLength(1);
+    expect(sweepRules[0]).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
+    expect((sweepRules[0]!.Targets as any[])[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 0 });
+    expect(sweep.statements.flatMap(actionsOf)).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+    const assetDir = join(main.outdir, String(main.json.Resources[sweep.id]!.Metadata?.['aws:asset:path']));
+    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('TAGS#PENDING');
   });
 });
 

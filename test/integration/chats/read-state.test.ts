@@ -49,6 +49,11 @@ describe('mark-read, mark-unread and the summaries', () => {
 
   it('loses no update when mark-read, mark-unread and PATCH race on one chat', async () => {
     const chat = await create(['alpha'], { firstMessage: 'x' });
+    // One agent message: a PATCH landing after a mark-unread recounts unread_count as 1 (§3.3),
+    // so every order of the ops ends in one of the two states checked below.
+    const reply = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'alpha', content: 'y' });
+    expect(reply.status).toBe(201);
+    await api.post(`/api/v1/chats/${chat.id}/mark-read`);
     const ops = Array.from({ length: 30 }, (_, i) =>
       i % 3 === 0
         ? api.post(`/api/v1/chats/${chat.id}/mark-unread`)

@@ -1,4 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { sweepCatalogParts } from '../../../functions/core/tags.js';
+import { ddb, queryAll } from '../../../functions/store/db.js';
+import { Keys } from '../../../functions/store/keys.js';
+import { pendingParts, readPart } from '../../../functions/store/tags-repo.js';
 import { startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 
@@ -20,6 +24,33 @@ afterAll(async () => api?.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const suggestions = async (q: string) => (await api.get(`/api/v1/tags/suggestions?q=${encodeURIComponent(q)}&limit=100`)).body.data;
+
+/** Every catalog entry's stored count, read straight from the table. */
+async function catalog(): Promise<Map<string, number>> {
+  const { pk } = Keys.tagsWithPrefix('');
+  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true });
+  return new Map(items.map((item) => [String(item.name), Number(item.usage_count)]));
+}
+
+/** How many chats carry each tag, over every chat of the table (through the API). */
+async function recount(): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  let cursor: string | null = null;
+  do {
+    const page: { data: { tags: string[] }[]; cursor: { next: string | null } } = (await api.get(`/api/v1/chats?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body;
+    for (const chat of page.data) for (const t of chat.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
+    cursor = page.cursor.next;
+  } while (cursor);
+  return counts;
+}
+
+/** [tag, stored count, recount] wherever they differ (a tag no chat uses counts 0). */
+const mismatches = (stored: Map<string, number>, truth: Map<string, number>): [string, number, number][] =>
+  [...new Set([...stored.keys(), ...truth.keys()])]
+    .map((t): [string, number, number] => [t, stored.get(t) ?? 0, truth.get(t) ?? 0])
+    .filter(([, a, b]) => a !== b);
+
+const farFuture = '9999-12-31T00:00:00.000Z';
 
 describe('PATCH /api/v1/chats/{chatId}', () => {
   it('updates each updatable field and bumps updated_at', async () => {
@@ -126,10 +157,142 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
     for (const t of pool) expect([t, counts.get(t) ?? 0]).toEqual([t, expected.get(t) ?? 0]);
   });
 
-  it('rejects more than 50 distinct tags with a clear error naming tags', async () => {
-    const res = await api.post('/api/v1/chats', body({ tags: Array.from({ length: 51 }, (_, i) => `tag-${i}`) }));
-    expect(res.status).toBe(400);
-    expect(res.body.error.details).toEqual({ field: 'tags' });
+  describe('many tags (up to 1,000 per chat, 100,000 bytes in all)', () => {
+    const named = (prefix: string, count: number, from = 0) => Array.from({ length: count }, (_, i) => `${prefix}${String(from + i).padStart(4, '0')}`);
+
+    it('accepts 500 distinct tags on create and on a PATCH to 500 others, round-trips them and counts each exactly once', async () => {
+      const first = named('big-a-', 500);
+      const created = await api.post('/api/v1/chats', body({ tags: [...first, ' big-a-0007 ', ...first.slice(0, 20), ''] }));
+      expect(created.status).toBe(201);
+      expect(created.body.tags).toEqual(first);
+      expect((await api.get(`/api/v1/chats/${created.body.id}`)).body.tags).toEqual(first);
+      let counts = await catalog();
+      expect(first.filter((t) => counts.get(t) !== 1)).toEqual([]);
+      expect(await suggestions('big-a-049')).toEqual(named('big-a-', 10, 490).map((name) => ({ name, usage_count: 1 })));
+
+      const second = named('big-b-', 500);
+      const patched = await api.patch(`/api/v1/chats/${created.body.id}`, { tags: second });
+      expect(patched.status).toBe(200);
+      expect(patched.body.tags).toEqual(second);
+      expect((await api.get(`/api/v1/chats/${created.body.id}`)).body).toEqual(patched.body);
+      counts = await catalog();
+      expect(first.filter((t) => counts.get(t) !== 0)).toEqual([]);
+      expect(second.filter((t) => counts.get(t) !== 1)).toEqual([]);
+      expect(await suggestions('big-b-000')).toEqual(named('big-b-', 10).map((name) => ({ name, usage_count: 1 })));
+      expect(await pendingParts(farFuture, 10)).toEqual([]);
+    });
+
+    it('keeps every catalog count equal to a recount after 50 parallel PATCHes adding and removing tags on one chat', async () => {
+      const pool = named('par-', 1000);
+      const base = pool.slice(0, 500);
+      const chat = (await api.post('/api/v1/chats', body({ tags: base }))).body;
+      // Another chat shares some of the tags, so counts above 1 are checked too.
+      await api.post('/api/v1/chats', body({ tags: pool.filter((_, i) => i % 7 === 0) }));
+      // Each edit drops a window of the base tags and adds a window of new ones: most change a
+      // few tags (inline in the chat's transaction), three change about a hundred or more
+      // against whichever edit lands before them, and so does the edit after each (catalog parts).
+      const edits = Array.from({ length: 50 }, (_, i) => {
+        const width = i % 20 === 3 ? 60 : 4;
+        const at = (i * 9) % 440;
+        return [...base.filter((_, j) => j < at || j >= at + width), ...pool.slice(500 + at, 500 + at + width)];
+      });
+      let partsApplied = 0;
+      ddb().middlewareStack.add(
+        (next, context) => async (args) => {
+          const items = (args.input as { TransactItems?: { Delete?: unknown }[] }).TransactItems;
+          if (context.commandName === 'TransactWriteItemsCommand' && items?.[0]?.Delete) partsApplied++;
+          return next(args);
+        },
+        { step: 'initialize', name: 'count-catalog-parts' },
+      );
+      const results = await Promise.all(edits.map((tags) => api.patch(`/api/v1/chats/${chat.id}`, { tags }))).finally(() =>
+        ddb().middlewareStack.remove('count-catalog-parts'),
+      );
+      expect(results.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
+      expect(partsApplied).toBeGreaterThan(0);
+      const final = (await api.get(`/api/v1/chats/${chat.id}`)).body.tags as string[];
+      expect(edits.some((e) => JSON.stringify(e) === JSON.stringify(final))).toBe(true);
+      expect(mismatches(await catalog(), await recount())).toEqual([]);
+      expect(await pendingParts(farFuture, 10)).toEqual([]);
+    });
+
+    it('holds 1,000 tags, and a PATCH replacing them all by 1,000 others', async () => {
+      const chat = await api.post('/api/v1/chats', body({ tags: named('max-a-', 1000) }));
+      expect(chat.status).toBe(201);
+      const patched = await api.patch(`/api/v1/chats/${chat.body.id}`, { tags: named('max-b-', 1000) });
+      expect(patched.status).toBe(200);
+      expect(patched.body.tags).toEqual(named('max-b-', 1000));
+      const counts = await catalog();
+      expect(named('max-a-', 1000).filter((t) => counts.get(t) !== 0)).toEqual([]);
+      expect(named('max-b-', 1000).filter((t) => counts.get(t) !== 1)).toEqual([]);
+    }, 60_000);
+
+    it('answers 400 naming tags above 1,000 distinct tags or 100,000 bytes, and changes nothing', async () => {
+      const chat = (await api.post('/api/v1/chats', body({ tags: ['over-keep'] }))).body;
+      const before = await catalog();
+      const tooMany = named('over-n-', 1001);
+      const tooBig = Array.from({ length: 251 }, (_, i) => `over-b-${String(i).padStart(4, '0')}-`.padEnd(400, 'x'));
+      const cases: [unknown[], string][] = [
+        [tooMany, 'tags must contain at most 1000 distinct tags.'],
+        [tooBig, 'tags must total at most 100000 bytes.'],
+        [['over-long-'.padEnd(401, 'x')], 'Each tag must be at most 400 bytes.'],
+      ];
+      for (const [tags, message] of cases) {
+        for (const res of [await api.post('/api/v1/chats', body({ tags })), await api.patch(`/api/v1/chats/${chat.id}`, { tags })]) {
+          expect(res.status).toBe(400);
+          expect(res.body.error).toEqual({ code: 'VALIDATION_ERROR', message, details: { field: 'tags' } });
+        }
+      }
+      expect((await api.get(`/api/v1/chats/${chat.id}`)).body).toEqual(chat);
+      expect(await catalog()).toEqual(before);
+      // Exactly at the bounds: accepted (250 tags of 400 bytes are 100,000 bytes).
+      expect((await api.patch(`/api/v1/chats/${chat.id}`, { tags: tooBig.slice(0, 250) })).status).toBe(200);
+      expect((await api.patch(`/api/v1/chats/${chat.id}`, { tags: tooMany.slice(0, 1000) })).status).toBe(200);
+    }, 60_000);
+
+    describe('when the catalog parts cannot be applied after the commit (as after a crash)', () => {
+      const name = 'fail-catalog-parts';
+      afterEach(() => {
+        ddb().middlewareStack.remove(name);
+      });
+
+      it('still answers the committed change, and the sweeper applies each stranded part exactly once', async () => {
+        const chat = (await api.post('/api/v1/chats', body({ tags: named('crash-a-', 100) }))).body;
+        let refused = 0;
+        ddb().middlewareStack.add(
+          (next, context) => async (args) => {
+            const items = (args.input as { TransactItems?: { Delete?: unknown }[] }).TransactItems;
+            if (context.commandName === 'TransactWriteItemsCommand' && items?.[0]?.Delete) {
+              refused++;
+              throw new Error('simulated crash before applying a catalog part');
+            }
+            return next(args);
+          },
+          { step: 'initialize', name },
+        );
+        const tags = named('crash-b-', 300);
+        const res = await api.patch(`/api/v1/chats/${chat.id}`, { tags });
+        expect(res.status).toBe(200);
+        expect(res.body.tags).toEqual(tags);
+        expect(refused).toBeGreaterThan(0);
+        ddb().middlewareStack.remove(name);
+
+        // The catalog is off by exactly the stranded parts' adjustments, and by nothing else.
+        const stranded = await pendingParts(farFuture, 100);
+        expect(stranded.length).toBeGreaterThan(0);
+        const waiting = (await Promise.all(stranded.map(async (key) => (await readPart(key))!.adjustments))).flat();
+        const off = mismatches(await catalog(), await recount());
+        expect(off.map(([t, stored, truth]) => [t, truth - stored]).sort()).toEqual(waiting.map((a) => [a.name, a.delta]).sort());
+        // Too young for the sweeper's schedule; then due.
+        expect(await sweepCatalogParts()).toBe(0);
+        expect(await sweepCatalogParts(0, Date.now() + 1000)).toBe(stranded.length);
+        expect(mismatches(await catalog(), await recount())).toEqual([]);
+        // A second run (or a late original apply) changes nothing.
+        expect(await sweepCatalogParts(0, Date.now() + 1000)).toBe(0);
+        expect(await Promise.all(stranded.map(async (key) => readPart(key)))).toEqual(stranded.map(() => undefined));
+        expect(mismatches(await catalog(), await recount())).toEqual([]);
+      });
+    });
   });
 
   it('recomputes derived fields: a PATCH after mark-unread recounts unread messages', async () => {
