@@ -403,32 +403,58 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
       logger.error('dispatch: receive failed', { error });
       await deps.sleep(Math.min(Math.max(deadline - deps.clock().getTime(), 0), 500));
     }
-    for (const r of received) {
-      try {
-        if (gone()) {
-          await settleMessage('give back (client gone)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
-          continue;
+    // The received batches are leased at once, not one after another: each lease runs from
+    // its own write, and the response should follow it closely. A batch due within a second
+    // is waited for only while this claim would otherwise return nothing.
+    const firstLooks = await Promise.all(received.map((r) => Store.getBatch(r.batchId).catch(() => undefined)));
+    const now = deps.clock().getTime();
+    const someDueNow = firstLooks.some((b) => b !== undefined && leasableAt(b) <= now);
+    const mayWait = claimed.length === 0 && !someDueNow ? deadline : 0;
+    const leased = await Promise.all(
+      received.map(async (r, i) => {
+        try {
+          if (gone()) {
+            await settleMessage('give back (client gone)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
+            return undefined;
+          }
+          return await tryLease(config, r, req.workerId, leaseMs, mayWait, deps, firstLooks[i]);
+        } catch (error) {
+          // Storage failed for this one: give its message back at once (rather than leave it
+          // hidden for a whole lease) and carry on with the others.
+          failure ??= error;
+          logger.error('dispatch: a received batch was not leased', { batchId: r.batchId, error });
+          await settleMessage('give back (error)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
+          return undefined;
         }
-        const batch = await tryLease(config, r, req.workerId, leaseMs, deadline, deps);
-        if (!batch) continue;
-        const sameChat = d.mode !== 'immediate' && chats.has(batch.chat_id);
-        // Never two batches of one chat in one claim (§4.4.7), nor a response over Lambda's limit:
-        // give such a batch back. A client that left gets nothing either.
-        if (sameChat || gone() || (claimed.length > 0 && bytes + batch.payload_bytes > CLAIM_RESPONSE_MAX_BYTES)) {
-          await release(batch, req.workerId);
-          continue;
-        }
-        chats.add(batch.chat_id);
-        bytes += batch.payload_bytes;
-        claimed.push(await present(batch));
-      } catch (error) {
-        // Storage failed for this one: give its message back at once (rather than leave it
-        // hidden for a whole lease) and carry on with the others.
-        failure ??= error;
-        logger.error('dispatch: a received batch was not leased', { batchId: r.batchId, error });
-        await settleMessage('give back (error)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
+      }),
+    );
+    const accepted: BatchRecord[] = [];
+    const giveBack: BatchRecord[] = [];
+    for (const batch of leased) {
+      if (!batch) continue;
+      const sameChat = d.mode !== 'immediate' && chats.has(batch.chat_id);
+      // Never two batches of one chat in one claim (§4.4.7), nor a response over Lambda's limit:
+      // give such a batch back. A client that left gets nothing either.
+      if (sameChat || gone() || (claimed.length + accepted.length > 0 && bytes + batch.payload_bytes > CLAIM_RESPONSE_MAX_BYTES)) {
+        giveBack.push(batch);
+        continue;
       }
+      chats.add(batch.chat_id);
+      bytes += batch.payload_bytes;
+      accepted.push(batch);
     }
+    const presented = await Promise.allSettled(accepted.map(present));
+    presented.forEach((p, i) => {
+      if (p.status === 'fulfilled') claimed.push(p.value);
+      else {
+        failure ??= p.reason;
+        logger.error('dispatch: a leased batch could not be read back', { batchId: accepted[i]!.id, error: p.reason });
+        giveBack.push(accepted[i]!);
+      }
+    });
+    await Promise.all(
+      giveBack.map((batch) => release(batch, req.workerId).catch((error: unknown) => logger.error('dispatch: a batch was not given back', { batchId: batch.id, error }))),
+    );
     if (claimed.length > 0 || gone() || deps.clock().getTime() >= deadline) {
       if (claimed.length === 0 && failure !== undefined) throw failure;
       return claimed;
@@ -475,10 +501,18 @@ async function settleMessage(what: string, batchId: string, receiptHandle: strin
   }
 }
 
+/** When a batch may be leased: a pending one when due, a leased one when its lease runs out; never once ended. */
+function leasableAt(batch: BatchRecord): number {
+  if (batch.status === 'pending') return batch.available_at;
+  if (batch.status === 'leased') return batch.lease_expires_at ?? 0;
+  return Number.POSITIVE_INFINITY;
+}
+
 /**
  * Leases a received batch if the table says it may be claimed now: pending and due, or leased
  * with a lease that ran out (§4.4.4). A batch due within a second (its message reappears up
- * to a second early) is waited for, if the claim's own wait allows; one due later is hidden
+ * to a second early) is waited for, if the claim's own wait allows (`deadline`; 0 when it
+ * already holds a batch, whose lease is running); one due later is hidden
  * until then (its chat's later batches wait behind it); a finished one's message is dropped.
  */
 async function tryLease(
@@ -488,15 +522,17 @@ async function tryLease(
   leaseMs: number,
   deadline: number,
   deps: DispatchDeps,
+  /** The batch as just read, if the caller read it (saves the first read). */
+  firstLook?: BatchRecord,
 ): Promise<BatchRecord | undefined> {
   for (let look = 0; look < 3; look++) {
-    const batch = await Store.getBatch(r.batchId);
+    const batch = look === 0 && firstLook ? firstLook : await Store.getBatch(r.batchId);
     const now = deps.clock().getTime();
     if (!batch || batch.status === 'completed' || batch.status === 'failed') {
       await settleMessage('drop a finished batch', r.batchId, r.receiptHandle, () => Queues.deleteBatchMessage(r.receiptHandle));
       return undefined;
     }
-    const dueAt = batch.status === 'pending' ? batch.available_at : (batch.lease_expires_at ?? 0);
+    const dueAt = leasableAt(batch);
     if (dueAt > now) {
       const wait = dueAt - now;
       if (wait < 1000 && now + wait <= deadline) {
@@ -560,7 +596,7 @@ export async function repairMessage(batchId: string, deps: DispatchDeps = defaul
   if (!batch?.gsi3sk) return;
   const receipt = batch.repair_receipt ?? batch.receipt_handle;
   const finished = batch.status === 'completed' || batch.status === 'failed';
-  const dueAt = batch.status === 'pending' ? batch.available_at : (batch.lease_expires_at ?? 0);
+  const dueAt = leasableAt(batch);
   let current = receipt !== undefined;
   if (receipt) {
     try {

@@ -4,8 +4,8 @@
  * every batch's end (complete, or a terminal fail) is counted, so the tests can check that
  * each input ends in exactly one completed or terminally failed batch.
  */
-import type { Batch, ClaimBody } from './support.js';
-import { dispatch, sleep } from './support.js';
+import type { Batch, ClaimBody, dispatch } from './support.js';
+import { sleep } from './support.js';
 import type { Response } from '../../support/api.js';
 
 export interface Ledger {
@@ -14,9 +14,14 @@ export interface Ledger {
   /** Per batch: each claim (the payload as received) and each end. */
   claims: Map<string, Batch[]>;
   ends: Map<string, ('completed' | 'failed')[]>;
+  /**
+   * Leases found lost (409) by a heartbeat, complete or fail, with how long after the claim's
+   * response that request was sent (a worker too slow for its lease; the batch comes back).
+   */
+  lost: { batchId: string; route: string; afterMs: number }[];
 }
 
-export const newLedger = (): Ledger => ({ statuses: [], claims: new Map(), ends: new Map() });
+export const newLedger = (): Ledger => ({ statuses: [], claims: new Map(), ends: new Map(), lost: [] });
 
 export function serverErrors(ledger: Ledger): string[] {
   return ledger.statuses.filter((s) => s.status >= 500).map((s) => `${s.route} ${s.status} ${s.text}`);
@@ -64,30 +69,37 @@ export async function pump(d: ReturnType<typeof dispatch>, ledger: Ledger, o: Pu
 }
 
 async function handle(d: ReturnType<typeof dispatch>, ledger: Ledger, o: PumpOptions, batch: Batch): Promise<void> {
+  const claimedAt = Date.now();
   const seen = ledger.claims.get(batch.batchId) ?? [];
   seen.push(batch);
   ledger.claims.set(batch.batchId, seen);
   const attempt = seen.length;
   const action = o.decide(batch, attempt);
   const end = (how: 'completed' | 'failed') => ledger.ends.set(batch.batchId, [...(ledger.ends.get(batch.batchId) ?? []), how]);
-  const expect204 = (route: string, res: Response) => {
-    record(ledger, route, res);
-    if (res.status !== 204) throw new Error(`${route} ${batch.batchId} by ${o.workerId}: ${res.status} ${res.text}`);
+  /** Sends a lease-holder request: true on 204; a 409 is a lost lease (recorded), anything else throws. */
+  const call = async (route: string, send: () => Promise<Response>): Promise<boolean> => {
+    const sentAt = Date.now();
+    const res = record(ledger, route, await send());
+    if (res.status === 204) return true;
+    if (res.status === 409) {
+      ledger.lost.push({ batchId: batch.batchId, route, afterMs: sentAt - claimedAt });
+      return false;
+    }
+    throw new Error(`${route} ${batch.batchId} by ${o.workerId}: ${res.status} ${res.text}`);
   };
   switch (action) {
     case 'complete':
-      if (attempt % 2 === 0) expect204('heartbeat', await d.heartbeat(batch.batchId, { workerId: o.workerId, extendMs: o.leaseMs ?? 30_000 }));
-      expect204('complete', await d.complete(batch.batchId, o.workerId));
-      end('completed');
+      if (attempt % 2 === 0 && !(await call('heartbeat', () => d.heartbeat(batch.batchId, { workerId: o.workerId, extendMs: o.leaseMs ?? 30_000 })))) return;
+      if (await call('complete', () => d.complete(batch.batchId, o.workerId))) end('completed');
       return;
     case 'retry':
       // As the OpenClaw plugin fails a batch whose handler threw: retryable, no delay.
-      expect204('fail', await d.fail(batch.batchId, { workerId: o.workerId, reason: `attempt ${attempt} failed`, retryable: true }));
-      if (attempt >= o.maxAttempts) end('failed');
+      if ((await call('fail', () => d.fail(batch.batchId, { workerId: o.workerId, reason: `attempt ${attempt} failed`, retryable: true }))) && attempt >= o.maxAttempts) {
+        end('failed');
+      }
       return;
     case 'terminal':
-      expect204('fail', await d.fail(batch.batchId, { workerId: o.workerId, reason: 'gave up', retryable: false }));
-      end('failed');
+      if (await call('fail', () => d.fail(batch.batchId, { workerId: o.workerId, reason: 'gave up', retryable: false }))) end('failed');
       return;
     case 'abandon':
       // The worker crashed or hung: no heartbeat, no end. The lease runs out and the batch comes back.
