@@ -27,6 +27,10 @@ export interface RouteSpec {
   dispatchInputs?: boolean;
   /** Function timeout when the default (15 s) is too short, e.g. claim long-polls. */
   timeoutSeconds?: number;
+  /** Uses the media bucket: `read` (downloads), `write` (uploads: put and delete), `delete` (deletion). */
+  mediaBucket?: 'read' | 'write' | 'delete';
+  /** Decodes images and makes thumbnails (bundles the image library, more memory). */
+  images?: boolean;
 }
 
 export const routes = [
@@ -68,6 +72,13 @@ export const routes = [
   { method: 'POST', path: '/api/v1/dispatch/{batchId}/heartbeat', handler: 'dispatch/heartbeat', writes: true, dispatch: true },
   { method: 'POST', path: '/api/v1/dispatch/{batchId}/complete', handler: 'dispatch/complete', writes: true, dispatch: true },
   { method: 'POST', path: '/api/v1/dispatch/{batchId}/fail', handler: 'dispatch/fail', writes: true, dispatch: true },
+
+  { method: 'POST', path: '/api/v1/chats/{chatId}/media', handler: 'media/upload', writes: true, mediaBucket: 'write', images: true },
+  { method: 'GET', path: '/api/v1/chats/{chatId}/media', handler: 'media/list', writes: false },
+  { method: 'GET', path: '/api/v1/media/{mediaId}', handler: 'media/get', writes: false },
+  { method: 'DELETE', path: '/api/v1/media/{mediaId}', handler: 'media/delete', writes: true, mediaBucket: 'delete' },
+  { method: 'GET', path: '/api/v1/files/{mediaId}', handler: 'files/get', writes: false, mediaBucket: 'read' },
+  { method: 'GET', path: '/api/v1/files/{mediaId}/thumbnail', handler: 'files/thumbnail', writes: false, mediaBucket: 'read' },
 
   { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
 ] as const satisfies readonly RouteSpec[];

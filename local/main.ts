@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
     let api;
     try {
-      api = await startLocalApi(port, { sqsDataDir: join(dataDir, 'sqs') });
+      api = await startLocalApi(port, { sqsDataDir: join(dataDir, 'sqs'), s3DataDir: join(dataDir, 's3') });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new Error(`Port ${port} on 127.0.0.1 is already in use: stop the other server or set PORT.`);

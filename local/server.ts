@@ -12,6 +12,7 @@ import { CLIENT_GONE } from '../functions/platform/client-gone.js';
 import type { ContextWithClient } from '../functions/platform/client-gone.js';
 import { fallbackHandler, routes, streamRoute } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
+import { startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
@@ -164,6 +165,8 @@ export interface LocalApiOptions {
   streamTimers?: boolean;
   /** Where the local SQS keeps its queues between runs (npm start); in memory when absent. */
   sqsDataDir?: string;
+  /** Where the local S3 keeps the media bucket's objects between runs (npm start); in memory when absent. */
+  s3DataDir?: string;
   /**
    * Run the dispatch queues (default true). Without them inputs are still written but never
    * sealed: test files that do not test dispatch turn it off to keep the shared DynamoDB Local
@@ -181,6 +184,9 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // The dispatch queues: handlers find them through the environment, as in AWS.
   const sqs = options.dispatch === false ? undefined : await startLocalSqs(options.sqsDataDir);
   if (sqs) Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
+  // The media bucket: handlers find it through the environment, as in AWS.
+  const s3 = await startLocalS3(options.s3DataDir);
+  Object.assign(process.env, { S3_ENDPOINT: s3.endpoint, MEDIA_BUCKET: s3.bucket });
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -243,6 +249,9 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
         tagSweep.stop();
         server.closeAllConnections();
         server.close(() => ok());
-      }).then(() => sqs?.stop()),
+      }).then(async () => {
+        await sqs?.stop();
+        await s3.stop();
+      }),
   };
 }

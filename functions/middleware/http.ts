@@ -45,6 +45,8 @@ export interface Reply {
   headers?: Record<string, string>;
   /** false: this answer changed nothing, so an Idempotency-Key must not replay it (§14 item 5). */
   remember?: false;
+  /** Raw bytes instead of a JSON body (file downloads); `headers` carry their type. */
+  binary?: Buffer;
 }
 
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
@@ -96,6 +98,7 @@ export function http<S extends InputSchemas>(
         clientGone: clientGoneSignal(context),
       });
       if (reply.remember === false) state.forget = true;
+      if (reply.binary) return { statusCode: reply.status, headers: reply.headers ?? {}, body: reply.binary.toString('base64'), isBase64Encoded: true };
       return jsonResult(reply.status, reply.body, reply.headers);
     });
 

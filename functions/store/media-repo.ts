@@ -1,10 +1,12 @@
 /**
- * Media metadata items (MEDIA#<id>/MEDIA, contract §2.4). Uploads arrive with the media
- * issue; messages already look media up and link it (§5.4.1 checks 16–18).
+ * Media metadata (contract §2.4): the record (MEDIA#<id>/MEDIA, found by id, updated when a
+ * message links it) and a small entry in its chat's partition (CHAT#<chatId>/MEDIA#<ms>#<id>,
+ * id and kind only) so a chat's media list is one strongly consistent query; the list reads
+ * the records themselves for their current `message_id`. Both are written and deleted together.
  */
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './db.js';
+import { ddb, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -14,8 +16,103 @@ export interface MediaRecord {
   id: string;
   chat_id: string;
   message_id: string | null;
-  kind: MediaKind;
+  storage_path: string;
+  thumbnail_path: string | null;
   filename: string;
+  content_type: string;
+  byte_size: number;
+  kind: MediaKind;
+  created_at: string;
+}
+
+/** The record and its chat entry, for the upload's transaction (with its event). */
+export function putMediaWrites(media: MediaRecord): TransactItem[] {
+  return [
+    { Put: { TableName: tableName(), Item: { ...Keys.media(media.id), type: 'media', ...media }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...Keys.mediaEntry(media.chat_id, media.created_at, media.id), type: 'media-entry', id: media.id, kind: media.kind },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+export async function getOneMedia(mediaId: string): Promise<MediaRecord | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.media(mediaId), ConsistentRead: true }));
+  return out.Item ? toRecord(out.Item) : undefined;
+}
+
+function toRecord(item: Record<string, unknown>): MediaRecord {
+  const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
+  return rest as unknown as MediaRecord;
+}
+
+/** Thrown by `deleteMedia` when a message linked the medium meanwhile. */
+export class MediaAttached extends Error {}
+
+/** Deletes the record and its chat entry, only while the medium is unattached. */
+export async function deleteMedia(media: MediaRecord): Promise<void> {
+  await transact(
+    [
+      {
+        Delete: {
+          TableName: tableName(),
+          Key: Keys.media(media.id),
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
+          ExpressionAttributeValues: { ':nullType': 'NULL' },
+        },
+      },
+      { Delete: { TableName: tableName(), Key: Keys.mediaEntry(media.chat_id, media.created_at, media.id) } },
+    ],
+    () => new MediaAttached(),
+  );
+}
+
+export interface MediaPage {
+  media: MediaRecord[];
+  /** The sort key of the last entry read, when more may follow. */
+  lastSk: string | undefined;
+}
+
+/**
+ * A page of a chat's media, newest first, optionally filtered by kind and attached message.
+ * Reads entries (strongly consistent) after `afterSk` until `limit` records pass the filters.
+ */
+export async function listMedia(
+  chatId: string,
+  q: { kind?: MediaKind | undefined; messageId?: string | undefined; limit: number; afterSk?: string | undefined },
+): Promise<MediaPage> {
+  const { pk, skPrefix } = Keys.mediaEntriesOf(chatId);
+  const out: MediaRecord[] = [];
+  let start: Record<string, unknown> | undefined = q.afterSk ? { pk, sk: q.afterSk } : undefined;
+  let lastSk: string | undefined;
+  for (;;) {
+    const page = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ...(q.kind ? { FilterExpression: 'kind = :kind' } : {}),
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ...(q.kind ? { ':kind': q.kind } : {}) },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        Limit: q.limit + 1,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    const entries = page.Items ?? [];
+    const records = await getMedia(entries.map((e) => String(e.id)));
+    for (const entry of entries) {
+      const record = records.get(String(entry.id));
+      if (!record || (q.messageId !== undefined && record.message_id !== q.messageId)) continue;
+      if (out.length === q.limit) return { media: out, lastSk };
+      out.push(record);
+      lastSk = String(entry.sk);
+    }
+    if (!page.LastEvaluatedKey) return { media: out, lastSk: undefined };
+    start = page.LastEvaluatedKey;
+  }
 }
 
 /** The media items that exist among `ids` (BatchGetItem, strongly consistent; up to 100 per call). */
@@ -28,7 +125,7 @@ export async function getMedia(ids: readonly string[]): Promise<Map<string, Medi
       const out: BatchGetCommandOutput = await ddb().send(
         new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: keys, ConsistentRead: true } } }),
       );
-      for (const item of out.Responses?.[tableName()] ?? []) found.set(String(item.id), item as MediaRecord);
+      for (const item of out.Responses?.[tableName()] ?? []) found.set(String(item.id), toRecord(item));
       keys = out.UnprocessedKeys?.[tableName()]?.Keys;
     }
   }

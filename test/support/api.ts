@@ -75,7 +75,14 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   // Imported after the environment is set: handlers read it once per module load.
   const { startLocalApi } = await import('../../local/server.js');
   const sqsDataDir = options.dispatch ? mkdtempSync(join(tmpdir(), 'chat-relay-sqs-')) : undefined;
-  const api = await startLocalApi(0, { streamTimers: options.streamTimers ?? false, dispatch: options.dispatch ?? false, ...(sqsDataDir ? { sqsDataDir } : {}) });
+  // The media bucket's objects go to a data folder too, as with npm start.
+  const s3DataDir = mkdtempSync(join(tmpdir(), 'chat-relay-s3-'));
+  const api = await startLocalApi(0, {
+    streamTimers: options.streamTimers ?? false,
+    dispatch: options.dispatch ?? false,
+    s3DataDir,
+    ...(sqsDataDir ? { sqsDataDir } : {}),
+  });
 
   async function request<T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Response<T>> {
     const headers: Record<string, string> = { ...opts.headers };
@@ -111,6 +118,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     close: async () => {
       await api.close();
       if (sqsDataDir) rmSync(sqsDataDir, { recursive: true, force: true });
+      rmSync(s3DataDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,21 @@
+/** GET /api/v1/chats/{chatId}/media: a chat's media, newest first (contract §5.6.1). */
+import { z } from 'zod';
+import * as Media from '../../core/media.js';
+import { http } from '../../middleware/http.js';
+import { queryInt } from '../../middleware/validate.js';
+import { chatPath } from '../chats/path.js';
+
+export const schemas = {
+  path: chatPath,
+  query: z.object({
+    kind: z.enum(['image', 'audio', 'file']).optional(),
+    messageId: z.string().optional(),
+    cursor: z.string().optional(),
+    limit: queryInt(1, 100, 50),
+  }),
+};
+
+export const handler = http('media/list', schemas, async ({ path, query }) => ({
+  status: 200,
+  body: await Media.list(path.chatId, query),
+}));

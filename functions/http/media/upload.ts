@@ -1,0 +1,111 @@
+/**
+ * POST /api/v1/chats/{chatId}/media: upload a file as multipart/form-data or as JSON with
+ * base64 data (contract §5.6.2). This handler reads the body (checks 1–7 and the form's own
+ * shape); core/media-upload.ts makes checks 8–16 and stores the file.
+ */
+import busboy from 'busboy';
+import * as Media from '../../core/media-upload.js';
+import { FieldRuleError, PayloadTooLargeError, ValidationError } from '../../errors.js';
+import { http } from '../../middleware/http.js';
+import type { HttpEvent } from '../../middleware/types.js';
+import { header } from '../../middleware/types.js';
+import { chatPath } from '../chats/path.js';
+
+export const schemas = { path: chatPath };
+
+/** A multipart body may exceed the file cap by this much envelope (§8.5). */
+const MULTIPART_OVERHEAD = 262_144;
+
+const bodyBytes = (event: HttpEvent): Buffer => (event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0));
+
+/** Checks 1–5 and the parts' shapes. */
+async function fromMultipart(event: HttpEvent, contentType: string, cap: number): Promise<Media.Upload> {
+  const maxBodyBytes = cap + MULTIPART_OVERHEAD;
+  const declared = header(event, 'content-length');
+  if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > maxBodyBytes) {
+    throw new PayloadTooLargeError('multipart body exceeds maxUploadBytes.', { field: 'file', maxBodyBytes, contentLength: Number(declared) });
+  }
+  const body = bodyBytes(event);
+  if (body.length > maxBodyBytes) throw new PayloadTooLargeError('multipart body exceeds maxUploadBytes.', { field: 'file', maxBodyBytes });
+
+  return new Promise<Media.Upload>((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({ headers: { 'content-type': contentType }, limits: { fileSize: cap, fields: 20, files: 5, parts: 30 } });
+    } catch {
+      reject(new ValidationError('Invalid multipart body.'));
+      return;
+    }
+    let file: { name: string; type: string; chunks: Buffer[]; tooLarge: boolean } | undefined;
+    const fields: Record<string, string> = {};
+    let problem: Error | undefined;
+    parser.on('file', (name, stream, info) => {
+      if (name !== 'file' || file) {
+        // A stray file: `kind` or `messageId` sent as a file is check 4; anything else is ignored.
+        if ((name === 'kind' || name === 'messageId') && !problem) problem = new FieldRuleError(name, `${name} must be a string.`);
+        stream.resume();
+        return;
+      }
+      const current = { name: info.filename ?? '', type: info.mimeType || 'application/octet-stream', chunks: [] as Buffer[], tooLarge: false };
+      file = current;
+      stream.on('data', (chunk: Buffer) => current.chunks.push(chunk));
+      stream.on('limit', () => (current.tooLarge = true));
+    });
+    parser.on('field', (name, value) => {
+      if (name === 'kind' || name === 'messageId') fields[name] = value;
+    });
+    parser.on('error', () => reject(new ValidationError('Invalid multipart body.')));
+    parser.on('close', () => {
+      if (problem) return reject(problem);
+      if (!file) return reject(new FieldRuleError('file', 'file is required.'));
+      if (file.tooLarge) return reject(new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: cap }));
+      resolve({
+        fileName: file.name,
+        contentType: file.type,
+        bytes: Buffer.concat(file.chunks),
+        kind: fields.kind,
+        messageId: fields.messageId,
+      });
+    });
+    parser.end(body);
+  });
+}
+
+const STANDARD_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Checks 6–7 (and the shapes of `kind` and `messageId`); any content type but multipart is JSON. */
+function fromJson(event: HttpEvent): Media.Upload {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(bodyBytes(event).toString('utf8'));
+  } catch {
+    throw new ValidationError('Invalid JSON body.');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ValidationError('JSON body must be an object.');
+  const body = parsed as Record<string, unknown>;
+  const required = (field: 'fileName' | 'contentType' | 'base64Data'): string => {
+    const value = body[field];
+    if (typeof value !== 'string' || value.trim() === '') throw new FieldRuleError(field, `${field} is required.`);
+    return value;
+  };
+  const fileName = required('fileName');
+  const contentType = required('contentType');
+  const base64 = required('base64Data').replace(/\s+/g, '');
+  if (!STANDARD_BASE64.test(base64)) throw new FieldRuleError('base64Data', 'base64Data must be standard base64.');
+  if (body.kind !== undefined && typeof body.kind !== 'string') throw new FieldRuleError('kind', 'kind must be image, audio, or file.');
+  if (body.messageId !== undefined && typeof body.messageId !== 'string') throw new FieldRuleError('messageId', 'messageId must be a string.');
+  return {
+    fileName,
+    contentType,
+    bytes: Buffer.from(base64, 'base64'),
+    kind: body.kind as string | undefined,
+    messageId: body.messageId as string | undefined,
+  };
+}
+
+export const handler = http('media/upload', schemas, async ({ path, config, event }) => {
+  const contentType = header(event, 'content-type') ?? '';
+  const cap = Media.maxUploadBytes(config);
+  const input = /^multipart\/form-data/i.test(contentType.trim()) ? await fromMultipart(event, contentType, cap) : fromJson(event);
+  return { status: 201, body: await Media.upload(config, path.chatId, input) };
+});
