@@ -20,6 +20,7 @@ import { Edge } from './constructs/edge.js';
 import type { EdgeDomain } from './constructs/edge.js';
 import { EventStream } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
+import { MediaBucket } from './constructs/media-bucket.js';
 import { Storage } from './constructs/storage.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
@@ -60,6 +61,7 @@ export const INSTANCE_CONFIG_MAX_BYTES = 3200;
 
 export class ChatRelayStack extends Stack {
   readonly storage: Storage;
+  readonly media: MediaBucket;
   readonly api: Api;
   readonly eventStream: EventStream;
   readonly streamTimeouts: StreamTimeouts;
@@ -89,6 +91,7 @@ export class ChatRelayStack extends Stack {
     }
 
     this.storage = new Storage(this, 'Storage');
+    this.media = new MediaBucket(this, 'Media');
     this.instanceSecret = secretEnabled
       ? new InstanceSecret(this, 'InstanceSecret', { existingSecretArn: secretArn })
       : undefined;
@@ -113,6 +116,7 @@ export class ChatRelayStack extends Stack {
       ...wiring,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
       dispatchQueues: this.dispatchQueues,
+      mediaBucket: this.media,
     });
     this.eventStream = new EventStream(this, 'EventStream', wiring);
 
@@ -133,6 +137,7 @@ export class ChatRelayStack extends Stack {
       description: 'Event stream (SSE) function URL alone; <EventsUrl>api/v1/events/stream (the function ignores the path)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
+    new CfnOutput(this, 'MediaBucketName', { value: this.media.bucket.bucketName, description: 'Private bucket of media originals and thumbnails' });
     new CfnOutput(this, 'StreamTimeoutStateMachineArn', {
       value: this.streamTimeouts.stateMachine.stateMachineArn,
       description: 'State machine that cancels abandoned message streams',

@@ -14,6 +14,7 @@ import { Construct } from 'constructs';
 import { fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
+import type { MediaBucket } from './media-bucket.js';
 import type { FunctionWiring, TableAccess } from './api-function.js';
 import type { DispatchQueues } from './dispatch-queues.js';
 
@@ -28,6 +29,8 @@ export interface ApiProps extends FunctionWiring {
    * those) get their URLs and the queue actions they use (dispatch-queues.ts).
    */
   dispatchQueues: DispatchQueues;
+  /** The media bucket: the functions of `mediaBucket` routes (and only those) get it (media-bucket.ts). */
+  mediaBucket: MediaBucket;
 }
 
 /**
@@ -61,10 +64,11 @@ export class Api extends Construct {
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
 
-    const makeFunction = (fnId: string, handler: string, access: TableAccess, timeoutSeconds?: number) => {
+    const makeFunction = (fnId: string, handler: string, access: TableAccess, timeoutSeconds?: number, images?: boolean) => {
       return ApiFunction.wired(this, fnId, props, access, {
         entry: httpEntry(handler),
         timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
+        ...(images ? { images: true } : {}),
       });
     };
 
@@ -82,13 +86,14 @@ export class Api extends Construct {
 
     for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
-      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read', route.timeoutSeconds);
+      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read', route.timeoutSeconds, route.images);
       if (route.streamTimer) {
         fn.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', props.streamTimeoutStateMachine.stateMachineArn);
         props.streamTimeoutStateMachine.grantStartExecution(fn);
       }
       if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
       if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);
+      if (route.mediaBucket) props.mediaBucket.bind(fn, route.mediaBucket);
       this.httpApi.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

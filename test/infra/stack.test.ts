@@ -150,7 +150,7 @@ describe('HTTP API', () => {
     expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
   });
 
-  it('outputs the base URL, the API URL, the events URL, the table name, the state machine ARN and the dispatch queues, and no secret ARN when the secret is off', () => {
+  it('outputs the base URL, the API URL, the events URL, the table name, the media bucket, the state machine ARN and the dispatch queues, and no secret ARN when the secret is off', () => {
     expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual([
       'ApiUrl',
       'BaseUrl',
@@ -159,6 +159,7 @@ describe('HTTP API', () => {
       'EventsUrl',
       'FlushDeadLetterQueueName',
       'FlushQueueUrl',
+      'MediaBucketName',
       'StreamTimeoutStateMachineArn',
       'TableName',
     ]);
@@ -780,6 +781,63 @@ describe('tag catalog sweeper', () => {
   });
 });
 
+describe('media bucket', () => {
+  const bucket = () => {
+    const found = resourcesOfType(main.json, 'AWS::S3::Bucket');
+    expect(found).toHaveLength(1);
+    return { id: found[0]![0], resource: found[0]![1] };
+  };
+
+  it('is private, encrypted, TLS-only, retained, and aborts unfinished multipart uploads', () => {
+    const { id, resource } = bucket();
+    expect(resource.Properties?.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(resource.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration).toEqual([{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }]);
+    expect(resource.Properties?.OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
+    expect(resource.Properties?.LifecycleConfiguration?.Rules).toEqual([
+      expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+    ]);
+    expect([resource.DeletionPolicy, resource.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
+    const policies = resourcesOfType(main.json, 'AWS::S3::BucketPolicy').filter(([, p]) => refId(p.Properties?.Bucket) === id);
+    expect(policies).toHaveLength(1);
+    const statements = policies[0]![1].Properties?.PolicyDocument?.Statement as PolicyStatementJson[];
+    expect(statements).toEqual([
+      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } }, Principal: { AWS: '*' } }),
+    ]);
+  });
+
+  it('is reachable only by the media routes, each with the actions it uses, on uploads/ only', () => {
+    const { id } = bucket();
+    const uses = new Map((routes as readonly RouteSpec[]).filter((r) => r.mediaBucket).map((r) => [functionPathOf(routeId(r)), r.mediaBucket!]));
+    expect([...uses.values()].sort()).toEqual(['delete', 'read', 'read', 'write']);
+    const expected: Record<string, string[]> = { read: ['s3:GetObject', 's3:ListBucket'], write: ['s3:DeleteObject', 's3:PutObject'], delete: ['s3:DeleteObject'] };
+    for (const fn of fns) {
+      const s3Statements = fn.statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+      const use = uses.get(fn.path);
+      const env = fn.props.Environment.Variables as Record<string, unknown>;
+      if (!use) {
+        expect([fn.path, s3Statements, env.MEDIA_BUCKET]).toEqual([fn.path, [], undefined]);
+        continue;
+      }
+      expect([fn.path, env.MEDIA_BUCKET]).toEqual([fn.path, { Ref: id }]);
+      expect([fn.path, s3Statements.flatMap(actionsOf).sort()]).toEqual([fn.path, expected[use]]);
+      for (const st of s3Statements) {
+        expect(st.Effect).toBe('Allow');
+        const objects = { 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Arn'] }, '/uploads/*']] };
+        if (actionsOf(st).includes('s3:ListBucket')) {
+          expect([resourcesOf(st), st.Condition]).toEqual([[{ 'Fn::GetAtt': [id, 'Arn'] }], { StringLike: { 's3:prefix': ['uploads/*'] } }]);
+        } else {
+          expect(resourcesOf(st)).toEqual([objects]);
+        }
+      }
+    }
+  });
+});
+
 describe('single base URL (CloudFront)', () => {
   const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
   const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
@@ -958,6 +1016,8 @@ describe('configuration size', () => {
     'AWS::SQS::Queue': 12 + 14 + 18 + 13 + 80,
     // arn:aws-us-gov:secretsmanager:us-gov-west-1:<account>:secret:<name>-XXXXXX
     'AWS::SecretsManager::Secret': 66 + 64 + 7,
+    // a bucket name: at most 63 characters
+    'AWS::S3::Bucket': 63,
   };
   /** An existing secret's complete ARN as long as the generated secret's longest ARN. */
   const longSecretArn = `arn:aws:secretsmanager:ap-southeast-2:123456789012:secret:${'s'.repeat(75)}-AbC123`;
