@@ -27,8 +27,11 @@ export interface RouteSpec {
   dispatchInputs?: boolean;
   /** Function timeout when the default (15 s) is too short, e.g. claim long-polls. */
   timeoutSeconds?: number;
-  /** Uses the media bucket: `read` (downloads), `write` (uploads: put and delete), `delete` (deletion). */
-  mediaBucket?: 'read' | 'write' | 'delete';
+  /**
+   * Uses the media bucket: `read` (downloads), `write` (uploads: put and delete), `delete`
+   * (deletion), `presign` (signs uploads of pending files), `finalize` (moves pending files).
+   */
+  mediaBucket?: 'read' | 'write' | 'delete' | 'presign' | 'finalize';
   /** Decodes images and makes thumbnails (bundles the image library, more memory). */
   images?: boolean;
 }
@@ -75,6 +78,9 @@ export const routes = [
 
   { method: 'POST', path: '/api/v1/chats/{chatId}/media', handler: 'media/upload', writes: true, mediaBucket: 'write', images: true },
   { method: 'GET', path: '/api/v1/chats/{chatId}/media', handler: 'media/list', writes: false },
+  // Files larger than one request carries: an upload session, then its finalize (README "Large files").
+  { method: 'POST', path: '/api/v1/chats/{chatId}/media/uploads', handler: 'media/upload-session', writes: true, mediaBucket: 'presign' },
+  { method: 'POST', path: '/api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', handler: 'media/finalize', writes: true, mediaBucket: 'finalize', images: true },
   { method: 'GET', path: '/api/v1/media/{mediaId}', handler: 'media/get', writes: false },
   { method: 'DELETE', path: '/api/v1/media/{mediaId}', handler: 'media/delete', writes: true, mediaBucket: 'delete' },
   { method: 'GET', path: '/api/v1/files/{mediaId}', handler: 'files/get', writes: false, mediaBucket: 'read' },

@@ -4,7 +4,9 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 /**
  * The largest upload the platform takes in one request: a synchronous Lambda payload is
  * capped at 6 MB and API Gateway base64-encodes binary bodies (×4/3), leaving about 4.4 MB
- * of file after multipart overhead. Reported as the effective limit (§13 item 1).
+ * of file after multipart overhead. Larger files, up to `maxUploadBytes`, go through an
+ * upload session (presigned POST to storage, then finalize): `maxUploadBytes` is what the
+ * deployment accepts (§13 item 1), `directUploadMaxBytes` what one request carries.
  */
 export const PLATFORM_MAX_UPLOAD_BYTES = 4_194_304;
 
@@ -47,7 +49,8 @@ export function publicConfig(config: InstanceConfig, environment: NodeJS.Process
   const { server, security, push, autoRename } = config;
   return {
     appName: config.appName,
-    maxUploadBytes: Math.min(config.maxUploadBytes, PLATFORM_MAX_UPLOAD_BYTES),
+    maxUploadBytes: config.maxUploadBytes,
+    directUploadMaxBytes: Math.min(config.maxUploadBytes, PLATFORM_MAX_UPLOAD_BYTES),
     allowedMimeTypes: config.allowedMimeTypes,
     titleMaxChars: config.titleMaxChars,
     ...(config.defaultModelIdForNewChats !== undefined ? { defaultModelIdForNewChats: config.defaultModelIdForNewChats } : {}),

@@ -5,20 +5,21 @@
  * `media.attached` event commit in one transaction. A failed upload leaves no object behind.
  * The only module that loads the image library (platform/images.ts).
  */
-import { FieldRuleError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
+import { FieldRuleError, NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
 import { isId, newId } from '../platform/ids.js';
 import { makeThumbnail, NotAnImageError } from '../platform/images.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
 import * as Storage from '../platform/media-storage.js';
 import { transact } from '../store/db.js';
+import type { TransactItem } from '../store/db.js';
 import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/media-repo.js';
 import type { MediaKind, MediaRecord } from '../store/media-repo.js';
 import { locate } from '../store/messages-repo.js';
 import { existingChat } from './chats.js';
 import { PLATFORM_MAX_UPLOAD_BYTES } from './config.js';
-import { KINDS, bareType, kindOf, sanitizeFileName, storagePath, thumbnailPath, typeAllowed } from './media.js';
+import { FILE_CACHE_CONTROL, KINDS, bareType, dispositionOf, get as getMedia, kindOf, pendingPath, sanitizeFileName, storagePath, thumbnailPath, typeAllowed } from './media.js';
 import type { Media } from './media.js';
 
 export interface MediaDeps {
@@ -39,40 +40,44 @@ export interface Upload {
   messageId?: string | undefined;
 }
 
-/** Checks 8–16 of §5.6.2 in order, then stores the bytes (and thumbnail) and commits the record with its event. */
-export async function upload(config: InstanceConfig, chatId: string, input: Upload, deps: MediaDeps = defaultDeps): Promise<Media> {
+/** Checks 8, 9 and 11–13 of §5.6.2 on what the uploader declares: the kind it resolves to. */
+function checkDeclared(config: InstanceConfig, input: { kind?: string | undefined; contentType: string }, size: number, cap: number): MediaKind {
   if (input.kind !== undefined && !KINDS.includes(input.kind as MediaKind)) throw new FieldRuleError('kind', 'kind must be image, audio, or file.');
-  const declaredKind = input.kind as MediaKind | undefined;
   if (input.contentType.trim() === '') throw new FieldRuleError('file', 'file content type is required.');
-  if (input.bytes.length === 0) throw new FieldRuleError('file', 'file cannot be empty.');
-  const cap = maxUploadBytes(config);
-  if (input.bytes.length > cap) throw new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: cap });
+  if (size === 0) throw new FieldRuleError('file', 'file cannot be empty.');
+  if (size > cap) throw new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: cap });
   if (bareType(input.contentType) === 'image/svg+xml') {
     throw new UnsupportedMediaTypeError('SVG uploads are not allowed.', { field: 'file', contentType: input.contentType });
   }
   if (!typeAllowed(input.contentType, config.allowedMimeTypes)) {
     throw new UnsupportedMediaTypeError('Uploaded file type is not allowed.', { field: 'file', contentType: input.contentType });
   }
-  const kind = kindOf(declaredKind, input.contentType);
-  let thumbnail: Buffer | undefined;
-  if (kind === 'image') {
-    try {
-      thumbnail = (await makeThumbnail(input.bytes)).webp;
-    } catch (error) {
-      if (!(error instanceof NotAnImageError)) throw error;
-      throw new UnsupportedMediaTypeError('file content is not a valid image.', { field: 'file', contentType: input.contentType });
-    }
+  return kindOf(input.kind as MediaKind | undefined, input.contentType);
+}
+
+/** Check 14: an image must decode (by its bytes, whatever its name or type says); its thumbnail. */
+async function thumbnailOf(kind: MediaKind, bytes: Buffer, contentType: string): Promise<Buffer | undefined> {
+  if (kind !== 'image') return undefined;
+  try {
+    return (await makeThumbnail(bytes)).webp;
+  } catch (error) {
+    if (!(error instanceof NotAnImageError)) throw error;
+    throw new UnsupportedMediaTypeError('file content is not a valid image.', { field: 'file', contentType });
   }
+}
+
+/** Checks 15–16: the chat exists, and `messageId` is one of its messages. */
+async function checkTargets(chatId: string, messageId: string | undefined): Promise<void> {
   await existingChat(chatId);
-  if (input.messageId !== undefined) {
-    const message = isId(input.messageId) ? await locate(input.messageId) : undefined;
+  if (messageId !== undefined) {
+    const message = isId(messageId) ? await locate(messageId) : undefined;
     if (!message || message.chatId !== chatId) throw new FieldRuleError('messageId', 'messageId does not belong to this chat.');
   }
+}
 
-  const id = deps.newId();
+function newRecord(chatId: string, id: string, input: { fileName: string; contentType: string; messageId?: string | undefined }, size: number, kind: MediaKind, thumbnail: boolean, now: string): MediaRecord {
   const fileName = sanitizeFileName(input.fileName);
-  const now = deps.clock().toISOString();
-  const media: MediaRecord = {
+  return {
     id,
     chat_id: chatId,
     message_id: input.messageId ?? null,
@@ -80,25 +85,146 @@ export async function upload(config: InstanceConfig, chatId: string, input: Uplo
     thumbnail_path: thumbnail ? thumbnailPath(chatId, id) : null,
     filename: fileName,
     content_type: input.contentType,
-    byte_size: input.bytes.length,
+    byte_size: size,
     kind,
     created_at: now,
   };
+}
+
+/** The headers an original is stored with, so that a presigned download serves them too. */
+const originalHeaders = (media: MediaRecord): Storage.ObjectHeaders => ({
+  contentType: media.content_type,
+  contentDisposition: dispositionOf(media.content_type, media.filename),
+  cacheControl: FILE_CACHE_CONTROL,
+});
+
+/**
+ * Stores the thumbnail, runs `storeOriginal`, and commits the record, its chat entry, the
+ * `media.attached` event and `extra` items in one transaction. Whatever fails, no object is
+ * left behind (§5.6.2).
+ */
+async function storeAndCommit(media: MediaRecord, thumbnail: Buffer | undefined, storeOriginal: () => Promise<void>, extra: TransactItem[] = []): Promise<void> {
   const stored: string[] = [];
   try {
-    await Storage.putObject(media.storage_path, input.bytes, input.contentType);
+    await storeOriginal();
     stored.push(media.storage_path);
     if (thumbnail && media.thumbnail_path) {
-      await Storage.putObject(media.thumbnail_path, thumbnail, 'image/webp');
+      await Storage.putObject(media.thumbnail_path, thumbnail, { contentType: 'image/webp', cacheControl: FILE_CACHE_CONTROL });
       stored.push(media.thumbnail_path);
     }
-    const event = { type: 'media.attached' as const, payload: { chatId, mediaId: id, messageId: media.message_id, kind } };
-    await withEvents([event], now, (eventItems) => transact([...Store.putMediaWrites(media), ...eventItems]));
+    const event = { type: 'media.attached', payload: { chatId: media.chat_id, mediaId: media.id, messageId: media.message_id, kind: media.kind } };
+    await withEvents([event], media.created_at, (eventItems) => transact([...Store.putMediaWrites(media), ...extra, ...eventItems], (index) => (extra.length > 0 && index === 2 ? new SessionTaken() : undefined)));
   } catch (error) {
-    // Nothing is left behind by a failed upload (§5.6.2).
-    await Storage.deleteObjects(stored).catch((cleanup: unknown) => logger.error('media: objects of a failed upload not removed', { mediaId: id, error: cleanup }));
+    await Storage.deleteObjects(stored).catch((cleanup: unknown) => logger.error('media: objects of a failed upload not removed', { mediaId: media.id, error: cleanup }));
     throw error;
   }
+}
+
+/** POST /chats/{chatId}/media: checks 8–16 of §5.6.2 in order, then the bytes, thumbnail, record and event. */
+export async function upload(config: InstanceConfig, chatId: string, input: Upload, deps: MediaDeps = defaultDeps): Promise<Media> {
+  const kind = checkDeclared(config, input, input.bytes.length, maxUploadBytes(config));
+  const thumbnail = await thumbnailOf(kind, input.bytes, input.contentType);
+  await checkTargets(chatId, input.messageId);
+  const media = newRecord(chatId, deps.newId(), input, input.bytes.length, kind, thumbnail !== undefined, deps.clock().toISOString());
+  await storeAndCommit(media, thumbnail, () => Storage.putObject(media.storage_path, input.bytes, originalHeaders(media)));
   return media;
 }
 
+// ---------------------------------------------------------------------------------------
+// Upload sessions: files larger than one request carries (ARCHITECTURE.md "Media")
+// ---------------------------------------------------------------------------------------
+
+/** How long a session's presigned POST is valid; the session record and its pending object live a day. */
+const SESSION_POST_SECONDS = 15 * 60;
+const SESSION_TTL_SECONDS = 24 * 3600;
+
+export interface SessionRequest {
+  fileName: string;
+  contentType: string;
+  byteSize: number;
+  kind?: string | undefined;
+  messageId?: string | undefined;
+}
+
+export interface OpenedSession {
+  uploadId: string;
+  /** POST the form here: every entry of `fields`, then the file as the last part, named `file`. */
+  url: string;
+  fields: Record<string, string>;
+  expiresAt: string;
+  maxUploadBytes: number;
+}
+
+const sessionNotFound = (uploadId: string) => new NotFoundError('Upload not found.', { uploadId });
+
+/**
+ * POST /chats/{chatId}/media/uploads: the checks an upload makes on what it declares (8–13,
+ * 15–16), then a presigned POST for exactly `byteSize` bytes of exactly `contentType`, to a
+ * pending key that expires unless finalized.
+ */
+export async function openSession(config: InstanceConfig, chatId: string, input: SessionRequest, deps: MediaDeps = defaultDeps): Promise<OpenedSession> {
+  const kind = checkDeclared(config, input, input.byteSize, config.maxUploadBytes);
+  await checkTargets(chatId, input.messageId);
+  const uploadId = deps.newId();
+  const now = deps.clock();
+  const session: Store.UploadSession = {
+    id: uploadId,
+    chat_id: chatId,
+    file_name: input.fileName,
+    content_type: input.contentType,
+    byte_size: input.byteSize,
+    kind,
+    ...(input.messageId !== undefined ? { message_id: input.messageId } : {}),
+    pending_key: pendingPath(chatId, uploadId),
+    status: 'open',
+    created_at: now.toISOString(),
+  };
+  await Store.putUploadSession(session, Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS);
+  const post = await Storage.presignUpload(session.pending_key, input.contentType, input.byteSize, SESSION_POST_SECONDS);
+  return { uploadId, ...post, expiresAt: new Date(now.getTime() + SESSION_POST_SECONDS * 1000).toISOString(), maxUploadBytes: config.maxUploadBytes };
+}
+
+/**
+ * POST /chats/{chatId}/media/uploads/{uploadId}/complete: verifies the stored object as an
+ * upload verifies its body (size, type, an image decodes), makes the thumbnail, moves the
+ * object to its storage path and commits the record once; a finalized session answers its
+ * media again. A file that fails a check is deleted, and the session stays open for a retry.
+ */
+export async function finalize(config: InstanceConfig, chatId: string, uploadId: string, deps: MediaDeps = defaultDeps): Promise<Media> {
+  const session = isId(uploadId) ? await Store.getUploadSession(uploadId) : undefined;
+  if (!session || session.chat_id !== chatId) throw sessionNotFound(uploadId);
+  if (session.status === 'done' && session.media_id) return getMedia(session.media_id);
+  const head = await Storage.headObject(session.pending_key);
+  if (!head) throw new FieldRuleError('file', 'The file has not been uploaded yet.');
+  const refuse = async (error: Error): Promise<never> => {
+    await Storage.deleteObjects([session.pending_key]).catch((cleanup: unknown) => logger.warn('media: refused upload not removed', { uploadId, error: cleanup }));
+    throw error;
+  };
+  if (head.size > config.maxUploadBytes) await refuse(new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: config.maxUploadBytes }));
+  if (head.size !== session.byte_size) {
+    await refuse(new FieldRuleError('file', 'The uploaded file does not have the declared byteSize.', { byteSize: session.byte_size, uploadedBytes: head.size }));
+  }
+  if (head.contentType !== session.content_type) {
+    await refuse(new UnsupportedMediaTypeError('The uploaded file does not have the declared contentType.', { field: 'file', contentType: head.contentType ?? null }));
+  }
+  let thumbnail: Buffer | undefined;
+  if (session.kind === 'image') {
+    const stored = await Storage.getObject(session.pending_key);
+    if (!stored) throw new FieldRuleError('file', 'The file has not been uploaded yet.');
+    thumbnail = await thumbnailOf('image', stored.bytes, session.content_type).catch(refuse);
+  }
+  const media = newRecord(chatId, deps.newId(), { fileName: session.file_name, contentType: session.content_type, messageId: session.message_id }, head.size, session.kind, thumbnail !== undefined, deps.clock().toISOString());
+  try {
+    await storeAndCommit(media, thumbnail, () => Storage.copyObject(session.pending_key, media.storage_path, originalHeaders(media)), [Store.finishUploadSession(uploadId, media.id)]);
+  } catch (error) {
+    // Finalized meanwhile by a concurrent request: that one's media is the answer.
+    if (!(error instanceof SessionTaken)) throw error;
+    const done = await Store.getUploadSession(uploadId);
+    if (done?.media_id) return getMedia(done.media_id);
+    throw error;
+  }
+  await Storage.deleteObjects([session.pending_key]).catch((error: unknown) => logger.warn('media: pending upload not removed', { uploadId, error }));
+  return media;
+}
+
+class SessionTaken extends Error {}

@@ -37,6 +37,8 @@ function extensionOf(fileName: string): string {
 
 export const storagePath = (chatId: string, mediaId: string, fileName: string) => `uploads/${chatId}/${mediaId}${extensionOf(fileName)}`;
 export const thumbnailPath = (chatId: string, mediaId: string) => `uploads/${chatId}/thumbnails/${mediaId}.webp`;
+/** Where an upload session's file waits until it is finalized (expired by the bucket's lifecycle otherwise). */
+export const pendingPath = (chatId: string, uploadId: string) => `pending/${chatId}/${uploadId}`;
 
 /** Lower-cased, parameters stripped. */
 export const bareType = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
@@ -117,11 +119,19 @@ export async function remove(mediaId: string): Promise<Media> {
 // ---------------------------------------------------------------------------------------
 
 export interface Download {
-  status: 200 | 206 | 416;
+  status: 200 | 206 | 307 | 416;
   headers: Record<string, string>;
   body: Buffer;
 }
 
+export const FILE_CACHE_CONTROL = 'private, max-age=86400';
+/**
+ * Larger originals are not streamed by the function (a Lambda response is at most 6 MB, and
+ * binary bodies travel base64, ×4/3): they answer 307 to a presigned URL valid this long,
+ * whose object carries the same Content-Type, Content-Disposition and Cache-Control (§13 item 2).
+ */
+export const INLINE_DOWNLOAD_MAX_BYTES = 4_194_304;
+const REDIRECT_SECONDS = 300;
 const INLINE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/pdf']);
 const FILE_CSP = "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
@@ -157,10 +167,19 @@ export async function download(mediaId: string, rangeHeader: string | undefined)
     'content-disposition': dispositionOf(media.content_type, media.filename),
     'content-security-policy': FILE_CSP,
     'x-content-type-options': 'nosniff',
-    'cache-control': 'private, max-age=86400',
+    'cache-control': FILE_CACHE_CONTROL,
     'accept-ranges': 'bytes',
   };
   const range = parseRange(rangeHeader, media.byte_size);
+  if (media.byte_size > INLINE_DOWNLOAD_MAX_BYTES) {
+    // Checked (auth, existence, a valid Range) before redirecting; storage answers the range itself.
+    const url = await Storage.presignDownload(
+      media.storage_path,
+      { contentType: media.content_type, contentDisposition: headers['content-disposition']!, cacheControl: FILE_CACHE_CONTROL },
+      REDIRECT_SECONDS,
+    );
+    return { status: 307, headers: { location: url, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-length': '0' }, body: Buffer.alloc(0) };
+  }
   if (range === 'unsatisfiable') {
     return { status: 416, headers: { ...headers, 'content-range': `bytes */${media.byte_size}`, 'content-length': '0' }, body: Buffer.alloc(0) };
   }

@@ -6,7 +6,9 @@
  * Read on each use, like the queues, because the local runtime starts its emulator after the
  * process environment was first read.
  */
-import { DeleteObjectsCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
 let client: { endpoint: string | undefined; s3: S3Client } | undefined;
 
@@ -24,8 +26,25 @@ function bucket(): string {
   return name;
 }
 
-export async function putObject(key: string, bytes: Uint8Array, contentType: string): Promise<void> {
-  await s3().send(new PutObjectCommand({ Bucket: bucket(), Key: key, Body: bytes, ContentType: contentType, ContentLength: bytes.byteLength }));
+/** The headers a stored object answers with (kept on the object, so a presigned GET serves them too). */
+export interface ObjectHeaders {
+  contentType: string;
+  contentDisposition?: string | undefined;
+  cacheControl?: string | undefined;
+}
+
+export async function putObject(key: string, bytes: Uint8Array, headers: ObjectHeaders): Promise<void> {
+  await s3().send(
+    new PutObjectCommand({
+      Bucket: bucket(),
+      Key: key,
+      Body: bytes,
+      ContentLength: bytes.byteLength,
+      ContentType: headers.contentType,
+      ContentDisposition: headers.contentDisposition,
+      CacheControl: headers.cacheControl,
+    }),
+  );
 }
 
 export interface StoredBytes {
@@ -51,4 +70,62 @@ export async function getObject(key: string, range?: { start: number; end: numbe
 export async function deleteObjects(keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
   await s3().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
+}
+
+/** A stored object's size and type, or undefined when it does not exist. */
+export async function headObject(key: string): Promise<{ size: number; contentType: string | undefined } | undefined> {
+  try {
+    const out = await s3().send(new HeadObjectCommand({ Bucket: bucket(), Key: key }));
+    return { size: out.ContentLength ?? 0, contentType: out.ContentType };
+  } catch (error) {
+    if (error instanceof NotFound || (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404)) return undefined;
+    throw error;
+  }
+}
+
+/** Copies an object within the bucket with new headers (a finalized upload moves to its storage path). */
+export async function copyObject(from: string, to: string, headers: ObjectHeaders): Promise<void> {
+  await s3().send(
+    new CopyObjectCommand({
+      Bucket: bucket(),
+      Key: to,
+      CopySource: `${bucket()}/${encodeURIComponent(from).replace(/%2F/g, '/')}`,
+      MetadataDirective: 'REPLACE',
+      ContentType: headers.contentType,
+      ContentDisposition: headers.contentDisposition,
+      CacheControl: headers.cacheControl,
+    }),
+  );
+}
+
+/**
+ * A presigned POST for one object: exactly `bytes` long, of exactly `contentType`, at `key`,
+ * valid for `expiresSeconds`. The client sends `fields` then the file as a multipart form.
+ */
+export async function presignUpload(key: string, contentType: string, bytes: number, expiresSeconds: number): Promise<{ url: string; fields: Record<string, string> }> {
+  return createPresignedPost(s3(), {
+    Bucket: bucket(),
+    Key: key,
+    Conditions: [
+      ['content-length-range', bytes, bytes],
+      ['eq', '$Content-Type', contentType],
+    ],
+    Fields: { 'Content-Type': contentType },
+    Expires: expiresSeconds,
+  });
+}
+
+/** A presigned GET whose response carries these headers (S3 response-header overrides). */
+export async function presignDownload(key: string, headers: Required<ObjectHeaders>, expiresSeconds: number): Promise<string> {
+  return getSignedUrl(
+    s3(),
+    new GetObjectCommand({
+      Bucket: bucket(),
+      Key: key,
+      ResponseContentType: headers.contentType,
+      ResponseContentDisposition: headers.contentDisposition,
+      ResponseCacheControl: headers.cacheControl,
+    }),
+    { expiresIn: expiresSeconds },
+  );
 }

@@ -12,6 +12,7 @@
  * | chat write turn   | CHAT#<chatId>      | TURN                        |
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
  * | chat media entry  | CHAT#<chatId>      | MEDIA#<createdMs>#<mediaId> |
+ * | upload session    | UPLOAD#<uploadId>  | UPLOAD                      | (TTL)
  * | dispatch state    | CHAT#<chatId>      | DSTATE                      | gsi3 (sparse: DISPATCH#PENDING while it has unsealed inputs or unsent batches)
  * | dispatch batch    | BATCH#<batchId>    | BATCH                       | gsi3 (sparse: DISPATCH#REPAIR after a failed queue call on its message)
  * | batch payload part| BATCH#<batchId>    | PART#<n, 15 digits>         |
@@ -83,6 +84,8 @@ export const Keys = {
   /** A chat's media, newest last by creation time then id: a small entry per medium (strongly consistent listing). */
   mediaEntry: (chatId: string, createdAt: string, mediaId: string) => ({ pk: `CHAT#${chatId}`, sk: `MEDIA#${pad(Date.parse(createdAt))}#${mediaId}` }),
   mediaEntriesOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'MEDIA#' }),
+  /** An upload session (a presigned POST awaiting its finalize), with a TTL. */
+  uploadSession: (uploadId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: 'UPLOAD' }),
 
   /**
    * Marks a chat's dispatch state in gsi3 while it has unsealed inputs or unsent batches; the

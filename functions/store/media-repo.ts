@@ -4,7 +4,7 @@
  * id and kind only) so a chat's media list is one strongly consistent query; the list reads
  * the records themselves for their current `message_id`. Both are written and deleted together.
  */
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ddb, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
@@ -140,5 +140,47 @@ export const linkMedia = (mediaId: string, chatId: string, messageId: string): T
     UpdateExpression: 'SET message_id = :message',
     ConditionExpression: 'chat_id = :chat AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
     ExpressionAttributeValues: { ':message': messageId, ':chat': chatId, ':nullType': 'NULL' },
+  },
+});
+
+/** An upload session: a presigned POST for one file, finalized into a medium (once). */
+export interface UploadSession {
+  id: string;
+  chat_id: string;
+  file_name: string;
+  content_type: string;
+  byte_size: number;
+  kind: MediaKind;
+  message_id?: string;
+  pending_key: string;
+  status: 'open' | 'done';
+  media_id?: string;
+  created_at: string;
+}
+
+export async function putUploadSession(session: UploadSession, ttlEpochSeconds: number): Promise<void> {
+  await ddb().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...Keys.uploadSession(session.id), type: 'upload-session', ...session, ttl: ttlEpochSeconds },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+export async function getUploadSession(uploadId: string): Promise<UploadSession | undefined> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.uploadSession(uploadId), ConsistentRead: true }));
+  return out.Item as UploadSession | undefined;
+}
+
+/** The session's side of a finalize, for the media record's transaction: open → done, once. */
+export const finishUploadSession = (uploadId: string, mediaId: string): TransactItem => ({
+  Update: {
+    TableName: tableName(),
+    Key: Keys.uploadSession(uploadId),
+    UpdateExpression: 'SET #status = :done, media_id = :media',
+    ConditionExpression: '#status = :open',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':done': 'done', ':open': 'open', ':media': mediaId },
   },
 });

@@ -1,8 +1,9 @@
 /**
  * The media bucket (contract §2.4, §8; ARCHITECTURE.md "Media"): originals and thumbnails
  * under `uploads/`, private (public access blocked, TLS only, S3-managed encryption), kept on
- * stack deletion like the table. Only the media routes get it, each with the one action it
- * uses: downloads read, uploads put (and delete what a failed upload stored), deletion deletes.
+ * stack deletion like the table. Only the media routes get it, each with the actions it uses
+ * on its prefixes: downloads read, uploads put (and delete what a failed upload stored),
+ * deletion deletes, upload sessions sign puts under pending/, finalize moves them to uploads/.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -12,16 +13,29 @@ import type { ApiFunction } from './api-function.js';
 import { logicalIdOf } from './api-function.js';
 
 /** What a route does with the bucket (lib/routes.ts `mediaBucket`). */
-export type MediaBucketUse = 'read' | 'write' | 'delete';
-
-const ACTIONS: Record<MediaBucketUse, string[]> = {
-  read: ['s3:GetObject'],
-  write: ['s3:PutObject', 's3:DeleteObject'],
-  delete: ['s3:DeleteObject'],
-};
+export type MediaBucketUse = 'read' | 'write' | 'delete' | 'presign' | 'finalize';
 
 /** Every stored object lives under this prefix (§8.3 storage paths). */
 export const MEDIA_PREFIX = 'uploads/';
+/** Upload sessions' files wait here until finalized; the lifecycle expires the rest. */
+export const PENDING_PREFIX = 'pending/';
+
+/** Object actions by prefix, and the prefixes it may list (so a missing key is 404, not 403). */
+const GRANTS: Record<MediaBucketUse, { objects: [string, string[]][]; list: string[] }> = {
+  read: { objects: [[MEDIA_PREFIX, ['s3:GetObject']]], list: [MEDIA_PREFIX] },
+  write: { objects: [[MEDIA_PREFIX, ['s3:PutObject', 's3:DeleteObject']]], list: [] },
+  delete: { objects: [[MEDIA_PREFIX, ['s3:DeleteObject']]], list: [] },
+  // A presigned POST is signed with the function's credentials: it needs PutObject itself.
+  presign: { objects: [[PENDING_PREFIX, ['s3:PutObject']]], list: [] },
+  // Verify the pending file, copy it to its storage path (GetObject there, PutObject here), delete it.
+  finalize: {
+    objects: [
+      [PENDING_PREFIX, ['s3:GetObject', 's3:DeleteObject']],
+      [MEDIA_PREFIX, ['s3:PutObject', 's3:DeleteObject']],
+    ],
+    list: [PENDING_PREFIX],
+  },
+};
 
 export class MediaBucket extends Construct {
   readonly bucket: Bucket;
@@ -35,7 +49,11 @@ export class MediaBucket extends Construct {
       objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
       // Multipart uploads the SDK started and never completed cost storage until aborted.
-      lifecycleRules: [{ id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+      lifecycleRules: [
+        { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        // Files of upload sessions never finalized (the session record expires after a day too).
+        { id: 'ExpireUnfinalizedUploads', prefix: PENDING_PREFIX, expiration: Duration.days(1) },
+      ],
     });
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
@@ -44,24 +62,26 @@ export class MediaBucket extends Construct {
     });
   }
 
-  /** Sets MEDIA_BUCKET and grants exactly the actions of `use`, on the media prefix only. */
+  /** Sets MEDIA_BUCKET and grants exactly the actions of `use`, on its prefixes only. */
   bind(fn: ApiFunction, use: MediaBucketUse): void {
     fn.addEnvironment('MEDIA_BUCKET', this.bucket.bucketName);
-    fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions: ACTIONS[use], resources: [this.bucket.arnForObjects(`${MEDIA_PREFIX}*`)] }));
-    if (use === 'read') {
-      // Without ListBucket, S3 answers a missing key with 403 instead of 404 ("Media file not found on disk").
+    const grants = GRANTS[use];
+    for (const [prefix, actions] of grants.objects) {
+      fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [this.bucket.arnForObjects(`${prefix}*`)] }));
+      Validations.of(fn.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/${prefix}*]`,
+        reason: 'Media objects are keyed by chat and media (or upload) id under this prefix (contract §8.3); the wildcard covers that prefix of this one bucket only.',
+      });
+    }
+    if (grants.list.length > 0) {
       fn.addToRolePolicy(
         new PolicyStatement({
           effect: Effect.ALLOW,
           actions: ['s3:ListBucket'],
           resources: [this.bucket.bucketArn],
-          conditions: { StringLike: { 's3:prefix': [`${MEDIA_PREFIX}*`] } },
+          conditions: { StringLike: { 's3:prefix': grants.list.map((p) => `${p}*`) } },
         }),
       );
     }
-    Validations.of(fn.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/${MEDIA_PREFIX}*]`,
-      reason: 'Media objects are keyed by chat and media id under uploads/ (contract §8.3); the wildcard covers that prefix of this one bucket only.',
-    });
   }
 }

@@ -44,7 +44,8 @@ describe('GET /api/v1/config', () => {
       hooks: [],
       autoRename: null,
     });
-    expect(res.body.maxUploadBytes).toBeLessThan(50_000_000);
+    // Up to the configured 50 MB through upload sessions; what one request carries, directly.
+    expect([res.body.maxUploadBytes, res.body.directUploadMaxBytes]).toEqual([50_000_000, 4_194_304]);
     expect(res.body).not.toHaveProperty('defaultModelIdForNewChats');
     expect(res.body.autoRenameProviders.map((p: { id: string }) => p.id)).toEqual(['anthropic', 'openai', 'google', 'xai', 'openrouter']);
     expect(res.body.autoRenameProviders[2]).toMatchObject({ id: 'google', name: 'Google Gemini', envVar: 'GEMINI_API_KEY', hasEnvKey: false });
