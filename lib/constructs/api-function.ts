@@ -2,7 +2,10 @@
  * The house Lambda function: Node.js 22 on arm64, esbuild-bundled ESM (minified, source
  * maps, AWS SDK bundled and tree-shaken), its own log group kept one month, and a role that
  * can write to that log group and nothing else until a `bind*` helper grants more.
+ * A function that makes thumbnails sets `images: true` (see imageRuntimePackages).
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
@@ -59,6 +62,18 @@ export interface ApiFunctionProps {
   /** @default 1024 MB */
   memorySize?: number;
   description?: string;
+  /**
+   * The function imports functions/platform/images.ts (sharp). Its bundle then leaves sharp
+   * out and its asset gets sharp's runtime files with the WebAssembly build and no native
+   * binary (imageRuntimePackages), all copied from this machine's node_modules: no network,
+   * no Docker. About 12 MB more unzipped; other functions are unchanged.
+   *
+   * Set by the media routes only: POST /api/v1/chats/{chatId}/media (handler 'media/upload')
+   * and the upload-session finalize route (large uploads, ARCHITECTURE.md), both of which
+   * decode the image and make its thumbnail in the request (contract §8.4).
+   * @default false
+   */
+  images?: boolean;
 }
 
 /**
@@ -67,6 +82,97 @@ export interface ApiFunctionProps {
  */
 const requireBanner =
   "import { createRequire as __houseCreateRequire } from 'node:module'; const require = __houseCreateRequire(import.meta.url);";
+
+/** The packages an images function loads from its asset's node_modules, with their dependencies. */
+export const IMAGE_RUNTIME_ROOTS = ['sharp', '@img/sharp-wasm32'] as const;
+
+/** A string sharp's loader holds: a bundle that contains it inlined sharp instead of leaving it out. */
+const SHARP_LOADER_MARK = '@img/sharp-wasm32/sharp.node';
+
+interface PackageManifest {
+  name: string;
+  version: string;
+  dependencies?: Record<string, string>;
+  os?: string[];
+  cpu?: string[];
+}
+
+export interface RuntimePackage {
+  name: string;
+  version: string;
+  /** Its folder relative to the project root, kept as is in the asset: `node_modules/sharp`. */
+  path: string;
+}
+
+/**
+ * What an `images` function needs beside its bundle: sharp's JavaScript and the WebAssembly
+ * build of sharp + libvips (@img/sharp-wasm32), with their dependencies (not their optional
+ * dependencies: those are the native prebuilts of every platform), as installed in the
+ * project's node_modules, where `npm ci` puts them on any machine.
+ *
+ * Why wasm on Lambda: the functions run on linux-arm64, and npm installs sharp's native
+ * prebuilt for the installing machine only (os/cpu fields; `--cpu` picks one, not two), so
+ * the arm64 binary is never in node_modules on an x64 machine, and synth may not download it.
+ * On Lambda sharp tries @img/sharp-linux-arm64, does not find it, and loads the wasm build.
+ *
+ * Throws (so synth fails) when a package is missing, when a platform-specific package would
+ * be copied, or when sharp and its wasm build are not the same version.
+ */
+export function imageRuntimePackages(root: string = projectRoot): RuntimePackage[] {
+  const rootDir = root.replace(/[\\/]+$/, '');
+  const found = new Map<string, RuntimePackage>();
+  const queue: { name: string; from: string }[] = IMAGE_RUNTIME_ROOTS.map((name) => ({ name, from: rootDir }));
+  for (let next = queue.shift(); next; next = queue.shift()) {
+    const dir = resolvePackageDir(next.name, next.from, rootDir);
+    const path = relative(rootDir, dir).split(sep).join('/');
+    if (found.has(path)) continue;
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageManifest;
+    if (manifest.os || manifest.cpu) {
+      throw new Error(`${manifest.name} is platform-specific (os/cpu); it must not go into an images asset.`);
+    }
+    found.set(path, { name: manifest.name, version: manifest.version, path });
+    for (const dependency of Object.keys(manifest.dependencies ?? {})) queue.push({ name: dependency, from: dir });
+  }
+  const [sharp, wasm] = IMAGE_RUNTIME_ROOTS.map((name) => found.get(`node_modules/${name}`)?.version);
+  if (sharp !== wasm) {
+    throw new Error(`sharp ${sharp} and @img/sharp-wasm32 ${wasm} differ: pin both to the same exact version in package.json.`);
+  }
+  return [...found.values()];
+}
+
+/** Node's lookup of a package from a folder: its node_modules, then each parent's, within root. */
+function resolvePackageDir(name: string, from: string, root: string): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'node_modules', name);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    if (dir === root || dirname(dir) === dir) break;
+  }
+  throw new Error(`${name} is not installed under ${root}/node_modules (needed by an images function): run npm ci.`);
+}
+
+const shellQuote = (value: string): string => `'${value.replaceAll("'", "'\\''")}'`;
+
+/**
+ * After esbuild: copy each runtime package into the asset, without its own nested
+ * node_modules (a nested dependency is in the list by itself; anything else there, such as a
+ * nested native prebuilt, stays out).
+ */
+function copyImageRuntime(outputDir: string): string[] {
+  return imageRuntimePackages().map(({ path }) => {
+    const from = shellQuote(join(projectRoot, path));
+    const to = shellQuote(join(outputDir, path));
+    return `mkdir -p ${to} && cp -R ${from}/. ${to}/ && rm -rf ${to}/node_modules`;
+  });
+}
+
+/** Fails the bundling of a function that imports images.ts without `images: true`. */
+function refuseInlinedSharp(outputDir: string): string {
+  const bundle = shellQuote(join(outputDir, 'index.mjs'));
+  const message = shellQuote(
+    'This function imports sharp (functions/platform/images.ts) but its ApiFunction lacks images: true; inlined, sharp would find no binary on Lambda.',
+  );
+  return `if grep -qF ${shellQuote(SHARP_LOADER_MARK)} ${bundle}; then echo ${message} >&2; exit 1; fi`;
+}
 
 export class ApiFunction extends NodejsFunction {
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
@@ -101,10 +207,17 @@ export class ApiFunction extends NodejsFunction {
         // Warnings and errors only (esbuild's default also prints a size table per function).
         logLevel: LogLevel.WARNING,
         // Nothing external: the AWS SDK is bundled (and tree-shaken) rather than taken from
-        // the runtime, so the deployed code runs the versions the tests ran.
-        externalModules: [],
+        // the runtime, so the deployed code runs the versions the tests ran. Except sharp for
+        // an images function: it loads its binary from files beside it, copied below.
+        externalModules: props.images ? ['sharp'] : [],
         // Local esbuild (a devDependency); there is no Docker fallback.
         forceDockerBundling: false,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (_inputDir, outputDir) =>
+            props.images ? copyImageRuntime(outputDir) : [refuseInlinedSharp(outputDir)],
+        },
       },
     });
     logGroup.grantWrite(role);
