@@ -32,7 +32,7 @@ export interface RouteSpec {
    * (deletion), `presign` (signs uploads of pending files), `finalize` (moves pending files).
    */
   mediaBucket?: 'read' | 'write' | 'delete' | 'presign' | 'finalize';
-  /** Decodes images and makes thumbnails (bundles the image library, more memory). */
+  /** Decodes images and makes thumbnails: bundles the image library and gets IMAGE_MEMORY_MB. */
   images?: boolean;
 }
 
@@ -80,7 +80,8 @@ export const routes = [
   { method: 'GET', path: '/api/v1/chats/{chatId}/media', handler: 'media/list', writes: false },
   // Files larger than one request carries: an upload session, then its finalize (README "Large files").
   { method: 'POST', path: '/api/v1/chats/{chatId}/media/uploads', handler: 'media/upload-session', writes: true, mediaBucket: 'presign' },
-  { method: 'POST', path: '/api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', handler: 'media/finalize', writes: true, mediaBucket: 'finalize', images: true },
+  // Finalize may read and decode a 50 MB image: the longest API Gateway allows.
+  { method: 'POST', path: '/api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', handler: 'media/finalize', writes: true, mediaBucket: 'finalize', images: true, timeoutSeconds: 29 },
   { method: 'GET', path: '/api/v1/media/{mediaId}', handler: 'media/get', writes: false },
   { method: 'DELETE', path: '/api/v1/media/{mediaId}', handler: 'media/delete', writes: true, mediaBucket: 'delete' },
   { method: 'GET', path: '/api/v1/files/{mediaId}', handler: 'files/get', writes: false, mediaBucket: 'read' },
@@ -90,6 +91,12 @@ export const routes = [
 ] as const satisfies readonly RouteSpec[];
 
 export type Route = (typeof routes)[number];
+
+/**
+ * Memory of the image routes: decoding is CPU-bound (WebAssembly on Lambda, one thread), and
+ * Lambda's CPU grows with memory; a 100-megapixel PNG peaks at about 830 MB.
+ */
+export const IMAGE_MEMORY_MB = 2048;
 
 /**
  * The event stream (contract §5.9, §6.4) is not an API Gateway route: it needs response

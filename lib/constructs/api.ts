@@ -11,7 +11,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { fallbackHandler, routeId, routes } from '../routes.js';
+import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
 import type { MediaBucket } from './media-bucket.js';
@@ -68,7 +68,7 @@ export class Api extends Construct {
       return ApiFunction.wired(this, fnId, props, access, {
         entry: httpEntry(handler),
         timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
-        ...(images ? { images: true } : {}),
+        ...(images ? { images: true, memorySize: IMAGE_MEMORY_MB } : {}),
       });
     };
 

@@ -15,7 +15,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
 import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
-import { fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
+import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
@@ -169,8 +169,10 @@ describe('HTTP API', () => {
 });
 
 describe('functions', () => {
-  it('run Node.js 22 on arm64 with 1024 MB, 15 s (or their route\'s timeoutSeconds; the flush consumer 30 s) and source maps enabled (the event stream: see its own test)', () => {
+  it('run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route\'s timeoutSeconds; the flush consumer 30 s) and source maps enabled (the event stream: see its own test)', () => {
     const timeouts = new Map<string, number>((routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]));
+    const imagePaths = new Set((routes as readonly RouteSpec[]).filter((r) => r.images).map((r) => functionPathOf(routeId(r))));
+    expect(imagePaths.size).toBe(2);
     timeouts.set(flushFunctionPath, 30);
     timeouts.set(sweepFunctionPath, 30);
     for (const fn of fns) {
@@ -186,7 +188,7 @@ describe('functions', () => {
         fn.path,
         'nodejs22.x',
         ['arm64'],
-        1024,
+        imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : 1024,
         timeouts.get(fn.path) ?? 15,
       ]);
       expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
@@ -650,9 +652,13 @@ describe('dispatch queues', () => {
     expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('batchItemFailures');
   });
 
-  it('gives the claim routes a 29 s timeout (claims long-poll up to 25 s) and every other route 15 s', () => {
+  it('gives the claim routes (long-polls up to 25 s) and the media finalize (a 50 MB image) a 29 s timeout and every other route 15 s', () => {
     const claims = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
-    expect(claims.map(routeKey).sort()).toEqual(['POST /api/v1/dispatch/claim', 'POST /api/v1/dispatch/claim-many']);
+    expect(claims.map(routeKey).sort()).toEqual([
+      'POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete',
+      'POST /api/v1/dispatch/claim',
+      'POST /api/v1/dispatch/claim-many',
+    ]);
     for (const route of routes as readonly RouteSpec[]) {
       const expected = route.timeoutSeconds === undefined ? 15 : 29;
       expect([routeKey(route), fnAt(routeId(route)).props.Timeout]).toEqual([routeKey(route), expected]);
@@ -798,9 +804,9 @@ describe('media bucket', () => {
     });
     expect(resource.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration).toEqual([{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }]);
     expect(resource.Properties?.OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
-    expect(resource.Properties?.LifecycleConfiguration?.Rules).toEqual([
-      expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
-    ]);
+    expect(resource.Properties?.LifecycleConfiguration?.Rules).toEqual(
+      expect.arrayContaining([expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]),
+    );
     expect([resource.DeletionPolicy, resource.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
     const policies = resourcesOfType(main.json, 'AWS::S3::BucketPolicy').filter(([, p]) => refId(p.Properties?.Bucket) === id);
     expect(policies).toHaveLength(1);
@@ -810,11 +816,20 @@ describe('media bucket', () => {
     ]);
   });
 
-  it('is reachable only by the media routes, each with the actions it uses, on uploads/ only', () => {
+  it('is reachable only by the media routes, each with the actions it uses, on its prefixes only', () => {
     const { id } = bucket();
     const uses = new Map((routes as readonly RouteSpec[]).filter((r) => r.mediaBucket).map((r) => [functionPathOf(routeId(r)), r.mediaBucket!]));
-    expect([...uses.values()].sort()).toEqual(['delete', 'read', 'read', 'write']);
-    const expected: Record<string, string[]> = { read: ['s3:GetObject', 's3:ListBucket'], write: ['s3:DeleteObject', 's3:PutObject'], delete: ['s3:DeleteObject'] };
+    expect([...uses.values()].sort()).toEqual(['delete', 'finalize', 'presign', 'read', 'read', 'write']);
+    const objects = (prefix: string) => JSON.stringify([{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Arn'] }, `/${prefix}*`]] }]);
+    const list = (prefixes: string[]) => `ListBucket ${JSON.stringify({ StringLike: { 's3:prefix': prefixes } })}`;
+    // Per use: "<resources>: <sorted actions>" lines.
+    const expected: Record<string, string[]> = {
+      read: [`${objects('uploads/')}: s3:GetObject`, list(['uploads/*'])],
+      write: [`${objects('uploads/')}: s3:DeleteObject,s3:PutObject`],
+      delete: [`${objects('uploads/')}: s3:DeleteObject`],
+      presign: [`${objects('pending/')}: s3:PutObject`],
+      finalize: [`${objects('pending/')}: s3:DeleteObject,s3:GetObject`, `${objects('uploads/')}: s3:DeleteObject,s3:PutObject`, list(['pending/*'])],
+    };
     for (const fn of fns) {
       const s3Statements = fn.statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
       const use = uses.get(fn.path);
@@ -824,17 +839,22 @@ describe('media bucket', () => {
         continue;
       }
       expect([fn.path, env.MEDIA_BUCKET]).toEqual([fn.path, { Ref: id }]);
-      expect([fn.path, s3Statements.flatMap(actionsOf).sort()]).toEqual([fn.path, expected[use]]);
-      for (const st of s3Statements) {
+      const lines = s3Statements.map((st) => {
         expect(st.Effect).toBe('Allow');
-        const objects = { 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Arn'] }, '/uploads/*']] };
         if (actionsOf(st).includes('s3:ListBucket')) {
-          expect([resourcesOf(st), st.Condition]).toEqual([[{ 'Fn::GetAtt': [id, 'Arn'] }], { StringLike: { 's3:prefix': ['uploads/*'] } }]);
-        } else {
-          expect(resourcesOf(st)).toEqual([objects]);
+          expect(resourcesOf(st)).toEqual([{ 'Fn::GetAtt': [id, 'Arn'] }]);
+          return `ListBucket ${JSON.stringify(st.Condition)}`;
         }
-      }
+        return `${JSON.stringify(resourcesOf(st))}: ${actionsOf(st).sort().join(',')}`;
+      });
+      expect([fn.path, lines.sort()]).toEqual([fn.path, [...expected[use]!].sort()]);
     }
+  });
+
+  it('expires the files of upload sessions never finalized after a day', () => {
+    expect(bucket().resource.Properties?.LifecycleConfiguration?.Rules).toEqual(
+      expect.arrayContaining([expect.objectContaining({ Prefix: 'pending/', ExpirationInDays: 1, Status: 'Enabled' })]),
+    );
   });
 });
 

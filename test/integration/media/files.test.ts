@@ -121,6 +121,7 @@ describe('POST /chats/{chatId}/media', () => {
     expectError(await uploadJson(chat, { contentType: 'text/plain', base64Data: b64('x') }), 400, 'fileName is required.', { field: 'fileName' });
     expectError(await uploadJson(chat, { fileName: 'a', contentType: '  ', base64Data: b64('x') }), 400, 'contentType is required.', { field: 'contentType' });
     expectError(await uploadJson(chat, { fileName: 'a', contentType: 'text/plain', base64Data: '' }), 400, 'base64Data is required.', { field: 'base64Data' });
+    expectError(await uploadJson(chat, { fileName: 'a', contentType: 'text/plain', base64Data: 'not*base64!' }), 400, 'base64Data must be standard base64.', { field: 'base64Data' });
     // 8, 11, 12, 13 — before the chat is looked up (15).
     expectError(await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64('x'), kind: 'video' }), 400, 'kind must be image, audio, or file.', { field: 'kind' });
     expectError(await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64(Buffer.alloc(2001)) }), 413, 'file exceeds maxUploadBytes.', {

@@ -64,11 +64,12 @@ async function thumbnailOf(mediaId: string) {
 }
 
 describe('image uploads', () => {
-  it.each([
+  const cases: [string, string, string, () => Buffer, [number, number]][] = [
     ['PNG', 'wide.png', 'image/png', () => png, [512, 256]],
     ['JPEG', 'tall.jpg', 'image/jpeg', () => jpeg, [171, 512]],
     ['WebP (small: never enlarged)', 'small.webp', 'image/webp', () => webp, [100, 50]],
-  ] as const)('%s: kind image, a WebP thumbnail inside 512×512 made in the request', async (_label, name, type, bytes, size) => {
+  ];
+  it.each(cases)('%s: kind image, a WebP thumbnail inside 512×512 made in the request', async (_label, name, type, bytes, size) => {
     const chat = await newChat();
     const res = await uploadForm(chat, name, type, bytes());
     expect(res.status).toBe(201);
