@@ -19,8 +19,8 @@ import { putMessage } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
-import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from './model.js';
-import type { Chat, Message } from './model.js';
+import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from '../model.js';
+import type { Chat, Message } from '../model.js';
 import * as StreamText from './stream-text.js';
 import * as Tags from './tags.js';
 

@@ -30,8 +30,8 @@ import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
 import { chatNotFound, existingChat } from './chats.js';
 import { locationCache } from './locations.js';
 import type { Page } from './chats.js';
-import { PREVIEW_MAX_CHARS, USER_SENDER_ID, cut, previewOf } from './model.js';
-import type { Message, MessageRole, StreamState } from './model.js';
+import { PREVIEW_MAX_CHARS, USER_SENDER_ID, cut, previewOf } from '../model.js';
+import type { Message, MessageRole, StreamState } from '../model.js';
 import * as StreamText from './stream-text.js';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 

@@ -20,7 +20,7 @@ import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatNotFound, existingChat } from './chats.js';
 import { locationCache } from './locations.js';
-import { USER_SENDER_ID } from './model.js';
+import { USER_SENDER_ID } from '../model.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
 import type { RequestType, ResolutionPayload } from './request-config.js';
 

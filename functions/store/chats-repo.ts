@@ -6,8 +6,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { CHAT_FIELDS, pick } from '../core/model.js';
-import type { Chat, MessageRole } from '../core/model.js';
+import { CHAT_FIELDS, pick } from '../model.js';
+import type { Chat, MessageRole } from '../model.js';
 import type { MessageRecord } from './messages-repo.js';
 import { countAll, ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';

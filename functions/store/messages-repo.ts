@@ -14,8 +14,8 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { MESSAGE_FIELDS, pick } from '../core/model.js';
-import type { Message } from '../core/model.js';
+import { MESSAGE_FIELDS, pick } from '../model.js';
+import type { Message } from '../model.js';
 import { ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';

@@ -5,7 +5,7 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { pick } from '../core/model.js';
+import { pick } from '../model.js';
 import { ddb, queryAll, retryConflicts, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';

@@ -1,4 +1,7 @@
-/** The contract's resource shapes (§2), snake_case as on the wire. */
+/**
+ * The contract's resource shapes (§2), snake_case as on the wire, and the small rules every
+ * layer shares about them. Below both core/ and store/: each imports it, it imports neither.
+ */
 export type TitleSource = 'default' | 'auto' | 'manual';
 export type MessageRole = 'user' | 'agent' | 'system' | 'tool';
 export type StreamState = 'none' | 'streaming' | 'complete' | 'cancelled';
