@@ -6,17 +6,19 @@
  *
  * DynamoDB Local is always stopped: on success, on error, and on Ctrl-C / SIGTERM.
  *
- * The scenario has four parts, played one after the other: chats (scenario.ts); messages,
+ * The scenario has these parts, played one after the other: chats (scenario.ts); messages,
  * typing and token streaming (messages.ts); server-sent events: delivery latency with 1
  * and 10 clients, chunk delivery while 20 messages stream, and what an idle connection costs
  * (events.ts, which starts a second local runtime in a child process for the idle phase); and
  * dispatch: input → claimable latency and batches per second with 4 workers (dispatch.ts, on
- * a second local runtime of its own, in batched_sequential mode).
+ * a second local runtime of its own, in batched_sequential mode); and media: upload and
+ * download throughput for 1 MB and 20 MB files (direct and through upload sessions and
+ * presigned storage URLs) and thumbnail time (media.ts, on the local S3 emulator).
  *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
  * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages, BENCH_ONLY=requests,
- * BENCH_ONLY=events or BENCH_ONLY=dispatch plays one part only (all five by default).
+ * BENCH_ONLY=events, BENCH_ONLY=dispatch or BENCH_ONLY=media plays one part only (all six by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -31,6 +33,8 @@ import { dispatchTables, runDispatchScenarios } from './dispatch.js';
 import type { DispatchReport } from './dispatch.js';
 import { runEventScenarios, sseTables } from './events.js';
 import type { SseReport } from './events.js';
+import { mediaTables, runMediaScenarios } from './media.js';
+import type { MediaReport } from './media.js';
 import { runMessageScenarios, streamingTables } from './messages.js';
 import { runRequestScenarios } from './requests.js';
 import type { StreamingReport } from './messages.js';
@@ -98,6 +102,8 @@ interface Results {
   sse?: SseReport;
   /** Dispatch: input → claimable latency, backlog throughput. Absent unless all parts or BENCH_ONLY=dispatch run. */
   dispatch?: DispatchReport;
+  /** Media: upload/download throughput, thumbnail time. Absent unless all parts or BENCH_ONLY=media run. */
+  media?: MediaReport;
 }
 
 function git(args: string[]): string | null {
@@ -135,8 +141,8 @@ async function main(): Promise<number> {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
   const only = process.env.BENCH_ONLY ?? '';
-  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch'].includes(only)) {
-    throw new Error(`BENCH_ONLY must be chats, messages, requests, events or dispatch, not "${only}".`);
+  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media'].includes(only)) {
+    throw new Error(`BENCH_ONLY must be chats, messages, requests, events, dispatch or media, not "${only}".`);
   }
 
   log('Starting DynamoDB Local (in memory)...');
@@ -166,7 +172,8 @@ async function main(): Promise<number> {
   const interactive = plays('requests') ? await runRequestScenarios(api.url, { concurrency }, log) : undefined;
   const events = plays('events') ? await runEventScenarios(api.url, { seed, concurrency }, log) : undefined;
   const dispatch = plays('dispatch') ? await runDispatchScenarios({ seed, concurrency }, log) : undefined;
-  for (const part of [messages, interactive, events, dispatch]) {
+  const media = plays('media') ? await runMediaScenarios(api.url, log) : undefined;
+  for (const part of [messages, interactive, events, dispatch, media]) {
     if (!part) continue;
     result.samples.push(...part.samples);
     result.failures.push(...part.failures);
@@ -200,6 +207,7 @@ async function main(): Promise<number> {
     ...(messages ? { streaming: messages.streaming } : {}),
     ...(events ? { sse: events.sse } : {}),
     ...(dispatch ? { dispatch: dispatch.dispatch } : {}),
+    ...(media ? { media: media.media } : {}),
   };
 
   console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
@@ -232,9 +240,16 @@ async function main(): Promise<number> {
     console.log('at the bench to the claim response carrying its batch at a worker. Throughput: from the workers\' start (backlog sealed) to the last complete.\n');
     console.log(dispatchTables(d));
   }
+  if (media) {
+    const { limits } = media.media;
+    console.log(`\nMedia, one request at a time on one chat (MB = 1,048,576 bytes; directUploadMaxBytes ${limits.directUploadMaxBytes}, maxUploadBytes ${limits.maxUploadBytes}):`);
+    console.log('"whole" rows add up their stages; MB/s is the file size over the p50 time; calls/RCU/WCU are per request (per upload or download for "whole"),');
+    console.log('from the API responses\' x-ddb-* headers: the storage requests (presigned POST and GET, to the in-process S3 emulator) have none ("-").\n');
+    console.log(mediaTables(media.media));
+  }
   console.log(
     '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or 4 small items are all 2 WCU), ' +
-      'where AWS charges 2 WCU per KB of every item, so WCU of transactional writes (chat create/patch/archive/mark-*, message create, chunk, complete, typing) are lower bounds.',
+      'where AWS charges 2 WCU per KB of every item, so WCU of transactional writes (chat create/patch/archive/mark-*, message create, chunk, complete, typing, media upload and finalize) are lower bounds.',
   );
   console.log(`\nTotal: ${requests} requests in ${(wallMs / 1000).toFixed(1)} s = ${results.totals.requestsPerSecond.toFixed(0)} requests/s (${concurrency} in flight where concurrent), errors: ${errors}`);
 
