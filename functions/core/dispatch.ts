@@ -545,21 +545,12 @@ async function tryLease(
       await settleMessage('hide until due', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, wait));
       return undefined;
     }
-    const expired = batch.status === 'leased';
-    const values: Record<string, unknown> = {
-      ':leased': 'leased',
-      ':worker': workerId,
-      ':expires': now + leaseMs,
-      ':receipt': r.receiptHandle,
-      ':started': new Date(now).toISOString(),
-      ':one': 1,
-      ':now': now,
-    };
-    const outcome = await Store.updateBatch(r.batchId, {
-      UpdateExpression: `SET #status = :leased, lease_owner = :worker, lease_expires_at = :expires, receipt_handle = :receipt, started_at = if_not_exists(started_at, :started)${expired ? ', last_error = if_not_exists(last_error, :expiredError)' : ''} ADD attempt_count :one`,
-      ConditionExpression: expired ? '#status = :leased AND lease_expires_at <= :now' : '#status = :pending AND available_at <= :now',
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: expired ? { ...values, ':expiredError': 'lease expired' } : { ...values, ':pending': 'pending' },
+    const outcome = await Store.leaseBatch(r.batchId, {
+      from: batch.status === 'leased' ? 'expired' : 'pending',
+      workerId,
+      now,
+      leaseMs,
+      receiptHandle: r.receiptHandle,
     });
     if (outcome.ok) {
       if (dispatchConfig(config).mode === 'batched_sequential') await Store.noteLeased(batch.chat_id, batch.id);
@@ -574,12 +565,7 @@ async function tryLease(
 
 /** Gives back a batch this claim leased but must not return (its chat already has one in it). */
 async function release(batch: BatchRecord, workerId: string): Promise<void> {
-  const outcome = await Store.updateBatch(batch.id, {
-    UpdateExpression: 'SET #status = :pending, available_at = :now ADD attempt_count :minusOne REMOVE lease_owner, lease_expires_at',
-    ConditionExpression: '#status = :leased AND lease_owner = :worker',
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':pending': 'pending', ':now': Date.now(), ':minusOne': -1, ':leased': 'leased', ':worker': workerId },
-  });
+  const outcome = await Store.returnBatch(batch.id, workerId, Date.now());
   const receipt = outcome.ok ? outcome.batch.receipt_handle : undefined;
   if (receipt) await settleMessage('give back', batch.id, receipt, () => Queues.hideBatch(receipt, 0));
 }
@@ -634,19 +620,12 @@ function checkBatchId(batchId: string): void {
   if (!isId(batchId)) throw batchNotFound();
 }
 
-const leaseValues = (workerId: string, now: number) => ({ ':leased': 'leased', ':worker': workerId, ':now': now });
-
 /** POST /dispatch/{batchId}/heartbeat (§4.4.4). */
 export async function heartbeat(config: InstanceConfig, batchId: string, workerId: string, extendMs: number | undefined, deps: DispatchDeps = defaultDeps): Promise<void> {
   checkBatchId(batchId);
   const now = deps.clock().getTime();
   const extend = Math.max(1000, extendMs ?? dispatchConfig(config).leaseMs);
-  const outcome = await Store.updateBatch(batchId, {
-    UpdateExpression: 'SET lease_expires_at = :expires',
-    ConditionExpression: Store.LEASE_HELD,
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ...leaseValues(workerId, now), ':expires': now + extend },
-  });
+  const outcome = await Store.extendLease(batchId, workerId, now, extend);
   if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
   const receipt = outcome.batch.receipt_handle;
   if (receipt) await settleMessage('extend the lease', batchId, receipt, () => Queues.hideBatch(receipt, extend));
@@ -656,13 +635,7 @@ export async function heartbeat(config: InstanceConfig, batchId: string, workerI
 export async function complete(config: InstanceConfig, batchId: string, workerId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
   checkBatchId(batchId);
   const now = deps.clock();
-  const outcome = await Store.updateBatch(batchId, {
-    // The receipt handle stays: it deletes the queue message below (the chat's next batch waits on it).
-    UpdateExpression: 'SET #status = :completed, completed_at = :at REMOVE lease_owner, lease_expires_at',
-    ConditionExpression: Store.LEASE_HELD,
-    ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ...leaseValues(workerId, now.getTime()), ':completed': 'completed', ':at': now.toISOString() },
-  });
+  const outcome = await Store.completeBatch(batchId, workerId, now);
   if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
   await afterEnd(config, batchId, outcome.batch.chat_id, outcome.batch.receipt_handle);
 }
@@ -672,6 +645,14 @@ export interface FailRequest {
   reason: string;
   retryable: boolean;
   retryDelayMs?: number | undefined;
+}
+
+/**
+ * The delay before a retried batch is due again (§4.4.5): the worker's `retryDelayMs` when it
+ * gave one (0 included), else retryBaseMs doubled per attempt already counted, capped at retryMaxMs.
+ */
+export function retryDelay(d: Pick<InstanceConfig['server']['dispatch'], 'retryBaseMs' | 'retryMaxMs'>, attemptCount: number, override?: number): number {
+  return override ?? Math.min(d.retryMaxMs, d.retryBaseMs * 2 ** (attemptCount - 1));
 }
 
 /** POST /dispatch/{batchId}/fail (§4.4.5, §4.4.6). */
@@ -685,13 +666,8 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
   const now = deps.clock();
   const nowMs = now.getTime();
   if (req.retryable && current.attempt_count < d.maxAttempts) {
-    const delay = req.retryDelayMs ?? Math.min(d.retryMaxMs, d.retryBaseMs * 2 ** (current.attempt_count - 1));
-    const outcome = await Store.updateBatch(batchId, {
-      UpdateExpression: 'SET #status = :pending, available_at = :at, last_error = :reason REMOVE lease_owner, lease_expires_at',
-      ConditionExpression: Store.LEASE_HELD,
-      ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ...leaseValues(req.workerId, nowMs), ':pending': 'pending', ':at': nowMs + delay, ':reason': reason },
-    });
+    const delay = retryDelay(d, current.attempt_count, req.retryDelayMs);
+    const outcome = await Store.scheduleRetry(batchId, req.workerId, nowMs, nowMs + delay, reason);
     if (!outcome.ok) throw await leaseFailure(batchId, req.workerId, outcome.batch);
     // The message stays in flight through the delay, so the chat's later batches wait (§4.4.2).
     // A delay under a second shows it again at once; the claim that receives it waits out the rest.

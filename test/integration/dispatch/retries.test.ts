@@ -121,13 +121,10 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
     const { receipt_handle: receipt } = (await Store.getBatch(batch.batchId))!;
     // The worker fails it for a retry, and its message is lost on the queue meanwhile.
-    expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 60_000 })).status).toBe(204);
+    expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 1000 })).status).toBe(204);
     await Queues.deleteBatchMessage(receipt!);
-    await Store.updateBatch(batch.batchId, {
-      UpdateExpression: 'SET available_at = :now',
-      ExpressionAttributeValues: { ':now': Date.now() },
-    });
-    await d.claimNone({ workerId: 'w2', waitMs: 1200 });
+    // Due after a second, but its message is gone: nobody can claim it.
+    await d.claimNone({ workerId: 'w2', waitMs: 2000 });
     await Store.markRepair(batch.batchId, receipt!, new Date().toISOString());
     expect(await Dispatch.repairMessages()).toBe(1);
     const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
