@@ -5,11 +5,12 @@
  * and an image with its thumbnail); finalize refuses a file of the wrong size or type or an
  * image that does not decode, deleting it; sessions check what is declared (size, SVG, chat,
  * message); a large original downloads through a 307 to a presigned URL with the same
- * headers and byte ranges. The local S3 emulator accepts any POST (it does not enforce the
- * policy's size and type conditions, as S3 does), so finalize's own checks are what is tested.
+ * headers and byte ranges. Storage enforces the POST policy (size and type, as S3 does; the
+ * local front in local/s3.ts checks it), so finalize's own checks are exercised with objects
+ * put around the policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { startApi } from '../../support/api.js';
 import type { Response, TestApi } from '../../support/api.js';
@@ -43,8 +44,19 @@ async function storedKeys(prefix: string): Promise<string[]> {
   }
 }
 
-const sixMb = Buffer.alloc(6 * 1024 * 1024, 7);
+/** 20 MB: beyond one request, and beyond the emulator's own body limit (the front stores it in parts). */
+const sixMb = Buffer.alloc(20 * 1024 * 1024, 7);
 sixMb.write('%PDF-1.7 large file', 0);
+
+/** Puts an object straight into the bucket, around the POST policy (a client that did not use the form). */
+async function putAround(key: string, bytes: Buffer, contentType: string): Promise<void> {
+  const s3 = new S3Client({ endpoint: process.env.S3_ENDPOINT, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+  try {
+    await s3.send(new PutObjectCommand({ Bucket: process.env.MEDIA_BUCKET, Key: key, Body: bytes, ContentType: contentType }));
+  } finally {
+    s3.destroy();
+  }
+}
 
 describe('limits', () => {
   it('reports 50 MB in all and what one request carries, and answers 413 to direct uploads beyond it in both forms', async () => {
@@ -62,7 +74,7 @@ describe('limits', () => {
 });
 
 describe('upload sessions', () => {
-  it('a 6 MB file: session, POST to storage, finalize → the medium; downloads redirect with the same headers and ranges', async () => {
+  it('a 20 MB file: session, POST to storage, finalize → the medium; downloads redirect with the same headers and ranges', async () => {
     const chat = await newChat();
     const opened = await openSession(chat, { fileName: 'big report.pdf', contentType: 'application/pdf', byteSize: sixMb.length });
     expect(opened.status).toBe(201);
@@ -115,16 +127,19 @@ describe('upload sessions', () => {
     expect(await storedKeys('pending/')).toEqual([]);
   });
 
-  it('finalize refuses a file of another size or type (deleting it), or none yet; the session stays open for a retry', async () => {
+  it('storage refuses a POST of another size or type; finalize refuses such a file put around the policy (deleting it), or none yet; the session stays open', async () => {
     const chat = await newChat();
     const s = (await openSession(chat, { fileName: 'a.txt', contentType: 'text/plain', byteSize: 5 })).body;
     const none = await finalize(chat, s.uploadId);
     expect([none.status, none.body.error]).toEqual([400, { code: 'VALIDATION_ERROR', message: 'The file has not been uploaded yet.', details: { field: 'file' } }]);
-    await postToStorage(s, Buffer.from('123456'));
+    expect(await postToStorage(s, Buffer.from('123456'))).toBe(400);
+    expect(await postToStorage(s, Buffer.from('12345'), 'text/html')).toBe(403);
+    expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
+    await putAround(s.fields.key!, Buffer.from('123456'), 'text/plain');
     const size = await finalize(chat, s.uploadId);
     expect([size.status, size.body.error.details]).toEqual([400, { field: 'file', byteSize: 5, uploadedBytes: 6 }]);
     expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
-    await postToStorage(s, Buffer.from('12345'), 'text/html');
+    await putAround(s.fields.key!, Buffer.from('12345'), 'text/html');
     const type = await finalize(chat, s.uploadId);
     expect([type.status, type.body.error.message]).toEqual([415, 'The uploaded file does not have the declared contentType.']);
     await postToStorage(s, Buffer.from('12345'));

@@ -1,10 +1,10 @@
 /**
- * The local S3 emulator (fauxqs, started by local/s3.ts as `npm start` does, with its data
+ * The local S3 (fauxqs behind local/s3.ts's front, as `npm start` runs it, with its data
  * under DATA_DIR/s3) keeps what media relies on: objects with their stored headers across a
- * restart, byte ranges (206, 416), and presigned POST and GET. Where it differs from S3: it
- * accepts a presigned POST without enforcing the policy's size and type conditions (finalize
- * checks both itself), and it ignores response-header overrides on a presigned GET (objects
- * are stored with their own Content-Disposition, which both honour).
+ * restart, byte ranges (206, 416), and presigned POST — its policy checked as S3 checks it,
+ * and files beyond fauxqs's own 11 MiB body limit stored in parts. Where it differs from S3:
+ * it ignores response-header overrides on a presigned GET (objects are stored with their own
+ * Content-Disposition, which both honour).
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -52,6 +52,33 @@ describe('local S3 (fauxqs) with a data folder', () => {
       expect((await fetch(post.url, { method: 'POST', body: form })).status).toBeLessThan(300);
       const posted = await s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'pending/c/u' }));
       expect([await posted.Body!.transformToString(), posted.ContentType]).toEqual(['abc', 'text/plain']);
+
+      // The policy: size range, Content-Type, key, expiry.
+      const tryPost = async (p: { url: string; fields: Record<string, string> }, bytes: Buffer, override: Record<string, string> = {}) => {
+        const f = new FormData();
+        for (const [k, v] of Object.entries({ ...p.fields, ...override })) f.append(k, v);
+        f.append('file', new Blob([bytes]), 'f');
+        const res = await fetch(p.url, { method: 'POST', body: f });
+        return [res.status, /<Code>(\w+)<\/Code>/.exec(await res.text())?.[1] ?? ''];
+      };
+      const strict = await createPresignedPost(s3, {
+        Bucket: local.bucket,
+        Key: 'pending/c/strict',
+        Conditions: [['content-length-range', 20 * 1024 * 1024, 20 * 1024 * 1024], ['eq', '$Content-Type', 'application/pdf']],
+        Fields: { 'Content-Type': 'application/pdf' },
+        Expires: 60,
+      });
+      const big = Buffer.alloc(20 * 1024 * 1024, 3);
+      expect(await tryPost(strict, big.subarray(1))).toEqual([400, 'EntityTooSmall']);
+      expect(await tryPost(strict, Buffer.concat([big, Buffer.from('x')]))).toEqual([400, 'EntityTooLarge']);
+      expect(await tryPost(strict, big, { 'Content-Type': 'text/html' })).toEqual([403, 'AccessDenied']);
+      expect(await tryPost(strict, big, { key: 'uploads/elsewhere' })).toEqual([403, 'AccessDenied']);
+      // 20 MB is beyond fauxqs's 11 MiB body limit: the front stores it in parts, type kept.
+      expect(await tryPost(strict, big)).toEqual([204, '']);
+      const stored = await s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'pending/c/strict' }));
+      expect([stored.ContentLength, stored.ContentType, Buffer.from(await stored.Body!.transformToByteArray()).equals(big)]).toEqual([big.length, 'application/pdf', true]);
+      const expired = await createPresignedPost(s3, { Bucket: local.bucket, Key: 'pending/c/late', Expires: -10 });
+      expect(await tryPost(expired, Buffer.from('x'))).toEqual([403, 'AccessDenied']);
     } finally {
       s3.destroy();
       await local.stop();
