@@ -22,11 +22,22 @@ describe('SSE framing and ids', () => {
     expect(sequenceOf('has spaces in it ....')).toBeUndefined();
   });
 
-  it('ephemeral ids carry their stream position and differ from the persisted id at that position', () => {
+  it('ephemeral ids carry their stream position and a tag of it that persisted ids at that position lack', () => {
     const id = ephemeralIdAt(41);
+    const persisted = eventIdFor(41);
     expect(id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(sequenceOf(id)).toBe(41);
-    expect(id.slice(9, 13)).toBe(ephemeralIdAt(41).slice(9, 13));
-    expect(id.slice(9, 13)).not.toBe(ephemeralIdAt(42).slice(9, 13));
+    // The position digits are the persisted id's; the tag after them is not (a cursor must not resolve to an ephemeral id).
+    expect(id.slice(0, 9)).toBe(persisted.slice(0, 9));
+    expect(id).not.toBe(persisted);
+    // The tag depends on the position alone: every id for 41 carries it, while the rest of the id is random.
+    const tag = id.slice(9, 13);
+    const more = Array.from({ length: 20 }, () => ephemeralIdAt(41));
+    expect(new Set(more.map((other) => other.slice(9, 13)))).toEqual(new Set([tag]));
+    expect(new Set(more.map((other) => other.slice(13))).size).toBeGreaterThan(1);
+    // Other positions have other tags, and persisted ids at 41 do not carry it (their characters there are random).
+    expect(ephemeralIdAt(42).slice(9, 13)).not.toBe(tag);
+    expect(ephemeralIdAt(40).slice(9, 13)).not.toBe(tag);
+    expect(new Set(Array.from({ length: 20 }, () => eventIdFor(41).slice(9, 13))).has(tag)).toBe(false);
   });
 });

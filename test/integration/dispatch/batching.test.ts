@@ -1,7 +1,10 @@
 /**
- * Batch sealing in batched_sequential mode (contract §4.4.3, §4.4.8, §11): the debounce, the
- * user-typing grace, typing before the first input, the max wait, and rule 2 (no sealing while
- * the chat has a leased batch).
+ * Batch sealing in batched_sequential mode (contract §4.4.3, §4.4.8, §11), in real time: one
+ * case each for the debounce, the user-typing grace and the max wait, and rule 2 (no sealing
+ * while the chat has a leased batch) as each way a lease ends signals the chat. The rules'
+ * variants (typing restarting the grace, typing before the first input, the max wait while the
+ * user types, the exact times to look again) are unit tests with a fake clock:
+ * test/unit/dispatch-sealing.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
 import { blocks, configWith, dispatchApi, sleep } from './support.js';
@@ -82,39 +85,6 @@ describe('batched_sequential sealing', () => {
     expect(now - sentAt).toBeLessThan(MAX_WAIT - 300);
     expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
     expect(batch.compiledContent).toBe('hello');
-    await d.completeOk(batch.batchId, W);
-  });
-
-  it('typing after the first message keeps holding while the user keeps typing (each signal restarts the grace)', async () => {
-    const chat = await d.newChat();
-    const first = await d.say(chat.id, 'start');
-    const sentAt = Date.now();
-    await sleep(200);
-    await d.typing(chat.id);
-    await sleep(1500);
-    await d.typing(chat.id);
-    const lastTypedAt = Date.now();
-    // The first signal's grace has run out, the second's has not.
-    await sleep(Math.max(0, sentAt + 200 + GRACE + 400 - Date.now()));
-    await d.claimNone({ workerId: W, waitMs: 0 });
-    const batch = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 3000 });
-    expect(Date.now() - lastTypedAt).toBeGreaterThanOrEqual(Math.min(GRACE, sentAt + MAX_WAIT - lastTypedAt) - 150);
-    expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
-    await d.completeOk(batch.batchId, W);
-  });
-
-  it('ignores typing that happened before the first message of the window', async () => {
-    const chat = await d.newChat();
-    await d.typing(chat.id);
-    const typedAt = Date.now();
-    const first = await d.say(chat.id, 'typed before');
-    const sentAt = Date.now();
-    const batch = await d.claimOne({ workerId: W, waitMs: GRACE + 5000 });
-    const now = Date.now();
-    expect(now - sentAt).toBeGreaterThanOrEqual(DEBOUNCE - 150);
-    // Had the typing counted, the batch would wait until typedAt + GRACE.
-    expect(now - typedAt).toBeLessThan(GRACE - 500);
-    expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
     await d.completeOk(batch.batchId, W);
   });
 
@@ -204,30 +174,6 @@ describe('batched_sequential sealing', () => {
     await d.completeOk(again.batchId, 'worker-2');
     const groups = (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
     expect(groups).toEqual([[m2], [m3]]);
-  });
-
-  it('the max wait seals even while the user keeps typing', async () => {
-    const chat = await d.newChat();
-    const first = await d.say(chat.id, 'still typing');
-    const sentAt = Date.now();
-    let typing = true;
-    const typist = (async () => {
-      while (typing) {
-        await sleep(600);
-        if (typing) await d.typing(chat.id);
-      }
-    })();
-    try {
-      const batch = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 4000 });
-      const elapsed = Date.now() - sentAt;
-      expect(elapsed).toBeGreaterThanOrEqual(MAX_WAIT - 200);
-      expect(elapsed).toBeLessThanOrEqual(MAX_WAIT + LATE);
-      expect(batch.items.map((i) => i.sourceId)).toEqual([first]);
-      await d.completeOk(batch.batchId, W);
-    } finally {
-      typing = false;
-      await typist;
-    }
   });
 
   it('rule 2 also holds across a terminal failure: the accumulated inputs are sealed together after it', async () => {
