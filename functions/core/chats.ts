@@ -10,7 +10,7 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import type { ChatRecord } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
-import { transact } from '../store/db.js';
+import { guarded, transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEventNumbers, withEvents } from '../store/events-repo.js';
@@ -304,10 +304,11 @@ async function rewrite(chatId: string, deps: ChatDeps, change: (chat: ChatRecord
       after?.(next);
       const reservation = await take(events.length);
       let stale = false;
-      await transact([Chats.replaceChat(next, current.ver), ...extra, ...reservation.items(events, now)], (index) => {
-        if (index === 0) stale = true;
+      const replace = guarded(Chats.replaceChat(next, current.ver), () => {
+        stale = true;
         return undefined;
-      }).catch((error: unknown) => {
+      });
+      await transact([replace, ...extra, ...reservation.items(events, now)]).catch((error: unknown) => {
         if (!stale || Date.now() - started >= REWRITE_BUDGET_MS) throw error;
       });
       if (!stale) {
@@ -368,7 +369,7 @@ export async function setArchived(chatId: string, archived: boolean, deps: ChatD
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
   await withEvents([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now, (items) =>
-    transact([Chats.setArchived(chatId, archived, now), ...items], (index) => (index === 0 ? chatNotFound(chatId) : undefined)),
+    transact([guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)), ...items]),
   );
 }
 

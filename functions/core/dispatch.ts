@@ -22,7 +22,7 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
 import * as Queues from '../platform/queues.js';
 import * as Chats from '../store/chats-repo.js';
-import { transact } from '../store/db.js';
+import { guarded, transact } from '../store/db.js';
 import * as Store from '../store/dispatch-repo.js';
 import type { BatchAttachment, BatchItem, BatchPayload, BatchRecord, DispatchInput, DispatchState, SealedBatch } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
@@ -197,7 +197,7 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
     const remaining = rest[0] ? { firstPendingAt: rest[0].created_at, lastInputAt: rest.at(-1)!.created_at } : {};
     const takenSks = plan.taken.map((i) => Store.inputKey(i).sk);
     try {
-      await transact(Store.sealWrites(chatId, plan.batches, takenSks, state, remaining, deps.clock().toISOString()), () => new StaleSeal());
+      await transact(Store.sealWrites(chatId, plan.batches, takenSks, state, remaining, deps.clock().toISOString(), () => new StaleSeal()));
     } catch (error) {
       if (!(error instanceof StaleSeal) || attempt >= 20) throw error;
       await deps.sleep(Math.random() * 20 * Math.min(attempt, 5));
@@ -688,9 +688,8 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
     commitTouchingChat(
       current.chat_id,
       system.activity,
-      [Store.failBatchWrite(batchId, req.workerId, nowMs, reason, now.toISOString()), ...system.items],
+      [guarded(Store.failBatchWrite(batchId, req.workerId, nowMs, reason, now.toISOString()), () => leaseLost(batchId, req.workerId)), ...system.items],
       eventItems,
-      (index) => (index === 0 ? leaseLost(batchId, req.workerId) : undefined),
     ),
   );
   await afterEnd(config, batchId, current.chat_id, current.receipt_handle);

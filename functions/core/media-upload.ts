@@ -11,8 +11,8 @@ import { makeThumbnail, NotAnImageError } from '../platform/images.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
 import * as Storage from '../platform/media-storage.js';
-import { transact } from '../store/db.js';
-import type { TransactItem } from '../store/db.js';
+import { guarded, transact } from '../store/db.js';
+import type { TransactWrite } from '../store/db.js';
 import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/media-repo.js';
 import type { MediaKind, MediaRecord } from '../store/media-repo.js';
@@ -103,7 +103,7 @@ const originalHeaders = (media: MediaRecord): Storage.ObjectHeaders => ({
  * `media.attached` event and `extra` items in one transaction. Whatever fails, no object is
  * left behind (§5.6.2).
  */
-async function storeAndCommit(media: MediaRecord, thumbnail: Buffer | undefined, storeOriginal: () => Promise<void>, extra: TransactItem[] = []): Promise<void> {
+async function storeAndCommit(media: MediaRecord, thumbnail: Buffer | undefined, storeOriginal: () => Promise<void>, extra: TransactWrite[] = []): Promise<void> {
   const stored: string[] = [];
   try {
     await storeOriginal();
@@ -113,7 +113,7 @@ async function storeAndCommit(media: MediaRecord, thumbnail: Buffer | undefined,
       stored.push(media.thumbnail_path);
     }
     const event = { type: 'media.attached', payload: { chatId: media.chat_id, mediaId: media.id, messageId: media.message_id, kind: media.kind } };
-    await withEvents([event], media.created_at, (eventItems) => transact([...Store.putMediaWrites(media), ...extra, ...eventItems], (index) => (extra.length > 0 && index === 2 ? new SessionTaken() : undefined)));
+    await withEvents([event], media.created_at, (eventItems) => transact([...Store.putMediaWrites(media), ...extra, ...eventItems]));
   } catch (error) {
     await Storage.deleteObjects(stored).catch((cleanup: unknown) => logger.error('media: objects of a failed upload not removed', { mediaId: media.id, error: cleanup }));
     throw error;
@@ -215,7 +215,7 @@ export async function finalize(config: InstanceConfig, chatId: string, uploadId:
   }
   const media = newRecord(chatId, deps.newId(), { fileName: session.file_name, contentType: session.content_type, messageId: session.message_id }, head.size, session.kind, thumbnail !== undefined, deps.clock().toISOString());
   try {
-    await storeAndCommit(media, thumbnail, () => Storage.copyObject(session.pending_key, media.storage_path, originalHeaders(media)), [Store.finishUploadSession(uploadId, media.id)]);
+    await storeAndCommit(media, thumbnail, () => Storage.copyObject(session.pending_key, media.storage_path, originalHeaders(media)), [guarded(Store.finishUploadSession(uploadId, media.id), () => new SessionTaken())]);
   } catch (error) {
     // Finalized meanwhile by a concurrent request: that one's media is the answer.
     if (!(error instanceof SessionTaken)) throw error;

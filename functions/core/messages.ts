@@ -18,8 +18,8 @@ import { startStreamTimer } from '../platform/stream-timer.js';
 import * as Chats from '../store/chats-repo.js';
 import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
-import { retryConflicts, transact } from '../store/db.js';
-import type { TransactItem } from '../store/db.js';
+import { guarded, retryConflicts, transact } from '../store/db.js';
+import type { TransactItem, TransactWrite } from '../store/db.js';
 import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
 import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
@@ -33,7 +33,6 @@ import type { Page } from './chats.js';
 import { PREVIEW_MAX_CHARS, USER_SENDER_ID, cut, previewOf } from '../model.js';
 import type { Message, MessageRole, StreamState } from '../model.js';
 import * as StreamText from './stream-text.js';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 
 export interface MessageDeps {
   clock: () => Date;
@@ -210,7 +209,8 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
       trace,
     },
   });
-  const items: TransactItem[] = [...Store.putMessage(message), ...media.map((m) => linkMedia(m.id, chatId, message.id))];
+  const alreadyLinked = () => new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.');
+  const items: TransactWrite[] = [...Store.putMessage(message), ...media.map((m) => guarded(linkMedia(m.id, chatId, message.id), alreadyLinked))];
   if (role === 'user') {
     items.push(
       ...dispatchInputWrites({
@@ -235,12 +235,7 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
     ...(preview !== null ? { preview: { text: preview, role } } : {}),
     countsUnread: role !== 'user',
   };
-  const linkIndexes = new Set(media.map((_, i) => i + (streaming ? 3 : 2)));
-  await withEvents(events, now, (eventItems) =>
-    commitTouchingChat(chatId, activity, items, eventItems, (index) =>
-      linkIndexes.has(index) ? new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.') : undefined,
-    ),
-  );
+  await withEvents(events, now, (eventItems) => commitTouchingChat(chatId, activity, items, eventItems));
   if (streaming) await startStreamTimer({ messageId: message.id, waitSeconds: config.server.streamTimeoutSeconds });
   return Store.toMessage(message);
 }
@@ -290,26 +285,16 @@ export function systemMessage(
  * or a newer message already set last_message_*, it is adjusted from the chat as it is and
  * the transaction retried with the same event numbers.
  */
-export async function commitTouchingChat(
-  chatId: string,
-  activity: ChatActivity,
-  items: TransactItem[],
-  eventItems: TransactItem[],
-  onOtherCondition: (index: number, item: Record<string, unknown> | undefined) => Error | undefined = () => undefined,
-): Promise<void> {
+export async function commitTouchingChat(chatId: string, activity: ChatActivity, items: TransactWrite[], eventItems: TransactItem[]): Promise<void> {
   let current = activity;
   for (let attempt = 1; ; attempt++) {
     let chatNow: Record<string, unknown> | undefined | 'untouched' = 'untouched';
-    const all = [...items, Chats.recordActivity(chatId, current), ...eventItems];
+    const touch = guarded(Chats.recordActivity(chatId, current), (old) => {
+      chatNow = old;
+      return old ? new RetryChatUpdate() : chatNotFound(chatId);
+    });
     try {
-      await transact(all, (index, reason) => {
-        const old = reason.Item ? unmarshall(reason.Item as never) : undefined;
-        if (index === items.length) {
-          chatNow = old;
-          return old ? new RetryChatUpdate() : chatNotFound(chatId);
-        }
-        return onOtherCondition(index, old);
-      });
+      await transact([...items, touch, ...eventItems]);
       return;
     } catch (error) {
       if (!(error instanceof RetryChatUpdate) || attempt >= 10 || chatNow === 'untouched' || !chatNow) throw error;
@@ -425,10 +410,9 @@ export async function appendChunk(
   const [written, touched] = await Promise.allSettled([
     transact(
       [
-        Store.chunkWrite(messageId, seq, deltaText, nowIso),
+        guarded(Store.chunkWrite(messageId, seq, deltaText, nowIso), () => new ChunkVoided()),
         ephemeralEventPut({ type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } }, nowIso),
       ],
-      (index) => (index === 0 ? new ChunkVoided() : undefined),
     ),
     retryConflicts(() => Chats.touchChat(loc.chatId, nowIso)),
   ]);
@@ -579,15 +563,23 @@ async function finishAttempts(
     const contentPartial = cancelled && text !== '' ? text : null;
     if (contentFinal !== null && Buffer.byteLength(contentFinal, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
 
-    const finishing = Store.finishStream(loc, message, {
-      state: cancelled ? 'cancelled' : 'complete',
-      contentFinal,
-      contentPartial,
-      now: nowIso,
-      chunkCount: count,
-      ...(how.kind === 'expire' ? { unchangedSince: message.updated_at } : {}),
-    });
-    const voidItems = voids.map((seq) => Store.voidChunk(messageId, seq, nowIso));
+    // The message changed (a chunk was numbered, or another finisher won) or a chunk we meant
+    // to void arrived after all: read again.
+    const readAgain = () => new RetryFinish();
+    const finishing = Store.finishStream(
+      loc,
+      message,
+      {
+        state: cancelled ? 'cancelled' : 'complete',
+        contentFinal,
+        contentPartial,
+        now: nowIso,
+        chunkCount: count,
+        ...(how.kind === 'expire' ? { unchangedSince: message.updated_at } : {}),
+      },
+      readAgain,
+    );
+    const voidItems = voids.map((seq) => guarded(Store.voidChunk(messageId, seq, nowIso), readAgain));
     const event: NewEvent = {
       type: 'message.streaming.complete',
       payload: {
@@ -598,18 +590,10 @@ async function finishAttempts(
         finalText: contentFinal,
       },
     };
-    let retry = false;
-    const onCondition = (index: number): Error | undefined => {
-      // The message changed (a chunk was numbered, or another finisher won) or a chunk we
-      // meant to void arrived after all: read again.
-      const voidIndex = index - finishing.length;
-      if (index === 0 || (voidIndex >= 0 && voidIndex < voidItems.length)) retry = true;
-      return retry ? new RetryFinish() : index === finishing.length + voidItems.length ? chatNotFound(loc.chatId) : undefined;
-    };
     try {
       const eventItems = (await eventNumber()).items([event], nowIso);
       if (cancelled) {
-        await transact([...finishing, ...voidItems, Chats.touchUpdatedAt(loc.chatId, nowIso), ...eventItems], onCondition);
+        await transact([...finishing, ...voidItems, guarded(Chats.touchUpdatedAt(loc.chatId, nowIso), () => chatNotFound(loc.chatId)), ...eventItems]);
       } else {
         const preview = previewOf({ content_final: contentFinal, content_partial: null });
         const chat = await Chats.getChat(loc.chatId);
@@ -619,7 +603,6 @@ async function finishAttempts(
           { now: nowIso, pinned: chat.pinned, lastMessageAt: nowIso, preview: { text: preview, role: message.role } },
           [...finishing, ...voidItems],
           eventItems,
-          (index) => onCondition(index),
         );
       }
     } catch (error) {
@@ -648,10 +631,7 @@ class RetryFinish extends Error {}
 export async function agentTyping(chatId: string, agentId: string, deps: MessageDeps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  await transact(
-    [Chats.chatExists(chatId), ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now)],
-    (index) => (index === 0 ? chatNotFound(chatId) : undefined),
-  );
+  await transact([guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now)]);
 }
 
 /**
@@ -661,10 +641,10 @@ export async function agentTyping(chatId: string, agentId: string, deps: Message
 export async function userTyping(config: InstanceConfig, chatId: string, deps: MessageDeps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  const items: TransactItem[] = [
-    Chats.chatExists(chatId),
+  const items: TransactWrite[] = [
+    guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)),
     ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now),
   ];
   if (config.server.dispatch.mode === 'batched_sequential') items.push(recordUserTyping(chatId, now));
-  await transact(items, (index) => (index === 0 ? chatNotFound(chatId) : undefined));
+  await transact(items);
 }

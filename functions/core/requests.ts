@@ -9,11 +9,10 @@
  * written in the create transaction is the seam, consumed from the table's stream by the
  * notifier (ARCHITECTURE.md, web push), so a push never goes out for a request that did not commit.
  */
-import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../platform/ids.js';
 import * as Chats from '../store/chats-repo.js';
-import { transact } from '../store/db.js';
+import { guarded, transact } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/requests-repo.js';
@@ -86,8 +85,8 @@ export async function create(chatId: string, input: NewRequest, deps: RequestDep
   };
   const puts = Store.putRequest(request);
   await withEvents([{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }], now, (eventItems) =>
-    // The chat's update comes right after the request's items: its condition is the chat existing.
-    transact([...puts, Chats.adjustPending(chatId, 1, now), ...eventItems], (index) => (index === puts.length ? chatNotFound(chatId) : undefined)),
+    // The chat's update is conditioned on the chat existing.
+    transact([...puts, guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)), ...eventItems]),
   );
   return request;
 }
@@ -170,7 +169,9 @@ export async function resolve(requestId: string, input: Record<string, unknown>,
   await withEvents([event], now, (eventItems) =>
     transact(
       [
-        Store.endRequest(loc, { status: 'resolved', resolvedAt: now, resolvedBy, payload: payload as Record<string, unknown> }),
+        guarded(Store.endRequest(loc, { status: 'resolved', resolvedAt: now, resolvedBy, payload: payload as Record<string, unknown> }), (old) =>
+          lostRace('resolved', requestId, old),
+        ),
         Chats.adjustPending(loc.chatId, -1, now),
         ...dispatchInputWrites({
           id: deps.newId(),
@@ -188,7 +189,6 @@ export async function resolve(requestId: string, input: Record<string, unknown>,
         }),
         ...eventItems,
       ],
-      (index, reason) => (index === 0 ? lostRace('resolved', requestId, reason.Item) : undefined),
     ),
   );
   return resolved;
@@ -204,10 +204,11 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
     payload: { chatId: loc.chatId, requestId, type: request.type, status: 'cancelled', resolution_payload: null, trace: request.trace },
   };
   await withEvents([event], now, (eventItems) =>
-    transact(
-      [Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }), Chats.adjustPending(loc.chatId, -1, now), ...eventItems],
-      (index, reason) => (index === 0 ? lostRace('cancelled', requestId, reason.Item) : undefined),
-    ),
+    transact([
+      guarded(Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }), (old) => lostRace('cancelled', requestId, old)),
+      Chats.adjustPending(loc.chatId, -1, now),
+      ...eventItems,
+    ]),
   );
   return { ...request, status: 'cancelled' };
 }
@@ -224,7 +225,7 @@ export function resolutionLine(type: RequestType, title: string, payload: Resolu
 }
 
 /** Another resolve or cancel ended the request between our read and our write. */
-function lostRace(verb: 'resolved' | 'cancelled', requestId: string, item: Record<string, unknown> | undefined): Error {
-  const status = item ? (unmarshall(item as never).status as RequestStatus) : 'resolved';
+function lostRace(verb: 'resolved' | 'cancelled', requestId: string, old: Record<string, unknown> | undefined): Error {
+  const status = old ? (old.status as RequestStatus) : 'resolved';
   return notPending(verb, requestId, status);
 }

@@ -5,6 +5,7 @@
 import { DynamoDBClient, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { env } from '../platform/env.js';
 import { recordCall } from '../platform/usage.js';
 
@@ -88,18 +89,33 @@ export async function countAll(input: Omit<QueryCommandInput, 'TableName' | 'Exc
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-/** Maps the failed condition of item `index` to a domain error (or undefined to rethrow). */
-export type ConditionFailureMapper = (index: number, reason: { Item?: Record<string, unknown> }) => Error | undefined;
+/**
+ * A transaction item with its own answer to a failed condition: `onConditionFailed` gets the
+ * item as it was (when the item asked for it with ReturnValuesOnConditionCheckFailure: ALL_OLD;
+ * otherwise undefined), already unmarshalled, and returns the domain error to throw (or
+ * undefined to rethrow DynamoDB's). No caller needs to know its item's position.
+ */
+export interface GuardedItem {
+  item: TransactItem;
+  onConditionFailed: (old: Record<string, unknown> | undefined) => Error | undefined;
+}
+
+export type TransactWrite = TransactItem | GuardedItem;
+
+const isGuarded = (w: TransactWrite): w is GuardedItem => 'onConditionFailed' in w;
+
+/** Attaches a condition-failure answer to an item (see GuardedItem). */
+export const guarded = (item: TransactItem, onConditionFailed: GuardedItem['onConditionFailed']): GuardedItem => ({ item, onConditionFailed });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
- * transaction is retried with jittered backoff; a failed condition is handed to `onCondition`
- * with the item's index, and the old item when the caller asked for it
- * (ReturnValuesOnConditionCheckFailure).
+ * transaction is retried with jittered backoff; a failed condition is answered by the failing
+ * item's own `onConditionFailed` (see `guarded`), or rethrown as DynamoDB's error.
  */
-export async function transact(items: TransactItem[], onCondition?: ConditionFailureMapper): Promise<void> {
+export async function transact(writes: TransactWrite[]): Promise<void> {
+  const items = writes.map((w) => (isGuarded(w) ? w.item : w));
   for (let attempt = 0; ; attempt++) {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
@@ -109,7 +125,9 @@ export async function transact(items: TransactItem[], onCondition?: ConditionFai
       const reasons = error.CancellationReasons ?? [];
       const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
       if (failed >= 0) {
-        const mapped = onCondition?.(failed, reasons[failed] as { Item?: Record<string, unknown> });
+        const write = writes[failed]!;
+        const raw = (reasons[failed] as { Item?: Record<string, unknown> }).Item;
+        const mapped = isGuarded(write) ? write.onConditionFailed(raw ? unmarshall(raw as never) : undefined) : undefined;
         if (mapped) throw mapped;
         throw error;
       }

@@ -14,8 +14,8 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, deleteMany, queryAll, tableName, transact } from './db.js';
-import type { TransactItem } from './db.js';
+import { ddb, deleteMany, guarded, queryAll, tableName, transact } from './db.js';
+import type { TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
 
 export interface DispatchInput {
@@ -194,7 +194,9 @@ export function sealWrites(
   state: DispatchState,
   remaining: { firstPendingAt?: string; lastInputAt?: string },
   nowIso: string,
-): TransactItem[] {
+  /** The answer when the chat's state moved meanwhile (or a batch id was taken): read again. */
+  onStale: () => Error,
+): TransactWrite[] {
   // The batches still have to be handed to the queue: the chat stays marked, its clock reset.
   const sets = ['#type = :type', 'batches_sealed = :sealed', 'gsi3pk = :mark', 'gsi3sk = :now'];
   const removes: string[] = [];
@@ -216,25 +218,27 @@ export function sealWrites(
   }
   const condition = state.ver === undefined ? 'attribute_not_exists(ver)' : 'ver = :ver';
   if (state.ver !== undefined) values[':ver'] = state.ver;
-  const put = (Item: Record<string, unknown>): TransactItem => ({
-    Put: { TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)' },
-  });
+  const put = (Item: Record<string, unknown>): TransactWrite =>
+    guarded({ Put: { TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)' } }, onStale);
   return [
     ...batches.flatMap(({ header, group, parts }) => [
       put({ ...Keys.batch(header.id), type: 'dispatch-batch', ...header, queue_group: group }),
       ...parts.map((part, n) => put({ ...Keys.batchPart(header.id, n), type: 'dispatch-batch-part', ...part })),
       put({ ...Keys.batchRef(chatId, header.chat_seq), type: 'dispatch-batch-ref', batch_id: header.id, group }),
     ]),
-    {
-      Update: {
-        TableName: tableName(),
-        Key: Keys.dispatchState(chatId),
-        UpdateExpression: `SET ${sets.join(', ')} ADD pending_inputs :taken, ver :one, taken_inputs :sks${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-        ConditionExpression: condition,
-        ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: values,
+    guarded(
+      {
+        Update: {
+          TableName: tableName(),
+          Key: Keys.dispatchState(chatId),
+          UpdateExpression: `SET ${sets.join(', ')} ADD pending_inputs :taken, ver :one, taken_inputs :sks${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: condition,
+          ExpressionAttributeNames: { '#type': 'type' },
+          ExpressionAttributeValues: values,
+        },
       },
-    },
+      onStale,
+    ),
   ];
 }
 
@@ -300,18 +304,22 @@ export async function batchRef(chatId: string, seq: number): Promise<{ id: strin
 export async function markSent(chatId: string, seq: number): Promise<boolean> {
   const condition = seq === 1 ? 'attribute_not_exists(batches_sent)' : 'batches_sent = :prev';
   try {
+    const taken = () => new StepTaken();
     await transact([
-      {
-        Update: {
-          TableName: tableName(),
-          Key: Keys.dispatchState(chatId),
-          UpdateExpression: 'SET batches_sent = :seq',
-          ConditionExpression: condition,
-          ExpressionAttributeValues: seq === 1 ? { ':seq': seq } : { ':seq': seq, ':prev': seq - 1 },
+      guarded(
+        {
+          Update: {
+            TableName: tableName(),
+            Key: Keys.dispatchState(chatId),
+            UpdateExpression: 'SET batches_sent = :seq',
+            ConditionExpression: condition,
+            ExpressionAttributeValues: seq === 1 ? { ':seq': seq } : { ':seq': seq, ':prev': seq - 1 },
+          },
         },
-      },
-      { Delete: { TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConditionExpression: 'attribute_exists(pk)' } },
-    ], () => new StepTaken());
+        taken,
+      ),
+      guarded({ Delete: { TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConditionExpression: 'attribute_exists(pk)' } }, taken),
+    ]);
     return true;
   } catch (error) {
     if (error instanceof StepTaken) return false;

@@ -6,7 +6,7 @@
  */
 import { BatchGetCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName, transact } from './db.js';
+import { ddb, guarded, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -54,8 +54,8 @@ export class MediaAttached extends Error {}
 
 /** Deletes the record and its chat entry, only while the medium is unattached. */
 export async function deleteMedia(media: MediaRecord): Promise<void> {
-  await transact(
-    [
+  await transact([
+    guarded(
       {
         Delete: {
           TableName: tableName(),
@@ -64,10 +64,10 @@ export async function deleteMedia(media: MediaRecord): Promise<void> {
           ExpressionAttributeValues: { ':nullType': 'NULL' },
         },
       },
-      { Delete: { TableName: tableName(), Key: Keys.mediaEntry(media.chat_id, media.created_at, media.id) } },
-    ],
-    () => new MediaAttached(),
-  );
+      () => new MediaAttached(),
+    ),
+    { Delete: { TableName: tableName(), Key: Keys.mediaEntry(media.chat_id, media.created_at, media.id) } },
+  ]);
 }
 
 export interface MediaPage {

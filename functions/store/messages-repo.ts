@@ -16,8 +16,8 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../model.js';
 import type { Message } from '../model.js';
-import { ddb, queryAll, tableName } from './db.js';
-import type { TransactItem } from './db.js';
+import { ddb, guarded, queryAll, tableName } from './db.js';
+import type { TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
 
 /** The stored item: the API fields plus streaming and listing bookkeeping. */
@@ -202,7 +202,9 @@ export function finishStream(
     /** For the timeout sweep: only if there was no activity since this time. */
     unchangedSince?: string;
   },
-): TransactItem[] {
+  /** The answer when the message changed meanwhile (a chunk was numbered, another finisher won). */
+  onChanged: () => Error,
+): TransactWrite[] {
   const hidden = end.state === 'cancelled' && end.contentFinal === null && end.contentPartial === null;
   const conditions = ['stream_state = :streaming', 'chunk_count = :count'];
   const values: Record<string, unknown> = {
@@ -219,16 +221,19 @@ export function finishStream(
   }
   if (hidden) values[':hidden'] = true;
   return [
-    {
-      Update: {
-        TableName: tableName(),
-        Key: messageKey(loc),
-        UpdateExpression: `SET stream_state = :state, content_final = :final, content_partial = :partial, updated_at = :now${hidden ? ', list_hidden = :hidden' : ''}`,
-        ConditionExpression: conditions.join(' AND '),
-        ExpressionAttributeValues: values,
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    guarded(
+      {
+        Update: {
+          TableName: tableName(),
+          Key: messageKey(loc),
+          UpdateExpression: `SET stream_state = :state, content_final = :final, content_partial = :partial, updated_at = :now${hidden ? ', list_hidden = :hidden' : ''}`,
+          ConditionExpression: conditions.join(' AND '),
+          ExpressionAttributeValues: values,
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
       },
-    },
+      onChanged,
+    ),
     { Delete: { TableName: tableName(), Key: Keys.openStream(message.chat_id, message.id) } },
   ];
 }

@@ -10,7 +10,7 @@
  * crash) stays marked in gsi3 until the sweeper applies it.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, queryAll, tableName, transact } from './db.js';
+import { ddb, guarded, queryAll, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -94,9 +94,7 @@ class PartAlreadyApplied extends Error {}
 export async function applyPart(part: CatalogPart): Promise<boolean> {
   const deletePart: TransactItem = { Delete: { TableName: tableName(), Key: part.key, ConditionExpression: 'attribute_exists(pk)' } };
   try {
-    await transact([deletePart, ...part.adjustments.map((a) => adjustTag(a.name, a.delta))], (index) =>
-      index === 0 ? new PartAlreadyApplied() : undefined,
-    );
+    await transact([guarded(deletePart, () => new PartAlreadyApplied()), ...part.adjustments.map((a) => adjustTag(a.name, a.delta))]);
     return true;
   } catch (error) {
     if (error instanceof PartAlreadyApplied) return false;

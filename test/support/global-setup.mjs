@@ -10,6 +10,9 @@ export default async function globalSetup() {
   const { startDynamo } = await tsImport('../../local/dynamo.ts', import.meta.url);
   const dynamo = await startDynamo();
   process.env.TEST_DYNAMODB_ENDPOINT = dynamo.endpoint;
+  // Handler logs stay quiet in every worker, also for modules a test imports before startApi
+  // (TEST_LOG_LEVEL=INFO shows them).
+  process.env.POWERTOOLS_LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'SILENT';
   globalThis.__dynamo__ = dynamo;
   process.once('exit', () => dynamo.process.kill('SIGKILL'));
 }

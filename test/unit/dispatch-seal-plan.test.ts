@@ -49,8 +49,12 @@ describe('planSeal', () => {
     const plan = await planSeal('chat0000000000000000a', 'batched_sequential', all, 0, deps);
     expect(plan.taken).toHaveLength(BATCH_MAX_INPUTS);
     const sks = plan.taken.map((i) => Keys.dispatchInput(i.chat_id, i.created_at, i.id).sk);
-    const writes = sealWrites('chat0000000000000000a', plan.batches, sks, { ver: 3 }, {}, deps.clock().toISOString());
-    const state = writes.at(-1)!.Update!;
+    const stale = new Error('stale');
+    const writes = sealWrites('chat0000000000000000a', plan.batches, sks, { ver: 3 }, {}, deps.clock().toISOString(), () => stale);
+    const last = writes.at(-1)!;
+    // Every item of a seal answers a failed condition the same way: read the chat's state again.
+    expect('onConditionFailed' in last && last.onConditionFailed(undefined)).toBe(stale);
+    const state = ('item' in last ? last.item : last).Update!;
     expect(state.Key).toEqual(Keys.dispatchState('chat0000000000000000a'));
     expect(bytes([...(state.ExpressionAttributeValues![':sks'] as Set<string>)])).toBeLessThan(300_000);
   });
@@ -80,7 +84,7 @@ describe('planSeal', () => {
     expect(sequential.taken).toEqual(all.slice(0, 29));
     expect(sequential.batches.map((b) => b.header.chat_seq)).toEqual(Array.from({ length: 29 }, (_, i) => i + 1));
     expect(new Set(sequential.batches.map((b) => b.group))).toEqual(new Set(['chat0000000000000000a']));
-    expect(sealWrites('chat0000000000000000a', sequential.batches, [], {}, {}, deps.clock().toISOString()).length).toBeLessThanOrEqual(100);
+    expect(sealWrites('chat0000000000000000a', sequential.batches, [], {}, {}, deps.clock().toISOString(), () => new Error('stale')).length).toBeLessThanOrEqual(100);
     const immediate = await planSeal('chat0000000000000000a', 'immediate', all.slice(0, 3), 0, deps);
     // In immediate mode each batch is its own FIFO group, so batches of one chat run concurrently.
     expect(immediate.batches.map((b) => b.group)).toEqual(immediate.batches.map((b) => b.header.id));

@@ -123,10 +123,11 @@ describe('fail', () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'not yet');
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 1800 })).status).toBe(204);
-    // Its message reappears after 1 s (whole seconds, rounded down); this claim's wait ends at
-    // 1.5 s, before the batch is due at 1.8 s: it looks, gives the message back, and pauses.
-    const res = await d.claim({ workerId: 'w2', waitMs: 1500 });
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 2900 })).status).toBe(204);
+    // Its message reappears after 2 s (whole seconds, rounded down); this claim's wait ends at
+    // 2.4 s, before the batch is due at 2.9 s (half a second of slack for a busy machine): it
+    // looks, gives the message back, and pauses.
+    const res = await d.claim({ workerId: 'w2', waitMs: 2400 });
     expect(res.status).toBe(204);
     const calls = Number(res.headers.get('x-ddb-calls'));
     expect({ calls, quiet: calls <= 12 }).toEqual({ calls, quiet: true });
