@@ -4,7 +4,7 @@
  * events and any dispatch input in one transaction; only tag changes beyond what one
  * transaction holds are applied right after it, each exactly once (core/tags.ts).
  */
-import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
+import { FieldRuleError, ValidationError } from '../errors.js';
 import { isId, newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
@@ -21,6 +21,8 @@ import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
 import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from '../model.js';
 import type { Chat, Message } from '../model.js';
+import { chatNotFound } from './chat-writes.js';
+import * as Dispatch from './dispatch.js';
 import * as StreamText from './stream-text.js';
 import * as Tags from './tags.js';
 
@@ -54,7 +56,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Waiting for the turn: polls with jittered exponential backoff, 20 ms to 1 s. */
 const turnBackoff = (n: number) => sleep(Math.random() * Math.min(1000, 20 * 2 ** n));
 
-export const chatNotFound = (chatId: string) => NotFoundError.of('chatId', chatId, 'Chat not found.');
+/** The chat 404 (defined with the low-level chat writes, which sit below this module). */
+export { chatNotFound };
 
 /** The chat, or 404 `Chat not found.` (also for a malformed id). */
 export async function existingChat(chatId: string): Promise<ChatRecord> {
@@ -193,6 +196,8 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   );
   await withEvents(events, now, (eventItems) => transact([...items, ...catalog.items, ...eventItems]));
   await Tags.applyParts(catalog.parts);
+  // A first message is a user message, hence a dispatch input (§4.4.1).
+  if (first) await Dispatch.inputAdded(config, chatId);
   return Chats.toChat(chat);
 }
 

@@ -27,7 +27,7 @@ import * as Store from '../store/dispatch-repo.js';
 import type { BatchAttachment, BatchItem, BatchPayload, BatchRecord, DispatchInput, DispatchState, SealedBatch } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
 import { getMedia } from '../store/media-repo.js';
-import { commitTouchingChat, systemMessage } from './messages.js';
+import { commitTouchingChat, systemMessage } from './chat-writes.js';
 
 export interface DispatchDeps {
   clock: () => Date;

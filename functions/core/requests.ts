@@ -11,6 +11,7 @@
  */
 import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../platform/ids.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
@@ -18,6 +19,7 @@ import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatNotFound, existingChat } from './chats.js';
+import * as Dispatch from './dispatch.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
@@ -136,7 +138,7 @@ export async function update(requestId: string, input: RequestUpdate): Promise<R
 }
 
 /** POST /requests/{requestId}/resolve (§4.3, §5.5.4). */
-export async function resolve(requestId: string, input: Record<string, unknown>, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+export async function resolve(config: InstanceConfig, requestId: string, input: Record<string, unknown>, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('resolved', requestId, request.status);
   const payload = normalizeResolution(request.type, request.config as never, input);
@@ -191,6 +193,8 @@ export async function resolve(requestId: string, input: Record<string, unknown>,
       ],
     ),
   );
+  // A resolution is a dispatch input (§4.4.1).
+  await Dispatch.inputAdded(config, loc.chatId);
   return resolved;
 }
 

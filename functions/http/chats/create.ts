@@ -1,7 +1,6 @@
 /** POST /api/v1/chats: create a chat (contract §5.3.1). */
 import { z } from 'zod';
 import * as Chats from '../../core/chats.js';
-import * as Dispatch from '../../core/dispatch.js';
 import { http } from '../../middleware/http.js';
 
 export const schemas = {
@@ -16,7 +15,5 @@ export const schemas = {
 
 export const handler = http('chats/create', schemas, async ({ body, config }) => {
   const chat = await Chats.create(config, body);
-  // A first message is a user message, hence a dispatch input (§4.4.1).
-  if (chat.last_message_at !== null) await Dispatch.inputAdded(config, chat.id);
   return { status: 201, body: chat };
 });

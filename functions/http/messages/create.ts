@@ -1,6 +1,5 @@
 /** POST /api/v1/chats/{chatId}/messages: create a message (contract §5.4.1). */
 import { z } from 'zod';
-import * as Dispatch from '../../core/dispatch.js';
 import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
@@ -21,7 +20,5 @@ export const schemas = {
 
 export const handler = http('messages/create', schemas, async ({ path, body, config }) => {
   const message = await Messages.create(config, path.chatId, body);
-  // A user message is a dispatch input (§4.4.1): seal it or schedule the sealing.
-  if (message.role === 'user') await Dispatch.inputAdded(config, path.chatId);
   return { status: 201, body: message };
 });

@@ -1,6 +1,5 @@
 /** POST /api/v1/requests/{requestId}/resolve: resolve a pending request (contract §5.5.4). */
 import { z } from 'zod';
-import * as Dispatch from '../../core/dispatch.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath } from './path.js';
@@ -12,8 +11,6 @@ export const schemas = {
 };
 
 export const handler = http('requests/resolve', schemas, async ({ path, body, config }) => {
-  const request = await Requests.resolve(path.requestId, body);
-  // A resolution is a dispatch input (§4.4.1).
-  await Dispatch.inputAdded(config, request.chat_id);
+  const request = await Requests.resolve(config, path.requestId, body);
   return { status: 200, body: request };
 });

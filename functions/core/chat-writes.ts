@@ -1,0 +1,84 @@
+/**
+ * The low-level writes every service that touches a chat shares (messages, chats, requests,
+ * dispatch): commit an activity on the chat together with the caller's items and events, and
+ * build a system message. Below the services: it imports none of them, so any may use it.
+ */
+import { NotFoundError } from '../errors.js';
+import { PREVIEW_MAX_CHARS, cut } from '../model.js';
+import type { Message } from '../model.js';
+import * as Chats from '../store/chats-repo.js';
+import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
+import { guarded, transact } from '../store/db.js';
+import type { TransactItem, TransactWrite } from '../store/db.js';
+import type { NewEvent } from '../store/events-repo.js';
+import * as Store from '../store/messages-repo.js';
+import type { MessageRecord } from '../store/messages-repo.js';
+
+export const chatNotFound = (chatId: string) => NotFoundError.of('chatId', chatId, 'Chat not found.');
+
+/**
+ * A system message's writes (the dispatch terminal failure, §4.4.6): the message, its chat
+ * activity (preview, role system, last_message_at, unread + 1) and its `message.created`
+ * event, for the caller's transaction (commitTouchingChat). No dispatch input, no push.
+ */
+export function systemMessage(
+  chat: Pick<ChatRecord, 'id' | 'model_id' | 'pinned'>,
+  text: string,
+  trace: Record<string, unknown>,
+  now: Date,
+  makeId: () => string,
+): { message: Message; items: TransactItem[]; activity: ChatActivity; events: NewEvent[] } {
+  const at = now.toISOString();
+  const message: MessageRecord = {
+    id: makeId(),
+    chat_id: chat.id,
+    role: 'system',
+    sender_id: 'system',
+    created_at: at,
+    updated_at: at,
+    content_final: text,
+    content_partial: null,
+    stream_state: 'complete',
+    model_id: chat.model_id,
+    trace,
+  };
+  return {
+    message: Store.toMessage(message),
+    items: Store.putMessage(message),
+    activity: { now: at, pinned: chat.pinned, lastMessageAt: at, preview: { text: cut(text.trim(), PREVIEW_MAX_CHARS), role: 'system' }, countsUnread: true },
+    events: [
+      {
+        type: 'message.created',
+        payload: { chatId: chat.id, messageId: message.id, role: 'system', senderId: 'system', streamState: 'complete', contentFinal: text, createdAt: at, trace },
+      },
+    ],
+  };
+}
+
+/**
+ * Commits `items` + the chat's activity update + the event items in one transaction. The
+ * chat part is conditional (see Chats.recordActivity); when it fails because `pinned` changed
+ * or a newer message already set last_message_*, it is adjusted from the chat as it is and
+ * the transaction retried with the same event numbers.
+ */
+export async function commitTouchingChat(chatId: string, activity: ChatActivity, items: TransactWrite[], eventItems: TransactItem[]): Promise<void> {
+  let current = activity;
+  for (let attempt = 1; ; attempt++) {
+    let chatNow: Record<string, unknown> | undefined | 'untouched' = 'untouched';
+    const touch = guarded(Chats.recordActivity(chatId, current), (old) => {
+      chatNow = old;
+      return old ? new RetryChatUpdate() : chatNotFound(chatId);
+    });
+    try {
+      await transact([...items, touch, ...eventItems]);
+      return;
+    } catch (error) {
+      if (!(error instanceof RetryChatUpdate) || attempt >= 10 || chatNow === 'untouched' || !chatNow) throw error;
+      const chat = chatNow as unknown as ChatRecord;
+      const newer = chat.last_message_at !== null && current.lastMessageAt !== undefined && chat.last_message_at > current.lastMessageAt;
+      current = newer ? { now: current.now, pinned: chat.pinned, countsUnread: current.countsUnread ?? false } : { ...current, pinned: chat.pinned };
+    }
+  }
+}
+
+class RetryChatUpdate extends Error {}
