@@ -11,9 +11,9 @@ import * as Chats from '../store/chats-repo.js';
 import type { ChatRecord } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { guarded, transact } from '../store/db.js';
-import type { TransactItem } from '../store/db.js';
-import { dispatchInputWrites } from '../store/dispatch-repo.js';
-import { withEventNumbers, withEvents } from '../store/events-repo.js';
+import type { TransactItem, TransactWrite } from '../store/db.js';
+import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
+import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { putMessage } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
@@ -422,4 +422,30 @@ export async function pendingSummary(archived: boolean | undefined): Promise<{ p
   const entries = (await Chats.chatsNeedingAttention()).filter((e) => archived === undefined || e.is_archived === archived);
   const total = entries.reduce((sum, e) => sum + Math.max(0, e.pending_requests_count), 0);
   return { pending_requests_total: Math.max(0, total) };
+}
+
+// ---------------------------------------------------------------------------------------
+// Typing
+// ---------------------------------------------------------------------------------------
+
+/** POST /chats/{chatId}/typing (§5.3.8): an ephemeral `chat.typing`; nothing stored. */
+export async function agentTyping(chatId: string, agentId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+  if (!isId(chatId)) throw chatNotFound(chatId);
+  const now = deps.clock().toISOString();
+  await transact([guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now)]);
+}
+
+/**
+ * POST /chats/{chatId}/user-typing (§5.3.9): an ephemeral `chat.user_typing`; in
+ * batched_sequential mode also the time, for the dispatch typing grace (§4.4.3).
+ */
+export async function userTyping(config: InstanceConfig, chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+  if (!isId(chatId)) throw chatNotFound(chatId);
+  const now = deps.clock().toISOString();
+  const items: TransactWrite[] = [
+    guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)),
+    ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now),
+  ];
+  if (config.server.dispatch.mode === 'batched_sequential') items.push(recordUserTyping(chatId, now));
+  await transact(items);
 }

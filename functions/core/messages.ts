@@ -1,59 +1,38 @@
 /**
- * Messages and token streaming: the contract's rules of §2.2, §3.2, §4.2 and §5.4, written
- * once for every adapter (HTTP handlers, the stream-timeout task).
+ * Messages: creation and listing (contract §2.2, §3.2, §5.4.1–5.4.2), written once for every
+ * adapter. The streaming lifecycle is in streaming.ts, typing in chats.ts.
  *
- * Storage and cost (see store/messages-repo.ts):
- * - create: GetItem chat + sequence UpdateItem + one TransactWriteItems (message, pointer,
- *   chat counters, events, dispatch input, media links);
- * - chunk: one conditional UpdateItem that numbers the chunk + one TransactWriteItems (chunk
- *   item, chat updated_at, ephemeral event). Both are the same size at chunk 1 and chunk
- *   2,000; the text for the response comes from the instance cache (stream-text.ts);
- * - complete / cancel / timeout: the assembled text is written into the message item once.
+ * Storage and cost (see store/messages-repo.ts): create is GetItem chat + sequence UpdateItem
+ * + one TransactWriteItems (message, pointer, chat counters, events, dispatch input, media
+ * links); list is one strongly consistent Query of the chat's partition.
  */
-import { ConflictError, FieldRuleError, NotFoundError, PayloadTooLargeError, SchemaValidationError } from '../errors.js';
-import { isId, newId } from '../platform/ids.js';
+import { FieldRuleError, SchemaValidationError } from '../errors.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
-import { logger } from '../platform/logger.js';
 import { startStreamTimer } from '../platform/stream-timer.js';
-import * as Chats from '../store/chats-repo.js';
 import type { ChatActivity } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
-import { guarded, retryConflicts, transact } from '../store/db.js';
+import { guarded } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
-import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
-import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
-import type { EventReservation, NewEvent } from '../store/events-repo.js';
+import { dispatchInputWrites } from '../store/dispatch-repo.js';
+import { withEvents } from '../store/events-repo.js';
+import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
 import * as Store from '../store/messages-repo.js';
-import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
-import { chatNotFound, existingChat } from './chats.js';
+import type { MessageRecord } from '../store/messages-repo.js';
+import { existingChat } from './chats.js';
 import { commitTouchingChat } from './chat-writes.js';
 import * as Dispatch from './dispatch.js';
-import { locationCache } from './locations.js';
 import type { Page } from './chats.js';
 import { USER_SENDER_ID, previewOf } from '../model.js';
-import type { Message, MessageRole, StreamState } from '../model.js';
+import type { Message, MessageRole } from '../model.js';
 import * as StreamText from './stream-text.js';
 
-export interface MessageDeps {
-  clock: () => Date;
-  newId: () => string;
-}
-export const defaultDeps: MessageDeps = { clock: () => new Date(), newId };
+import { MAX_CONTENT_BYTES, defaultDeps, isOverdue, tooLong } from './streaming.js';
+import type { MessageDeps } from './streaming.js';
 
-/**
- * A message item holds at most 400 KB, and the final text of a stream is written into it
- * once, so a message's text is bounded (with room for its other fields and trace).
- */
-export const MAX_CONTENT_BYTES = 300_000;
-
-export const messageNotFound = (messageId: string) => NotFoundError.of('messageId', messageId, 'Message not found.');
-
-const notStreaming = (messageId: string, state: StreamState) =>
-  new ConflictError('Message is not in streaming state.', { messageId, streamState: state });
-
-const tooLong = () => new PayloadTooLargeError(`Message content exceeds ${MAX_CONTENT_BYTES} bytes.`, { maxContentBytes: MAX_CONTENT_BYTES });
+export { MAX_CONTENT_BYTES, defaultDeps, messageNotFound } from './streaming.js';
+export type { MessageDeps } from './streaming.js';
 
 // ---------------------------------------------------------------------------------------
 // Create
@@ -288,300 +267,3 @@ async function present(record: MessageRecord, config: InstanceConfig, nowMs: num
   return Store.toMessage({ ...record, stream_state: 'cancelled', content_partial: partial, content_final: null });
 }
 
-// ---------------------------------------------------------------------------------------
-// Streaming
-// ---------------------------------------------------------------------------------------
-
-const idleLimitMs = (config: InstanceConfig) => config.server.streamTimeoutSeconds * 1000;
-
-/** No activity for longer than the timeout (measured from updated_at, §4.2). */
-function isOverdue(message: Pick<Message, 'updated_at'>, config: InstanceConfig, nowMs: number): boolean {
-  return nowMs - Date.parse(message.updated_at) > idleLimitMs(config);
-}
-
-const locate = locationCache(Store.locate, messageNotFound);
-
-/**
- * Finds a message by id. With `chatId` (the seed's chat-scoped paths), the chat must exist
- * and own the message (§5.4.5).
- */
-async function find(messageId: string, chatId?: string): Promise<MessageLocation> {
-  if (chatId !== undefined) {
-    await existingChat(chatId);
-  }
-  const loc = await locate(messageId);
-  if (chatId !== undefined && loc.chatId !== chatId) throw messageNotFound(messageId);
-  return loc;
-}
-
-/** POST …/messages/{messageId}/chunks (§5.4.3). */
-export async function appendChunk(
-  config: InstanceConfig,
-  messageId: string,
-  deltaText: string,
-  chatId?: string,
-  deps: MessageDeps = defaultDeps,
-): Promise<Message> {
-  const loc = await find(messageId, chatId);
-  const now = deps.clock();
-  const nowIso = now.toISOString();
-  const bytes = Buffer.byteLength(deltaText, 'utf8');
-  const reserved = await retryConflicts(() =>
-    Store.reserveChunk(loc, {
-      now: nowIso,
-      idleCutoff: new Date(now.getTime() - idleLimitMs(config)).toISOString(),
-      bytes,
-      maxBytes: MAX_CONTENT_BYTES,
-    }),
-  );
-  if (!reserved.ok) {
-    const current = reserved.message;
-    if (!current) throw messageNotFound(messageId);
-    if (current.stream_state !== 'streaming') throw notStreaming(messageId, current.stream_state);
-    if (isOverdue(current, config, now.getTime())) throw await expiredConflict(config, loc, messageId, deps);
-    throw tooLong();
-  }
-  const { seq, message } = reserved;
-  // The chunk and its event commit together; the chat's updated_at is bumped beside them by
-  // a plain UpdateItem, so concurrent chunks of one chat never contend in a transaction.
-  const [written, touched] = await Promise.allSettled([
-    transact(
-      [
-        guarded(Store.chunkWrite(messageId, seq, deltaText, nowIso), () => new ChunkVoided()),
-        ephemeralEventPut({ type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } }, nowIso),
-      ],
-    ),
-    retryConflicts(() => Chats.touchChat(loc.chatId, nowIso)),
-  ]);
-  if (written.status === 'rejected') {
-    if (!(written.reason instanceof ChunkVoided)) throw written.reason;
-    // A complete, cancel or timeout finished the stream between our numbering and our write.
-    StreamText.markHoles(messageId, [seq]);
-    const current = await Store.getMessage(loc);
-    throw notStreaming(messageId, current?.stream_state ?? 'cancelled');
-  }
-  if (touched.status === 'rejected') {
-    // The chunk is committed and must not be reported as failed (a retry would repeat it).
-    logger.error('chunk appended but the chat updated_at bump failed', { chatId: loc.chatId, messageId, error: touched.reason });
-  }
-  const { text } = await StreamText.assemble(messageId, seq, { seq, text: deltaText });
-  return Store.toMessage({ ...message, content_partial: text });
-}
-
-class ChunkVoided extends Error {}
-
-/** The 409 for an operation on an overdue stream, after making its cancellation real. */
-async function expiredConflict(config: InstanceConfig, loc: MessageLocation, messageId: string, deps: MessageDeps): Promise<ConflictError> {
-  const outcome = await finish(config, loc, messageId, { kind: 'expire' }, deps);
-  return notStreaming(messageId, outcome.message?.stream_state ?? 'cancelled');
-}
-
-/** POST …/messages/{messageId}/complete (§5.4.4). */
-export async function complete(
-  config: InstanceConfig,
-  messageId: string,
-  finalText: string | undefined,
-  chatId?: string,
-  deps: MessageDeps = defaultDeps,
-): Promise<Message> {
-  if (finalText !== undefined && Buffer.byteLength(finalText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
-  const loc = await find(messageId, chatId);
-  const outcome = await finish(config, loc, messageId, { kind: 'complete', finalText }, deps);
-  return outcome.message!;
-}
-
-/** POST …/messages/{messageId}/cancel (§5.4.5). */
-export async function cancel(config: InstanceConfig, messageId: string, chatId?: string, deps: MessageDeps = defaultDeps): Promise<Message> {
-  const loc = await find(messageId, chatId);
-  const outcome = await finish(config, loc, messageId, { kind: 'cancel' }, deps);
-  return outcome.message!;
-}
-
-/** POST /chats/{chatId}/messages/cancel-streaming (§5.4.6). */
-export async function cancelAllStreaming(config: InstanceConfig, chatId: string, deps: MessageDeps = defaultDeps): Promise<{ cancelledMessageIds: string[] }> {
-  await existingChat(chatId);
-  const cancelled: string[] = [];
-  for (const messageId of await Store.openStreams(chatId)) {
-    try {
-      const loc = await find(messageId);
-      const outcome = await finish(config, loc, messageId, { kind: 'cancel', includeOverdue: true }, deps);
-      if (outcome.finished) cancelled.push(messageId);
-    } catch (error) {
-      // Finished by someone else meanwhile: not ours to report.
-      if (!(error instanceof ConflictError) && !(error instanceof NotFoundError)) throw error;
-    }
-  }
-  return { cancelledMessageIds: cancelled };
-}
-
-export interface ExpiryOutcome {
-  /** The stream is over (cancelled now, or finished before). */
-  done: boolean;
-  /** When not done: how long until it could be overdue. */
-  waitMs: number;
-}
-
-/** The stream-timeout task (§4.2): cancels the stream if it has been idle too long. */
-export async function expireIfIdle(config: InstanceConfig, messageId: string, deps: MessageDeps = defaultDeps): Promise<ExpiryOutcome> {
-  const loc = isId(messageId) ? await Store.locate(messageId) : undefined;
-  if (!loc) return { done: true, waitMs: 0 };
-  try {
-    const outcome = await finish(config, loc, messageId, { kind: 'expire' }, deps);
-    return outcome.waitMs === undefined ? { done: true, waitMs: 0 } : { done: false, waitMs: outcome.waitMs };
-  } catch (error) {
-    if (error instanceof ConflictError) return { done: true, waitMs: 0 };
-    throw error;
-  }
-}
-
-type Finish =
-  | { kind: 'complete'; finalText: string | undefined }
-  | { kind: 'cancel'; includeOverdue?: boolean }
-  | { kind: 'expire' };
-
-interface FinishOutcome {
-  message?: Message;
-  /** This call ended the stream. */
-  finished: boolean;
-  /** expire only: the stream is still active; check again after this long. */
-  waitMs?: number;
-}
-
-/** Waits for chunk writes that were numbered but not yet committed (they take milliseconds). */
-const IN_FLIGHT_WAITS_MS = [50, 150, 400, 800];
-
-/**
- * Ends a stream (complete, cancel or timeout), exactly once:
- * 1. read the message (its state and how many chunk numbers were handed out);
- * 2. assemble the chunks, waiting briefly for numbers still in flight; numbers that never
- *    arrive are voided in the same transaction, so their late writes fail (409) instead of
- *    being lost;
- * 3. one transaction: the message's final state and text (conditioned on it still streaming
- *    with that many chunks), the open-stream marker, the chat, the voids and the event.
- * A chunk numbered meanwhile fails step 3's condition, and the whole step is redone.
- */
-async function finish(config: InstanceConfig, loc: MessageLocation, messageId: string, how: Finish, deps: MessageDeps): Promise<FinishOutcome> {
-  // One event number for every attempt; voided if the stream ends some other way.
-  return withEventNumbers((take) => finishAttempts(config, loc, messageId, how, deps, () => take(1)));
-}
-
-async function finishAttempts(
-  config: InstanceConfig,
-  loc: MessageLocation,
-  messageId: string,
-  how: Finish,
-  deps: MessageDeps,
-  eventNumber: () => Promise<EventReservation>,
-): Promise<FinishOutcome> {
-  for (let attempt = 1; ; attempt++) {
-    const message = await Store.getMessage(loc);
-    if (!message) throw messageNotFound(messageId);
-    if (message.stream_state !== 'streaming') throw notStreaming(messageId, message.stream_state);
-    const now = deps.clock();
-    const overdue = isOverdue(message, config, now.getTime());
-    if (how.kind === 'expire' && !overdue) {
-      return { finished: false, waitMs: Date.parse(message.updated_at) + idleLimitMs(config) - now.getTime() + 1 };
-    }
-    if (overdue && how.kind === 'complete') throw await expiredConflict(config, loc, messageId, deps);
-    if (overdue && how.kind === 'cancel' && !how.includeOverdue) throw await expiredConflict(config, loc, messageId, deps);
-
-    const count = message.chunk_count ?? 0;
-    let assembled = await StreamText.assemble(messageId, count);
-    for (const wait of IN_FLIGHT_WAITS_MS) {
-      if (assembled.missing.length === 0) break;
-      await new Promise((r) => setTimeout(r, wait));
-      assembled = await StreamText.assemble(messageId, count);
-    }
-    const voids = [...assembled.missing, ...StreamText.assumedHoles(messageId, count)];
-    const nowIso = now.toISOString();
-    const cancelled = how.kind !== 'complete';
-    const text = assembled.text;
-    const contentFinal = cancelled ? null : (how.finalText ?? text);
-    const contentPartial = cancelled && text !== '' ? text : null;
-    if (contentFinal !== null && Buffer.byteLength(contentFinal, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
-
-    // The message changed (a chunk was numbered, or another finisher won) or a chunk we meant
-    // to void arrived after all: read again.
-    const readAgain = () => new RetryFinish();
-    const finishing = Store.finishStream(
-      loc,
-      message,
-      {
-        state: cancelled ? 'cancelled' : 'complete',
-        contentFinal,
-        contentPartial,
-        now: nowIso,
-        chunkCount: count,
-        ...(how.kind === 'expire' ? { unchangedSince: message.updated_at } : {}),
-      },
-      readAgain,
-    );
-    const voidItems = voids.map((seq) => guarded(Store.voidChunk(messageId, seq, nowIso), readAgain));
-    const event: NewEvent = {
-      type: 'message.streaming.complete',
-      payload: {
-        chatId: loc.chatId,
-        messageId,
-        role: message.role,
-        streamState: cancelled ? 'cancelled' : 'complete',
-        finalText: contentFinal,
-      },
-    };
-    try {
-      const eventItems = (await eventNumber()).items([event], nowIso);
-      if (cancelled) {
-        await transact([...finishing, ...voidItems, guarded(Chats.touchUpdatedAt(loc.chatId, nowIso), () => chatNotFound(loc.chatId)), ...eventItems]);
-      } else {
-        const preview = previewOf({ content_final: contentFinal, content_partial: null });
-        const chat = await Chats.getChat(loc.chatId);
-        if (!chat) throw chatNotFound(loc.chatId);
-        await commitTouchingChat(
-          loc.chatId,
-          { now: nowIso, pinned: chat.pinned, lastMessageAt: nowIso, preview: { text: preview, role: message.role } },
-          [...finishing, ...voidItems],
-          eventItems,
-        );
-      }
-    } catch (error) {
-      if (!(error instanceof RetryFinish) || attempt >= 20) throw error;
-      continue;
-    }
-    StreamText.forget(messageId);
-    const finished: MessageRecord = {
-      ...message,
-      stream_state: cancelled ? 'cancelled' : 'complete',
-      content_final: contentFinal,
-      content_partial: contentPartial,
-      updated_at: nowIso,
-    };
-    return { message: Store.toMessage(finished), finished: true };
-  }
-}
-
-class RetryFinish extends Error {}
-
-// ---------------------------------------------------------------------------------------
-// Typing
-// ---------------------------------------------------------------------------------------
-
-/** POST /chats/{chatId}/typing (§5.3.8): an ephemeral `chat.typing`; nothing stored. */
-export async function agentTyping(chatId: string, agentId: string, deps: MessageDeps = defaultDeps): Promise<void> {
-  if (!isId(chatId)) throw chatNotFound(chatId);
-  const now = deps.clock().toISOString();
-  await transact([guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now)]);
-}
-
-/**
- * POST /chats/{chatId}/user-typing (§5.3.9): an ephemeral `chat.user_typing`; in
- * batched_sequential mode also the time, for the dispatch typing grace (§4.4.3).
- */
-export async function userTyping(config: InstanceConfig, chatId: string, deps: MessageDeps = defaultDeps): Promise<void> {
-  if (!isId(chatId)) throw chatNotFound(chatId);
-  const now = deps.clock().toISOString();
-  const items: TransactWrite[] = [
-    guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)),
-    ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now),
-  ];
-  if (config.server.dispatch.mode === 'batched_sequential') items.push(recordUserTyping(chatId, now));
-  await transact(items);
-}

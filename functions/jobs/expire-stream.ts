@@ -4,7 +4,7 @@
  * been idle longer than server.streamTimeoutSeconds, with a write conditioned on the activity
  * it saw, and otherwise tells the loop how long to wait before looking again.
  */
-import * as Messages from '../core/messages.js';
+import * as Streaming from '../core/streaming.js';
 import { getConfig } from '../platform/config.js';
 import { logger } from '../platform/logger.js';
 
@@ -33,7 +33,7 @@ export interface ExpireStreamOutput {
 
 export async function handler(event: ExpireStreamInput): Promise<ExpireStreamOutput> {
   const config = await getConfig();
-  const outcome = await Messages.expireIfIdle(config, event.messageId);
+  const outcome = await Streaming.expireIfIdle(config, event.messageId);
   logger.info('stream expiry check', { messageId: event.messageId, done: outcome.done, waitMs: outcome.waitMs });
   return {
     messageId: event.messageId,

@@ -1,12 +1,12 @@
 /** POST /api/v1/chats/{chatId}/typing: agent typing indicator, ephemeral (§5.3.8). */
 import { z } from 'zod';
-import * as Messages from '../../core/messages.js';
+import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
 
 export const schemas = { path: chatPath, body: z.object({ agentId: z.string() }) };
 
 export const handler = http('chats/typing', schemas, async ({ path, body }) => {
-  await Messages.agentTyping(path.chatId, body.agentId);
+  await Chats.agentTyping(path.chatId, body.agentId);
   return { status: 204 };
 });

@@ -1,11 +1,11 @@
 /** POST /api/v1/chats/{chatId}/user-typing: user typing indicator, ephemeral (§5.3.9). No body. */
-import * as Messages from '../../core/messages.js';
+import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
 
 export const schemas = { path: chatPath };
 
 export const handler = http('chats/user-typing', schemas, async ({ path, config }) => {
-  await Messages.userTyping(config, path.chatId);
+  await Chats.userTyping(config, path.chatId);
   return { status: 204 };
 });

@@ -1,5 +1,5 @@
 /** POST /api/v1/chats/{chatId}/messages/cancel-streaming: cancel every open stream of a chat (§5.4.6). */
-import * as Messages from '../../core/messages.js';
+import * as Streaming from '../../core/streaming.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
 
@@ -7,5 +7,5 @@ export const schemas = { path: chatPath };
 
 export const handler = http('messages/cancel-streaming', schemas, async ({ path, config }) => ({
   status: 200,
-  body: await Messages.cancelAllStreaming(config, path.chatId),
+  body: await Streaming.cancelAllStreaming(config, path.chatId),
 }));

@@ -1,5 +1,5 @@
 /** POST /api/v1/messages/{messageId}/cancel and its chat-scoped form (§5.4.5). No body. */
-import * as Messages from '../../core/messages.js';
+import * as Streaming from '../../core/streaming.js';
 import { http } from '../../middleware/http.js';
 import { messagePath } from './path.js';
 
@@ -7,5 +7,5 @@ export const schemas = { path: messagePath };
 
 export const handler = http('messages/cancel', schemas, async ({ path, config }) => ({
   status: 200,
-  body: await Messages.cancel(config, path.messageId, path.chatId),
+  body: await Streaming.cancel(config, path.messageId, path.chatId),
 }));

@@ -1,6 +1,6 @@
 /** POST /api/v1/messages/{messageId}/chunks and its chat-scoped form: append a chunk (§5.4.3). */
 import { z } from 'zod';
-import * as Messages from '../../core/messages.js';
+import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { messagePath } from './path.js';
@@ -16,5 +16,5 @@ export const handler = http('messages/chunk', schemas, async ({ path, body, conf
   if (typeof deltaText !== 'string' || deltaText === '') {
     throw new FieldRuleError('deltaText', 'deltaText must be a non-empty string.');
   }
-  return { status: 200, body: await Messages.appendChunk(config, path.messageId, deltaText, path.chatId) };
+  return { status: 200, body: await Streaming.appendChunk(config, path.messageId, deltaText, path.chatId) };
 });

@@ -3,7 +3,7 @@
  * optional and read whatever its content type; `finalText`, when present, must be a string.
  */
 import { z } from 'zod';
-import * as Messages from '../../core/messages.js';
+import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { messagePath } from './path.js';
@@ -20,5 +20,5 @@ export const handler = http('messages/complete', schemas, async ({ path, body, c
   if (finalText !== undefined && typeof finalText !== 'string') {
     throw new FieldRuleError('finalText', 'finalText must be a string.');
   }
-  return { status: 200, body: await Messages.complete(config, path.messageId, finalText, path.chatId) };
+  return { status: 200, body: await Streaming.complete(config, path.messageId, finalText, path.chatId) };
 });
