@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { CLIENT_GONE } from '../functions/platform/client-gone.js';
 import type { ContextWithClient } from '../functions/platform/client-gone.js';
+import { env } from '../functions/platform/env.js';
 import { fallbackHandler, routes, streamRoute } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
 import { startLocalS3 } from './s3.js';
@@ -175,18 +176,53 @@ export interface LocalApiOptions {
   dispatch?: boolean;
 }
 
+/**
+ * Validates the environment the handlers will read (a missing variable fails here, by name)
+ * and checks that nothing read it before the emulators' variables were set.
+ */
+function assertEnvironmentRead(sqs: { dispatchQueueUrl: string } | undefined, s3: { bucket: string }): void {
+  const e = env();
+  if (e.MEDIA_BUCKET !== s3.bucket || (sqs && e.DISPATCH_QUEUE_URL !== sqs.dispatchQueueUrl)) {
+    throw new Error('The function environment was read before the local runtime set it up: start the local API before using the handlers.');
+  }
+}
+
 /** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
 export async function startLocalApi(port: number, options: LocalApiOptions = {}): Promise<LocalApi> {
-  const { mounted, fallback, stream } = await mountAll();
-  const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
-  const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
-  const tagSweep = startLocalTagSweep();
-  // The dispatch queues: handlers find them through the environment, as in AWS.
+  // Everything the handlers find through the environment (the table is the caller's: its
+  // TABLE_NAME and DYNAMODB_ENDPOINT are set already) starts first, and its variables are set,
+  // before any handler is mounted: functions/platform/env.ts reads the environment once.
+  // The dispatch queues, as in AWS.
   const sqs = options.dispatch === false ? undefined : await startLocalSqs(options.sqsDataDir);
   if (sqs) Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
-  // The media bucket: handlers find it through the environment, as in AWS.
-  const s3 = await startLocalS3(options.s3DataDir);
+  // The media bucket, as in AWS.
+  let s3: Awaited<ReturnType<typeof startLocalS3>>;
+  try {
+    s3 = await startLocalS3(options.s3DataDir);
+  } catch (error) {
+    await sqs?.stop();
+    throw error;
+  }
   Object.assign(process.env, { S3_ENDPOINT: s3.endpoint, MEDIA_BUCKET: s3.bucket });
+  // The stream-timeout loop and the tag sweep (in-process timers standing in for AWS schedules).
+  const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
+  const tagSweep = startLocalTagSweep();
+  const stopServices = async () => {
+    streamTimers?.stop();
+    tagSweep.stop();
+    await sqs?.stop();
+    await s3.stop();
+  };
+  let handlers: Awaited<ReturnType<typeof mountAll>>;
+  try {
+    assertEnvironmentRead(sqs, s3);
+    handlers = await mountAll();
+  } catch (error) {
+    await stopServices();
+    throw error;
+  }
+  const { mounted, fallback, stream } = handlers;
+  const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
   const server = createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
@@ -245,13 +281,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     url: `http://127.0.0.1:${bound}`,
     close: () =>
       new Promise<void>((ok) => {
-        streamTimers?.stop();
-        tagSweep.stop();
         server.closeAllConnections();
         server.close(() => ok());
-      }).then(async () => {
-        await sqs?.stop();
-        await s3.stop();
-      }),
+      }).then(stopServices),
   };
 }

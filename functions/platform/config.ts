@@ -2,7 +2,9 @@
  * The live instance configuration. The raw document arrives in INSTANCE_CONFIG (JSON,
  * never holding secrets in a deployed stack); the instance secret comes from Secrets
  * Manager when INSTANCE_SECRET_ARN is set (fetched once, cached 5 minutes by Powertools).
- * §12.2 overrides are applied on every read; the parsed result is memoized per input.
+ * Every variable comes through platform/env.ts (read once per container; tests that change
+ * the configuration reload it there). §12.2 overrides are applied on every read; the parsed
+ * result is memoized per input.
  */
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { env } from './env.js';
@@ -19,12 +21,13 @@ async function storedSecret(): Promise<string | undefined> {
 }
 
 export async function getConfig(): Promise<InstanceConfig> {
-  const raw = process.env.INSTANCE_CONFIG ?? '';
+  const e = env();
+  const raw = e.INSTANCE_CONFIG ?? '';
   const overrides = {
-    OPENGRAM_INSTANCE_SECRET: process.env.OPENGRAM_INSTANCE_SECRET || (await storedSecret()),
-    OPENGRAM_PUBLIC_BASE_URL: process.env.OPENGRAM_PUBLIC_BASE_URL,
-    OPENGRAM_CORS_ORIGINS: process.env.OPENGRAM_CORS_ORIGINS,
-    OPENGRAM_SERVER_PORT: process.env.OPENGRAM_SERVER_PORT,
+    OPENGRAM_INSTANCE_SECRET: e.OPENGRAM_INSTANCE_SECRET || (await storedSecret()),
+    OPENGRAM_PUBLIC_BASE_URL: e.OPENGRAM_PUBLIC_BASE_URL,
+    OPENGRAM_CORS_ORIGINS: e.OPENGRAM_CORS_ORIGINS,
+    OPENGRAM_SERVER_PORT: e.OPENGRAM_SERVER_PORT,
   };
   const key = `${raw}\u0000${JSON.stringify(overrides)}`;
   if (memo?.key !== key) memo = { key, config: resolveConfig(raw ? JSON.parse(raw) : {}, overrides) };
@@ -37,9 +40,10 @@ export function rateLimitSettings(): { max: number; windowMs: number; trustProxy
     const n = Math.floor(Number(value));
     return Number.isFinite(n) && n >= 1 ? n : fallback;
   };
+  const e = env();
   return {
-    max: positive(process.env.OPENGRAM_WRITE_RATE_LIMIT_MAX, 100),
-    windowMs: positive(process.env.OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS, 1000),
-    trustProxyHeaders: /^(1|true|yes)$/i.test(process.env.OPENGRAM_TRUST_PROXY_HEADERS ?? ''),
+    max: positive(e.OPENGRAM_WRITE_RATE_LIMIT_MAX, 100),
+    windowMs: positive(e.OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS, 1000),
+    trustProxyHeaders: /^(1|true|yes)$/i.test(e.OPENGRAM_TRUST_PROXY_HEADERS ?? ''),
   };
 }

@@ -1,16 +1,55 @@
 /**
- * The function's environment, read and validated once per container. Only the local
- * runtime sets DYNAMODB_ENDPOINT; nothing else differs between Lambda and local.
+ * The function's environment: the one place that reads process.env. It is parsed and
+ * validated once per container, on the first env() call (handlers make it while loading or
+ * on their first request), and a missing or malformed variable fails with its name.
+ * Variables only some functions need are optional here and checked where they are used
+ * (requiredEnv: "DISPATCH_QUEUE_URL is not configured").
+ *
+ * The local runtime (local/server.ts) sets every variable, its emulators' endpoints
+ * included, before it mounts a handler, so nothing differs between Lambda and local but the
+ * values. An empty variable counts as unset.
  */
 import { z } from 'zod';
 
+const text = z.string().min(1);
+
 const Env = z.object({
-  TABLE_NAME: z.string().min(1),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
+  TABLE_NAME: text,
+  AWS_REGION: text.default('us-east-1'),
+  /** Set by the Lambda runtime; absent locally. */
+  AWS_LAMBDA_FUNCTION_NAME: text.optional(),
+  /** Local emulators (the local runtime only). */
   DYNAMODB_ENDPOINT: z.string().url().optional(),
+  SQS_ENDPOINT: z.string().url().optional(),
+  S3_ENDPOINT: z.string().url().optional(),
+  /** The dispatch queues (platform/queues.ts): required by the functions that dispatch. */
+  DISPATCH_QUEUE_URL: text.optional(),
+  FLUSH_QUEUE_URL: text.optional(),
+  /** The media bucket (platform/media-storage.ts): required by the media functions. */
+  MEDIA_BUCKET: text.optional(),
+  /** The stream-timeout state machine (platform/stream-timer.ts); without it streams expire lazily. */
+  STREAM_TIMEOUT_STATE_MACHINE_ARN: text.optional(),
+  /** The instance configuration document (JSON, contract §12), without secrets in a deployed stack. */
+  INSTANCE_CONFIG: z.string().optional(),
   /** ARN of the Secrets Manager secret holding the instance secret, when enabled. */
-  INSTANCE_SECRET_ARN: z.string().min(1).optional(),
-  SERVICE_VERSION: z.string().min(1).default('0.1.0'),
+  INSTANCE_SECRET_ARN: text.optional(),
+  /** Contract §12.2 overrides. */
+  OPENGRAM_INSTANCE_SECRET: text.optional(),
+  OPENGRAM_PUBLIC_BASE_URL: text.optional(),
+  OPENGRAM_CORS_ORIGINS: text.optional(),
+  OPENGRAM_SERVER_PORT: text.optional(),
+  /** Contract §1.12 write rate limit; platform/config.ts applies the defaults (a value below 1 takes it). */
+  OPENGRAM_WRITE_RATE_LIMIT_MAX: text.optional(),
+  OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: text.optional(),
+  OPENGRAM_TRUST_PROXY_HEADERS: text.optional(),
+  /** Auto-rename providers' keys: GET /config reports only whether one is present. */
+  ANTHROPIC_API_KEY: text.optional(),
+  OPENAI_API_KEY: text.optional(),
+  GEMINI_API_KEY: text.optional(),
+  GOOGLE_API_KEY: text.optional(),
+  XAI_API_KEY: text.optional(),
+  OPENROUTER_API_KEY: text.optional(),
+  SERVICE_VERSION: text.default('0.1.0'),
   /** SSE stream lifetime and timers (ms); defaults in core/event-stream.ts. Tests shorten them. */
   SSE_LIFETIME_MS: z.coerce.number().int().positive().optional(),
   SSE_KEEPALIVE_MS: z.coerce.number().int().positive().optional(),
@@ -20,8 +59,47 @@ const Env = z.object({
 });
 export type Env = z.infer<typeof Env>;
 
+const PROVIDER_KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'XAI_API_KEY', 'OPENROUTER_API_KEY'] as const;
+
+function parse(source: NodeJS.ProcessEnv): Env {
+  const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ''));
+  const result = Env.safeParse(present);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const name = issue.path.join('.');
+    return present[name] === undefined ? `${name} is not set` : `${name} is invalid (${issue.message})`;
+  });
+  throw new Error(`The function's environment is incomplete: ${problems.join('; ')}`);
+}
+
 let cached: Env | undefined;
+
 export function env(): Env {
-  cached ??= Env.parse(process.env);
+  cached ??= parse(process.env);
   return cached;
+}
+
+type OptionalText = {
+  [K in keyof Env]-?: undefined extends Env[K] ? (NonNullable<Env[K]> extends string ? K : never) : never;
+}[keyof Env];
+
+/** A variable only some functions need, with a clear error where one of them runs without it. */
+export function requiredEnv(name: OptionalText): string {
+  const value = env()[name];
+  if (!value) throw new Error(`${name} is not configured`);
+  return value;
+}
+
+/** The auto-rename providers' key variables that are set (GET /config reports their presence). */
+export function providerKeys(): Record<string, string | undefined> {
+  const e = env();
+  return Object.fromEntries(PROVIDER_KEYS.map((name) => [name, e[name]]));
+}
+
+/**
+ * Tests only (test/support/api.ts setConfig and setEnv): the next env() reads process.env
+ * again, as a new container would. Nothing in functions/ calls it.
+ */
+export function reloadEnvForTests(): void {
+  cached = undefined;
 }

@@ -2,29 +2,24 @@
  * The media bucket (contract §2.4, §8.3): originals and thumbnails as S3 objects, keyed as
  * the contract's storage paths. The table holds the media records; the bucket only the bytes.
  *
- * Configuration: MEDIA_BUCKET, and S3_ENDPOINT for the local emulator (path-style addressing).
- * Read on each use, like the queues, because the local runtime starts its emulator after the
- * process environment was first read.
+ * Configuration (platform/env.ts): MEDIA_BUCKET, and S3_ENDPOINT for the local emulator
+ * (path-style addressing; the local runtime starts it before it mounts the handlers).
  */
 import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
-let client: { endpoint: string | undefined; s3: S3Client } | undefined;
+import { env, requiredEnv } from './env.js';
+
+let client: S3Client | undefined;
 
 function s3(): S3Client {
-  const endpoint = process.env.S3_ENDPOINT || undefined;
-  if (!client || client.endpoint !== endpoint) {
-    client = { endpoint, s3: new S3Client({ endpoint, forcePathStyle: endpoint !== undefined, maxAttempts: 4 }) };
-  }
-  return client.s3;
+  const endpoint = env().S3_ENDPOINT;
+  client ??= new S3Client({ endpoint, forcePathStyle: endpoint !== undefined, maxAttempts: 4 });
+  return client;
 }
 
-function bucket(): string {
-  const name = process.env.MEDIA_BUCKET;
-  if (!name) throw new Error('MEDIA_BUCKET is not configured');
-  return name;
-}
+const bucket = (): string => requiredEnv('MEDIA_BUCKET');
 
 /** The headers a stored object answers with (kept on the object, so a presigned GET serves them too). */
 export interface ObjectHeaders {

@@ -4,9 +4,8 @@
  * of flush signals whose per-message delay times the batch sealing. The table holds the truth
  * (batches, leases, inputs); the queues only deliver and time.
  *
- * Configuration: DISPATCH_QUEUE_URL, FLUSH_QUEUE_URL, and SQS_ENDPOINT (the local emulator).
- * Read on each use (not through env()), because the local runtime creates its queues after
- * the process environment was first read.
+ * Configuration (platform/env.ts): DISPATCH_QUEUE_URL, FLUSH_QUEUE_URL, and SQS_ENDPOINT
+ * (the local emulator, which the local runtime starts before it mounts the handlers).
  */
 import {
   ChangeMessageVisibilityCommand,
@@ -16,20 +15,17 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Message } from '@aws-sdk/client-sqs';
+import { env, requiredEnv } from './env.js';
 
-let client: { endpoint: string | undefined; sqs: SQSClient } | undefined;
+let client: SQSClient | undefined;
 
-function sqs(): SQSClient {
-  const endpoint = process.env.SQS_ENDPOINT || undefined;
-  if (!client || client.endpoint !== endpoint) client = { endpoint, sqs: new SQSClient({ endpoint, maxAttempts: 4 }) };
-  return client.sqs;
+/** The functions' one SQS client (exported for tests, which inject faults through its middleware stack). */
+export function sqs(): SQSClient {
+  client ??= new SQSClient({ endpoint: env().SQS_ENDPOINT, maxAttempts: 4 });
+  return client;
 }
 
-function queueUrl(name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL'): string {
-  const url = process.env[name];
-  if (!url) throw new Error(`${name} is not configured`);
-  return url;
-}
+const queueUrl = (name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL'): string => requiredEnv(name);
 
 /** SQS's own limits: per-message delay 0–900 s, visibility 0–12 h. */
 const MAX_DELAY_SECONDS = 900;
@@ -111,4 +107,4 @@ export async function deleteBatchMessage(receiptHandle: string): Promise<void> {
   await sqs().send(new DeleteMessageCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle }));
 }
 
-export const dispatchConfigured = (): boolean => Boolean(process.env.DISPATCH_QUEUE_URL && process.env.FLUSH_QUEUE_URL);
+export const dispatchConfigured = (): boolean => Boolean(env().DISPATCH_QUEUE_URL && env().FLUSH_QUEUE_URL);

@@ -7,6 +7,7 @@
  * treats an overdue stream as cancelled.
  */
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { env } from './env.js';
 import { logger } from './logger.js';
 
 export interface StreamTimerInput {
@@ -26,7 +27,7 @@ export function installStreamTimer(starter: StreamTimerStarter | undefined): voi
 }
 
 async function startExecution(input: StreamTimerInput): Promise<void> {
-  const stateMachineArn = process.env.STREAM_TIMEOUT_STATE_MACHINE_ARN;
+  const stateMachineArn = env().STREAM_TIMEOUT_STATE_MACHINE_ARN;
   if (!stateMachineArn) {
     logger.warn('stream timer not configured: an abandoned stream is cancelled when next read or written', { messageId: input.messageId });
     return;

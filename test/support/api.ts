@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { reloadEnvForTests } from '../../functions/platform/env.js';
 import { ensureTable } from '../../local/table.js';
 import { LOCAL_AWS_ENV } from '../../local/dynamo.js';
 
@@ -33,6 +34,11 @@ export interface TestApi {
   patch<T = any>(path: string, body?: unknown, options?: RequestOptions): Promise<Response<T>>;
   /** Replaces the instance configuration document (as an admin change would). */
   setConfig(config: Record<string, unknown>): void;
+  /**
+   * Sets (or, with undefined, removes) environment variables and has the handlers read their
+   * environment again (functions/platform/env.ts otherwise reads it once), as a redeploy would.
+   */
+  setEnv(vars: Record<string, string | undefined>): void;
   close(): Promise<void>;
 }
 
@@ -72,7 +78,9 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     OPENGRAM_WRITE_RATE_LIMIT_MAX: '1000000',
     ...options.env,
   });
-  // Imported after the environment is set: handlers read it once per module load.
+  // Whatever read the environment before this point read an incomplete one.
+  reloadEnvForTests();
+  // Imported after the environment is set: handlers read it once (functions/platform/env.ts).
   const { startLocalApi } = await import('../../local/server.js');
   const sqsDataDir = options.dispatch ? mkdtempSync(join(tmpdir(), 'chat-relay-sqs-')) : undefined;
   // The media bucket's objects go to a data folder too, as with npm start.
@@ -105,6 +113,14 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     return { status: res.status, headers: res.headers, body: parsed as T, text };
   }
 
+  function setEnv(vars: Record<string, string | undefined>): void {
+    for (const [name, value] of Object.entries(vars)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+    reloadEnvForTests();
+  }
+
   return {
     url: api.url,
     tableName,
@@ -112,9 +128,8 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     get: (path, opts) => request('GET', path, undefined, opts),
     post: (path, body, opts) => request('POST', path, body, opts),
     patch: (path, body, opts) => request('PATCH', path, body, opts),
-    setConfig: (config) => {
-      process.env.INSTANCE_CONFIG = JSON.stringify(config);
-    },
+    setConfig: (config) => setEnv({ INSTANCE_CONFIG: JSON.stringify(config) }),
+    setEnv,
     close: async () => {
       await api.close();
       if (sqsDataDir) rmSync(sqsDataDir, { recursive: true, force: true });

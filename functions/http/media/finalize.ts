@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import * as Uploads from '../../core/media-upload.js';
 import { http } from '../../middleware/http.js';
+import { env } from '../../platform/env.js';
 import { preloadImages } from '../../platform/images.js';
 
 export const schemas = { path: z.object({ chatId: z.string(), uploadId: z.string() }) };
@@ -17,4 +18,4 @@ export const handler = http('media/finalize', schemas, async ({ path, config }) 
 
 // On Lambda, start the image library (WebAssembly, about 0.5 s) during the function's init
 // rather than in its first request; locally it loads on first use.
-if (process.env.AWS_LAMBDA_FUNCTION_NAME) await preloadImages();
+if (env().AWS_LAMBDA_FUNCTION_NAME) await preloadImages();

@@ -3,7 +3,8 @@
  * are never lost): a queue call that fails after the input's transaction committed leaves a
  * sealed batch unsent or an input unsignalled; the sweeper (functions/jobs/dispatch-sweep.ts,
  * every minute) finds it through the sparse gsi3 mark and resumes it. Faults are injected by
- * pointing the handlers at a queue that does not exist, for one request.
+ * failing the handlers' calls to one queue as a missing queue would (SDK middleware on their
+ * SQS client, support.ts withBrokenQueue), for one request.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import * as Dispatch from '../../../functions/core/dispatch.js';
@@ -11,7 +12,7 @@ import { handler as sweepHandler } from '../../../functions/jobs/dispatch-sweep.
 import * as Queues from '../../../functions/platform/queues.js';
 import * as Store from '../../../functions/store/dispatch-repo.js';
 import { resolveConfig } from '../../../functions/platform/instance-config.js';
-import { configWith, dispatchApi, sleep } from './support.js';
+import { configWith, dispatchApi, sleep, withBrokenQueue } from './support.js';
 
 const DEBOUNCE = 600;
 const sequential = configWith({ mode: 'sequential' });
@@ -22,17 +23,6 @@ afterEach(async () => {
   api().setConfig(sequential);
   await d.drain(0);
 });
-
-/** Runs `f` while the handlers' queue `name` points at a queue that does not exist. */
-async function withBrokenQueue<T>(name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL', f: () => Promise<T>): Promise<T> {
-  const url = process.env[name]!;
-  process.env[name] = `${url}-missing`;
-  try {
-    return await f();
-  } finally {
-    process.env[name] = url;
-  }
-}
 
 /** The sweeper's run with no staleness window (its schedule is every minute; waiting that long proves nothing more). */
 const sweepNow = (config: Record<string, unknown>) => Dispatch.sweep(resolveConfig(config), undefined, 0);

@@ -11,7 +11,7 @@ import * as Dispatch from '../../../functions/core/dispatch.js';
 import * as Queues from '../../../functions/platform/queues.js';
 import * as Store from '../../../functions/store/dispatch-repo.js';
 import type { Batch } from './support.js';
-import { dispatchApi } from './support.js';
+import { dispatchApi, withBrokenQueue } from './support.js';
 
 const defaults = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -95,15 +95,8 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     const chat = await d.newChat();
     await d.say(chat.id, 'flaky queue');
     const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
-    // The visibility change fails (the handlers point at a queue that does not exist for this one request).
-    const url = process.env.DISPATCH_QUEUE_URL!;
-    process.env.DISPATCH_QUEUE_URL = `${url}-missing`;
-    let res;
-    try {
-      res = await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
-    } finally {
-      process.env.DISPATCH_QUEUE_URL = url;
-    }
+    // The visibility change fails (the batch queue answers as a missing queue for this one request).
+    const res = await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true }));
     expect(res.status).toBe(204);
     // The message is still hidden for the rest of the 60 s lease: nothing to claim yet.
     await d.claimNone({ workerId: 'w2', waitMs: 1500 });

@@ -4,6 +4,9 @@
  */
 import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { QueueDoesNotExist } from '@aws-sdk/client-sqs';
+import { env } from '../../../functions/platform/env.js';
+import { sqs } from '../../../functions/platform/queues.js';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { startApi } from '../../support/api.js';
@@ -12,6 +15,32 @@ import type { ClaimedBatch } from '../../../functions/core/dispatch.js';
 import type { BatchItem } from '../../../functions/store/dispatch-repo.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs `f` while every call the handlers make to queue `name` fails as a queue that does not
+ * exist would: a middleware on the functions' SQS client (as test/integration/middleware/errors.test.ts
+ * does on the DynamoDB client), removed afterwards. The local runtime's own consumers use
+ * their own client and are unaffected.
+ */
+export async function withBrokenQueue<T>(name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL', f: () => Promise<T>): Promise<T> {
+  const url = env()[name];
+  if (!url) throw new Error(`${name} is not set: start the API with dispatch on`);
+  const middleware = `break-${name}`;
+  sqs().middlewareStack.add(
+    (next) => async (args) => {
+      if ((args.input as { QueueUrl?: unknown }).QueueUrl === url) {
+        throw new QueueDoesNotExist({ message: 'The specified queue does not exist.', $metadata: { httpStatusCode: 400 } });
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: middleware },
+  );
+  try {
+    return await f();
+  } finally {
+    sqs().middlewareStack.remove(middleware);
+  }
+}
 
 /** An instance configuration with one agent, one model and the given dispatch settings. */
 export const configWith = (dispatch: Record<string, unknown>) => ({

@@ -89,13 +89,13 @@ describe('instance secret (§1.11)', () => {
 
   it('OPENGRAM_INSTANCE_SECRET overrides the secret and forces it on', async () => {
     api.setConfig({});
-    process.env.OPENGRAM_INSTANCE_SECRET = 'from-env-secret';
+    api.setEnv({ OPENGRAM_INSTANCE_SECRET: 'from-env-secret' });
     try {
       expect((await api.post('/api/v1/chats', newChat())).status).toBe(401);
       expect((await api.post('/api/v1/chats', newChat(), bearer('from-env-secret'))).status).toBe(201);
       expect((await api.get('/api/v1/config')).body.security.instanceSecretEnabled).toBe(true);
     } finally {
-      delete process.env.OPENGRAM_INSTANCE_SECRET;
+      api.setEnv({ OPENGRAM_INSTANCE_SECRET: undefined });
       api.setConfig(withSecret(false));
     }
   });
