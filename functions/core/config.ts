@@ -45,7 +45,8 @@ const AUTO_RENAME_PROVIDERS = [
   },
 ] as const;
 
-export function publicConfig(config: InstanceConfig, environment: NodeJS.ProcessEnv = process.env): Record<string, unknown> {
+/** `environment`: the provider API keys present (platform/env.ts providerKeys), for hasEnvKey. */
+export function publicConfig(config: InstanceConfig, environment: Record<string, string | undefined>): Record<string, unknown> {
   const { server, security, push, autoRename } = config;
   return {
     appName: config.appName,
