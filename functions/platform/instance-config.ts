@@ -1,129 +1,203 @@
 /**
- * The instance configuration document (contract §12): defaults, deployment overrides
- * (§12.2) and validation (§12.3). Pure: it never touches the environment or AWS itself;
- * platform/settings.ts decides where the raw document and the secret come from.
+ * The instance configuration document (contract §12): one zod schema holds its shape, its
+ * defaults (§12.1) and its validation rules (§12.3), and yields the InstanceConfig type;
+ * resolveConfig adds the deployment overrides (§12.2). Pure: it never touches the environment
+ * or AWS itself; platform/settings.ts decides where the raw document and the secret come from.
  */
 import { z } from 'zod';
 
 export const DISPATCH_MODES = ['immediate', 'sequential', 'batched_sequential'] as const;
 export const AUTO_RENAME_PROVIDERS = ['anthropic', 'openai', 'google', 'xai', 'openrouter'] as const;
 
-export interface AgentConfig {
-  id: string;
-  name: string;
-  description: string;
-  avatarUrl?: string;
-  defaultModelId?: string;
-  [key: string]: unknown;
-}
-export interface ModelConfig {
-  id: string;
-  name: string;
-  description: string;
-  metadata?: Record<string, string>;
-  [key: string]: unknown;
-}
-export interface HookConfig {
-  url: string;
-  events: string[];
-  headers?: Record<string, string>;
-  signingSecret?: string;
-  timeoutMs?: number;
-  maxRetries?: number;
-}
-export interface DispatchConfig {
-  mode: (typeof DISPATCH_MODES)[number];
-  batchDebounceMs: number;
-  typingGraceMs: number;
-  maxBatchWaitMs: number;
-  schedulerTickMs: number;
-  leaseMs: number;
-  heartbeatIntervalMs: number;
-  claimWaitMs: number;
-  retryBaseMs: number;
-  retryMaxMs: number;
-  maxAttempts: number;
-  execution: { autoscaleEnabled: boolean; minConcurrency: number; maxConcurrency: number; scaleCooldownMs: number };
-  claim: { claimManyLimit: number };
-}
-export interface AutoRenameConfig {
-  enabled: boolean;
-  provider: string;
-  modelId: string;
-  apiKey?: string;
-}
-export interface InstanceConfig {
-  appName: string;
-  maxUploadBytes: number;
-  allowedMimeTypes: string[];
-  titleMaxChars: number;
-  defaultModelIdForNewChats?: string;
-  agents: AgentConfig[];
-  models: ModelConfig[];
-  push: { enabled: boolean; vapidPublicKey: string; vapidPrivateKey: string; subject: string };
-  security: { instanceSecretEnabled: boolean; instanceSecret: string; readEndpointsRequireInstanceSecret: boolean };
-  server: {
-    publicBaseUrl: string;
-    port: number;
-    streamTimeoutSeconds: number;
-    corsOrigins: string[];
-    idempotencyTtlSeconds: number;
-    dispatch: DispatchConfig;
-  };
-  hooks: HookConfig[];
-  autoRename: AutoRenameConfig | null;
-  /** Keys the service does not know are kept as given (§5.2.2). */
-  [key: string]: unknown;
-}
-
-export function defaultConfig(): InstanceConfig {
-  return {
-    appName: 'OpenGram',
-    maxUploadBytes: 50_000_000,
-    allowedMimeTypes: ['*/*'],
-    titleMaxChars: 48,
-    agents: [
-      {
-        id: 'agent-default',
-        name: 'Default Agent',
-        description: 'Default local development agent.',
-        defaultModelId: 'model-default',
-      },
-    ],
-    models: [{ id: 'model-default', name: 'Default Model', description: 'Default local development model.' }],
-    push: { enabled: false, vapidPublicKey: '', vapidPrivateKey: '', subject: '' },
-    security: { instanceSecretEnabled: false, instanceSecret: '', readEndpointsRequireInstanceSecret: false },
-    server: {
-      publicBaseUrl: 'http://localhost:3000',
-      port: 3000,
-      streamTimeoutSeconds: 60,
-      corsOrigins: [],
-      idempotencyTtlSeconds: 86_400,
-      dispatch: {
-        mode: 'batched_sequential',
-        batchDebounceMs: 600,
-        typingGraceMs: 2000,
-        maxBatchWaitMs: 30_000,
-        schedulerTickMs: 500,
-        leaseMs: 30_000,
-        heartbeatIntervalMs: 5000,
-        claimWaitMs: 10_000,
-        retryBaseMs: 500,
-        retryMaxMs: 30_000,
-        maxAttempts: 8,
-        execution: { autoscaleEnabled: true, minConcurrency: 2, maxConcurrency: 10, scaleCooldownMs: 5000 },
-        claim: { claimManyLimit: 10 },
-      },
-    },
-    hooks: [],
-    autoRename: null,
-  };
-}
-
 export class ConfigValidationError extends Error {
   constructor(rule: string) {
     super(`Config validation error: ${rule}`);
   }
+}
+
+/** The broken rule of one CORS origin entry, or its origin form. */
+function checkOrigin(entry: unknown): { origin: string } | { rule: string } {
+  if (typeof entry !== 'string' || entry.trim() === '') {
+    return { rule: 'server.corsOrigins entries must be non-empty strings.' };
+  }
+  const text = entry.trim();
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return { rule: `server.corsOrigins entry "${text}" is not a valid URL.` };
+  }
+  const plainOrigin =
+    (url.protocol === 'http:' || url.protocol === 'https:') &&
+    url.pathname === '/' &&
+    url.search === '' &&
+    url.hash === '' &&
+    url.username === '' &&
+    !text.includes('*');
+  if (!plainOrigin) {
+    return { rule: `server.corsOrigins entry "${text}" must be an http or https origin without path, query or fragment.` };
+  }
+  return { origin: url.origin };
+}
+
+/** Normalizes one CORS origin entry to its origin form, or throws. */
+export function normalizeOrigin(entry: unknown): string {
+  const checked = checkOrigin(entry);
+  if ('rule' in checked) throw new ConfigValidationError(checked.rule);
+  return checked.origin;
+}
+
+// Every object keeps the keys it does not know, as given (§5.2.2); nested objects default
+// key by key (`prefault({})` runs their own defaults), arrays and scalars replace defaults.
+const count = (min: number) => z.number().int().min(min);
+const ms = (value: number) => count(0).default(value);
+
+const Agent = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  description: z.string(),
+  avatarUrl: z.string().optional(),
+  defaultModelId: z.string().optional(),
+});
+const Model = z.looseObject({
+  id: z.string().min(1),
+  name: z.string(),
+  description: z.string(),
+  metadata: z.record(z.string(), z.string()).optional(),
+});
+const Hook = z.looseObject({
+  url: z.string().min(1),
+  events: z.array(z.string()),
+  headers: z.record(z.string(), z.string()).optional(),
+  signingSecret: z.string().optional(),
+  timeoutMs: count(1).optional(),
+  maxRetries: count(0).optional(),
+});
+const AutoRename = z.looseObject({ enabled: z.boolean(), provider: z.string(), modelId: z.string(), apiKey: z.string().optional() });
+
+const Dispatch = z.looseObject({
+  mode: z.enum(DISPATCH_MODES).default('batched_sequential'),
+  batchDebounceMs: ms(600),
+  typingGraceMs: ms(2000),
+  maxBatchWaitMs: ms(30_000),
+  schedulerTickMs: ms(500),
+  leaseMs: ms(30_000),
+  heartbeatIntervalMs: ms(5000),
+  claimWaitMs: ms(10_000),
+  retryBaseMs: ms(500),
+  retryMaxMs: ms(30_000),
+  maxAttempts: count(1).default(8),
+  execution: z
+    .looseObject({
+      autoscaleEnabled: z.boolean().default(true),
+      minConcurrency: count(1).default(2),
+      maxConcurrency: count(0).default(10),
+      scaleCooldownMs: ms(5000),
+    })
+    .prefault({}),
+  claim: z.looseObject({ claimManyLimit: count(1).default(10) }).prefault({}),
+});
+
+const Document = z.looseObject({
+  appName: z.string().default('OpenGram'),
+  maxUploadBytes: count(1).default(50_000_000),
+  allowedMimeTypes: z.array(z.string()).default(() => ['*/*']),
+  titleMaxChars: count(1).default(48),
+  defaultModelIdForNewChats: z.string().optional(),
+  agents: z.array(Agent).default(() => [
+    {
+      id: 'agent-default',
+      name: 'Default Agent',
+      description: 'Default local development agent.',
+      defaultModelId: 'model-default',
+    },
+  ]),
+  models: z
+    .array(Model)
+    .default(() => [{ id: 'model-default', name: 'Default Model', description: 'Default local development model.' }]),
+  push: z
+    .looseObject({
+      enabled: z.boolean().default(false),
+      vapidPublicKey: z.string().default(''),
+      vapidPrivateKey: z.string().default(''),
+      subject: z.string().default(''),
+    })
+    .prefault({}),
+  security: z
+    .looseObject({
+      instanceSecretEnabled: z.boolean().default(false),
+      instanceSecret: z.string().default(''),
+      readEndpointsRequireInstanceSecret: z.boolean().default(false),
+    })
+    .prefault({}),
+  server: z
+    .looseObject({
+      publicBaseUrl: z.string().default('http://localhost:3000'),
+      port: count(1).max(65_535).default(3000),
+      streamTimeoutSeconds: count(1).default(60),
+      // Any entries: the rules below name the broken one; the output holds origins only.
+      corsOrigins: z.array(z.custom<string>()).default(() => []),
+      idempotencyTtlSeconds: count(1).default(86_400),
+      dispatch: Dispatch.prefault({}),
+    })
+    .prefault({}),
+  hooks: z.array(Hook).default(() => []),
+  autoRename: AutoRename.nullable().default(null),
+});
+
+/** The §12.3 rules across fields, checked in order once the shape holds; the first broken one is reported. */
+function firstBrokenRule(config: z.output<typeof Document>): string | undefined {
+  if (config.models.length === 0) return 'at least one model is required.';
+  if (config.agents.length === 0) return 'at least one agent is required.';
+  const modelIds = new Set(config.models.map((m) => m.id));
+  if (config.defaultModelIdForNewChats !== undefined && !modelIds.has(config.defaultModelIdForNewChats)) {
+    return 'defaultModelIdForNewChats must match a configured model id.';
+  }
+  const agent = config.agents.find((a) => a.defaultModelId !== undefined && !modelIds.has(a.defaultModelId));
+  if (agent) return `agent "${agent.id}" defaultModelId must match a configured model id.`;
+  if (config.security.instanceSecretEnabled && config.security.instanceSecret === '') {
+    return 'security.instanceSecret is required when instanceSecretEnabled is true.';
+  }
+  const { enabled, vapidPublicKey, vapidPrivateKey, subject } = config.push;
+  if (enabled && (!vapidPublicKey || !vapidPrivateKey || !subject)) {
+    return 'push.enabled requires vapidPublicKey, vapidPrivateKey and subject.';
+  }
+  if (enabled && subject.includes('localhost')) return 'push.subject must not contain localhost.';
+  for (const entry of config.server.corsOrigins) {
+    const checked = checkOrigin(entry);
+    if ('rule' in checked) return checked.rule;
+  }
+  const exec = config.server.dispatch.execution;
+  if (exec.maxConcurrency < Math.max(1, exec.minConcurrency)) {
+    return 'server.dispatch.execution.maxConcurrency must be at least minConcurrency.';
+  }
+  const rename = config.autoRename;
+  if (rename?.enabled) {
+    if (!(AUTO_RENAME_PROVIDERS as readonly string[]).includes(rename.provider)) {
+      return `autoRename.provider must be one of ${AUTO_RENAME_PROVIDERS.join(', ')}.`;
+    }
+    if (rename.modelId.trim() === '') return 'autoRename.modelId must be a non-empty string.';
+  }
+  return undefined;
+}
+
+const InstanceConfigSchema = Document.superRefine((config, ctx) => {
+  const rule = firstBrokenRule(config);
+  if (rule !== undefined) ctx.addIssue({ code: 'custom', message: rule });
+}).transform((config) => {
+  config.server.corsOrigins = [...new Set(config.server.corsOrigins.map(normalizeOrigin))];
+  return config;
+});
+
+export type InstanceConfig = z.output<typeof InstanceConfigSchema>;
+export type AgentConfig = InstanceConfig['agents'][number];
+export type ModelConfig = InstanceConfig['models'][number];
+export type HookConfig = InstanceConfig['hooks'][number];
+export type DispatchConfig = InstanceConfig['server']['dispatch'];
+export type AutoRenameConfig = NonNullable<InstanceConfig['autoRename']>;
+
+export function defaultConfig(): InstanceConfig {
+  return InstanceConfigSchema.parse({});
 }
 
 /** The deployment parameters of §12.2 that shape the document. */
@@ -137,105 +211,36 @@ export interface ConfigOverrides {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Nested objects merge key by key with their defaults; arrays and scalars replace them. */
-function mergeDefaults(defaults: Record<string, unknown>, given: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...defaults };
-  for (const [key, value] of Object.entries(given)) {
-    if (value === undefined) continue;
-    const base = defaults[key];
-    out[key] = isObject(base) && isObject(value) ? mergeDefaults(base, value) : value;
+const nonBlank = (v: string | undefined): string | undefined => (v !== undefined && v.trim() !== '' ? v : undefined);
+
+/** Sets fields of a nested object of the raw document; a value that is no object is left for the schema to reject. */
+const patch = (value: unknown, fields: Record<string, unknown>): unknown =>
+  Object.keys(fields).length === 0 || (value !== undefined && !isObject(value)) ? value : { ...value, ...fields };
+
+/** The raw document with the §12.2 deployment overrides written into it. */
+function withOverrides(raw: Record<string, unknown>, overrides: ConfigOverrides): Record<string, unknown> {
+  const secret = nonBlank(overrides.OPENGRAM_INSTANCE_SECRET);
+  const baseUrl = nonBlank(overrides.OPENGRAM_PUBLIC_BASE_URL)?.trim();
+  const origins = (overrides.OPENGRAM_CORS_ORIGINS ?? '')
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
+  const portText = nonBlank(overrides.OPENGRAM_SERVER_PORT);
+  const port = portText === undefined ? undefined : Number(portText);
+  if (port !== undefined && (!Number.isInteger(port) || port < 1 || port > 65_535)) {
+    throw new ConfigValidationError('OPENGRAM_SERVER_PORT must be an integer from 1 to 65535.');
   }
-  return out;
+  const server = {
+    ...(baseUrl !== undefined ? { publicBaseUrl: baseUrl } : {}),
+    ...(origins.length > 0 ? { corsOrigins: origins } : {}),
+    ...(port !== undefined ? { port } : {}),
+  };
+  const security = secret !== undefined ? { instanceSecret: secret, instanceSecretEnabled: true } : {};
+  return { ...raw, security: patch(raw.security, security), server: patch(raw.server, server) };
 }
 
-/** Normalizes one CORS origin entry to its origin form, or throws. */
-export function normalizeOrigin(entry: unknown): string {
-  if (typeof entry !== 'string' || entry.trim() === '') {
-    throw new ConfigValidationError('server.corsOrigins entries must be non-empty strings.');
-  }
-  const text = entry.trim();
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new ConfigValidationError(`server.corsOrigins entry "${text}" is not a valid URL.`);
-  }
-  if (
-    (url.protocol !== 'http:' && url.protocol !== 'https:') ||
-    url.pathname !== '/' ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    url.username !== '' ||
-    text.includes('*')
-  ) {
-    throw new ConfigValidationError(
-      `server.corsOrigins entry "${text}" must be an http or https origin without path, query or fragment.`,
-    );
-  }
-  return url.origin;
-}
-
-const nonNegativeInt = z.number().int().min(0);
-const DispatchRules = z.object({
-  mode: z.enum(DISPATCH_MODES),
-  batchDebounceMs: nonNegativeInt,
-  typingGraceMs: nonNegativeInt,
-  maxBatchWaitMs: nonNegativeInt,
-  schedulerTickMs: nonNegativeInt,
-  leaseMs: nonNegativeInt,
-  heartbeatIntervalMs: nonNegativeInt,
-  claimWaitMs: nonNegativeInt,
-  retryBaseMs: nonNegativeInt,
-  retryMaxMs: nonNegativeInt,
-  maxAttempts: z.number().int().min(1),
-  execution: z.object({
-    autoscaleEnabled: z.boolean(),
-    minConcurrency: z.number().int().min(1),
-    maxConcurrency: nonNegativeInt,
-    scaleCooldownMs: nonNegativeInt,
-  }),
-  claim: z.object({ claimManyLimit: z.number().int().min(1) }),
-});
-const Named = z.object({ id: z.string().min(1), name: z.string(), description: z.string() });
-const ShapeRules = z.object({
-  appName: z.string(),
-  maxUploadBytes: z.number().int().min(1),
-  allowedMimeTypes: z.array(z.string()),
-  titleMaxChars: z.number().int().min(1),
-  defaultModelIdForNewChats: z.string().optional(),
-  agents: z.array(Named.extend({ avatarUrl: z.string().optional(), defaultModelId: z.string().optional() }).passthrough()),
-  models: z.array(Named.extend({ metadata: z.record(z.string(), z.string()).optional() }).passthrough()),
-  push: z.object({ enabled: z.boolean(), vapidPublicKey: z.string(), vapidPrivateKey: z.string(), subject: z.string() }),
-  security: z.object({
-    instanceSecretEnabled: z.boolean(),
-    instanceSecret: z.string(),
-    readEndpointsRequireInstanceSecret: z.boolean(),
-  }),
-  server: z.object({
-    publicBaseUrl: z.string(),
-    port: z.number().int().min(1).max(65_535),
-    streamTimeoutSeconds: z.number().int().min(1),
-    corsOrigins: z.array(z.unknown()),
-    idempotencyTtlSeconds: z.number().int().min(1),
-    dispatch: DispatchRules,
-  }),
-  hooks: z.array(
-    z.object({
-      url: z.string().min(1),
-      events: z.array(z.string()),
-      headers: z.record(z.string(), z.string()).optional(),
-      signingSecret: z.string().optional(),
-      timeoutMs: z.number().int().min(1).optional(),
-      maxRetries: z.number().int().min(0).optional(),
-    }),
-  ),
-  autoRename: z
-    .object({ enabled: z.boolean(), provider: z.string(), modelId: z.string(), apiKey: z.string().optional() })
-    .nullable(),
-});
-
-function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
+function describeIssue(issue: z.core.$ZodIssue | undefined): string {
+  if (issue?.code === 'custom') return issue.message;
   const path = issue?.path.join('.') || 'config';
   return `${path}: ${issue?.message ?? 'invalid value'}`;
 }
@@ -248,67 +253,7 @@ export function resolveConfig(raw: unknown, overrides: ConfigOverrides = {}): In
   if (raw !== undefined && raw !== null && !isObject(raw)) {
     throw new ConfigValidationError('the configuration must be a JSON object.');
   }
-  const merged = mergeDefaults(defaultConfig() as unknown as Record<string, unknown>, raw ?? {});
-  if (merged.autoRename === undefined) merged.autoRename = null;
-  const config = merged as unknown as InstanceConfig;
-
-  const secret = overrides.OPENGRAM_INSTANCE_SECRET;
-  if (secret !== undefined && secret.trim() !== '') {
-    config.security = { ...config.security, instanceSecret: secret, instanceSecretEnabled: true };
-  }
-  const baseUrl = overrides.OPENGRAM_PUBLIC_BASE_URL;
-  if (baseUrl !== undefined && baseUrl.trim() !== '') {
-    config.server = { ...config.server, publicBaseUrl: baseUrl.trim() };
-  }
-  const origins = (overrides.OPENGRAM_CORS_ORIGINS ?? '')
-    .split(',')
-    .map((o) => o.trim())
-    .filter(Boolean);
-  if (origins.length > 0) config.server = { ...config.server, corsOrigins: origins };
-  const port = overrides.OPENGRAM_SERVER_PORT;
-  if (port !== undefined && port.trim() !== '') {
-    const n = Number(port);
-    if (!Number.isInteger(n) || n < 1 || n > 65_535) {
-      throw new ConfigValidationError('OPENGRAM_SERVER_PORT must be an integer from 1 to 65535.');
-    }
-    config.server = { ...config.server, port: n };
-  }
-
-  const shape = ShapeRules.safeParse(config);
-  if (!shape.success) throw new ConfigValidationError(firstIssue(shape.error));
-
-  if (config.models.length === 0) throw new ConfigValidationError('at least one model is required.');
-  if (config.agents.length === 0) throw new ConfigValidationError('at least one agent is required.');
-  const modelIds = new Set(config.models.map((m) => m.id));
-  if (config.defaultModelIdForNewChats !== undefined && !modelIds.has(config.defaultModelIdForNewChats)) {
-    throw new ConfigValidationError('defaultModelIdForNewChats must match a configured model id.');
-  }
-  for (const agent of config.agents) {
-    if (agent.defaultModelId !== undefined && !modelIds.has(agent.defaultModelId)) {
-      throw new ConfigValidationError(`agent "${agent.id}" defaultModelId must match a configured model id.`);
-    }
-  }
-  if (config.security.instanceSecretEnabled && config.security.instanceSecret === '') {
-    throw new ConfigValidationError('security.instanceSecret is required when instanceSecretEnabled is true.');
-  }
-  if (config.push.enabled) {
-    const { vapidPublicKey, vapidPrivateKey, subject } = config.push;
-    if (!vapidPublicKey || !vapidPrivateKey || !subject) {
-      throw new ConfigValidationError('push.enabled requires vapidPublicKey, vapidPrivateKey and subject.');
-    }
-    if (subject.includes('localhost')) throw new ConfigValidationError('push.subject must not contain localhost.');
-  }
-  config.server.corsOrigins = [...new Set(config.server.corsOrigins.map(normalizeOrigin))];
-  const exec = config.server.dispatch.execution;
-  if (exec.maxConcurrency < Math.max(1, exec.minConcurrency)) {
-    throw new ConfigValidationError('server.dispatch.execution.maxConcurrency must be at least minConcurrency.');
-  }
-  const rename = config.autoRename;
-  if (rename?.enabled) {
-    if (!(AUTO_RENAME_PROVIDERS as readonly string[]).includes(rename.provider)) {
-      throw new ConfigValidationError(`autoRename.provider must be one of ${AUTO_RENAME_PROVIDERS.join(', ')}.`);
-    }
-    if (rename.modelId.trim() === '') throw new ConfigValidationError('autoRename.modelId must be a non-empty string.');
-  }
-  return config;
+  const result = InstanceConfigSchema.safeParse(withOverrides(raw ?? {}, overrides));
+  if (!result.success) throw new ConfigValidationError(describeIssue(result.error.issues[0]));
+  return result.data;
 }

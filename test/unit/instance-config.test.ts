@@ -29,6 +29,30 @@ describe('instance configuration (§12)', () => {
     expect(config.extra).toEqual({ x: 1 });
   });
 
+  it('keeps unknown keys in nested objects and hands out a fresh default document each time', () => {
+    const config = resolveConfig({ push: { note: 'n' }, server: { dispatch: { execution: { hint: 1 } } }, hooks: [{ url: 'https://h', events: [], tag: 't' }] });
+    expect(config.push).toMatchObject({ note: 'n', enabled: false });
+    expect(config.server.dispatch.execution).toMatchObject({ hint: 1, minConcurrency: 2 });
+    expect(config.hooks[0]).toEqual({ url: 'https://h', events: [], tag: 't' });
+    expect('defaultModelIdForNewChats' in defaultConfig()).toBe(false);
+    const first = defaultConfig();
+    first.agents[0]!.name = 'changed';
+    first.allowedMimeTypes.push('image/png');
+    expect(defaultConfig().agents[0]!.name).toBe('Default Agent');
+    expect(defaultConfig().allowedMimeTypes).toEqual(['*/*']);
+    expect(resolveConfig(undefined)).toEqual(defaultConfig());
+    expect(resolveConfig(null)).toEqual(defaultConfig());
+  });
+
+  it('reports the first broken rule: shape before rules, rules in §12.3 order, a bad port override first of all', () => {
+    const broken = { models: [], titleMaxChars: 0, server: { dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } } };
+    expect(invalid(broken)).toBe('Config validation error: titleMaxChars: Too small: expected number to be >=1');
+    expect(invalid({ ...broken, titleMaxChars: 10 })).toBe('Config validation error: at least one model is required.');
+    expect(invalid({ server: { corsOrigins: ['x'], dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } } })).toMatch(/corsOrigins entry "x" is not a valid URL/);
+    expect(invalid(broken, { OPENGRAM_SERVER_PORT: 'abc' })).toMatch(/OPENGRAM_SERVER_PORT/);
+    expect(invalid({ server: { port: 0 } })).toMatch(/^Config validation error: server\.port: /);
+  });
+
   it('applies the deployment overrides', () => {
     const config = resolveConfig(
       {},
