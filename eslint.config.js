@@ -19,7 +19,7 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         ...noFocusOrSkip,
-        { selector: "CallExpression[callee.name=/^x(it|test|describe)$/]", message: 'Skipped tests are not allowed.' },
+        { selector: 'CallExpression[callee.name=/^x(it|test|describe)$/]', message: 'Skipped tests are not allowed.' },
       ],
     },
   },

@@ -62,14 +62,19 @@ function loadDomain(app: App): { name: string; certificateArn: string } | undefi
   const name = contextString(app, 'domainName');
   const certificateArn = contextString(app, 'certificateArn');
   if (!name && !certificateArn) return undefined;
-  if (!name || !certificateArn) fail('Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.');
+  if (!name || !certificateArn)
+    fail('Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.');
   return { name, certificateArn };
 }
 
 const app = new App();
 const config = loadConfig(app);
 try {
-  new ChatRelayStack(app, 'ChatRelay', { config, instanceSecretArn: contextString(app, 'instanceSecretArn'), domain: loadDomain(app) });
+  new ChatRelayStack(app, 'ChatRelay', {
+    config,
+    instanceSecretArn: contextString(app, 'instanceSecretArn'),
+    domain: loadDomain(app),
+  });
 } catch (error) {
   // Inputs the stack cannot deploy (secret ARN format, size, a config needing a stripped secret).
   if (error instanceof DeploymentConfigError) fail(error.message);

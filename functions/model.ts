@@ -97,7 +97,9 @@ export function cut(text: string, max: number): string {
  * A message's preview (§3.1): its trimmed text cut to 180 characters, else the label of its
  * linked media (`Voice note` / `Attachment`, fixed when the media was linked), else none.
  */
-export function previewOf(message: Pick<Message, 'content_final' | 'content_partial'> & { media_preview?: string | undefined }): string | null {
+export function previewOf(
+  message: Pick<Message, 'content_final' | 'content_partial'> & { media_preview?: string | undefined },
+): string | null {
   const text = (message.content_final ?? message.content_partial ?? '').trim();
   if (text !== '') return cut(text, PREVIEW_MAX_CHARS);
   return message.media_preview ?? null;

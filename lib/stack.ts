@@ -129,15 +129,23 @@ export class ChatRelayStack extends Stack {
 
     new CfnOutput(this, 'BaseUrl', {
       value: this.edge.url,
-      description: 'The base URL clients use: the API under /api/v1 and its event stream, through CloudFront (set server.publicBaseUrl to it)',
+      description:
+        'The base URL clients use: the API under /api/v1 and its event stream, through CloudFront (set server.publicBaseUrl to it)',
     });
-    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'The HTTP API alone (no event stream); the API lives under /api/v1' });
+    new CfnOutput(this, 'ApiUrl', {
+      value: this.api.url,
+      description: 'The HTTP API alone (no event stream); the API lives under /api/v1',
+    });
     new CfnOutput(this, 'EventsUrl', {
       value: this.eventStream.url,
-      description: 'Event stream (SSE) function URL alone; <EventsUrl>api/v1/events/stream (the function ignores the path)',
+      description:
+        'Event stream (SSE) function URL alone; <EventsUrl>api/v1/events/stream (the function ignores the path)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
-    new CfnOutput(this, 'MediaBucketName', { value: this.media.bucket.bucketName, description: 'Private bucket of media originals and thumbnails' });
+    new CfnOutput(this, 'MediaBucketName', {
+      value: this.media.bucket.bucketName,
+      description: 'Private bucket of media originals and thumbnails',
+    });
     new CfnOutput(this, 'StreamTimeoutStateMachineArn', {
       value: this.streamTimeouts.stateMachine.stateMachineArn,
       description: 'State machine that cancels abandoned message streams',

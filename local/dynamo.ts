@@ -62,7 +62,11 @@ export async function startDynamo(options: { dataDir?: string; port?: number } =
     clearTimeout(timer);
   };
 
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const deadline = Date.now() + 60_000;
   try {
     for (;;) {
@@ -71,7 +75,8 @@ export async function startDynamo(options: { dataDir?: string; port?: number } =
         await client.send(new ListTablesCommand({ Limit: 1 }));
         break;
       } catch {
-        if (Date.now() > deadline) throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
+        if (Date.now() > deadline)
+          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
         await new Promise((r) => setTimeout(r, 150));
       }
     }

@@ -31,7 +31,8 @@ function readConfigFile(path: string | undefined): string {
 
 async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new Error(`PORT must be an integer from 0 to 65535, not "${process.env.PORT}".`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new Error(`PORT must be an integer from 0 to 65535, not "${process.env.PORT}".`);
   const dataDir = resolve(process.env.DATA_DIR ?? '.data');
   const rawConfig = readConfigFile(process.env.CONFIG_PATH);
   // Fail fast on a configuration the handlers would refuse.
@@ -66,7 +67,9 @@ async function main(): Promise<void> {
       }
       throw error;
     }
-    const secret = config.security.instanceSecretEnabled ? 'required for writes (Authorization: Bearer <secret>)' : 'disabled';
+    const secret = config.security.instanceSecretEnabled
+      ? 'required for writes (Authorization: Bearer <secret>)'
+      : 'disabled';
     console.log(`chat relay listening on ${api.url}/api/v1  (data: ${dataDir}, instance secret: ${secret})`);
   } catch (error) {
     console.error(`npm start failed: ${(error as Error).message}`);

@@ -40,7 +40,12 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const server = await startFauxqs({ port: 0, logger: false, ...(dataDir ? { s3StorageDir: dataDir } : {}) });
   const upstream = `http://127.0.0.1:${server.port}`;
-  const s3 = new S3Client({ endpoint: upstream, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const s3 = new S3Client({
+    endpoint: upstream,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   try {
     await s3.send(new CreateBucketCommand({ Bucket: LOCAL_MEDIA_BUCKET }));
   } catch (error) {
@@ -54,10 +59,14 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
       formUpload(s3, req, res).catch((error: unknown) => s3Error(res, 500, 'InternalError', (error as Error).message));
       return;
     }
-    const forward = httpRequest(`${upstream}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
+    const forward = httpRequest(
+      `${upstream}${req.url ?? '/'}`,
+      { method: req.method, headers: req.headers },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
     forward.on('error', (error) => s3Error(res, 502, 'InternalError', error.message));
     req.pipe(forward);
   });
@@ -82,7 +91,9 @@ function s3Error(res: ServerResponse, status: number, code: string, message: str
     return;
   }
   res.writeHead(status, { 'content-type': 'application/xml' });
-  res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message.replace(/[<&]/g, '')}</Message></Error>`);
+  res.end(
+    `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message.replace(/[<&]/g, '')}</Message></Error>`,
+  );
 }
 
 interface PostPolicy {
@@ -91,13 +102,24 @@ interface PostPolicy {
 }
 
 /** The POST policy's verdict on a form upload, as S3 gives it: undefined when it passes. */
-function policyFailure(policy: PostPolicy, bucket: string, fields: Record<string, string>, size: number): [number, string, string] | undefined {
-  if (!policy.expiration || Date.parse(policy.expiration) < Date.now()) return [403, 'AccessDenied', 'Invalid according to Policy: Policy expired.'];
-  const value = (name: string) => (name.toLowerCase() === 'bucket' ? bucket : fields[Object.keys(fields).find((k) => k.toLowerCase() === name.toLowerCase()) ?? ''] ?? '');
+function policyFailure(
+  policy: PostPolicy,
+  bucket: string,
+  fields: Record<string, string>,
+  size: number,
+): [number, string, string] | undefined {
+  if (!policy.expiration || Date.parse(policy.expiration) < Date.now())
+    return [403, 'AccessDenied', 'Invalid according to Policy: Policy expired.'];
+  const value = (name: string) =>
+    name.toLowerCase() === 'bucket'
+      ? bucket
+      : (fields[Object.keys(fields).find((k) => k.toLowerCase() === name.toLowerCase()) ?? ''] ?? '');
   for (const condition of policy.conditions ?? []) {
     if (Array.isArray(condition) && condition[0] === 'content-length-range') {
-      if (size < Number(condition[1])) return [400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed size'];
-      if (size > Number(condition[2])) return [400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size'];
+      if (size < Number(condition[1]))
+        return [400, 'EntityTooSmall', 'Your proposed upload is smaller than the minimum allowed size'];
+      if (size > Number(condition[2]))
+        return [400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size'];
       continue;
     }
     const [op, name, expected] = Array.isArray(condition)
@@ -105,7 +127,12 @@ function policyFailure(policy: PostPolicy, bucket: string, fields: Record<string
       : ['eq', Object.keys(condition as object)[0] ?? '', String(Object.values(condition as object)[0])];
     const actual = value(name);
     const ok = op === 'starts-with' ? actual.startsWith(expected) : actual === expected;
-    if (!ok) return [403, 'AccessDenied', `Invalid according to Policy: Policy Condition failed: ["${op}", "$${name}", "${expected}"]`];
+    if (!ok)
+      return [
+        403,
+        'AccessDenied',
+        `Invalid according to Policy: Policy Condition failed: ["${op}", "$${name}", "${expected}"]`,
+      ];
   }
   return undefined;
 }
@@ -133,7 +160,8 @@ async function formUpload(s3: S3Client, req: IncomingMessage, res: ServerRespons
     parser.on('error', fail);
     req.pipe(parser);
   });
-  if (!sawFile || !fields.key || !fields.Policy) return s3Error(res, 400, 'InvalidArgument', 'A POST upload needs key, Policy and file.');
+  if (!sawFile || !fields.key || !fields.Policy)
+    return s3Error(res, 400, 'InvalidArgument', 'A POST upload needs key, Policy and file.');
   if (tooLarge) return s3Error(res, 400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size');
   let policy: PostPolicy;
   try {
@@ -149,13 +177,30 @@ async function formUpload(s3: S3Client, req: IncomingMessage, res: ServerRespons
   if (body.length <= PART_BYTES) {
     await s3.send(new PutObjectCommand({ Bucket: bucket, Key: fields.key, Body: body, ContentType: contentType }));
   } else {
-    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: fields.key, ContentType: contentType }));
+    const { UploadId } = await s3.send(
+      new CreateMultipartUploadCommand({ Bucket: bucket, Key: fields.key, ContentType: contentType }),
+    );
     const parts: { ETag: string; PartNumber: number }[] = [];
     for (let offset = 0, n = 1; offset < body.length; offset += PART_BYTES, n++) {
-      const out = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: fields.key, UploadId, PartNumber: n, Body: body.subarray(offset, offset + PART_BYTES) }));
+      const out = await s3.send(
+        new UploadPartCommand({
+          Bucket: bucket,
+          Key: fields.key,
+          UploadId,
+          PartNumber: n,
+          Body: body.subarray(offset, offset + PART_BYTES),
+        }),
+      );
       parts.push({ ETag: out.ETag!, PartNumber: n });
     }
-    await s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: fields.key, UploadId, MultipartUpload: { Parts: parts } }));
+    await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: fields.key,
+        UploadId,
+        MultipartUpload: { Parts: parts },
+      }),
+    );
   }
   res.writeHead(Number(fields.success_action_status) === 201 ? 201 : 204);
   res.end();

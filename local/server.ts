@@ -19,7 +19,10 @@ import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 import { startLocalTagSweep } from './tag-sweep.js';
 
-type Handler = (event: APIGatewayProxyEventV2, context: Context) => Promise<{
+type Handler = (
+  event: APIGatewayProxyEventV2,
+  context: Context,
+) => Promise<{
   statusCode: number;
   headers?: Record<string, string>;
   body?: string;
@@ -89,7 +92,11 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
   });
 }
 
-function toEvent(req: IncomingMessage, body: Buffer, match: { route?: RouteSpec; params: Record<string, string> }): APIGatewayProxyEventV2 {
+function toEvent(
+  req: IncomingMessage,
+  body: Buffer,
+  match: { route?: RouteSpec; params: Record<string, string> },
+): APIGatewayProxyEventV2 {
   const url = new URL(req.url ?? '/', 'http://local');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
@@ -116,7 +123,13 @@ function toEvent(req: IncomingMessage, body: Buffer, match: { route?: RouteSpec;
       apiId: 'local',
       domainName: headers.host ?? 'localhost',
       domainPrefix: 'local',
-      http: { method, path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp, userAgent: headers['user-agent'] ?? '' },
+      http: {
+        method,
+        path: url.pathname,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp,
+        userAgent: headers['user-agent'] ?? '',
+      },
       requestId: randomUUID(),
       routeKey,
       stage: '$default',
@@ -148,7 +161,15 @@ function contextFor(name: string, requestId: string, budgetMs = INVOCATION_BUDGE
 
 function tooLarge(res: ServerResponse): void {
   res.writeHead(413, { 'content-type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify({ error: { code: 'PAYLOAD_TOO_LARGE', message: 'Request body is too large.', details: { maxBodyBytes: MAX_BODY_BYTES } } }));
+  res.end(
+    JSON.stringify({
+      error: {
+        code: 'PAYLOAD_TOO_LARGE',
+        message: 'Request body is too large.',
+        details: { maxBodyBytes: MAX_BODY_BYTES },
+      },
+    }),
+  );
 }
 
 export interface LocalApi {
@@ -183,7 +204,9 @@ export interface LocalApiOptions {
 function assertEnvironmentRead(sqs: { dispatchQueueUrl: string } | undefined, s3: { bucket: string }): void {
   const e = env();
   if (e.MEDIA_BUCKET !== s3.bucket || (sqs && e.DISPATCH_QUEUE_URL !== sqs.dispatchQueueUrl)) {
-    throw new Error('The function environment was read before the local runtime set it up: start the local API before using the handlers.');
+    throw new Error(
+      'The function environment was read before the local runtime set it up: start the local API before using the handlers.',
+    );
   }
 }
 
@@ -194,7 +217,12 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // before any handler is mounted: functions/platform/env.ts reads the environment once.
   // The dispatch queues, as in AWS.
   const sqs = options.dispatch === false ? undefined : await startLocalSqs(options.sqsDataDir);
-  if (sqs) Object.assign(process.env, { SQS_ENDPOINT: sqs.endpoint, DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl, FLUSH_QUEUE_URL: sqs.flushQueueUrl });
+  if (sqs)
+    Object.assign(process.env, {
+      SQS_ENDPOINT: sqs.endpoint,
+      DISPATCH_QUEUE_URL: sqs.dispatchQueueUrl,
+      FLUSH_QUEUE_URL: sqs.flushQueueUrl,
+    });
   // The media bucket, as in AWS.
   let s3: Awaited<ReturnType<typeof startLocalS3>>;
   try {
@@ -253,7 +281,10 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       res.on('close', () => {
         if (!res.writableFinished) clientGone.abort();
       });
-      const context: ContextWithClient = contextFor(found?.route.handler ?? fallbackHandler, event.requestContext.requestId);
+      const context: ContextWithClient = contextFor(
+        found?.route.handler ?? fallbackHandler,
+        event.requestContext.requestId,
+      );
       context[CLIENT_GONE] = clientGone.signal;
       const result = await (found?.handler ?? fallback)(event, context);
       if (clientGone.signal.aborted) return;
@@ -264,7 +295,9 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       // Handlers answer their own errors; reaching here means the adapter itself failed.
       console.error('local adapter error', error);
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
-      res.end(JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } }));
+      res.end(
+        JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } }),
+      );
     });
   });
   server.keepAliveTimeout = 5000;

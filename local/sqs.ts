@@ -53,13 +53,17 @@ async function repairPersistence(): Promise<void> {
   const module = (await import(base)) as { PersistenceManager?: { prototype: FauxqsPersistence } };
   const proto = module.PersistenceManager?.prototype;
   if (!proto || typeof proto.updateMessageReady !== 'function') {
-    throw new Error('local SQS: fauxqs PersistenceManager.updateMessageReady not found (was fauxqs upgraded? see local/sqs.ts)');
+    throw new Error(
+      'local SQS: fauxqs PersistenceManager.updateMessageReady not found (was fauxqs upgraded? see local/sqs.ts)',
+    );
   }
   const statements = new WeakMap<DatabaseSync, StatementSync>();
   proto.updateMessageReady = function (this: FauxqsPersistence, messageId: string) {
     let statement = statements.get(this.db);
     if (!statement) {
-      statement = this.db.prepare('UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL WHERE message_id = ?');
+      statement = this.db.prepare(
+        'UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL WHERE message_id = ?',
+      );
       statements.set(this.db, statement);
     }
     statement.run(messageId);
@@ -75,11 +79,20 @@ export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
   }
   const server = await startFauxqs({ port: 0, logger: false, ...(dataDir ? { dataDir } : {}) });
   const endpoint = `http://127.0.0.1:${server.port}`;
-  const sqs = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const sqs = new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const dispatch = await sqs.send(
-    new CreateQueueCommand({ QueueName: 'dispatch-batches.fifo', Attributes: { FifoQueue: 'true', VisibilityTimeout: '30' } }),
+    new CreateQueueCommand({
+      QueueName: 'dispatch-batches.fifo',
+      Attributes: { FifoQueue: 'true', VisibilityTimeout: '30' },
+    }),
   );
-  const flush = await sqs.send(new CreateQueueCommand({ QueueName: 'dispatch-flush', Attributes: { VisibilityTimeout: '60' } }));
+  const flush = await sqs.send(
+    new CreateQueueCommand({ QueueName: 'dispatch-flush', Attributes: { VisibilityTimeout: '60' } }),
+  );
   const flushQueueUrl = flush.QueueUrl!;
 
   // The event source mapping's stand-in: long-poll, invoke, delete what succeeded. Like
@@ -110,14 +123,17 @@ export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
     const result = await flushHandler(event);
     const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
     for (const m of messages) {
-      if (!failed.has(m.MessageId!)) await sqs.send(new DeleteMessageCommand({ QueueUrl: flushQueueUrl, ReceiptHandle: m.ReceiptHandle! }));
+      if (!failed.has(m.MessageId!))
+        await sqs.send(new DeleteMessageCommand({ QueueUrl: flushQueueUrl, ReceiptHandle: m.ReceiptHandle! }));
     }
   };
   const poll = (async () => {
     while (!stopped) {
       try {
         if (inFlight.size >= MAX_CONCURRENT_INVOCATIONS) await Promise.race(inFlight);
-        const out = await sqs.send(new ReceiveMessageCommand({ QueueUrl: flushQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }));
+        const out = await sqs.send(
+          new ReceiveMessageCommand({ QueueUrl: flushQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+        );
         const messages = out.Messages ?? [];
         if (messages.length === 0 || stopped) continue;
         const running: Promise<void> = invoke(messages)

@@ -10,7 +10,11 @@ import type { AttributeDefinition } from '@aws-sdk/client-dynamodb';
 import { tableSchema } from '../lib/table-schema.js';
 
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   try {
     try {
       await client.send(new DescribeTableCommand({ TableName: tableName }));
@@ -20,7 +24,10 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
     }
     const names = new Set<string>([tableSchema.partitionKey, tableSchema.sortKey]);
     for (const index of tableSchema.indexes) names.add(index.partitionKey).add(index.sortKey);
-    const attributes: AttributeDefinition[] = [...names].map((AttributeName) => ({ AttributeName, AttributeType: 'S' }));
+    const attributes: AttributeDefinition[] = [...names].map((AttributeName) => ({
+      AttributeName,
+      AttributeType: 'S',
+    }));
     await client.send(
       new CreateTableCommand({
         TableName: tableName,

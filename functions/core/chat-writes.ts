@@ -45,11 +45,26 @@ export function systemMessage(
   return {
     message: Store.toMessage(message),
     items: Store.putMessage(message),
-    activity: { now: at, pinned: chat.pinned, lastMessageAt: at, preview: { text: cut(text.trim(), PREVIEW_MAX_CHARS), role: 'system' }, countsUnread: true },
+    activity: {
+      now: at,
+      pinned: chat.pinned,
+      lastMessageAt: at,
+      preview: { text: cut(text.trim(), PREVIEW_MAX_CHARS), role: 'system' },
+      countsUnread: true,
+    },
     events: [
       {
         type: 'message.created',
-        payload: { chatId: chat.id, messageId: message.id, role: 'system', senderId: 'system', streamState: 'complete', contentFinal: text, createdAt: at, trace },
+        payload: {
+          chatId: chat.id,
+          messageId: message.id,
+          role: 'system',
+          senderId: 'system',
+          streamState: 'complete',
+          contentFinal: text,
+          createdAt: at,
+          trace,
+        },
       },
     ],
   };
@@ -61,7 +76,12 @@ export function systemMessage(
  * or a newer message already set last_message_*, it is adjusted from the chat as it is and
  * the transaction retried with the same event numbers.
  */
-export async function commitTouchingChat(chatId: string, activity: ChatActivity, items: TransactWrite[], eventItems: TransactItem[]): Promise<void> {
+export async function commitTouchingChat(
+  chatId: string,
+  activity: ChatActivity,
+  items: TransactWrite[],
+  eventItems: TransactItem[],
+): Promise<void> {
   let current = activity;
   for (let attempt = 1; ; attempt++) {
     let chatNow: Record<string, unknown> | undefined | 'untouched' = 'untouched';
@@ -75,8 +95,13 @@ export async function commitTouchingChat(chatId: string, activity: ChatActivity,
     } catch (error) {
       if (!(error instanceof RetryChatUpdate) || attempt >= 10 || chatNow === 'untouched' || !chatNow) throw error;
       const chat = chatNow as unknown as ChatRecord;
-      const newer = chat.last_message_at !== null && current.lastMessageAt !== undefined && chat.last_message_at > current.lastMessageAt;
-      current = newer ? { now: current.now, pinned: chat.pinned, countsUnread: current.countsUnread ?? false } : { ...current, pinned: chat.pinned };
+      const newer =
+        chat.last_message_at !== null &&
+        current.lastMessageAt !== undefined &&
+        chat.last_message_at > current.lastMessageAt;
+      current = newer
+        ? { now: current.now, pinned: chat.pinned, countsUnread: current.countsUnread ?? false }
+        : { ...current, pinned: chat.pinned };
     }
   }
 }

@@ -71,7 +71,8 @@ export function normalizeTags(tags: readonly string[]): string[] {
   const out = [...new Set(tags.map((t) => t.trim()).filter((t) => t !== ''))];
   if (out.length > MAX_TAGS) throw new FieldRuleError('tags', `tags must contain at most ${MAX_TAGS} distinct tags.`);
   const sizes = out.map((t) => Buffer.byteLength(t, 'utf8'));
-  if (sizes.some((n) => n > MAX_TAG_BYTES)) throw new FieldRuleError('tags', `Each tag must be at most ${MAX_TAG_BYTES} bytes.`);
+  if (sizes.some((n) => n > MAX_TAG_BYTES))
+    throw new FieldRuleError('tags', `Each tag must be at most ${MAX_TAG_BYTES} bytes.`);
   if (sizes.reduce((a, b) => a + b, 0) > MAX_TAGS_TOTAL_BYTES) {
     throw new FieldRuleError('tags', `tags must total at most ${MAX_TAGS_TOTAL_BYTES} bytes.`);
   }
@@ -225,7 +226,8 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
   let after: { sortKey: string; chatId: string } | undefined;
   if (q.cursor !== undefined) {
     const position = await decodeCursor(listName, q.cursor);
-    if (typeof position.s !== 'string' || typeof position.id !== 'string') throw new FieldRuleError('cursor', 'Invalid cursor value.');
+    if (typeof position.s !== 'string' || typeof position.id !== 'string')
+      throw new FieldRuleError('cursor', 'Invalid cursor value.');
     after = { sortKey: position.s, chatId: position.id };
   }
   const page = await Chats.queryChats({
@@ -250,7 +252,9 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
 async function recompute(chat: ChatRecord): Promise<void> {
   const [newestTwo, unread] = await Promise.all([
     Chats.newestMessages(chat.id, 2),
-    chat.last_read_at === null ? chat.non_user_message_count : Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at),
+    chat.last_read_at === null
+      ? chat.non_user_message_count
+      : Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at),
   ]);
   const [newest, second] = await Promise.all(newestTwo.map(withStreamedText));
   const newestPreview = newest ? previewOf(newest) : null;
@@ -285,7 +289,11 @@ interface ChatChange {
  * writer first waits for the chat's write turn. Catalog parts of the attempt that committed
  * are applied last. Uncontended, this costs what it always did: no turn is taken.
  */
-async function rewrite(chatId: string, deps: ChatDeps, change: (chat: ChatRecord, now: string) => ChatChange): Promise<ChatRecord> {
+async function rewrite(
+  chatId: string,
+  deps: ChatDeps,
+  change: (chat: ChatRecord, now: string) => ChatChange,
+): Promise<ChatRecord> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   let parts: CatalogPart[] = [];
   const started = Date.now();
@@ -340,7 +348,12 @@ export interface ChatUpdate {
 }
 
 /** PATCH /chats/{id} (§5.3.4): rule checks, then the rewrite with tag catalog adjustments. */
-export async function update(config: InstanceConfig, chatId: string, input: ChatUpdate, deps: ChatDeps = defaultDeps): Promise<Chat> {
+export async function update(
+  config: InstanceConfig,
+  chatId: string,
+  input: ChatUpdate,
+  deps: ChatDeps = defaultDeps,
+): Promise<Chat> {
   const { title, tags, pinned, modelId, notificationsMuted } = input;
   if ([title, tags, pinned, modelId, notificationsMuted].every((v) => v === undefined)) {
     throw new ValidationError('At least one updatable field is required.');
@@ -358,7 +371,12 @@ export async function update(config: InstanceConfig, chatId: string, input: Chat
     }
     if (newTags !== undefined) {
       // Beside the chat and its event; a new change id per attempt (an uncommitted attempt leaves no part).
-      catalog = catalogWrites(Tags.adjustmentsBetween(next.tags, newTags), TRANSACTION_MAX_ITEMS - 1 - events.length, deps.newId(), now);
+      catalog = catalogWrites(
+        Tags.adjustmentsBetween(next.tags, newTags),
+        TRANSACTION_MAX_ITEMS - 1 - events.length,
+        deps.newId(),
+        now,
+      );
       next.tags = newTags;
     }
     if (pinned !== undefined) next.pinned = pinned;
@@ -406,7 +424,9 @@ export interface UnreadSummary {
 
 /** §3.5 over the chats that may need attention (the others contribute zero). */
 export async function unreadSummary(archived: boolean | undefined): Promise<UnreadSummary> {
-  const entries = (await Chats.chatsNeedingAttention()).filter((e) => archived === undefined || e.is_archived === archived);
+  const entries = (await Chats.chatsNeedingAttention()).filter(
+    (e) => archived === undefined || e.is_archived === archived,
+  );
   const byAgent: Record<string, number> = {};
   let total = 0;
   for (const e of entries) {
@@ -419,7 +439,9 @@ export async function unreadSummary(archived: boolean | undefined): Promise<Unre
 }
 
 export async function pendingSummary(archived: boolean | undefined): Promise<{ pending_requests_total: number }> {
-  const entries = (await Chats.chatsNeedingAttention()).filter((e) => archived === undefined || e.is_archived === archived);
+  const entries = (await Chats.chatsNeedingAttention()).filter(
+    (e) => archived === undefined || e.is_archived === archived,
+  );
   const total = entries.reduce((sum, e) => sum + Math.max(0, e.pending_requests_count), 0);
   return { pending_requests_total: Math.max(0, total) };
 }
@@ -432,7 +454,10 @@ export async function pendingSummary(archived: boolean | undefined): Promise<{ p
 export async function agentTyping(chatId: string, agentId: string, deps: ChatDeps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  await transact([guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now)]);
+  await transact([
+    guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)),
+    ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now),
+  ]);
 }
 
 /**

@@ -11,8 +11,18 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 export const PLATFORM_MAX_UPLOAD_BYTES = 4_194_304;
 
 const AUTO_RENAME_PROVIDERS = [
-  { id: 'anthropic', name: 'Anthropic', envVars: ['ANTHROPIC_API_KEY'], cheapModels: [{ id: 'claude-haiku-4-5', label: 'Claude Haiku 4.5' }] },
-  { id: 'openai', name: 'OpenAI', envVars: ['OPENAI_API_KEY'], cheapModels: [{ id: 'gpt-5.4-nano', label: 'GPT-5.4 Nano' }] },
+  {
+    id: 'anthropic',
+    name: 'Anthropic',
+    envVars: ['ANTHROPIC_API_KEY'],
+    cheapModels: [{ id: 'claude-haiku-4-5', label: 'Claude Haiku 4.5' }],
+  },
+  {
+    id: 'openai',
+    name: 'OpenAI',
+    envVars: ['OPENAI_API_KEY'],
+    cheapModels: [{ id: 'gpt-5.4-nano', label: 'GPT-5.4 Nano' }],
+  },
   {
     id: 'google',
     name: 'Google Gemini',
@@ -46,7 +56,10 @@ const AUTO_RENAME_PROVIDERS = [
 ] as const;
 
 /** `environment`: the provider API keys present (platform/env.ts providerKeys), for hasEnvKey. */
-export function publicConfig(config: InstanceConfig, environment: Record<string, string | undefined>): Record<string, unknown> {
+export function publicConfig(
+  config: InstanceConfig,
+  environment: Record<string, string | undefined>,
+): Record<string, unknown> {
   const { server, security, push, autoRename } = config;
   return {
     appName: config.appName,
@@ -54,7 +67,9 @@ export function publicConfig(config: InstanceConfig, environment: Record<string,
     directUploadMaxBytes: Math.min(config.maxUploadBytes, PLATFORM_MAX_UPLOAD_BYTES),
     allowedMimeTypes: config.allowedMimeTypes,
     titleMaxChars: config.titleMaxChars,
-    ...(config.defaultModelIdForNewChats !== undefined ? { defaultModelIdForNewChats: config.defaultModelIdForNewChats } : {}),
+    ...(config.defaultModelIdForNewChats !== undefined
+      ? { defaultModelIdForNewChats: config.defaultModelIdForNewChats }
+      : {}),
     agents: config.agents,
     models: config.models,
     push: { enabled: push.enabled, vapidPublicKey: push.vapidPublicKey || null, subject: push.subject || null },
@@ -69,9 +84,19 @@ export function publicConfig(config: InstanceConfig, environment: Record<string,
       idempotencyTtlSeconds: server.idempotencyTtlSeconds,
       dispatch: server.dispatch,
     },
-    hooks: config.hooks.map((h) => ({ url: h.url, events: h.events, timeoutMs: h.timeoutMs ?? 5000, maxRetries: h.maxRetries ?? 3 })),
+    hooks: config.hooks.map((h) => ({
+      url: h.url,
+      events: h.events,
+      timeoutMs: h.timeoutMs ?? 5000,
+      maxRetries: h.maxRetries ?? 3,
+    })),
     autoRename: autoRename
-      ? { enabled: autoRename.enabled, provider: autoRename.provider, modelId: autoRename.modelId, hasApiKey: Boolean(autoRename.apiKey) }
+      ? {
+          enabled: autoRename.enabled,
+          provider: autoRename.provider,
+          modelId: autoRename.modelId,
+          hasApiKey: Boolean(autoRename.apiKey),
+        }
       : null,
     autoRenameProviders: AUTO_RENAME_PROVIDERS.map((p) => ({
       id: p.id,

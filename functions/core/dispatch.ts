@@ -24,7 +24,15 @@ import * as Queues from '../platform/queues.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import * as Store from '../store/dispatch-repo.js';
-import type { BatchAttachment, BatchItem, BatchPayload, BatchRecord, DispatchInput, DispatchState, SealedBatch } from '../store/dispatch-repo.js';
+import type {
+  BatchAttachment,
+  BatchItem,
+  BatchPayload,
+  BatchRecord,
+  DispatchInput,
+  DispatchState,
+  SealedBatch,
+} from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
 import { getMedia } from '../store/media-repo.js';
 import { commitTouchingChat, systemMessage } from './chat-writes.js';
@@ -65,7 +73,10 @@ const dispatchConfig = (config: InstanceConfig) => config.server.dispatch;
 // ---------------------------------------------------------------------------------------
 
 /** Builds items, attachments and compiledContent from inputs, looking media up in the chat. */
-export async function compile(chatId: string, inputs: DispatchInput[]): Promise<BatchPayload & Pick<BatchRecord, 'kind'>> {
+export async function compile(
+  chatId: string,
+  inputs: DispatchInput[],
+): Promise<BatchPayload & Pick<BatchRecord, 'kind'>> {
   const media = await getMedia(inputs.flatMap((i) => i.media_ids));
   const attachments: BatchAttachment[] = [];
   const items: BatchItem[] = inputs.map((input, index) => {
@@ -82,7 +93,9 @@ export async function compile(chatId: string, inputs: DispatchInput[]): Promise<
       sourceId: input.source_id,
       senderId: input.sender_id,
       content: input.content,
-      ...(input.source_kind === 'user_message' && input.trace_kind !== undefined ? { traceKind: input.trace_kind } : {}),
+      ...(input.source_kind === 'user_message' && input.trace_kind !== undefined
+        ? { traceKind: input.trace_kind }
+        : {}),
       mediaIds: input.source_kind === 'user_message' ? input.media_ids : [],
       attachmentNames,
     };
@@ -117,7 +130,11 @@ export function compiledContent(items: Pick<BatchItem, 'content' | 'attachmentNa
  * Called after an input committed. A failure here is logged, not thrown: the input is safe in
  * the table and the chat's next signal (another input, a completion) picks it up.
  */
-export async function inputAdded(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+export async function inputAdded(
+  config: InstanceConfig,
+  chatId: string,
+  deps: DispatchDeps = defaultDeps,
+): Promise<void> {
   if (!Queues.dispatchConfigured()) return;
   try {
     const d = dispatchConfig(config);
@@ -197,7 +214,17 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
     const remaining = rest[0] ? { firstPendingAt: rest[0].created_at, lastInputAt: rest.at(-1)!.created_at } : {};
     const takenSks = plan.taken.map((i) => Store.inputKey(i).sk);
     try {
-      await transact(Store.sealWrites(chatId, plan.batches, takenSks, state, remaining, deps.clock().toISOString(), () => new StaleSeal()));
+      await transact(
+        Store.sealWrites(
+          chatId,
+          plan.batches,
+          takenSks,
+          state,
+          remaining,
+          deps.clock().toISOString(),
+          () => new StaleSeal(),
+        ),
+      );
     } catch (error) {
       if (!(error instanceof StaleSeal) || attempt >= 20) throw error;
       await deps.sleep(Math.random() * 20 * Math.min(attempt, 5));
@@ -211,7 +238,9 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
 
 /** Deletes sealed inputs; a failure only leaves them listed as taken (the next seal retries). */
 async function releaseTaken(chatId: string, sks: string[]): Promise<void> {
-  await Store.releaseTaken(chatId, sks).catch((error: unknown) => logger.warn('dispatch: sealed inputs not deleted yet', { chatId, error }));
+  await Store.releaseTaken(chatId, sks).catch((error: unknown) =>
+    logger.warn('dispatch: sealed inputs not deleted yet', { chatId, error }),
+  );
 }
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
@@ -254,7 +283,8 @@ export async function planSeal(
     // All of them, unless their text would not fit one batch: then the oldest that fit.
     let bytes = 0;
     let n = 0;
-    while (n < inputs.length && n < BATCH_MAX_INPUTS && (n === 0 || bytes + jsonBytes(inputs[n]) <= BATCH_MAX_BYTES)) bytes += jsonBytes(inputs[n++]);
+    while (n < inputs.length && n < BATCH_MAX_INPUTS && (n === 0 || bytes + jsonBytes(inputs[n]) <= BATCH_MAX_BYTES))
+      bytes += jsonBytes(inputs[n++]);
     const taken = inputs.slice(0, n);
     return { batches: [await build(taken)], taken };
   }
@@ -342,12 +372,17 @@ export const sweepAfterMs = (config: InstanceConfig): number =>
   (dispatchConfig(config).mode === 'batched_sequential' ? dispatchConfig(config).maxBatchWaitMs : 0) + 30_000;
 
 /** The sweeper's run: resumes every chat whose dispatch work looks stranded. Returns how many. */
-export async function sweep(config: InstanceConfig, deps: DispatchDeps = defaultDeps, staleAfterMs = sweepAfterMs(config)): Promise<number> {
+export async function sweep(
+  config: InstanceConfig,
+  deps: DispatchDeps = defaultDeps,
+  staleAfterMs = sweepAfterMs(config),
+): Promise<number> {
   const before = new Date(deps.clock().getTime() - staleAfterMs).toISOString();
   const chats = await Store.staleDispatchWork(before, 100);
   const results = await Promise.allSettled(chats.map((chatId) => resume(config, chatId, deps)));
   results.forEach((r, i) => {
-    if (r.status === 'rejected') logger.error('dispatch sweep: chat not resumed', { chatId: chats[i], error: r.reason });
+    if (r.status === 'rejected')
+      logger.error('dispatch sweep: chat not resumed', { chatId: chats[i], error: r.reason });
   });
   return chats.length;
 }
@@ -377,7 +412,12 @@ export interface ClaimedBatch {
 }
 
 /** POST /dispatch/claim and claim-many: up to `max` batches, long-polling up to waitMs (capped at 25 s). */
-export async function claim(config: InstanceConfig, req: ClaimRequest, max: number, deps: DispatchDeps = defaultDeps): Promise<ClaimedBatch[]> {
+export async function claim(
+  config: InstanceConfig,
+  req: ClaimRequest,
+  max: number,
+  deps: DispatchDeps = defaultDeps,
+): Promise<ClaimedBatch[]> {
   const d = dispatchConfig(config);
   const leaseMs = Math.max(1000, req.leaseMs ?? d.leaseMs);
   const deadline = deps.clock().getTime() + Math.min(MAX_CLAIM_WAIT_MS, req.waitMs ?? d.claimWaitMs);
@@ -414,7 +454,9 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
       received.map(async (r, i) => {
         try {
           if (gone()) {
-            await settleMessage('give back (client gone)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
+            await settleMessage('give back (client gone)', r.batchId, r.receiptHandle, () =>
+              Queues.hideBatch(r.receiptHandle, 0),
+            );
             return undefined;
           }
           return await tryLease(config, r, req.workerId, leaseMs, mayWait, deps, firstLooks[i]);
@@ -423,7 +465,9 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
           // hidden for a whole lease) and carry on with the others.
           failure ??= error;
           logger.error('dispatch: a received batch was not leased', { batchId: r.batchId, error });
-          await settleMessage('give back (error)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
+          await settleMessage('give back (error)', r.batchId, r.receiptHandle, () =>
+            Queues.hideBatch(r.receiptHandle, 0),
+          );
           return undefined;
         }
       }),
@@ -435,7 +479,11 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
       const sameChat = d.mode !== 'immediate' && chats.has(batch.chat_id);
       // Never two batches of one chat in one claim (§4.4.7), nor a response over Lambda's limit:
       // give such a batch back. A client that left gets nothing either.
-      if (sameChat || gone() || (claimed.length + accepted.length > 0 && bytes + batch.payload_bytes > CLAIM_RESPONSE_MAX_BYTES)) {
+      if (
+        sameChat ||
+        gone() ||
+        (claimed.length + accepted.length > 0 && bytes + batch.payload_bytes > CLAIM_RESPONSE_MAX_BYTES)
+      ) {
         giveBack.push(batch);
         continue;
       }
@@ -453,7 +501,11 @@ export async function claim(config: InstanceConfig, req: ClaimRequest, max: numb
       }
     });
     await Promise.all(
-      giveBack.map((batch) => release(batch, req.workerId).catch((error: unknown) => logger.error('dispatch: a batch was not given back', { batchId: batch.id, error }))),
+      giveBack.map((batch) =>
+        release(batch, req.workerId).catch((error: unknown) =>
+          logger.error('dispatch: a batch was not given back', { batchId: batch.id, error }),
+        ),
+      ),
     );
     if (claimed.length > 0 || gone() || deps.clock().getTime() >= deadline) {
       if (claimed.length === 0 && failure !== undefined) throw failure;
@@ -486,7 +538,12 @@ async function present(batch: BatchRecord): Promise<ClaimedBatch> {
  * is visible) needs nothing: whoever receives it next consults the table. Any other failure
  * marks the batch, and the sweeper puts the message where the table says it belongs.
  */
-async function settleMessage(what: string, batchId: string, receiptHandle: string, call: () => Promise<void>): Promise<void> {
+async function settleMessage(
+  what: string,
+  batchId: string,
+  receiptHandle: string,
+  call: () => Promise<void>,
+): Promise<void> {
   try {
     await call();
   } catch (error) {
@@ -529,7 +586,9 @@ async function tryLease(
     const batch = look === 0 && firstLook ? firstLook : await Store.getBatch(r.batchId);
     const now = deps.clock().getTime();
     if (!batch || batch.status === 'completed' || batch.status === 'failed') {
-      await settleMessage('drop a finished batch', r.batchId, r.receiptHandle, () => Queues.deleteBatchMessage(r.receiptHandle));
+      await settleMessage('drop a finished batch', r.batchId, r.receiptHandle, () =>
+        Queues.deleteBatchMessage(r.receiptHandle),
+      );
       return undefined;
     }
     const dueAt = leasableAt(batch);
@@ -541,7 +600,12 @@ async function tryLease(
       }
       // Our receive is now the message's newest: the lease holder's heartbeat and complete
       // must use it. If the lease moved meanwhile (a heartbeat, an end), look again.
-      if (batch.status === 'leased' && batch.lease_owner && !(await Store.noteReceipt(batch.id, batch.lease_owner, dueAt, r.receiptHandle))) continue;
+      if (
+        batch.status === 'leased' &&
+        batch.lease_owner &&
+        !(await Store.noteReceipt(batch.id, batch.lease_owner, dueAt, r.receiptHandle))
+      )
+        continue;
       await settleMessage('hide until due', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, wait));
       return undefined;
     }
@@ -593,7 +657,8 @@ export async function repairMessage(batchId: string, deps: DispatchDeps = defaul
       current = false;
     }
   }
-  if (!current && !finished) await Queues.sendBatch(batch.id, batch.queue_group ?? batch.chat_id, `r${deps.clock().getTime()}`);
+  if (!current && !finished)
+    await Queues.sendBatch(batch.id, batch.queue_group ?? batch.chat_id, `r${deps.clock().getTime()}`);
   await Store.clearRepair(batchId, batch.gsi3sk);
 }
 
@@ -602,7 +667,8 @@ export async function repairMessages(deps: DispatchDeps = defaultDeps): Promise<
   const ids = await Store.batchesToRepair(100);
   const results = await Promise.allSettled(ids.map((id) => repairMessage(id, deps)));
   results.forEach((r, i) => {
-    if (r.status === 'rejected') logger.error('dispatch sweep: batch message not repaired', { batchId: ids[i], error: r.reason });
+    if (r.status === 'rejected')
+      logger.error('dispatch sweep: batch message not repaired', { batchId: ids[i], error: r.reason });
   });
   return ids.length;
 }
@@ -621,7 +687,13 @@ function checkBatchId(batchId: string): void {
 }
 
 /** POST /dispatch/{batchId}/heartbeat (§4.4.4). */
-export async function heartbeat(config: InstanceConfig, batchId: string, workerId: string, extendMs: number | undefined, deps: DispatchDeps = defaultDeps): Promise<void> {
+export async function heartbeat(
+  config: InstanceConfig,
+  batchId: string,
+  workerId: string,
+  extendMs: number | undefined,
+  deps: DispatchDeps = defaultDeps,
+): Promise<void> {
   checkBatchId(batchId);
   const now = deps.clock().getTime();
   const extend = Math.max(1000, extendMs ?? dispatchConfig(config).leaseMs);
@@ -632,7 +704,12 @@ export async function heartbeat(config: InstanceConfig, batchId: string, workerI
 }
 
 /** POST /dispatch/{batchId}/complete (§4.4.4): no event, no message. */
-export async function complete(config: InstanceConfig, batchId: string, workerId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+export async function complete(
+  config: InstanceConfig,
+  batchId: string,
+  workerId: string,
+  deps: DispatchDeps = defaultDeps,
+): Promise<void> {
   checkBatchId(batchId);
   const now = deps.clock();
   const outcome = await Store.completeBatch(batchId, workerId, now);
@@ -651,12 +728,21 @@ export interface FailRequest {
  * The delay before a retried batch is due again (§4.4.5): the worker's `retryDelayMs` when it
  * gave one (0 included), else retryBaseMs doubled per attempt already counted, capped at retryMaxMs.
  */
-export function retryDelay(d: Pick<InstanceConfig['server']['dispatch'], 'retryBaseMs' | 'retryMaxMs'>, attemptCount: number, override?: number): number {
+export function retryDelay(
+  d: Pick<InstanceConfig['server']['dispatch'], 'retryBaseMs' | 'retryMaxMs'>,
+  attemptCount: number,
+  override?: number,
+): number {
   return override ?? Math.min(d.retryMaxMs, d.retryBaseMs * 2 ** (attemptCount - 1));
 }
 
 /** POST /dispatch/{batchId}/fail (§4.4.5, §4.4.6). */
-export async function fail(config: InstanceConfig, batchId: string, req: FailRequest, deps: DispatchDeps = defaultDeps): Promise<void> {
+export async function fail(
+  config: InstanceConfig,
+  batchId: string,
+  req: FailRequest,
+  deps: DispatchDeps = defaultDeps,
+): Promise<void> {
   checkBatchId(batchId);
   const d = dispatchConfig(config);
   const reason = req.reason.trim();
@@ -675,7 +761,9 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
     if (receipt) await settleMessage('retry delay', batchId, receipt, () => Queues.hideBatch(receipt, delay));
     // The batch is no longer leased: inputs that waited for it may seal now (§4.4.3 rule 2).
     if (d.mode === 'batched_sequential') {
-      await Queues.sendFlush(current.chat_id, 0).catch((error: unknown) => logger.error('dispatch: flush signal not sent', { batchId, error }));
+      await Queues.sendFlush(current.chat_id, 0).catch((error: unknown) =>
+        logger.error('dispatch: flush signal not sent', { batchId, error }),
+      );
     }
     return;
   }
@@ -688,7 +776,12 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
     commitTouchingChat(
       current.chat_id,
       system.activity,
-      [guarded(Store.failBatchWrite(batchId, req.workerId, nowMs, reason, now.toISOString()), () => leaseLost(batchId, req.workerId)), ...system.items],
+      [
+        guarded(Store.failBatchWrite(batchId, req.workerId, nowMs, reason, now.toISOString()), () =>
+          leaseLost(batchId, req.workerId),
+        ),
+        ...system.items,
+      ],
       eventItems,
     ),
   );
@@ -696,9 +789,16 @@ export async function fail(config: InstanceConfig, batchId: string, req: FailReq
 }
 
 /** After a batch ended: drop its message (the chat's next batch can flow) and signal sealing. */
-async function afterEnd(config: InstanceConfig, batchId: string, chatId: string, receipt: string | undefined): Promise<void> {
+async function afterEnd(
+  config: InstanceConfig,
+  batchId: string,
+  chatId: string,
+  receipt: string | undefined,
+): Promise<void> {
   if (receipt) await settleMessage('drop an ended batch', batchId, receipt, () => Queues.deleteBatchMessage(receipt));
   if (dispatchConfig(config).mode === 'batched_sequential') {
-    await Queues.sendFlush(chatId, 0).catch((error: unknown) => logger.error('dispatch: flush signal not sent', { chatId, error }));
+    await Queues.sendFlush(chatId, 0).catch((error: unknown) =>
+      logger.error('dispatch: flush signal not sent', { chatId, error }),
+    );
   }
 }

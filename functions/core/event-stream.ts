@@ -16,7 +16,15 @@
  */
 import { createHash } from 'node:crypto';
 import { FieldRuleError } from '../errors.js';
-import { currentSequence, eventIdFor, getEvent, numberUsed, readEphemeralSince, readLog, sequenceOf } from '../store/events-repo.js';
+import {
+  currentSequence,
+  eventIdFor,
+  getEvent,
+  numberUsed,
+  readEphemeralSince,
+  readLog,
+  sequenceOf,
+} from '../store/events-repo.js';
 import type { EphemeralEntry, LogEntry } from '../store/events-repo.js';
 import { EVENT_BUCKET_SIZE } from '../store/keys.js';
 
@@ -63,7 +71,8 @@ export const cursorNotFound = () => new FieldRuleError('cursor', 'cursor event i
  * (the last persisted number before them) and a check tag, so a browser's Last-Event-ID that
  * names one resumes at that position (§6.4), while it stays useless as a `cursor`.
  */
-const positionTag = (seq: number) => createHash('sha256').update(`ephemeral-position:${seq}`).digest('base64url').slice(0, 4);
+const positionTag = (seq: number) =>
+  createHash('sha256').update(`ephemeral-position:${seq}`).digest('base64url').slice(0, 4);
 
 export function ephemeralIdAt(seq: number): string {
   const id = eventIdFor(seq);
@@ -116,7 +125,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * Streams events to `sink` from `start` until the lifetime ends or the client goes away.
  * Writes the opening comment first and a closing comment plus a retry hint last.
  */
-export async function runStream(sink: StreamSink, start: StreamStart, q: StreamQuery, timing: StreamTiming = DEFAULT_TIMING): Promise<void> {
+export async function runStream(
+  sink: StreamSink,
+  start: StreamStart,
+  q: StreamQuery,
+  timing: StreamTiming = DEFAULT_TIMING,
+): Promise<void> {
   const openedAt = Date.now();
   let nextSeq = start.afterSeq + 1;
   let lastSentSeq = start.afterSeq;

@@ -8,7 +8,10 @@ import { isId } from '../platform/ids.js';
 const MAX_ENTRIES = 10_000;
 
 /** A cached `locate`: 404s (`notFound`) for malformed or unknown ids, remembers the rest. */
-export function locationCache<L>(locate: (id: string) => Promise<L | undefined>, notFound: (id: string) => Error): (id: string) => Promise<L> {
+export function locationCache<L>(
+  locate: (id: string) => Promise<L | undefined>,
+  notFound: (id: string) => Error,
+): (id: string) => Promise<L> {
   const cache = new Map<string, L>();
   return async (id) => {
     let loc = cache.get(id);

@@ -19,7 +19,19 @@ import type { MediaKind, MediaRecord } from '../store/media-repo.js';
 import { locate } from '../store/messages-repo.js';
 import { existingChat } from './chats.js';
 import { PLATFORM_MAX_UPLOAD_BYTES } from './config.js';
-import { FILE_CACHE_CONTROL, KINDS, bareType, dispositionOf, get as getMedia, kindOf, pendingPath, sanitizeFileName, storagePath, thumbnailPath, typeAllowed } from './media.js';
+import {
+  FILE_CACHE_CONTROL,
+  KINDS,
+  bareType,
+  dispositionOf,
+  get as getMedia,
+  kindOf,
+  pendingPath,
+  sanitizeFileName,
+  storagePath,
+  thumbnailPath,
+  typeAllowed,
+} from './media.js';
 import type { Media } from './media.js';
 
 export interface MediaDeps {
@@ -29,7 +41,8 @@ export interface MediaDeps {
 export const defaultDeps: MediaDeps = { clock: () => new Date(), newId };
 
 /** The effective upload cap through the API: the configuration's, within what one request carries (§13 item 1). */
-export const maxUploadBytes = (config: InstanceConfig): number => Math.min(config.maxUploadBytes, PLATFORM_MAX_UPLOAD_BYTES);
+export const maxUploadBytes = (config: InstanceConfig): number =>
+  Math.min(config.maxUploadBytes, PLATFORM_MAX_UPLOAD_BYTES);
 
 export interface Upload {
   fileName: string;
@@ -41,16 +54,29 @@ export interface Upload {
 }
 
 /** Checks 8, 9 and 11–13 of §5.6.2 on what the uploader declares: the kind it resolves to. */
-function checkDeclared(config: InstanceConfig, input: { kind?: string | undefined; contentType: string }, size: number, cap: number): MediaKind {
-  if (input.kind !== undefined && !KINDS.includes(input.kind as MediaKind)) throw new FieldRuleError('kind', 'kind must be image, audio, or file.');
+function checkDeclared(
+  config: InstanceConfig,
+  input: { kind?: string | undefined; contentType: string },
+  size: number,
+  cap: number,
+): MediaKind {
+  if (input.kind !== undefined && !KINDS.includes(input.kind as MediaKind))
+    throw new FieldRuleError('kind', 'kind must be image, audio, or file.');
   if (input.contentType.trim() === '') throw new FieldRuleError('file', 'file content type is required.');
   if (size === 0) throw new FieldRuleError('file', 'file cannot be empty.');
-  if (size > cap) throw new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: cap });
+  if (size > cap)
+    throw new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: cap });
   if (bareType(input.contentType) === 'image/svg+xml') {
-    throw new UnsupportedMediaTypeError('SVG uploads are not allowed.', { field: 'file', contentType: input.contentType });
+    throw new UnsupportedMediaTypeError('SVG uploads are not allowed.', {
+      field: 'file',
+      contentType: input.contentType,
+    });
   }
   if (!typeAllowed(input.contentType, config.allowedMimeTypes)) {
-    throw new UnsupportedMediaTypeError('Uploaded file type is not allowed.', { field: 'file', contentType: input.contentType });
+    throw new UnsupportedMediaTypeError('Uploaded file type is not allowed.', {
+      field: 'file',
+      contentType: input.contentType,
+    });
   }
   return kindOf(input.kind as MediaKind | undefined, input.contentType);
 }
@@ -71,11 +97,20 @@ async function checkTargets(chatId: string, messageId: string | undefined): Prom
   await existingChat(chatId);
   if (messageId !== undefined) {
     const message = isId(messageId) ? await locate(messageId) : undefined;
-    if (!message || message.chatId !== chatId) throw new FieldRuleError('messageId', 'messageId does not belong to this chat.');
+    if (!message || message.chatId !== chatId)
+      throw new FieldRuleError('messageId', 'messageId does not belong to this chat.');
   }
 }
 
-function newRecord(chatId: string, id: string, input: { fileName: string; contentType: string; messageId?: string | undefined }, size: number, kind: MediaKind, thumbnail: boolean, now: string): MediaRecord {
+function newRecord(
+  chatId: string,
+  id: string,
+  input: { fileName: string; contentType: string; messageId?: string | undefined },
+  size: number,
+  kind: MediaKind,
+  thumbnail: boolean,
+  now: string,
+): MediaRecord {
   const fileName = sanitizeFileName(input.fileName);
   return {
     id,
@@ -103,30 +138,60 @@ const originalHeaders = (media: MediaRecord): Storage.ObjectHeaders => ({
  * `media.attached` event and `extra` items in one transaction. Whatever fails, no object is
  * left behind (§5.6.2).
  */
-async function storeAndCommit(media: MediaRecord, thumbnail: Buffer | undefined, storeOriginal: () => Promise<void>, extra: TransactWrite[] = []): Promise<void> {
+async function storeAndCommit(
+  media: MediaRecord,
+  thumbnail: Buffer | undefined,
+  storeOriginal: () => Promise<void>,
+  extra: TransactWrite[] = [],
+): Promise<void> {
   const stored: string[] = [];
   try {
     await storeOriginal();
     stored.push(media.storage_path);
     if (thumbnail && media.thumbnail_path) {
-      await Storage.putObject(media.thumbnail_path, thumbnail, { contentType: 'image/webp', cacheControl: FILE_CACHE_CONTROL });
+      await Storage.putObject(media.thumbnail_path, thumbnail, {
+        contentType: 'image/webp',
+        cacheControl: FILE_CACHE_CONTROL,
+      });
       stored.push(media.thumbnail_path);
     }
-    const event = { type: 'media.attached', payload: { chatId: media.chat_id, mediaId: media.id, messageId: media.message_id, kind: media.kind } };
-    await withEvents([event], media.created_at, (eventItems) => transact([...Store.putMediaWrites(media), ...extra, ...eventItems]));
+    const event = {
+      type: 'media.attached',
+      payload: { chatId: media.chat_id, mediaId: media.id, messageId: media.message_id, kind: media.kind },
+    };
+    await withEvents([event], media.created_at, (eventItems) =>
+      transact([...Store.putMediaWrites(media), ...extra, ...eventItems]),
+    );
   } catch (error) {
-    await Storage.deleteObjects(stored).catch((cleanup: unknown) => logger.error('media: objects of a failed upload not removed', { mediaId: media.id, error: cleanup }));
+    await Storage.deleteObjects(stored).catch((cleanup: unknown) =>
+      logger.error('media: objects of a failed upload not removed', { mediaId: media.id, error: cleanup }),
+    );
     throw error;
   }
 }
 
 /** POST /chats/{chatId}/media: checks 8–16 of §5.6.2 in order, then the bytes, thumbnail, record and event. */
-export async function upload(config: InstanceConfig, chatId: string, input: Upload, deps: MediaDeps = defaultDeps): Promise<Media> {
+export async function upload(
+  config: InstanceConfig,
+  chatId: string,
+  input: Upload,
+  deps: MediaDeps = defaultDeps,
+): Promise<Media> {
   const kind = checkDeclared(config, input, input.bytes.length, maxUploadBytes(config));
   const thumbnail = await thumbnailOf(kind, input.bytes, input.contentType);
   await checkTargets(chatId, input.messageId);
-  const media = newRecord(chatId, deps.newId(), input, input.bytes.length, kind, thumbnail !== undefined, deps.clock().toISOString());
-  await storeAndCommit(media, thumbnail, () => Storage.putObject(media.storage_path, input.bytes, originalHeaders(media)));
+  const media = newRecord(
+    chatId,
+    deps.newId(),
+    input,
+    input.bytes.length,
+    kind,
+    thumbnail !== undefined,
+    deps.clock().toISOString(),
+  );
+  await storeAndCommit(media, thumbnail, () =>
+    Storage.putObject(media.storage_path, input.bytes, originalHeaders(media)),
+  );
   return media;
 }
 
@@ -162,7 +227,12 @@ const sessionNotFound = (uploadId: string) => new NotFoundError('Upload not foun
  * 15–16), then a presigned POST for exactly `byteSize` bytes of exactly `contentType`, to a
  * pending key that expires unless finalized.
  */
-export async function openSession(config: InstanceConfig, chatId: string, input: SessionRequest, deps: MediaDeps = defaultDeps): Promise<OpenedSession> {
+export async function openSession(
+  config: InstanceConfig,
+  chatId: string,
+  input: SessionRequest,
+  deps: MediaDeps = defaultDeps,
+): Promise<OpenedSession> {
   const kind = checkDeclared(config, input, input.byteSize, config.maxUploadBytes);
   await checkTargets(chatId, input.messageId);
   const uploadId = deps.newId();
@@ -180,8 +250,18 @@ export async function openSession(config: InstanceConfig, chatId: string, input:
     created_at: now.toISOString(),
   };
   await Store.putUploadSession(session, Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS);
-  const post = await Storage.presignUpload(session.pending_key, input.contentType, input.byteSize, SESSION_POST_SECONDS);
-  return { uploadId, ...post, expiresAt: new Date(now.getTime() + SESSION_POST_SECONDS * 1000).toISOString(), maxUploadBytes: config.maxUploadBytes };
+  const post = await Storage.presignUpload(
+    session.pending_key,
+    input.contentType,
+    input.byteSize,
+    SESSION_POST_SECONDS,
+  );
+  return {
+    uploadId,
+    ...post,
+    expiresAt: new Date(now.getTime() + SESSION_POST_SECONDS * 1000).toISOString(),
+    maxUploadBytes: config.maxUploadBytes,
+  };
 }
 
 /**
@@ -190,22 +270,45 @@ export async function openSession(config: InstanceConfig, chatId: string, input:
  * object to its storage path and commits the record once; a finalized session answers its
  * media again. A file that fails a check is deleted, and the session stays open for a retry.
  */
-export async function finalize(config: InstanceConfig, chatId: string, uploadId: string, deps: MediaDeps = defaultDeps): Promise<Media> {
+export async function finalize(
+  config: InstanceConfig,
+  chatId: string,
+  uploadId: string,
+  deps: MediaDeps = defaultDeps,
+): Promise<Media> {
   const session = isId(uploadId) ? await Store.getUploadSession(uploadId) : undefined;
   if (!session || session.chat_id !== chatId) throw sessionNotFound(uploadId);
   if (session.status === 'done' && session.media_id) return getMedia(session.media_id);
   const head = await Storage.headObject(session.pending_key);
   if (!head) throw new FieldRuleError('file', 'The file has not been uploaded yet.');
   const refuse = async (error: Error): Promise<never> => {
-    await Storage.deleteObjects([session.pending_key]).catch((cleanup: unknown) => logger.warn('media: refused upload not removed', { uploadId, error: cleanup }));
+    await Storage.deleteObjects([session.pending_key]).catch((cleanup: unknown) =>
+      logger.warn('media: refused upload not removed', { uploadId, error: cleanup }),
+    );
     throw error;
   };
-  if (head.size > config.maxUploadBytes) await refuse(new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: config.maxUploadBytes }));
+  if (head.size > config.maxUploadBytes)
+    await refuse(
+      new PayloadTooLargeError('file exceeds maxUploadBytes.', {
+        field: 'file',
+        maxUploadBytes: config.maxUploadBytes,
+      }),
+    );
   if (head.size !== session.byte_size) {
-    await refuse(new FieldRuleError('file', 'The uploaded file does not have the declared byteSize.', { byteSize: session.byte_size, uploadedBytes: head.size }));
+    await refuse(
+      new FieldRuleError('file', 'The uploaded file does not have the declared byteSize.', {
+        byteSize: session.byte_size,
+        uploadedBytes: head.size,
+      }),
+    );
   }
   if (head.contentType !== session.content_type) {
-    await refuse(new UnsupportedMediaTypeError('The uploaded file does not have the declared contentType.', { field: 'file', contentType: head.contentType ?? null }));
+    await refuse(
+      new UnsupportedMediaTypeError('The uploaded file does not have the declared contentType.', {
+        field: 'file',
+        contentType: head.contentType ?? null,
+      }),
+    );
   }
   let thumbnail: Buffer | undefined;
   if (session.kind === 'image') {
@@ -213,9 +316,22 @@ export async function finalize(config: InstanceConfig, chatId: string, uploadId:
     if (!stored) throw new FieldRuleError('file', 'The file has not been uploaded yet.');
     thumbnail = await thumbnailOf('image', stored.bytes, session.content_type).catch(refuse);
   }
-  const media = newRecord(chatId, deps.newId(), { fileName: session.file_name, contentType: session.content_type, messageId: session.message_id }, head.size, session.kind, thumbnail !== undefined, deps.clock().toISOString());
+  const media = newRecord(
+    chatId,
+    deps.newId(),
+    { fileName: session.file_name, contentType: session.content_type, messageId: session.message_id },
+    head.size,
+    session.kind,
+    thumbnail !== undefined,
+    deps.clock().toISOString(),
+  );
   try {
-    await storeAndCommit(media, thumbnail, () => Storage.copyObject(session.pending_key, media.storage_path, originalHeaders(media)), [guarded(Store.finishUploadSession(uploadId, media.id), () => new SessionTaken())]);
+    await storeAndCommit(
+      media,
+      thumbnail,
+      () => Storage.copyObject(session.pending_key, media.storage_path, originalHeaders(media)),
+      [guarded(Store.finishUploadSession(uploadId, media.id), () => new SessionTaken())],
+    );
   } catch (error) {
     // Finalized meanwhile by a concurrent request: that one's media is the answer.
     if (!(error instanceof SessionTaken)) throw error;
@@ -223,7 +339,9 @@ export async function finalize(config: InstanceConfig, chatId: string, uploadId:
     if (done?.media_id) return getMedia(done.media_id);
     throw error;
   }
-  await Storage.deleteObjects([session.pending_key]).catch((error: unknown) => logger.warn('media: pending upload not removed', { uploadId, error }));
+  await Storage.deleteObjects([session.pending_key]).catch((error: unknown) =>
+    logger.warn('media: pending upload not removed', { uploadId, error }),
+  );
   return media;
 }
 

@@ -35,7 +35,8 @@ function extensionOf(fileName: string): string {
   return dot > 0 && dot < fileName.length - 1 ? fileName.slice(dot) : '.bin';
 }
 
-export const storagePath = (chatId: string, mediaId: string, fileName: string) => `uploads/${chatId}/${mediaId}${extensionOf(fileName)}`;
+export const storagePath = (chatId: string, mediaId: string, fileName: string) =>
+  `uploads/${chatId}/${mediaId}${extensionOf(fileName)}`;
 export const thumbnailPath = (chatId: string, mediaId: string) => `uploads/${chatId}/thumbnails/${mediaId}.webp`;
 /** Where an upload session's file waits until it is finalized (expired by the bucket's lifecycle otherwise). */
 export const pendingPath = (chatId: string, uploadId: string) => `pending/${chatId}/${uploadId}`;
@@ -110,7 +111,9 @@ export async function remove(mediaId: string): Promise<Media> {
     throw error;
   }
   const keys = [media.storage_path, ...(media.thumbnail_path ? [media.thumbnail_path] : [])];
-  await Storage.deleteObjects(keys).catch((error: unknown) => logger.warn('media: stored objects not removed', { mediaId, error }));
+  await Storage.deleteObjects(keys).catch((error: unknown) =>
+    logger.warn('media: stored objects not removed', { mediaId, error }),
+  );
   return media;
 }
 
@@ -142,7 +145,10 @@ export function dispositionOf(contentType: string, fileName: string): string {
 }
 
 /** The one byte range of a `Range` header, per §5.6.5; 'unsatisfiable' for S ≥ size. */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | 'unsatisfiable' | undefined {
   if (header === undefined) return undefined;
   if (header.includes(',')) throw new ValidationError('Only a single byte range is supported.');
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
@@ -154,7 +160,8 @@ export function parseRange(header: string | undefined, size: number): { start: n
   }
   const start = Number(m[1]);
   const end = m[2] === '' ? undefined : Number(m[2]);
-  if (!Number.isSafeInteger(start) || (end !== undefined && (!Number.isSafeInteger(end) || start > end))) throw new ValidationError('Invalid Range header.');
+  if (!Number.isSafeInteger(start) || (end !== undefined && (!Number.isSafeInteger(end) || start > end)))
+    throw new ValidationError('Invalid Range header.');
   if (start >= size) return 'unsatisfiable';
   return { start, end: Math.min(end ?? size - 1, size - 1) };
 }
@@ -175,25 +182,47 @@ export async function download(mediaId: string, rangeHeader: string | undefined)
     // Checked (auth, existence, a valid Range) before redirecting; storage answers the range itself.
     const url = await Storage.presignDownload(
       media.storage_path,
-      { contentType: media.content_type, contentDisposition: headers['content-disposition']!, cacheControl: FILE_CACHE_CONTROL },
+      {
+        contentType: media.content_type,
+        contentDisposition: headers['content-disposition']!,
+        cacheControl: FILE_CACHE_CONTROL,
+      },
       REDIRECT_SECONDS,
     );
-    return { status: 307, headers: { location: url, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-length': '0' }, body: Buffer.alloc(0) };
+    return {
+      status: 307,
+      headers: {
+        location: url,
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        'content-length': '0',
+      },
+      body: Buffer.alloc(0),
+    };
   }
   if (range === 'unsatisfiable') {
-    return { status: 416, headers: { ...headers, 'content-range': `bytes */${media.byte_size}`, 'content-length': '0' }, body: Buffer.alloc(0) };
+    return {
+      status: 416,
+      headers: { ...headers, 'content-range': `bytes */${media.byte_size}`, 'content-length': '0' },
+      body: Buffer.alloc(0),
+    };
   }
   const stored = await Storage.getObject(media.storage_path, range);
   if (!stored) throw NotFoundError.of('mediaId', mediaId, 'Media file not found on disk.');
   headers['content-length'] = String(stored.bytes.length);
   if (!range) return { status: 200, headers, body: stored.bytes };
-  return { status: 206, headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${stored.size}` }, body: stored.bytes };
+  return {
+    status: 206,
+    headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${stored.size}` },
+    body: stored.bytes,
+  };
 }
 
 /** GET /files/{mediaId}/thumbnail. */
 export async function thumbnail(mediaId: string): Promise<Download> {
   const media = await get(mediaId);
-  if (media.kind !== 'image' || !media.thumbnail_path) throw NotFoundError.of('mediaId', mediaId, 'Thumbnail not found.');
+  if (media.kind !== 'image' || !media.thumbnail_path)
+    throw NotFoundError.of('mediaId', mediaId, 'Thumbnail not found.');
   const stored = await Storage.getObject(media.thumbnail_path);
   if (!stored) throw NotFoundError.of('mediaId', mediaId, 'Thumbnail file not found on disk.');
   return {

@@ -74,7 +74,8 @@ function mediaRefsOf(trace: Record<string, unknown> | undefined): MediaRefs {
   if (!trace) return { link: [], any: false };
   const { mediaIds, mediaId, kind } = trace;
   if (mediaIds !== undefined) {
-    if (!Array.isArray(mediaIds)) throw new FieldRuleError('trace.mediaIds', 'trace.mediaIds must be an array when provided.');
+    if (!Array.isArray(mediaIds))
+      throw new FieldRuleError('trace.mediaIds', 'trace.mediaIds must be an array when provided.');
     mediaIds.forEach((id, i) => {
       if (typeof id !== 'string' || id === '') {
         throw new FieldRuleError('trace.mediaIds', `trace.mediaIds[${i}] must be a non-empty string.`);
@@ -94,8 +95,7 @@ function mediaRefsOf(trace: Record<string, unknown> | undefined): MediaRefs {
 }
 
 function checkSender(role: MessageRole, senderId: string, config: InstanceConfig): void {
-  const ok =
-    role === 'agent' ? config.agents.some((a) => a.id === senderId) : senderId === DEFAULT_SENDER[role];
+  const ok = role === 'agent' ? config.agents.some((a) => a.id === senderId) : senderId === DEFAULT_SENDER[role];
   if (ok) return;
   const message =
     role === 'agent'
@@ -111,8 +111,10 @@ async function checkMedia(chatId: string, refs: MediaRefs): Promise<MediaRecord[
   const media: MediaRecord[] = [];
   for (const id of new Set(refs.link)) {
     const m = found.get(id);
-    if (!m || m.chat_id !== chatId) throw new FieldRuleError('trace.mediaIds', 'A media ID in trace does not belong to this chat.');
-    if (m.message_id) throw new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.');
+    if (!m || m.chat_id !== chatId)
+      throw new FieldRuleError('trace.mediaIds', 'A media ID in trace does not belong to this chat.');
+    if (m.message_id)
+      throw new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.');
     media.push(m);
   }
   if (refs.legacyKind !== undefined && media[0] && media[0].kind !== refs.legacyKind) {
@@ -130,13 +132,20 @@ function mediaPreview(media: MediaRecord[]): string | undefined {
 /** The dispatch input's media ids (§4.4.1): mediaIds' non-empty strings, then mediaId. */
 function dispatchMediaIds(trace: Record<string, unknown> | null): string[] {
   if (!trace) return [];
-  const ids = Array.isArray(trace.mediaIds) ? trace.mediaIds.filter((v): v is string => typeof v === 'string' && v !== '') : [];
+  const ids = Array.isArray(trace.mediaIds)
+    ? trace.mediaIds.filter((v): v is string => typeof v === 'string' && v !== '')
+    : [];
   if (typeof trace.mediaId === 'string') ids.push(trace.mediaId);
   return ids;
 }
 
 /** POST /chats/{chatId}/messages (§5.4.1). */
-export async function create(config: InstanceConfig, chatId: string, input: NewMessage, deps: MessageDeps = defaultDeps): Promise<Message> {
+export async function create(
+  config: InstanceConfig,
+  chatId: string,
+  input: NewMessage,
+  deps: MessageDeps = defaultDeps,
+): Promise<Message> {
   const role = input.role;
   const senderGiven = input.senderId ?? input.agentId;
   const senderId = senderGiven ?? DEFAULT_SENDER[role];
@@ -144,11 +153,15 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
   if (senderId === '') throw new FieldRuleError('senderId', 'senderId is required.');
   const streaming = input.streaming ?? input.stream ?? false;
   const refs = mediaRefsOf(input.trace);
-  if (streaming && role !== 'agent') throw new FieldRuleError('streaming', 'streaming start is only supported for role agent.');
+  if (streaming && role !== 'agent')
+    throw new FieldRuleError('streaming', 'streaming start is only supported for role agent.');
   const content = (input.content ?? '').trim();
   if (streaming && content !== '') throw new FieldRuleError('content', 'content is not allowed when streaming=true.');
   if (!streaming && content === '' && !refs.any) {
-    throw new FieldRuleError('content', 'content is required when streaming is false unless trace.mediaId or trace.mediaIds is provided.');
+    throw new FieldRuleError(
+      'content',
+      'content is required when streaming is false unless trace.mediaId or trace.mediaIds is provided.',
+    );
   }
   checkSender(role, senderId, config);
   if (Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
@@ -190,8 +203,12 @@ export async function create(config: InstanceConfig, chatId: string, input: NewM
       trace,
     },
   });
-  const alreadyLinked = () => new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.');
-  const items: TransactWrite[] = [...Store.putMessage(message), ...media.map((m) => guarded(linkMedia(m.id, chatId, message.id), alreadyLinked))];
+  const alreadyLinked = () =>
+    new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.');
+  const items: TransactWrite[] = [
+    ...Store.putMessage(message),
+    ...media.map((m) => guarded(linkMedia(m.id, chatId, message.id), alreadyLinked)),
+  ];
   if (role === 'user') {
     items.push(
       ...dispatchInputWrites({
@@ -233,7 +250,12 @@ export interface MessageListQuery {
 }
 
 /** GET /chats/{chatId}/messages (§5.4.2): newest first, keyset cursor, hidden messages omitted. */
-export async function list(config: InstanceConfig, chatId: string, q: MessageListQuery, deps: MessageDeps = defaultDeps): Promise<Page<Message>> {
+export async function list(
+  config: InstanceConfig,
+  chatId: string,
+  q: MessageListQuery,
+  deps: MessageDeps = defaultDeps,
+): Promise<Page<Message>> {
   await existingChat(chatId);
   const listName = `messages:${chatId}`;
   let afterSk: string | undefined;
@@ -266,4 +288,3 @@ async function present(record: MessageRecord, config: InstanceConfig, nowMs: num
   if (partial === null && !record.media_preview) return undefined;
   return Store.toMessage({ ...record, stream_state: 'cancelled', content_partial: partial, content_final: null });
 }
-

@@ -39,7 +39,8 @@ export type RequestConfig = ChoiceConfig | TextInputConfig | FormConfig;
 const FIELD_TYPES: readonly FormFieldType[] = ['text', 'textarea', 'select', 'multiselect', 'checkbox', 'date'];
 const VARIANTS = ['primary', 'secondary', 'danger'] as const;
 
-export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 /** Optional keys treat null as absent (§2.3.1). */
 const given = (v: unknown): boolean => v !== undefined && v !== null;
@@ -83,7 +84,8 @@ function choiceConfig(config: Record<string, unknown>): ChoiceConfig {
   });
   const seen = new Set<string>();
   for (const o of normalized) {
-    if (seen.has(o.id)) throw new FieldRuleError('config.options', 'choice options must have unique ids.', { optionId: o.id });
+    if (seen.has(o.id))
+      throw new FieldRuleError('config.options', 'choice options must have unique ids.', { optionId: o.id });
     seen.add(o.id);
   }
   let maxSelections = 1;
@@ -101,7 +103,10 @@ function choiceConfig(config: Record<string, unknown>): ChoiceConfig {
     minSelections = config.minSelections;
   }
   if (minSelections > maxSelections) {
-    throw new FieldRuleError('config.minSelections', 'config.minSelections cannot be greater than config.maxSelections.');
+    throw new FieldRuleError(
+      'config.minSelections',
+      'config.minSelections cannot be greater than config.maxSelections.',
+    );
   }
   return { options: normalized, maxSelections, minSelections };
 }
@@ -109,7 +114,8 @@ function choiceConfig(config: Record<string, unknown>): ChoiceConfig {
 function textInputConfig(config: Record<string, unknown>): TextInputConfig {
   const out: TextInputConfig = {};
   if (given(config.placeholder)) {
-    if (typeof config.placeholder !== 'string') throw new FieldRuleError('config.placeholder', 'config.placeholder must be a string.');
+    if (typeof config.placeholder !== 'string')
+      throw new FieldRuleError('config.placeholder', 'config.placeholder must be a string.');
     out.placeholder = config.placeholder;
   }
   if (given(config.validation)) {
@@ -128,7 +134,11 @@ function textInputConfig(config: Record<string, unknown>): TextInputConfig {
       }
       validation.maxLength = v.maxLength;
     }
-    if (validation.minLength !== undefined && validation.maxLength !== undefined && validation.minLength > validation.maxLength) {
+    if (
+      validation.minLength !== undefined &&
+      validation.maxLength !== undefined &&
+      validation.minLength > validation.maxLength
+    ) {
       throw new FieldRuleError('config.validation.minLength', 'config.validation.minLength cannot exceed maxLength.');
     }
     if (v.pattern !== undefined) {
@@ -139,7 +149,10 @@ function textInputConfig(config: Record<string, unknown>): TextInputConfig {
         try {
           new RegExp(v.pattern);
         } catch {
-          throw new FieldRuleError('config.validation.pattern', 'config.validation.pattern must be a valid regular expression.');
+          throw new FieldRuleError(
+            'config.validation.pattern',
+            'config.validation.pattern must be a valid regular expression.',
+          );
         }
       }
       validation.pattern = v.pattern;
@@ -151,13 +164,17 @@ function textInputConfig(config: Record<string, unknown>): TextInputConfig {
 
 function formConfig(config: Record<string, unknown>): FormConfig {
   const { fields } = config;
-  if (!Array.isArray(fields) || fields.length === 0) throw new FieldRuleError('config.fields', 'form config requires at least one field.');
+  if (!Array.isArray(fields) || fields.length === 0)
+    throw new FieldRuleError('config.fields', 'form config requires at least one field.');
   const normalized = fields.map((field, i): FormField => {
     const at = `config.fields[${i}]`;
     if (!isObject(field)) throw new FieldRuleError(at, `${at} must be a JSON object.`);
     const name = requiredText(field.name, `${at}.name`);
     if (!FIELD_TYPES.includes(field.type as never)) {
-      throw new FieldRuleError(`${at}.type`, 'form field type must be text, textarea, select, multiselect, checkbox, or date.');
+      throw new FieldRuleError(
+        `${at}.type`,
+        'form field type must be text, textarea, select, multiselect, checkbox, or date.',
+      );
     }
     const type = field.type as FormFieldType;
     const out: FormField = { name, type };
@@ -166,7 +183,8 @@ function formConfig(config: Record<string, unknown>): FormConfig {
       out.label = field.label;
     }
     if (given(field.required)) {
-      if (typeof field.required !== 'boolean') throw new FieldRuleError(`${at}.required`, 'form field required must be a boolean.');
+      if (typeof field.required !== 'boolean')
+        throw new FieldRuleError(`${at}.required`, 'form field required must be a boolean.');
       out.required = field.required;
     }
     const takesOptions = type === 'select' || type === 'multiselect';
@@ -174,7 +192,8 @@ function formConfig(config: Record<string, unknown>): FormConfig {
       const options = field.options;
       const valid =
         Array.isArray(options) && options.length > 0 && options.every((o) => typeof o === 'string' && o.trim() !== '');
-      if (!valid) throw new FieldRuleError(`${at}.options`, 'select and multiselect fields require non-empty string options.');
+      if (!valid)
+        throw new FieldRuleError(`${at}.options`, 'select and multiselect fields require non-empty string options.');
       out.options = (options as string[]).map((o) => o.trim());
     } else if (given(field.options)) {
       throw new FieldRuleError(`${at}.options`, 'options are only supported for select or multiselect fields.');
@@ -183,24 +202,28 @@ function formConfig(config: Record<string, unknown>): FormConfig {
   });
   const names = new Set<string>();
   for (const f of normalized) {
-    if (names.has(f.name)) throw new FieldRuleError('config.fields', 'form fields must have unique names.', { name: f.name });
+    if (names.has(f.name))
+      throw new FieldRuleError('config.fields', 'form fields must have unique names.', { name: f.name });
     names.add(f.name);
   }
   const out: FormConfig = { fields: normalized };
   if (given(config.submitLabel)) {
-    if (typeof config.submitLabel !== 'string') throw new FieldRuleError('config.submitLabel', 'config.submitLabel must be a string.');
+    if (typeof config.submitLabel !== 'string')
+      throw new FieldRuleError('config.submitLabel', 'config.submitLabel must be a string.');
     out.submitLabel = config.submitLabel;
   }
   return out;
 }
 
 export type ResolutionPayload =
-  | { selectedOptionIds: string[] }
-  | { text: string }
-  | { values: Record<string, string | boolean | string[]> };
+  { selectedOptionIds: string[] } | { text: string } | { values: Record<string, string | boolean | string[]> };
 
 /** Validates a resolution body against the request's type and config; returns the stored payload (§5.5.4). */
-export function normalizeResolution(type: RequestType, config: RequestConfig, input: Record<string, unknown>): ResolutionPayload {
+export function normalizeResolution(
+  type: RequestType,
+  config: RequestConfig,
+  input: Record<string, unknown>,
+): ResolutionPayload {
   switch (type) {
     case 'choice':
       return choiceResolution(config as ChoiceConfig, input.selectedOptionIds);
@@ -220,12 +243,17 @@ function choiceResolution(config: ChoiceConfig, selected: unknown): ResolutionPa
   if (new Set(ids).size !== ids.length) throw new FieldRuleError(field, 'selectedOptionIds must be unique.');
   const known = new Set(config.options.map((o) => o.id));
   const unknown = ids.find((id) => !known.has(id));
-  if (unknown !== undefined) throw new FieldRuleError(field, 'selectedOptionIds contains unknown option.', { optionId: unknown });
+  if (unknown !== undefined)
+    throw new FieldRuleError(field, 'selectedOptionIds contains unknown option.', { optionId: unknown });
   if (ids.length < config.minSelections) {
-    throw new FieldRuleError(field, 'selectedOptionIds does not satisfy minimum selections.', { minSelections: config.minSelections });
+    throw new FieldRuleError(field, 'selectedOptionIds does not satisfy minimum selections.', {
+      minSelections: config.minSelections,
+    });
   }
   if (ids.length > config.maxSelections) {
-    throw new FieldRuleError(field, 'selectedOptionIds exceeds maximum selections.', { maxSelections: config.maxSelections });
+    throw new FieldRuleError(field, 'selectedOptionIds exceeds maximum selections.', {
+      maxSelections: config.maxSelections,
+    });
   }
   return { selectedOptionIds: ids };
 }
@@ -267,7 +295,8 @@ function formResolution(config: FormConfig, values: unknown): ResolutionPayload 
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) {
         throw new FieldRuleError(at, 'multiselect fields require string array values.');
       }
-      if (value.some((v) => !field.options!.includes(v))) throw new FieldRuleError(at, 'multiselect values contain unknown option.');
+      if (value.some((v) => !field.options!.includes(v)))
+        throw new FieldRuleError(at, 'multiselect values contain unknown option.');
       if (field.required && value.filter((v) => v.trim() !== '').length === 0) {
         throw new FieldRuleError(at, 'required form value cannot be empty.');
       }

@@ -59,7 +59,11 @@ function checkTrace(trace: unknown): Record<string, unknown> {
 }
 
 /** POST /chats/{chatId}/requests (§5.5.1): the chat first, then the rules in the contract's order. */
-export async function create(chatId: string, input: NewRequest, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+export async function create(
+  chatId: string,
+  input: NewRequest,
+  deps: RequestDeps = defaultDeps,
+): Promise<RequestRecord> {
   await existingChat(chatId);
   if (!REQUEST_TYPES.includes(input.type as RequestType)) {
     throw new FieldRuleError('type', 'type must be one of choice, text_input, form.');
@@ -86,9 +90,12 @@ export async function create(chatId: string, input: NewRequest, deps: RequestDep
     trace,
   };
   const puts = Store.putRequest(request);
-  await withEvents([{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }], now, (eventItems) =>
-    // The chat's update is conditioned on the chat existing.
-    transact([...puts, guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)), ...eventItems]),
+  await withEvents(
+    [{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }],
+    now,
+    (eventItems) =>
+      // The chat's update is conditioned on the chat existing.
+      transact([...puts, guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)), ...eventItems]),
   );
   return request;
 }
@@ -138,7 +145,12 @@ export async function update(requestId: string, input: RequestUpdate): Promise<R
 }
 
 /** POST /requests/{requestId}/resolve (§4.3, §5.5.4). */
-export async function resolve(config: InstanceConfig, requestId: string, input: Record<string, unknown>, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+export async function resolve(
+  config: InstanceConfig,
+  requestId: string,
+  input: Record<string, unknown>,
+  deps: RequestDeps = defaultDeps,
+): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('resolved', requestId, request.status);
   const payload = normalizeResolution(request.type, request.config as never, input);
@@ -169,29 +181,33 @@ export async function resolve(config: InstanceConfig, requestId: string, input: 
     },
   };
   await withEvents([event], now, (eventItems) =>
-    transact(
-      [
-        guarded(Store.endRequest(loc, { status: 'resolved', resolvedAt: now, resolvedBy, payload: payload as Record<string, unknown> }), (old) =>
-          lostRace('resolved', requestId, old),
-        ),
-        Chats.adjustPending(loc.chatId, -1, now),
-        ...dispatchInputWrites({
-          id: deps.newId(),
-          chat_id: loc.chatId,
-          source_kind: 'request_resolved',
-          source_id: requestId,
-          sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
-          content: resolutionLine(request.type, request.title, payload),
-          media_ids: [],
-          request_type: request.type,
-          request_title: request.title,
-          resolution_payload: payload as Record<string, unknown>,
-          state: 'pending',
-          created_at: now,
+    transact([
+      guarded(
+        Store.endRequest(loc, {
+          status: 'resolved',
+          resolvedAt: now,
+          resolvedBy,
+          payload: payload as Record<string, unknown>,
         }),
-        ...eventItems,
-      ],
-    ),
+        (old) => lostRace('resolved', requestId, old),
+      ),
+      Chats.adjustPending(loc.chatId, -1, now),
+      ...dispatchInputWrites({
+        id: deps.newId(),
+        chat_id: loc.chatId,
+        source_kind: 'request_resolved',
+        source_id: requestId,
+        sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
+        content: resolutionLine(request.type, request.title, payload),
+        media_ids: [],
+        request_type: request.type,
+        request_title: request.title,
+        resolution_payload: payload as Record<string, unknown>,
+        state: 'pending',
+        created_at: now,
+      }),
+      ...eventItems,
+    ]),
   );
   // A resolution is a dispatch input (§4.4.1).
   await Dispatch.inputAdded(config, loc.chatId);
@@ -205,11 +221,21 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
   const now = deps.clock().toISOString();
   const event = {
     type: 'request.cancelled',
-    payload: { chatId: loc.chatId, requestId, type: request.type, status: 'cancelled', resolution_payload: null, trace: request.trace },
+    payload: {
+      chatId: loc.chatId,
+      requestId,
+      type: request.type,
+      status: 'cancelled',
+      resolution_payload: null,
+      trace: request.trace,
+    },
   };
   await withEvents([event], now, (eventItems) =>
     transact([
-      guarded(Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }), (old) => lostRace('cancelled', requestId, old)),
+      guarded(
+        Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }),
+        (old) => lostRace('cancelled', requestId, old),
+      ),
       Chats.adjustPending(loc.chatId, -1, now),
       ...eventItems,
     ]),

@@ -58,11 +58,16 @@ export interface Assembled {
  * The text of chunks 1..`through`. `own` is a chunk this instance just wrote (no need to read
  * it back). Reads only the numbers the cache lacks, in one Query over their span.
  */
-export async function assemble(messageId: string, through: number, own?: { seq: number; text: string }): Promise<Assembled> {
+export async function assemble(
+  messageId: string,
+  through: number,
+  own?: { seq: number; text: string },
+): Promise<Assembled> {
   const entry = entryOf(messageId);
   if (own && own.seq > entry.upTo) entry.ahead.set(own.seq, own.text);
   const unknown: number[] = [];
-  for (let seq = entry.upTo + 1; seq <= through; seq++) if (!entry.ahead.has(seq) && !entry.holes.has(seq)) unknown.push(seq);
+  for (let seq = entry.upTo + 1; seq <= through; seq++)
+    if (!entry.ahead.has(seq) && !entry.holes.has(seq)) unknown.push(seq);
   if (unknown.length > 0) {
     const found = await readChunks(messageId, unknown[0]!, unknown.at(-1)!);
     for (const [seq, text] of found) if (seq > entry.upTo) entry.ahead.set(seq, text);

@@ -26,7 +26,6 @@ import { previewOf } from '../model.js';
 import type { Message, StreamState } from '../model.js';
 import * as StreamText from './stream-text.js';
 
-
 export interface MessageDeps {
   clock: () => Date;
   newId: () => string;
@@ -44,8 +43,10 @@ export const messageNotFound = (messageId: string) => NotFoundError.of('messageI
 export const notStreaming = (messageId: string, state: StreamState) =>
   new ConflictError('Message is not in streaming state.', { messageId, streamState: state });
 
-export const tooLong = () => new PayloadTooLargeError(`Message content exceeds ${MAX_CONTENT_BYTES} bytes.`, { maxContentBytes: MAX_CONTENT_BYTES });
-
+export const tooLong = () =>
+  new PayloadTooLargeError(`Message content exceeds ${MAX_CONTENT_BYTES} bytes.`, {
+    maxContentBytes: MAX_CONTENT_BYTES,
+  });
 
 // ---------------------------------------------------------------------------------------
 // Streaming
@@ -104,12 +105,13 @@ export async function appendChunk(
   // The chunk and its event commit together; the chat's updated_at is bumped beside them by
   // a plain UpdateItem, so concurrent chunks of one chat never contend in a transaction.
   const [written, touched] = await Promise.allSettled([
-    transact(
-      [
-        guarded(Store.chunkWrite(messageId, seq, deltaText, nowIso), () => new ChunkVoided()),
-        ephemeralEventPut({ type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } }, nowIso),
-      ],
-    ),
+    transact([
+      guarded(Store.chunkWrite(messageId, seq, deltaText, nowIso), () => new ChunkVoided()),
+      ephemeralEventPut(
+        { type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } },
+        nowIso,
+      ),
+    ]),
     retryConflicts(() => Chats.touchChat(loc.chatId, nowIso)),
   ]);
   if (written.status === 'rejected') {
@@ -121,7 +123,11 @@ export async function appendChunk(
   }
   if (touched.status === 'rejected') {
     // The chunk is committed and must not be reported as failed (a retry would repeat it).
-    logger.error('chunk appended but the chat updated_at bump failed', { chatId: loc.chatId, messageId, error: touched.reason });
+    logger.error('chunk appended but the chat updated_at bump failed', {
+      chatId: loc.chatId,
+      messageId,
+      error: touched.reason,
+    });
   }
   const { text } = await StreamText.assemble(messageId, seq, { seq, text: deltaText });
   return Store.toMessage({ ...message, content_partial: text });
@@ -130,7 +136,12 @@ export async function appendChunk(
 class ChunkVoided extends Error {}
 
 /** The 409 for an operation on an overdue stream, after making its cancellation real. */
-async function expiredConflict(config: InstanceConfig, loc: MessageLocation, messageId: string, deps: MessageDeps): Promise<ConflictError> {
+async function expiredConflict(
+  config: InstanceConfig,
+  loc: MessageLocation,
+  messageId: string,
+  deps: MessageDeps,
+): Promise<ConflictError> {
   const outcome = await finish(config, loc, messageId, { kind: 'expire' }, deps);
   return notStreaming(messageId, outcome.message?.stream_state ?? 'cancelled');
 }
@@ -150,14 +161,23 @@ export async function complete(
 }
 
 /** POST …/messages/{messageId}/cancel (§5.4.5). */
-export async function cancel(config: InstanceConfig, messageId: string, chatId?: string, deps: MessageDeps = defaultDeps): Promise<Message> {
+export async function cancel(
+  config: InstanceConfig,
+  messageId: string,
+  chatId?: string,
+  deps: MessageDeps = defaultDeps,
+): Promise<Message> {
   const loc = await find(messageId, chatId);
   const outcome = await finish(config, loc, messageId, { kind: 'cancel' }, deps);
   return outcome.message!;
 }
 
 /** POST /chats/{chatId}/messages/cancel-streaming (§5.4.6). */
-export async function cancelAllStreaming(config: InstanceConfig, chatId: string, deps: MessageDeps = defaultDeps): Promise<{ cancelledMessageIds: string[] }> {
+export async function cancelAllStreaming(
+  config: InstanceConfig,
+  chatId: string,
+  deps: MessageDeps = defaultDeps,
+): Promise<{ cancelledMessageIds: string[] }> {
   await existingChat(chatId);
   const cancelled: string[] = [];
   for (const messageId of await Store.openStreams(chatId)) {
@@ -181,7 +201,11 @@ export interface ExpiryOutcome {
 }
 
 /** The stream-timeout task (§4.2): cancels the stream if it has been idle too long. */
-export async function expireIfIdle(config: InstanceConfig, messageId: string, deps: MessageDeps = defaultDeps): Promise<ExpiryOutcome> {
+export async function expireIfIdle(
+  config: InstanceConfig,
+  messageId: string,
+  deps: MessageDeps = defaultDeps,
+): Promise<ExpiryOutcome> {
   const loc = isId(messageId) ? await Store.locate(messageId) : undefined;
   if (!loc) return { done: true, waitMs: 0 };
   try {
@@ -219,7 +243,13 @@ const IN_FLIGHT_WAITS_MS = [50, 150, 400, 800];
  *    with that many chunks), the open-stream marker, the chat, the voids and the event.
  * A chunk numbered meanwhile fails step 3's condition, and the whole step is redone.
  */
-async function finish(config: InstanceConfig, loc: MessageLocation, messageId: string, how: Finish, deps: MessageDeps): Promise<FinishOutcome> {
+async function finish(
+  config: InstanceConfig,
+  loc: MessageLocation,
+  messageId: string,
+  how: Finish,
+  deps: MessageDeps,
+): Promise<FinishOutcome> {
   // One event number for every attempt; voided if the stream ends some other way.
   return withEventNumbers((take) => finishAttempts(config, loc, messageId, how, deps, () => take(1)));
 }
@@ -242,7 +272,8 @@ async function finishAttempts(
       return { finished: false, waitMs: Date.parse(message.updated_at) + idleLimitMs(config) - now.getTime() + 1 };
     }
     if (overdue && how.kind === 'complete') throw await expiredConflict(config, loc, messageId, deps);
-    if (overdue && how.kind === 'cancel' && !how.includeOverdue) throw await expiredConflict(config, loc, messageId, deps);
+    if (overdue && how.kind === 'cancel' && !how.includeOverdue)
+      throw await expiredConflict(config, loc, messageId, deps);
 
     const count = message.chunk_count ?? 0;
     let assembled = await StreamText.assemble(messageId, count);
@@ -289,7 +320,12 @@ async function finishAttempts(
     try {
       const eventItems = (await eventNumber()).items([event], nowIso);
       if (cancelled) {
-        await transact([...finishing, ...voidItems, guarded(Chats.touchUpdatedAt(loc.chatId, nowIso), () => chatNotFound(loc.chatId)), ...eventItems]);
+        await transact([
+          ...finishing,
+          ...voidItems,
+          guarded(Chats.touchUpdatedAt(loc.chatId, nowIso), () => chatNotFound(loc.chatId)),
+          ...eventItems,
+        ]);
       } else {
         const preview = previewOf({ content_final: contentFinal, content_partial: null });
         const chat = await Chats.getChat(loc.chatId);
@@ -318,4 +354,3 @@ async function finishAttempts(
 }
 
 class RetryFinish extends Error {}
-

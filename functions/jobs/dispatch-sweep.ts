@@ -16,6 +16,7 @@ export async function handler(): Promise<{ resumed: number; repaired: number }> 
   const config = await getConfig();
   const [resumed, repaired] = await Promise.all([Dispatch.sweep(config), Dispatch.repairMessages()]);
   if (resumed > 0) logger.warn('dispatch sweep resumed stranded work', { chats: resumed });
-  if (repaired > 0) logger.warn('dispatch sweep repaired batch messages after failed queue calls', { batches: repaired });
+  if (repaired > 0)
+    logger.warn('dispatch sweep repaired batch messages after failed queue calls', { batches: repaired });
   return { resumed, repaired };
 }

@@ -11,7 +11,11 @@ import { jsonResult } from './types.js';
 /** The response for a failure: its own envelope for an AppError, else a logged, bare 500. */
 export function errorResult(error: unknown): HttpResult {
   if (error instanceof AppError) {
-    return jsonResult(error.status, { error: { code: error.code, message: error.message, details: error.details ?? null } }, error.headers);
+    return jsonResult(
+      error.status,
+      { error: { code: error.code, message: error.message, details: error.details ?? null } },
+      error.headers,
+    );
   }
   logger.error('unhandled error', { error });
   return jsonResult(500, { error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } });

@@ -98,7 +98,13 @@ export function http<S extends InputSchemas>(
         clientGone: clientGoneSignal(context),
       });
       if (reply.remember === false) state.forget = true;
-      if (reply.binary) return { statusCode: reply.status, headers: reply.headers ?? {}, body: reply.binary.toString('base64'), isBase64Encoded: true };
+      if (reply.binary)
+        return {
+          statusCode: reply.status,
+          headers: reply.headers ?? {},
+          body: reply.binary.toString('base64'),
+          isBase64Encoded: true,
+        };
       return jsonResult(reply.status, reply.body, reply.headers);
     });
 

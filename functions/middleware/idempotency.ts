@@ -34,7 +34,9 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function fingerprintOf(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method}\n${path}\n${canonicalJson(body ?? {})}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method}\n${path}\n${canonicalJson(body ?? {})}`)
+    .digest('hex');
 }
 
 interface Held {
@@ -64,7 +66,11 @@ export function idempotency(): HttpMiddleware {
       }
       const state = stateOf(request);
       const keyHash = createHash('sha256').update(key).digest('hex');
-      const fingerprint = fingerprintOf(request.event.requestContext.http.method, request.event.rawPath, state.input.body);
+      const fingerprint = fingerprintOf(
+        request.event.requestContext.http.method,
+        request.event.rawPath,
+        state.input.body,
+      );
       const conflict = (message: string) => new ConflictError(message, { field: FIELD, key });
       const lockMs = Math.max(5000, request.context.getRemainingTimeInMillis?.() ?? 30_000);
 

@@ -44,5 +44,9 @@ export function header(event: HttpEvent, name: string): string | undefined {
 
 export function jsonResult(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
   if (statusCode === 204 || body === undefined) return { statusCode, headers, body: '' };
-  return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8', ...headers }, body: JSON.stringify(body) };
+  return {
+    statusCode,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    body: JSON.stringify(body),
+  };
 }

@@ -75,7 +75,8 @@ export function parseOptionalObjectBody(event: HttpEvent, malformedMessage: stri
   } catch {
     throw new ValidationError(malformedMessage);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ValidationError('JSON body must be an object.');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ValidationError('JSON body must be an object.');
   return parsed;
 }
 

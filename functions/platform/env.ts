@@ -59,7 +59,14 @@ const Env = z.object({
 });
 export type Env = z.infer<typeof Env>;
 
-const PROVIDER_KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'XAI_API_KEY', 'OPENROUTER_API_KEY'] as const;
+const PROVIDER_KEYS = [
+  'ANTHROPIC_API_KEY',
+  'OPENAI_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'XAI_API_KEY',
+  'OPENROUTER_API_KEY',
+] as const;
 
 function parse(source: NodeJS.ProcessEnv): Env {
   const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ''));

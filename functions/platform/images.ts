@@ -127,7 +127,9 @@ function loadSharp(): Promise<Sharp> {
  */
 export async function preloadImages(): Promise<void> {
   const sharp = await loadSharp();
-  await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).webp().toBuffer();
+  await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+    .webp()
+    .toBuffer();
 }
 
 /** Which sharp build this process runs ('wasm' on Lambda, 'native' locally), for logs and tests. */

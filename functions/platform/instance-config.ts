@@ -35,7 +35,9 @@ function checkOrigin(entry: unknown): { origin: string } | { rule: string } {
     url.username === '' &&
     !text.includes('*');
   if (!plainOrigin) {
-    return { rule: `server.corsOrigins entry "${text}" must be an http or https origin without path, query or fragment.` };
+    return {
+      rule: `server.corsOrigins entry "${text}" must be an http or https origin without path, query or fragment.`,
+    };
   }
   return { origin: url.origin };
 }
@@ -73,7 +75,12 @@ const Hook = z.looseObject({
   timeoutMs: count(1).optional(),
   maxRetries: count(0).optional(),
 });
-const AutoRename = z.looseObject({ enabled: z.boolean(), provider: z.string(), modelId: z.string(), apiKey: z.string().optional() });
+const AutoRename = z.looseObject({
+  enabled: z.boolean(),
+  provider: z.string(),
+  modelId: z.string(),
+  apiKey: z.string().optional(),
+});
 
 const Dispatch = z.looseObject({
   mode: z.enum(DISPATCH_MODES).default('batched_sequential'),
@@ -208,8 +215,7 @@ export interface ConfigOverrides {
   OPENGRAM_SERVER_PORT?: string | undefined;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const nonBlank = (v: string | undefined): string | undefined => (v !== undefined && v.trim() !== '' ? v : undefined);
 

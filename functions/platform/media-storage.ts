@@ -5,7 +5,17 @@
  * Configuration (platform/env.ts): MEDIA_BUCKET, and S3_ENDPOINT for the local emulator
  * (path-style addressing; the local runtime starts it before it mounts the handlers).
  */
-import { CopyObjectCommand, DeleteObjectsCommand, GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import {
+  CopyObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  S3Client,
+  S3ServiceException,
+} from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
@@ -51,12 +61,19 @@ export interface StoredBytes {
 /** Reads an object, or the inclusive byte range [start, end] of it; undefined when it does not exist. */
 export async function getObject(key: string, range?: { start: number; end: number }): Promise<StoredBytes | undefined> {
   try {
-    const out = await s3().send(new GetObjectCommand({ Bucket: bucket(), Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
+    const out = await s3().send(
+      new GetObjectCommand({
+        Bucket: bucket(),
+        Key: key,
+        ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+      }),
+    );
     const bytes = Buffer.from(await out.Body!.transformToByteArray());
     const total = /\/(\d+)$/.exec(out.ContentRange ?? '')?.[1];
     return { bytes, size: total !== undefined ? Number(total) : bytes.length };
   } catch (error) {
-    if (error instanceof NoSuchKey || (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404)) return undefined;
+    if (error instanceof NoSuchKey || (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404))
+      return undefined;
     throw error;
   }
 }
@@ -64,7 +81,9 @@ export async function getObject(key: string, range?: { start: number; end: numbe
 /** Deletes objects; a missing one is not an error. */
 export async function deleteObjects(keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  await s3().send(new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }));
+  await s3().send(
+    new DeleteObjectsCommand({ Bucket: bucket(), Delete: { Objects: keys.map((Key) => ({ Key })), Quiet: true } }),
+  );
 }
 
 /** A stored object's size and type, or undefined when it does not exist. */
@@ -73,7 +92,8 @@ export async function headObject(key: string): Promise<{ size: number; contentTy
     const out = await s3().send(new HeadObjectCommand({ Bucket: bucket(), Key: key }));
     return { size: out.ContentLength ?? 0, contentType: out.ContentType };
   } catch (error) {
-    if (error instanceof NotFound || (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404)) return undefined;
+    if (error instanceof NotFound || (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404))
+      return undefined;
     throw error;
   }
 }
@@ -97,7 +117,12 @@ export async function copyObject(from: string, to: string, headers: ObjectHeader
  * A presigned POST for one object: exactly `bytes` long, of exactly `contentType`, at `key`,
  * valid for `expiresSeconds`. The client sends `fields` then the file as a multipart form.
  */
-export async function presignUpload(key: string, contentType: string, bytes: number, expiresSeconds: number): Promise<{ url: string; fields: Record<string, string> }> {
+export async function presignUpload(
+  key: string,
+  contentType: string,
+  bytes: number,
+  expiresSeconds: number,
+): Promise<{ url: string; fields: Record<string, string> }> {
   return createPresignedPost(s3(), {
     Bucket: bucket(),
     Key: key,
@@ -111,7 +136,11 @@ export async function presignUpload(key: string, contentType: string, bytes: num
 }
 
 /** A presigned GET whose response carries these headers (S3 response-header overrides). */
-export async function presignDownload(key: string, headers: Required<ObjectHeaders>, expiresSeconds: number): Promise<string> {
+export async function presignDownload(
+  key: string,
+  headers: Required<ObjectHeaders>,
+  expiresSeconds: number,
+): Promise<string> {
   return getSignedUrl(
     s3(),
     new GetObjectCommand({

@@ -37,7 +37,13 @@ const MAX_VISIBILITY_SECONDS = 12 * 3600;
  */
 export async function sendFlush(chatId: string, delayMs: number): Promise<void> {
   const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor(delayMs / 1000)));
-  await sqs().send(new SendMessageCommand({ QueueUrl: queueUrl('FLUSH_QUEUE_URL'), MessageBody: JSON.stringify({ chatId }), DelaySeconds: delay }));
+  await sqs().send(
+    new SendMessageCommand({
+      QueueUrl: queueUrl('FLUSH_QUEUE_URL'),
+      MessageBody: JSON.stringify({ chatId }),
+      DelaySeconds: delay,
+    }),
+  );
 }
 
 /**
@@ -62,7 +68,11 @@ export interface ReceivedBatch {
 }
 
 /** One long-poll receive on the batch queue (waitSeconds 0–20), leasing for `visibilitySeconds`. */
-export async function receiveBatches(max: number, waitSeconds: number, visibilitySeconds: number): Promise<ReceivedBatch[]> {
+export async function receiveBatches(
+  max: number,
+  waitSeconds: number,
+  visibilitySeconds: number,
+): Promise<ReceivedBatch[]> {
   const out = await sqs().send(
     new ReceiveMessageCommand({
       QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
@@ -74,7 +84,9 @@ export async function receiveBatches(max: number, waitSeconds: number, visibilit
   return (out.Messages ?? []).flatMap((m: Message) => {
     try {
       const body = JSON.parse(m.Body ?? '{}') as { batchId?: unknown };
-      return typeof body.batchId === 'string' && m.ReceiptHandle ? [{ batchId: body.batchId, receiptHandle: m.ReceiptHandle }] : [];
+      return typeof body.batchId === 'string' && m.ReceiptHandle
+        ? [{ batchId: body.batchId, receiptHandle: m.ReceiptHandle }]
+        : [];
     } catch {
       return [];
     }
@@ -88,7 +100,13 @@ export async function receiveBatches(max: number, waitSeconds: number, visibilit
  */
 export async function hideBatch(receiptHandle: string, ms: number): Promise<void> {
   const seconds = Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.floor(ms / 1000)));
-  await sqs().send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle, VisibilityTimeout: seconds }));
+  await sqs().send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: seconds,
+    }),
+  );
 }
 
 /**
@@ -104,7 +122,9 @@ export function isStaleReceipt(error: unknown): boolean {
 }
 
 export async function deleteBatchMessage(receiptHandle: string): Promise<void> {
-  await sqs().send(new DeleteMessageCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle }));
+  await sqs().send(
+    new DeleteMessageCommand({ QueueUrl: queueUrl('DISPATCH_QUEUE_URL'), ReceiptHandle: receiptHandle }),
+  );
 }
 
 export const dispatchConfigured = (): boolean => Boolean(env().DISPATCH_QUEUE_URL && env().FLUSH_QUEUE_URL);

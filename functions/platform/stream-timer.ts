@@ -29,7 +29,9 @@ export function installStreamTimer(starter: StreamTimerStarter | undefined): voi
 async function startExecution(input: StreamTimerInput): Promise<void> {
   const stateMachineArn = env().STREAM_TIMEOUT_STATE_MACHINE_ARN;
   if (!stateMachineArn) {
-    logger.warn('stream timer not configured: an abandoned stream is cancelled when next read or written', { messageId: input.messageId });
+    logger.warn('stream timer not configured: an abandoned stream is cancelled when next read or written', {
+      messageId: input.messageId,
+    });
     return;
   }
   sfn ??= new SFNClient({});

@@ -37,7 +37,9 @@ export function chatItem(chat: ChatRecord): Record<string, unknown> {
 }
 
 export async function getChat(chatId: string): Promise<ChatRecord | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.chat(chatId), ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.chat(chatId), ConsistentRead: true }),
+  );
   return out.Item as ChatRecord | undefined;
 }
 
@@ -66,7 +68,13 @@ export async function takeWriteTurn(chatId: string, owner: string, now: number, 
     await ddb().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...Keys.chatWriteTurn(chatId), type: 'write-turn', owner, expires_at: now + ms, ttl: Math.ceil((now + ms) / 1000) + 3600 },
+        Item: {
+          ...Keys.chatWriteTurn(chatId),
+          type: 'write-turn',
+          owner,
+          expires_at: now + ms,
+          ttl: Math.ceil((now + ms) / 1000) + 3600,
+        },
         ConditionExpression: 'attribute_not_exists(pk) OR expires_at < :now',
         ExpressionAttributeValues: { ':now': now },
       }),
@@ -142,7 +150,12 @@ export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
     values[':at'] = a.lastMessageAt;
     values[':pinned'] = a.pinned;
     values[':nullType'] = 'NULL';
-    values[':listing'] = Keys.chatListing({ id: chatId, pinned: a.pinned, is_archived: false, last_message_at: a.lastMessageAt }).gsi1sk;
+    values[':listing'] = Keys.chatListing({
+      id: chatId,
+      pinned: a.pinned,
+      is_archived: false,
+      last_message_at: a.lastMessageAt,
+    }).gsi1sk;
     if (a.preview) {
       sets.push('last_message_preview = :preview', 'last_message_role = :role');
       values[':preview'] = a.preview.text;
@@ -261,7 +274,9 @@ export interface ChatPageQuery {
  * reading pages of 100 until limit+1 matches are found or the index ends: a selective filter
  * costs reads in proportion to the chats it skips (capacity is charged on items read).
  */
-export async function queryChats(q: ChatPageQuery): Promise<{ chats: ChatRecord[]; hasMore: boolean; sortKeyOf: (c: ChatRecord) => string }> {
+export async function queryChats(
+  q: ChatPageQuery,
+): Promise<{ chats: ChatRecord[]; hasMore: boolean; sortKeyOf: (c: ChatRecord) => string }> {
   const { index, pkName, pk } = Keys.chatsIndex(q.archived);
   const filters: string[] = [];
   const values: Record<string, unknown> = { ':pk': pk };

@@ -64,7 +64,9 @@ export const tableName = (): string => env().TABLE_NAME;
  * Every item a Query matches, page after page (each page is one call and at most 1 MB).
  * For ranges known to be small or wanted whole; lists with a limit page by themselves.
  */
-export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
+export async function queryAll(
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
@@ -76,11 +78,15 @@ export async function queryAll(input: Omit<QueryCommandInput, 'TableName' | 'Exc
 }
 
 /** The COUNT of a Query's matches, page after page (Select COUNT still reads every item). */
-export async function countAll(input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>): Promise<number> {
+export async function countAll(
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey' | 'Select'>,
+): Promise<number> {
   let count = 0;
   let start: Record<string, unknown> | undefined;
   do {
-    const out = await ddb().send(new QueryCommand({ ...input, TableName: tableName(), Select: 'COUNT', ExclusiveStartKey: start }));
+    const out = await ddb().send(
+      new QueryCommand({ ...input, TableName: tableName(), Select: 'COUNT', ExclusiveStartKey: start }),
+    );
     count += out.Count ?? 0;
     start = out.LastEvaluatedKey;
   } while (start);
@@ -105,7 +111,10 @@ export type TransactWrite = TransactItem | GuardedItem;
 const isGuarded = (w: TransactWrite): w is GuardedItem => 'onConditionFailed' in w;
 
 /** Attaches a condition-failure answer to an item (see GuardedItem). */
-export const guarded = (item: TransactItem, onConditionFailed: GuardedItem['onConditionFailed']): GuardedItem => ({ item, onConditionFailed });
+export const guarded = (item: TransactItem, onConditionFailed: GuardedItem['onConditionFailed']): GuardedItem => ({
+  item,
+  onConditionFailed,
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -127,7 +136,9 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
       if (failed >= 0) {
         const write = writes[failed]!;
         const raw = (reasons[failed] as { Item?: Record<string, unknown> }).Item;
-        const mapped = isGuarded(write) ? write.onConditionFailed(raw ? unmarshall(raw as never) : undefined) : undefined;
+        const mapped = isGuarded(write)
+          ? write.onConditionFailed(raw ? unmarshall(raw as never) : undefined)
+          : undefined;
         if (mapped) throw mapped;
         throw error;
       }

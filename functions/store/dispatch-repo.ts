@@ -53,7 +53,12 @@ export function dispatchInputWrites(input: DispatchInput): TransactItem[] {
         UpdateExpression:
           'SET #type = :type, first_pending_at = if_not_exists(first_pending_at, :at), last_input_at = :at, gsi3pk = :mark, gsi3sk = :at ADD pending_inputs :one, ver :one',
         ExpressionAttributeNames: { '#type': 'type' },
-        ExpressionAttributeValues: { ':type': 'dispatch-state', ':at': input.created_at, ':one': 1, ':mark': Keys.dispatchPending(input.created_at).gsi3pk },
+        ExpressionAttributeValues: {
+          ':type': 'dispatch-state',
+          ':at': input.created_at,
+          ':one': 1,
+          ':mark': Keys.dispatchPending(input.created_at).gsi3pk,
+        },
       },
     },
   ];
@@ -85,10 +90,13 @@ export interface DispatchState {
   ver?: number;
 }
 
-export const inputKey = (input: Pick<DispatchInput, 'chat_id' | 'created_at' | 'id'>) => Keys.dispatchInput(input.chat_id, input.created_at, input.id);
+export const inputKey = (input: Pick<DispatchInput, 'chat_id' | 'created_at' | 'id'>) =>
+  Keys.dispatchInput(input.chat_id, input.created_at, input.id);
 
 export async function getState(chatId: string): Promise<DispatchState> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.dispatchState(chatId), ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.dispatchState(chatId), ConsistentRead: true }),
+  );
   return (out.Item ?? {}) as DispatchState;
 }
 
@@ -293,7 +301,9 @@ export async function staleDispatchWork(before: string, limit: number): Promise<
 
 /** The unsent batch numbered `seq` in a chat, if any. */
 export async function batchRef(chatId: string, seq: number): Promise<{ id: string; group: string } | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConsistentRead: true }),
+  );
   return out.Item ? { id: String(out.Item.batch_id), group: String(out.Item.group) } : undefined;
 }
 
@@ -318,7 +328,16 @@ export async function markSent(chatId: string, seq: number): Promise<boolean> {
         },
         taken,
       ),
-      guarded({ Delete: { TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConditionExpression: 'attribute_exists(pk)' } }, taken),
+      guarded(
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: Keys.batchRef(chatId, seq),
+            ConditionExpression: 'attribute_exists(pk)',
+          },
+        },
+        taken,
+      ),
     ]);
     return true;
   } catch (error) {
@@ -330,7 +349,9 @@ export async function markSent(chatId: string, seq: number): Promise<boolean> {
 class StepTaken extends Error {}
 
 export async function getBatch(batchId: string): Promise<BatchRecord | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.batch(batchId), ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.batch(batchId), ConsistentRead: true }),
+  );
   return out.Item as BatchRecord | undefined;
 }
 
@@ -339,7 +360,10 @@ export type BatchUpdateOutcome = { ok: true; batch: BatchRecord } | { ok: false;
 /** A conditional UpdateItem on a batch that returns the new item, or the old one on failure. */
 async function updateBatch(
   batchId: string,
-  update: Pick<UpdateCommandInput, 'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues' | 'ExpressionAttributeNames'>,
+  update: Pick<
+    UpdateCommandInput,
+    'UpdateExpression' | 'ConditionExpression' | 'ExpressionAttributeValues' | 'ExpressionAttributeNames'
+  >,
 ): Promise<BatchUpdateOutcome> {
   try {
     const out = await ddb().send(
@@ -364,12 +388,22 @@ async function updateBatch(
  * Records the receipt handle of the newest receive of a leased batch's message (a claim that
  * saw it reappear near the lease's end), so the holder's complete deletes the right one.
  */
-export async function noteReceipt(batchId: string, owner: string, expiresAt: number, receiptHandle: string): Promise<boolean> {
+export async function noteReceipt(
+  batchId: string,
+  owner: string,
+  expiresAt: number,
+  receiptHandle: string,
+): Promise<boolean> {
   const outcome = await updateBatch(batchId, {
     UpdateExpression: 'SET receipt_handle = :receipt',
     ConditionExpression: '#status = :leased AND lease_owner = :owner AND lease_expires_at = :expires',
     ExpressionAttributeNames: { '#status': 'status' },
-    ExpressionAttributeValues: { ':receipt': receiptHandle, ':leased': 'leased', ':owner': owner, ':expires': expiresAt },
+    ExpressionAttributeValues: {
+      ':receipt': receiptHandle,
+      ':leased': 'leased',
+      ':owner': owner,
+      ':expires': expiresAt,
+    },
   });
   return outcome.ok;
 }
@@ -385,7 +419,11 @@ export async function markRepair(batchId: string, receiptHandle: string, nowIso:
       Key: Keys.batch(batchId),
       UpdateExpression: 'SET gsi3pk = :mark, gsi3sk = :now, repair_receipt = :receipt',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':mark': Keys.dispatchRepair(nowIso).gsi3pk, ':now': nowIso, ':receipt': receiptHandle },
+      ExpressionAttributeValues: {
+        ':mark': Keys.dispatchRepair(nowIso).gsi3pk,
+        ':now': nowIso,
+        ':receipt': receiptHandle,
+      },
     }),
   );
 }
@@ -447,24 +485,40 @@ export function leaseBatch(
   };
   return updateBatch(batchId, {
     UpdateExpression: `SET #status = :leased, lease_owner = :worker, lease_expires_at = :expires, receipt_handle = :receipt, started_at = if_not_exists(started_at, :started)${expired ? ', last_error = if_not_exists(last_error, :expiredError)' : ''} ADD attempt_count :one`,
-    ConditionExpression: expired ? '#status = :leased AND lease_expires_at <= :now' : '#status = :pending AND available_at <= :now',
+    ConditionExpression: expired
+      ? '#status = :leased AND lease_expires_at <= :now'
+      : '#status = :pending AND available_at <= :now',
     ExpressionAttributeNames: STATUS,
-    ExpressionAttributeValues: expired ? { ...values, ':expiredError': 'lease expired' } : { ...values, ':pending': 'pending' },
+    ExpressionAttributeValues: expired
+      ? { ...values, ':expiredError': 'lease expired' }
+      : { ...values, ':pending': 'pending' },
   });
 }
 
 /** Gives a batch leased by `workerId` back, due now, uncounting the attempt (a claim that must not return it). */
 export function returnBatch(batchId: string, workerId: string, now: number): Promise<BatchUpdateOutcome> {
   return updateBatch(batchId, {
-    UpdateExpression: 'SET #status = :pending, available_at = :now ADD attempt_count :minusOne REMOVE lease_owner, lease_expires_at',
+    UpdateExpression:
+      'SET #status = :pending, available_at = :now ADD attempt_count :minusOne REMOVE lease_owner, lease_expires_at',
     ConditionExpression: '#status = :leased AND lease_owner = :worker',
     ExpressionAttributeNames: STATUS,
-    ExpressionAttributeValues: { ':pending': 'pending', ':now': now, ':minusOne': -1, ':leased': 'leased', ':worker': workerId },
+    ExpressionAttributeValues: {
+      ':pending': 'pending',
+      ':now': now,
+      ':minusOne': -1,
+      ':leased': 'leased',
+      ':worker': workerId,
+    },
   });
 }
 
 /** Heartbeat: the lease held by `workerId` now runs until `now + extendMs`. */
-export function extendLease(batchId: string, workerId: string, now: number, extendMs: number): Promise<BatchUpdateOutcome> {
+export function extendLease(
+  batchId: string,
+  workerId: string,
+  now: number,
+  extendMs: number,
+): Promise<BatchUpdateOutcome> {
   return updateBatch(batchId, {
     UpdateExpression: 'SET lease_expires_at = :expires',
     ConditionExpression: LEASE_HELD,
@@ -479,30 +533,60 @@ export function completeBatch(batchId: string, workerId: string, now: Date): Pro
     UpdateExpression: 'SET #status = :completed, completed_at = :at REMOVE lease_owner, lease_expires_at',
     ConditionExpression: LEASE_HELD,
     ExpressionAttributeNames: STATUS,
-    ExpressionAttributeValues: { ...leaseValues(workerId, now.getTime()), ':completed': 'completed', ':at': now.toISOString() },
+    ExpressionAttributeValues: {
+      ...leaseValues(workerId, now.getTime()),
+      ':completed': 'completed',
+      ':at': now.toISOString(),
+    },
   });
 }
 
 /** A retryable failure by the lease holder: pending again, due at `availableAt`, with its reason. */
-export function scheduleRetry(batchId: string, workerId: string, now: number, availableAt: number, reason: string): Promise<BatchUpdateOutcome> {
+export function scheduleRetry(
+  batchId: string,
+  workerId: string,
+  now: number,
+  availableAt: number,
+  reason: string,
+): Promise<BatchUpdateOutcome> {
   return updateBatch(batchId, {
-    UpdateExpression: 'SET #status = :pending, available_at = :at, last_error = :reason REMOVE lease_owner, lease_expires_at',
+    UpdateExpression:
+      'SET #status = :pending, available_at = :at, last_error = :reason REMOVE lease_owner, lease_expires_at',
     ConditionExpression: LEASE_HELD,
     ExpressionAttributeNames: STATUS,
-    ExpressionAttributeValues: { ...leaseValues(workerId, now), ':pending': 'pending', ':at': availableAt, ':reason': reason },
+    ExpressionAttributeValues: {
+      ...leaseValues(workerId, now),
+      ':pending': 'pending',
+      ':at': availableAt,
+      ':reason': reason,
+    },
   });
 }
 
 /** The batch's side of a terminal failure, for the system message's transaction. */
-export function failBatchWrite(batchId: string, worker: string, nowMs: number, reason: string, nowIso: string): TransactItem {
+export function failBatchWrite(
+  batchId: string,
+  worker: string,
+  nowMs: number,
+  reason: string,
+  nowIso: string,
+): TransactItem {
   return {
     Update: {
       TableName: tableName(),
       Key: Keys.batch(batchId),
-      UpdateExpression: 'SET #status = :failed, last_error = :reason, completed_at = :at REMOVE lease_owner, lease_expires_at, receipt_handle',
+      UpdateExpression:
+        'SET #status = :failed, last_error = :reason, completed_at = :at REMOVE lease_owner, lease_expires_at, receipt_handle',
       ConditionExpression: LEASE_HELD,
       ExpressionAttributeNames: { '#status': 'status' },
-      ExpressionAttributeValues: { ':failed': 'failed', ':reason': reason, ':at': nowIso, ':leased': 'leased', ':worker': worker, ':now': nowMs },
+      ExpressionAttributeValues: {
+        ':failed': 'failed',
+        ':reason': reason,
+        ':at': nowIso,
+        ':leased': 'leased',
+        ':worker': worker,
+        ':now': nowMs,
+      },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };

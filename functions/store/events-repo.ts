@@ -82,7 +82,8 @@ export class EventReservation {
 
   /** The puts of `events` (exactly `count` of them), in order, all stamped `timestamp`. */
   items(events: NewEvent[], timestamp: string): TransactItem[] {
-    if (events.length !== this.count) throw new Error(`EventReservation holds ${this.count} numbers, got ${events.length} events`);
+    if (events.length !== this.count)
+      throw new Error(`EventReservation holds ${this.count} numbers, got ${events.length} events`);
     const ttl = Math.floor(Date.parse(timestamp) / 1000) + EVENT_RETENTION_SECONDS;
     return events.map((e, i) => ({
       Put: {
@@ -129,7 +130,11 @@ export class EventReservation {
  * to `write` (which may retry its transaction with them), and voids the numbers if `write`
  * finally fails.
  */
-export async function withEvents<T>(events: NewEvent[], timestamp: string, write: (eventItems: TransactItem[]) => Promise<T>): Promise<T> {
+export async function withEvents<T>(
+  events: NewEvent[],
+  timestamp: string,
+  write: (eventItems: TransactItem[]) => Promise<T>,
+): Promise<T> {
   return withEventNumbers(async (take) => write((await take(events.length)).items(events, timestamp)));
 }
 
@@ -138,7 +143,9 @@ export async function withEvents<T>(events: NewEvent[], timestamp: string, write
  * call) and later calls return the same reservation, so every retry reuses them and leaves no
  * hole; if `write` finally fails, the numbers it took are voided.
  */
-export async function withEventNumbers<T>(write: (take: (count: number) => Promise<EventReservation>) => Promise<T>): Promise<T> {
+export async function withEventNumbers<T>(
+  write: (take: (count: number) => Promise<EventReservation>) => Promise<T>,
+): Promise<T> {
   let reservation: EventReservation | undefined;
   try {
     return await write(async (count) => (reservation ??= await EventReservation.take(count)));
@@ -150,7 +157,9 @@ export async function withEventNumbers<T>(write: (take: (count: number) => Promi
 
 /** Whether a number holds an event or a void (strongly consistent). */
 export async function numberUsed(seq: number): Promise<boolean> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.event(seq), ConsistentRead: true, ProjectionExpression: 'seq' }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.event(seq), ConsistentRead: true, ProjectionExpression: 'seq' }),
+  );
   return out.Item !== undefined;
 }
 
@@ -200,7 +209,9 @@ export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactI
 
 /** The highest sequence number handed out so far (0 before the first event). One GetItem. */
 export async function currentSequence(): Promise<number> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.eventSequence, ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.eventSequence, ConsistentRead: true }),
+  );
   return Number(out.Item?.last ?? 0);
 }
 
@@ -223,7 +234,9 @@ export async function readLog(from: number, limit: number): Promise<LogEntry[]> 
       // the reader waits for, and it confirms with a consistent read before skipping one.
     }),
   );
-  return (out.Items ?? []).map((item) => (item.void ? { seq: Number(item.seq), void: true as const } : toStoredEvent(item)));
+  return (out.Items ?? []).map((item) =>
+    item.void ? { seq: Number(item.seq), void: true as const } : toStoredEvent(item),
+  );
 }
 
 export interface EphemeralEntry {

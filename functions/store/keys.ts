@@ -66,7 +66,10 @@ export const Keys = {
   }),
   messagesOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'MSG#' }),
   /** Lower bound (exclusive) for messages created after `time`. */
-  messagesAfter: (chatId: string, time: string) => ({ pk: `CHAT#${chatId}`, skAfter: `MSG#${pad(Date.parse(time))}#~` }),
+  messagesAfter: (chatId: string, time: string) => ({
+    pk: `CHAT#${chatId}`,
+    skAfter: `MSG#${pad(Date.parse(time))}#~`,
+  }),
   messagePointer: (messageId: string) => ({ pk: `MSG#${messageId}`, sk: 'PTR' }),
   /** Chunk `seq` (1-based) of a streaming message: its own small item, assembled on read. */
   chunk: (messageId: string, seq: number) => ({ pk: `MSG#${messageId}`, sk: `CHUNK#${pad(seq)}` }),
@@ -82,7 +85,10 @@ export const Keys = {
 
   media: (mediaId: string) => ({ pk: `MEDIA#${mediaId}`, sk: 'MEDIA' }),
   /** A chat's media, newest last by creation time then id: a small entry per medium (strongly consistent listing). */
-  mediaEntry: (chatId: string, createdAt: string, mediaId: string) => ({ pk: `CHAT#${chatId}`, sk: `MEDIA#${pad(Date.parse(createdAt))}#${mediaId}` }),
+  mediaEntry: (chatId: string, createdAt: string, mediaId: string) => ({
+    pk: `CHAT#${chatId}`,
+    sk: `MEDIA#${pad(Date.parse(createdAt))}#${mediaId}`,
+  }),
   mediaEntriesOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'MEDIA#' }),
   /** An upload session (a presigned POST awaiting its finalize), with a TTL. */
   uploadSession: (uploadId: string) => ({ pk: `UPLOAD#${uploadId}`, sk: 'UPLOAD' }),
@@ -132,7 +138,10 @@ export const Keys = {
   /** Catalog adjustments of one chat write that did not fit in its transaction, applied right after it. */
   catalogPart: (changeId: string, n: number) => ({ pk: `TAGCHG#${changeId}`, sk: `PART#${pad(n)}` }),
   /** Marks a catalog part in gsi3 until it is applied, by when it was written, so the sweeper finds stranded ones. */
-  catalogPartPending: (at: string, changeId: string, n: number) => ({ gsi3pk: 'TAGS#PENDING', gsi3sk: `${at}#${changeId}#${pad(n)}` }),
+  catalogPartPending: (at: string, changeId: string, n: number) => ({
+    gsi3pk: 'TAGS#PENDING',
+    gsi3sk: `${at}#${changeId}#${pad(n)}`,
+  }),
   catalogPartsPendingIndex: { index: 'gsi3', pkName: 'gsi3pk', pk: 'TAGS#PENDING' },
 
   eventSequence: { pk: 'SEQ', sk: 'EVENTS' },

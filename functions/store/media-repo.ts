@@ -28,11 +28,22 @@ export interface MediaRecord {
 /** The record and its chat entry, for the upload's transaction (with its event). */
 export function putMediaWrites(media: MediaRecord): TransactItem[] {
   return [
-    { Put: { TableName: tableName(), Item: { ...Keys.media(media.id), type: 'media', ...media }, ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Put: {
         TableName: tableName(),
-        Item: { ...Keys.mediaEntry(media.chat_id, media.created_at, media.id), type: 'media-entry', id: media.id, kind: media.kind },
+        Item: { ...Keys.media(media.id), type: 'media', ...media },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...Keys.mediaEntry(media.chat_id, media.created_at, media.id),
+          type: 'media-entry',
+          id: media.id,
+          kind: media.kind,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -40,7 +51,9 @@ export function putMediaWrites(media: MediaRecord): TransactItem[] {
 }
 
 export async function getOneMedia(mediaId: string): Promise<MediaRecord | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.media(mediaId), ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.media(mediaId), ConsistentRead: true }),
+  );
   return out.Item ? toRecord(out.Item) : undefined;
 }
 
@@ -60,7 +73,8 @@ export async function deleteMedia(media: MediaRecord): Promise<void> {
         Delete: {
           TableName: tableName(),
           Key: Keys.media(media.id),
-          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
+          ConditionExpression:
+            'attribute_exists(pk) AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
           ExpressionAttributeValues: { ':nullType': 'NULL' },
         },
       },
@@ -138,7 +152,8 @@ export const linkMedia = (mediaId: string, chatId: string, messageId: string): T
     TableName: tableName(),
     Key: Keys.media(mediaId),
     UpdateExpression: 'SET message_id = :message',
-    ConditionExpression: 'chat_id = :chat AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
+    ConditionExpression:
+      'chat_id = :chat AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
     ExpressionAttributeValues: { ':message': messageId, ':chat': chatId, ':nullType': 'NULL' },
   },
 });
@@ -169,7 +184,9 @@ export async function putUploadSession(session: UploadSession, ttlEpochSeconds: 
 }
 
 export async function getUploadSession(uploadId: string): Promise<UploadSession | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.uploadSession(uploadId), ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.uploadSession(uploadId), ConsistentRead: true }),
+  );
   return out.Item as UploadSession | undefined;
 }
 

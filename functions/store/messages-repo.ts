@@ -67,7 +67,12 @@ export function putMessage(message: MessageRecord): TransactItem[] {
     {
       Put: {
         TableName: tableName(),
-        Item: { ...Keys.messagePointer(message.id), type: 'message-pointer', chat_id: message.chat_id, message_sk: key.sk },
+        Item: {
+          ...Keys.messagePointer(message.id),
+          type: 'message-pointer',
+          chat_id: message.chat_id,
+          message_sk: key.sk,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -98,8 +103,7 @@ export async function getMessage(loc: MessageLocation): Promise<MessageRecord | 
 }
 
 export type ReserveOutcome =
-  | { ok: true; seq: number; message: MessageRecord }
-  | { ok: false; message: MessageRecord | undefined };
+  { ok: true; seq: number; message: MessageRecord } | { ok: false; message: MessageRecord | undefined };
 
 /**
  * Reserves the next chunk number of a streaming message and bumps its updated_at, in one
@@ -149,7 +153,13 @@ export function chunkWrite(messageId: string, seq: number, text: string, now: st
   return {
     Put: {
       TableName: tableName(),
-      Item: { ...Keys.chunk(messageId, seq), type: 'chunk', seq, text, ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS },
+      Item: {
+        ...Keys.chunk(messageId, seq),
+        type: 'chunk',
+        seq,
+        text,
+        ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
@@ -160,7 +170,14 @@ export function voidChunk(messageId: string, seq: number, now: string): Transact
   return {
     Put: {
       TableName: tableName(),
-      Item: { ...Keys.chunk(messageId, seq), type: 'chunk', seq, text: '', void: true, ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS },
+      Item: {
+        ...Keys.chunk(messageId, seq),
+        type: 'chunk',
+        seq,
+        text: '',
+        void: true,
+        ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS,
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };

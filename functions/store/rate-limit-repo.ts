@@ -46,7 +46,13 @@ export async function countWrite(client: string, now: number, max: number, windo
           UpdateExpression: 'SET windowStart = :now, #count = :one, #type = :type, #ttl = :ttl',
           ConditionExpression: 'attribute_not_exists(pk) OR windowStart <= :openAfter',
           ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':now': now, ':one': 1, ':openAfter': now - windowMs, ':type': 'rate-limit', ':ttl': ttl },
+          ExpressionAttributeValues: {
+            ':now': now,
+            ':one': 1,
+            ':openAfter': now - windowMs,
+            ':type': 'rate-limit',
+            ':ttl': ttl,
+          },
         }),
       );
       return { allowed: true };

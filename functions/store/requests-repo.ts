@@ -53,11 +53,22 @@ const requestKey = (loc: RequestLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk
 export function putRequest(request: RequestRecord): TransactItem[] {
   const key = Keys.request(request.chat_id, request.created_at, request.id);
   return [
-    { Put: { TableName: tableName(), Item: { ...key, ...request, type: 'request', request_type: request.type }, ConditionExpression: 'attribute_not_exists(pk)' } },
     {
       Put: {
         TableName: tableName(),
-        Item: { ...Keys.requestPointer(request.id), type: 'request-pointer', chat_id: request.chat_id, request_sk: key.sk },
+        Item: { ...key, ...request, type: 'request', request_type: request.type },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...Keys.requestPointer(request.id),
+          type: 'request-pointer',
+          chat_id: request.chat_id,
+          request_sk: key.sk,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -65,7 +76,9 @@ export function putRequest(request: RequestRecord): TransactItem[] {
 }
 
 export async function locate(requestId: string): Promise<RequestLocation | undefined> {
-  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: Keys.requestPointer(requestId), ConsistentRead: true }));
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.requestPointer(requestId), ConsistentRead: true }),
+  );
   return out.Item ? { chatId: String(out.Item.chat_id), sk: String(out.Item.request_sk) } : undefined;
 }
 
@@ -85,7 +98,12 @@ function fromItem(item: Record<string, unknown>): RequestRecord {
  */
 export function endRequest(
   loc: RequestLocation,
-  end: { status: 'resolved' | 'cancelled'; resolvedAt: string | null; resolvedBy: string | null; payload: Record<string, unknown> | null },
+  end: {
+    status: 'resolved' | 'cancelled';
+    resolvedAt: string | null;
+    resolvedBy: string | null;
+    payload: Record<string, unknown> | null;
+  },
 ): TransactItem {
   return {
     Update: {

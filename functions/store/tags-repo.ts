@@ -61,13 +61,19 @@ export interface CatalogWrites {
  * write committed): the chat's transaction then touches no catalog entry, so it cannot
  * conflict with the applies of concurrent writes, and a retry of it stays small.
  */
-export function catalogWrites(adjustments: readonly TagAdjustment[], room: number, changeId: string, now: string): CatalogWrites {
+export function catalogWrites(
+  adjustments: readonly TagAdjustment[],
+  room: number,
+  changeId: string,
+  now: string,
+): CatalogWrites {
   if (adjustments.length <= room) return { items: adjustments.map((a) => adjustTag(a.name, a.delta)), parts: [] };
   const parts: CatalogPart[] = [];
   for (let i = 0, n = 1; i < adjustments.length; i += PART_ADJUSTMENTS, n++) {
     parts.push({ key: Keys.catalogPart(changeId, n), adjustments: adjustments.slice(i, i + PART_ADJUSTMENTS) });
   }
-  if (parts.length > room) throw new Error(`catalogWrites: ${adjustments.length} adjustments need ${parts.length} parts, ${room} fit`);
+  if (parts.length > room)
+    throw new Error(`catalogWrites: ${adjustments.length} adjustments need ${parts.length} parts, ${room} fit`);
   const partPuts: TransactItem[] = parts.map((part, i) => ({
     Put: {
       TableName: tableName(),
@@ -92,9 +98,14 @@ class PartAlreadyApplied extends Error {}
  * TransactWriteItems of up to 100 items.
  */
 export async function applyPart(part: CatalogPart): Promise<boolean> {
-  const deletePart: TransactItem = { Delete: { TableName: tableName(), Key: part.key, ConditionExpression: 'attribute_exists(pk)' } };
+  const deletePart: TransactItem = {
+    Delete: { TableName: tableName(), Key: part.key, ConditionExpression: 'attribute_exists(pk)' },
+  };
   try {
-    await transact([guarded(deletePart, () => new PartAlreadyApplied()), ...part.adjustments.map((a) => adjustTag(a.name, a.delta))]);
+    await transact([
+      guarded(deletePart, () => new PartAlreadyApplied()),
+      ...part.adjustments.map((a) => adjustTag(a.name, a.delta)),
+    ]);
     return true;
   } catch (error) {
     if (error instanceof PartAlreadyApplied) return false;
@@ -148,6 +159,9 @@ export async function tagsWithPrefix(prefix: string): Promise<TagEntry[]> {
     ProjectionExpression: '#name, usage_count',
     ExpressionAttributeNames: { '#name': 'name' },
   });
-  const entries: TagEntry[] = items.map((item) => ({ name: String(item.name), usage_count: Math.max(0, Number(item.usage_count ?? 0)) }));
+  const entries: TagEntry[] = items.map((item) => ({
+    name: String(item.name),
+    usage_count: Math.max(0, Number(item.usage_count ?? 0)),
+  }));
   return entries;
 }

@@ -48,7 +48,10 @@ function timing(): StreamTiming {
 
 /** A whole (non-stream) response, with the CORS headers: status line, headers, body, end. */
 function reply(stream: Writable, result: HttpResult, cors: Record<string, string>): void {
-  awslambda.HttpResponseStream.from(stream, { statusCode: result.statusCode, headers: { ...cors, ...result.headers } }).end(result.body);
+  awslambda.HttpResponseStream.from(stream, {
+    statusCode: result.statusCode,
+    headers: { ...cors, ...result.headers },
+  }).end(result.body);
 }
 
 function sinkOver(stream: Writable): StreamSink {
@@ -84,7 +87,8 @@ async function serveStream(event: APIGatewayProxyEventV2, responseStream: Writab
     if (method !== 'GET') throw new RouteNotFoundError();
     // The event stream always needs the secret when it is enabled (§1.11), whatever the read
     // toggle: it is authenticated as a write route is.
-    if (requiresSecret('write', config) && !presentsSecret(event, config.security.instanceSecret)) throw new UnauthorizedError();
+    if (requiresSecret('write', config) && !presentsSecret(event, config.security.instanceSecret))
+      throw new UnauthorizedError();
     const query = parseOrThrow(Query, event.queryStringParameters ?? {});
     const q = {
       cursor: query.cursor,
@@ -94,7 +98,10 @@ async function serveStream(event: APIGatewayProxyEventV2, responseStream: Writab
     };
     const start = await startOf(q, Date.now());
     streaming = true;
-    const stream = awslambda.HttpResponseStream.from(responseStream, { statusCode: 200, headers: { ...STREAM_HEADERS, ...cors } });
+    const stream = awslambda.HttpResponseStream.from(responseStream, {
+      statusCode: 200,
+      headers: { ...STREAM_HEADERS, ...cors },
+    });
     const opened = Date.now();
     const sink = sinkOver(stream);
     // The connection's DynamoDB spend (what an idle or busy stream costs), logged at the end.
@@ -103,7 +110,9 @@ async function serveStream(event: APIGatewayProxyEventV2, responseStream: Writab
     const ms = Date.now() - opened;
     logger.info('stream closed', { ms, fromSeq: start.afterSeq, ddb: usage });
     if (env().EXPOSE_USAGE_HEADERS === '1' && !sink.closed) {
-      await sink.write(`: usage ms=${ms} calls=${usage.calls} rcu=${usage.readUnits.toFixed(2)} wcu=${usage.writeUnits.toFixed(2)}\n\n`);
+      await sink.write(
+        `: usage ms=${ms} calls=${usage.calls} rcu=${usage.readUnits.toFixed(2)} wcu=${usage.writeUnits.toFixed(2)}\n\n`,
+      );
     }
     stream.end();
   } catch (error) {

@@ -135,7 +135,9 @@ export function imageRuntimePackages(root: string = projectRoot): RuntimePackage
   }
   const [sharp, wasm] = IMAGE_RUNTIME_ROOTS.map((name) => found.get(`node_modules/${name}`)?.version);
   if (sharp !== wasm) {
-    throw new Error(`sharp ${sharp} and @img/sharp-wasm32 ${wasm} differ: pin both to the same exact version in package.json.`);
+    throw new Error(
+      `sharp ${sharp} and @img/sharp-wasm32 ${wasm} differ: pin both to the same exact version in package.json.`,
+    );
   }
   return [...found.values()];
 }
@@ -231,7 +233,13 @@ export class ApiFunction extends NodejsFunction {
 
   /** Sets TABLE_NAME and grants exactly `access` (see TableAccess), so the two never drift. */
   /** A function with the stack's wiring: its environment, `access` to the table, the secret if on. */
-  static wired(scope: Construct, id: string, wiring: FunctionWiring, access: TableAccess, props: Omit<ApiFunctionProps, 'environment'>): ApiFunction {
+  static wired(
+    scope: Construct,
+    id: string,
+    wiring: FunctionWiring,
+    access: TableAccess,
+    props: Omit<ApiFunctionProps, 'environment'>,
+  ): ApiFunction {
     const fn = new ApiFunction(scope, id, { ...props, environment: wiring.environment });
     fn.bindTable(wiring.table, access);
     if (wiring.instanceSecret) fn.bindInstanceSecret(wiring.instanceSecret);

@@ -64,7 +64,13 @@ export class Api extends Construct {
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
 
-    const makeFunction = (fnId: string, handler: string, access: TableAccess, timeoutSeconds?: number, images?: boolean) => {
+    const makeFunction = (
+      fnId: string,
+      handler: string,
+      access: TableAccess,
+      timeoutSeconds?: number,
+      images?: boolean,
+    ) => {
       return ApiFunction.wired(this, fnId, props, access, {
         entry: httpEntry(handler),
         timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
@@ -86,7 +92,13 @@ export class Api extends Construct {
 
     for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
-      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read', route.timeoutSeconds, route.images);
+      const fn = makeFunction(
+        id,
+        route.handler,
+        route.writes ? 'readWrite' : 'read',
+        route.timeoutSeconds,
+        route.images,
+      );
       if (route.streamTimer) {
         fn.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', props.streamTimeoutStateMachine.stateMachineArn);
         props.streamTimeoutStateMachine.grantStartExecution(fn);

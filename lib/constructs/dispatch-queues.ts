@@ -90,7 +90,10 @@ export class DispatchQueues extends Construct {
       deadLetterQueue: { queue: this.batchDeadLetterQueue, maxReceiveCount: BATCH_MAX_RECEIVES },
     });
 
-    this.flushDeadLetterQueue = new Queue(this, 'FlushDeadLetters', { ...common, retentionPeriod: DEAD_LETTER_RETENTION });
+    this.flushDeadLetterQueue = new Queue(this, 'FlushDeadLetters', {
+      ...common,
+      retentionPeriod: DEAD_LETTER_RETENTION,
+    });
     this.flushQueue = new Queue(this, 'FlushSignals', {
       ...common,
       visibilityTimeout: FLUSH_VISIBILITY,
@@ -98,7 +101,12 @@ export class DispatchQueues extends Construct {
       deadLetterQueue: { queue: this.flushDeadLetterQueue, maxReceiveCount: FLUSH_MAX_RECEIVES },
     });
 
-    this.flushFunction = this.jobFunction(props, 'Flush', 'flush', 'Seals batched_sequential dispatch inputs when due, or re-signals itself (flush queue consumer)');
+    this.flushFunction = this.jobFunction(
+      props,
+      'Flush',
+      'flush',
+      'Seals batched_sequential dispatch inputs when due, or re-signals itself (flush queue consumer)',
+    );
     // Grants the consumer ReceiveMessage, DeleteMessage, ChangeMessageVisibility and
     // GetQueueAttributes (+ GetQueueUrl) on the flush queue, as the poller needs.
     this.flushFunction.addEventSource(
@@ -109,7 +117,12 @@ export class DispatchQueues extends Construct {
       }),
     );
 
-    this.sweepFunction = this.jobFunction(props, 'Sweep', 'dispatch-sweep', 'Resumes dispatch work stranded between the table and the queues (every minute)');
+    this.sweepFunction = this.jobFunction(
+      props,
+      'Sweep',
+      'dispatch-sweep',
+      'Resumes dispatch work stranded between the table and the queues (every minute)',
+    );
     // It also repairs batch messages after a failed visibility change or delete (REPAIR).
     this.batchQueue.grant(this.sweepFunction, ...REPAIR);
     this.sweepSchedule = new Rule(this, 'SweepSchedule', {
@@ -118,13 +131,25 @@ export class DispatchQueues extends Construct {
       targets: [new LambdaFunction(this.sweepFunction, { retryAttempts: 0 })],
     });
 
-    this.batchDeadLetterAlarm = this.deadLetterAlarm('BatchDeadLettersAlarm', this.batchDeadLetterQueue, 'dispatch batches');
-    this.flushDeadLetterAlarm = this.deadLetterAlarm('FlushDeadLettersAlarm', this.flushDeadLetterQueue, 'flush signals');
+    this.batchDeadLetterAlarm = this.deadLetterAlarm(
+      'BatchDeadLettersAlarm',
+      this.batchDeadLetterQueue,
+      'dispatch batches',
+    );
+    this.flushDeadLetterAlarm = this.deadLetterAlarm(
+      'FlushDeadLettersAlarm',
+      this.flushDeadLetterQueue,
+      'flush signals',
+    );
   }
 
   /** A dispatch job (flush consumer, sweeper): the table read-write, the secret, and SendMessage on both queues. */
   private jobFunction(props: DispatchQueuesProps, id: string, job: string, description: string): ApiFunction {
-    const fn = ApiFunction.wired(this, id, props, 'readWrite', { entry: jobEntry(job), timeout: FLUSH_TIMEOUT, description });
+    const fn = ApiFunction.wired(this, id, props, 'readWrite', {
+      entry: jobEntry(job),
+      timeout: FLUSH_TIMEOUT,
+      description,
+    });
     this.bindInputWriter(fn);
     return fn;
   }

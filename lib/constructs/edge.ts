@@ -68,7 +68,10 @@ export class Edge extends Construct {
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'Chat relay: the API and its event stream under one base URL',
       defaultBehavior: {
-        origin: new HttpOrigin(apiDomain, { protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY, readTimeout: Duration.seconds(45) }),
+        origin: new HttpOrigin(apiDomain, {
+          protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
+          readTimeout: Duration.seconds(45),
+        }),
         allowedMethods: AllowedMethods.ALLOW_ALL,
         ...passThrough,
       },

@@ -58,7 +58,7 @@ export class MediaBucket extends Construct {
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:
-        'Server access logs would add a second bucket and a write per request to a private bucket that only this stack\'s functions reach; every request already goes through a logged API route (request id, route, status).',
+        "Server access logs would add a second bucket and a write per request to a private bucket that only this stack's functions reach; every request already goes through a logged API route (request id, route, status).",
     });
   }
 
@@ -67,10 +67,13 @@ export class MediaBucket extends Construct {
     fn.addEnvironment('MEDIA_BUCKET', this.bucket.bucketName);
     const grants = GRANTS[use];
     for (const [prefix, actions] of grants.objects) {
-      fn.addToRolePolicy(new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [this.bucket.arnForObjects(`${prefix}*`)] }));
+      fn.addToRolePolicy(
+        new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [this.bucket.arnForObjects(`${prefix}*`)] }),
+      );
       Validations.of(fn.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/${prefix}*]`,
-        reason: 'Media objects are keyed by chat and media (or upload) id under this prefix (contract §8.3); the wildcard covers that prefix of this one bucket only.',
+        reason:
+          'Media objects are keyed by chat and media (or upload) id under this prefix (contract §8.3); the wildcard covers that prefix of this one bucket only.',
       });
     }
     if (grants.list.length > 0) {

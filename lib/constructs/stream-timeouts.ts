@@ -104,7 +104,8 @@ export class StreamTimeouts extends Construct {
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.expiryFunction)}.Arn>:*]`,
-        reason: 'Invoking the versions and aliases of the expiry function; the wildcard is limited to that one function.',
+        reason:
+          'Invoking the versions and aliases of the expiry function; the wildcard is limited to that one function.',
       },
     );
   }

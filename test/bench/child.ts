@@ -39,7 +39,10 @@ export async function startChildServer(name: string, env: Record<string, string 
     else childEnv[key] = value;
   }
   // process.execArgv carries tsx's loader flags, so the child runs TypeScript as this process does.
-  const proc = spawn(process.execPath, [...process.execArgv, script], { env: childEnv, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, [...process.execArgv, script], {
+    env: childEnv,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   running.add(proc);
   try {
     const url = await new Promise<string>((ok, fail) => {

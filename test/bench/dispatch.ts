@@ -56,7 +56,12 @@ import type { Sample, Summary } from './stats.js';
 const DISPATCH = '/api/v1/dispatch';
 
 /** The dispatch settings of the second runtime (contract defaults; the rest stays default). */
-export const DISPATCH_CONFIG = { mode: 'batched_sequential', batchDebounceMs: 600, typingGraceMs: 2000, maxBatchWaitMs: 30_000 } as const;
+export const DISPATCH_CONFIG = {
+  mode: 'batched_sequential',
+  batchDebounceMs: 600,
+  typingGraceMs: 2000,
+  maxBatchWaitMs: 30_000,
+} as const;
 
 /** How long a chat waits for its message's batch before giving up (past maxBatchWaitMs). */
 const INPUT_TIMEOUT_MS = DISPATCH_CONFIG.maxBatchWaitMs + 5000;
@@ -199,7 +204,12 @@ export async function runDispatchScenarios(
   const rng = new Rng(options.seed + 5);
   const phases: PhaseTiming[] = [];
   const workers = SCALE.dispatchWorkers;
-  const report: DispatchReport = { config: DISPATCH_CONFIG, workers, claimWaitMs: SCALE.dispatchClaimWaitMs, startMs: 0 };
+  const report: DispatchReport = {
+    config: DISPATCH_CONFIG,
+    workers,
+    claimWaitMs: SCALE.dispatchClaimWaitMs,
+    startMs: 0,
+  };
   // Read only now: the runner set the environment (DynamoDB Local, table) before the first import.
   const { getBatch, getState } = await import('../../functions/store/dispatch-repo.js');
 
@@ -221,7 +231,8 @@ export async function runDispatchScenarios(
   const phase = phaseRunner([client, wakeClient], phases, log);
   /** Worker requests about wake-up batches: left out of the figures. */
   const excluded = new Set<Sample>();
-  const fail = (label: string, detail: string) => client.failures.push({ label, method: 'POST', path: DISPATCH, status: 0, body: detail });
+  const fail = (label: string, detail: string) =>
+    client.failures.push({ label, method: 'POST', path: DISPATCH, status: 0, body: detail });
 
   try {
     await fetch(`${server!.url}/api/v1/health`).then((r) => r.text());
@@ -229,11 +240,19 @@ export async function runDispatchScenarios(
     const chatLabel = `POST ${CHATS} (for dispatch)`;
     const newChats = async (count: number, title: string) => {
       const slots: (string | undefined)[] = [];
-      await inPool(Array.from({ length: count }, (_, i) => i), concurrency, async (i) => {
-        const body = { agentIds: [BENCH_CONFIG.agents[i % BENCH_CONFIG.agents.length]!.id], modelId: BENCH_CONFIG.models[0]!.id, title: `${title} ${i}` };
-        const res = await client.request<{ id: string }>(chatLabel, 'POST', CHATS, { body, expect: 201 });
-        slots[i] = res.body?.id;
-      });
+      await inPool(
+        Array.from({ length: count }, (_, i) => i),
+        concurrency,
+        async (i) => {
+          const body = {
+            agentIds: [BENCH_CONFIG.agents[i % BENCH_CONFIG.agents.length]!.id],
+            modelId: BENCH_CONFIG.models[0]!.id,
+            title: `${title} ${i}`,
+          };
+          const res = await client.request<{ id: string }>(chatLabel, 'POST', CHATS, { body, expect: 201 });
+          slots[i] = res.body?.id;
+        },
+      );
       return slots.filter((id): id is string => id !== undefined);
     };
     let latencyChats: string[] = [];
@@ -251,7 +270,10 @@ export async function runDispatchScenarios(
      * response arrives and to `onComplete` once its complete was answered. `stop` posts the
      * wake-up messages and resolves once every worker has left.
      */
-    const startWorkers = (name: string, handlers: { onBatch: (batch: Batch, at: number) => void; onComplete: (batch: Batch) => void }) => {
+    const startWorkers = (
+      name: string,
+      handlers: { onBatch: (batch: Batch, at: number) => void; onComplete: (batch: Batch) => void },
+    ) => {
       const labels = {
         claim: `POST ${DISPATCH}/claim (${name})`,
         empty: `POST ${DISPATCH}/claim (${name}, 204 after waiting)`,
@@ -262,7 +284,8 @@ export async function runDispatchScenarios(
       const loop = async (w: number) => {
         const workerId = `bench-worker-${w + 1}`;
         for (;;) {
-          if (performance.now() > giveUpAt) return fail(labels.claim, `${workerId} received no wake-up batch: left without it`);
+          if (performance.now() > giveUpAt)
+            return fail(labels.claim, `${workerId} received no wake-up batch: left without it`);
           const res = await client.request<Batch>(labels.claim, 'POST', `${DISPATCH}/claim`, {
             body: { workerId, waitMs: SCALE.dispatchClaimWaitMs },
             expect: [200, 204],
@@ -280,7 +303,10 @@ export async function runDispatchScenarios(
           const wake = wakeSet.has(batch.chatId);
           if (wake) excluded.add(res.sample);
           else handlers.onBatch(batch, at);
-          const done = await client.request(labels.complete, 'POST', `${DISPATCH}/${batch.batchId}/complete`, { body: { workerId }, expect: 204 });
+          const done = await client.request(labels.complete, 'POST', `${DISPATCH}/${batch.batchId}/complete`, {
+            body: { workerId },
+            expect: 204,
+          });
           if (wake) {
             excluded.add(done.sample);
             return;
@@ -289,7 +315,9 @@ export async function runDispatchScenarios(
         }
       };
       // A worker whose request throws (the server went away) is a failure, never an unhandled rejection.
-      const loops = Array.from({ length: workers }, (_, w) => loop(w).catch((error: unknown) => fail(labels.claim, `bench-worker-${w + 1} stopped: ${String(error)}`)));
+      const loops = Array.from({ length: workers }, (_, w) =>
+        loop(w).catch((error: unknown) => fail(labels.claim, `bench-worker-${w + 1} stopped: ${String(error)}`)),
+      );
       return {
         labels,
         stop: async () => {
@@ -298,10 +326,15 @@ export async function runDispatchScenarios(
           giveUpAt = performance.now() + SCALE.dispatchClaimWaitMs + 15_000;
           await Promise.all(
             wakeChats.map((chatId) =>
-              wakeClient.request(`POST ${CHATS}/{chatId}/messages (dispatch wake-up)`, 'POST', `${CHATS}/${chatId}/messages`, {
-                body: { role: 'user', content: 'wake up' },
-                expect: 201,
-              }),
+              wakeClient.request(
+                `POST ${CHATS}/{chatId}/messages (dispatch wake-up)`,
+                'POST',
+                `${CHATS}/${chatId}/messages`,
+                {
+                  body: { role: 'user', content: 'wake up' },
+                  expect: 201,
+                },
+              ),
             ),
           );
           await Promise.all(loops);
@@ -353,31 +386,49 @@ export async function runDispatchScenarios(
         },
       });
       const runs = [
-        { title: `1 chat x ${SCALE.dispatchSoloMessages} messages, one at a time`, chats: latencyChats.slice(0, 1), perChat: SCALE.dispatchSoloMessages },
-        { title: `${latencyChats.length - 1} chats x ${SCALE.dispatchLatencyMessages} messages, one at a time per chat`, chats: latencyChats.slice(1), perChat: SCALE.dispatchLatencyMessages },
+        {
+          title: `1 chat x ${SCALE.dispatchSoloMessages} messages, one at a time`,
+          chats: latencyChats.slice(0, 1),
+          perChat: SCALE.dispatchSoloMessages,
+        },
+        {
+          title: `${latencyChats.length - 1} chats x ${SCALE.dispatchLatencyMessages} messages, one at a time per chat`,
+          chats: latencyChats.slice(1),
+          perChat: SCALE.dispatchLatencyMessages,
+        },
       ];
       let stopped = false;
       try {
         for (const run of runs) {
           // Drawn up front: the draws must not depend on how the chats interleave.
-          const pauses = run.chats.map(() => Array.from({ length: run.perChat }, () => rng.int(SCALE.dispatchLatencyPauseMs)));
+          const pauses = run.chats.map(() =>
+            Array.from({ length: run.perChat }, () => rng.int(SCALE.dispatchLatencyPauseMs)),
+          );
           await phase(`dispatch: ${run.title}`, () =>
             Promise.all(
               run.chats.map(async (chatId, c) => {
                 for (let m = 0; m < run.perChat; m++) {
                   // The chats' first messages are also spread over their first ~0.6 s.
                   await sleep(pauses[c]![m]! + (m === 0 ? c * 30 : 0));
-                  const res = await client.request<{ id: string; created_at?: string }>(postLabel, 'POST', `${CHATS}/${chatId}/messages`, {
-                    body: { role: 'user', content: `dispatch latency: chat ${c}, message ${m}` },
-                    expect: 201,
-                  });
+                  const res = await client.request<{ id: string; created_at?: string }>(
+                    postLabel,
+                    'POST',
+                    `${CHATS}/${chatId}/messages`,
+                    {
+                      body: { role: 'user', content: `dispatch latency: chat ${c}, message ${m}` },
+                      expect: 201,
+                    },
+                  );
                   const postedAt = performance.now();
                   const postedEpoch = Date.now();
                   const messageId = res.body?.id;
                   if (res.status !== 201 || !messageId) continue;
                   sent.push({ messageId, chatId, seq: m, postedAt, postedEpoch, createdAt: res.body?.created_at });
                   if (!(await whenCompleted(messageId))) {
-                    fail(pool.labels.claim, `${run.title}: message ${m} of chat ${c} not completed within ${INPUT_TIMEOUT_MS / 1000} s; the chat stops here`);
+                    fail(
+                      pool.labels.claim,
+                      `${run.title}: message ${m} of chat ${c} not completed within ${INPUT_TIMEOUT_MS / 1000} s; the chat stops here`,
+                    );
                     return;
                   }
                 }
@@ -404,7 +455,12 @@ export async function runDispatchScenarios(
           const at = arrivals.get(s.messageId);
           return at === undefined ? [] : [at - s.postedAt];
         });
-        const stage = { posted: [] as number[], sealing: [] as number[], leasing: [] as number[], delivering: [] as number[] };
+        const stage = {
+          posted: [] as number[],
+          sealing: [] as number[],
+          leasing: [] as number[],
+          delivering: [] as number[],
+        };
         for (const s of mine) {
           const carrier = carriers.get(s.messageId);
           const record = carrier && records.get(carrier.batchId);
@@ -473,7 +529,8 @@ export async function runDispatchScenarios(
             done = await sealed();
           }
           sealMs.push(performance.now() - from);
-          if (!done) fail(postLabel, `round ${r + 1}: not every chat's message was sealed within ${INPUT_TIMEOUT_MS / 1000} s`);
+          if (!done)
+            fail(postLabel, `round ${r + 1}: not every chat's message was sealed within ${INPUT_TIMEOUT_MS / 1000} s`);
         });
       }
 
@@ -502,7 +559,10 @@ export async function runDispatchScenarios(
         if (sent.length === 0) allDone();
         const timeout = sleep(INPUT_TIMEOUT_MS).then(() => 'timeout' as const);
         if ((await Promise.race([finished, timeout])) === 'timeout') {
-          fail(pool.labels.claim, `${sent.length - completed.size} of ${sent.length} backlog messages not completed within ${INPUT_TIMEOUT_MS / 1000} s`);
+          fail(
+            pool.labels.claim,
+            `${sent.length - completed.size} of ${sent.length} backlog messages not completed within ${INPUT_TIMEOUT_MS / 1000} s`,
+          );
         }
       });
       await phase('dispatch: stop the workers (wake-up batches)', async () => await pool?.stop());
@@ -539,16 +599,25 @@ function reportProblems(name: string, d: Delivery, fail: (label: string, detail:
   const label = `dispatch (${name})`;
   if (d.missing > 0) fail(label, `${d.missing} of ${d.sent} messages never reached a worker`);
   if (d.duplicates > 0) fail(label, `${d.duplicates} message(s) reached a worker twice`);
-  if (d.orderViolations > 0) fail(label, `${d.orderViolations} message(s) reached a worker after a later message of their chat`);
+  if (d.orderViolations > 0)
+    fail(label, `${d.orderViolations} message(s) reached a worker after a later message of their chat`);
   if (d.strays > 0) fail(label, `${d.strays} item(s) matched no message sent`);
-  if (d.multiInputBatches > 0) fail(label, `${d.multiInputBatches} batch(es) held more than one message; the scenario expects one each`);
+  if (d.multiInputBatches > 0)
+    fail(label, `${d.multiInputBatches} batch(es) held more than one message; the scenario expects one each`);
 }
 
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 const latencyCells = (l: Latency) => [f1(l.min), f1(l.p50), f1(l.p95), f1(l.p99), f1(l.max)];
 const LATENCY_HEADER = ['min ms', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'];
-const deliveryCells = (d: Delivery) => [String(d.sent), String(d.batches), String(d.received), String(d.missing), String(d.duplicates), String(d.orderViolations)];
+const deliveryCells = (d: Delivery) => [
+  String(d.sent),
+  String(d.batches),
+  String(d.received),
+  String(d.missing),
+  String(d.duplicates),
+  String(d.orderViolations),
+];
 const DELIVERY_HEADER = ['sent', 'batches', 'received', 'missing', 'dup', 'order viol.'];
 
 /** The dispatch section: input → claimable latency, backlog throughput, claim/complete costs. */
@@ -569,7 +638,10 @@ export function dispatchTables(report: DispatchReport): string {
     parts.push(
       textTable(
         ['input → claimable by stage (server and bench wall clocks)', ...LATENCY_HEADER],
-        runs.flatMap((l) => [[`${l.name}:`, '', '', '', '', ''], ...l.stages.map((st) => [`  ${st.name}`, ...latencyCells(st.latencyMs)])]),
+        runs.flatMap((l) => [
+          [`${l.name}:`, '', '', '', '', ''],
+          ...l.stages.map((st) => [`  ${st.name}`, ...latencyCells(st.latencyMs)]),
+        ]),
       ),
     );
   }
@@ -579,8 +651,17 @@ export function dispatchTables(report: DispatchReport): string {
     parts.push(
       textTable(
         ['dispatch throughput (sealed backlog, claim + complete)', ...DELIVERY_HEADER, 'wall s', 'batches/s', '204s'],
-        [[`${b.chats} chats x ${b.rounds} rounds, ${report.workers} workers`, ...deliveryCells(b), (b.wallMs / 1000).toFixed(1), b.batchesPerSecond.toFixed(1), String(b.emptyClaims)]],
-      ) + `\nEach round sealed and queued ${seal} s after its last message's response (seen in the chats' dispatch state).`,
+        [
+          [
+            `${b.chats} chats x ${b.rounds} rounds, ${report.workers} workers`,
+            ...deliveryCells(b),
+            (b.wallMs / 1000).toFixed(1),
+            b.batchesPerSecond.toFixed(1),
+            String(b.emptyClaims),
+          ],
+        ],
+      ) +
+        `\nEach round sealed and queued ${seal} s after its last message's response (seen in the chats' dispatch state).`,
     );
   }
   const rows: [string, Summary | undefined][] = [
@@ -593,7 +674,18 @@ export function dispatchTables(report: DispatchReport): string {
   if (present.length > 0) {
     parts.push(
       textTable(
-        ['dispatch request (DynamoDB per request: mean)', 'count', 'err', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'calls', 'RCU', 'WCU'],
+        [
+          'dispatch request (DynamoDB per request: mean)',
+          'count',
+          'err',
+          'p50 ms',
+          'p95 ms',
+          'p99 ms',
+          'max ms',
+          'calls',
+          'RCU',
+          'WCU',
+        ],
         present.map(([what, s]) => [
           what,
           String(s.count),

@@ -152,7 +152,8 @@ export async function runEventScenarios(
   const phases: PhaseTiming[] = [];
   const phase = phaseRunner([client], phases, log);
   const agentIds = BENCH_CONFIG.agents.map((a) => a.id);
-  const fail = (label: string, detail: string) => client.failures.push({ label, method: 'GET', path: STREAM, status: 0, body: detail });
+  const fail = (label: string, detail: string) =>
+    client.failures.push({ label, method: 'GET', path: STREAM, status: 0, body: detail });
   const opened: BenchStream[] = [];
   let idleServer: ChildServer | undefined;
 
@@ -177,7 +178,11 @@ export async function runEventScenarios(
   const report: SseReport = { delivery: [], idle: [] };
   const chatLabel = `POST ${CHATS} (for SSE)`;
   const newChat = async (i: number) => {
-    const body = { agentIds: [agentIds[i % agentIds.length]], modelId: BENCH_CONFIG.models[i % BENCH_CONFIG.models.length]!.id, title: `sse bench ${i}` };
+    const body = {
+      agentIds: [agentIds[i % agentIds.length]],
+      modelId: BENCH_CONFIG.models[i % BENCH_CONFIG.models.length]!.id,
+      title: `sse bench ${i}`,
+    };
     const res = await client.request<{ id: string }>(chatLabel, 'POST', CHATS, { body, expect: 201 });
     return res.body?.id;
   };
@@ -185,7 +190,13 @@ export async function runEventScenarios(
   try {
     // 1. Delivery latency, 1 client then sseClients clients.
     const slots: (string | undefined)[] = [];
-    await phase('SSE: chats', () => inPool(Array.from({ length: SCALE.sseChats }, (_, i) => i), concurrency, async (i) => void (slots[i] = await newChat(i))));
+    await phase('SSE: chats', () =>
+      inPool(
+        Array.from({ length: SCALE.sseChats }, (_, i) => i),
+        concurrency,
+        async (i) => void (slots[i] = await newChat(i)),
+      ),
+    );
     const chats = slots.filter((id): id is string => id !== undefined);
 
     for (const clients of [1, SCALE.sseClients]) {
@@ -193,9 +204,11 @@ export async function runEventScenarios(
       const who = `${clients} client${clients === 1 ? '' : 's'}`;
       const streamLabel = `GET ${STREAM}?ephemeral=true (${who})`;
       const writeLabel = `POST ${CHATS}/{chatId}/mark-read (SSE, ${who})`;
-      const streams = (await Promise.all(Array.from({ length: clients }, () => connect(`${baseUrl}${STREAM}?ephemeral=true`, streamLabel)))).filter(
-        (s): s is BenchStream => s !== undefined,
-      );
+      const streams = (
+        await Promise.all(
+          Array.from({ length: clients }, () => connect(`${baseUrl}${STREAM}?ephemeral=true`, streamLabel)),
+        )
+      ).filter((s): s is BenchStream => s !== undefined);
       const writes: { chatId: string; at: number; idle: boolean }[] = [];
       const write = async (chatId: string, idle: boolean) => {
         const res = await client.request(writeLabel, 'POST', `${CHATS}/${chatId}/mark-read`);
@@ -251,7 +264,15 @@ export async function runEventScenarios(
       }
       const flowWrites = writes.filter((w) => !w.idle).length;
       report.delivery.push(
-        { name: `mark-read, ${SCALE.sseWritePauseMs} ms apart`, clients: streams.length, writes: flowWrites, received: flow.length, missed: missedFlow, extra, latencyMs: latency(flow) },
+        {
+          name: `mark-read, ${SCALE.sseWritePauseMs} ms apart`,
+          clients: streams.length,
+          writes: flowWrites,
+          received: flow.length,
+          missed: missedFlow,
+          extra,
+          latencyMs: latency(flow),
+        },
         {
           name: `first write after ${SCALE.sseIdlePauseMs / 1000} s idle`,
           clients: streams.length,
@@ -263,7 +284,11 @@ export async function runEventScenarios(
           valuesMs: idle.map((ms) => Math.round(ms * 10) / 10),
         },
       );
-      if (missedFlow + missedIdle > 0) fail(streamLabel, `${missedFlow + missedIdle} chat.read event(s) never arrived (${missedIdle} of them after idle)`);
+      if (missedFlow + missedIdle > 0)
+        fail(
+          streamLabel,
+          `${missedFlow + missedIdle} chat.read event(s) never arrived (${missedIdle} of them after idle)`,
+        );
       if (extra > 0) fail(streamLabel, `${extra} chat.read event(s) matched no write`);
     }
 
@@ -276,13 +301,20 @@ export async function runEventScenarios(
       const streamLabel = `GET ${STREAM}?ephemeral=true (chunks)`;
       const started: ({ chatId: string; messageId: string } | undefined)[] = [];
       await phase(`SSE chunks: ${SCALE.sseStreams} chats, streaming messages`, () =>
-        inPool(Array.from({ length: SCALE.sseStreams }, (_, i) => i), concurrency, async (i) => {
-          const chatId = await newChat(SCALE.sseChats + i);
-          if (!chatId) return;
-          const body = { role: 'agent', senderId: agentIds[(SCALE.sseChats + i) % agentIds.length], streaming: true };
-          const res = await client.request<{ id: string }>(createLabel, 'POST', `${CHATS}/${chatId}/messages`, { body, expect: 201 });
-          if (res.body?.id) started[i] = { chatId, messageId: res.body.id };
-        }),
+        inPool(
+          Array.from({ length: SCALE.sseStreams }, (_, i) => i),
+          concurrency,
+          async (i) => {
+            const chatId = await newChat(SCALE.sseChats + i);
+            if (!chatId) return;
+            const body = { role: 'agent', senderId: agentIds[(SCALE.sseChats + i) % agentIds.length], streaming: true };
+            const res = await client.request<{ id: string }>(createLabel, 'POST', `${CHATS}/${chatId}/messages`, {
+              body,
+              expect: 201,
+            });
+            if (res.body?.id) started[i] = { chatId, messageId: res.body.id };
+          },
+        ),
       );
       const messages = started.filter((m) => m !== undefined);
       const s = messages.length > 0 ? await connect(`${baseUrl}${STREAM}?ephemeral=true`, streamLabel) : undefined;
@@ -293,7 +325,9 @@ export async function runEventScenarios(
           Promise.all(
             messages.map(async ({ messageId }, m) => {
               for (let i = 0; i < SCALE.sseChunks; i++) {
-                const res = await client.request(chunkLabel, 'POST', `${MESSAGES}/${messageId}/chunks`, { body: { deltaText: chunkText(i, SCALE.chunkBytes) } });
+                const res = await client.request(chunkLabel, 'POST', `${MESSAGES}/${messageId}/chunks`, {
+                  body: { deltaText: chunkText(i, SCALE.chunkBytes) },
+                });
                 const at = performance.now();
                 if (res.status === 200) {
                   sentAt[m]![i] = at;
@@ -304,7 +338,8 @@ export async function runEventScenarios(
           ).then(() => undefined),
         );
         const byChat = new Map(messages.map((msg, m) => [msg.chatId, m]));
-        const ours = () => s.events.filter((e) => e.event === 'message.streaming.chunk' && byChat.has(String(e.data.payload.chatId)));
+        const ours = () =>
+          s.events.filter((e) => e.event === 'message.streaming.chunk' && byChat.has(String(e.data.payload.chatId)));
         await phase('SSE chunks: last events', async () => void (await s.waitFor(() => ours().length >= sent, 10_000)));
         s.close();
         parseErrors(s, streamLabel);
@@ -347,11 +382,17 @@ export async function runEventScenarios(
         };
         if (missing > 0) fail(streamLabel, `${missing} of ${sent} chunk events never arrived`);
         if (duplicates > 0) fail(streamLabel, `${duplicates} chunk event(s) arrived twice`);
-        if (orderViolations > 0) fail(streamLabel, `${orderViolations} chunk event(s) arrived after a later chunk of their message`);
+        if (orderViolations > 0)
+          fail(streamLabel, `${orderViolations} chunk event(s) arrived after a later chunk of their message`);
         if (strays > 0) fail(streamLabel, `${strays} chunk event(s) matched no chunk sent (wrong message id or text)`);
       }
       await phase(`SSE chunks: complete`, () =>
-        Promise.all(messages.map(async ({ messageId }) => void (await client.request(completeLabel, 'POST', `${MESSAGES}/${messageId}/complete`)))).then(() => undefined),
+        Promise.all(
+          messages.map(
+            async ({ messageId }) =>
+              void (await client.request(completeLabel, 'POST', `${MESSAGES}/${messageId}/complete`)),
+          ),
+        ).then(() => undefined),
       );
     }
 
@@ -363,8 +404,14 @@ export async function runEventScenarios(
         url = idleServer.url;
       });
       await phase(`SSE idle: 2 connections, ${SCALE.sseIdleMs / 1000} s`, async () => {
-        const kinds = [true, false].map((ephemeral) => ({ ephemeral, name: `ephemeral=${ephemeral}`, label: `GET ${STREAM}?ephemeral=${ephemeral} (idle)` }));
-        const streams = await Promise.all(kinds.map((k) => connect(`${url}${STREAM}?ephemeral=${k.ephemeral}`, k.label)));
+        const kinds = [true, false].map((ephemeral) => ({
+          ephemeral,
+          name: `ephemeral=${ephemeral}`,
+          label: `GET ${STREAM}?ephemeral=${ephemeral} (idle)`,
+        }));
+        const streams = await Promise.all(
+          kinds.map((k) => connect(`${url}${STREAM}?ephemeral=${k.ephemeral}`, k.label)),
+        );
         await Promise.all(streams.map((s) => s && Promise.race([s.ended, sleep(SCALE.sseIdleMs + 15_000)])));
         kinds.forEach((k, i) => {
           const s = streams[i];
@@ -372,9 +419,16 @@ export async function runEventScenarios(
           s.close();
           parseErrors(s, k.label);
           const usage = s.usage();
-          if (!usage) return void fail(k.label, `no ": usage" comment by ${(SCALE.sseIdleMs + 15_000) / 1000} s (is EXPOSE_USAGE_HEADERS=1?)`);
+          if (!usage)
+            return void fail(
+              k.label,
+              `no ": usage" comment by ${(SCALE.sseIdleMs + 15_000) / 1000} s (is EXPOSE_USAGE_HEADERS=1?)`,
+            );
           const perMinute = 60_000 / Math.max(1, usage.ms);
-          if (s.events.length > 0) log(`  warning: the idle ${k.name} connection received ${s.events.length} event(s); its cost is not an idle one`);
+          if (s.events.length > 0)
+            log(
+              `  warning: the idle ${k.name} connection received ${s.events.length} event(s); its cost is not an idle one`,
+            );
           report.idle.push({
             name: k.name,
             ephemeral: k.ephemeral,
@@ -396,7 +450,13 @@ export async function runEventScenarios(
     await idleServer?.stop();
   }
 
-  return { samples: client.samples, failures: client.failures, missingUsage: [...client.missingUsage], phases, sse: report };
+  return {
+    samples: client.samples,
+    failures: client.failures,
+    missingUsage: [...client.missingUsage],
+    phases,
+    sse: report,
+  };
 }
 
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
@@ -409,28 +469,89 @@ export function sseTables(report: SseReport): string {
   const parts: string[] = [];
   parts.push(
     textTable(
-      ['SSE delivery: write response → event at client', 'clients', 'writes', 'events', 'missed', 'extra', ...LATENCY_HEADER],
-      report.delivery.map((r) => [r.name, String(r.clients), String(r.writes), String(r.received), String(r.missed), String(r.extra), ...latencyCells(r.latencyMs)]),
+      [
+        'SSE delivery: write response → event at client',
+        'clients',
+        'writes',
+        'events',
+        'missed',
+        'extra',
+        ...LATENCY_HEADER,
+      ],
+      report.delivery.map((r) => [
+        r.name,
+        String(r.clients),
+        String(r.writes),
+        String(r.received),
+        String(r.missed),
+        String(r.extra),
+        ...latencyCells(r.latencyMs),
+      ]),
     ),
   );
   const idleValues = report.delivery.filter((r) => r.valuesMs);
   if (idleValues.length > 0) {
-    parts.push(idleValues.map((r) => `after idle, ${r.clients} client${r.clients === 1 ? '' : 's'} (ms): ${r.valuesMs!.map((v) => v.toFixed(0)).join(' ')}`).join('\n'));
+    parts.push(
+      idleValues
+        .map(
+          (r) =>
+            `after idle, ${r.clients} client${r.clients === 1 ? '' : 's'} (ms): ${r.valuesMs!.map((v) => v.toFixed(0)).join(' ')}`,
+        )
+        .join('\n'),
+    );
   }
   const c = report.chunks;
   if (c) {
     parts.push(
       textTable(
-        ['SSE chunk delivery: chunk response → chunk event', 'sent', 'received', 'missing', 'dup', 'order viol.', ...LATENCY_HEADER],
-        [[`${c.streams} streams x ${c.chunksPerStream} chunks of ${c.chunkBytes} B, 1 client`, String(c.sent), String(c.received), String(c.missing), String(c.duplicates), String(c.orderViolations), ...latencyCells(c.latencyMs)]],
+        [
+          'SSE chunk delivery: chunk response → chunk event',
+          'sent',
+          'received',
+          'missing',
+          'dup',
+          'order viol.',
+          ...LATENCY_HEADER,
+        ],
+        [
+          [
+            `${c.streams} streams x ${c.chunksPerStream} chunks of ${c.chunkBytes} B, 1 client`,
+            String(c.sent),
+            String(c.received),
+            String(c.missing),
+            String(c.duplicates),
+            String(c.orderViolations),
+            ...latencyCells(c.latencyMs),
+          ],
+        ],
       ),
     );
   }
   if (report.idle.length > 0) {
     parts.push(
       textTable(
-        ['SSE idle connection (nothing written)', 'open s', 'events', 'calls', 'RCU', 'WCU', 'calls/min', 'RCU/min', 'WCU/min'],
-        report.idle.map((r) => [r.name, (r.ms / 1000).toFixed(1), String(r.events), String(r.calls), f2(r.rcu), f2(r.wcu), f1(r.callsPerMinute), f2(r.rcuPerMinute), f2(r.wcuPerMinute)]),
+        [
+          'SSE idle connection (nothing written)',
+          'open s',
+          'events',
+          'calls',
+          'RCU',
+          'WCU',
+          'calls/min',
+          'RCU/min',
+          'WCU/min',
+        ],
+        report.idle.map((r) => [
+          r.name,
+          (r.ms / 1000).toFixed(1),
+          String(r.events),
+          String(r.calls),
+          f2(r.rcu),
+          f2(r.wcu),
+          f1(r.callsPerMinute),
+          f2(r.rcuPerMinute),
+          f2(r.wcuPerMinute),
+        ]),
       ),
     );
   }

@@ -15,7 +15,12 @@
  * its place, and the tables say so. The session and finalize requests are the real ones.
  */
 import { randomBytes } from 'node:crypto';
-import { CompleteMultipartUploadCommand, CreateMultipartUploadCommand, S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  S3Client,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { imageRuntime, makeThumbnail } from '../../functions/platform/images.js';
 import { BENCH_CONFIG, BenchClient, CHATS } from './scenario.js';
@@ -82,7 +87,14 @@ export interface MediaReport {
    */
   largeStorage: { mode: 'post' | 'multipart'; probe: { status: number; ms: number; body: string } };
   /** The direct upload of the 20 MB file. */
-  refused: { status: number; code: string | null; message: string | null; details: unknown; ms: number; usageHeaders: boolean };
+  refused: {
+    status: number;
+    code: string | null;
+    message: string | null;
+    details: unknown;
+    ms: number;
+    usageHeaders: boolean;
+  };
   thumbnail: {
     /** p50 of the JPEG's direct upload minus p50 of the same-size non-image upload. */
     uploadDifferenceMs: number;
@@ -152,12 +164,28 @@ class MediaClient {
     const expected = typeof call.expect === 'number' ? [call.expect] : call.expect;
     const ok = expected.includes(res.status);
     const header = (name: string) => res.headers.get(name);
-    const usage = header('x-ddb-calls') === null ? undefined : { calls: Number(header('x-ddb-calls')), rcu: Number(header('x-ddb-rcu') ?? 0), wcu: Number(header('x-ddb-wcu') ?? 0) };
+    const usage =
+      header('x-ddb-calls') === null
+        ? undefined
+        : {
+            calls: Number(header('x-ddb-calls')),
+            rcu: Number(header('x-ddb-rcu') ?? 0),
+            wcu: Number(header('x-ddb-wcu') ?? 0),
+          };
     const point: Point = { ms, status: res.status, ok, ...(usage ? { usage } : {}) };
     if (!this.recording) return { status: res.status, headers: res.headers, body, point };
     if (call.label) {
       if (!usage) this.missingUsage.add(call.label);
-      this.samples.push({ label: call.label, status: res.status, ok, ms, calls: usage?.calls ?? 0, rcu: usage?.rcu ?? 0, wcu: usage?.wcu ?? 0, bytes: body.length });
+      this.samples.push({
+        label: call.label,
+        status: res.status,
+        ok,
+        ms,
+        calls: usage?.calls ?? 0,
+        rcu: usage?.rcu ?? 0,
+        wcu: usage?.wcu ?? 0,
+        bytes: body.length,
+      });
     }
     if (!ok) this.fail(call.label ?? 'storage', init.method ?? 'GET', url, res.status, body.toString('utf8', 0, 300));
     return { status: res.status, headers: res.headers, body, point };
@@ -181,7 +209,8 @@ class MediaClient {
     const ms = entry.points.map((p) => p.ms).sort((a, b) => a - b);
     const p50 = percentile(ms, 50);
     const withUsage = entry.points.filter((p) => p.usage);
-    const mean = (pick: (u: Usage) => number) => (withUsage.length === 0 ? null : withUsage.reduce((n, p) => n + pick(p.usage!), 0) / withUsage.length);
+    const mean = (pick: (u: Usage) => number) =>
+      withUsage.length === 0 ? null : withUsage.reduce((n, p) => n + pick(p.usage!), 0) / withUsage.length;
     return {
       label,
       count: entry.points.length,
@@ -205,7 +234,13 @@ function whole(steps: readonly Point[]): Point {
     status: steps.at(-1)?.status ?? 0,
     ok: steps.every((s) => s.ok),
     ...(api.length > 0
-      ? { usage: { calls: api.reduce((n, s) => n + s.usage!.calls, 0), rcu: api.reduce((n, s) => n + s.usage!.rcu, 0), wcu: api.reduce((n, s) => n + s.usage!.wcu, 0) } }
+      ? {
+          usage: {
+            calls: api.reduce((n, s) => n + s.usage!.calls, 0),
+            rcu: api.reduce((n, s) => n + s.usage!.rcu, 0),
+            wcu: api.reduce((n, s) => n + s.usage!.wcu, 0),
+          },
+        }
       : {}),
   };
 }
@@ -242,7 +277,9 @@ async function noisyJpeg(): Promise<Buffer> {
       raw[i + 2] = Math.max(0, Math.min(255, base2 + ((noise[i + 2]! / 255) * 2 - 1) * amplitude));
     }
   }
-  return sharp(raw, { raw: { width: W, height: H, channels: 3 } }).jpeg({ quality: JPEG.quality }).toBuffer();
+  return sharp(raw, { raw: { width: W, height: H, channels: 3 } })
+    .jpeg({ quality: JPEG.quality })
+    .toBuffer();
 }
 
 export async function runMediaScenarios(baseUrl: string, log: (line: string) => void): Promise<MediaScenarioResult> {
@@ -256,19 +293,45 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
     const before = client.samples.length + api.samples.length;
     const started = performance.now();
     await body();
-    const timing = { name, requests: client.samples.length + api.samples.length - before, ms: performance.now() - started };
+    const timing = {
+      name,
+      requests: client.samples.length + api.samples.length - before,
+      ms: performance.now() - started,
+    };
     phases.push(timing);
-    log(`  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`);
+    log(
+      `  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`,
+    );
   };
 
   // Set-up: the chat, the limits, the files.
-  const { body: config } = await api.request<{ maxUploadBytes: number; directUploadMaxBytes: number }>(L.config, 'GET', '/api/v1/config');
-  const limits = { directUploadMaxBytes: config?.directUploadMaxBytes ?? Number.NaN, maxUploadBytes: config?.maxUploadBytes ?? Number.NaN };
-  if (!(SMALL_BYTES <= limits.directUploadMaxBytes && LARGE_BYTES > limits.directUploadMaxBytes && LARGE_BYTES <= limits.maxUploadBytes)) {
-    throw new Error(`media bench: expects 1 MB ≤ directUploadMaxBytes < 20 MB ≤ maxUploadBytes, /config says ${JSON.stringify(limits)}`);
+  const { body: config } = await api.request<{ maxUploadBytes: number; directUploadMaxBytes: number }>(
+    L.config,
+    'GET',
+    '/api/v1/config',
+  );
+  const limits = {
+    directUploadMaxBytes: config?.directUploadMaxBytes ?? Number.NaN,
+    maxUploadBytes: config?.maxUploadBytes ?? Number.NaN,
+  };
+  if (!(
+    SMALL_BYTES <= limits.directUploadMaxBytes &&
+    LARGE_BYTES > limits.directUploadMaxBytes &&
+    LARGE_BYTES <= limits.maxUploadBytes
+  )) {
+    throw new Error(
+      `media bench: expects 1 MB ≤ directUploadMaxBytes < 20 MB ≤ maxUploadBytes, /config says ${JSON.stringify(limits)}`,
+    );
   }
-  const chatBody = { agentIds: [BENCH_CONFIG.agents[0]!.id], modelId: BENCH_CONFIG.models[0]!.id, title: 'media bench' };
-  const { body: chat } = await api.request<{ id: string }>(L.chatCreate, 'POST', CHATS, { body: chatBody, expect: 201 });
+  const chatBody = {
+    agentIds: [BENCH_CONFIG.agents[0]!.id],
+    modelId: BENCH_CONFIG.models[0]!.id,
+    title: 'media bench',
+  };
+  const { body: chat } = await api.request<{ id: string }>(L.chatCreate, 'POST', CHATS, {
+    body: chatBody,
+    expect: 201,
+  });
   if (!chat?.id) throw new Error('media bench: could not create its chat');
   const chatId = chat.id;
   const small = randomBytes(SMALL_BYTES);
@@ -276,7 +339,9 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
   const started = performance.now();
   const jpeg = await noisyJpeg();
   const sameSize = randomBytes(jpeg.length);
-  log(`  media files: 1 MB and 20 MB random, JPEG ${JPEG.width}x${JPEG.height} ${(jpeg.length / MB).toFixed(2)} MB (made in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  log(
+    `  media files: 1 MB and 20 MB random, JPEG ${JPEG.width}x${JPEG.height} ${(jpeg.length / MB).toFixed(2)} MB (made in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  );
 
   const multipart = (bytes: Buffer, fileName: string, contentType: string, fields: Record<string, string> = {}) => {
     const form = new FormData();
@@ -286,11 +351,22 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
   };
 
   /** Direct upload; answers the media id. */
-  const direct = async (row: string, label: string, bytes: Buffer, fileName: string, contentType: string, as: 'multipart' | 'json'): Promise<string | undefined> => {
+  const direct = async (
+    row: string,
+    label: string,
+    bytes: Buffer,
+    fileName: string,
+    contentType: string,
+    as: 'multipart' | 'json',
+  ): Promise<string | undefined> => {
     const init: RequestInit =
       as === 'multipart'
         ? { method: 'POST', body: multipart(bytes, fileName, contentType) }
-        : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fileName, contentType, base64Data: bytes.toString('base64') }) };
+        : {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ fileName, contentType, base64Data: bytes.toString('base64') }),
+          };
     const res = await client.fetch(mediaPath(chatId), init, { label, expect: 201 });
     client.record(row, bytes.length, res.point);
     return json<MediaBody>(res.body)?.id;
@@ -301,15 +377,32 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
   const multipartUpload = async (url: string, key: string, contentType: string, bytes: Buffer): Promise<Point> => {
     const { origin, pathname } = new URL(url);
     const Bucket = decodeURIComponent(pathname.split('/')[1] ?? '');
-    s3 ??= new S3Client({ endpoint: origin, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    s3 ??= new S3Client({
+      endpoint: origin,
+      forcePathStyle: true,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const started = performance.now();
-    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }));
+    const { UploadId } = await s3.send(
+      new CreateMultipartUploadCommand({ Bucket, Key: key, ContentType: contentType }),
+    );
     const parts = [];
     for (let at = 0, n = 1; at < bytes.length; at += MULTIPART_PART_BYTES, n++) {
-      const { ETag } = await s3.send(new UploadPartCommand({ Bucket, Key: key, UploadId, PartNumber: n, Body: bytes.subarray(at, at + MULTIPART_PART_BYTES) }));
+      const { ETag } = await s3.send(
+        new UploadPartCommand({
+          Bucket,
+          Key: key,
+          UploadId,
+          PartNumber: n,
+          Body: bytes.subarray(at, at + MULTIPART_PART_BYTES),
+        }),
+      );
       parts.push({ ETag, PartNumber: n });
     }
-    await s3.send(new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }));
+    await s3.send(
+      new CompleteMultipartUploadCommand({ Bucket, Key: key, UploadId, MultipartUpload: { Parts: parts } }),
+    );
     return { ms: performance.now() - started, status: 200, ok: true };
   };
 
@@ -323,7 +416,11 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
     const contentType = 'application/octet-stream';
     const open = await client.fetch(
       `${mediaPath(chatId)}/uploads`,
-      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fileName: 'session.bin', contentType, byteSize: bytes.length }) },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ fileName: 'session.bin', contentType, byteSize: bytes.length }),
+      },
       { label: labels.open, expect: 201 },
     );
     client.record(rows.open, null, open.point);
@@ -331,17 +428,33 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
     if (!opened?.uploadId) return undefined;
     const post =
       store === 'post'
-        ? (await client.fetch(opened.url, { method: 'POST', body: multipart(bytes, 'session.bin', contentType, opened.fields) }, { expect: [200, 201, 204] })).point
+        ? (
+            await client.fetch(
+              opened.url,
+              { method: 'POST', body: multipart(bytes, 'session.bin', contentType, opened.fields) },
+              { expect: [200, 201, 204] },
+            )
+          ).point
         : await multipartUpload(opened.url, opened.fields.key ?? '', contentType, bytes);
     client.record(rows.post, bytes.length, post);
-    const done = await client.fetch(`${mediaPath(chatId)}/uploads/${opened.uploadId}/complete`, { method: 'POST' }, { label: labels.finalize, expect: 201 });
+    const done = await client.fetch(
+      `${mediaPath(chatId)}/uploads/${opened.uploadId}/complete`,
+      { method: 'POST' },
+      { label: labels.finalize, expect: 201 },
+    );
     client.record(rows.finalize, null, done.point);
     client.record(rows.whole, bytes.length, whole([open.point, post, done.point]));
     return json<MediaBody>(done.body)?.id;
   };
 
   /** GET /files/{id}: 200 from the function, or 307 then the presigned GET; the bytes checked. */
-  const download = async (rows: { whole: string; api?: string; storage?: string }, label: string, mediaId: string, expected: Buffer, range?: { start: number; end: number }) => {
+  const download = async (
+    rows: { whole: string; api?: string; storage?: string },
+    label: string,
+    mediaId: string,
+    expected: Buffer,
+    range?: { start: number; end: number },
+  ) => {
     const headers: Record<string, string> = range ? { range: `bytes=${range.start}-${range.end}` } : {};
     const first = await client.fetch(`${FILES}/${mediaId}`, { headers }, { label, expect: rows.storage ? 307 : 200 });
     let res = first;
@@ -356,7 +469,13 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
     }
     const want = range ? expected.subarray(range.start, range.end + 1) : expected;
     if (!res.body.equals(want)) {
-      client.fail(label, 'GET', `${FILES}/${mediaId}`, res.status, `content differs: ${res.body.length} bytes received, ${want.length} expected`);
+      client.fail(
+        label,
+        'GET',
+        `${FILES}/${mediaId}`,
+        res.status,
+        `content differs: ${res.body.length} bytes received, ${want.length} expected`,
+      );
       steps.push({ ms: 0, status: res.status, ok: false });
     }
     client.record(rows.whole, range ? null : expected.length, whole(steps));
@@ -400,50 +519,104 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
 
   await phase('media: 1 MB uploads', async () => {
     await repeat(REPEATS.small, async () => {
-      smallId = (await direct(R.multipart1, L.multipart1, small, 'small.bin', 'application/octet-stream', 'multipart')) ?? smallId;
+      smallId =
+        (await direct(R.multipart1, L.multipart1, small, 'small.bin', 'application/octet-stream', 'multipart')) ??
+        smallId;
     });
     await repeat(REPEATS.small, async () => {
       await direct(R.json1, L.json1, small, 'small.bin', 'application/octet-stream', 'json');
     });
     await repeat(REPEATS.small, async () => {
-      const rows = { whole: R.session1, open: stage('1 MB', R.open), post: stage('1 MB', R.post), finalize: stage('1 MB', R.finalize) };
+      const rows = {
+        whole: R.session1,
+        open: stage('1 MB', R.open),
+        post: stage('1 MB', R.post),
+        finalize: stage('1 MB', R.finalize),
+      };
       await session(rows, { open: L.session1, finalize: L.finalize1 }, small);
     });
   });
 
   await phase('media: 20 MB uploads', async () => {
     client.recording = true;
-    const res = await client.fetch(mediaPath(chatId), { method: 'POST', body: multipart(large, 'large.bin', 'application/octet-stream') }, { expect: 413 });
+    const res = await client.fetch(
+      mediaPath(chatId),
+      { method: 'POST', body: multipart(large, 'large.bin', 'application/octet-stream') },
+      { expect: 413 },
+    );
     client.record(R.refused20, null, res.point);
     const error = json<{ error?: { code?: string; message?: string; details?: unknown } }>(res.body)?.error;
-    refused = { status: res.status, code: error?.code ?? null, message: error?.message ?? null, details: error?.details ?? null, ms: res.point.ms, usageHeaders: res.point.usage !== undefined };
+    refused = {
+      status: res.status,
+      code: error?.code ?? null,
+      message: error?.message ?? null,
+      details: error?.details ?? null,
+      ms: res.point.ms,
+      usageHeaders: res.point.usage !== undefined,
+    };
     // Does the storage take a 20 MB presigned POST? (fauxqs 2.4.1 stops at 11 MiB.)
     client.recording = false;
     const probeOpen = await client.fetch(
       `${mediaPath(chatId)}/uploads`,
-      { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ fileName: 'probe.bin', contentType: 'application/octet-stream', byteSize: large.length }) },
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          fileName: 'probe.bin',
+          contentType: 'application/octet-stream',
+          byteSize: large.length,
+        }),
+      },
       { expect: 201 },
     );
     const probeSession = json<{ url: string; fields: Record<string, string> }>(probeOpen.body);
-    if (!probeSession?.url) throw new Error(`media bench: no 20 MB upload session: ${probeOpen.status} ${probeOpen.body.toString('utf8', 0, 300)}`);
-    const probe = await client.fetch(probeSession.url, { method: 'POST', body: multipart(large, 'probe.bin', 'application/octet-stream', probeSession.fields) }, { expect: [200, 201, 204] });
-    largeStorage = { mode: probe.point.ok ? 'post' : 'multipart', probe: { status: probe.status, ms: probe.point.ms, body: probe.body.toString('utf8', 0, 300) } };
-    if (!probe.point.ok) log(`  20 MB presigned POST refused by the storage (${probe.status}): the 20 MB sessions store by S3 multipart upload instead`);
+    if (!probeSession?.url)
+      throw new Error(
+        `media bench: no 20 MB upload session: ${probeOpen.status} ${probeOpen.body.toString('utf8', 0, 300)}`,
+      );
+    const probe = await client.fetch(
+      probeSession.url,
+      { method: 'POST', body: multipart(large, 'probe.bin', 'application/octet-stream', probeSession.fields) },
+      { expect: [200, 201, 204] },
+    );
+    largeStorage = {
+      mode: probe.point.ok ? 'post' : 'multipart',
+      probe: { status: probe.status, ms: probe.point.ms, body: probe.body.toString('utf8', 0, 300) },
+    };
+    if (!probe.point.ok)
+      log(
+        `  20 MB presigned POST refused by the storage (${probe.status}): the 20 MB sessions store by S3 multipart upload instead`,
+      );
     const post = largeStorage.mode === 'post' ? R.post : R.multipartPost;
     await repeat(REPEATS.large, async () => {
-      const rows = { whole: R.session20, open: stage('20 MB', R.open), post: stage('20 MB', post), finalize: stage('20 MB', R.finalize) };
-      largeId = (await session(rows, { open: L.session20, finalize: L.finalize20 }, large, largeStorage!.mode)) ?? largeId;
+      const rows = {
+        whole: R.session20,
+        open: stage('20 MB', R.open),
+        post: stage('20 MB', post),
+        finalize: stage('20 MB', R.finalize),
+      };
+      largeId =
+        (await session(rows, { open: L.session20, finalize: L.finalize20 }, large, largeStorage!.mode)) ?? largeId;
     });
   });
 
   await phase('media: downloads', async () => {
-    if (!smallId || !largeId) throw new Error(`media bench: the uploads to download failed: ${JSON.stringify(client.failures.slice(0, 3))}`);
+    if (!smallId || !largeId)
+      throw new Error(`media bench: the uploads to download failed: ${JSON.stringify(client.failures.slice(0, 3))}`);
     await repeat(REPEATS.small, async () => download({ whole: R.get1 }, L.get1, smallId!, small));
     await repeat(REPEATS.large, async () =>
-      download({ whole: R.get20, api: stage('20 MB', R.redirect), storage: R.presigned }, L.get20, largeId!, large));
+      download({ whole: R.get20, api: stage('20 MB', R.redirect), storage: R.presigned }, L.get20, largeId!, large),
+    );
     const start = 10 * MB + 12_345;
     await repeat(REPEATS.small, async () =>
-      download({ whole: R.range20, api: stage('1 KB range', R.redirect), storage: R.presignedRange }, L.range20, largeId!, large, { start, end: start + RANGE_BYTES - 1 }));
+      download(
+        { whole: R.range20, api: stage('1 KB range', R.redirect), storage: R.presignedRange },
+        L.range20,
+        largeId!,
+        large,
+        { start, end: start + RANGE_BYTES - 1 },
+      ),
+    );
   });
 
   let made: Awaited<ReturnType<typeof makeThumbnail>> | undefined;
@@ -472,9 +645,31 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
   const thumbnails = rows([R.jpeg, R.sameSize, R.inProcess, R.thumbGet]);
   const media: MediaReport = {
     limits,
-    files: { smallBytes: SMALL_BYTES, largeBytes: LARGE_BYTES, jpegBytes: jpeg.length, jpegWidth: JPEG.width, jpegHeight: JPEG.height },
-    uploads: rows([R.multipart1, R.json1, R.session1, ...sizeStages('1 MB', R.post), R.session20, ...sizeStages('20 MB', largeStorage!.mode === 'post' ? R.post : R.multipartPost), R.refused20]),
-    downloads: rows([R.get1, R.get20, stage('20 MB', R.redirect), R.presigned, R.range20, stage('1 KB range', R.redirect), R.presignedRange]),
+    files: {
+      smallBytes: SMALL_BYTES,
+      largeBytes: LARGE_BYTES,
+      jpegBytes: jpeg.length,
+      jpegWidth: JPEG.width,
+      jpegHeight: JPEG.height,
+    },
+    uploads: rows([
+      R.multipart1,
+      R.json1,
+      R.session1,
+      ...sizeStages('1 MB', R.post),
+      R.session20,
+      ...sizeStages('20 MB', largeStorage!.mode === 'post' ? R.post : R.multipartPost),
+      R.refused20,
+    ]),
+    downloads: rows([
+      R.get1,
+      R.get20,
+      stage('20 MB', R.redirect),
+      R.presigned,
+      R.range20,
+      stage('1 KB range', R.redirect),
+      R.presignedRange,
+    ]),
     thumbnails,
     largeStorage: largeStorage!,
     refused: refused!,
@@ -505,7 +700,18 @@ function rowTable(title: string, rows: readonly MediaRow[]): string {
   const header = [title, 'count', 'err', 'status', 'p50 ms', 'p95 ms', 'MB/s', 'calls', 'RCU', 'WCU'];
   return textTable(
     header,
-    rows.map((r) => [r.label.replace(/ \[.*\]$/, ''), String(r.count), String(r.errors), r.status, f1(r.p50Ms), f1(r.p95Ms), f1(r.mbPerSecond), f2(r.calls), f2(r.rcu), f2(r.wcu)]),
+    rows.map((r) => [
+      r.label.replace(/ \[.*\]$/, ''),
+      String(r.count),
+      String(r.errors),
+      r.status,
+      f1(r.p50Ms),
+      f1(r.p95Ms),
+      f1(r.mbPerSecond),
+      f2(r.calls),
+      f2(r.rcu),
+      f2(r.wcu),
+    ]),
   );
 }
 
@@ -524,17 +730,22 @@ export function mediaTables(report: MediaReport): string {
         ]
       : []),
     `20 MB direct attempt: ${r.status} ${r.code ?? ''} "${r.message ?? ''}"${details} in ${r.ms.toFixed(1)} ms, ` +
-      (r.usageHeaders ? 'answered by the function.' : 'no x-ddb-* headers: answered by the local adapter (API Gateway\'s 10 MB payload limit) before any function ran.'),
+      (r.usageHeaders
+        ? 'answered by the function.'
+        : "no x-ddb-* headers: answered by the local adapter (API Gateway's 10 MB payload limit) before any function ran."),
     '',
     rowTable('download', report.downloads),
     '',
-    rowTable(`thumbnail (JPEG ${files.jpegWidth}x${files.jpegHeight}, ${(files.jpegBytes / MB).toFixed(2)} MB)`, report.thumbnails),
+    rowTable(
+      `thumbnail (JPEG ${files.jpegWidth}x${files.jpegHeight}, ${(files.jpegBytes / MB).toFixed(2)} MB)`,
+      report.thumbnails,
+    ),
     '',
     `Thumbnail in the upload request: ${t.uploadDifferenceMs.toFixed(1)} ms (p50 of the JPEG upload minus p50 of the same-size non-image upload; includes storing the thumbnail).`,
     `makeThumbnail in-process: p50 ${t.inProcessP50Ms.toFixed(1)} ms, p95 ${t.inProcessP95Ms.toFixed(1)} ms → ${t.width}x${t.height} WebP, ${t.webpBytes} bytes; sharp ${t.sharp}, libvips ${t.libvips}, ${t.build} build.`,
     t.build === 'native'
-      ? 'This machine runs sharp\'s native build; Lambda runs its WebAssembly build (@img/sharp-wasm32), roughly 2-3x slower: expect the thumbnail to take that much longer there.'
-      : 'This process runs sharp\'s WebAssembly build, as Lambda does.',
+      ? "This machine runs sharp's native build; Lambda runs its WebAssembly build (@img/sharp-wasm32), roughly 2-3x slower: expect the thumbnail to take that much longer there."
+      : "This process runs sharp's WebAssembly build, as Lambda does.",
   ];
   return lines.join('\n');
 }

@@ -98,8 +98,30 @@ interface MessagePage {
 }
 
 const WORDS = [
-  'the', 'agent', 'streams', 'tokens', 'into', 'a', 'message', 'while', 'user', 'waits', 'for', 'answer',
-  'latency', 'table', 'chunk', 'append', 'costs', 'same', 'at', 'end', 'as', 'start', 'of', 'reply',
+  'the',
+  'agent',
+  'streams',
+  'tokens',
+  'into',
+  'a',
+  'message',
+  'while',
+  'user',
+  'waits',
+  'for',
+  'answer',
+  'latency',
+  'table',
+  'chunk',
+  'append',
+  'costs',
+  'same',
+  'at',
+  'end',
+  'as',
+  'start',
+  'of',
+  'reply',
 ] as const;
 
 /** A chunk of exactly `bytes` ASCII bytes; it never starts with a space, and the last one ends the text with a full stop. */
@@ -113,11 +135,21 @@ function chunkText(rng: Rng, bytes: number, last: boolean): string {
 function meanPoint(what: string, samples: readonly Sample[]): StreamPoint {
   const mean = (f: (s: Sample) => number) => samples.reduce((n, s) => n + f(s), 0) / Math.max(1, samples.length);
   const statuses = [...new Set(samples.map((s) => s.status))].join('/');
-  return { what, status: statuses, ms: mean((s) => s.ms), calls: mean((s) => s.calls), rcu: mean((s) => s.rcu), wcu: mean((s) => s.wcu), bytes: mean((s) => s.bytes) };
+  return {
+    what,
+    status: statuses,
+    ms: mean((s) => s.ms),
+    calls: mean((s) => s.calls),
+    rcu: mean((s) => s.rcu),
+    wcu: mean((s) => s.wcu),
+    bytes: mean((s) => s.bytes),
+  };
 }
 
 const point = (what: string, s: Sample | undefined): StreamPoint =>
-  s ? meanPoint(what, [s]) : { what, status: 'none', ms: Number.NaN, calls: Number.NaN, rcu: Number.NaN, wcu: Number.NaN, bytes: Number.NaN };
+  s
+    ? meanPoint(what, [s])
+    : { what, status: 'none', ms: Number.NaN, calls: Number.NaN, rcu: Number.NaN, wcu: Number.NaN, bytes: Number.NaN };
 
 export async function runMessageScenarios(
   baseUrl: string,
@@ -133,7 +165,8 @@ export async function runMessageScenarios(
   const agentIds = BENCH_CONFIG.agents.map((a) => a.id);
   const L = MESSAGE_LABELS;
 
-  const fail = (label: string, path: string, status: number, body: string) => client.failures.push({ label, method: 'POST', path, status, body });
+  const fail = (label: string, path: string, status: number, body: string) =>
+    client.failures.push({ label, method: 'POST', path, status, body });
 
   const newChat = async (agentId: string): Promise<string | undefined> => {
     const body = { agentIds: [agentId], modelId: rng.pick(BENCH_CONFIG.models).id, title: `messages bench ${agentId}` };
@@ -143,8 +176,12 @@ export async function runMessageScenarios(
 
   const startStream = async (chatId: string, agentId: string): Promise<string | undefined> => {
     const path = `${CHATS}/${chatId}/messages`;
-    const res = await client.request<MessageBody>(L.createStreaming, 'POST', path, { body: { role: 'agent', senderId: agentId, streaming: true }, expect: 201 });
-    if (res.status === 201 && res.body?.stream_state !== 'streaming') fail(L.createStreaming, path, res.status, `stream_state ${res.body?.stream_state}`);
+    const res = await client.request<MessageBody>(L.createStreaming, 'POST', path, {
+      body: { role: 'agent', senderId: agentId, streaming: true },
+      expect: 201,
+    });
+    if (res.status === 201 && res.body?.stream_state !== 'streaming')
+      fail(L.createStreaming, path, res.status, `stream_state ${res.body?.stream_state}`);
     return res.body?.id;
   };
 
@@ -168,7 +205,13 @@ export async function runMessageScenarios(
       // Length on every chunk (cheap), the exact text on the last one.
       const partial = res.body?.content_partial ?? '';
       if (partial.length !== sentBytes || (i === count && partial !== parts.join(''))) {
-        if (mismatches++ === 0) fail(label, path, res.status, `chunk #${i}: content_partial has ${partial.length} chars, ${sentBytes} were sent`);
+        if (mismatches++ === 0)
+          fail(
+            label,
+            path,
+            res.status,
+            `chunk #${i}: content_partial has ${partial.length} chars, ${sentBytes} were sent`,
+          );
       }
     }
     return { text: parts.join(''), samples };
@@ -181,11 +224,23 @@ export async function runMessageScenarios(
     if (res.status !== 200) return { verified: false, sample: res.sample };
     const final = res.body?.content_final;
     if (res.body?.stream_state === 'complete' && final === expected) return { verified: true, sample: res.sample };
-    fail(label, path, res.status, `stream_state ${res.body?.stream_state}, content_final ${final?.length ?? 'null'} chars, expected ${expected.length}`);
+    fail(
+      label,
+      path,
+      res.status,
+      `stream_state ${res.body?.stream_state}, content_final ${final?.length ?? 'null'} chars, expected ${expected.length}`,
+    );
     return { verified: false, sample: res.sample };
   };
 
-  const runStats = (name: string, streams: number, perStream: number, samples: readonly Sample[], wallMs: number, verified: number): StreamRun => {
+  const runStats = (
+    name: string,
+    streams: number,
+    perStream: number,
+    samples: readonly Sample[],
+    wallMs: number,
+    verified: number,
+  ): StreamRun => {
     const ok = samples.filter((s) => s.ok);
     const ms = ok.map((s) => s.ms).sort((a, b) => a - b);
     return {
@@ -196,7 +251,12 @@ export async function runMessageScenarios(
       chunks: ok.length,
       wallMs,
       chunksPerSecond: ok.length / (wallMs / 1000),
-      latencyMs: { p50: percentile(ms, 50), p95: percentile(ms, 95), p99: percentile(ms, 99), max: ms.at(-1) ?? Number.NaN },
+      latencyMs: {
+        p50: percentile(ms, 50),
+        p95: percentile(ms, 95),
+        p99: percentile(ms, 99),
+        max: ms.at(-1) ?? Number.NaN,
+      },
       verified,
     };
   };
@@ -207,30 +267,52 @@ export async function runMessageScenarios(
   // 1. Plain messages, typing, lists.
   const slots: ({ id: string; agentId: string } | undefined)[] = [];
   await phase('message chats', () =>
-    inPool(Array.from({ length: SCALE.messageChats }, (_, i) => agentIds[i % agentIds.length]!), concurrency, async (agentId, i) => {
-      const id = await newChat(agentId);
-      if (id) slots[i] = { id, agentId };
-    }),
+    inPool(
+      Array.from({ length: SCALE.messageChats }, (_, i) => agentIds[i % agentIds.length]!),
+      concurrency,
+      async (agentId, i) => {
+        const id = await newChat(agentId);
+        if (id) slots[i] = { id, agentId };
+      },
+    ),
   );
   const chats = slots.filter((c) => c !== undefined);
   // Contents drawn up front: the draws must not depend on how the concurrent chats interleave.
-  const contents = chats.map(() => Array.from({ length: SCALE.messagesPerChat }, (_, i) => `${rng.pick(WORDS)} ${rng.pick(WORDS)} ${rng.pick(WORDS)} (${i})`));
+  const contents = chats.map(() =>
+    Array.from(
+      { length: SCALE.messagesPerChat },
+      (_, i) => `${rng.pick(WORDS)} ${rng.pick(WORDS)} ${rng.pick(WORDS)} (${i})`,
+    ),
+  );
   await phase('messages (user + agent)', () =>
     inPool(chats, concurrency, async ({ id, agentId }, c) => {
       for (let i = 0; i < SCALE.messagesPerChat; i++) {
         const content = contents[c]![i]!;
         if (i % 2 === 0) {
-          await client.request(L.createUser, 'POST', `${CHATS}/${id}/messages`, { body: { role: 'user', content }, expect: 201 });
+          await client.request(L.createUser, 'POST', `${CHATS}/${id}/messages`, {
+            body: { role: 'user', content },
+            expect: 201,
+          });
         } else {
-          await client.request(L.createAgent, 'POST', `${CHATS}/${id}/messages`, { body: { role: 'agent', senderId: agentId, content }, expect: 201 });
+          await client.request(L.createAgent, 'POST', `${CHATS}/${id}/messages`, {
+            body: { role: 'agent', senderId: agentId, content },
+            expect: 201,
+          });
         }
       }
     }),
   );
-  const signals = chats.length === 0 ? [] : Array.from({ length: SCALE.typing * 2 }, (_, i) => ({ chat: rng.pick(chats), agent: i % 2 === 0 }));
+  const signals =
+    chats.length === 0
+      ? []
+      : Array.from({ length: SCALE.typing * 2 }, (_, i) => ({ chat: rng.pick(chats), agent: i % 2 === 0 }));
   await phase('typing, user-typing', () =>
     inPool(signals, concurrency, async ({ chat, agent }) => {
-      if (agent) await client.request(L.typing, 'POST', `${CHATS}/${chat.id}/typing`, { body: { agentId: chat.agentId }, expect: 204 });
+      if (agent)
+        await client.request(L.typing, 'POST', `${CHATS}/${chat.id}/typing`, {
+          body: { agentId: chat.agentId },
+          expect: 204,
+        });
       else await client.request(L.userTyping, 'POST', `${CHATS}/${chat.id}/user-typing`, { expect: 204 });
     }),
   );
@@ -240,7 +322,8 @@ export async function runMessageScenarios(
     inPool(lists, concurrency, async ({ id }) => {
       const path = `${CHATS}/${id}/messages?limit=50`;
       const res = await client.request<MessagePage>(L.list, 'GET', path);
-      if (res.status === 200 && res.body?.data.length !== expectedRows) fail(L.list, path, res.status, `${res.body?.data.length} rows, expected ${expectedRows}`);
+      if (res.status === 200 && res.body?.data.length !== expectedRows)
+        fail(L.list, path, res.status, `${res.body?.data.length} rows, expected ${expectedRows}`);
     }),
   );
 
@@ -268,11 +351,21 @@ export async function runMessageScenarios(
         const path = `${CHATS}/${chatId}/messages?limit=50`;
         const res = await client.request<MessagePage>(L.listLong, 'GET', path);
         const found = res.body?.data.find((m) => m.id === messageId);
-        if (res.status === 200 && found?.content_final?.length !== sent.text.length) fail(L.listLong, path, res.status, `the long message lists with ${found?.content_final?.length} chars`);
+        if (res.status === 200 && found?.content_final?.length !== sent.text.length)
+          fail(L.listLong, path, res.status, `the long message lists with ${found?.content_final?.length} chars`);
       }
     });
     const samples = sent?.samples ?? [];
-    runs.push(runStats(`${LONG} chunks of ${SCALE.chunkBytes} B, sequential`, 1, SCALE.longStreamChunks, samples, timing.ms, verified));
+    runs.push(
+      runStats(
+        `${LONG} chunks of ${SCALE.chunkBytes} B, sequential`,
+        1,
+        SCALE.longStreamChunks,
+        samples,
+        timing.ms,
+        verified,
+      ),
+    );
     const n = samples.length;
     const slice = Math.max(1, Math.min(100, Math.floor(n / 10)));
     const mid = Math.ceil(n / 2);
@@ -290,11 +383,15 @@ export async function runMessageScenarios(
   {
     const started: ({ chatId: string; messageId: string } | undefined)[] = [];
     await phase(`${SCALE.parallelStreams} streams: chats, messages`, () =>
-      inPool(Array.from({ length: SCALE.parallelStreams }, (_, i) => agentIds[i % agentIds.length]!), concurrency, async (agentId, i) => {
-        const chatId = await newChat(agentId);
-        const messageId = chatId ? await startStream(chatId, agentId) : undefined;
-        if (chatId && messageId) started[i] = { chatId, messageId };
-      }),
+      inPool(
+        Array.from({ length: SCALE.parallelStreams }, (_, i) => agentIds[i % agentIds.length]!),
+        concurrency,
+        async (agentId, i) => {
+          const chatId = await newChat(agentId);
+          const messageId = chatId ? await startStream(chatId, agentId) : undefined;
+          if (chatId && messageId) started[i] = { chatId, messageId };
+        },
+      ),
     );
     const streams = started.filter((s) => s !== undefined);
     const texts = new Map<string, string>();
@@ -316,7 +413,16 @@ export async function runMessageScenarios(
         }),
       ).then(() => undefined),
     );
-    runs.push(runStats(`${PARALLEL} chunks of ${SCALE.chunkBytes} B, streams in parallel`, SCALE.parallelStreams, SCALE.parallelChunks, samples, timing.ms, verified));
+    runs.push(
+      runStats(
+        `${PARALLEL} chunks of ${SCALE.chunkBytes} B, streams in parallel`,
+        SCALE.parallelStreams,
+        SCALE.parallelChunks,
+        samples,
+        timing.ms,
+        verified,
+      ),
+    );
   }
 
   return {
@@ -333,7 +439,17 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
 /** The streaming section: throughput per scenario, then the long stream's first-versus-last chunk costs. */
 export function streamingTables(report: StreamingReport): string {
-  const runHeader = ['streaming scenario', 'chunks', 'wall s', 'chunks/s', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'verified'];
+  const runHeader = [
+    'streaming scenario',
+    'chunks',
+    'wall s',
+    'chunks/s',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'max ms',
+    'verified',
+  ];
   const runRows = report.runs.map((r) => [
     r.name,
     String(r.chunks),
@@ -346,6 +462,14 @@ export function streamingTables(report: StreamingReport): string {
     `${r.verified}/${r.streams}`,
   ]);
   const pointHeader = ['long stream: chunk #1 vs last chunk', 'status', 'ms', 'calls', 'RCU', 'WCU', 'response bytes'];
-  const pointRows = report.points.map((p) => [p.what, p.status, f1(p.ms), f2(p.calls), f2(p.rcu), f2(p.wcu), Number.isFinite(p.bytes) ? String(Math.round(p.bytes)) : '-']);
+  const pointRows = report.points.map((p) => [
+    p.what,
+    p.status,
+    f1(p.ms),
+    f2(p.calls),
+    f2(p.rcu),
+    f2(p.wcu),
+    Number.isFinite(p.bytes) ? String(Math.round(p.bytes)) : '-',
+  ]);
   return `${textTable(runHeader, runRows)}\n\n${textTable(pointHeader, pointRows)}`;
 }

@@ -32,17 +32,37 @@ export interface RequestScenarioResult {
 /** A request of each type in turn, with its resolution. */
 const KINDS = [
   {
-    body: { type: 'choice', title: 'Pick a plan', config: { options: [{ id: 'a', label: 'A' }, { id: 'b', label: 'B' }] } },
+    body: {
+      type: 'choice',
+      title: 'Pick a plan',
+      config: {
+        options: [
+          { id: 'a', label: 'A' },
+          { id: 'b', label: 'B' },
+        ],
+      },
+    },
     resolution: { selectedOptionIds: ['b'] },
   },
-  { body: { type: 'text_input', title: 'Name the file', config: { validation: { maxLength: 80 } } }, resolution: { text: 'report.md' } },
   {
-    body: { type: 'form', title: 'Deploy settings', config: { fields: [{ name: 'region', type: 'text', required: true }] } },
+    body: { type: 'text_input', title: 'Name the file', config: { validation: { maxLength: 80 } } },
+    resolution: { text: 'report.md' },
+  },
+  {
+    body: {
+      type: 'form',
+      title: 'Deploy settings',
+      config: { fields: [{ name: 'region', type: 'text', required: true }] },
+    },
     resolution: { values: { region: 'eu-west-1' } },
   },
 ] as const;
 
-export async function runRequestScenarios(baseUrl: string, options: { concurrency: number }, log: (line: string) => void): Promise<RequestScenarioResult> {
+export async function runRequestScenarios(
+  baseUrl: string,
+  options: { concurrency: number },
+  log: (line: string) => void,
+): Promise<RequestScenarioResult> {
   const client = new BenchClient(baseUrl);
   const phases: PhaseTiming[] = [];
   const phase = phaseRunner([client], phases, log);
@@ -63,7 +83,10 @@ export async function runRequestScenarios(baseUrl: string, options: { concurrenc
     await inPool(chats, options.concurrency, async (chatId, c) => {
       for (let i = 0; i < PER_CHAT; i++) {
         const kind = i % KINDS.length;
-        const { body } = await client.request<{ id: string }>(L.create, 'POST', `${CHATS}/${chatId}/requests`, { body: KINDS[kind]!.body, expect: 201 });
+        const { body } = await client.request<{ id: string }>(L.create, 'POST', `${CHATS}/${chatId}/requests`, {
+          body: KINDS[kind]!.body,
+          expect: 201,
+        });
         if (body?.id) created[c]!.push({ id: body.id, kind });
       }
     });
@@ -73,7 +96,11 @@ export async function runRequestScenarios(baseUrl: string, options: { concurrenc
     await inPool(chats, options.concurrency, async (chatId, c) => {
       await client.request(L.list, 'GET', `${CHATS}/${chatId}/requests?status=all`, { expect: 200 });
       const first = created[c]![0];
-      if (first) await client.request(L.patch, 'PATCH', `${REQUESTS}/${first.id}`, { body: { title: 'Pick a plan, please' }, expect: 200 });
+      if (first)
+        await client.request(L.patch, 'PATCH', `${REQUESTS}/${first.id}`, {
+          body: { title: 'Pick a plan, please' },
+          expect: 200,
+        });
       await client.request(L.pendingSummary, 'GET', `${CHATS}/pending-summary`, { expect: 200 });
     });
   });
@@ -84,7 +111,10 @@ export async function runRequestScenarios(baseUrl: string, options: { concurrenc
         if (i % 3 === 2) {
           await client.request(L.cancel, 'POST', `${REQUESTS}/${request.id}/cancel`, { expect: 200 });
         } else {
-          await client.request(L.resolve, 'POST', `${REQUESTS}/${request.id}/resolve`, { body: KINDS[request.kind]!.resolution, expect: 200 });
+          await client.request(L.resolve, 'POST', `${REQUESTS}/${request.id}/resolve`, {
+            body: KINDS[request.kind]!.resolution,
+            expect: 200,
+          });
         }
       }
     });

@@ -114,18 +114,21 @@ function git(args: string[]): string | null {
 /** p50 and cost per endpoint against the previous run, for labels present in both. */
 function comparison(previous: Results, current: Results): string {
   const before = new Map(previous.endpoints.map((s) => [s.label, s]));
-  const pct = (now: number, then: number) => (then === 0 ? (now === 0 ? '=' : 'new') : `${now >= then ? '+' : ''}${(((now - then) / then) * 100).toFixed(0)}%`);
+  const pct = (now: number, then: number) =>
+    then === 0 ? (now === 0 ? '=' : 'new') : `${now >= then ? '+' : ''}${(((now - then) / then) * 100).toFixed(0)}%`;
   const rows = current.endpoints.flatMap((s) => {
     const p = before.get(s.label);
     if (!p) return [];
-    return [[
-      s.label,
-      `${p.latencyMs.p50.toFixed(1)} → ${s.latencyMs.p50.toFixed(1)}`,
-      pct(s.latencyMs.p50, p.latencyMs.p50),
-      `${p.calls.mean.toFixed(2)} → ${s.calls.mean.toFixed(2)}`,
-      `${p.rcu.mean.toFixed(2)} → ${s.rcu.mean.toFixed(2)}`,
-      `${p.wcu.mean.toFixed(2)} → ${s.wcu.mean.toFixed(2)}`,
-    ]];
+    return [
+      [
+        s.label,
+        `${p.latencyMs.p50.toFixed(1)} → ${s.latencyMs.p50.toFixed(1)}`,
+        pct(s.latencyMs.p50, p.latencyMs.p50),
+        `${p.calls.mean.toFixed(2)} → ${s.calls.mean.toFixed(2)}`,
+        `${p.rcu.mean.toFixed(2)} → ${s.rcu.mean.toFixed(2)}`,
+        `${p.wcu.mean.toFixed(2)} → ${s.wcu.mean.toFixed(2)}`,
+      ],
+    ];
   });
   const header = ['endpoint (previous → now)', 'p50 ms', 'Δ p50', 'calls', 'RCU', 'WCU'];
   const { finishedAt, commit, concurrency, seed } = previous.meta;
@@ -219,39 +222,68 @@ async function main(): Promise<number> {
   console.log('\nTrend within each endpoint, in request order (CU = RCU + WCU)\n');
   console.log(trendTable(trends));
   if (plays('chats')) {
-    console.log('\nList walks (pages, rows): ' + Object.entries(result.walks).map(([l, w]) => `${l.replace('GET /api/v1/chats', '') || '(all)'} ${w.pages}/${w.rows}`).join(', '));
+    console.log(
+      '\nList walks (pages, rows): ' +
+        Object.entries(result.walks)
+          .map(([l, w]) => `${l.replace('GET /api/v1/chats', '') || '(all)'} ${w.pages}/${w.rows}`)
+          .join(', '),
+    );
   }
   if (messages) {
-    console.log('\nMessage streaming: chunks/s counts chunk appends answered 200 over the chunk phase\'s wall time (creates and completes excluded);');
-    console.log('"verified" = streams whose content_final came back exactly as the chunks sent. Last table: the long stream\'s chunk #1 vs its last chunk.\n');
+    console.log(
+      "\nMessage streaming: chunks/s counts chunk appends answered 200 over the chunk phase's wall time (creates and completes excluded);",
+    );
+    console.log(
+      '"verified" = streams whose content_final came back exactly as the chunks sent. Last table: the long stream\'s chunk #1 vs its last chunk.\n',
+    );
     console.log(streamingTables(messages.streaming));
   }
   if (events) {
-    console.log('\nServer-sent events (GET /api/v1/events/stream): latency from a write\'s HTTP response at the bench to its event at each client (negative: the event came first);');
-    console.log(`delivery runs write ${SCALE.sseWrites} times ${SCALE.sseWritePauseMs} ms apart, then ${SCALE.sseIdleWrites} times each after ${SCALE.sseIdlePauseMs / 1000} s without events (the server's poll backs off to 1 s when idle).`);
-    console.log(`Idle: each connection open ${SCALE.sseIdleMs / 1000} s on a second server (SSE_LIFETIME_MS=${SCALE.sseIdleMs}), cost from its closing ": usage" comment, scaled to a minute.\n`);
+    console.log(
+      "\nServer-sent events (GET /api/v1/events/stream): latency from a write's HTTP response at the bench to its event at each client (negative: the event came first);",
+    );
+    console.log(
+      `delivery runs write ${SCALE.sseWrites} times ${SCALE.sseWritePauseMs} ms apart, then ${SCALE.sseIdleWrites} times each after ${SCALE.sseIdlePauseMs / 1000} s without events (the server's poll backs off to 1 s when idle).`,
+    );
+    console.log(
+      `Idle: each connection open ${SCALE.sseIdleMs / 1000} s on a second server (SSE_LIFETIME_MS=${SCALE.sseIdleMs}), cost from its closing ": usage" comment, scaled to a minute.\n`,
+    );
     console.log(sseTables(events.sse));
   }
   if (dispatch) {
     const d = dispatch.dispatch;
     const c = d.config;
-    console.log(`\nDispatch, on a second server (own queues) in ${c.mode} mode: debounce ${c.batchDebounceMs} ms, typing grace ${c.typingGraceMs} ms, max wait ${c.maxBatchWaitMs} ms;`);
-    console.log(`${d.workers} workers loop on POST /api/v1/dispatch/claim (waitMs ${d.claimWaitMs}) and complete each batch at once. Latency: from a user message's POST response`);
-    console.log('at the bench to the claim response carrying its batch at a worker. Throughput: from the workers\' start (backlog sealed) to the last complete.\n');
+    console.log(
+      `\nDispatch, on a second server (own queues) in ${c.mode} mode: debounce ${c.batchDebounceMs} ms, typing grace ${c.typingGraceMs} ms, max wait ${c.maxBatchWaitMs} ms;`,
+    );
+    console.log(
+      `${d.workers} workers loop on POST /api/v1/dispatch/claim (waitMs ${d.claimWaitMs}) and complete each batch at once. Latency: from a user message's POST response`,
+    );
+    console.log(
+      "at the bench to the claim response carrying its batch at a worker. Throughput: from the workers' start (backlog sealed) to the last complete.\n",
+    );
     console.log(dispatchTables(d));
   }
   if (media) {
     const { limits } = media.media;
-    console.log(`\nMedia, one request at a time on one chat (MB = 1,048,576 bytes; directUploadMaxBytes ${limits.directUploadMaxBytes}, maxUploadBytes ${limits.maxUploadBytes}):`);
-    console.log('"whole" rows add up their stages; MB/s is the file size over the p50 time; calls/RCU/WCU are per request (per upload or download for "whole"),');
-    console.log('from the API responses\' x-ddb-* headers: the storage requests (presigned POST and GET, to the in-process S3 emulator) have none ("-").\n');
+    console.log(
+      `\nMedia, one request at a time on one chat (MB = 1,048,576 bytes; directUploadMaxBytes ${limits.directUploadMaxBytes}, maxUploadBytes ${limits.maxUploadBytes}):`,
+    );
+    console.log(
+      '"whole" rows add up their stages; MB/s is the file size over the p50 time; calls/RCU/WCU are per request (per upload or download for "whole"),',
+    );
+    console.log(
+      'from the API responses\' x-ddb-* headers: the storage requests (presigned POST and GET, to the in-process S3 emulator) have none ("-").\n',
+    );
     console.log(mediaTables(media.media));
   }
   console.log(
     '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or 4 small items are all 2 WCU), ' +
       'where AWS charges 2 WCU per KB of every item, so WCU of transactional writes (chat create/patch/archive/mark-*, message create, chunk, complete, typing, media upload and finalize) are lower bounds.',
   );
-  console.log(`\nTotal: ${requests} requests in ${(wallMs / 1000).toFixed(1)} s = ${results.totals.requestsPerSecond.toFixed(0)} requests/s (${concurrency} in flight where concurrent), errors: ${errors}`);
+  console.log(
+    `\nTotal: ${requests} requests in ${(wallMs / 1000).toFixed(1)} s = ${results.totals.requestsPerSecond.toFixed(0)} requests/s (${concurrency} in flight where concurrent), errors: ${errors}`,
+  );
 
   mkdirSync(OUT_DIR, { recursive: true });
   if (existsSync(RESULTS)) {

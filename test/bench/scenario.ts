@@ -84,20 +84,88 @@ export const SCALE = {
 
 /** ~30 tag names sharing prefixes (pro-, re-, de-...), so suggestion prefixes match several. */
 const TAGS = [
-  'project-alpha', 'project-beta', 'project-gamma', 'prod', 'prototype', 'research', 'review',
-  'release', 'refactor', 'design', 'deploy', 'debug', 'docs', 'bug', 'backend', 'billing',
-  'frontend', 'finance', 'feature', 'infra', 'incident', 'idea', 'meeting', 'marketing',
-  'urgent', 'ux', 'security', 'sales', 'support', 'travel',
+  'project-alpha',
+  'project-beta',
+  'project-gamma',
+  'prod',
+  'prototype',
+  'research',
+  'review',
+  'release',
+  'refactor',
+  'design',
+  'deploy',
+  'debug',
+  'docs',
+  'bug',
+  'backend',
+  'billing',
+  'frontend',
+  'finance',
+  'feature',
+  'infra',
+  'incident',
+  'idea',
+  'meeting',
+  'marketing',
+  'urgent',
+  'ux',
+  'security',
+  'sales',
+  'support',
+  'travel',
 ] as const;
 
 const TITLE_WORDS = [
-  'budget', 'deploy', 'invoice', 'roadmap', 'migration', 'lambda', 'dynamo', 'design', 'review',
-  'onboarding', 'incident', 'pricing', 'analytics', 'search', 'latency', 'refund', 'hiring',
-  'launch', 'sprint', 'security',
+  'budget',
+  'deploy',
+  'invoice',
+  'roadmap',
+  'migration',
+  'lambda',
+  'dynamo',
+  'design',
+  'review',
+  'onboarding',
+  'incident',
+  'pricing',
+  'analytics',
+  'search',
+  'latency',
+  'refund',
+  'hiring',
+  'launch',
+  'sprint',
+  'security',
 ] as const;
 
 /** Prefixes for tag suggestions: one to four letters, some matching nothing. */
-const SUGGESTION_PREFIXES = ['p', 'pr', 'pro', 'proj', 're', 'rev', 'd', 'de', 'dep', 'b', 'bi', 'f', 'fi', 'i', 'in', 'm', 'u', 's', 'su', 't', 'x', 'zz', 'PRO', 'De'] as const;
+const SUGGESTION_PREFIXES = [
+  'p',
+  'pr',
+  'pro',
+  'proj',
+  're',
+  'rev',
+  'd',
+  'de',
+  'dep',
+  'b',
+  'bi',
+  'f',
+  'fi',
+  'i',
+  'in',
+  'm',
+  'u',
+  's',
+  'su',
+  't',
+  'x',
+  'zz',
+  'PRO',
+  'De',
+] as const;
 
 /** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)). */
 export class Rng {
@@ -158,7 +226,12 @@ export class BenchClient {
 
   constructor(private readonly baseUrl: string) {}
 
-  async request<T = unknown>(label: string, method: string, path: string, options: RequestOptions = {}): Promise<{ status: number; body: T; sample: Sample }> {
+  async request<T = unknown>(
+    label: string,
+    method: string,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<{ status: number; body: T; sample: Sample }> {
     const headers: Record<string, string> = { ...options.headers };
     let payload: string | undefined;
     if (options.body !== undefined) {
@@ -202,7 +275,11 @@ export class BenchClient {
 }
 
 /** Runs `fn` over `items` with at most `concurrency` in flight. */
-export async function inPool<T>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function inPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) {
@@ -249,7 +326,9 @@ export function phaseRunner(clients: readonly BenchClient[], phases: PhaseTiming
     await body();
     const timing = { name, requests: count() - before, ms: performance.now() - started };
     phases.push(timing);
-    log(`  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`);
+    log(
+      `  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`,
+    );
     return timing;
   };
 }
@@ -258,7 +337,12 @@ export const CHATS = '/api/v1/chats';
 
 /** A create body for chat `i`: 1–2 agents, 0–3 tags (skewed, so some are common and some rare), varied titles. */
 function chatBody(rng: Rng, i: number): Record<string, unknown> {
-  const agentIds = rng.chance(0.2) ? rng.sample(BENCH_CONFIG.agents.map((a) => a.id), 2) : [rng.pick(BENCH_CONFIG.agents).id];
+  const agentIds = rng.chance(0.2)
+    ? rng.sample(
+        BENCH_CONFIG.agents.map((a) => a.id),
+        2,
+      )
+    : [rng.pick(BENCH_CONFIG.agents).id];
   const tagCount = rng.int(4);
   const tags = new Set<string>();
   // Squaring the uniform draw skews toward the front of the list: 'project-alpha' is common, 'travel' rare.
@@ -290,13 +374,26 @@ export async function runScenario(
 
   const phase = phaseRunner([client, probeClient], phases, log);
 
-  const walk = async (label: string, filters: Record<string, string>, target: BenchClient = client, maxPages = Infinity) => {
+  const walk = async (
+    label: string,
+    filters: Record<string, string>,
+    target: BenchClient = client,
+    maxPages = Infinity,
+  ) => {
     let cursor: string | null = null;
     let pages = 0;
     let rows = 0;
     do {
-      const query: URLSearchParams = new URLSearchParams({ limit: String(SCALE.pageLimit), ...filters, ...(cursor ? { cursor } : {}) });
-      const { status, body }: { status: number; body: ChatPage | undefined } = await target.request<ChatPage>(label, 'GET', `${CHATS}?${query}`);
+      const query: URLSearchParams = new URLSearchParams({
+        limit: String(SCALE.pageLimit),
+        ...filters,
+        ...(cursor ? { cursor } : {}),
+      });
+      const { status, body }: { status: number; body: ChatPage | undefined } = await target.request<ChatPage>(
+        label,
+        'GET',
+        `${CHATS}?${query}`,
+      );
       if (status !== 200 || !body) break;
       pages += 1;
       rows += body.data.length;
@@ -314,7 +411,11 @@ export async function runScenario(
     for (let r = 0; r < SCALE.probeRepeats; r++) {
       await walk(`GET ${CHATS} first page ${at}`, {}, probeClient, 1);
       await walk(`GET ${CHATS}?tag=<rare> first page ${at}`, { tag: rareTag }, probeClient, 1);
-      await probeClient.request(`GET /api/v1/tags/suggestions?q=p ${at}`, 'GET', '/api/v1/tags/suggestions?q=p&limit=10');
+      await probeClient.request(
+        `GET /api/v1/tags/suggestions?q=p ${at}`,
+        'GET',
+        '/api/v1/tags/suggestions?q=p&limit=10',
+      );
       await probeClient.request(`GET ${CHATS}/unread-summary ${at}`, 'GET', `${CHATS}/unread-summary`);
     }
   };
@@ -339,16 +440,29 @@ export async function runScenario(
   // 2. Changes to existing chats, each kind over its own deterministic sample of chats.
   const archived = rng.sample(created, SCALE.archive);
   await phase('archive', () =>
-    inPool(archived, concurrency, async (id) => void (await client.request(`POST ${CHATS}/{chatId}/archive`, 'POST', `${CHATS}/${id}/archive`))),
+    inPool(
+      archived,
+      concurrency,
+      async (id) => void (await client.request(`POST ${CHATS}/{chatId}/archive`, 'POST', `${CHATS}/${id}/archive`)),
+    ),
   );
   const unread = rng.sample(created, SCALE.markUnread);
   await phase('mark-unread', () =>
-    inPool(unread, concurrency, async (id) => void (await client.request(`POST ${CHATS}/{chatId}/mark-unread`, 'POST', `${CHATS}/${id}/mark-unread`))),
+    inPool(
+      unread,
+      concurrency,
+      async (id) =>
+        void (await client.request(`POST ${CHATS}/{chatId}/mark-unread`, 'POST', `${CHATS}/${id}/mark-unread`)),
+    ),
   );
   // Half of the unread chats are read again, so the summaries see ~50 chats needing attention.
   const read = rng.sample(unread, SCALE.markRead);
   await phase('mark-read', () =>
-    inPool(read, concurrency, async (id) => void (await client.request(`POST ${CHATS}/{chatId}/mark-read`, 'POST', `${CHATS}/${id}/mark-read`))),
+    inPool(
+      read,
+      concurrency,
+      async (id) => void (await client.request(`POST ${CHATS}/{chatId}/mark-read`, 'POST', `${CHATS}/${id}/mark-read`)),
+    ),
   );
   const patches = rng.sample(created, SCALE.patch).map((id, i) => {
     const kind = i % 4; // title / tags / pinned / all three
@@ -359,10 +473,21 @@ export async function runScenario(
     return { id, body };
   });
   await phase('patch', () =>
-    inPool(patches, concurrency, async ({ id, body }) => void (await client.request(`PATCH ${CHATS}/{chatId}`, 'PATCH', `${CHATS}/${id}`, { body }))),
+    inPool(
+      patches,
+      concurrency,
+      async ({ id, body }) =>
+        void (await client.request(`PATCH ${CHATS}/{chatId}`, 'PATCH', `${CHATS}/${id}`, { body })),
+    ),
   );
   const gets = Array.from({ length: SCALE.get }, () => rng.pick(created));
-  await phase('get chat', () => inPool(gets, concurrency, async (id) => void (await client.request(`GET ${CHATS}/{chatId}`, 'GET', `${CHATS}/${id}`))));
+  await phase('get chat', () =>
+    inPool(
+      gets,
+      concurrency,
+      async (id) => void (await client.request(`GET ${CHATS}/{chatId}`, 'GET', `${CHATS}/${id}`)),
+    ),
+  );
 
   // 3. Full list walks, one variant at a time (pages of one walk are sequential by nature).
   const agent = 'researcher';
@@ -388,31 +513,55 @@ export async function runScenario(
   }
   for (let i = 0; i < SCALE.suggestions; i++) {
     const q = rng.pick(SUGGESTION_PREFIXES);
-    reads.push(['GET /api/v1/tags/suggestions', `/api/v1/tags/suggestions?q=${encodeURIComponent(q)}&limit=${rng.pick([5, 10, 50])}`]);
+    reads.push([
+      'GET /api/v1/tags/suggestions',
+      `/api/v1/tags/suggestions?q=${encodeURIComponent(q)}&limit=${rng.pick([5, 10, 50])}`,
+    ]);
   }
   for (let i = 0; i < SCALE.healthAndConfig; i++) {
     reads.push(['GET /api/v1/health', '/api/v1/health']);
     reads.push(['GET /api/v1/config', '/api/v1/config']);
   }
   await phase('summaries, suggestions, health, config', () =>
-    inPool(rng.sample(reads, reads.length), concurrency, async ([label, path]) => void (await client.request(label, 'GET', path))),
+    inPool(
+      rng.sample(reads, reads.length),
+      concurrency,
+      async ([label, path]) => void (await client.request(label, 'GET', path)),
+    ),
   );
 
   // 5. Idempotent creates, then the same requests replayed: the replay must return the same chat.
-  const idem = Array.from({ length: SCALE.idempotent }, (_, i) => ({ key: `bench-${seed}-${i}`, body: chatBody(rng, SCALE.chats + i) }));
+  const idem = Array.from({ length: SCALE.idempotent }, (_, i) => ({
+    key: `bench-${seed}-${i}`,
+    body: chatBody(rng, SCALE.chats + i),
+  }));
   const firstIds: string[] = [];
   await phase('idempotent creates', () =>
     inPool(idem, concurrency, async ({ key, body }, i) => {
-      const res = await client.request<ChatBody>(`POST ${CHATS} (idempotent)`, 'POST', CHATS, { body, headers: { 'Idempotency-Key': key }, expect: 201 });
+      const res = await client.request<ChatBody>(`POST ${CHATS} (idempotent)`, 'POST', CHATS, {
+        body,
+        headers: { 'Idempotency-Key': key },
+        expect: 201,
+      });
       if (res.body?.id) firstIds[i] = res.body.id;
     }),
   );
   await phase('idempotent replays', () =>
     inPool(idem, concurrency, async ({ key, body }, i) => {
       const label = `POST ${CHATS} (idempotent replay)`;
-      const res = await client.request<ChatBody>(label, 'POST', CHATS, { body, headers: { 'Idempotency-Key': key }, expect: 201 });
+      const res = await client.request<ChatBody>(label, 'POST', CHATS, {
+        body,
+        headers: { 'Idempotency-Key': key },
+        expect: 201,
+      });
       if (res.status === 201 && res.body?.id !== firstIds[i]) {
-        client.failures.push({ label, method: 'POST', path: CHATS, status: res.status, body: `replay returned ${res.body?.id}, first call ${firstIds[i]}` });
+        client.failures.push({
+          label,
+          method: 'POST',
+          path: CHATS,
+          status: res.status,
+          body: `replay returned ${res.body?.id}, first call ${firstIds[i]}`,
+        });
       }
     }),
   );

@@ -67,7 +67,12 @@ export async function openStream(url: string): Promise<BenchStream> {
     }
     if (fields.event === undefined && fields.data === undefined) return;
     try {
-      events.push({ at, event: fields.event ?? 'message', id: fields.id ?? '', data: JSON.parse(fields.data ?? 'null') });
+      events.push({
+        at,
+        event: fields.event ?? 'message',
+        id: fields.id ?? '',
+        data: JSON.parse(fields.data ?? 'null'),
+      });
     } catch {
       errors.push(block.slice(0, 200));
     }

@@ -124,7 +124,21 @@ const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 
 export function summaryTable(summaries: readonly Summary[]): string {
-  const header = ['endpoint', 'count', 'err', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms', 'calls', 'max', 'RCU', 'max', 'WCU', 'max'];
+  const header = [
+    'endpoint',
+    'count',
+    'err',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'max ms',
+    'calls',
+    'max',
+    'RCU',
+    'max',
+    'WCU',
+    'max',
+  ];
   const rows = summaries.map((s) => [
     s.label,
     String(s.count),
@@ -144,7 +158,16 @@ export function summaryTable(summaries: readonly Summary[]): string {
 }
 
 export function trendTable(trends: readonly Trend[]): string {
-  const header = ['endpoint (first vs last tenth)', 'n', 'ms first', 'ms last', 'calls first', 'calls last', 'CU first', 'CU last'];
+  const header = [
+    'endpoint (first vs last tenth)',
+    'n',
+    'ms first',
+    'ms last',
+    'calls first',
+    'calls last',
+    'CU first',
+    'CU last',
+  ];
   const rows = trends.map((t) => [
     t.label,
     String(t.slice),

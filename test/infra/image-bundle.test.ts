@@ -6,13 +6,27 @@
  * work: it is run here, from its own folder, on the wasm build, as Lambda will run it.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import sharp from 'sharp';
-import { ApiFunction, IMAGE_RUNTIME_ROOTS, imageRuntimePackages, projectRoot } from '../../lib/constructs/api-function.js';
+import {
+  ApiFunction,
+  IMAGE_RUNTIME_ROOTS,
+  imageRuntimePackages,
+  projectRoot,
+} from '../../lib/constructs/api-function.js';
 import type { ImageResult } from './fixtures/image-handler.js';
 import { resourcesOfType } from './synth.js';
 import type { CfnTemplate } from './synth.js';
@@ -125,7 +139,9 @@ describe('ApiFunction images: true (bundled offline for arm64 Lambda)', () => {
   it('puts the wasm build of sharp and libvips into the asset, with sharp left out of the bundle', () => {
     const files = filesUnder(imageAsset);
     const wasm = files.filter((path) => path.endsWith('.wasm'));
-    expect(wasm).toEqual([expect.stringMatching(/^node_modules\/@img\/sharp-wasm32\/lib\/sharp-wasm32-[\d.]+\.node\.wasm$/)]);
+    expect(wasm).toEqual([
+      expect.stringMatching(/^node_modules\/@img\/sharp-wasm32\/lib\/sharp-wasm32-[\d.]+\.node\.wasm$/),
+    ]);
     expect(files).toEqual(
       expect.arrayContaining([
         'index.mjs',
@@ -141,24 +157,31 @@ describe('ApiFunction images: true (bundled offline for arm64 Lambda)', () => {
 
   it('holds no native binary: nothing for linux-x64 (this machine), nothing native at all', () => {
     const files = filesUnder(imageAsset);
-    expect(files.filter((path) => /linux-x64|linuxmusl|darwin|win32|\.node$|\.so(\.|$)|\.dylib$|\.dll$/.test(path))).toEqual([]);
+    expect(
+      files.filter((path) => /linux-x64|linuxmusl|darwin|win32|\.node$|\.so(\.|$)|\.dylib$|\.dll$/.test(path)),
+    ).toEqual([]);
     expect(files.filter((path) => isElf(join(imageAsset, path)))).toEqual([]);
-    expect(files.filter((path) => path.startsWith('node_modules/')).map((path) => path.split('/').slice(1, 3).join('/'))).not.toContainEqual(
-      expect.stringMatching(/^@img\/sharp-(linux|libvips)/),
-    );
+    expect(
+      files.filter((path) => path.startsWith('node_modules/')).map((path) => path.split('/').slice(1, 3).join('/')),
+    ).not.toContainEqual(expect.stringMatching(/^@img\/sharp-(linux|libvips)/));
   });
 
   it('copies exactly the runtime packages, each the installed version', () => {
     const packages = imageRuntimePackages();
     for (const { name, version, path } of packages) {
-      const manifest = JSON.parse(readFileSync(join(imageAsset, path, 'package.json'), 'utf8')) as { name: string; version: string };
+      const manifest = JSON.parse(readFileSync(join(imageAsset, path, 'package.json'), 'utf8')) as {
+        name: string;
+        version: string;
+      };
       expect({ name: manifest.name, version: manifest.version }).toEqual({ name, version });
     }
     const copied = new Set(
       filesUnder(imageAsset)
         .filter((path) => path.endsWith('/package.json'))
         .map((path) => dirname(path))
-        .filter((dir) => existsSync(join(projectRoot, dir, 'package.json')) && /node_modules\/(@[^/]+\/)?[^/]+$/.test(dir)),
+        .filter(
+          (dir) => existsSync(join(projectRoot, dir, 'package.json')) && /node_modules\/(@[^/]+\/)?[^/]+$/.test(dir),
+        ),
     );
     expect([...copied].sort()).toEqual(packages.map(({ path }) => path).sort());
   });
@@ -169,14 +192,18 @@ describe('ApiFunction images: true (bundled offline for arm64 Lambda)', () => {
 
   it('is small enough for Lambda (250 MB unzipped)', () => {
     const bytes = sizeOf(imageAsset);
-    console.log(`images asset: ${(bytes / 1e6).toFixed(1)} MB unzipped (plain function: ${(sizeOf(plainAsset) / 1e3).toFixed(1)} kB)`);
+    console.log(
+      `images asset: ${(bytes / 1e6).toFixed(1)} MB unzipped (plain function: ${(sizeOf(plainAsset) / 1e3).toFixed(1)} kB)`,
+    );
     expect(bytes).toBeLessThan(40e6);
   });
 
   it('works from the asset alone on the wasm build: thumbnails, orientation, refusals', async () => {
     const big = await photo(4000, 3000).jpeg({ quality: 90 }).toBuffer();
     const rotated = await photo(300, 100).jpeg().withMetadata({ orientation: 6 }).toBuffer();
-    const animated = await sharp(Buffer.alloc(20 * 30 * 3, 0x80), { raw: { width: 20, height: 30, channels: 3, pageHeight: 10 } })
+    const animated = await sharp(Buffer.alloc(20 * 30 * 3, 0x80), {
+      raw: { width: 20, height: 30, channels: 3, pageHeight: 10 },
+    })
       .gif()
       .toBuffer();
     const png = await photo(300, 200).png().toBuffer();
@@ -206,7 +233,9 @@ describe('ApiFunction images: true (bundled offline for arm64 Lambda)', () => {
 
 describe('ApiFunction without images', () => {
   it('fails the synth when it imports images.ts (sharp would be inlined and find no binary)', () => {
-    expect(() => synthStack({ Forgot: { entry: fixture('image-handler') } })).toThrow(/Failed to bundle asset[^]*lacks images: true/);
+    expect(() => synthStack({ Forgot: { entry: fixture('image-handler') } })).toThrow(
+      /Failed to bundle asset[^]*lacks images: true/,
+    );
   });
 });
 
@@ -218,7 +247,9 @@ describe('imageRuntimePackages', () => {
   });
 
   it('pins sharp and @img/sharp-wasm32 to the same exact version in package.json', () => {
-    const { dependencies } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    const { dependencies } = JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as {
+      dependencies: Record<string, string>;
+    };
     expect(dependencies.sharp).toMatch(/^\d+\.\d+\.\d+$/);
     expect(dependencies['@img/sharp-wasm32']).toBe(dependencies.sharp);
   });
@@ -231,16 +262,34 @@ describe('imageRuntimePackages', () => {
     };
     beforeEach(() => {
       root = mkdtempSync(join(tmpdir(), 'chat-relay-modules-'));
-      install('node_modules/sharp', { name: 'sharp', version: '1.0.0', dependencies: { dep: '^2' }, optionalDependencies: { '@img/sharp-linux-x64': '1.0.0' } });
-      install('node_modules/@img/sharp-linux-x64', { name: '@img/sharp-linux-x64', version: '1.0.0', cpu: ['x64'], os: ['linux'] });
+      install('node_modules/sharp', {
+        name: 'sharp',
+        version: '1.0.0',
+        dependencies: { dep: '^2' },
+        optionalDependencies: { '@img/sharp-linux-x64': '1.0.0' },
+      });
+      install('node_modules/@img/sharp-linux-x64', {
+        name: '@img/sharp-linux-x64',
+        version: '1.0.0',
+        cpu: ['x64'],
+        os: ['linux'],
+      });
       install('node_modules/sharp/node_modules/dep', { name: 'dep', version: '2.0.0' });
       install('node_modules/dep', { name: 'dep', version: '1.0.0' });
-      install('node_modules/@img/sharp-wasm32', { name: '@img/sharp-wasm32', version: '1.0.0', dependencies: { dep: '^1' } });
+      install('node_modules/@img/sharp-wasm32', {
+        name: '@img/sharp-wasm32',
+        version: '1.0.0',
+        dependencies: { dep: '^1' },
+      });
     });
     afterEach(() => rmSync(root, { recursive: true, force: true }));
 
     it('resolves nested copies as Node does and skips optional (platform) dependencies', () => {
-      expect(imageRuntimePackages(root).map(({ path, version }) => `${path}@${version}`).sort()).toEqual([
+      expect(
+        imageRuntimePackages(root)
+          .map(({ path, version }) => `${path}@${version}`)
+          .sort(),
+      ).toEqual([
         'node_modules/@img/sharp-wasm32@1.0.0',
         'node_modules/dep@1.0.0',
         'node_modules/sharp/node_modules/dep@2.0.0',

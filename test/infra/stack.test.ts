@@ -169,9 +169,13 @@ describe('HTTP API', () => {
 });
 
 describe('functions', () => {
-  it('run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route\'s timeoutSeconds; the flush consumer 30 s) and source maps enabled (the event stream: see its own test)', () => {
-    const timeouts = new Map<string, number>((routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]));
-    const imagePaths = new Set((routes as readonly RouteSpec[]).filter((r) => r.images).map((r) => functionPathOf(routeId(r))));
+  it("run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route's timeoutSeconds; the flush consumer 30 s) and source maps enabled (the event stream: see its own test)", () => {
+    const timeouts = new Map<string, number>(
+      (routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]),
+    );
+    const imagePaths = new Set(
+      (routes as readonly RouteSpec[]).filter((r) => r.images).map((r) => functionPathOf(routeId(r))),
+    );
     expect(imagePaths.size).toBe(2);
     timeouts.set(flushFunctionPath, 30);
     timeouts.set(sweepFunctionPath, 30);
@@ -237,7 +241,11 @@ describe('functions', () => {
     }
     // A route that reads the table carries the DynamoDB client instead of expecting it at run time.
     const chatsList = readFileSync(
-      join(main.outdir, String(main.json.Resources[fnAt('GetApiV1Chats').id]!.Metadata?.['aws:asset:path']), 'index.mjs'),
+      join(
+        main.outdir,
+        String(main.json.Resources[fnAt('GetApiV1Chats').id]!.Metadata?.['aws:asset:path']),
+        'index.mjs',
+      ),
       'utf8',
     );
     expect(chatsList).toContain('DynamoDBClient');
@@ -293,10 +301,10 @@ describe('permissions', () => {
     for (const route of routes.filter((r) => !r.writes)) {
       const fn = fnAt(routeId(route));
       const actions = dynamoActions(fn.statements);
-      expect([routeKey(route), actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite/.test(a))]).toEqual([
+      expect([
         routeKey(route),
-        [],
-      ]);
+        actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite/.test(a)),
+      ]).toEqual([routeKey(route), []]);
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
       const puts = fn.statements.filter((s) => actionsOf(s).includes('dynamodb:PutItem'));
       expect(puts).toHaveLength(1);
@@ -309,7 +317,8 @@ describe('permissions', () => {
     for (const route of routes.filter((r) => r.writes)) {
       const fn = fnAt(routeId(route));
       const onTable = fn.statements.filter(
-        (s) => s.Condition === undefined && resourcesOf(s).some((r) => JSON.stringify(r) === JSON.stringify(tableArn())),
+        (s) =>
+          s.Condition === undefined && resourcesOf(s).some((r) => JSON.stringify(r) === JSON.stringify(tableArn())),
       );
       const actions = onTable.flatMap(actionsOf);
       expect([routeKey(route), actions]).toEqual([
@@ -387,7 +396,11 @@ describe('stream timeouts', () => {
       ]),
     );
     for (const r of retry) {
-      expect([r.ErrorEquals, r.MaxAttempts! >= 2 && r.MaxAttempts! <= 10, r.BackoffRate! > 1]).toEqual([r.ErrorEquals, true, true]);
+      expect([r.ErrorEquals, r.MaxAttempts! >= 2 && r.MaxAttempts! <= 10, r.BackoffRate! > 1]).toEqual([
+        r.ErrorEquals,
+        true,
+        true,
+      ]);
     }
     // Retriers apply in order and States.TaskFailed also matches Lambda.* errors: it comes last.
     expect(retry.at(-1)!.ErrorEquals).toEqual(['States.TaskFailed']);
@@ -397,7 +410,9 @@ describe('stream timeouts', () => {
     const props = stateMachine().Properties ?? {};
     expect(props.TracingConfiguration).toEqual({ Enabled: true });
     expect(props.LoggingConfiguration.Level).toBe('ERROR');
-    const destinations = props.LoggingConfiguration.Destinations as { CloudWatchLogsLogGroup: { LogGroupArn: unknown } }[];
+    const destinations = props.LoggingConfiguration.Destinations as {
+      CloudWatchLogsLogGroup: { LogGroupArn: unknown };
+    }[];
     expect(destinations).toHaveLength(1);
     const groupId = refId(destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn)!;
     const group = main.json.Resources[groupId];
@@ -477,7 +492,11 @@ describe('event stream', () => {
   it('runs the streaming handler of streamRoute on arm64 Node.js 22, for 15 minutes (beyond the stream lifetime) with 256 MB', () => {
     const fn = stream();
     expect(streamRoute.handler).toBe('stream/events');
-    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual(['nodejs22.x', ['arm64'], 'index.handler']);
+    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
+      'nodejs22.x',
+      ['arm64'],
+      'index.handler',
+    ]);
     expect([fn.props.Timeout, fn.props.MemorySize]).toEqual([900, 256]);
     // The stream ends on its own, with a minute to spare, before Lambda would cut it off.
     expect(fn.props.Timeout * 1000 - DEFAULT_TIMING.lifetimeMs).toBeGreaterThanOrEqual(60_000);
@@ -498,12 +517,20 @@ describe('event stream', () => {
     const grantsOf = (statements: PolicyStatementJson[]) =>
       statements
         .flatMap((s) =>
-          actionsOf(s).map((action) => ({ action, resources: resourcesOf(s).map(joinedString).sort(), condition: s.Condition })),
+          actionsOf(s).map((action) => ({
+            action,
+            resources: resourcesOf(s).map(joinedString).sort(),
+            condition: s.Condition,
+          })),
         )
         .filter((g) => g.action.startsWith('dynamodb:'))
         .sort((a, b) => a.action.localeCompare(b.action));
     const table = `\${${tableId}.Arn}`;
-    const read = (action: string) => ({ action: `dynamodb:${action}`, resources: [table, `${table}/index/*`], condition: undefined });
+    const read = (action: string) => ({
+      action: `dynamodb:${action}`,
+      resources: [table, `${table}/index/*`],
+      condition: undefined,
+    });
     const grants = grantsOf(stream().statements);
     expect(grants).toEqual([
       read('BatchGetItem'),
@@ -548,7 +575,9 @@ describe('event stream', () => {
 
 describe('dispatch queues', () => {
   const queueAt = (name: string): [string, Record<string, any>] => {
-    const found = resourcesOfType(main.json, 'AWS::SQS::Queue').find(([, q]) => cdkPath(q) === `ChatRelay/Dispatch/${name}/Resource`);
+    const found = resourcesOfType(main.json, 'AWS::SQS::Queue').find(
+      ([, q]) => cdkPath(q) === `ChatRelay/Dispatch/${name}/Resource`,
+    );
     if (!found) throw new Error(`no queue ${name}`);
     return [found[0], found[1].Properties ?? {}];
   };
@@ -620,7 +649,14 @@ describe('dispatch queues', () => {
         .flatMap((p) => p.PolicyDocument.Statement as PolicyStatementJson[]);
       expect([id, statements]).toEqual([
         id,
-        [expect.objectContaining({ Effect: 'Deny', Action: 'sqs:*', Resource: arnOf(id), Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
+        [
+          expect.objectContaining({
+            Effect: 'Deny',
+            Action: 'sqs:*',
+            Resource: arnOf(id),
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
+        ],
       ]);
     }
   });
@@ -640,13 +676,24 @@ describe('dispatch queues', () => {
 
   it('runs functions/jobs/flush.ts on arm64 Node.js 22 with the table (read-write), the configuration and both queue URLs', () => {
     const fn = flushFn();
-    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler, fn.props.MemorySize]).toEqual(['nodejs22.x', ['arm64'], 'index.handler', 1024]);
+    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler, fn.props.MemorySize]).toEqual([
+      'nodejs22.x',
+      ['arm64'],
+      'index.handler',
+      1024,
+    ]);
     const env = fn.props.Environment.Variables as Record<string, unknown>;
     expect(refId(env.TABLE_NAME)).toBe(tableId);
     expect(JSON.parse(env.INSTANCE_CONFIG as string).appName).toBe('OpenGram');
     expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
     expect(dynamoActions(fn.statements)).toEqual(
-      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+      expect.arrayContaining([
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+      ]),
     );
     const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
     expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('batchItemFailures');
@@ -682,7 +729,8 @@ describe('dispatch queues', () => {
       }
       if (inputPaths.has(path)) return { [batchId]: send, [flushId]: send };
       // The sweeper also repairs batch messages (visibility, delete) after failed queue calls.
-      if (path === sweepFunctionPath) return { [batchId]: sorted([...send, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']), [flushId]: send };
+      if (path === sweepFunctionPath)
+        return { [batchId]: sorted([...send, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']), [flushId]: send };
       if (path === flushFunctionPath) {
         // SendMessage itself; the rest is what the event source's poller needs (CDK's consume grant).
         return {
@@ -750,7 +798,11 @@ describe('dispatch queues', () => {
   it('runs the dispatch sweeper every minute from an EventBridge schedule, with table access and no retries', () => {
     const sweep = fns.find((f) => f.path === sweepFunctionPath)!;
     const rules = resourcesOfType(main.json, 'AWS::Events::Rule').map(([, r]) => r.Properties ?? {});
-    const sweepRules = rules.filter((r) => (r.Targets as any[] | undefined)?.some((t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] })));
+    const sweepRules = rules.filter((r) =>
+      (r.Targets as any[] | undefined)?.some(
+        (t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] }),
+      ),
+    );
     expect(sweepRules).toHaveLength(1);
     expect(sweepRules[0]).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
     expect((sweepRules[0]!.Targets as any[])[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 0 });
@@ -759,7 +811,9 @@ describe('dispatch queues', () => {
       .map(([, p]) => p.Properties ?? {})
       .filter((p) => JSON.stringify(p.FunctionName) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] }));
     expect(permissions.map((p) => p.Principal)).toEqual(['events.amazonaws.com']);
-    expect(sweep.statements.flatMap(actionsOf)).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']));
+    expect(sweep.statements.flatMap(actionsOf)).toEqual(
+      expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem']),
+    );
     const assetDir = join(main.outdir, String(main.json.Resources[sweep.id]!.Metadata?.['aws:asset:path']));
     expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('DISPATCH#PENDING');
   });
@@ -777,11 +831,17 @@ describe('tag catalog sweeper', () => {
   it('runs the tag catalog sweeper every minute from an EventBridge schedule, with table access and no retries', () => {
     const sweep = fns.find((f) => f.path === tagSweepFunctionPath)!;
     const rules = resourcesOfType(main.json, 'AWS::Events::Rule').map(([, r]) => r.Properties ?? {});
-    const sweepRules = rules.filter((r) => (r.Targets as any[] | undefined)?.some((t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] })));
+    const sweepRules = rules.filter((r) =>
+      (r.Targets as any[] | undefined)?.some(
+        (t) => JSON.stringify(t.Arn) === JSON.stringify({ 'Fn::GetAtt': [sweep.id, 'Arn'] }),
+      ),
+    );
     expect(sweepRules).toHaveLength(1);
     expect(sweepRules[0]).toMatchObject({ ScheduleExpression: 'rate(1 minute)', State: 'ENABLED' });
     expect((sweepRules[0]!.Targets as any[])[0].RetryPolicy).toEqual({ MaximumRetryAttempts: 0 });
-    expect(sweep.statements.flatMap(actionsOf)).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']));
+    expect(sweep.statements.flatMap(actionsOf)).toEqual(
+      expect.arrayContaining(['dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']),
+    );
     const assetDir = join(main.outdir, String(main.json.Resources[sweep.id]!.Metadata?.['aws:asset:path']));
     expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('TAGS#PENDING');
   });
@@ -802,25 +862,41 @@ describe('media bucket', () => {
       IgnorePublicAcls: true,
       RestrictPublicBuckets: true,
     });
-    expect(resource.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration).toEqual([{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }]);
+    expect(resource.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration).toEqual([
+      { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } },
+    ]);
     expect(resource.Properties?.OwnershipControls?.Rules).toEqual([{ ObjectOwnership: 'BucketOwnerEnforced' }]);
     expect(resource.Properties?.LifecycleConfiguration?.Rules).toEqual(
-      expect.arrayContaining([expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' })]),
+      expect.arrayContaining([
+        expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }),
+      ]),
     );
     expect([resource.DeletionPolicy, resource.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
-    const policies = resourcesOfType(main.json, 'AWS::S3::BucketPolicy').filter(([, p]) => refId(p.Properties?.Bucket) === id);
+    const policies = resourcesOfType(main.json, 'AWS::S3::BucketPolicy').filter(
+      ([, p]) => refId(p.Properties?.Bucket) === id,
+    );
     expect(policies).toHaveLength(1);
     const statements = policies[0]![1].Properties?.PolicyDocument?.Statement as PolicyStatementJson[];
     expect(statements).toEqual([
-      expect.objectContaining({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } }, Principal: { AWS: '*' } }),
+      expect.objectContaining({
+        Effect: 'Deny',
+        Action: 's3:*',
+        Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+        Principal: { AWS: '*' },
+      }),
     ]);
   });
 
   it('is reachable only by the media routes, each with the actions it uses, on its prefixes only', () => {
     const { id } = bucket();
-    const uses = new Map((routes as readonly RouteSpec[]).filter((r) => r.mediaBucket).map((r) => [functionPathOf(routeId(r)), r.mediaBucket!]));
+    const uses = new Map(
+      (routes as readonly RouteSpec[])
+        .filter((r) => r.mediaBucket)
+        .map((r) => [functionPathOf(routeId(r)), r.mediaBucket!]),
+    );
     expect([...uses.values()].sort()).toEqual(['delete', 'finalize', 'presign', 'read', 'read', 'write']);
-    const objects = (prefix: string) => JSON.stringify([{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Arn'] }, `/${prefix}*`]] }]);
+    const objects = (prefix: string) =>
+      JSON.stringify([{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Arn'] }, `/${prefix}*`]] }]);
     const list = (prefixes: string[]) => `ListBucket ${JSON.stringify({ StringLike: { 's3:prefix': prefixes } })}`;
     // Per use: "<resources>: <sorted actions>" lines.
     const expected: Record<string, string[]> = {
@@ -828,7 +904,11 @@ describe('media bucket', () => {
       write: [`${objects('uploads/')}: s3:DeleteObject,s3:PutObject`],
       delete: [`${objects('uploads/')}: s3:DeleteObject`],
       presign: [`${objects('pending/')}: s3:PutObject`],
-      finalize: [`${objects('pending/')}: s3:DeleteObject,s3:GetObject`, `${objects('uploads/')}: s3:DeleteObject,s3:PutObject`, list(['pending/*'])],
+      finalize: [
+        `${objects('pending/')}: s3:DeleteObject,s3:GetObject`,
+        `${objects('uploads/')}: s3:DeleteObject,s3:PutObject`,
+        list(['pending/*']),
+      ],
     };
     for (const fn of fns) {
       const s3Statements = fn.statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
@@ -862,9 +942,12 @@ describe('single base URL (CloudFront)', () => {
   const CACHING_DISABLED = '4135ea2d-6df8-44a3-9df3-4b5a84be39ad';
   const ALL_VIEWER_EXCEPT_HOST_HEADER = 'b689b0a8-53d0-40ab-baf2-68738e2966ac';
   const distributions = (json: CfnTemplate) => resourcesOfType(json, 'AWS::CloudFront::Distribution');
-  const configOf = (json: CfnTemplate) => distributions(json)[0]![1].Properties!.DistributionConfig as Record<string, any>;
+  const configOf = (json: CfnTemplate) =>
+    distributions(json)[0]![1].Properties!.DistributionConfig as Record<string, any>;
   const originById = (config: Record<string, any>, id: string) => (config.Origins as any[]).find((o) => o.Id === id);
-  const domainOf = (resourceId: string, attribute: string) => ({ 'Fn::Select': [2, { 'Fn::Split': ['/', { 'Fn::GetAtt': [resourceId, attribute] }] }] });
+  const domainOf = (resourceId: string, attribute: string) => ({
+    'Fn::Select': [2, { 'Fn::Split': ['/', { 'Fn::GetAtt': [resourceId, attribute] }] }],
+  });
   const httpApiId = () => resourcesOfType(main.json, 'AWS::ApiGatewayV2::Api')[0]![0];
   const functionUrlId = () => resourcesOfType(main.json, 'AWS::Lambda::Url')[0]![0];
 
@@ -878,10 +961,22 @@ describe('single base URL (CloudFront)', () => {
       ViewerProtocolPolicy: 'https-only',
     };
     expect(config.DefaultCacheBehavior).toMatchObject(passThrough);
-    expect([...config.DefaultCacheBehavior.AllowedMethods].sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
+    expect([...config.DefaultCacheBehavior.AllowedMethods].sort()).toEqual([
+      'DELETE',
+      'GET',
+      'HEAD',
+      'OPTIONS',
+      'PATCH',
+      'POST',
+      'PUT',
+    ]);
     expect(originById(config, config.DefaultCacheBehavior.TargetOriginId)).toMatchObject({
       DomainName: domainOf(httpApiId(), 'ApiEndpoint'),
-      CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginReadTimeout: 45, OriginSSLProtocols: ['TLSv1.2'] },
+      CustomOriginConfig: {
+        OriginProtocolPolicy: 'https-only',
+        OriginReadTimeout: 45,
+        OriginSSLProtocols: ['TLSv1.2'],
+      },
     });
     expect(config.CacheBehaviors).toHaveLength(1);
     const stream = config.CacheBehaviors[0];
@@ -897,7 +992,9 @@ describe('single base URL (CloudFront)', () => {
 
   it('outputs the distribution as BaseUrl', () => {
     const output = main.json.Outputs?.BaseUrl;
-    expect(output?.Value).toEqual({ 'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributions(main.json)[0]![0], 'DomainName'] }, '/']] });
+    expect(output?.Value).toEqual({
+      'Fn::Join': ['', ['https://', { 'Fn::GetAtt': [distributions(main.json)[0]![0], 'DomainName'] }, '/']],
+    });
     expect(output?.Description).toContain('server.publicBaseUrl');
   });
 
@@ -907,7 +1004,11 @@ describe('single base URL (CloudFront)', () => {
     try {
       const config = configOf(synth.json);
       expect(config.Aliases).toEqual(['relay.example.com']);
-      expect(config.ViewerCertificate).toEqual({ AcmCertificateArn: certificateArn, MinimumProtocolVersion: 'TLSv1.2_2021', SslSupportMethod: 'sni-only' });
+      expect(config.ViewerCertificate).toEqual({
+        AcmCertificateArn: certificateArn,
+        MinimumProtocolVersion: 'TLSv1.2_2021',
+        SslSupportMethod: 'sni-only',
+      });
       expect(synth.json.Outputs?.BaseUrl?.Value).toBe('https://relay.example.com/');
       // With its own certificate the TLS finding (CFR4) is no longer acknowledged, and none remains.
       expect(nagFindings(synth.stack)).toEqual([]);
@@ -933,7 +1034,12 @@ describe('instance secret', () => {
   };
   const secretConfig = {
     security: { instanceSecretEnabled: true, instanceSecret: sentinels.instanceSecret },
-    push: { enabled: false, vapidPublicKey: 'public', vapidPrivateKey: sentinels.vapidPrivateKey, subject: 'mailto:a@example.com' },
+    push: {
+      enabled: false,
+      vapidPublicKey: 'public',
+      vapidPrivateKey: sentinels.vapidPrivateKey,
+      subject: 'mailto:a@example.com',
+    },
     hooks: [
       {
         url: 'https://hooks.example.com/x',
@@ -983,7 +1089,8 @@ describe('instance secret', () => {
     try {
       expect(synth.assemblyText()).not.toContain('env-s3cr3t-value-abc');
       synth.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
-      for (const fn of functionsOf(synth.json)) expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBeDefined();
+      for (const fn of functionsOf(synth.json))
+        expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBeDefined();
     } finally {
       synth.dispose();
     }
@@ -1006,20 +1113,31 @@ describe('instance secret', () => {
   });
 
   it('rejects a partial secret ARN (grants would miss the real secret)', () => {
-    expect(() => synthesize({ instanceSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay' })).toThrow(
-      DeploymentConfigError,
-    );
+    expect(() =>
+      synthesize({ instanceSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay' }),
+    ).toThrow(DeploymentConfigError);
   });
 
   it('refuses a configuration that cannot work without a secret it may not deploy (push with its VAPID key)', () => {
-    const config = { push: { enabled: true, vapidPublicKey: 'p', vapidPrivateKey: sentinels.vapidPrivateKey, subject: 'mailto:a@example.com' } };
+    const config = {
+      push: {
+        enabled: true,
+        vapidPublicKey: 'p',
+        vapidPrivateKey: sentinels.vapidPrivateKey,
+        subject: 'mailto:a@example.com',
+      },
+    };
     expect(() => synthesize({ config })).toThrow(/push\.enabled requires vapidPublicKey, vapidPrivateKey and subject/);
   });
 });
 
 describe('configuration size', () => {
-  it('fails the synth when the configuration cannot fit in the functions\' 4 KB environment', () => {
-    const agents = Array.from({ length: 40 }, (_, i) => ({ id: `agent-${i}`, name: `Agent ${i}`, description: 'x'.repeat(60) }));
+  it("fails the synth when the configuration cannot fit in the functions' 4 KB environment", () => {
+    const agents = Array.from({ length: 40 }, (_, i) => ({
+      id: `agent-${i}`,
+      name: `Agent ${i}`,
+      description: 'x'.repeat(60),
+    }));
     expect(() => synthesize({ config: { agents } })).toThrow(/leaves room for \d+ bytes/);
   });
 
@@ -1051,19 +1169,27 @@ describe('configuration size', () => {
   }
 
   it("keeps every function's environment within Lambda's 4 KB (as Lambda measures it) with the largest configuration", () => {
-    expect(() => synthesize({ config: largestConfig(1), instanceSecretArn: longSecretArn })).toThrow(/leaves room for \d+ bytes/);
-    for (const variant of [{ instanceSecretArn: longSecretArn }, { overrides: { OPENGRAM_INSTANCE_SECRET: 'generated' } }]) {
+    expect(() => synthesize({ config: largestConfig(1), instanceSecretArn: longSecretArn })).toThrow(
+      /leaves room for \d+ bytes/,
+    );
+    for (const variant of [
+      { instanceSecretArn: longSecretArn },
+      { overrides: { OPENGRAM_INSTANCE_SECRET: 'generated' } },
+    ]) {
       const synth = synthesize({ config: largestConfig(), ...variant });
       try {
         const resolve = (value: unknown): string => {
           if (typeof value === 'string') return value;
           const type = synth.json.Resources[refId(value) ?? '']?.Type ?? '';
           const max = resolvedMax[type];
-          if (max === undefined || !('Ref' in (value as object))) throw new Error(`no bound for ${JSON.stringify(value)}`);
+          if (max === undefined || !('Ref' in (value as object)))
+            throw new Error(`no bound for ${JSON.stringify(value)}`);
           return 'x'.repeat(max);
         };
         const sizes = functionsOf(synth.json).map((fn) => {
-          const env = Object.fromEntries(Object.entries(fn.props.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, resolve(v)]));
+          const env = Object.fromEntries(
+            Object.entries(fn.props.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, resolve(v)]),
+          );
           return { path: fn.path, bytes: Buffer.byteLength(JSON.stringify(env)) };
         });
         expect(sizes).toHaveLength(routes.length + extraFunctions);
@@ -1106,7 +1232,9 @@ describe('bin/app.ts', () => {
 
   it('fails the synth when a custom domain comes without its certificate', () => {
     const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ domainName: 'relay.example.com' }) }));
-    expect(run.stderr.trim()).toBe('Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.');
+    expect(run.stderr.trim()).toBe(
+      'Give both -c domainName and -c certificateArn (an ACM certificate in us-east-1), or neither.',
+    );
     expect(run.status).toBe(1);
   });
 });

@@ -84,7 +84,10 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
     template: Template.fromJSON(json),
     json,
     outdir,
-    assemblyText: () => textFiles(outdir).map((file) => readFileSync(file, 'utf8')).join('\n'),
+    assemblyText: () =>
+      textFiles(outdir)
+        .map((file) => readFileSync(file, 'utf8'))
+        .join('\n'),
     dispose: () => rmSync(outdir, { recursive: true, force: true }),
   };
 }

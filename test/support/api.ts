@@ -62,12 +62,15 @@ let started = false;
 
 export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   // Handlers read TABLE_NAME once per module load, and a test file has one module registry.
-  if (started) throw new Error('startApi() may be called once per test file: put another configuration in its own file.');
+  if (started)
+    throw new Error('startApi() may be called once per test file: put another configuration in its own file.');
   started = true;
   const endpoint = process.env.TEST_DYNAMODB_ENDPOINT;
-  if (!endpoint) throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the integration tests through jest (globalSetup).');
+  if (!endpoint)
+    throw new Error('TEST_DYNAMODB_ENDPOINT is not set: run the integration tests through jest (globalSetup).');
   const host = new URL(endpoint).hostname;
-  if (host !== '127.0.0.1' && host !== 'localhost') throw new Error(`Refusing a non-loopback DynamoDB endpoint: ${endpoint}`);
+  if (host !== '127.0.0.1' && host !== 'localhost')
+    throw new Error(`Refusing a non-loopback DynamoDB endpoint: ${endpoint}`);
   const tableName = `test-${randomUUID()}`;
   await ensureTable(endpoint, tableName);
   Object.assign(process.env, LOCAL_AWS_ENV, {
@@ -92,7 +95,12 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     ...(sqsDataDir ? { sqsDataDir } : {}),
   });
 
-  async function request<T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Response<T>> {
+  async function request<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    opts: RequestOptions = {},
+  ): Promise<Response<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     let payload: string | undefined;
     if (opts.raw !== undefined) {

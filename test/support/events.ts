@@ -29,7 +29,14 @@ export async function readEvents(tableName: string): Promise<LoggedEvent[]> {
     );
     for (const item of out.Items ?? []) {
       // Voided numbers (a mutation that reserved them and then failed) hold no event.
-      if (!item.void) events.push({ seq: item.seq, id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
+      if (!item.void)
+        events.push({
+          seq: item.seq,
+          id: item.id,
+          type: item.eventType,
+          timestamp: item.timestamp,
+          payload: item.payload,
+        });
     }
     start = out.LastEvaluatedKey;
   } while (start);
@@ -55,7 +62,11 @@ export interface EphemeralEvent {
 export async function readEphemeral(tableName: string, sinceMs: number): Promise<EphemeralEvent[]> {
   const events: EphemeralEvent[] = [];
   const until = Date.now() + 1000;
-  for (let bucket = Math.floor(sinceMs / EPHEMERAL_BUCKET_MS); bucket <= Math.floor(until / EPHEMERAL_BUCKET_MS); bucket++) {
+  for (
+    let bucket = Math.floor(sinceMs / EPHEMERAL_BUCKET_MS);
+    bucket <= Math.floor(until / EPHEMERAL_BUCKET_MS);
+    bucket++
+  ) {
     const { pk } = Keys.ephemeralEvent(bucket * EPHEMERAL_BUCKET_MS, 'x');
     let start: Record<string, unknown> | undefined;
     do {
@@ -69,7 +80,8 @@ export async function readEphemeral(tableName: string, sinceMs: number): Promise
         }),
       );
       for (const item of out.Items ?? []) {
-        if (Date.parse(item.timestamp) >= sinceMs) events.push({ id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
+        if (Date.parse(item.timestamp) >= sinceMs)
+          events.push({ id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
       }
       start = out.LastEvaluatedKey;
     } while (start);

@@ -39,7 +39,12 @@ export async function connect(url: string, headers: Record<string, string> = {})
     }
     if (fields.retry !== undefined) frames.push({ kind: 'retry', ms: Number(fields.retry) });
     if (fields.event !== undefined || fields.data !== undefined) {
-      frames.push({ kind: 'event', event: fields.event ?? 'message', id: fields.id ?? '', data: JSON.parse(fields.data ?? 'null') });
+      frames.push({
+        kind: 'event',
+        event: fields.event ?? 'message',
+        id: fields.id ?? '',
+        data: JSON.parse(fields.data ?? 'null'),
+      });
     }
   };
   const ended = (async () => {
@@ -66,7 +71,8 @@ export async function connect(url: string, headers: Record<string, string> = {})
     async waitFor(check, ms = 10_000) {
       const deadline = Date.now() + ms;
       while (!check(connection)) {
-        if (Date.now() > deadline) throw new Error(`SSE wait timed out after ${ms} ms; received ${frames.length} frames`);
+        if (Date.now() > deadline)
+          throw new Error(`SSE wait timed out after ${ms} ms; received ${frames.length} frames`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -77,7 +83,10 @@ export async function connect(url: string, headers: Record<string, string> = {})
 }
 
 /** The body of a non-stream (JSON) answer from the stream endpoint. */
-export async function jsonOf(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any; headers: Headers }> {
+export async function jsonOf(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await fetch(url, { headers });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };

@@ -14,7 +14,11 @@ import { sealWrites } from '../../functions/store/dispatch-repo.js';
 process.env.TABLE_NAME ??= 'unit-test-table';
 
 let ids = 0;
-const deps = { clock: () => new Date('2026-11-23T12:00:00.000Z'), newId: () => `batch${String(ids++).padStart(16, '0')}`, sleep: async () => undefined };
+const deps = {
+  clock: () => new Date('2026-11-23T12:00:00.000Z'),
+  newId: () => `batch${String(ids++).padStart(16, '0')}`,
+  sleep: async () => undefined,
+};
 
 function inputs(count: number, content: (i: number) => string = (i) => `message ${i}`): DispatchInput[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -39,7 +43,14 @@ describe('planSeal', () => {
     expect(plan.taken).toEqual(all);
     expect(plan.batches).toHaveLength(1);
     const [batch] = plan.batches;
-    expect(batch!.header).toMatchObject({ chat_seq: 5, item_count: 300, part_count: 1, status: 'pending', attempt_count: 0, kind: 'user_batch' });
+    expect(batch!.header).toMatchObject({
+      chat_seq: 5,
+      item_count: 300,
+      part_count: 1,
+      status: 'pending',
+      attempt_count: 0,
+      kind: 'user_batch',
+    });
     expect(batch!.group).toBe('chat0000000000000000a');
     expect(batch!.parts[0]!.items.map((i) => i.sourceId)).toEqual(all.map((i) => i.source_id));
   });
@@ -50,7 +61,15 @@ describe('planSeal', () => {
     expect(plan.taken).toHaveLength(BATCH_MAX_INPUTS);
     const sks = plan.taken.map((i) => Keys.dispatchInput(i.chat_id, i.created_at, i.id).sk);
     const stale = new Error('stale');
-    const writes = sealWrites('chat0000000000000000a', plan.batches, sks, { ver: 3 }, {}, deps.clock().toISOString(), () => stale);
+    const writes = sealWrites(
+      'chat0000000000000000a',
+      plan.batches,
+      sks,
+      { ver: 3 },
+      {},
+      deps.clock().toISOString(),
+      () => stale,
+    );
     const last = writes.at(-1)!;
     // Every item of a seal answers a failed condition the same way: read the chat's state again.
     expect('onConditionFailed' in last && last.onConditionFailed(undefined)).toBe(stale);
@@ -72,7 +91,13 @@ describe('planSeal', () => {
   });
 
   it('keeps small items together in one part', async () => {
-    const plan = await planSeal('chat0000000000000000a', 'batched_sequential', inputs(3, (i) => 'x'.repeat(100_000 + i)), 0, deps);
+    const plan = await planSeal(
+      'chat0000000000000000a',
+      'batched_sequential',
+      inputs(3, (i) => 'x'.repeat(100_000 + i)),
+      0,
+      deps,
+    );
     expect(plan.batches[0]!.parts.map((p) => p.items.length)).toEqual([3]);
   });
 
@@ -84,7 +109,17 @@ describe('planSeal', () => {
     expect(sequential.taken).toEqual(all.slice(0, 29));
     expect(sequential.batches.map((b) => b.header.chat_seq)).toEqual(Array.from({ length: 29 }, (_, i) => i + 1));
     expect(new Set(sequential.batches.map((b) => b.group))).toEqual(new Set(['chat0000000000000000a']));
-    expect(sealWrites('chat0000000000000000a', sequential.batches, [], {}, {}, deps.clock().toISOString(), () => new Error('stale')).length).toBeLessThanOrEqual(100);
+    expect(
+      sealWrites(
+        'chat0000000000000000a',
+        sequential.batches,
+        [],
+        {},
+        {},
+        deps.clock().toISOString(),
+        () => new Error('stale'),
+      ).length,
+    ).toBeLessThanOrEqual(100);
     const immediate = await planSeal('chat0000000000000000a', 'immediate', all.slice(0, 3), 0, deps);
     // In immediate mode each batch is its own FIFO group, so batches of one chat run concurrently.
     expect(immediate.batches.map((b) => b.group)).toEqual(immediate.batches.map((b) => b.header.id));

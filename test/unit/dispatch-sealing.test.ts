@@ -13,7 +13,11 @@ import { defaultConfig } from '../../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../../functions/platform/instance-config.js';
 import type { BatchRecord, DispatchState } from '../../functions/store/dispatch-repo.js';
 
-type Call = { op: 'sendFlush'; chatId: string; delayMs: number } | { op: 'sleep'; ms: number } | { op: 'seal'; at: number } | { op: 'getBatch'; batchId: string };
+type Call =
+  | { op: 'sendFlush'; chatId: string; delayMs: number }
+  | { op: 'sleep'; ms: number }
+  | { op: 'seal'; at: number }
+  | { op: 'getBatch'; batchId: string };
 
 /** What the stand-in table holds, and what the code under test did, in order. */
 let state: DispatchState = {};
@@ -76,7 +80,8 @@ const windowOf = (first: number, last: number, typing?: number, inputs = 2): Dis
   ...(typing === undefined ? {} : { last_user_typing_at: at(typing) }),
 });
 
-const decide = (s: DispatchState, nowAfterT: number, dispatch: DispatchSettings = d) => sealingDecision(dispatch, s, T + nowAfterT);
+const decide = (s: DispatchState, nowAfterT: number, dispatch: DispatchSettings = d) =>
+  sealingDecision(dispatch, s, T + nowAfterT);
 const waitUntil = (msAfterT: number) => ({ seal: false, wakeAt: T + msAfterT });
 const SEAL = { seal: true };
 
@@ -84,7 +89,9 @@ describe('sealingDecision (§4.4.3)', () => {
   it('does nothing without unsealed inputs, whatever the timestamps say', () => {
     expect(decide({}, 60_000)).toEqual({ seal: false });
     // A window left behind by the last seal, and a stale typing signal: nothing to seal.
-    expect(decide({ pending_inputs: 0, first_pending_at: at(0), last_input_at: at(0), last_user_typing_at: at(0) }, 60_000)).toEqual({ seal: false });
+    expect(
+      decide({ pending_inputs: 0, first_pending_at: at(0), last_input_at: at(0), last_user_typing_at: at(0) }, 60_000),
+    ).toEqual({ seal: false });
     expect(decide({ last_user_typing_at: at(0) }, 100)).toEqual({ seal: false });
   });
 
@@ -178,8 +185,12 @@ describe('sealingDecision (§4.4.3)', () => {
 describe('retryDelay (§4.4.5)', () => {
   it('doubles from retryBaseMs per counted attempt up to retryMaxMs (the contract defaults give its table)', () => {
     const defaults = defaultConfig().server.dispatch;
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => retryDelay(defaults, n))).toEqual([500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000]);
-    expect([1, 2, 3, 4].map((n) => retryDelay({ retryBaseMs: 200, retryMaxMs: 1000 }, n))).toEqual([200, 400, 800, 1000]);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => retryDelay(defaults, n))).toEqual([
+      500, 1000, 2000, 4000, 8000, 16_000, 30_000, 30_000,
+    ]);
+    expect([1, 2, 3, 4].map((n) => retryDelay({ retryBaseMs: 200, retryMaxMs: 1000 }, n))).toEqual([
+      200, 400, 800, 1000,
+    ]);
   });
 
   it('stays at retryMaxMs however many attempts, and a base above the max gives the max', () => {
@@ -285,7 +296,9 @@ describe('flush: the consumer of a chat signal, with a fake clock', () => {
     // Debounce and grace long over, max wait too: the lease still wins.
     state = { ...windowOf(0, 0, 100), leased_batch_id: LEASED };
     batches = { [LEASED]: leasedBatch(30_000) };
-    expect(await run(MAX_WAIT + 1000)).toEqual([{ op: 'sendFlush', chatId: CHAT, delayMs: 30_000 - (MAX_WAIT + 1000) + 50 }]);
+    expect(await run(MAX_WAIT + 1000)).toEqual([
+      { op: 'sendFlush', chatId: CHAT, delayMs: 30_000 - (MAX_WAIT + 1000) + 50 },
+    ]);
     expect(calls).toContainEqual({ op: 'getBatch', batchId: LEASED });
   });
 

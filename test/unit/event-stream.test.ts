@@ -4,7 +4,12 @@ import { eventIdFor, sequenceOf } from '../../functions/store/events-repo.js';
 
 describe('SSE framing and ids', () => {
   it('frames an event as event/data/id lines and a blank line, with the envelope on one line', () => {
-    const text = frame({ id: 'AAAAAAAAB_gfTzkWv44_9', type: 'chat.created', timestamp: '2026-01-01T00:00:00.000Z', payload: { chatId: 'c\nx' } });
+    const text = frame({
+      id: 'AAAAAAAAB_gfTzkWv44_9',
+      type: 'chat.created',
+      timestamp: '2026-01-01T00:00:00.000Z',
+      payload: { chatId: 'c\nx' },
+    });
     expect(text).toBe(
       'event: chat.created\n' +
         'data: {"id":"AAAAAAAAB_gfTzkWv44_9","type":"chat.created","timestamp":"2026-01-01T00:00:00.000Z","payload":{"chatId":"c\\nx"}}\n' +

@@ -6,7 +6,11 @@ import { clientOf } from '../../functions/middleware/rate-limit.js';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
 
 const event = (headers: Record<string, string>, sourceIp?: string, query?: Record<string, string>) =>
-  ({ headers, queryStringParameters: query, requestContext: { http: { sourceIp } } }) as unknown as APIGatewayProxyEventV2;
+  ({
+    headers,
+    queryStringParameters: query,
+    requestContext: { http: { sourceIp } },
+  }) as unknown as APIGatewayProxyEventV2;
 
 describe('auth helpers', () => {
   it('compares secrets exactly', () => {
@@ -23,10 +27,20 @@ describe('auth helpers', () => {
 
   it('requires the secret per auth class and toggle', () => {
     const on = resolveConfig({ security: { instanceSecretEnabled: true, instanceSecret: 'x' } });
-    const reads = resolveConfig({ security: { instanceSecretEnabled: true, instanceSecret: 'x', readEndpointsRequireInstanceSecret: true } });
+    const reads = resolveConfig({
+      security: { instanceSecretEnabled: true, instanceSecret: 'x', readEndpointsRequireInstanceSecret: true },
+    });
     const off = resolveConfig({ security: { readEndpointsRequireInstanceSecret: true } });
-    expect([requiresSecret('write', on), requiresSecret('read', on), requiresSecret('public', on)]).toEqual([true, false, false]);
-    expect([requiresSecret('write', reads), requiresSecret('read', reads), requiresSecret('public', reads)]).toEqual([true, true, false]);
+    expect([requiresSecret('write', on), requiresSecret('read', on), requiresSecret('public', on)]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+    expect([requiresSecret('write', reads), requiresSecret('read', reads), requiresSecret('public', reads)]).toEqual([
+      true,
+      true,
+      false,
+    ]);
     expect([requiresSecret('write', off), requiresSecret('read', off)]).toEqual([false, false]);
   });
 });
@@ -41,7 +55,11 @@ describe('CORS origin rule', () => {
 });
 
 describe('rate-limit client identity', () => {
-  const forwarded = { 'x-forwarded-for': '203.0.113.9, 10.0.0.1', 'x-real-ip': '198.51.100.2', 'cf-connecting-ip': '192.0.2.1' };
+  const forwarded = {
+    'x-forwarded-for': '203.0.113.9, 10.0.0.1',
+    'x-real-ip': '198.51.100.2',
+    'cf-connecting-ip': '192.0.2.1',
+  };
   it('prefers the platform source IP', () => {
     expect(clientOf(event(forwarded, '1.2.3.4'), true)).toBe('1.2.3.4');
   });

@@ -3,7 +3,9 @@ import { canonicalJson, fingerprintOf } from '../../functions/middleware/idempot
 
 describe('idempotency fingerprint (§1.10)', () => {
   it('sorts object keys recursively and keeps array order', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}',
+    );
   });
 
   it('is equal for bodies differing only in key order, and differs by method, path or body', () => {

@@ -24,7 +24,9 @@ function pixels(width: number, height: number, paint: (x: number, y: number, fra
   for (let f = 0; f < frames; f++)
     for (let y = 0; y < height; y++)
       for (let x = 0; x < width; x++) data.set(paint(x, y, f), ((f * height + y) * width + x) * 3);
-  return sharp(data, { raw: { width, height: height * frames, channels: 3, ...(frames > 1 ? { pageHeight: height } : {}) } });
+  return sharp(data, {
+    raw: { width, height: height * frames, channels: 3, ...(frames > 1 ? { pageHeight: height } : {}) },
+  });
 }
 
 /** A photo-sized test card, filled without a call per pixel. */
@@ -57,12 +59,13 @@ async function decodeWebp(webp: Buffer) {
 }
 
 /** Each channel within `tolerance` of the expected colour (lossy codecs). */
-const near = (actual: Rgb, expected: Rgb, tolerance = 40) => actual.every((value, i) => Math.abs(value - expected[i]!) <= tolerance);
+const near = (actual: Rgb, expected: Rgb, tolerance = 40) =>
+  actual.every((value, i) => Math.abs(value - expected[i]!) <= tolerance);
 
 /** PNG chunks, to corrupt one while keeping the file well-formed around it. */
 function pngChunks(png: Buffer): { type: string; data: Buffer }[] {
   const chunks = [];
-  for (let at = 8; at < png.length; ) {
+  for (let at = 8; at < png.length;) {
     const length = png.readUInt32BE(at);
     chunks.push({ type: png.toString('latin1', at + 4, at + 8), data: png.subarray(at + 8, at + 8 + length) });
     at += 12 + length;
@@ -124,7 +127,9 @@ describe('makeThumbnail', () => {
   });
 
   it('never enlarges: a 100x50 PNG stays 100x50, colours intact', async () => {
-    const png = await pixels(100, 50, (x) => (x < 50 ? RED : BLUE)).png().toBuffer();
+    const png = await pixels(100, 50, (x) => (x < 50 ? RED : BLUE))
+      .png()
+      .toBuffer();
     const thumbnail = await makeThumbnail(png);
     expect([thumbnail.width, thumbnail.height, thumbnail.sourceType]).toEqual([100, 50, 'image/png']);
     const { metadata, at } = await decodeWebp(thumbnail.webp);
@@ -133,7 +138,9 @@ describe('makeThumbnail', () => {
   });
 
   it('reads a PNG with an alpha channel', async () => {
-    const rgba = await sharp({ create: { width: 64, height: 32, channels: 4, background: { r: 0, g: 255, b: 0, alpha: 0.5 } } })
+    const rgba = await sharp({
+      create: { width: 64, height: 32, channels: 4, background: { r: 0, g: 255, b: 0, alpha: 0.5 } },
+    })
       .png()
       .toBuffer();
     const thumbnail = await makeThumbnail(rgba);
@@ -210,8 +217,14 @@ describe('makeThumbnail refuses what is not a whole image (NotAnImageError → 4
 
   it.each([
     ['an SVG', '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>'],
-    ['an SVG with an XML declaration', '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"/>'],
-    ['an SVG after a byte order mark and spaces', '\ufeff  \n<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"/>'],
+    [
+      'an SVG with an XML declaration',
+      '<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"/>',
+    ],
+    [
+      'an SVG after a byte order mark and spaces',
+      '\ufeff  \n<svg xmlns="http://www.w3.org/2000/svg" width="9" height="9"/>',
+    ],
     ['an HTML page', '<!doctype html><html><body><img src=x onerror=alert(1)></body></html>'],
     ['a PDF', '%PDF-1.7\n1 0 obj\n<<>>\nendobj\n'],
     ['plain text', 'just some words'],
@@ -221,7 +234,9 @@ describe('makeThumbnail refuses what is not a whole image (NotAnImageError → 4
   });
 
   it('an SVG that the decoder itself would read (SVG is never decoded here)', async () => {
-    const svg = text('<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="red"/></svg>');
+    const svg = text(
+      '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="red"/></svg>',
+    );
     expect((await sharp(svg).metadata()).format).toBe('svg'); // libvips would take it
     await refusal(svg);
   });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigValidationError, defaultConfig, normalizeOrigin, resolveConfig } from '../../functions/platform/instance-config.js';
+import {
+  ConfigValidationError,
+  defaultConfig,
+  normalizeOrigin,
+  resolveConfig,
+} from '../../functions/platform/instance-config.js';
 
 const invalid = (raw: unknown, overrides = {}) => {
   try {
@@ -13,7 +18,10 @@ const invalid = (raw: unknown, overrides = {}) => {
 
 describe('instance configuration (§12)', () => {
   it('fills every default and merges nested objects key by key', () => {
-    const config = resolveConfig({ server: { dispatch: { leaseMs: 1234, execution: { minConcurrency: 3 } } }, titleMaxChars: 20 });
+    const config = resolveConfig({
+      server: { dispatch: { leaseMs: 1234, execution: { minConcurrency: 3 } } },
+      titleMaxChars: 20,
+    });
     const defaults = defaultConfig();
     expect(config.titleMaxChars).toBe(20);
     expect(config.server.dispatch.leaseMs).toBe(1234);
@@ -24,13 +32,21 @@ describe('instance configuration (§12)', () => {
   });
 
   it('replaces arrays wholesale and keeps unknown keys', () => {
-    const config = resolveConfig({ models: [{ id: 'm', name: 'M', description: '' }], agents: [{ id: 'a', name: 'A', description: '' }], extra: { x: 1 } });
+    const config = resolveConfig({
+      models: [{ id: 'm', name: 'M', description: '' }],
+      agents: [{ id: 'a', name: 'A', description: '' }],
+      extra: { x: 1 },
+    });
     expect(config.models).toEqual([{ id: 'm', name: 'M', description: '' }]);
     expect(config.extra).toEqual({ x: 1 });
   });
 
   it('keeps unknown keys in nested objects and hands out a fresh default document each time', () => {
-    const config = resolveConfig({ push: { note: 'n' }, server: { dispatch: { execution: { hint: 1 } } }, hooks: [{ url: 'https://h', events: [], tag: 't' }] });
+    const config = resolveConfig({
+      push: { note: 'n' },
+      server: { dispatch: { execution: { hint: 1 } } },
+      hooks: [{ url: 'https://h', events: [], tag: 't' }],
+    });
     expect(config.push).toMatchObject({ note: 'n', enabled: false });
     expect(config.server.dispatch.execution).toMatchObject({ hint: 1, minConcurrency: 2 });
     expect(config.hooks[0]).toEqual({ url: 'https://h', events: [], tag: 't' });
@@ -45,10 +61,16 @@ describe('instance configuration (§12)', () => {
   });
 
   it('reports the first broken rule: shape before rules, rules in §12.3 order, a bad port override first of all', () => {
-    const broken = { models: [], titleMaxChars: 0, server: { dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } } };
+    const broken = {
+      models: [],
+      titleMaxChars: 0,
+      server: { dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } },
+    };
     expect(invalid(broken)).toBe('Config validation error: titleMaxChars: Too small: expected number to be >=1');
     expect(invalid({ ...broken, titleMaxChars: 10 })).toBe('Config validation error: at least one model is required.');
-    expect(invalid({ server: { corsOrigins: ['x'], dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } } })).toMatch(/corsOrigins entry "x" is not a valid URL/);
+    expect(
+      invalid({ server: { corsOrigins: ['x'], dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } } }),
+    ).toMatch(/corsOrigins entry "x" is not a valid URL/);
     expect(invalid(broken, { OPENGRAM_SERVER_PORT: 'abc' })).toMatch(/OPENGRAM_SERVER_PORT/);
     expect(invalid({ server: { port: 0 } })).toMatch(/^Config validation error: server\.port: /);
   });
@@ -67,7 +89,10 @@ describe('instance configuration (§12)', () => {
     expect(config.server.publicBaseUrl).toBe('https://relay.example.com');
     expect(config.server.corsOrigins).toEqual(['https://a.example.com', 'https://b.example.com:8443']);
     expect(config.server.port).toBe(8080);
-    expect(resolveConfig({}, { OPENGRAM_INSTANCE_SECRET: '   ', OPENGRAM_CORS_ORIGINS: ' , ' }).security.instanceSecretEnabled).toBe(false);
+    expect(
+      resolveConfig({}, { OPENGRAM_INSTANCE_SECRET: '   ', OPENGRAM_CORS_ORIGINS: ' , ' }).security
+        .instanceSecretEnabled,
+    ).toBe(false);
   });
 
   it.each([
@@ -77,7 +102,10 @@ describe('instance configuration (§12)', () => {
     [{ agents: [{ id: 'a', name: 'A', description: '', defaultModelId: 'ghost' }] }, /defaultModelId/],
     [{ security: { instanceSecretEnabled: true } }, /instanceSecret/],
     [{ push: { enabled: true } }, /push.enabled requires/],
-    [{ push: { enabled: true, vapidPublicKey: 'p', vapidPrivateKey: 'k', subject: 'mailto:me@localhost' } }, /localhost/],
+    [
+      { push: { enabled: true, vapidPublicKey: 'p', vapidPrivateKey: 'k', subject: 'mailto:me@localhost' } },
+      /localhost/,
+    ],
     [{ server: { idempotencyTtlSeconds: 0 } }, /idempotencyTtlSeconds/],
     [{ server: { corsOrigins: ['https://a.example.com/path'] } }, /corsOrigins/],
     [{ server: { corsOrigins: ['ftp://a.example.com'] } }, /corsOrigins/],
@@ -102,8 +130,9 @@ describe('instance configuration (§12)', () => {
 
   it('normalizes origins to their origin form and de-duplicates them', () => {
     expect(normalizeOrigin('HTTPS://App.Example.com/')).toBe('https://app.example.com');
-    expect(resolveConfig({ server: { corsOrigins: ['https://a.example.com', 'https://a.example.com/'] } }).server.corsOrigins).toEqual([
-      'https://a.example.com',
-    ]);
+    expect(
+      resolveConfig({ server: { corsOrigins: ['https://a.example.com', 'https://a.example.com/'] } }).server
+        .corsOrigins,
+    ).toEqual(['https://a.example.com']);
   });
 });

@@ -25,7 +25,12 @@ function caught(fn: () => unknown): Caught {
   return { status: error.status, code: error.code, message: error.message, details: error.details ?? null };
 }
 
-const rule = (message: string, details: Record<string, unknown>): Caught => ({ status: 400, code: 'VALIDATION_ERROR', message, details });
+const rule = (message: string, details: Record<string, unknown>): Caught => ({
+  status: 400,
+  code: 'VALIDATION_ERROR',
+  message,
+  details,
+});
 
 type ConfigCase = [label: string, config: unknown, message: string, details: Record<string, unknown>];
 
@@ -38,14 +43,20 @@ function expectConfigErrors(type: RequestType, cases: ConfigCase[]) {
 const opt = (id: unknown, label: unknown, extra: Record<string, unknown> = {}) => ({ id, label, ...extra });
 
 describe('normalizeConfig: config must be an object (every type)', () => {
-  it.each(['choice', 'text_input', 'form'] as const)('%s: null, arrays, strings, numbers and booleans are refused', (type) => {
-    expectConfigErrors(
-      type,
-      [undefined, null, [], [{ options: [] }], 'config', 3, true].map(
-        (config): ConfigCase => [JSON.stringify(config) ?? 'undefined', config, 'config must be a JSON object.', { field: 'config' }],
-      ),
-    );
-  });
+  it.each(['choice', 'text_input', 'form'] as const)(
+    '%s: null, arrays, strings, numbers and booleans are refused',
+    (type) => {
+      expectConfigErrors(
+        type,
+        [undefined, null, [], [{ options: [] }], 'config', 3, true].map((config): ConfigCase => [
+          JSON.stringify(config) ?? 'undefined',
+          config,
+          'config must be a JSON object.',
+          { field: 'config' },
+        ]),
+      );
+    },
+  );
 });
 
 describe('normalizeConfig: choice', () => {
@@ -73,7 +84,13 @@ describe('normalizeConfig: choice', () => {
   });
 
   it('treats null optional keys as absent: variant, maxSelections and minSelections', () => {
-    expect(normalizeConfig('choice', { options: [opt('a', 'A', { variant: null })], maxSelections: null, minSelections: null })).toStrictEqual({
+    expect(
+      normalizeConfig('choice', {
+        options: [opt('a', 'A', { variant: null })],
+        maxSelections: null,
+        minSelections: null,
+      }),
+    ).toStrictEqual({
       options: [{ id: 'a', label: 'A' }],
       maxSelections: 1,
       minSelections: 0,
@@ -81,7 +98,9 @@ describe('normalizeConfig: choice', () => {
   });
 
   it('keeps explicit selection bounds, including min equal to max and min 0 with a large max', () => {
-    expect(normalizeConfig('choice', { options: [opt('a', 'A'), opt('b', 'B')], maxSelections: 2, minSelections: 2 })).toStrictEqual({
+    expect(
+      normalizeConfig('choice', { options: [opt('a', 'A'), opt('b', 'B')], maxSelections: 2, minSelections: 2 }),
+    ).toStrictEqual({
       options: [
         { id: 'a', label: 'A' },
         { id: 'b', label: 'B' },
@@ -123,30 +142,90 @@ describe('normalizeConfig: choice', () => {
   it('rejects an option that is not an object, naming its index', () => {
     expectConfigErrors('choice', [
       ['string at 0', { options: ['yes'] }, 'config.options[0] must be a JSON object.', { field: 'config.options[0]' }],
-      ['null at 1', { options: [opt('a', 'A'), null] }, 'config.options[1] must be a JSON object.', { field: 'config.options[1]' }],
-      ['array at 2', { options: [opt('a', 'A'), opt('b', 'B'), ['c']] }, 'config.options[2] must be a JSON object.', { field: 'config.options[2]' }],
+      [
+        'null at 1',
+        { options: [opt('a', 'A'), null] },
+        'config.options[1] must be a JSON object.',
+        { field: 'config.options[1]' },
+      ],
+      [
+        'array at 2',
+        { options: [opt('a', 'A'), opt('b', 'B'), ['c']] },
+        'config.options[2] must be a JSON object.',
+        { field: 'config.options[2]' },
+      ],
       ['number at 0', { options: [7] }, 'config.options[0] must be a JSON object.', { field: 'config.options[0]' }],
     ]);
   });
 
   it('rejects option ids and labels that are not strings or are blank', () => {
     expectConfigErrors('choice', [
-      ['id missing', { options: [{ label: 'A' }] }, 'config.options[0].id must be a string.', { field: 'config.options[0].id' }],
-      ['id number', { options: [opt('a', 'A'), opt(2, 'B')] }, 'config.options[1].id must be a string.', { field: 'config.options[1].id' }],
-      ['id null', { options: [opt(null, 'A')] }, 'config.options[0].id must be a string.', { field: 'config.options[0].id' }],
-      ['id empty', { options: [opt('', 'A')] }, 'config.options[0].id cannot be empty.', { field: 'config.options[0].id' }],
-      ['id blank', { options: [opt('a', 'A'), opt(' \t\n', 'B')] }, 'config.options[1].id cannot be empty.', { field: 'config.options[1].id' }],
-      ['label missing', { options: [{ id: 'a' }] }, 'config.options[0].label must be a string.', { field: 'config.options[0].label' }],
-      ['label boolean', { options: [opt('a', true)] }, 'config.options[0].label must be a string.', { field: 'config.options[0].label' }],
-      ['label blank', { options: [opt('a', 'A'), opt('b', '   ')] }, 'config.options[1].label cannot be empty.', { field: 'config.options[1].label' }],
+      [
+        'id missing',
+        { options: [{ label: 'A' }] },
+        'config.options[0].id must be a string.',
+        { field: 'config.options[0].id' },
+      ],
+      [
+        'id number',
+        { options: [opt('a', 'A'), opt(2, 'B')] },
+        'config.options[1].id must be a string.',
+        { field: 'config.options[1].id' },
+      ],
+      [
+        'id null',
+        { options: [opt(null, 'A')] },
+        'config.options[0].id must be a string.',
+        { field: 'config.options[0].id' },
+      ],
+      [
+        'id empty',
+        { options: [opt('', 'A')] },
+        'config.options[0].id cannot be empty.',
+        { field: 'config.options[0].id' },
+      ],
+      [
+        'id blank',
+        { options: [opt('a', 'A'), opt(' \t\n', 'B')] },
+        'config.options[1].id cannot be empty.',
+        { field: 'config.options[1].id' },
+      ],
+      [
+        'label missing',
+        { options: [{ id: 'a' }] },
+        'config.options[0].label must be a string.',
+        { field: 'config.options[0].label' },
+      ],
+      [
+        'label boolean',
+        { options: [opt('a', true)] },
+        'config.options[0].label must be a string.',
+        { field: 'config.options[0].label' },
+      ],
+      [
+        'label blank',
+        { options: [opt('a', 'A'), opt('b', '   ')] },
+        'config.options[1].label cannot be empty.',
+        { field: 'config.options[1].label' },
+      ],
     ]);
   });
 
   it('rejects a variant outside primary, secondary, danger', () => {
     const message = 'option.variant must be one of primary, secondary, danger.';
     expectConfigErrors('choice', [
-      ['warning', { options: [opt('a', 'A', { variant: 'warning' })] }, message, { field: 'config.options[0].variant' }],
-      ['case', { options: [opt('a', 'A'), opt('b', 'B', { variant: 'Primary' })] }, message, { field: 'config.options[1].variant' }],
+      [
+        'warning',
+        { options: [opt('a', 'A', { variant: 'warning' })] },
+        message,
+        { field: 'config.options[0].variant' },
+      ],
+      [
+        'case',
+        { options: [opt('a', 'A'), opt('b', 'B', { variant: 'Primary' })] },
+        message,
+        { field: 'config.options[1].variant' },
+      ],
       ['empty', { options: [opt('a', 'A', { variant: '' })] }, message, { field: 'config.options[0].variant' }],
       ['number', { options: [opt('a', 'A', { variant: 1 })] }, message, { field: 'config.options[0].variant' }],
     ]);
@@ -155,8 +234,18 @@ describe('normalizeConfig: choice', () => {
   it('rejects duplicate option ids, compared after trimming, naming the id', () => {
     const message = 'choice options must have unique ids.';
     expectConfigErrors('choice', [
-      ['exact', { options: [opt('a', 'A'), opt('b', 'B'), opt('a', 'Again')] }, message, { field: 'config.options', optionId: 'a' }],
-      ['trimmed', { options: [opt('yes', 'Yes'), opt(' yes ', 'Yes too')] }, message, { field: 'config.options', optionId: 'yes' }],
+      [
+        'exact',
+        { options: [opt('a', 'A'), opt('b', 'B'), opt('a', 'Again')] },
+        message,
+        { field: 'config.options', optionId: 'a' },
+      ],
+      [
+        'trimmed',
+        { options: [opt('yes', 'Yes'), opt(' yes ', 'Yes too')] },
+        message,
+        { field: 'config.options', optionId: 'yes' },
+      ],
     ]);
     // Ids are case-sensitive: these are distinct.
     expect((normalizeConfig('choice', { options: [opt('a', 'A'), opt('A', 'A')] }) as any).options).toHaveLength(2);
@@ -166,7 +255,10 @@ describe('normalizeConfig: choice', () => {
     const options = [opt('a', 'A'), opt('b', 'B'), opt('c', 'C')];
     const max = ['config.maxSelections must be an integer >= 1.', { field: 'config.maxSelections' }] as const;
     const min = ['config.minSelections must be an integer >= 0.', { field: 'config.minSelections' }] as const;
-    const order = ['config.minSelections cannot be greater than config.maxSelections.', { field: 'config.minSelections' }] as const;
+    const order = [
+      'config.minSelections cannot be greater than config.maxSelections.',
+      { field: 'config.minSelections' },
+    ] as const;
     expectConfigErrors('choice', [
       ['max 0', { options, maxSelections: 0 }, ...max],
       ['max -1', { options, maxSelections: -1 }, ...max],
@@ -196,16 +288,27 @@ describe('normalizeConfig: text_input', () => {
         validation: { minLength: 0, maxLength: 10, pattern: '^[a-z]+$', flags: 'i' },
         multiline: true,
       }),
-    ).toStrictEqual({ placeholder: '  Your answer… ', validation: { minLength: 0, maxLength: 10, pattern: '^[a-z]+$' } });
-    expect(normalizeConfig('text_input', { validation: { maxLength: 1 } })).toStrictEqual({ validation: { maxLength: 1 } });
-    expect(normalizeConfig('text_input', { validation: { minLength: 3, maxLength: 3 } })).toStrictEqual({ validation: { minLength: 3, maxLength: 3 } });
+    ).toStrictEqual({
+      placeholder: '  Your answer… ',
+      validation: { minLength: 0, maxLength: 10, pattern: '^[a-z]+$' },
+    });
+    expect(normalizeConfig('text_input', { validation: { maxLength: 1 } })).toStrictEqual({
+      validation: { maxLength: 1 },
+    });
+    expect(normalizeConfig('text_input', { validation: { minLength: 3, maxLength: 3 } })).toStrictEqual({
+      validation: { minLength: 3, maxLength: 3 },
+    });
     expect(normalizeConfig('text_input', { placeholder: '' })).toStrictEqual({ placeholder: '' });
   });
 
   it('keeps a null pattern, and treats null optional keys as absent', () => {
-    expect(normalizeConfig('text_input', { validation: { pattern: null } })).toStrictEqual({ validation: { pattern: null } });
+    expect(normalizeConfig('text_input', { validation: { pattern: null } })).toStrictEqual({
+      validation: { pattern: null },
+    });
     expect(normalizeConfig('text_input', { placeholder: null, validation: null })).toStrictEqual({});
-    expect(normalizeConfig('text_input', { validation: { minLength: null, maxLength: null, pattern: null } })).toStrictEqual({
+    expect(
+      normalizeConfig('text_input', { validation: { minLength: null, maxLength: null, pattern: null } }),
+    ).toStrictEqual({
       validation: { pattern: null },
     });
   });
@@ -230,8 +333,14 @@ describe('normalizeConfig: text_input', () => {
   });
 
   it('rejects lengths that are not integers in range, and minLength above maxLength', () => {
-    const min = ['config.validation.minLength must be an integer >= 0.', { field: 'config.validation.minLength' }] as const;
-    const max = ['config.validation.maxLength must be an integer >= 1.', { field: 'config.validation.maxLength' }] as const;
+    const min = [
+      'config.validation.minLength must be an integer >= 0.',
+      { field: 'config.validation.minLength' },
+    ] as const;
+    const max = [
+      'config.validation.maxLength must be an integer >= 1.',
+      { field: 'config.validation.maxLength' },
+    ] as const;
     expectConfigErrors('text_input', [
       ['min -1', { validation: { minLength: -1 } }, ...min],
       ['min 1.5', { validation: { minLength: 1.5 } }, ...min],
@@ -251,8 +360,14 @@ describe('normalizeConfig: text_input', () => {
   });
 
   it('rejects a pattern that is neither a string nor null, or does not compile', () => {
-    const type = ['config.validation.pattern must be a string or null.', { field: 'config.validation.pattern' }] as const;
-    const invalid = ['config.validation.pattern must be a valid regular expression.', { field: 'config.validation.pattern' }] as const;
+    const type = [
+      'config.validation.pattern must be a string or null.',
+      { field: 'config.validation.pattern' },
+    ] as const;
+    const invalid = [
+      'config.validation.pattern must be a valid regular expression.',
+      { field: 'config.validation.pattern' },
+    ] as const;
     expectConfigErrors('text_input', [
       ['number', { validation: { pattern: 5 } }, ...type],
       ['object', { validation: { pattern: {} } }, ...type],
@@ -297,7 +412,9 @@ describe('normalizeConfig: form', () => {
   });
 
   it('omits submitLabel when absent or null, and keeps an empty label', () => {
-    expect(normalizeConfig('form', { fields: [{ name: 'a', type: 'text', label: '' }], submitLabel: null })).toStrictEqual({
+    expect(
+      normalizeConfig('form', { fields: [{ name: 'a', type: 'text', label: '' }], submitLabel: null }),
+    ).toStrictEqual({
       fields: [{ name: 'a', type: 'text', label: '' }],
     });
   });
@@ -318,10 +435,30 @@ describe('normalizeConfig: form', () => {
       ['string', { fields: ['name'] }, 'config.fields[0] must be a JSON object.', { field: 'config.fields[0]' }],
       ['null at 1', { fields: [ok, null] }, 'config.fields[1] must be a JSON object.', { field: 'config.fields[1]' }],
       ['array at 1', { fields: [ok, []] }, 'config.fields[1] must be a JSON object.', { field: 'config.fields[1]' }],
-      ['name missing', { fields: [{ type: 'text' }] }, 'config.fields[0].name must be a string.', { field: 'config.fields[0].name' }],
-      ['name number', { fields: [ok, { name: 3, type: 'text' }] }, 'config.fields[1].name must be a string.', { field: 'config.fields[1].name' }],
-      ['name empty', { fields: [{ name: '', type: 'text' }] }, 'config.fields[0].name cannot be empty.', { field: 'config.fields[0].name' }],
-      ['name blank', { fields: [ok, { name: '  ', type: 'text' }] }, 'config.fields[1].name cannot be empty.', { field: 'config.fields[1].name' }],
+      [
+        'name missing',
+        { fields: [{ type: 'text' }] },
+        'config.fields[0].name must be a string.',
+        { field: 'config.fields[0].name' },
+      ],
+      [
+        'name number',
+        { fields: [ok, { name: 3, type: 'text' }] },
+        'config.fields[1].name must be a string.',
+        { field: 'config.fields[1].name' },
+      ],
+      [
+        'name empty',
+        { fields: [{ name: '', type: 'text' }] },
+        'config.fields[0].name cannot be empty.',
+        { field: 'config.fields[0].name' },
+      ],
+      [
+        'name blank',
+        { fields: [ok, { name: '  ', type: 'text' }] },
+        'config.fields[1].name cannot be empty.',
+        { field: 'config.fields[1].name' },
+      ],
     ]);
   });
 
@@ -329,19 +466,45 @@ describe('normalizeConfig: form', () => {
     const message = 'form field type must be text, textarea, select, multiselect, checkbox, or date.';
     expectConfigErrors('form', [
       ['number', { fields: [{ name: 'a', type: 'number' }] }, message, { field: 'config.fields[0].type' }],
-      ['missing', { fields: [{ name: 'a', type: 'text' }, { name: 'b' }] }, message, { field: 'config.fields[1].type' }],
+      [
+        'missing',
+        { fields: [{ name: 'a', type: 'text' }, { name: 'b' }] },
+        message,
+        { field: 'config.fields[1].type' },
+      ],
       ['case', { fields: [{ name: 'a', type: 'Text' }] }, message, { field: 'config.fields[0].type' }],
-      ['radio', { fields: [{ name: 'a', type: 'radio', options: ['x'] }] }, message, { field: 'config.fields[0].type' }],
+      [
+        'radio',
+        { fields: [{ name: 'a', type: 'radio', options: ['x'] }] },
+        message,
+        { field: 'config.fields[0].type' },
+      ],
     ]);
   });
 
   it('rejects duplicate names, compared after trimming, naming the duplicate', () => {
     const message = 'form fields must have unique names.';
     expectConfigErrors('form', [
-      ['exact', { fields: [{ name: 'a', type: 'text' }, { name: 'a', type: 'date' }] }, message, { field: 'config.fields', name: 'a' }],
+      [
+        'exact',
+        {
+          fields: [
+            { name: 'a', type: 'text' },
+            { name: 'a', type: 'date' },
+          ],
+        },
+        message,
+        { field: 'config.fields', name: 'a' },
+      ],
       [
         'trimmed',
-        { fields: [{ name: 'x', type: 'text' }, { name: 'email', type: 'text' }, { name: ' email', type: 'checkbox' }] },
+        {
+          fields: [
+            { name: 'x', type: 'text' },
+            { name: 'email', type: 'text' },
+            { name: ' email', type: 'checkbox' },
+          ],
+        },
         message,
         { field: 'config.fields', name: 'email' },
       ],
@@ -350,15 +513,35 @@ describe('normalizeConfig: form', () => {
 
   it('rejects a label that is not a string and a required that is not a boolean', () => {
     expectConfigErrors('form', [
-      ['label number', { fields: [{ name: 'a', type: 'text', label: 1 }] }, 'config.fields[0].label must be a string.', { field: 'config.fields[0].label' }],
+      [
+        'label number',
+        { fields: [{ name: 'a', type: 'text', label: 1 }] },
+        'config.fields[0].label must be a string.',
+        { field: 'config.fields[0].label' },
+      ],
       [
         'label object at 1',
-        { fields: [{ name: 'a', type: 'text' }, { name: 'b', type: 'date', label: {} }] },
+        {
+          fields: [
+            { name: 'a', type: 'text' },
+            { name: 'b', type: 'date', label: {} },
+          ],
+        },
         'config.fields[1].label must be a string.',
         { field: 'config.fields[1].label' },
       ],
-      ['required "yes"', { fields: [{ name: 'a', type: 'text', required: 'yes' }] }, 'form field required must be a boolean.', { field: 'config.fields[0].required' }],
-      ['required 1', { fields: [{ name: 'a', type: 'checkbox', required: 1 }] }, 'form field required must be a boolean.', { field: 'config.fields[0].required' }],
+      [
+        'required "yes"',
+        { fields: [{ name: 'a', type: 'text', required: 'yes' }] },
+        'form field required must be a boolean.',
+        { field: 'config.fields[0].required' },
+      ],
+      [
+        'required 1',
+        { fields: [{ name: 'a', type: 'checkbox', required: 1 }] },
+        'form field required must be a boolean.',
+        { field: 'config.fields[0].required' },
+      ],
     ]);
   });
 
@@ -377,7 +560,12 @@ describe('normalizeConfig: form', () => {
       ] as const) {
         const field: Record<string, unknown> = { name: 'f', type };
         if (options !== undefined) field.options = options;
-        cases.push([`${type} ${label}`, { fields: [{ name: 'first', type: 'text' }, field] }, message, { field: 'config.fields[1].options' }]);
+        cases.push([
+          `${type} ${label}`,
+          { fields: [{ name: 'first', type: 'text' }, field] },
+          message,
+          { field: 'config.fields[1].options' },
+        ]);
       }
     }
     expectConfigErrors('form', cases);
@@ -388,8 +576,18 @@ describe('normalizeConfig: form', () => {
     expectConfigErrors(
       'form',
       ['text', 'textarea', 'checkbox', 'date'].flatMap((type): ConfigCase[] => [
-        [`${type} with options`, { fields: [{ name: 'f', type, options: ['a'] }] }, message, { field: 'config.fields[0].options' }],
-        [`${type} with []`, { fields: [{ name: 'f', type, options: [] }] }, message, { field: 'config.fields[0].options' }],
+        [
+          `${type} with options`,
+          { fields: [{ name: 'f', type, options: ['a'] }] },
+          message,
+          { field: 'config.fields[0].options' },
+        ],
+        [
+          `${type} with []`,
+          { fields: [{ name: 'f', type, options: [] }] },
+          message,
+          { field: 'config.fields[0].options' },
+        ],
       ]),
     );
   });
@@ -398,12 +596,22 @@ describe('normalizeConfig: form', () => {
     const fields = [{ name: 'a', type: 'text' }];
     expectConfigErrors('form', [
       ['number', { fields, submitLabel: 1 }, 'config.submitLabel must be a string.', { field: 'config.submitLabel' }],
-      ['array', { fields, submitLabel: ['Go'] }, 'config.submitLabel must be a string.', { field: 'config.submitLabel' }],
+      [
+        'array',
+        { fields, submitLabel: ['Go'] },
+        'config.submitLabel must be a string.',
+        { field: 'config.submitLabel' },
+      ],
     ]);
   });
 });
 
-type ResolutionCase = [label: string, input: Record<string, unknown>, message: string, details: Record<string, unknown>];
+type ResolutionCase = [
+  label: string,
+  input: Record<string, unknown>,
+  message: string,
+  details: Record<string, unknown>,
+];
 
 function expectResolutionErrors(type: RequestType, config: RequestConfig, cases: ResolutionCase[]) {
   for (const [label, input, message, details] of cases) {
@@ -419,10 +627,19 @@ describe('normalizeResolution: choice', () => {
   });
 
   it('returns only selectedOptionIds, in the given order', () => {
-    expect(normalizeResolution('choice', config, { selectedOptionIds: ['c', 'a'], resolvedBy: 'backend', text: 'x', values: {} })).toStrictEqual({
+    expect(
+      normalizeResolution('choice', config, {
+        selectedOptionIds: ['c', 'a'],
+        resolvedBy: 'backend',
+        text: 'x',
+        values: {},
+      }),
+    ).toStrictEqual({
       selectedOptionIds: ['c', 'a'],
     });
-    expect(normalizeResolution('choice', config, { selectedOptionIds: ['b'] })).toStrictEqual({ selectedOptionIds: ['b'] });
+    expect(normalizeResolution('choice', config, { selectedOptionIds: ['b'] })).toStrictEqual({
+      selectedOptionIds: ['b'],
+    });
   });
 
   it('accepts an empty selection when minSelections is 0', () => {
@@ -431,7 +648,10 @@ describe('normalizeResolution: choice', () => {
   });
 
   it('rejects anything but an array of strings', () => {
-    const rule = ['choice resolution requires selectedOptionIds string array.', { field: 'selectedOptionIds' }] as const;
+    const rule = [
+      'choice resolution requires selectedOptionIds string array.',
+      { field: 'selectedOptionIds' },
+    ] as const;
     expectResolutionErrors('choice', config, [
       ['missing', {}, ...rule],
       ['null', { selectedOptionIds: null }, ...rule],
@@ -444,10 +664,30 @@ describe('normalizeResolution: choice', () => {
 
   it('rejects duplicates, unknown options and counts outside the bounds, with their details', () => {
     expectResolutionErrors('choice', config, [
-      ['duplicate', { selectedOptionIds: ['a', 'a'] }, 'selectedOptionIds must be unique.', { field: 'selectedOptionIds' }],
-      ['unknown', { selectedOptionIds: ['a', 'zz'] }, 'selectedOptionIds contains unknown option.', { field: 'selectedOptionIds', optionId: 'zz' }],
-      ['label not id', { selectedOptionIds: ['A'] }, 'selectedOptionIds contains unknown option.', { field: 'selectedOptionIds', optionId: 'A' }],
-      ['too few', { selectedOptionIds: [] }, 'selectedOptionIds does not satisfy minimum selections.', { field: 'selectedOptionIds', minSelections: 1 }],
+      [
+        'duplicate',
+        { selectedOptionIds: ['a', 'a'] },
+        'selectedOptionIds must be unique.',
+        { field: 'selectedOptionIds' },
+      ],
+      [
+        'unknown',
+        { selectedOptionIds: ['a', 'zz'] },
+        'selectedOptionIds contains unknown option.',
+        { field: 'selectedOptionIds', optionId: 'zz' },
+      ],
+      [
+        'label not id',
+        { selectedOptionIds: ['A'] },
+        'selectedOptionIds contains unknown option.',
+        { field: 'selectedOptionIds', optionId: 'A' },
+      ],
+      [
+        'too few',
+        { selectedOptionIds: [] },
+        'selectedOptionIds does not satisfy minimum selections.',
+        { field: 'selectedOptionIds', minSelections: 1 },
+      ],
       [
         'too many',
         { selectedOptionIds: ['a', 'b', 'c'] },
@@ -457,7 +697,12 @@ describe('normalizeResolution: choice', () => {
     ]);
     const single = normalizeConfig('choice', { options: [opt('a', 'A'), opt('b', 'B')] });
     expectResolutionErrors('choice', single, [
-      ['default max 1', { selectedOptionIds: ['a', 'b'] }, 'selectedOptionIds exceeds maximum selections.', { field: 'selectedOptionIds', maxSelections: 1 }],
+      [
+        'default max 1',
+        { selectedOptionIds: ['a', 'b'] },
+        'selectedOptionIds exceeds maximum selections.',
+        { field: 'selectedOptionIds', maxSelections: 1 },
+      ],
     ]);
   });
 });
@@ -466,7 +711,13 @@ describe('normalizeResolution: text_input', () => {
   const plain = normalizeConfig('text_input', {});
 
   it('returns the trimmed text only', () => {
-    expect(normalizeResolution('text_input', plain, { text: '  hello world \n', selectedOptionIds: ['x'], resolvedBy: 'user' })).toStrictEqual({
+    expect(
+      normalizeResolution('text_input', plain, {
+        text: '  hello world \n',
+        selectedOptionIds: ['x'],
+        resolvedBy: 'user',
+      }),
+    ).toStrictEqual({
       text: 'hello world',
     });
   });
@@ -488,7 +739,12 @@ describe('normalizeResolution: text_input', () => {
     expect(normalizeResolution('text_input', bounded, { text: '   abc   ' })).toStrictEqual({ text: 'abc' });
     expect(normalizeResolution('text_input', bounded, { text: '  abcde  ' })).toStrictEqual({ text: 'abcde' });
     expectResolutionErrors('text_input', bounded, [
-      ['padded short', { text: '   ab      ' }, 'text is shorter than minimum length.', { field: 'text', minLength: 3 }],
+      [
+        'padded short',
+        { text: '   ab      ' },
+        'text is shorter than minimum length.',
+        { field: 'text', minLength: 3 },
+      ],
       ['long', { text: 'abcdef' }, 'text is longer than maximum length.', { field: 'text', maxLength: 5 }],
     ]);
   });
@@ -496,11 +752,15 @@ describe('normalizeResolution: text_input', () => {
   it('counts lengths in UTF-16 code units', () => {
     // '😀' is one code point but two UTF-16 code units; 'é' (U+00E9) is one.
     const max3 = normalizeConfig('text_input', { validation: { maxLength: 3 } });
-    expectResolutionErrors('text_input', max3, [['two emoji', { text: '😀😀' }, 'text is longer than maximum length.', { field: 'text', maxLength: 3 }]]);
+    expectResolutionErrors('text_input', max3, [
+      ['two emoji', { text: '😀😀' }, 'text is longer than maximum length.', { field: 'text', maxLength: 3 }],
+    ]);
     expect(normalizeResolution('text_input', max3, { text: 'ééé' })).toStrictEqual({ text: 'ééé' });
     const min4 = normalizeConfig('text_input', { validation: { minLength: 4 } });
     expect(normalizeResolution('text_input', min4, { text: '😀😀' })).toStrictEqual({ text: '😀😀' });
-    expectResolutionErrors('text_input', min4, [['one emoji + 1', { text: '😀a' }, 'text is shorter than minimum length.', { field: 'text', minLength: 4 }]]);
+    expectResolutionErrors('text_input', min4, [
+      ['one emoji + 1', { text: '😀a' }, 'text is shorter than minimum length.', { field: 'text', minLength: 4 }],
+    ]);
   });
 
   it('searches the trimmed text for the pattern, unanchored and case-sensitive', () => {
@@ -512,12 +772,16 @@ describe('normalizeResolution: text_input', () => {
     ]);
     const anchored = normalizeConfig('text_input', { validation: { pattern: '^\\d+$' } });
     expect(normalizeResolution('text_input', anchored, { text: '  12345 ' })).toStrictEqual({ text: '12345' });
-    expectResolutionErrors('text_input', anchored, [['letters', { text: '12a45' }, 'text does not match required pattern.', { field: 'text' }]]);
+    expectResolutionErrors('text_input', anchored, [
+      ['letters', { text: '12a45' }, 'text does not match required pattern.', { field: 'text' }],
+    ]);
   });
 
   it('applies no pattern when the pattern is null', () => {
     const nullPattern = normalizeConfig('text_input', { validation: { pattern: null } });
-    expect(normalizeResolution('text_input', nullPattern, { text: 'anything at all' })).toStrictEqual({ text: 'anything at all' });
+    expect(normalizeResolution('text_input', nullPattern, { text: 'anything at all' })).toStrictEqual({
+      text: 'anything at all',
+    });
   });
 });
 
@@ -535,13 +799,17 @@ describe('normalizeResolution: form', () => {
   const valid = { name: 'Ann', color: 'red', agree: true };
 
   it('returns only values, with optional fields omitted', () => {
-    expect(normalizeResolution('form', config, { values: valid, text: 'dropped', resolvedBy: 'user' })).toStrictEqual({ values: valid });
+    expect(normalizeResolution('form', config, { values: valid, text: 'dropped', resolvedBy: 'user' })).toStrictEqual({
+      values: valid,
+    });
     const full = { name: 'Ann', bio: 'Hi', color: 'green', tags: ['z', 'x'], agree: true, due: '2025-05-01' };
     expect(normalizeResolution('form', config, { values: full })).toStrictEqual({ values: full });
   });
 
   it('accepts false for a required checkbox, and an empty optional text or multiselect', () => {
-    expect(normalizeResolution('form', config, { values: { ...valid, agree: false } })).toStrictEqual({ values: { ...valid, agree: false } });
+    expect(normalizeResolution('form', config, { values: { ...valid, agree: false } })).toStrictEqual({
+      values: { ...valid, agree: false },
+    });
     expect(normalizeResolution('form', config, { values: { ...valid, bio: '', tags: [] } })).toStrictEqual({
       values: { ...valid, bio: '', tags: [] },
     });
@@ -554,22 +822,62 @@ describe('normalizeResolution: form', () => {
       ['null', { values: null }, ...rule],
       ['array', { values: [valid] }, ...rule],
       ['string', { values: 'name=Ann' }, ...rule],
-      ['unknown', { values: { ...valid, nickname: 'A' } }, 'values contains unknown field.', { field: 'values', name: 'nickname' }],
+      [
+        'unknown',
+        { values: { ...valid, nickname: 'A' } },
+        'values contains unknown field.',
+        { field: 'values', name: 'nickname' },
+      ],
     ]);
   });
 
   it('checks each value against its field type', () => {
     expectResolutionErrors('form', config, [
-      ['checkbox string', { values: { ...valid, agree: 'true' } }, 'checkbox fields require boolean values.', { field: 'values.agree' }],
-      ['checkbox number', { values: { ...valid, agree: 1 } }, 'checkbox fields require boolean values.', { field: 'values.agree' }],
-      ['multiselect string', { values: { ...valid, tags: 'x' } }, 'multiselect fields require string array values.', { field: 'values.tags' }],
-      ['multiselect numbers', { values: { ...valid, tags: ['x', 1] } }, 'multiselect fields require string array values.', { field: 'values.tags' }],
-      ['multiselect unknown', { values: { ...valid, tags: ['x', 'q'] } }, 'multiselect values contain unknown option.', { field: 'values.tags' }],
+      [
+        'checkbox string',
+        { values: { ...valid, agree: 'true' } },
+        'checkbox fields require boolean values.',
+        { field: 'values.agree' },
+      ],
+      [
+        'checkbox number',
+        { values: { ...valid, agree: 1 } },
+        'checkbox fields require boolean values.',
+        { field: 'values.agree' },
+      ],
+      [
+        'multiselect string',
+        { values: { ...valid, tags: 'x' } },
+        'multiselect fields require string array values.',
+        { field: 'values.tags' },
+      ],
+      [
+        'multiselect numbers',
+        { values: { ...valid, tags: ['x', 1] } },
+        'multiselect fields require string array values.',
+        { field: 'values.tags' },
+      ],
+      [
+        'multiselect unknown',
+        { values: { ...valid, tags: ['x', 'q'] } },
+        'multiselect values contain unknown option.',
+        { field: 'values.tags' },
+      ],
       ['text number', { values: { ...valid, name: 5 } }, 'field value must be a string.', { field: 'values.name' }],
-      ['textarea array', { values: { ...valid, bio: ['a'] } }, 'field value must be a string.', { field: 'values.bio' }],
+      [
+        'textarea array',
+        { values: { ...valid, bio: ['a'] } },
+        'field value must be a string.',
+        { field: 'values.bio' },
+      ],
       ['date boolean', { values: { ...valid, due: true } }, 'field value must be a string.', { field: 'values.due' }],
       ['select number', { values: { ...valid, color: 1 } }, 'field value must be a string.', { field: 'values.color' }],
-      ['select unknown', { values: { ...valid, color: 'blue' } }, 'select value must match one of the configured options.', { field: 'values.color' }],
+      [
+        'select unknown',
+        { values: { ...valid, color: 'blue' } },
+        'select value must match one of the configured options.',
+        { field: 'values.color' },
+      ],
     ]);
   });
 
@@ -579,8 +887,18 @@ describe('normalizeResolution: form', () => {
     expectResolutionErrors('form', config, [
       ['no name', { values: noName }, 'missing required form value.', { field: 'values.name' }],
       ['no checkbox', { values: noAgree }, 'missing required form value.', { field: 'values.agree' }],
-      ['empty name', { values: { ...valid, name: '' } }, 'required form value cannot be empty.', { field: 'values.name' }],
-      ['blank name', { values: { ...valid, name: '  \n ' } }, 'required form value cannot be empty.', { field: 'values.name' }],
+      [
+        'empty name',
+        { values: { ...valid, name: '' } },
+        'required form value cannot be empty.',
+        { field: 'values.name' },
+      ],
+      [
+        'blank name',
+        { values: { ...valid, name: '  \n ' } },
+        'required form value cannot be empty.',
+        { field: 'values.name' },
+      ],
     ]);
     const requiredList = normalizeConfig('form', {
       fields: [
@@ -589,14 +907,26 @@ describe('normalizeResolution: form', () => {
       ],
     });
     expectResolutionErrors('form', requiredList, [
-      ['empty multiselect', { values: { picks: [], note: 'n' } }, 'required form value cannot be empty.', { field: 'values.picks' }],
+      [
+        'empty multiselect',
+        { values: { picks: [], note: 'n' } },
+        'required form value cannot be empty.',
+        { field: 'values.picks' },
+      ],
       ['missing multiselect', { values: { note: 'n' } }, 'missing required form value.', { field: 'values.picks' }],
     ]);
-    expect(normalizeResolution('form', requiredList, { values: { picks: ['b'], note: 'n' } })).toStrictEqual({ values: { picks: ['b'], note: 'n' } });
+    expect(normalizeResolution('form', requiredList, { values: { picks: ['b'], note: 'n' } })).toStrictEqual({
+      values: { picks: ['b'], note: 'n' },
+    });
   });
 
   it('accepts an empty values object when nothing is required', () => {
-    const optional = normalizeConfig('form', { fields: [{ name: 'a', type: 'text' }, { name: 'b', type: 'checkbox', required: false }] });
+    const optional = normalizeConfig('form', {
+      fields: [
+        { name: 'a', type: 'text' },
+        { name: 'b', type: 'checkbox', required: false },
+      ],
+    });
     expect(normalizeResolution('form', optional, { values: {} })).toStrictEqual({ values: {} });
   });
 });

@@ -5,4 +5,7 @@ import { chatPath } from './path.js';
 
 export const schemas = { path: chatPath };
 
-export const handler = http('chats/get', schemas, async ({ path }) => ({ status: 200, body: await Chats.get(path.chatId) }));
+export const handler = http('chats/get', schemas, async ({ path }) => ({
+  status: 200,
+  body: await Chats.get(path.chatId),
+}));

@@ -15,4 +15,7 @@ export const schemas = {
   }),
 };
 
-export const handler = http('chats/list', schemas, async ({ query }) => ({ status: 200, body: await Chats.list(query) }));
+export const handler = http('chats/list', schemas, async ({ query }) => ({
+  status: 200,
+  body: await Chats.list(query),
+}));

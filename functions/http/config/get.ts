@@ -3,4 +3,7 @@ import { publicConfig } from '../../core/config.js';
 import { http } from '../../middleware/http.js';
 import { providerKeys } from '../../platform/env.js';
 
-export const handler = http('config/get', {}, async ({ config }) => ({ status: 200, body: publicConfig(config, providerKeys()) }));
+export const handler = http('config/get', {}, async ({ config }) => ({
+  status: 200,
+  body: publicConfig(config, providerKeys()),
+}));

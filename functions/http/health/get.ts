@@ -7,5 +7,10 @@ const startedAt = Date.now();
 
 export const handler = http('health/get', {}, async () => ({
   status: 200,
-  body: { service: 'opengram', status: 'ok', version: env().SERVICE_VERSION, uptime: Math.floor((Date.now() - startedAt) / 1000) },
+  body: {
+    service: 'opengram',
+    status: 'ok',
+    version: env().SERVICE_VERSION,
+    uptime: Math.floor((Date.now() - startedAt) / 1000),
+  },
 }));

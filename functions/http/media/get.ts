@@ -5,4 +5,7 @@ import { mediaPath } from './path.js';
 
 export const schemas = { path: mediaPath };
 
-export const handler = http('media/get', schemas, async ({ path }) => ({ status: 200, body: await Media.get(path.mediaId) }));
+export const handler = http('media/get', schemas, async ({ path }) => ({
+  status: 200,
+  body: await Media.get(path.mediaId),
+}));

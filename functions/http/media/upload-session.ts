@@ -13,7 +13,10 @@ export const schemas = {
   body: z.object({
     fileName: z.string({ error: 'fileName is required.' }).trim().min(1, 'fileName is required.'),
     contentType: z.string({ error: 'contentType is required.' }),
-    byteSize: z.number({ error: 'byteSize must be a positive integer.' }).int('byteSize must be a positive integer.').min(1, 'byteSize must be a positive integer.'),
+    byteSize: z
+      .number({ error: 'byteSize must be a positive integer.' })
+      .int('byteSize must be a positive integer.')
+      .min(1, 'byteSize must be a positive integer.'),
     kind: z.string().optional(),
     messageId: z.string().optional(),
   }),

@@ -18,22 +18,31 @@ export const schemas = { path: chatPath };
 /** A multipart body may exceed the file cap by this much envelope (§8.5). */
 const MULTIPART_OVERHEAD = 262_144;
 
-const bodyBytes = (event: HttpEvent): Buffer => (event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0));
+const bodyBytes = (event: HttpEvent): Buffer =>
+  event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
 
 /** Checks 1–5 and the parts' shapes. */
 async function fromMultipart(event: HttpEvent, contentType: string, cap: number): Promise<Media.Upload> {
   const maxBodyBytes = cap + MULTIPART_OVERHEAD;
   const declared = header(event, 'content-length');
   if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > maxBodyBytes) {
-    throw new PayloadTooLargeError('multipart body exceeds maxUploadBytes.', { field: 'file', maxBodyBytes, contentLength: Number(declared) });
+    throw new PayloadTooLargeError('multipart body exceeds maxUploadBytes.', {
+      field: 'file',
+      maxBodyBytes,
+      contentLength: Number(declared),
+    });
   }
   const body = bodyBytes(event);
-  if (body.length > maxBodyBytes) throw new PayloadTooLargeError('multipart body exceeds maxUploadBytes.', { field: 'file', maxBodyBytes });
+  if (body.length > maxBodyBytes)
+    throw new PayloadTooLargeError('multipart body exceeds maxUploadBytes.', { field: 'file', maxBodyBytes });
 
   return new Promise<Media.Upload>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
-      parser = busboy({ headers: { 'content-type': contentType }, limits: { fileSize: cap, fields: 20, files: 5, parts: 30 } });
+      parser = busboy({
+        headers: { 'content-type': contentType },
+        limits: { fileSize: cap, fields: 20, files: 5, parts: 30 },
+      });
     } catch {
       reject(new ValidationError('Invalid multipart body.'));
       return;
@@ -44,11 +53,17 @@ async function fromMultipart(event: HttpEvent, contentType: string, cap: number)
     parser.on('file', (name, stream, info) => {
       if (name !== 'file' || file) {
         // A stray file: `kind` or `messageId` sent as a file is check 4; anything else is ignored.
-        if ((name === 'kind' || name === 'messageId') && !problem) problem = new FieldRuleError(name, `${name} must be a string.`);
+        if ((name === 'kind' || name === 'messageId') && !problem)
+          problem = new FieldRuleError(name, `${name} must be a string.`);
         stream.resume();
         return;
       }
-      const current = { name: info.filename ?? '', type: info.mimeType || 'application/octet-stream', chunks: [] as Buffer[], tooLarge: false };
+      const current = {
+        name: info.filename ?? '',
+        type: info.mimeType || 'application/octet-stream',
+        chunks: [] as Buffer[],
+        tooLarge: false,
+      };
       file = current;
       stream.on('data', (chunk: Buffer) => current.chunks.push(chunk));
       stream.on('limit', () => (current.tooLarge = true));
@@ -60,7 +75,8 @@ async function fromMultipart(event: HttpEvent, contentType: string, cap: number)
     parser.on('close', () => {
       if (problem) return reject(problem);
       if (!file) return reject(new FieldRuleError('file', 'file is required.'));
-      if (file.tooLarge) return reject(new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: cap }));
+      if (file.tooLarge)
+        return reject(new PayloadTooLargeError('file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: cap }));
       resolve({
         fileName: file.name,
         contentType: file.type,
@@ -84,7 +100,8 @@ function fromJson(event: HttpEvent): Media.Upload {
   } catch {
     throw new ValidationError('Invalid JSON body.');
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ValidationError('JSON body must be an object.');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new ValidationError('JSON body must be an object.');
   const body = parsed as Record<string, unknown>;
   const required = (field: 'fileName' | 'contentType' | 'base64Data'): string => {
     const value = body[field];
@@ -95,8 +112,10 @@ function fromJson(event: HttpEvent): Media.Upload {
   const contentType = required('contentType');
   const base64 = required('base64Data').replace(/\s+/g, '');
   if (!isStandardBase64(base64)) throw new FieldRuleError('base64Data', 'base64Data must be standard base64.');
-  if (body.kind !== undefined && typeof body.kind !== 'string') throw new FieldRuleError('kind', 'kind must be image, audio, or file.');
-  if (body.messageId !== undefined && typeof body.messageId !== 'string') throw new FieldRuleError('messageId', 'messageId must be a string.');
+  if (body.kind !== undefined && typeof body.kind !== 'string')
+    throw new FieldRuleError('kind', 'kind must be image, audio, or file.');
+  if (body.messageId !== undefined && typeof body.messageId !== 'string')
+    throw new FieldRuleError('messageId', 'messageId must be a string.');
   return {
     fileName,
     contentType,
@@ -109,7 +128,9 @@ function fromJson(event: HttpEvent): Media.Upload {
 export const handler = http('media/upload', schemas, async ({ path, config, event }) => {
   const contentType = header(event, 'content-type') ?? '';
   const cap = Media.maxUploadBytes(config);
-  const input = /^multipart\/form-data/i.test(contentType.trim()) ? await fromMultipart(event, contentType, cap) : fromJson(event);
+  const input = /^multipart\/form-data/i.test(contentType.trim())
+    ? await fromMultipart(event, contentType, cap)
+    : fromJson(event);
   return { status: 201, body: await Media.upload(config, path.chatId, input) };
 });
 

@@ -8,7 +8,13 @@ import { requestTrace } from './path.js';
 export const schemas = {
   path: chatPath,
   // Types and values are rule checks made after the chat's existence (§5.5.1), not schema checks.
-  body: z.object({ type: z.unknown().optional(), title: z.unknown().optional(), body: z.unknown().optional(), config: z.unknown().optional(), trace: requestTrace }),
+  body: z.object({
+    type: z.unknown().optional(),
+    title: z.unknown().optional(),
+    body: z.unknown().optional(),
+    config: z.unknown().optional(),
+    trace: requestTrace,
+  }),
 };
 
 export const handler = http('requests/create', schemas, async ({ path, body }) => ({

@@ -7,7 +7,12 @@ import { requestPath } from './path.js';
 export const schemas = {
   path: requestPath,
   // Payload checks depend on the request's type and run after the status check (§5.5.4).
-  body: z.object({ selectedOptionIds: z.unknown().optional(), text: z.unknown().optional(), values: z.unknown().optional(), resolvedBy: z.unknown().optional() }),
+  body: z.object({
+    selectedOptionIds: z.unknown().optional(),
+    text: z.unknown().optional(),
+    values: z.unknown().optional(),
+    resolvedBy: z.unknown().optional(),
+  }),
 };
 
 export const handler = http('requests/resolve', schemas, async ({ path, body, config }) => {

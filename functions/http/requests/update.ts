@@ -6,7 +6,12 @@ import { requestPath, requestTrace } from './path.js';
 
 export const schemas = {
   path: requestPath,
-  body: z.object({ title: z.unknown().optional(), body: z.unknown().optional(), config: z.unknown().optional(), trace: requestTrace }),
+  body: z.object({
+    title: z.unknown().optional(),
+    body: z.unknown().optional(),
+    config: z.unknown().optional(),
+    trace: requestTrace,
+  }),
 };
 
 export const handler = http('requests/update', schemas, async ({ path, body }) => ({

@@ -14,7 +14,12 @@ describe('POST /api/v1/chats/{chatId}/archive and /unarchive', () => {
   it('archives and unarchives, bumping updated_at each time, even when already in that state', async () => {
     const chat = (await api.post('/api/v1/chats', newChat())).body;
     let last = chat.updated_at;
-    for (const [verb, archived] of [['archive', true], ['archive', true], ['unarchive', false], ['unarchive', false]] as const) {
+    for (const [verb, archived] of [
+      ['archive', true],
+      ['archive', true],
+      ['unarchive', false],
+      ['unarchive', false],
+    ] as const) {
       await sleep(3);
       const res = await api.post(`/api/v1/chats/${chat.id}/${verb}`, { ignored: 'body' });
       expect(res.status).toBe(200);

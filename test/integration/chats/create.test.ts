@@ -25,14 +25,31 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('POST /api/v1/chats', () => {
   it('creates a chat with every field present and the contract defaults', async () => {
-    const res = await api.post('/api/v1/chats', body({ title: '  Quarterly report  ', tags: [' work', 'finance', 'work', ''] }));
+    const res = await api.post(
+      '/api/v1/chats',
+      body({ title: '  Quarterly report  ', tags: [' work', 'finance', 'work', ''] }),
+    );
     expect(res.status).toBe(201);
     const chat = res.body;
     expect(Object.keys(chat).sort()).toEqual(
       [
-        'id', 'is_archived', 'title', 'title_source', 'tags', 'pinned', 'agent_ids', 'model_id', 'last_message_preview',
-        'last_message_role', 'pending_requests_count', 'last_read_at', 'unread_count', 'notifications_muted',
-        'created_at', 'updated_at', 'last_message_at',
+        'id',
+        'is_archived',
+        'title',
+        'title_source',
+        'tags',
+        'pinned',
+        'agent_ids',
+        'model_id',
+        'last_message_preview',
+        'last_message_role',
+        'pending_requests_count',
+        'last_read_at',
+        'unread_count',
+        'notifications_muted',
+        'created_at',
+        'updated_at',
+        'last_message_at',
       ].sort(),
     );
     expect(chat.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
@@ -58,7 +75,10 @@ describe('POST /api/v1/chats', () => {
   });
 
   it('derives the title from the first message, collapses whitespace and cuts it to titleMaxChars', async () => {
-    const res = await api.post('/api/v1/chats', body({ firstMessage: '  Hello\n\n  there,   this is a long first message  ' }));
+    const res = await api.post(
+      '/api/v1/chats',
+      body({ firstMessage: '  Hello\n\n  there,   this is a long first message  ' }),
+    );
     expect(res.status).toBe(201);
     expect(res.body.title).toBe('Hello there, this is');
     expect(res.body.title_source).toBe('default');
@@ -76,7 +96,10 @@ describe('POST /api/v1/chats', () => {
   });
 
   it('cuts a manual title to titleMaxChars and keeps duplicate agent ids in order', async () => {
-    const res = await api.post('/api/v1/chats', body({ title: 'x'.repeat(30), agentIds: ['coder', 'assistant', 'coder'] }));
+    const res = await api.post(
+      '/api/v1/chats',
+      body({ title: 'x'.repeat(30), agentIds: ['coder', 'assistant', 'coder'] }),
+    );
     expect(res.body.title).toBe('x'.repeat(20));
     expect(res.body.agent_ids).toEqual(['coder', 'assistant', 'coder']);
   });
@@ -112,11 +135,18 @@ describe('POST /api/v1/chats', () => {
     }
     const bad = await api.request('POST', '/api/v1/chats', undefined, { raw: '{"agentIds": [' });
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'Malformed JSON in request body', details: null });
+    expect(bad.body.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'Malformed JSON in request body',
+      details: null,
+    });
   });
 
   it('validates a body sent without a JSON content type as {}', async () => {
-    const res = await api.request('POST', '/api/v1/chats', undefined, { raw: JSON.stringify(body()), contentType: 'text/plain' });
+    const res = await api.request('POST', '/api/v1/chats', undefined, {
+      raw: JSON.stringify(body()),
+      contentType: 'text/plain',
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details.fieldErrors).toHaveProperty('agentIds');
     expect(res.body.error.details.fieldErrors).toHaveProperty('modelId');
@@ -124,8 +154,16 @@ describe('POST /api/v1/chats', () => {
 
   it('applies the rule checks in the contract order with their exact messages', async () => {
     const cases: [Record<string, unknown>, string, Record<string, unknown>][] = [
-      [body({ modelId: 'nope', agentIds: ['ghost'], title: ' ' }), 'modelId must match a configured model id.', { field: 'modelId' }],
-      [body({ agentIds: ['assistant', 'ghost', 'ghost2'], title: ' ' }), 'agentIds contains unknown id.', { field: 'agentIds', agentId: 'ghost' }],
+      [
+        body({ modelId: 'nope', agentIds: ['ghost'], title: ' ' }),
+        'modelId must match a configured model id.',
+        { field: 'modelId' },
+      ],
+      [
+        body({ agentIds: ['assistant', 'ghost', 'ghost2'], title: ' ' }),
+        'agentIds contains unknown id.',
+        { field: 'agentIds', agentId: 'ghost' },
+      ],
       [body({ title: '   ' }), 'title cannot be empty.', { field: 'title' }],
     ];
     for (const [payload, message, details] of cases) {

@@ -24,14 +24,23 @@ describe('GET /api/v1/chats/{chatId}', () => {
   ])('answers 404 with details.chatId for %s', async (_label, id) => {
     const res = await api.get(`/api/v1/chats/${id}`);
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: decodeURIComponent(id) } } });
+    expect(res.body).toEqual({
+      error: { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: decodeURIComponent(id) } },
+    });
   });
 
-  it.each(['archive', 'unarchive', 'mark-read', 'mark-unread'])('POST /chats/{id}/%s on an unknown chat is 404 with details.chatId', async (verb) => {
-    const res = await api.post(`/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA/${verb}`);
-    expect(res.status).toBe(404);
-    expect(res.body.error).toEqual({ code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: 'AAAAAAAAAAAAAAAAAAAAA' } });
-  });
+  it.each(['archive', 'unarchive', 'mark-read', 'mark-unread'])(
+    'POST /chats/{id}/%s on an unknown chat is 404 with details.chatId',
+    async (verb) => {
+      const res = await api.post(`/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA/${verb}`);
+      expect(res.status).toBe(404);
+      expect(res.body.error).toEqual({
+        code: 'NOT_FOUND',
+        message: 'Chat not found.',
+        details: { chatId: 'AAAAAAAAAAAAAAAAAAAAA' },
+      });
+    },
+  );
 
   it('PATCH on an unknown chat is 404 after the rule checks', async () => {
     const missing = await api.patch('/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA', { pinned: true });

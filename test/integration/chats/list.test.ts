@@ -43,7 +43,9 @@ beforeAll(async () => {
     all.push(...created.map((r) => r.body as Chat));
   }
   await Promise.all(all.filter((_, i) => i % 7 === 0).map((c) => api.post(`/api/v1/chats/${c.id}/archive`)));
-  await Promise.all(all.filter((_, i) => i % 11 === 0).map((c) => api.patch(`/api/v1/chats/${c.id}`, { pinned: true })));
+  await Promise.all(
+    all.filter((_, i) => i % 11 === 0).map((c) => api.patch(`/api/v1/chats/${c.id}`, { pinned: true })),
+  );
   for (const [i, c] of all.entries()) {
     c.is_archived = i % 7 === 0;
     c.pinned = i % 11 === 0;
@@ -99,8 +101,16 @@ describe('GET /api/v1/chats', () => {
     ['archived=false', '&archived=false', (c: Chat) => !c.is_archived],
     ['tag=red', '&tag=red', (c: Chat) => c.tags.includes('red')],
     ['agentId=beta', '&agentId=beta', (c: Chat) => c.agent_ids.includes('beta')],
-    ['query=REPORT (case-insensitive substring)', '&query=REPORT', (c: Chat) => c.title.toLowerCase().includes('report')],
-    ['tag + agentId + archived=false', '&tag=red&agentId=beta&archived=false', (c: Chat) => c.tags.includes('red') && c.agent_ids.includes('beta') && !c.is_archived],
+    [
+      'query=REPORT (case-insensitive substring)',
+      '&query=REPORT',
+      (c: Chat) => c.title.toLowerCase().includes('report'),
+    ],
+    [
+      'tag + agentId + archived=false',
+      '&tag=red&agentId=beta&archived=false',
+      (c: Chat) => c.tags.includes('red') && c.agent_ids.includes('beta') && !c.is_archived,
+    ],
     ['empty filters mean no filter', '&tag=&agentId=&query=', () => true],
   ])('walks with %s and returns exactly the matching chats in order', async (_label, query, match) => {
     const { ids } = await walk(query, 9);
@@ -130,12 +140,18 @@ describe('GET /api/v1/chats', () => {
   it('rejects an undecodable, forged or foreign cursor with Invalid cursor value.', async () => {
     const good = (await api.get('/api/v1/chats?limit=5')).body.cursor.next as string;
     const [body, mac] = good.split('.');
-    const forgedBody = Buffer.from(JSON.stringify({ l: 'chats:all', p: { s: '1#999999999999999#zzz', id: 'x' } })).toString('base64url');
+    const forgedBody = Buffer.from(
+      JSON.stringify({ l: 'chats:all', p: { s: '1#999999999999999#zzz', id: 'x' } }),
+    ).toString('base64url');
     const archivedCursor = (await api.get('/api/v1/chats?limit=5&archived=false')).body.cursor.next as string;
     for (const cursor of ['garbage', `${body}.AAAA`, `${forgedBody}.${mac}`, `${body}`, `${good}.x`]) {
       const res = await api.get(`/api/v1/chats?cursor=${encodeURIComponent(cursor)}`);
       expect(res.status).toBe(400);
-      expect(res.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'Invalid cursor value.', details: { field: 'cursor' } });
+      expect(res.body.error).toEqual({
+        code: 'VALIDATION_ERROR',
+        message: 'Invalid cursor value.',
+        details: { field: 'cursor' },
+      });
     }
     // A cursor from another list (here: archived=false) does not decode as the unfiltered list's cursor.
     const foreign = await api.get(`/api/v1/chats?cursor=${encodeURIComponent(archivedCursor)}`);

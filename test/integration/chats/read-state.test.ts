@@ -21,7 +21,6 @@ const create = async (agentIds: string[], extra: Record<string, unknown> = {}) =
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('mark-read, mark-unread and the summaries', () => {
-
   it('mark-unread clears last_read_at and forces unread_count to 1, even with no messages', async () => {
     const chat = await create(['alpha']);
     await sleep(3);
@@ -51,7 +50,11 @@ describe('mark-read, mark-unread and the summaries', () => {
     const chat = await create(['alpha'], { firstMessage: 'x' });
     // One agent message: a PATCH landing after a mark-unread recounts unread_count as 1 (§3.3),
     // so every order of the ops ends in one of the two states checked below.
-    const reply = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'alpha', content: 'y' });
+    const reply = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'agent',
+      senderId: 'alpha',
+      content: 'y',
+    });
     expect(reply.status).toBe(201);
     await api.post(`/api/v1/chats/${chat.id}/mark-read`);
     const ops = Array.from({ length: 30 }, (_, i) =>

@@ -23,12 +23,17 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const suggestions = async (q: string) => (await api.get(`/api/v1/tags/suggestions?q=${encodeURIComponent(q)}&limit=100`)).body.data;
+const suggestions = async (q: string) =>
+  (await api.get(`/api/v1/tags/suggestions?q=${encodeURIComponent(q)}&limit=100`)).body.data;
 
 /** Every catalog entry's stored count, read straight from the table. */
 async function catalog(): Promise<Map<string, number>> {
   const { pk } = Keys.tagsWithPrefix('');
-  const items = await queryAll({ KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true });
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+    ConsistentRead: true,
+  });
   return new Map(items.map((item) => [String(item.name), Number(item.usage_count)]));
 }
 
@@ -37,7 +42,9 @@ async function recount(): Promise<Map<string, number>> {
   const counts = new Map<string, number>();
   let cursor: string | null = null;
   do {
-    const page: { data: { tags: string[] }[]; cursor: { next: string | null } } = (await api.get(`/api/v1/chats?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)).body;
+    const page: { data: { tags: string[] }[]; cursor: { next: string | null } } = (
+      await api.get(`/api/v1/chats?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`)
+    ).body;
     for (const chat of page.data) for (const t of chat.tags) counts.set(t, (counts.get(t) ?? 0) + 1);
     cursor = page.cursor.next;
   } while (cursor);
@@ -57,13 +64,22 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
     const chat = (await api.post('/api/v1/chats', body())).body;
     const steps: [Record<string, unknown>, Record<string, unknown>][] = [
       [{ title: '  Renamed  ' }, { title: 'Renamed', title_source: 'manual' }],
-      [{ title: 'Auto title long', titleAutoRenamed: true }, { title: 'Auto title', title_source: 'auto' }],
-      [{ title: 'Manual', titleAutoRenamed: false }, { title: 'Manual', title_source: 'manual' }],
+      [
+        { title: 'Auto title long', titleAutoRenamed: true },
+        { title: 'Auto title', title_source: 'auto' },
+      ],
+      [
+        { title: 'Manual', titleAutoRenamed: false },
+        { title: 'Manual', title_source: 'manual' },
+      ],
       [{ tags: ['b', ' a ', 'b', ''] }, { tags: ['b', 'a'] }],
       [{ pinned: true }, { pinned: true }],
       [{ modelId: 'model-b' }, { model_id: 'model-b' }],
       [{ notificationsMuted: true }, { notifications_muted: true }],
-      [{ pinned: false, notificationsMuted: false }, { pinned: false, notifications_muted: false }],
+      [
+        { pinned: false, notificationsMuted: false },
+        { pinned: false, notifications_muted: false },
+      ],
     ];
     let previous = chat;
     for (const [patch, expected] of steps) {
@@ -83,7 +99,11 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
     for (const patch of [{}, { titleAutoRenamed: true }, { unknown: 1 }]) {
       const res = await api.patch(`/api/v1/chats/${chat.id}`, patch);
       expect(res.status).toBe(400);
-      expect(res.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'At least one updatable field is required.', details: null });
+      expect(res.body.error).toEqual({
+        code: 'VALIDATION_ERROR',
+        message: 'At least one updatable field is required.',
+        details: null,
+      });
     }
     const bodyless = await api.request('PATCH', `/api/v1/chats/${chat.id}`);
     expect(bodyless.status).toBe(400);
@@ -141,7 +161,9 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
   });
 
   it('keeps tag usage counts exact under 50 concurrent tag edits', async () => {
-    const chats = await Promise.all(Array.from({ length: 10 }, () => api.post('/api/v1/chats', body()).then((r) => r.body.id as string)));
+    const chats = await Promise.all(
+      Array.from({ length: 10 }, () => api.post('/api/v1/chats', body()).then((r) => r.body.id as string)),
+    );
     const pool = ['c-red', 'c-green', 'c-blue', 'c-black'];
     // 50 edits, 5 per chat, fired all at once; each chat ends with the tags of its last applied edit.
     const edits = Array.from({ length: 50 }, (_, i) => ({
@@ -150,25 +172,35 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
     }));
     const results = await Promise.all(edits.map((e) => api.patch(`/api/v1/chats/${e.chatId}`, { tags: e.tags })));
     expect(results.every((r) => r.status === 200)).toBe(true);
-    const finalTags = await Promise.all(chats.map(async (id) => (await api.get(`/api/v1/chats/${id}`)).body.tags as string[]));
+    const finalTags = await Promise.all(
+      chats.map(async (id) => (await api.get(`/api/v1/chats/${id}`)).body.tags as string[]),
+    );
     const expected = new Map<string, number>();
     for (const tags of finalTags) for (const t of tags) expected.set(t, (expected.get(t) ?? 0) + 1);
-    const counts = new Map((await suggestions('c-')).map((s: { name: string; usage_count: number }) => [s.name, s.usage_count]));
+    const counts = new Map(
+      (await suggestions('c-')).map((s: { name: string; usage_count: number }) => [s.name, s.usage_count]),
+    );
     for (const t of pool) expect([t, counts.get(t) ?? 0]).toEqual([t, expected.get(t) ?? 0]);
   });
 
   describe('many tags (up to 1,000 per chat, 100,000 bytes in all)', () => {
-    const named = (prefix: string, count: number, from = 0) => Array.from({ length: count }, (_, i) => `${prefix}${String(from + i).padStart(4, '0')}`);
+    const named = (prefix: string, count: number, from = 0) =>
+      Array.from({ length: count }, (_, i) => `${prefix}${String(from + i).padStart(4, '0')}`);
 
     it('accepts 500 distinct tags on create and on a PATCH to 500 others, round-trips them and counts each exactly once', async () => {
       const first = named('big-a-', 500);
-      const created = await api.post('/api/v1/chats', body({ tags: [...first, ' big-a-0007 ', ...first.slice(0, 20), ''] }));
+      const created = await api.post(
+        '/api/v1/chats',
+        body({ tags: [...first, ' big-a-0007 ', ...first.slice(0, 20), ''] }),
+      );
       expect(created.status).toBe(201);
       expect(created.body.tags).toEqual(first);
       expect((await api.get(`/api/v1/chats/${created.body.id}`)).body.tags).toEqual(first);
       let counts = await catalog();
       expect(first.filter((t) => counts.get(t) !== 1)).toEqual([]);
-      expect(await suggestions('big-a-049')).toEqual(named('big-a-', 10, 490).map((name) => ({ name, usage_count: 1 })));
+      expect(await suggestions('big-a-049')).toEqual(
+        named('big-a-', 10, 490).map((name) => ({ name, usage_count: 1 })),
+      );
 
       const second = named('big-b-', 500);
       const patched = await api.patch(`/api/v1/chats/${created.body.id}`, { tags: second });
@@ -205,8 +237,8 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
         },
         { step: 'initialize', name: 'count-catalog-parts' },
       );
-      const results = await Promise.all(edits.map((tags) => api.patch(`/api/v1/chats/${chat.id}`, { tags }))).finally(() =>
-        ddb().middlewareStack.remove('count-catalog-parts'),
+      const results = await Promise.all(edits.map((tags) => api.patch(`/api/v1/chats/${chat.id}`, { tags }))).finally(
+        () => ddb().middlewareStack.remove('count-catalog-parts'),
       );
       expect(results.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
       expect(partsApplied).toBeGreaterThan(0);
@@ -238,7 +270,10 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
         [['over-long-'.padEnd(401, 'x')], 'Each tag must be at most 400 bytes.'],
       ];
       for (const [tags, message] of cases) {
-        for (const res of [await api.post('/api/v1/chats', body({ tags })), await api.patch(`/api/v1/chats/${chat.id}`, { tags })]) {
+        for (const res of [
+          await api.post('/api/v1/chats', body({ tags })),
+          await api.patch(`/api/v1/chats/${chat.id}`, { tags }),
+        ]) {
           expect(res.status).toBe(400);
           expect(res.body.error).toEqual({ code: 'VALIDATION_ERROR', message, details: { field: 'tags' } });
         }
@@ -282,7 +317,9 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
         expect(stranded.length).toBeGreaterThan(0);
         const waiting = (await Promise.all(stranded.map(async (key) => (await readPart(key))!.adjustments))).flat();
         const off = mismatches(await catalog(), await recount());
-        expect(off.map(([t, stored, truth]) => [t, truth - stored]).sort()).toEqual(waiting.map((a) => [a.name, a.delta]).sort());
+        expect(off.map(([t, stored, truth]) => [t, truth - stored]).sort()).toEqual(
+          waiting.map((a) => [a.name, a.delta]).sort(),
+        );
         // Too young for the sweeper's schedule; then due.
         expect(await sweepCatalogParts()).toBe(0);
         expect(await sweepCatalogParts(0, Date.now() + 1000)).toBe(stranded.length);

@@ -16,7 +16,14 @@ describe('GET /api/v1/config', () => {
       appName: 'OpenGram',
       allowedMimeTypes: ['*/*'],
       titleMaxChars: 48,
-      agents: [{ id: 'agent-default', name: 'Default Agent', description: 'Default local development agent.', defaultModelId: 'model-default' }],
+      agents: [
+        {
+          id: 'agent-default',
+          name: 'Default Agent',
+          description: 'Default local development agent.',
+          defaultModelId: 'model-default',
+        },
+      ],
       models: [{ id: 'model-default', name: 'Default Model', description: 'Default local development model.' }],
       push: { enabled: false, vapidPublicKey: null, subject: null },
       security: { instanceSecretEnabled: false, readEndpointsRequireInstanceSecret: false },
@@ -47,25 +54,55 @@ describe('GET /api/v1/config', () => {
     // Up to the configured 50 MB through upload sessions; what one request carries, directly.
     expect([res.body.maxUploadBytes, res.body.directUploadMaxBytes]).toEqual([50_000_000, 4_194_304]);
     expect(res.body).not.toHaveProperty('defaultModelIdForNewChats');
-    expect(res.body.autoRenameProviders.map((p: { id: string }) => p.id)).toEqual(['anthropic', 'openai', 'google', 'xai', 'openrouter']);
-    expect(res.body.autoRenameProviders[2]).toMatchObject({ id: 'google', name: 'Google Gemini', envVar: 'GEMINI_API_KEY', hasEnvKey: false });
+    expect(res.body.autoRenameProviders.map((p: { id: string }) => p.id)).toEqual([
+      'anthropic',
+      'openai',
+      'google',
+      'xai',
+      'openrouter',
+    ]);
+    expect(res.body.autoRenameProviders[2]).toMatchObject({
+      id: 'google',
+      name: 'Google Gemini',
+      envVar: 'GEMINI_API_KEY',
+      hasEnvKey: false,
+    });
   });
 
   it('never exposes a secret, and reflects configuration changes immediately', async () => {
     api.setConfig({
       defaultModelIdForNewChats: 'model-default',
-      security: { instanceSecretEnabled: true, instanceSecret: 'top-secret-value', readEndpointsRequireInstanceSecret: false },
-      hooks: [{ url: 'https://example.com/hook', events: ['chat.created'], signingSecret: 'hook-secret-value', headers: { 'x-api-key': 'hdr-secret' } }],
+      security: {
+        instanceSecretEnabled: true,
+        instanceSecret: 'top-secret-value',
+        readEndpointsRequireInstanceSecret: false,
+      },
+      hooks: [
+        {
+          url: 'https://example.com/hook',
+          events: ['chat.created'],
+          signingSecret: 'hook-secret-value',
+          headers: { 'x-api-key': 'hdr-secret' },
+        },
+      ],
       autoRename: { enabled: true, provider: 'anthropic', modelId: 'claude-haiku-4-5', apiKey: 'rename-secret-value' },
     });
     try {
       const res = await api.get('/api/v1/config');
       expect(res.status).toBe(200);
-      for (const secret of ['top-secret-value', 'hook-secret-value', 'hdr-secret', 'rename-secret-value']) expect(res.text).not.toContain(secret);
+      for (const secret of ['top-secret-value', 'hook-secret-value', 'hdr-secret', 'rename-secret-value'])
+        expect(res.text).not.toContain(secret);
       expect(res.body.defaultModelIdForNewChats).toBe('model-default');
       expect(res.body.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: false });
-      expect(res.body.hooks).toEqual([{ url: 'https://example.com/hook', events: ['chat.created'], timeoutMs: 5000, maxRetries: 3 }]);
-      expect(res.body.autoRename).toEqual({ enabled: true, provider: 'anthropic', modelId: 'claude-haiku-4-5', hasApiKey: true });
+      expect(res.body.hooks).toEqual([
+        { url: 'https://example.com/hook', events: ['chat.created'], timeoutMs: 5000, maxRetries: 3 },
+      ]);
+      expect(res.body.autoRename).toEqual({
+        enabled: true,
+        provider: 'anthropic',
+        modelId: 'claude-haiku-4-5',
+        hasApiKey: true,
+      });
     } finally {
       api.setConfig({});
     }

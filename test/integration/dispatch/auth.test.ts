@@ -6,7 +6,10 @@ import { describe, expect, it } from '@jest/globals';
 import { configWith, dispatchApi } from './support.js';
 
 const SECRET = 'og_dispatch-test-secret-0123456789abcdef';
-const config = { ...configWith({ mode: 'sequential' }), security: { instanceSecretEnabled: true, instanceSecret: SECRET } };
+const config = {
+  ...configWith({ mode: 'sequential' }),
+  security: { instanceSecretEnabled: true, instanceSecret: SECRET },
+};
 
 const { api } = dispatchApi(config, { drainAfterEach: false });
 
@@ -28,20 +31,31 @@ describe('dispatch with the instance secret', () => {
     for (const [path, body] of calls) {
       for (const options of [{}, { headers: { authorization: 'Bearer wrong' } }]) {
         const res = await api().post(path, body, options);
-        expect({ path, status: res.status, error: res.body?.error }).toEqual({ path, status: 401, error: UNAUTHORIZED });
+        expect({ path, status: res.status, error: res.body?.error }).toEqual({
+          path,
+          status: 401,
+          error: UNAUTHORIZED,
+        });
       }
     }
   });
 
   it('runs the worker loop with the secret', async () => {
-    const chat = (await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'secret work' }, auth)).body;
+    const chat = (
+      await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'secret work' }, auth)
+    ).body;
     const claim = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 2000 }, auth);
     expect(claim.status).toBe(200);
     expect(claim.body).toMatchObject({ chatId: chat.id, compiledContent: 'secret work' });
     // The token query parameter is accepted too.
-    const hb = await api().post(`/api/v1/dispatch/${claim.body.batchId}/heartbeat?token=${encodeURIComponent(SECRET)}`, { workerId: 'w1' });
+    const hb = await api().post(
+      `/api/v1/dispatch/${claim.body.batchId}/heartbeat?token=${encodeURIComponent(SECRET)}`,
+      { workerId: 'w1' },
+    );
     expect(hb.status).toBe(204);
-    expect((await api().post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w1' }, auth)).status).toBe(204);
+    expect((await api().post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w1' }, auth)).status).toBe(
+      204,
+    );
     expect((await api().post('/api/v1/dispatch/claim-many', { workerId: 'w1', waitMs: 0 }, auth)).status).toBe(204);
   });
 });

@@ -5,13 +5,24 @@ import { dispatchApi } from './support.js';
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
   models: [{ id: 'm', name: 'M', description: '' }],
-  server: { dispatch: { mode: 'batched_sequential', batchDebounceMs: 1000, typingGraceMs: 800, maxBatchWaitMs: 3000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 2 } },
+  server: {
+    dispatch: {
+      mode: 'batched_sequential',
+      batchDebounceMs: 1000,
+      typingGraceMs: 800,
+      maxBatchWaitMs: 3000,
+      retryBaseMs: 200,
+      retryMaxMs: 1000,
+      maxAttempts: 2,
+    },
+  },
 };
 
 const { api } = dispatchApi(config, { drainAfterEach: false });
 
 const newChat = async () => (await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
-const say = (chatId: string, content: string) => api().post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content });
+const say = (chatId: string, content: string) =>
+  api().post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content });
 
 describe('dispatch', () => {
   it('answers 204 with no body when nothing is claimable within waitMs', async () => {
@@ -64,14 +75,22 @@ describe('dispatch', () => {
     await say(chat.id, 'do it');
     const first = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
     expect(first.status).toBe(200);
-    const failed = await api().post(`/api/v1/dispatch/${first.body.batchId}/fail`, { workerId: 'w1', reason: ' boom ', retryable: true });
+    const failed = await api().post(`/api/v1/dispatch/${first.body.batchId}/fail`, {
+      workerId: 'w1',
+      reason: ' boom ',
+      retryable: true,
+    });
     expect(failed.status).toBe(204);
     const early = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 0 });
     expect(early.status).toBe(204);
     const second = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 5000 });
     expect(second.status).toBe(200);
     expect(second.body.batchId).toBe(first.body.batchId);
-    const terminal = await api().post(`/api/v1/dispatch/${second.body.batchId}/fail`, { workerId: 'w2', reason: 'still broken', retryable: true });
+    const terminal = await api().post(`/api/v1/dispatch/${second.body.batchId}/fail`, {
+      workerId: 'w2',
+      reason: 'still broken',
+      retryable: true,
+    });
     expect(terminal.status).toBe(204);
     const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data;
     expect(messages[0]).toMatchObject({
@@ -81,6 +100,9 @@ describe('dispatch', () => {
       trace: { dispatchFailure: true },
     });
     const chatAfter = (await api().get(`/api/v1/chats/${chat.id}`)).body;
-    expect(chatAfter).toMatchObject({ last_message_role: 'system', last_message_preview: 'Dispatch failed after 2 attempts: still broken' });
+    expect(chatAfter).toMatchObject({
+      last_message_role: 'system',
+      last_message_preview: 'Dispatch failed after 2 attempts: still broken',
+    });
   });
 });

@@ -7,7 +7,15 @@ import { describe, expect, it } from '@jest/globals';
 import { blocks, configWith, dispatchApi, sleep } from './support.js';
 
 const DEBOUNCE = 800;
-const config = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNCE, typingGraceMs: 1000, maxBatchWaitMs: 3000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 2 });
+const config = configWith({
+  mode: 'batched_sequential',
+  batchDebounceMs: DEBOUNCE,
+  typingGraceMs: 1000,
+  maxBatchWaitMs: 3000,
+  retryBaseMs: 200,
+  retryMaxMs: 1000,
+  maxAttempts: 2,
+});
 
 const { d } = dispatchApi(config);
 const W = 'worker-1';
@@ -69,11 +77,13 @@ describe('batch size', () => {
     await d.completeOk(big.batchId, W);
     // Whatever else was sealed, so the assertions report it and nothing is left behind.
     const rest = await d.drain(DEBOUNCE + 1500);
-    expect({ inTheBatch: big.items.length, inLaterBatches: rest.map((b) => b.items.length) }).toEqual({ inTheBatch: 120, inLaterBatches: [] });
+    expect({ inTheBatch: big.items.length, inLaterBatches: rest.map((b) => b.items.length) }).toEqual({
+      inTheBatch: 120,
+      inLaterBatches: [],
+    });
     expect([...big.items, ...rest.flatMap((b) => b.items)].map((i) => i.sourceId)).toEqual(ids);
     expect(big.compiledContent).toBe(blocks(contents));
   }, 60_000);
-
 
   it('dispatches three 200 000-character messages sent within the debounce as one batch (a payload over the 400 KB item limit)', async () => {
     const chat = await d.newChat();

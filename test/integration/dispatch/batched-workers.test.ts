@@ -83,7 +83,8 @@ describe('batched_sequential with concurrent workers', () => {
         if (claimedIds.has(batch.batchId)) duplicateClaims.push(batch.batchId);
         claimedIds.add(batch.batchId);
         const other = held.get(batch.chatId);
-        if (other !== undefined) violations.push(`chat ${batch.chatId}: ${batch.batchId} claimed by ${workerId} while ${other} was held`);
+        if (other !== undefined)
+          violations.push(`chat ${batch.chatId}: ${batch.batchId} claimed by ${workerId} while ${other} was held`);
         held.set(batch.chatId, batch.batchId);
         const c = chatIndex.get(batch.chatId);
         if (c === undefined) {
@@ -138,7 +139,13 @@ describe('batched_sequential with concurrent workers', () => {
         expect(b).toMatchObject({ chatId: chats[c], kind: 'user_batch', agentIdHint: 'assistant', attachments: [] });
         const contents = b.items.map((i) => i.content);
         expect(b.compiledContent).toBe(contents.length === 1 ? contents[0] : blocks(contents));
-        for (const item of b.items) expect(item).toMatchObject({ sourceKind: 'user_message', senderId: 'user:primary', mediaIds: [], attachmentNames: [] });
+        for (const item of b.items)
+          expect(item).toMatchObject({
+            sourceKind: 'user_message',
+            senderId: 'user:primary',
+            mediaIds: [],
+            attachmentNames: [],
+          });
       }
     }
     // Batching happened: fewer batches than inputs.

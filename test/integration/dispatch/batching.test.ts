@@ -50,13 +50,40 @@ describe('batched_sequential sealing', () => {
       chatId: chat.id,
       kind: 'user_batch',
       agentIdHint: 'assistant',
-      compiledContent: '[Message 1]\n[attachments: ["plan.pdf"]]\nsee attached\n\n[Message 2]\nand summarize it\n\n[Message 3]\nthanks',
+      compiledContent:
+        '[Message 1]\n[attachments: ["plan.pdf"]]\nsee attached\n\n[Message 2]\nand summarize it\n\n[Message 3]\nthanks',
       items: [
-        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: ids[0], senderId: 'user:primary', content: 'see attached', mediaIds: [media], attachmentNames: ['plan.pdf'] },
-        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: ids[1], senderId: 'user:primary', content: 'and summarize it', mediaIds: [], attachmentNames: [] },
-        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: ids[2], senderId: 'user:primary', content: 'thanks', mediaIds: [], attachmentNames: [] },
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: ids[0],
+          senderId: 'user:primary',
+          content: 'see attached',
+          mediaIds: [media],
+          attachmentNames: ['plan.pdf'],
+        },
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: ids[1],
+          senderId: 'user:primary',
+          content: 'and summarize it',
+          mediaIds: [],
+          attachmentNames: [],
+        },
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: ids[2],
+          senderId: 'user:primary',
+          content: 'thanks',
+          mediaIds: [],
+          attachmentNames: [],
+        },
       ],
-      attachments: [{ mediaId: media, fileName: 'plan.pdf', kind: 'file', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 }],
+      attachments: [
+        { mediaId: media, fileName: 'plan.pdf', kind: 'file', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 },
+      ],
     });
     expect(new Set(batch.items.map((i) => i.inputId)).size).toBe(3);
     await d.completeOk(batch.batchId, W);
@@ -149,7 +176,9 @@ describe('batched_sequential sealing', () => {
     // m2's debounce passes while b1 is leased: rule 2 holds it.
     await sleep(DEBOUNCE + 700);
     // The lease ends (retry in 5 s): the chat has no leased batch, so m2 is eligible at once.
-    expect((await d.fail(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 })).status).toBe(204);
+    expect(
+      (await d.fail(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 })).status,
+    ).toBe(204);
     await sleep(DEBOUNCE + LATE);
     // m3 comes after m2 was due to be sealed: it is a batch of its own.
     const m3 = await d.say(chat.id, 'third');

@@ -31,13 +31,19 @@ describe('fail', () => {
     await d.claimNone({ workerId: 'w2', waitMs: 0 });
     const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
     const back = Date.now() - failed1;
-    expect({ early: back < BASE - 100, late: back >= 2 * BASE - 100, ms: back }).toEqual({ early: false, late: false, ms: back });
+    expect({ early: back < BASE - 100, late: back >= 2 * BASE - 100, ms: back }).toEqual({
+      early: false,
+      late: false,
+      ms: back,
+    });
     expect(b2.batchId).toBe(b1.batchId);
     expect(b2.items).toEqual(b1.items);
     expect(b2.compiledContent).toBe('do it');
 
     // Attempt 2 fails (retried at once: the doubled backoff is the unit test's).
-    expect((await d.fail(b2.batchId, { workerId: 'w2', reason: 'second', retryable: true, retryDelayMs: 0 })).status).toBe(204);
+    expect(
+      (await d.fail(b2.batchId, { workerId: 'w2', reason: 'second', retryable: true, retryDelayMs: 0 })).status,
+    ).toBe(204);
     const b3 = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
     expect(b3.batchId).toBe(b1.batchId);
 
@@ -89,7 +95,9 @@ describe('fail', () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'override');
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'now', retryable: true, retryDelayMs: 0 })).status).toBe(204);
+    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'now', retryable: true, retryDelayMs: 0 })).status).toBe(
+      204,
+    );
     const failedAt = Date.now();
     // Back to pending, the batch is leased to no one: the old owner gets 409 everywhere.
     expectLeaseLost(await d.heartbeat(b1.batchId, { workerId: 'w1' }), b1.batchId, 'w1');
@@ -102,28 +110,39 @@ describe('fail', () => {
     expect(b2.batchId).toBe(b1.batchId);
     // Second attempt, non-retryable: terminal with the attempt count.
     expect((await d.fail(b2.batchId, { workerId: 'w2', reason: 'give up', retryable: false })).status).toBe(204);
-    expect((await messagesOf(chat.id))[0]).toMatchObject({ role: 'system', content_final: 'Dispatch failed after 2 attempts: give up' });
+    expect((await messagesOf(chat.id))[0]).toMatchObject({
+      role: 'system',
+      content_final: 'Dispatch failed after 2 attempts: give up',
+    });
   });
 
   it('a retry delay that is not a whole number of seconds ends within about one tick (§11)', async () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'odd delay');
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'soon', retryable: true, retryDelayMs: 1300 })).status).toBe(204);
+    expect(
+      (await d.fail(b1.batchId, { workerId: 'w1', reason: 'soon', retryable: true, retryDelayMs: 1300 })).status,
+    ).toBe(204);
     const failedAt = Date.now();
     const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
     const after = Date.now() - failedAt;
     await d.completeOk(b2.batchId, 'w2');
     expect(b2.batchId).toBe(b1.batchId);
     // Not before its time, and not rounded up to 2 s either.
-    expect({ early: after < 1300 - 100, late: after > 1300 + 600, ms: after }).toEqual({ early: false, late: false, ms: after });
+    expect({ early: after < 1300 - 100, late: after > 1300 + 600, ms: after }).toEqual({
+      early: false,
+      late: false,
+      ms: after,
+    });
   });
 
   it('a claim that ends before a batch is due waits quietly instead of spinning on it', async () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'not yet');
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 2900 })).status).toBe(204);
+    expect(
+      (await d.fail(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 2900 })).status,
+    ).toBe(204);
     // Its message reappears after 2 s (whole seconds, rounded down); this claim's wait ends at
     // 2.4 s, before the batch is due at 2.9 s (half a second of slack for a busy machine): it
     // looks, gives the message back, and pauses.
@@ -151,7 +170,11 @@ describe('fail', () => {
       trace: { dispatchFailure: true },
     });
     const after = (await api().get(`/api/v1/chats/${chat.id}`)).body;
-    expect(after).toMatchObject({ last_message_role: 'system', last_message_preview: 'Dispatch failed after 1 attempts: bad input', unread_count: before.unread_count + 1 });
+    expect(after).toMatchObject({
+      last_message_role: 'system',
+      last_message_preview: 'Dispatch failed after 1 attempts: bad input',
+      unread_count: before.unread_count + 1,
+    });
     const created = (await eventsSince(api().tableName, eventCount)).filter((e) => e.type === 'message.created');
     expect(created.map((e) => e.payload.trace)).toEqual([{ dispatchFailure: true }]);
     await d.claimNone({ workerId: 'w2', waitMs: 1500 });
@@ -166,7 +189,9 @@ describe('fail', () => {
     const b1 = await d.say(b.id, 'b1');
     const first = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(first.items.map((i) => i.sourceId)).toEqual([a1]);
-    expect((await d.fail(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 })).status).toBe(204);
+    expect(
+      (await d.fail(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 })).status,
+    ).toBe(204);
     const failedAt = Date.now();
     // Chat B flows; chat A's second batch does not jump the queue.
     const other = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
@@ -197,14 +222,24 @@ describe('fail', () => {
     expect(blank.body.error.code).toBe('VALIDATION_ERROR');
     expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x' }), 'retryable');
     expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x', retryable: 'yes' }), 'retryable');
-    expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x', retryable: true, retryDelayMs: -1 }), 'retryDelayMs');
-    expectSchemaError(await d.fail(id, { workerId: 'w1', reason: 'x', retryable: true, retryDelayMs: 1.5 }), 'retryDelayMs');
+    expectSchemaError(
+      await d.fail(id, { workerId: 'w1', reason: 'x', retryable: true, retryDelayMs: -1 }),
+      'retryDelayMs',
+    );
+    expectSchemaError(
+      await d.fail(id, { workerId: 'w1', reason: 'x', retryable: true, retryDelayMs: 1.5 }),
+      'retryDelayMs',
+    );
     expectSchemaError(await d.fail(id, { reason: 'x', retryable: true }), 'workerId');
     expectSchemaError(await d.fail(id, { workerId: '', reason: 'x', retryable: true }), 'workerId');
 
     expectLeaseLost(await d.fail(id, { workerId: 'intruder', reason: 'mine', retryable: false }), id, 'intruder');
     expectLeaseLost(await d.fail(id, { workerId: 'intruder', reason: 'mine', retryable: true }), id, 'intruder');
-    expectLeaseLost(await d.fail(id, { workerId: 'intruder', reason: 'mine', retryable: true, retryDelayMs: 0 }), id, 'intruder');
+    expectLeaseLost(
+      await d.fail(id, { workerId: 'intruder', reason: 'mine', retryable: true, retryDelayMs: 0 }),
+      id,
+      'intruder',
+    );
 
     const unknown = await d.fail('AAAAAAAAAAAAAAAAAAAAA', { workerId: 'w1', reason: 'x', retryable: false });
     expect(unknown.status).toBe(404);

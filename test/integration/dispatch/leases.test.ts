@@ -98,14 +98,22 @@ describe('leases', () => {
     await d.completeOk(batch.batchId, 'w1');
     // A completed batch is leased to no one.
     expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
-    expectLeaseLost(await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }), batch.batchId, 'w1');
+    expectLeaseLost(
+      await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }),
+      batch.batchId,
+      'w1',
+    );
 
     const unknown = await d.heartbeat('AAAAAAAAAAAAAAAAAAAAA', { workerId: 'w1' });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
     const unknownComplete = await d.complete('AAAAAAAAAAAAAAAAAAAAA', 'w1');
     expect(unknownComplete.status).toBe(404);
-    expect(unknownComplete.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
+    expect(unknownComplete.body.error).toEqual({
+      code: 'NOT_FOUND',
+      message: 'Dispatch batch not found.',
+      details: null,
+    });
   });
 
   it('a worker that stops heartbeating loses the lease: 409 at once, and another claim gets the same batch', async () => {
@@ -124,8 +132,16 @@ describe('leases', () => {
     expect(again.items).toEqual(batch.items);
     expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
     expectLeaseLost(await d.complete(batch.batchId, 'w1'), batch.batchId, 'w1');
-    expectLeaseLost(await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: true }), batch.batchId, 'w1');
-    expectLeaseLost(await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }), batch.batchId, 'w1');
+    expectLeaseLost(
+      await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: true }),
+      batch.batchId,
+      'w1',
+    );
+    expectLeaseLost(
+      await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }),
+      batch.batchId,
+      'w1',
+    );
     await d.completeOk(batch.batchId, 'w2');
     const second = await d.claimOne({ workerId: 'w2', waitMs: 3000 });
     expect(second.items.map((i) => i.sourceId)).toEqual([m2]);
@@ -163,7 +179,11 @@ describe('leases', () => {
     const afterHeartbeat = Date.now() - extendedAt;
     await d.completeOk(third.batchId, 'w3');
     expect([again.batchId, third.batchId]).toEqual([batch.batchId, batch.batchId]);
-    expect({ afterClaim: afterClaim <= 1100 + 700, afterHeartbeat: afterHeartbeat <= 1100 + 700, ms: [afterClaim, afterHeartbeat] }).toEqual({
+    expect({
+      afterClaim: afterClaim <= 1100 + 700,
+      afterHeartbeat: afterHeartbeat <= 1100 + 700,
+      ms: [afterClaim, afterHeartbeat],
+    }).toEqual({
       afterClaim: true,
       afterHeartbeat: true,
       ms: [afterClaim, afterHeartbeat],
@@ -207,7 +227,11 @@ describe('leases', () => {
     expect(b3.batchId).toBe(b1.batchId);
     expect((await d.fail(b3.batchId, { workerId: 'w3', reason: 'too slow', retryable: true })).status).toBe(204);
     const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
-    expect(messages[0]).toMatchObject({ role: 'system', content_final: 'Dispatch failed after 3 attempts: too slow', trace: { dispatchFailure: true } });
+    expect(messages[0]).toMatchObject({
+      role: 'system',
+      content_final: 'Dispatch failed after 3 attempts: too slow',
+      trace: { dispatchFailure: true },
+    });
   });
 });
 
@@ -306,8 +330,12 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
     await d.claimNone({ workerId: 'w2', waitMs: 500 });
     // A retried complete replays its 204 instead of answering 409.
     const completeKey = { headers: { 'Idempotency-Key': 'dispatch-complete-key' } };
-    expect((await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status).toBe(204);
-    expect((await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status).toBe(204);
+    expect(
+      (await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
+    ).toBe(204);
+    expect(
+      (await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
+    ).toBe(204);
     await d.completeOk(other.batchId, 'w2');
   });
 
@@ -336,7 +364,10 @@ describe('request validation', () => {
       expectSchemaError(await api().post(path, { workerId: 'w', waitMs: '100' }), 'waitMs');
     }
     expectSchemaError(await d.claimMany({ workerId: 'w', waitMs: 0, limit: 0 }), 'limit');
-    expectSchemaError(await api().post('/api/v1/dispatch/claim-many', { workerId: 'w', waitMs: 0, limit: 2.5 }), 'limit');
+    expectSchemaError(
+      await api().post('/api/v1/dispatch/claim-many', { workerId: 'w', waitMs: 0, limit: 2.5 }),
+      'limit',
+    );
   });
 
   it('rejects bad heartbeat and complete bodies with schema errors', async () => {

@@ -39,12 +39,24 @@ const newFolder = () => {
 /** A client on one running emulator, with the calls dispatch makes. */
 function clientOf(local: LocalSqs) {
   // One attempt: a failing call must show here, not be retried away.
-  const sqs = new SQSClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const sqs = new SQSClient({
+    endpoint: local.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
   let counter = 0;
   const self = {
     sqs,
     send: (body: string, group: string, dedup = `d-${counter++}-${Date.now()}`) =>
-      sqs.send(new SendMessageCommand({ QueueUrl: local.dispatchQueueUrl, MessageBody: body, MessageGroupId: group, MessageDeduplicationId: dedup })),
+      sqs.send(
+        new SendMessageCommand({
+          QueueUrl: local.dispatchQueueUrl,
+          MessageBody: body,
+          MessageGroupId: group,
+          MessageDeduplicationId: dedup,
+        }),
+      ),
     receive: async (visibility: number, max = 10, wait = 0): Promise<Message[]> =>
       (
         await sqs.send(
@@ -57,9 +69,16 @@ function clientOf(local: LocalSqs) {
           }),
         )
       ).Messages ?? [],
-    remove: (m: Message) => sqs.send(new DeleteMessageCommand({ QueueUrl: local.dispatchQueueUrl, ReceiptHandle: m.ReceiptHandle! })),
+    remove: (m: Message) =>
+      sqs.send(new DeleteMessageCommand({ QueueUrl: local.dispatchQueueUrl, ReceiptHandle: m.ReceiptHandle! })),
     hide: (m: Message, seconds: number) =>
-      sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: local.dispatchQueueUrl, ReceiptHandle: m.ReceiptHandle!, VisibilityTimeout: seconds })),
+      sqs.send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: local.dispatchQueueUrl,
+          ReceiptHandle: m.ReceiptHandle!,
+          VisibilityTimeout: seconds,
+        }),
+      ),
     /** Receives until nothing comes, deleting everything (a clean queue between tests). */
     async purge(): Promise<void> {
       for (;;) {
@@ -185,7 +204,15 @@ describe.each(modes)('local SQS (fauxqs) %s', (_label, folder) => {
     expect(bodies(copy)).toEqual(['copy']);
     await q.remove(copy[0]!);
     await expect(
-      q.sqs.send(new SendMessageCommand({ QueueUrl: local.dispatchQueueUrl, MessageBody: 'late', MessageGroupId: 'chat-e', MessageDeduplicationId: 'delayed', DelaySeconds: 1 })),
+      q.sqs.send(
+        new SendMessageCommand({
+          QueueUrl: local.dispatchQueueUrl,
+          MessageBody: 'late',
+          MessageGroupId: 'chat-e',
+          MessageDeduplicationId: 'delayed',
+          DelaySeconds: 1,
+        }),
+      ),
     ).rejects.toThrow();
   });
 });
@@ -200,9 +227,18 @@ describe('local SQS (fauxqs) with a data folder, across a restart', () => {
     await q.send('returned', 'chat-r');
     const got = await q.receive(30);
     expect(bodies(got)).toEqual(['held', 'returned', 'waiting']);
-    await q.hide(got.find((m) => m.Body === 'waiting')!, 0);
-    await q.hide(got.find((m) => m.Body === 'held')!, 2);
-    await q.hide(got.find((m) => m.Body === 'returned')!, 0);
+    await q.hide(
+      got.find((m) => m.Body === 'waiting')!,
+      0,
+    );
+    await q.hide(
+      got.find((m) => m.Body === 'held')!,
+      2,
+    );
+    await q.hide(
+      got.find((m) => m.Body === 'returned')!,
+      0,
+    );
     q.sqs.destroy();
     await local.stop();
 

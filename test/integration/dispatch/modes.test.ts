@@ -6,7 +6,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { configWith, dispatchApi } from './support.js';
 
-const config = configWith({ mode: 'immediate', batchDebounceMs: 5000, typingGraceMs: 5000, maxBatchWaitMs: 10_000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 3 });
+const config = configWith({
+  mode: 'immediate',
+  batchDebounceMs: 5000,
+  typingGraceMs: 5000,
+  maxBatchWaitMs: 10_000,
+  retryBaseMs: 200,
+  retryMaxMs: 1000,
+  maxAttempts: 3,
+});
 
 const { api, d } = dispatchApi(config);
 
@@ -23,7 +31,17 @@ describe('immediate mode', () => {
       kind: 'user_batch',
       agentIdHint: 'assistant',
       compiledContent: 'hello there',
-      items: [{ inputId: expect.any(String), sourceKind: 'user_message', sourceId: messages[0].id, senderId: 'user:primary', content: 'hello there', mediaIds: [], attachmentNames: [] }],
+      items: [
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: messages[0].id,
+          senderId: 'user:primary',
+          content: 'hello there',
+          mediaIds: [],
+          attachmentNames: [],
+        },
+      ],
       attachments: [],
     });
     await d.completeOk(batch.batchId, 'w1');
@@ -56,7 +74,8 @@ describe('immediate mode', () => {
     expect(new Set(batches.map((b) => b.batchId)).size).toBe(3);
     expect(batches.flatMap((b) => b.items.map((i) => i.sourceId)).sort()).toEqual([...ids].sort());
     // All three held at once: each heartbeat succeeds.
-    for (const [i, b] of batches.entries()) expect((await d.heartbeat(b.batchId, { workerId: `w${i + 1}` })).status).toBe(204);
+    for (const [i, b] of batches.entries())
+      expect((await d.heartbeat(b.batchId, { workerId: `w${i + 1}` })).status).toBe(204);
     for (const [i, b] of batches.entries()) await d.completeOk(b.batchId, `w${i + 1}`);
   });
 
@@ -65,7 +84,9 @@ describe('immediate mode', () => {
     const m1 = await d.say(chat.id, 'first');
     const first = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(first.items[0]!.sourceId).toBe(m1);
-    expect((await d.fail(first.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 3000 })).status).toBe(204);
+    expect(
+      (await d.fail(first.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 3000 })).status,
+    ).toBe(204);
     const m2 = await d.say(chat.id, 'second');
     const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
     expect(second.items[0]!.sourceId).toBe(m2);
@@ -82,8 +103,26 @@ describe('immediate mode', () => {
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(batch).toMatchObject({
       compiledContent: '(no text)',
-      items: [{ inputId: expect.any(String), sourceKind: 'user_message', sourceId: mediaOnly, senderId: 'user:primary', content: '', mediaIds: [photo], attachmentNames: ['photo.jpg'] }],
-      attachments: [{ mediaId: photo, fileName: 'photo.jpg', kind: 'image', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 }],
+      items: [
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: mediaOnly,
+          senderId: 'user:primary',
+          content: '',
+          mediaIds: [photo],
+          attachmentNames: ['photo.jpg'],
+        },
+      ],
+      attachments: [
+        {
+          mediaId: photo,
+          fileName: 'photo.jpg',
+          kind: 'image',
+          sourceInputId: batch.items[0]!.inputId,
+          sourceIndex: 0,
+        },
+      ],
     });
     expect('traceKind' in batch.items[0]!).toBe(false);
     await d.completeOk(batch.batchId, 'w1');
@@ -91,14 +130,31 @@ describe('immediate mode', () => {
     const withKind = await d.say(chat.id, 'a file note', { trace: { kind: 'file' } });
     const kinded = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(kinded.items).toEqual([
-      { inputId: expect.any(String), sourceKind: 'user_message', sourceId: withKind, senderId: 'user:primary', content: 'a file note', traceKind: 'file', mediaIds: [], attachmentNames: [] },
+      {
+        inputId: expect.any(String),
+        sourceKind: 'user_message',
+        sourceId: withKind,
+        senderId: 'user:primary',
+        content: 'a file note',
+        traceKind: 'file',
+        mediaIds: [],
+        attachmentNames: [],
+      },
     ]);
     await d.completeOk(kinded.batchId, 'w1');
 
     const plain = await d.say(chat.id, 'no trace');
     const plainBatch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(plainBatch.items[0]!.sourceId).toBe(plain);
-    expect(Object.keys(plainBatch.items[0]!).sort()).toEqual(['attachmentNames', 'content', 'inputId', 'mediaIds', 'senderId', 'sourceId', 'sourceKind']);
+    expect(Object.keys(plainBatch.items[0]!).sort()).toEqual([
+      'attachmentNames',
+      'content',
+      'inputId',
+      'mediaIds',
+      'senderId',
+      'sourceId',
+      'sourceKind',
+    ]);
     await d.completeOk(plainBatch.batchId, 'w1');
 
     // mediaIds first, then the legacy mediaId; an id that is no medium of the chat stays in
@@ -108,8 +164,21 @@ describe('immediate mode', () => {
     const bothBatch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(bothBatch).toMatchObject({
       compiledContent: 'see doc',
-      items: [{ inputId: expect.any(String), sourceKind: 'user_message', sourceId: both, senderId: 'user:primary', content: 'see doc', traceKind: 'file', mediaIds: [doc, 'legacy-id'], attachmentNames: ['doc.pdf'] }],
-      attachments: [{ mediaId: doc, fileName: 'doc.pdf', kind: 'file', sourceInputId: bothBatch.items[0]!.inputId, sourceIndex: 0 }],
+      items: [
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: both,
+          senderId: 'user:primary',
+          content: 'see doc',
+          traceKind: 'file',
+          mediaIds: [doc, 'legacy-id'],
+          attachmentNames: ['doc.pdf'],
+        },
+      ],
+      attachments: [
+        { mediaId: doc, fileName: 'doc.pdf', kind: 'file', sourceInputId: bothBatch.items[0]!.inputId, sourceIndex: 0 },
+      ],
     });
     await d.completeOk(bothBatch.batchId, 'w1');
 
@@ -119,16 +188,41 @@ describe('immediate mode', () => {
     const noteBatch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(noteBatch).toMatchObject({
       compiledContent: '(no text)',
-      items: [{ inputId: expect.any(String), sourceKind: 'user_message', sourceId: note, senderId: 'user:primary', content: '', traceKind: 'audio', mediaIds: [voice], attachmentNames: ['voice.webm'] }],
-      attachments: [{ mediaId: voice, fileName: 'voice.webm', kind: 'audio', sourceInputId: noteBatch.items[0]!.inputId, sourceIndex: 0 }],
+      items: [
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: note,
+          senderId: 'user:primary',
+          content: '',
+          traceKind: 'audio',
+          mediaIds: [voice],
+          attachmentNames: ['voice.webm'],
+        },
+      ],
+      attachments: [
+        {
+          mediaId: voice,
+          fileName: 'voice.webm',
+          kind: 'audio',
+          sourceInputId: noteBatch.items[0]!.inputId,
+          sourceIndex: 0,
+        },
+      ],
     });
     await d.completeOk(noteBatch.batchId, 'w1');
   });
 
   it('creates no input for agent or system messages', async () => {
     const chat = await d.newChat();
-    expect((await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'hi' })).status).toBe(201);
-    expect((await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'system', senderId: 'system', content: 'note' })).status).toBe(201);
+    expect(
+      (await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'hi' }))
+        .status,
+    ).toBe(201);
+    expect(
+      (await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'system', senderId: 'system', content: 'note' }))
+        .status,
+    ).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: 1000 });
   });
 });

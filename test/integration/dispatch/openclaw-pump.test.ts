@@ -45,7 +45,9 @@ describe('OpenClaw-style pumps (claim-many, waitMs 10 s, limit 10, 50 ms idle pa
     }
     const all = [...sent.values()].flat();
     const completedIds = () =>
-      [...ledger.ends.entries()].filter(([, ends]) => ends.includes('completed')).flatMap(([id]) => ledger.claims.get(id)![0]!.items.map((i) => i.sourceId));
+      [...ledger.ends.entries()]
+        .filter(([, ends]) => ends.includes('completed'))
+        .flatMap(([id]) => ledger.claims.get(id)![0]!.items.map((i) => i.sourceId));
     const finished = await until(() => completedIds().length >= all.length, 60_000);
     stop = true;
     await Promise.all(pumps);
@@ -58,17 +60,24 @@ describe('OpenClaw-style pumps (claim-many, waitMs 10 s, limit 10, 50 ms idle pa
       // Failed once, came back once with the very same payload.
       expect([batchId, claims.length, ledger.ends.get(batchId)]).toEqual([batchId, 2, ['completed']]);
       expect(claims[1]).toEqual(claims[0]);
-      expect(await Store.getBatch(batchId)).toMatchObject({ status: 'completed', attempt_count: 2, last_error: 'attempt 1 failed' });
+      expect(await Store.getBatch(batchId)).toMatchObject({
+        status: 'completed',
+        attempt_count: 2,
+        last_error: 'attempt 1 failed',
+      });
     }
     // Per chat: batches in the order of their messages, each leased only after the previous one ended.
     for (const [chatId, ids] of sent) {
       const headers = await Promise.all(
-        [...ledger.claims.entries()].filter(([, c]) => c[0]!.chatId === chatId).map(async ([id]) => (await Store.getBatch(id))!),
+        [...ledger.claims.entries()]
+          .filter(([, c]) => c[0]!.chatId === chatId)
+          .map(async ([id]) => (await Store.getBatch(id))!),
       );
       headers.sort((a, b) => a.chat_seq - b.chat_seq);
       const items = headers.flatMap((h) => ledger.claims.get(h.id)![0]!.items.map((i) => i.sourceId));
       expect([chatId, items]).toEqual([chatId, ids]);
-      for (let k = 1; k < headers.length; k++) expect(headers[k]!.started_at! >= headers[k - 1]!.completed_at!).toBe(true);
+      for (let k = 1; k < headers.length; k++)
+        expect(headers[k]!.started_at! >= headers[k - 1]!.completed_at!).toBe(true);
     }
   }, 120_000);
 });

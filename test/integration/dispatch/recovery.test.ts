@@ -16,7 +16,12 @@ import { configWith, dispatchApi, sleep, withBrokenQueue } from './support.js';
 
 const DEBOUNCE = 600;
 const sequential = configWith({ mode: 'sequential' });
-const batched = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNCE, typingGraceMs: 500, maxBatchWaitMs: 2000 });
+const batched = configWith({
+  mode: 'batched_sequential',
+  batchDebounceMs: DEBOUNCE,
+  typingGraceMs: 500,
+  maxBatchWaitMs: 2000,
+});
 
 const { api, d } = dispatchApi(sequential, { drainAfterEach: false });
 afterEach(async () => {
@@ -58,7 +63,10 @@ describe('dispatch sweeper', () => {
   it('a sender that finds an earlier batch handed over by another carries on with the later ones', async () => {
     const chat = await d.newChat();
     // Two sealed, neither sent: the chat's state says batches 1..2, none handed over.
-    const ids = await withBrokenQueue('DISPATCH_QUEUE_URL', async () => [await d.say(chat.id, 'one'), await d.say(chat.id, 'two')]);
+    const ids = await withBrokenQueue('DISPATCH_QUEUE_URL', async () => [
+      await d.say(chat.id, 'one'),
+      await d.say(chat.id, 'two'),
+    ]);
     const stale = await Store.getState(chat.id);
     expect([stale.batches_sealed, stale.batches_sent ?? 0]).toEqual([2, 0]);
     // Another sender hands batch 1 over (send, then mark) and stops there, as it knew of one.
@@ -81,7 +89,10 @@ describe('dispatch sweeper', () => {
   it('seals inputs whose flush signal was lost (batched_sequential)', async () => {
     api().setConfig(batched);
     const chat = await d.newChat();
-    const ids = await withBrokenQueue('FLUSH_QUEUE_URL', async () => [await d.say(chat.id, 'one'), await d.say(chat.id, 'two')]);
+    const ids = await withBrokenQueue('FLUSH_QUEUE_URL', async () => [
+      await d.say(chat.id, 'one'),
+      await d.say(chat.id, 'two'),
+    ]);
     // Nothing would ever seal them: no signal is on its way.
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1500 });
     expect(await sweepNow(batched)).toBe(1);

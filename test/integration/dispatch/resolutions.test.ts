@@ -7,7 +7,15 @@ import { describe, expect, it } from '@jest/globals';
 import { blocks, configWith, dispatchApi } from './support.js';
 
 const DEBOUNCE = 600;
-const config = configWith({ mode: 'batched_sequential', batchDebounceMs: DEBOUNCE, typingGraceMs: 1000, maxBatchWaitMs: 3000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 2 });
+const config = configWith({
+  mode: 'batched_sequential',
+  batchDebounceMs: DEBOUNCE,
+  typingGraceMs: 1000,
+  maxBatchWaitMs: 3000,
+  retryBaseMs: 200,
+  retryMaxMs: 1000,
+  maxAttempts: 2,
+});
 
 const { api, d } = dispatchApi(config);
 const W = 'worker-1';
@@ -26,7 +34,14 @@ async function resolve(requestId: string, body: Record<string, unknown>): Promis
 const choice = (title: string, config: Record<string, unknown> = {}) => ({
   type: 'choice',
   title,
-  config: { options: [{ id: 'yes', label: 'Yes' }, { id: 'no', label: 'No' }, { id: 'later', label: 'Later' }], ...config },
+  config: {
+    options: [
+      { id: 'yes', label: 'Yes' },
+      { id: 'no', label: 'No' },
+      { id: 'later', label: 'Later' },
+    ],
+    ...config,
+  },
 });
 
 const resolution = (requestId: string, senderId: string, content: string) => ({
@@ -86,7 +101,8 @@ describe('request resolutions', () => {
     });
     await resolve(req, { values: { tags: ['b', 'a'], note: 'ship it', env: 'prod', confirm: true } });
     const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
-    const line = '[Request resolved: "Deploy settings"] Form values: {"tags":["b","a"],"note":"ship it","env":"prod","confirm":true}';
+    const line =
+      '[Request resolved: "Deploy settings"] Form values: {"tags":["b","a"],"note":"ship it","env":"prod","confirm":true}';
     expect(batch).toMatchObject({ kind: 'request_batch', compiledContent: line });
     expect(batch.items).toEqual([resolution(req, 'user:primary', line)]);
     await d.completeOk(batch.batchId, W);
@@ -99,9 +115,15 @@ describe('request resolutions', () => {
     await resolve(quoted, { selectedOptionIds: ['no'] });
     await resolve(optional, { selectedOptionIds: [] });
     const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
-    const lines = ['[Request resolved: "Pick "one" \\ or not"] Selected: no', '[Request resolved: "Anything?"] Selected: '];
+    const lines = [
+      '[Request resolved: "Pick "one" \\ or not"] Selected: no',
+      '[Request resolved: "Anything?"] Selected: ',
+    ];
     expect(batch.kind).toBe('request_batch');
-    expect(batch.items).toEqual([resolution(quoted, 'user:primary', lines[0]!), resolution(optional, 'user:primary', lines[1]!)]);
+    expect(batch.items).toEqual([
+      resolution(quoted, 'user:primary', lines[0]!),
+      resolution(optional, 'user:primary', lines[1]!),
+    ]);
     expect(batch.compiledContent).toBe(blocks(lines));
     await d.completeOk(batch.batchId, W);
   });
@@ -126,7 +148,16 @@ describe('request resolutions', () => {
     const line3 = '[Request resolved: "Third"] Selected: no';
     expect(mixed.kind).toBe('user_batch');
     expect(mixed.items).toEqual([
-      { inputId: expect.any(String), sourceKind: 'user_message', sourceId: msg, senderId: 'user:primary', content: 'also this', traceKind: 'file', mediaIds: [], attachmentNames: [] },
+      {
+        inputId: expect.any(String),
+        sourceKind: 'user_message',
+        sourceId: msg,
+        senderId: 'user:primary',
+        content: 'also this',
+        traceKind: 'file',
+        mediaIds: [],
+        attachmentNames: [],
+      },
       resolution(r3, 'user:primary', line3),
     ]);
     expect('traceKind' in mixed.items[1]!).toBe(false);

@@ -20,7 +20,10 @@ const defaults = {
 const { api, d } = dispatchApi(defaults);
 
 /** Claims in a loop like a simple worker (`waitMs` 1000) until a batch comes, or `forMs` passes. */
-async function claimUntil(body: { workerId: string; leaseMs: number }, forMs: number): Promise<{ batch?: Batch; statuses: number[] }> {
+async function claimUntil(
+  body: { workerId: string; leaseMs: number },
+  forMs: number,
+): Promise<{ batch?: Batch; statuses: number[] }> {
   const statuses: number[] = [];
   const end = Date.now() + forMs;
   while (Date.now() < end) {
@@ -32,37 +35,40 @@ async function claimUntil(body: { workerId: string; leaseMs: number }, forMs: nu
 }
 
 describe('retryable failures (default configuration: batched_sequential, 500 ms backoff base)', () => {
-  it.each([60_000, 5000])('a batch failed with retryable: true comes back after its backoff, twice, with leaseMs %i', async (leaseMs) => {
-    const chat = await d.newChat();
-    const id = await d.say(chat.id, 'hi');
-    const first = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
-    expect(first.batch?.items.map((i) => i.sourceId)).toEqual([id]);
-    const b1 = first.batch!;
+  it.each([60_000, 5000])(
+    'a batch failed with retryable: true comes back after its backoff, twice, with leaseMs %i',
+    async (leaseMs) => {
+      const chat = await d.newChat();
+      const id = await d.say(chat.id, 'hi');
+      const first = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
+      expect(first.batch?.items.map((i) => i.sourceId)).toEqual([id]);
+      const b1 = first.batch!;
 
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
-    const failedAt = Date.now();
-    const second = await claimUntil({ workerId: 'w1', leaseMs }, 20_000);
-    expect(second.statuses.filter((s) => s !== 200 && s !== 204)).toEqual([]);
-    expect(second.batch).toEqual(b1); // same batchId, items, compiledContent, attachments
-    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(450);
-    expect(Date.now() - failedAt).toBeLessThan(3000);
+      expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
+      const failedAt = Date.now();
+      const second = await claimUntil({ workerId: 'w1', leaseMs }, 20_000);
+      expect(second.statuses.filter((s) => s !== 200 && s !== 204)).toEqual([]);
+      expect(second.batch).toEqual(b1); // same batchId, items, compiledContent, attachments
+      expect(Date.now() - failedAt).toBeGreaterThanOrEqual(450);
+      expect(Date.now() - failedAt).toBeLessThan(3000);
 
-    // Attempt 2 fails too: back after 1 s.
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
-    const failedAgain = Date.now();
-    const third = await claimUntil({ workerId: 'w2', leaseMs }, 20_000);
-    expect(third.batch).toEqual(b1);
-    expect(Date.now() - failedAgain).toBeGreaterThanOrEqual(950);
-    expect(Date.now() - failedAgain).toBeLessThan(4000);
-    expect((await Store.getBatch(b1.batchId))?.attempt_count).toBe(3);
-    await d.completeOk(b1.batchId, 'w2');
+      // Attempt 2 fails too: back after 1 s.
+      expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
+      const failedAgain = Date.now();
+      const third = await claimUntil({ workerId: 'w2', leaseMs }, 20_000);
+      expect(third.batch).toEqual(b1);
+      expect(Date.now() - failedAgain).toBeGreaterThanOrEqual(950);
+      expect(Date.now() - failedAgain).toBeLessThan(4000);
+      expect((await Store.getBatch(b1.batchId))?.attempt_count).toBe(3);
+      await d.completeOk(b1.batchId, 'w2');
 
-    // The chat's FIFO group is free again: its next message is claimed.
-    const next = await d.say(chat.id, 'and then');
-    const after = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
-    expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
-    await d.completeOk(after.batch!.batchId, 'w1');
-  });
+      // The chat's FIFO group is free again: its next message is claimed.
+      const next = await d.say(chat.id, 'and then');
+      const after = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
+      expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
+      await d.completeOk(after.batch!.batchId, 'w1');
+    },
+  );
 
   it('with maxAttempts 3, two retryable failures come back and the third is terminal; later messages still flow', async () => {
     api().setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
@@ -72,15 +78,26 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
       expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
       for (let attempt = 1; attempt <= 2; attempt++) {
-        expect((await d.fail(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true })).status).toBe(204);
+        expect(
+          (await d.fail(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true })).status,
+        ).toBe(204);
         const again = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 20_000)).batch;
         expect(again?.batchId).toBe(batch.batchId);
         batch = again!;
       }
       expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'failure 3', retryable: true })).status).toBe(204);
-      expect(await Store.getBatch(batch.batchId)).toMatchObject({ status: 'failed', attempt_count: 3, last_error: 'failure 3' });
-      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as { role: string; content_final: string }[];
-      expect(messages.find((m) => m.role === 'system')?.content_final).toBe('Dispatch failed after 3 attempts: failure 3');
+      expect(await Store.getBatch(batch.batchId)).toMatchObject({
+        status: 'failed',
+        attempt_count: 3,
+        last_error: 'failure 3',
+      });
+      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as {
+        role: string;
+        content_final: string;
+      }[];
+      expect(messages.find((m) => m.role === 'system')?.content_final).toBe(
+        'Dispatch failed after 3 attempts: failure 3',
+      );
 
       const next = await d.say(chat.id, 'next one');
       const after = await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000);
@@ -96,7 +113,9 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     await d.say(chat.id, 'flaky queue');
     const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
     // The visibility change fails (the batch queue answers as a missing queue for this one request).
-    const res = await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true }));
+    const res = await withBrokenQueue('DISPATCH_QUEUE_URL', () =>
+      d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true }),
+    );
     expect(res.status).toBe(204);
     // The message is still hidden for the rest of the 60 s lease: nothing to claim yet.
     await d.claimNone({ workerId: 'w2', waitMs: 1500 });
@@ -114,7 +133,10 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
     const { receipt_handle: receipt } = (await Store.getBatch(batch.batchId))!;
     // The worker fails it for a retry, and its message is lost on the queue meanwhile.
-    expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 1000 })).status).toBe(204);
+    expect(
+      (await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 1000 }))
+        .status,
+    ).toBe(204);
     await Queues.deleteBatchMessage(receipt!);
     // Due after a second, but its message is gone: nobody can claim it.
     await d.claimNone({ workerId: 'w2', waitMs: 2000 });

@@ -7,7 +7,15 @@ import { describe, expect, it } from '@jest/globals';
 import { configWith, dispatchApi, sleep } from './support.js';
 import type { Batch } from './support.js';
 
-const config = configWith({ mode: 'sequential', batchDebounceMs: 5000, typingGraceMs: 5000, maxBatchWaitMs: 10_000, retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 3 });
+const config = configWith({
+  mode: 'sequential',
+  batchDebounceMs: 5000,
+  typingGraceMs: 5000,
+  maxBatchWaitMs: 10_000,
+  retryBaseMs: 200,
+  retryMaxMs: 1000,
+  maxAttempts: 3,
+});
 
 const { d } = dispatchApi(config);
 
@@ -25,7 +33,17 @@ describe('sequential mode', () => {
       kind: 'user_batch',
       agentIdHint: 'assistant',
       compiledContent: 'right away',
-      items: [{ inputId: expect.any(String), sourceKind: 'user_message', sourceId: id, senderId: 'user:primary', content: 'right away', mediaIds: [], attachmentNames: [] }],
+      items: [
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: id,
+          senderId: 'user:primary',
+          content: 'right away',
+          mediaIds: [],
+          attachmentNames: [],
+        },
+      ],
       attachments: [],
     });
     await d.completeOk(batch.batchId, 'w1');
@@ -74,7 +92,9 @@ describe('sequential mode', () => {
     const first = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(first.items[0]!.sourceId).toBe(a1);
     // Back at once, but available only from now: b1 has been available since its creation.
-    expect((await d.fail(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 })).status).toBe(204);
+    expect(
+      (await d.fail(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 })).status,
+    ).toBe(204);
     await sleep(200);
     const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
     const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
@@ -114,7 +134,15 @@ describe('sequential mode', () => {
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(batch.compiledContent).toBe('(no text)');
     expect(batch.items).toEqual([
-      { inputId: expect.any(String), sourceKind: 'user_message', sourceId: id, senderId: 'user:primary', content: '', mediaIds: [media], attachmentNames: ['scan.png'] },
+      {
+        inputId: expect.any(String),
+        sourceKind: 'user_message',
+        sourceId: id,
+        senderId: 'user:primary',
+        content: '',
+        mediaIds: [media],
+        attachmentNames: ['scan.png'],
+      },
     ]);
     await d.completeOk(batch.batchId, 'w1');
   });

@@ -37,7 +37,8 @@ describe('dispatch soak', () => {
     const decide = (_batch: unknown, attempt: number): Action => {
       const r = random();
       // Keep it finite: a batch seen six times completes.
-      const action: Action = attempt >= 6 || r < 0.5 ? 'complete' : r < 0.7 ? 'retry' : r < 0.8 ? 'terminal' : 'abandon';
+      const action: Action =
+        attempt >= 6 || r < 0.5 ? 'complete' : r < 0.7 ? 'retry' : r < 0.8 ? 'terminal' : 'abandon';
       actions[action]++;
       return action;
     };
@@ -47,7 +48,17 @@ describe('dispatch soak', () => {
       { workerId: 'soak-2', limit: 5 },
       { workerId: 'soak-3' },
       { workerId: 'soak-4' },
-    ].map((w) => pump(d, ledger, { ...w, waitMs: 2000, leaseMs: LEASE_MS, idlePauseMs: 50, maxAttempts: MAX_ATTEMPTS, decide, stopped: () => stop }));
+    ].map((w) =>
+      pump(d, ledger, {
+        ...w,
+        waitMs: 2000,
+        leaseMs: LEASE_MS,
+        idlePauseMs: 50,
+        maxAttempts: MAX_ATTEMPTS,
+        decide,
+        stopped: () => stop,
+      }),
+    );
 
     const chats = await Promise.all(Array.from({ length: CHATS }, () => d.newChat()));
     const sent = new Map<string, string[]>(chats.map((c) => [c.id as string, []]));
@@ -55,7 +66,8 @@ describe('dispatch soak', () => {
       await Promise.all(chats.map(async (c) => sent.get(c.id)!.push(await d.say(c.id, `message ${round} of ${c.id}`))));
     }
     const all = [...sent.values()].flat();
-    const endedInputs = () => [...ledger.ends.keys()].flatMap((id) => ledger.claims.get(id)![0]!.items.map((i) => i.sourceId));
+    const endedInputs = () =>
+      [...ledger.ends.keys()].flatMap((id) => ledger.claims.get(id)![0]!.items.map((i) => i.sourceId));
     const finished = await until(() => endedInputs().length >= all.length, 150_000);
     stop = true;
     await Promise.all(workers);
@@ -74,7 +86,8 @@ describe('dispatch soak', () => {
     for (const [batchId, claims] of ledger.claims) {
       for (const c of claims) {
         expect(c).toEqual(claims[0]); // the frozen payload never changes between attempts
-        for (const item of c.items) batchesOf.set(item.sourceId, (batchesOf.get(item.sourceId) ?? new Set()).add(batchId));
+        for (const item of c.items)
+          batchesOf.set(item.sourceId, (batchesOf.get(item.sourceId) ?? new Set()).add(batchId));
       }
     }
     expect([...batchesOf.keys()].sort()).toEqual([...all].sort());
@@ -87,20 +100,31 @@ describe('dispatch soak', () => {
       const header = (await Store.getBatch(batchId))!;
       // Attempts are exact: one per claim that returned the batch.
       expect([batchId, header.status, header.attempt_count]).toEqual([batchId, ends[0], claims.length]);
-      if (ends[0] === 'failed') failedPerChat.set(header.chat_id, [...(failedPerChat.get(header.chat_id) ?? []), claims.length]);
+      if (ends[0] === 'failed')
+        failedPerChat.set(header.chat_id, [...(failedPerChat.get(header.chat_id) ?? []), claims.length]);
     }
 
     for (const [chatId, ids] of sent) {
       // Terminal failures wrote their system message, with the attempt count.
-      const messages = (await api().get(`/api/v1/chats/${chatId}/messages?limit=100`)).body.data as { role: string; content_final: string }[];
-      const systemAttempts = messages.filter((m) => m.role === 'system').map((m) => Number(/after (\d+) attempts/.exec(m.content_final)?.[1]));
+      const messages = (await api().get(`/api/v1/chats/${chatId}/messages?limit=100`)).body.data as {
+        role: string;
+        content_final: string;
+      }[];
+      const systemAttempts = messages
+        .filter((m) => m.role === 'system')
+        .map((m) => Number(/after (\d+) attempts/.exec(m.content_final)?.[1]));
       expect([chatId, systemAttempts.sort()]).toEqual([chatId, (failedPerChat.get(chatId) ?? []).sort()]);
       // Order: the chat's batches carry its messages in order, each leased after the previous ended.
       const headers = await Promise.all(
-        [...ledger.claims.entries()].filter(([, c]) => c[0]!.chatId === chatId).map(async ([id]) => (await Store.getBatch(id))!),
+        [...ledger.claims.entries()]
+          .filter(([, c]) => c[0]!.chatId === chatId)
+          .map(async ([id]) => (await Store.getBatch(id))!),
       );
       headers.sort((a, b) => a.chat_seq - b.chat_seq);
-      expect([chatId, headers.flatMap((h) => ledger.claims.get(h.id)![0]!.items.map((i) => i.sourceId))]).toEqual([chatId, ids]);
+      expect([chatId, headers.flatMap((h) => ledger.claims.get(h.id)![0]!.items.map((i) => i.sourceId))]).toEqual([
+        chatId,
+        ids,
+      ]);
       for (let k = 1; k < headers.length; k++) {
         expect([chatId, k, headers[k]!.started_at! >= headers[k - 1]!.completed_at!]).toEqual([chatId, k, true]);
       }

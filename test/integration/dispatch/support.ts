@@ -22,14 +22,20 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * does on the DynamoDB client), removed afterwards. The local runtime's own consumers use
  * their own client and are unaffected.
  */
-export async function withBrokenQueue<T>(name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL', f: () => Promise<T>): Promise<T> {
+export async function withBrokenQueue<T>(
+  name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL',
+  f: () => Promise<T>,
+): Promise<T> {
   const url = env()[name];
   if (!url) throw new Error(`${name} is not set: start the API with dispatch on`);
   const middleware = `break-${name}`;
   sqs().middlewareStack.add(
     (next) => async (args) => {
       if ((args.input as { QueueUrl?: unknown }).QueueUrl === url) {
-        throw new QueueDoesNotExist({ message: 'The specified queue does not exist.', $metadata: { httpStatusCode: 400 } });
+        throw new QueueDoesNotExist({
+          message: 'The specified queue does not exist.',
+          $metadata: { httpStatusCode: 400 },
+        });
       }
       return next(args);
     },
@@ -67,7 +73,10 @@ let mediaCounter = 0;
  * and (unless `drainAfterEach` is false) drained after each test so no batch is left for the
  * next one. Call it at the top level of the file.
  */
-export function dispatchApi(config: Record<string, unknown>, options: Pick<StartOptions, 'env'> & { drainAfterEach?: boolean } = {}) {
+export function dispatchApi(
+  config: Record<string, unknown>,
+  options: Pick<StartOptions, 'env'> & { drainAfterEach?: boolean } = {},
+) {
   let started: TestApi | undefined;
   const api = (): TestApi => {
     if (!started) throw new Error('the API is not started yet (use it inside tests)');
@@ -104,8 +113,10 @@ export function dispatch(api: () => TestApi) {
       expect(res.status).toBe(204);
     },
     claim: (body: ClaimBody): Promise<Response<Batch>> => api().post('/api/v1/dispatch/claim', body),
-    claimMany: (body: ClaimBody): Promise<Response<{ batches: Batch[] }>> => api().post('/api/v1/dispatch/claim-many', body),
-    heartbeat: (batchId: string, body: Record<string, unknown>) => api().post(`/api/v1/dispatch/${batchId}/heartbeat`, body),
+    claimMany: (body: ClaimBody): Promise<Response<{ batches: Batch[] }>> =>
+      api().post('/api/v1/dispatch/claim-many', body),
+    heartbeat: (batchId: string, body: Record<string, unknown>) =>
+      api().post(`/api/v1/dispatch/${batchId}/heartbeat`, body),
     complete: (batchId: string, workerId: string) => api().post(`/api/v1/dispatch/${batchId}/complete`, { workerId }),
     fail: (batchId: string, body: Record<string, unknown>) => api().post(`/api/v1/dispatch/${batchId}/fail`, body),
 
@@ -144,7 +155,16 @@ export function dispatch(api: () => TestApi) {
       await ddb().send(
         new PutCommand({
           TableName: api().tableName,
-          Item: { ...Keys.media(id), type: 'media', id, chat_id: chatId, message_id: null, kind, filename, created_at: new Date().toISOString() },
+          Item: {
+            ...Keys.media(id),
+            type: 'media',
+            id,
+            chat_id: chatId,
+            message_id: null,
+            kind,
+            filename,
+            created_at: new Date().toISOString(),
+          },
         }),
       );
       return id;
@@ -154,19 +174,28 @@ export function dispatch(api: () => TestApi) {
 }
 
 /** compiledContent for two or more items without attachments (§4.4.8). */
-export const blocks = (contents: string[]) => contents.map((c, i) => `[Message ${i + 1}]\n${c.trim() === '' ? '(no text)' : c}`).join('\n\n');
+export const blocks = (contents: string[]) =>
+  contents.map((c, i) => `[Message ${i + 1}]\n${c.trim() === '' ? '(no text)' : c}`).join('\n\n');
 
 /** The 409 of a lease that is not held (§4.4.4). */
 export function expectLeaseLost(res: Response, batchId: string, workerId: string): void {
   expect({ status: res.status, error: res.body?.error }).toEqual({
     status: 409,
-    error: { code: 'CONFLICT', message: 'Dispatch lease is no longer owned by this worker.', details: { batchId, workerId } },
+    error: {
+      code: 'CONFLICT',
+      message: 'Dispatch lease is no longer owned by this worker.',
+      details: { batchId, workerId },
+    },
   });
 }
 
 /** A schema validation error naming `field` (§1.8). */
 export function expectSchemaError(res: Response, field: string): void {
   expect(res.status).toBe(400);
-  expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', message: 'Request validation failed.', details: { formErrors: expect.any(Array) } });
+  expect(res.body.error).toMatchObject({
+    code: 'VALIDATION_ERROR',
+    message: 'Request validation failed.',
+    details: { formErrors: expect.any(Array) },
+  });
   expect(res.body.error.details.fieldErrors[field]).toEqual(expect.any(Array));
 }

@@ -22,7 +22,16 @@ describe('trace.kind in dispatch items', () => {
       agentIdHint: 'assistant',
       compiledContent: 'remember this',
       items: [
-        { inputId: expect.any(String), sourceKind: 'user_message', sourceId: note, senderId: 'user:primary', content: 'remember this', traceKind: 'note', mediaIds: [], attachmentNames: [] },
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: note,
+          senderId: 'user:primary',
+          content: 'remember this',
+          traceKind: 'note',
+          mediaIds: [],
+          attachmentNames: [],
+        },
       ],
       attachments: [],
     });
@@ -35,9 +44,20 @@ describe('trace.kind in dispatch items', () => {
     const id = await d.say(chat.id, '', { trace: { mediaIds: [photo], kind: 'screenshot' } });
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(batch.items).toEqual([
-      { inputId: expect.any(String), sourceKind: 'user_message', sourceId: id, senderId: 'user:primary', content: '', traceKind: 'screenshot', mediaIds: [photo], attachmentNames: ['photo.jpg'] },
+      {
+        inputId: expect.any(String),
+        sourceKind: 'user_message',
+        sourceId: id,
+        senderId: 'user:primary',
+        content: '',
+        traceKind: 'screenshot',
+        mediaIds: [photo],
+        attachmentNames: ['photo.jpg'],
+      },
     ]);
-    expect(batch.attachments).toEqual([{ mediaId: photo, fileName: 'photo.jpg', kind: 'image', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 }]);
+    expect(batch.attachments).toEqual([
+      { mediaId: photo, fileName: 'photo.jpg', kind: 'image', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 },
+    ]);
     await d.completeOk(batch.batchId, 'w1');
   });
 

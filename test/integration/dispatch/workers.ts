@@ -75,7 +75,8 @@ async function handle(d: ReturnType<typeof dispatch>, ledger: Ledger, o: PumpOpt
   ledger.claims.set(batch.batchId, seen);
   const attempt = seen.length;
   const action = o.decide(batch, attempt);
-  const end = (how: 'completed' | 'failed') => ledger.ends.set(batch.batchId, [...(ledger.ends.get(batch.batchId) ?? []), how]);
+  const end = (how: 'completed' | 'failed') =>
+    ledger.ends.set(batch.batchId, [...(ledger.ends.get(batch.batchId) ?? []), how]);
   /** Sends a lease-holder request: true on 204; a 409 is a lost lease (recorded), anything else throws. */
   const call = async (route: string, send: () => Promise<Response>): Promise<boolean> => {
     const sentAt = Date.now();
@@ -89,17 +90,31 @@ async function handle(d: ReturnType<typeof dispatch>, ledger: Ledger, o: PumpOpt
   };
   switch (action) {
     case 'complete':
-      if (attempt % 2 === 0 && !(await call('heartbeat', () => d.heartbeat(batch.batchId, { workerId: o.workerId, extendMs: o.leaseMs ?? 30_000 })))) return;
+      if (
+        attempt % 2 === 0 &&
+        !(await call('heartbeat', () =>
+          d.heartbeat(batch.batchId, { workerId: o.workerId, extendMs: o.leaseMs ?? 30_000 }),
+        ))
+      )
+        return;
       if (await call('complete', () => d.complete(batch.batchId, o.workerId))) end('completed');
       return;
     case 'retry':
       // As the OpenClaw plugin fails a batch whose handler threw: retryable, no delay.
-      if ((await call('fail', () => d.fail(batch.batchId, { workerId: o.workerId, reason: `attempt ${attempt} failed`, retryable: true }))) && attempt >= o.maxAttempts) {
+      if (
+        (await call('fail', () =>
+          d.fail(batch.batchId, { workerId: o.workerId, reason: `attempt ${attempt} failed`, retryable: true }),
+        )) &&
+        attempt >= o.maxAttempts
+      ) {
         end('failed');
       }
       return;
     case 'terminal':
-      if (await call('fail', () => d.fail(batch.batchId, { workerId: o.workerId, reason: 'gave up', retryable: false }))) end('failed');
+      if (
+        await call('fail', () => d.fail(batch.batchId, { workerId: o.workerId, reason: 'gave up', retryable: false }))
+      )
+        end('failed');
       return;
     case 'abandon':
       // The worker crashed or hung: no heartbeat, no end. The lease runs out and the batch comes back.

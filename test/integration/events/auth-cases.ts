@@ -29,7 +29,10 @@ export function streamAuthTests(readEndpointsRequireInstanceSecret: boolean): vo
   const s = streams(() => api);
   beforeAll(async () => {
     api = await startApi({
-      config: { ...config, security: { instanceSecretEnabled: true, instanceSecret: SECRET, readEndpointsRequireInstanceSecret } },
+      config: {
+        ...config,
+        security: { instanceSecretEnabled: true, instanceSecret: SECRET, readEndpointsRequireInstanceSecret },
+      },
     });
   });
   afterAll(async () => {
@@ -112,7 +115,11 @@ export function streamAuthTests(readEndpointsRequireInstanceSecret: boolean): vo
     });
 
     it('answers a CORS preflight without the secret', async () => {
-      const res = await raw(streamUrl(), { origin: 'https://app.example', 'access-control-request-method': 'GET' }, 'OPTIONS');
+      const res = await raw(
+        streamUrl(),
+        { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+        'OPTIONS',
+      );
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example');
     });
@@ -123,10 +130,18 @@ export function streamAuthTests(readEndpointsRequireInstanceSecret: boolean): vo
         : 'the read toggle off exempts other GETs, not the stream',
       async () => {
         const chat = await newChat();
-        const reads = ['/api/v1/chats', `/api/v1/chats/${chat.id}`, '/api/v1/config', `/api/v1/chats/${chat.id}/messages`];
+        const reads = [
+          '/api/v1/chats',
+          `/api/v1/chats/${chat.id}`,
+          '/api/v1/config',
+          `/api/v1/chats/${chat.id}/messages`,
+        ];
         for (const path of reads) {
           const res = await api.get(path);
-          expect({ path, status: res.status }).toEqual({ path, status: readEndpointsRequireInstanceSecret ? 401 : 200 });
+          expect({ path, status: res.status }).toEqual({
+            path,
+            status: readEndpointsRequireInstanceSecret ? 401 : 200,
+          });
           expect((await api.get(path, AUTH)).status).toBe(200);
         }
         expect((await api.get('/api/v1/health')).status).toBe(200);

@@ -8,7 +8,18 @@ import { startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { SseConnection } from '../../support/sse.js';
-import { config, expectWellFramed, idsOf, lastLoggedId, logAfter, ok, persisted, pool, sleep, streams } from './support.js';
+import {
+  config,
+  expectWellFramed,
+  idsOf,
+  lastLoggedId,
+  logAfter,
+  ok,
+  persisted,
+  pool,
+  sleep,
+  streams,
+} from './support.js';
 
 const WRITERS = 20;
 const WRITES = 10;
@@ -33,7 +44,12 @@ const writer = (chatId: string) => async () => {
     () => api.post(`/api/v1/chats/${chatId}/mark-unread`),
     () => api.post(`/api/v1/chats/${chatId}/typing`, { agentId: 'assistant' }),
     () => api.post(`/api/v1/chats/${chatId}/mark-read`),
-    () => api.post(`/api/v1/chats/${chatId}/requests`, { type: 'choice', title: 'Pick', config: { options: [{ id: 'a', label: 'A' }] } }),
+    () =>
+      api.post(`/api/v1/chats/${chatId}/requests`, {
+        type: 'choice',
+        title: 'Pick',
+        config: { options: [{ id: 'a', label: 'A' }] },
+      }),
     () => api.patch(`/api/v1/chats/${chatId}`, { pinned: true }),
     () => api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', content: 'reply' }),
     () => api.post(`/api/v1/chats/${chatId}/archive`),
@@ -53,7 +69,11 @@ describe('concurrent writers', () => {
   it(`delivers each of ${WRITERS * WRITES} concurrent writes' events once, in sequence order`, async () => {
     const chats = await pool(
       10,
-      Array.from({ length: WRITERS }, () => async () => ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id as string),
+      Array.from(
+        { length: WRITERS },
+        () => async () =>
+          ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id as string,
+      ),
     );
     const before = await lastLoggedId(api);
     const all = await s.open();
@@ -71,13 +91,19 @@ describe('concurrent writers', () => {
     expectExactly(all, expected, positions);
     expectExactly(persistedOnly, expected, positions);
     expect(persisted(all).map((e) => e.data)).toEqual(
-      log.slice(log.length - expected.length).map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, payload: e.payload })),
+      log
+        .slice(log.length - expected.length)
+        .map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, payload: e.payload })),
     );
     expectWellFramed(all);
 
     // Every writer's own events arrive in the order it wrote them.
     for (const chatId of chats) {
-      expect(persisted(all).filter((e) => e.data.payload.chatId === chatId).map((e) => e.event)).toEqual([
+      expect(
+        persisted(all)
+          .filter((e) => e.data.payload.chatId === chatId)
+          .map((e) => e.event),
+      ).toEqual([
         'chat.archived',
         'chat.updated',
         'chat.unarchived',
@@ -92,7 +118,13 @@ describe('concurrent writers', () => {
     }
     // Typing indicators reach the ephemeral client only, one per writer.
     await all.waitFor((x) => x.events().filter((e) => e.event === 'chat.typing').length >= WRITERS, 5000);
-    expect(all.events().filter((e) => e.event === 'chat.typing').map((e) => e.data.payload.chatId).sort()).toEqual([...chats].sort());
+    expect(
+      all
+        .events()
+        .filter((e) => e.event === 'chat.typing')
+        .map((e) => e.data.payload.chatId)
+        .sort(),
+    ).toEqual([...chats].sort());
     expect(persistedOnly.events()).toHaveLength(expected.length);
     all.close();
     persistedOnly.close();

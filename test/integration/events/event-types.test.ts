@@ -9,7 +9,17 @@ import { startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { SseConnection, SseEvent } from '../../support/sse.js';
-import { config, EPHEMERAL_TYPES, expectWellFramed, ISO, lastLoggedId, logAfter, ok, persisted, streams } from './support.js';
+import {
+  config,
+  EPHEMERAL_TYPES,
+  expectWellFramed,
+  ISO,
+  lastLoggedId,
+  logAfter,
+  ok,
+  persisted,
+  streams,
+} from './support.js';
 
 let api: TestApi;
 const s = streams(() => api);
@@ -47,7 +57,9 @@ describe('event types and payloads (§6.2)', () => {
 
     let withFirst: any;
     const createdWithFirst = await expectEvents(2, async () => {
-      withFirst = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: '  Hello there  ' })).body;
+      withFirst = ok(
+        await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: '  Hello there  ' }),
+      ).body;
     });
     const [firstMessage] = ok(await api.get(`/api/v1/chats/${withFirst.id}/messages`)).body.data;
     expect(typed(createdWithFirst)).toEqual([
@@ -69,35 +81,44 @@ describe('event types and payloads (§6.2)', () => {
     expect('trace' in createdWithFirst[1]!.data.payload).toBe(false);
 
     // Chat state changes.
-    expect(typed(await expectEvents(1, async () => ok(await api.patch(`/api/v1/chats/${chat.id}`, { title: 'Renamed' }))))).toEqual([
-      { type: 'chat.updated', payload: { chatId: chat.id } },
-    ]);
+    expect(
+      typed(await expectEvents(1, async () => ok(await api.patch(`/api/v1/chats/${chat.id}`, { title: 'Renamed' })))),
+    ).toEqual([{ type: 'chat.updated', payload: { chatId: chat.id } }]);
     expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/archive`))))).toEqual([
       { type: 'chat.archived', payload: { chatId: chat.id } },
     ]);
     expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/unarchive`))))).toEqual([
       { type: 'chat.unarchived', payload: { chatId: chat.id } },
     ]);
-    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/mark-unread`))))).toEqual([
-      { type: 'chat.unread', payload: { chatId: chat.id } },
-    ]);
+    expect(
+      typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/mark-unread`)))),
+    ).toEqual([{ type: 'chat.unread', payload: { chatId: chat.id } }]);
     expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/mark-read`))))).toEqual([
       { type: 'chat.read', payload: { chatId: chat.id } },
     ]);
 
     // Typing indicators (ephemeral).
-    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/typing`, { agentId: 'assistant' }))))).toEqual([
-      { type: 'chat.typing', payload: { chatId: chat.id, agentId: 'assistant' } },
-    ]);
-    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/user-typing`))))).toEqual([
-      { type: 'chat.user_typing', payload: { chatId: chat.id, senderId: 'user:primary' } },
-    ]);
+    expect(
+      typed(
+        await expectEvents(1, async () =>
+          ok(await api.post(`/api/v1/chats/${chat.id}/typing`, { agentId: 'assistant' })),
+        ),
+      ),
+    ).toEqual([{ type: 'chat.typing', payload: { chatId: chat.id, agentId: 'assistant' } }]);
+    expect(
+      typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/user-typing`)))),
+    ).toEqual([{ type: 'chat.user_typing', payload: { chatId: chat.id, senderId: 'user:primary' } }]);
 
     // message.created: a complete agent message with a trace, a user message without one.
     let agentMessage: any;
     const agentCreated = await expectEvents(1, async () => {
       agentMessage = ok(
-        await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: ' Done. ', trace: { step: 3, tool: 'x' } }),
+        await api.post(`/api/v1/chats/${chat.id}/messages`, {
+          role: 'agent',
+          senderId: 'assistant',
+          content: ' Done. ',
+          trace: { step: 3, tool: 'x' },
+        }),
       ).body;
     });
     expect(typed(agentCreated)).toEqual([
@@ -138,7 +159,9 @@ describe('event types and payloads (§6.2)', () => {
     // A stream: message.created (streaming), chunks (ephemeral), then complete.
     let streamed: any;
     const streamStart = await expectEvents(1, async () => {
-      streamed = ok(await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
+      streamed = ok(
+        await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
+      ).body;
     });
     expect(typed(streamStart)).toEqual([
       {
@@ -156,9 +179,13 @@ describe('event types and payloads (§6.2)', () => {
       },
     ]);
     for (const deltaText of ['Hel', 'lo ', ' ']) {
-      expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/messages/${streamed.id}/chunks`, { deltaText }))))).toEqual([
-        { type: 'message.streaming.chunk', payload: { chatId: chat.id, messageId: streamed.id, deltaText } },
-      ]);
+      expect(
+        typed(
+          await expectEvents(1, async () =>
+            ok(await api.post(`/api/v1/messages/${streamed.id}/chunks`, { deltaText })),
+          ),
+        ),
+      ).toEqual([{ type: 'message.streaming.chunk', payload: { chatId: chat.id, messageId: streamed.id, deltaText } }]);
     }
     let completed: any;
     const complete = await expectEvents(1, async () => {
@@ -168,35 +195,65 @@ describe('event types and payloads (§6.2)', () => {
     expect(typed(complete)).toEqual([
       {
         type: 'message.streaming.complete',
-        payload: { chatId: chat.id, messageId: streamed.id, role: 'agent', streamState: 'complete', finalText: 'Hello  ' },
+        payload: {
+          chatId: chat.id,
+          messageId: streamed.id,
+          role: 'agent',
+          streamState: 'complete',
+          finalText: 'Hello  ',
+        },
       },
     ]);
 
     // A stream completed with an explicit finalText, and one cancelled.
-    const second = ok(await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
+    const second = ok(
+      await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
+    ).body;
     await c.waitFor((x) => x.events().length >= seen + 1, 5000);
     seen += 1;
-    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/messages/${second.id}/complete`, { finalText: ' Final ' }))))).toEqual([
+    expect(
+      typed(
+        await expectEvents(1, async () =>
+          ok(await api.post(`/api/v1/messages/${second.id}/complete`, { finalText: ' Final ' })),
+        ),
+      ),
+    ).toEqual([
       {
         type: 'message.streaming.complete',
-        payload: { chatId: chat.id, messageId: second.id, role: 'agent', streamState: 'complete', finalText: ' Final ' },
+        payload: {
+          chatId: chat.id,
+          messageId: second.id,
+          role: 'agent',
+          streamState: 'complete',
+          finalText: ' Final ',
+        },
       },
     ]);
-    const third = ok(await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
+    const third = ok(
+      await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
+    ).body;
     await c.waitFor((x) => x.events().length >= seen + 1, 5000);
     seen += 1;
-    await expectEvents(1, async () => ok(await api.post(`/api/v1/messages/${third.id}/chunks`, { deltaText: 'partial' })));
-    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/messages/${third.id}/cancel`))))).toEqual([
-      {
-        type: 'message.streaming.complete',
-        payload: { chatId: chat.id, messageId: third.id, role: 'agent', streamState: 'cancelled', finalText: null },
-      },
-    ]);
+    await expectEvents(1, async () =>
+      ok(await api.post(`/api/v1/messages/${third.id}/chunks`, { deltaText: 'partial' })),
+    );
+    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/messages/${third.id}/cancel`))))).toEqual(
+      [
+        {
+          type: 'message.streaming.complete',
+          payload: { chatId: chat.id, messageId: third.id, role: 'agent', streamState: 'cancelled', finalText: null },
+        },
+      ],
+    );
     // Bulk cancel: one event per message (the role key is optional on this path, §5.4.6).
-    const fourth = ok(await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
+    const fourth = ok(
+      await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
+    ).body;
     await c.waitFor((x) => x.events().length >= seen + 1, 5000);
     seen += 1;
-    const bulk = await expectEvents(1, async () => ok(await api.post(`/api/v1/chats/${chat.id}/messages/cancel-streaming`)));
+    const bulk = await expectEvents(1, async () =>
+      ok(await api.post(`/api/v1/chats/${chat.id}/messages/cancel-streaming`)),
+    );
     const { role, ...bulkPayload } = bulk[0]!.data.payload;
     expect(bulk[0]!.event).toBe('message.streaming.complete');
     expect(bulkPayload).toEqual({ chatId: chat.id, messageId: fourth.id, streamState: 'cancelled', finalText: null });
@@ -206,12 +263,19 @@ describe('event types and payloads (§6.2)', () => {
     const choice = { type: 'choice', title: ' Approve? ', config: { options: [{ id: 'a', label: 'A' }] } };
     let request: any;
     const requestCreated = await expectEvents(1, async () => {
-      request = ok(await api.post(`/api/v1/chats/${chat.id}/requests`, { ...choice, trace: { workflow: 'deploy' } })).body;
+      request = ok(
+        await api.post(`/api/v1/chats/${chat.id}/requests`, { ...choice, trace: { workflow: 'deploy' } }),
+      ).body;
     });
     expect(typed(requestCreated)).toEqual([
-      { type: 'request.created', payload: { chatId: chat.id, requestId: request.id, type: 'choice', title: 'Approve?' } },
+      {
+        type: 'request.created',
+        payload: { chatId: chat.id, requestId: request.id, type: 'choice', title: 'Approve?' },
+      },
     ]);
-    const resolved = await expectEvents(1, async () => ok(await api.post(`/api/v1/requests/${request.id}/resolve`, { selectedOptionIds: ['a'] })));
+    const resolved = await expectEvents(1, async () =>
+      ok(await api.post(`/api/v1/requests/${request.id}/resolve`, { selectedOptionIds: ['a'] })),
+    );
     expect(typed(resolved)).toEqual([
       {
         type: 'request.resolved',
@@ -232,12 +296,21 @@ describe('event types and payloads (§6.2)', () => {
     await expectEvents(1, async () => {
       other = ok(await api.post(`/api/v1/chats/${chat.id}/requests`, choice)).body;
     });
-    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/requests/${other.id}/cancel`))))).toEqual([
-      {
-        type: 'request.cancelled',
-        payload: { chatId: chat.id, requestId: other.id, type: 'choice', status: 'cancelled', resolution_payload: null, trace: null },
-      },
-    ]);
+    expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/requests/${other.id}/cancel`))))).toEqual(
+      [
+        {
+          type: 'request.cancelled',
+          payload: {
+            chatId: chat.id,
+            requestId: other.id,
+            type: 'choice',
+            status: 'cancelled',
+            resolution_payload: null,
+            trace: null,
+          },
+        },
+      ],
+    );
 
     // Nothing else arrived, every frame is a well-formed envelope with a plausible timestamp.
     expect(c.events()).toHaveLength(seen);
@@ -270,7 +343,9 @@ describe('event types and payloads (§6.2)', () => {
 
     // Persisted events are exactly the log written after the connection, ids and all.
     const log = await logAfter(api, before);
-    expect(persisted(c).map((e) => e.data)).toEqual(log.map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, payload: e.payload })));
+    expect(persisted(c).map((e) => e.data)).toEqual(
+      log.map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, payload: e.payload })),
+    );
     // Ephemeral events carry ids that are not in the log.
     const logIds = new Set((await readEvents(api.tableName)).map((e) => e.id));
     for (const e of c.events().filter((x) => EPHEMERAL_TYPES.includes(x.event))) expect(logIds.has(e.id)).toBe(false);

@@ -112,7 +112,11 @@ describe('sequence holes', () => {
     await write(); // its event takes a higher number
     await sleep(500);
     // The reserved number is committed now, well inside the grace period.
-    await ddb().send(new TransactWriteCommand({ TransactItems: late.items([{ type: 'chat.updated', payload: { chatId: 'x' } }], new Date().toISOString()) }));
+    await ddb().send(
+      new TransactWriteCommand({
+        TransactItems: late.items([{ type: 'chat.updated', payload: { chatId: 'x' } }], new Date().toISOString()),
+      }),
+    );
     await arrival(c, 2, GRACE_MS + 5000);
     await sleep(500);
     const log = await logAfter(api, before);

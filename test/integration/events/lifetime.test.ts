@@ -16,7 +16,10 @@ let api: TestApi;
 const s = streams(() => api);
 let chatId: string;
 beforeAll(async () => {
-  api = await startApi({ config, env: { SSE_LIFETIME_MS: String(LIFETIME_MS), SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) } });
+  api = await startApi({
+    config,
+    env: { SSE_LIFETIME_MS: String(LIFETIME_MS), SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) },
+  });
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
 });
 afterAll(async () => {

@@ -27,7 +27,11 @@ beforeAll(async () => {
   chatIds = (
     await pool(
       10,
-      Array.from({ length: CHATS }, () => async () => ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id as string),
+      Array.from(
+        { length: CHATS },
+        () => async () =>
+          ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id as string,
+      ),
     )
   ).filter(Boolean);
   await pool(
@@ -47,7 +51,11 @@ afterAll(async () => {
 const writeEvents = (count: number, width = 4) =>
   pool(
     width,
-    Array.from({ length: count }, (_, i) => async () => ok(await api.post(`/api/v1/chats/${chatIds[i % CHATS]}/${i % 2 ? 'mark-read' : 'mark-unread'}`))),
+    Array.from(
+      { length: count },
+      (_, i) => async () =>
+        ok(await api.post(`/api/v1/chats/${chatIds[i % CHATS]}/${i % 2 ? 'mark-read' : 'mark-unread'}`)),
+    ),
   );
 
 describe('cursor replay of 1,000 events', () => {

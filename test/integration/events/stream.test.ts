@@ -53,7 +53,12 @@ describe('event stream', () => {
     await c.waitFor((x) => x.events().some((e) => e.data.payload.chatId === chat.id), 3000);
     const [first] = c.events();
     expect(first!.event).toBe('chat.created');
-    expect(first!.data).toEqual({ id: first!.id, type: 'chat.created', timestamp: chat.created_at, payload: { chatId: chat.id } });
+    expect(first!.data).toEqual({
+      id: first!.id,
+      type: 'chat.created',
+      timestamp: chat.created_at,
+      payload: { chatId: chat.id },
+    });
     expect(first!.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(c.events()).toHaveLength(1);
     c.close();
@@ -78,7 +83,11 @@ describe('event stream', () => {
   it('answers 400 JSON for an unknown cursor and for bad query values', async () => {
     const unknown = await jsonOf(`${api.url}/api/v1/events/stream?cursor=AAAAAAAAAAAAAAAAAAAAA`);
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'cursor event id was not found.', details: { field: 'cursor' } });
+    expect(unknown.body.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'cursor event id was not found.',
+      details: { field: 'cursor' },
+    });
     const badLimit = await jsonOf(`${api.url}/api/v1/events/stream?limit=0`);
     expect(badLimit.status).toBe(400);
     expect(badLimit.body.error.details.fieldErrors.limit).toBeDefined();
@@ -131,7 +140,16 @@ describe('event stream', () => {
     await c.waitFor((x) => x.frames.length >= 2);
     const chats = await Promise.all(Array.from({ length: 20 }, () => newChat()));
     const messages = await Promise.all(
-      chats.map(async (chat) => (await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body),
+      chats.map(
+        async (chat) =>
+          (
+            await api.post(`/api/v1/chats/${chat.id}/messages`, {
+              role: 'agent',
+              senderId: 'assistant',
+              streaming: true,
+            })
+          ).body,
+      ),
     );
     const CHUNKS = 10;
     await Promise.all(
@@ -143,7 +161,10 @@ describe('event stream', () => {
       }),
     );
     const chunksOf = (id: string) =>
-      c.events().filter((e) => e.event === 'message.streaming.chunk' && e.data.payload.messageId === id).map((e) => e.data.payload.deltaText);
+      c
+        .events()
+        .filter((e) => e.event === 'message.streaming.chunk' && e.data.payload.messageId === id)
+        .map((e) => e.data.payload.deltaText);
     await c.waitFor(() => messages.every((m) => chunksOf(m.id).length === CHUNKS), 20_000);
     for (const m of messages) expect(chunksOf(m.id)).toEqual(Array.from({ length: CHUNKS }, (_, i) => `${i};`));
     // message.created arrives before the first chunk of its message.

@@ -5,7 +5,9 @@ import type { TestApi } from '../../support/api.js';
 let api: TestApi;
 beforeAll(async () => {
   api = await startApi({
-    config: { security: { instanceSecretEnabled: true, instanceSecret: 'sekrit', readEndpointsRequireInstanceSecret: true } },
+    config: {
+      security: { instanceSecretEnabled: true, instanceSecret: 'sekrit', readEndpointsRequireInstanceSecret: true },
+    },
     env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '1' },
   });
 });
@@ -16,7 +18,12 @@ describe('GET /api/v1/health', () => {
     for (let i = 0; i < 3; i++) {
       const res = await api.get('/api/v1/health');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ service: 'opengram', status: 'ok', version: expect.any(String), uptime: expect.any(Number) });
+      expect(res.body).toEqual({
+        service: 'opengram',
+        status: 'ok',
+        version: expect.any(String),
+        uptime: expect.any(Number),
+      });
       expect(Number.isInteger(res.body.uptime) && res.body.uptime >= 0).toBe(true);
     }
   });

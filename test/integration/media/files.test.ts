@@ -26,8 +26,10 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-const newChat = async (): Promise<string> => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, { headers: auth })).body.id;
-const uploadJson = (chatId: string, body: Record<string, unknown>) => api.post(`/api/v1/chats/${chatId}/media`, body, { headers: auth });
+const newChat = async (): Promise<string> =>
+  (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, { headers: auth })).body.id;
+const uploadJson = (chatId: string, body: Record<string, unknown>) =>
+  api.post(`/api/v1/chats/${chatId}/media`, body, { headers: auth });
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
 /** A multipart upload through fetch's own FormData encoding. */
@@ -49,7 +51,12 @@ async function download(mediaId: string, headers: Record<string, string> = {}, s
 
 /** Every object in the media bucket (a failed upload must leave none). */
 async function storedKeys(): Promise<string[]> {
-  const s3 = new S3Client({ endpoint: process.env.S3_ENDPOINT, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+  const s3 = new S3Client({
+    endpoint: process.env.S3_ENDPOINT,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+  });
   try {
     const out = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MEDIA_BUCKET }));
     return (out.Contents ?? []).map((o) => o.Key!).sort();
@@ -67,7 +74,11 @@ describe('POST /chats/{chatId}/media', () => {
   it('stores a JSON upload: the record (sanitized name, storage path, kind by type), its bytes, and media.attached', async () => {
     const chat = await newChat();
     const before = (await readEvents(api.tableName)).length;
-    const res = await uploadJson(chat, { fileName: ' my notes (1).txt ', contentType: 'text/plain; charset=utf-8', base64Data: b64('hello notes') });
+    const res = await uploadJson(chat, {
+      fileName: ' my notes (1).txt ',
+      contentType: 'text/plain; charset=utf-8',
+      base64Data: b64('hello notes'),
+    });
     expect(res.status).toBe(201);
     const media = res.body;
     expect(media).toEqual({
@@ -85,7 +96,9 @@ describe('POST /chats/{chatId}/media', () => {
     expect((await api.get(`/api/v1/media/${media.id}`, { headers: auth })).body).toEqual(media);
     expect(await storedKeys()).toContain(media.storage_path);
     const events = await eventsSince(api.tableName, before);
-    expect(events.map((e) => [e.type, e.payload])).toEqual([['media.attached', { chatId: chat, mediaId: media.id, messageId: null, kind: 'file' }]]);
+    expect(events.map((e) => [e.type, e.payload])).toEqual([
+      ['media.attached', { chatId: chat, mediaId: media.id, messageId: null, kind: 'file' }],
+    ]);
     // No chat field changes (§5.6.2).
     const chatAfter = (await api.get(`/api/v1/chats/${chat}`, { headers: auth })).body;
     expect(chatAfter.last_message_preview).toBeNull();
@@ -93,9 +106,17 @@ describe('POST /chats/{chatId}/media', () => {
 
   it('stores a multipart upload with its part type, an audio kind, and a name without extension as .bin', async () => {
     const chat = await newChat();
-    const res = await uploadForm(chat, [['file', new Blob([Buffer.from('OggS fake voice')], { type: 'audio/ogg' }), 'voice']]);
+    const res = await uploadForm(chat, [
+      ['file', new Blob([Buffer.from('OggS fake voice')], { type: 'audio/ogg' }), 'voice'],
+    ]);
     expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ filename: 'voice', content_type: 'audio/ogg', kind: 'audio', byte_size: 15, storage_path: `uploads/${chat}/${res.body.id}.bin` });
+    expect(res.body).toMatchObject({
+      filename: 'voice',
+      content_type: 'audio/ogg',
+      kind: 'audio',
+      byte_size: 15,
+      storage_path: `uploads/${chat}/${res.body.id}.bin`,
+    });
     const got = await download(res.body.id);
     expect(got.bytes.toString()).toBe('OggS fake voice');
   });
@@ -103,11 +124,26 @@ describe('POST /chats/{chatId}/media', () => {
   it('links at upload with messageId (a message of this chat), and refuses one from another chat', async () => {
     const chat = await newChat();
     const other = await newChat();
-    const message = (await api.post(`/api/v1/chats/${chat}/messages`, { role: 'agent', senderId: 'assistant', content: 'here' }, { headers: auth })).body.id;
-    const linked = await uploadForm(chat, [['file', new Blob(['pdf bytes'], { type: 'application/pdf' }), 'a.pdf'], ['messageId', message], ['kind', 'file']]);
+    const message = (
+      await api.post(
+        `/api/v1/chats/${chat}/messages`,
+        { role: 'agent', senderId: 'assistant', content: 'here' },
+        { headers: auth },
+      )
+    ).body.id;
+    const linked = await uploadForm(chat, [
+      ['file', new Blob(['pdf bytes'], { type: 'application/pdf' }), 'a.pdf'],
+      ['messageId', message],
+      ['kind', 'file'],
+    ]);
     expect(linked.status).toBe(201);
     expect(linked.body.message_id).toBe(message);
-    const wrong = await uploadJson(other, { fileName: 'a.pdf', contentType: 'application/pdf', base64Data: b64('x'), messageId: message });
+    const wrong = await uploadJson(other, {
+      fileName: 'a.pdf',
+      contentType: 'application/pdf',
+      base64Data: b64('x'),
+      messageId: message,
+    });
     expectError(wrong, 400, 'messageId does not belong to this chat.', { field: 'messageId' });
   });
 
@@ -116,35 +152,121 @@ describe('POST /chats/{chatId}/media', () => {
     const keys = await storedKeys();
     const missingChat = 'nochat00000000000000x';
     // JSON shapes (6, 7).
-    expectError(await api.post(`/api/v1/chats/${chat}/media`, undefined, { headers: auth, raw: '{nope', contentType: 'application/json' }), 400, 'Invalid JSON body.', null);
-    expectError(await api.post(`/api/v1/chats/${chat}/media`, undefined, { headers: auth, raw: '[1]', contentType: 'text/plain' }), 400, 'JSON body must be an object.', null);
-    expectError(await uploadJson(chat, { contentType: 'text/plain', base64Data: b64('x') }), 400, 'fileName is required.', { field: 'fileName' });
-    expectError(await uploadJson(chat, { fileName: 'a', contentType: '  ', base64Data: b64('x') }), 400, 'contentType is required.', { field: 'contentType' });
-    expectError(await uploadJson(chat, { fileName: 'a', contentType: 'text/plain', base64Data: '' }), 400, 'base64Data is required.', { field: 'base64Data' });
-    expectError(await uploadJson(chat, { fileName: 'a', contentType: 'text/plain', base64Data: 'not*base64!' }), 400, 'base64Data must be standard base64.', { field: 'base64Data' });
+    expectError(
+      await api.post(`/api/v1/chats/${chat}/media`, undefined, {
+        headers: auth,
+        raw: '{nope',
+        contentType: 'application/json',
+      }),
+      400,
+      'Invalid JSON body.',
+      null,
+    );
+    expectError(
+      await api.post(`/api/v1/chats/${chat}/media`, undefined, {
+        headers: auth,
+        raw: '[1]',
+        contentType: 'text/plain',
+      }),
+      400,
+      'JSON body must be an object.',
+      null,
+    );
+    expectError(
+      await uploadJson(chat, { contentType: 'text/plain', base64Data: b64('x') }),
+      400,
+      'fileName is required.',
+      { field: 'fileName' },
+    );
+    expectError(
+      await uploadJson(chat, { fileName: 'a', contentType: '  ', base64Data: b64('x') }),
+      400,
+      'contentType is required.',
+      { field: 'contentType' },
+    );
+    expectError(
+      await uploadJson(chat, { fileName: 'a', contentType: 'text/plain', base64Data: '' }),
+      400,
+      'base64Data is required.',
+      { field: 'base64Data' },
+    );
+    expectError(
+      await uploadJson(chat, { fileName: 'a', contentType: 'text/plain', base64Data: 'not*base64!' }),
+      400,
+      'base64Data must be standard base64.',
+      { field: 'base64Data' },
+    );
     // 8, 11, 12, 13 — before the chat is looked up (15).
-    expectError(await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64('x'), kind: 'video' }), 400, 'kind must be image, audio, or file.', { field: 'kind' });
-    expectError(await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64(Buffer.alloc(2001)) }), 413, 'file exceeds maxUploadBytes.', {
-      field: 'file',
-      maxUploadBytes: 2000,
-    });
-    for (const type of ['image/svg+xml', 'Image/SVG+XML; charset=utf-8']) {
-      expectError(await uploadJson(missingChat, { fileName: 'x.svg', contentType: type, base64Data: b64('<svg xmlns="http://www.w3.org/2000/svg"/>') }), 415, 'SVG uploads are not allowed.', {
+    expectError(
+      await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64('x'), kind: 'video' }),
+      400,
+      'kind must be image, audio, or file.',
+      { field: 'kind' },
+    );
+    expectError(
+      await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64(Buffer.alloc(2001)) }),
+      413,
+      'file exceeds maxUploadBytes.',
+      {
         field: 'file',
-        contentType: type,
-      });
+        maxUploadBytes: 2000,
+      },
+    );
+    for (const type of ['image/svg+xml', 'Image/SVG+XML; charset=utf-8']) {
+      expectError(
+        await uploadJson(missingChat, {
+          fileName: 'x.svg',
+          contentType: type,
+          base64Data: b64('<svg xmlns="http://www.w3.org/2000/svg"/>'),
+        }),
+        415,
+        'SVG uploads are not allowed.',
+        {
+          field: 'file',
+          contentType: type,
+        },
+      );
     }
     const svgForm = await uploadForm(missingChat, [['file', new Blob(['<svg/>'], { type: 'image/svg+xml' }), 'x.svg']]);
     expectError(svgForm, 415, 'SVG uploads are not allowed.');
-    expectError(await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64('x') }), 404, 'Chat not found.', { chatId: missingChat });
+    expectError(
+      await uploadJson(missingChat, { fileName: 'a', contentType: 'text/plain', base64Data: b64('x') }),
+      404,
+      'Chat not found.',
+      { chatId: missingChat },
+    );
     // Multipart: no file part (3), kind as a file (4), a file over the cap (5), and a body over cap + 256 KiB (1).
     expectError(await uploadForm(chat, [['kind', 'file']]), 400, 'file is required.', { field: 'file' });
-    expectError(await uploadForm(chat, [['file', new Blob(['x']), 'a.txt'], ['kind', new Blob(['file']), 'kind.txt']]), 400, 'kind must be a string.', { field: 'kind' });
-    expectError(await uploadForm(chat, [['file', new Blob([Buffer.alloc(2001)], { type: 'text/plain' }), 'big.txt']]), 413, 'file exceeds maxUploadBytes.', { field: 'file', maxUploadBytes: 2000 });
-    const huge = await uploadForm(chat, [['file', new Blob([Buffer.alloc(300_000)], { type: 'text/plain' }), 'huge.txt']]);
-    expectError(huge, 413, 'multipart body exceeds maxUploadBytes.', { field: 'file', maxBodyBytes: 2000 + 262_144, contentLength: expect.any(Number) });
+    expectError(
+      await uploadForm(chat, [
+        ['file', new Blob(['x']), 'a.txt'],
+        ['kind', new Blob(['file']), 'kind.txt'],
+      ]),
+      400,
+      'kind must be a string.',
+      { field: 'kind' },
+    );
+    expectError(
+      await uploadForm(chat, [['file', new Blob([Buffer.alloc(2001)], { type: 'text/plain' }), 'big.txt']]),
+      413,
+      'file exceeds maxUploadBytes.',
+      { field: 'file', maxUploadBytes: 2000 },
+    );
+    const huge = await uploadForm(chat, [
+      ['file', new Blob([Buffer.alloc(300_000)], { type: 'text/plain' }), 'huge.txt'],
+    ]);
+    expectError(huge, 413, 'multipart body exceeds maxUploadBytes.', {
+      field: 'file',
+      maxBodyBytes: 2000 + 262_144,
+      contentLength: expect.any(Number),
+    });
     // Zero bytes (10).
-    expectError(await uploadForm(chat, [['file', new Blob([], { type: 'text/plain' }), 'empty.txt']]), 400, 'file cannot be empty.', { field: 'file' });
+    expectError(
+      await uploadForm(chat, [['file', new Blob([], { type: 'text/plain' }), 'empty.txt']]),
+      400,
+      'file cannot be empty.',
+      { field: 'file' },
+    );
     expect(await storedKeys()).toEqual(keys);
   });
 });
@@ -154,7 +276,9 @@ describe('GET /chats/{chatId}/media', () => {
     const chat = await newChat();
     const ids: string[] = [];
     for (const [i, type] of ['text/plain', 'audio/mpeg', 'text/csv', 'audio/wav', 'application/pdf'].entries()) {
-      ids.push((await uploadJson(chat, { fileName: `f${i}`, contentType: type, base64Data: b64(`bytes ${i}`) })).body.id);
+      ids.push(
+        (await uploadJson(chat, { fileName: `f${i}`, contentType: type, base64Data: b64(`bytes ${i}`) })).body.id,
+      );
     }
     const all = await api.get(`/api/v1/chats/${chat}/media`, { headers: auth });
     expect(all.body.data.map((m: { id: string }) => m.id)).toEqual([...ids].reverse());
@@ -163,26 +287,52 @@ describe('GET /chats/{chatId}/media', () => {
     const page1 = await api.get(`/api/v1/chats/${chat}/media?limit=2`, { headers: auth });
     expect(page1.body.data.map((m: { id: string }) => m.id)).toEqual([ids[4], ids[3]]);
     expect(page1.body.cursor.hasMore).toBe(true);
-    const page2 = await api.get(`/api/v1/chats/${chat}/media?limit=2&cursor=${encodeURIComponent(page1.body.cursor.next)}`, { headers: auth });
+    const page2 = await api.get(
+      `/api/v1/chats/${chat}/media?limit=2&cursor=${encodeURIComponent(page1.body.cursor.next)}`,
+      { headers: auth },
+    );
     expect(page2.body.data.map((m: { id: string }) => m.id)).toEqual([ids[2], ids[1]]);
-    const page3 = await api.get(`/api/v1/chats/${chat}/media?limit=2&cursor=${encodeURIComponent(page2.body.cursor.next)}`, { headers: auth });
-    expect(page3.body).toEqual({ data: [expect.objectContaining({ id: ids[0] })], cursor: { next: null, hasMore: false } });
+    const page3 = await api.get(
+      `/api/v1/chats/${chat}/media?limit=2&cursor=${encodeURIComponent(page2.body.cursor.next)}`,
+      { headers: auth },
+    );
+    expect(page3.body).toEqual({
+      data: [expect.objectContaining({ id: ids[0] })],
+      cursor: { next: null, hasMore: false },
+    });
 
     const audio = await api.get(`/api/v1/chats/${chat}/media?kind=audio&limit=1`, { headers: auth });
     expect(audio.body.data.map((m: { id: string }) => m.id)).toEqual([ids[3]]);
-    const audio2 = await api.get(`/api/v1/chats/${chat}/media?kind=audio&limit=1&cursor=${encodeURIComponent(audio.body.cursor.next)}`, { headers: auth });
-    expect(audio2.body).toEqual({ data: [expect.objectContaining({ id: ids[1] })], cursor: { next: null, hasMore: false } });
+    const audio2 = await api.get(
+      `/api/v1/chats/${chat}/media?kind=audio&limit=1&cursor=${encodeURIComponent(audio.body.cursor.next)}`,
+      { headers: auth },
+    );
+    expect(audio2.body).toEqual({
+      data: [expect.objectContaining({ id: ids[1] })],
+      cursor: { next: null, hasMore: false },
+    });
 
     // Linked through a message's trace: the messageId filter sees it.
-    const msg = (await api.post(`/api/v1/chats/${chat}/messages`, { role: 'user', content: 'see', trace: { mediaIds: [ids[2]] } }, { headers: auth })).body.id;
+    const msg = (
+      await api.post(
+        `/api/v1/chats/${chat}/messages`,
+        { role: 'user', content: 'see', trace: { mediaIds: [ids[2]] } },
+        { headers: auth },
+      )
+    ).body.id;
     const byMessage = await api.get(`/api/v1/chats/${chat}/media?messageId=${msg}`, { headers: auth });
     expect(byMessage.body.data).toEqual([expect.objectContaining({ id: ids[2], message_id: msg })]);
   });
 
   it('answers 200 with an empty page for a chat without media, 404 for an unknown chat, 400 for a bad cursor or limit', async () => {
     const chat = await newChat();
-    expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body).toEqual({ data: [], cursor: { next: null, hasMore: false } });
-    expectError(await api.get('/api/v1/chats/nochat00000000000000x/media', { headers: auth }), 404, 'Chat not found.', { chatId: 'nochat00000000000000x' });
+    expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body).toEqual({
+      data: [],
+      cursor: { next: null, hasMore: false },
+    });
+    expectError(await api.get('/api/v1/chats/nochat00000000000000x/media', { headers: auth }), 404, 'Chat not found.', {
+      chatId: 'nochat00000000000000x',
+    });
     expect((await api.get(`/api/v1/chats/${chat}/media?cursor=forged`, { headers: auth })).status).toBe(400);
     expect((await api.get(`/api/v1/chats/${chat}/media?limit=101`, { headers: auth })).status).toBe(400);
     expect((await api.get(`/api/v1/chats/${chat}/media?kind=video`, { headers: auth })).status).toBe(400);
@@ -192,21 +342,41 @@ describe('GET /chats/{chatId}/media', () => {
 describe('DELETE /media/{mediaId}', () => {
   it('deletes unattached media (record, entry and object), answering the record as it was; 409 when attached; 404 after', async () => {
     const chat = await newChat();
-    const media = (await uploadJson(chat, { fileName: 'a.txt', contentType: 'text/plain', base64Data: b64('bye') })).body;
-    const linked = (await uploadJson(chat, { fileName: 'b.txt', contentType: 'text/plain', base64Data: b64('stay') })).body;
-    await api.post(`/api/v1/chats/${chat}/messages`, { role: 'user', content: 'with file', trace: { mediaIds: [linked.id] } }, { headers: auth });
+    const media = (await uploadJson(chat, { fileName: 'a.txt', contentType: 'text/plain', base64Data: b64('bye') }))
+      .body;
+    const linked = (await uploadJson(chat, { fileName: 'b.txt', contentType: 'text/plain', base64Data: b64('stay') }))
+      .body;
+    await api.post(
+      `/api/v1/chats/${chat}/messages`,
+      { role: 'user', content: 'with file', trace: { mediaIds: [linked.id] } },
+      { headers: auth },
+    );
 
     const res = await api.request('DELETE', `/api/v1/media/${media.id}`, undefined, { headers: auth });
     expect(res.status).toBe(200);
     expect(res.body).toEqual(media);
-    expectError(await api.get(`/api/v1/media/${media.id}`, { headers: auth }), 404, 'Media not found.', { mediaId: media.id });
+    expectError(await api.get(`/api/v1/media/${media.id}`, { headers: auth }), 404, 'Media not found.', {
+      mediaId: media.id,
+    });
     expect((await download(media.id)).status).toBe(404);
     expect(await storedKeys()).not.toContain(media.storage_path);
-    expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body.data.map((m: { id: string }) => m.id)).toEqual([linked.id]);
+    expect(
+      (await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body.data.map((m: { id: string }) => m.id),
+    ).toEqual([linked.id]);
 
-    expectError(await api.request('DELETE', `/api/v1/media/${linked.id}`, undefined, { headers: auth }), 409, 'Cannot delete media that is attached to a message.', { mediaId: linked.id });
+    expectError(
+      await api.request('DELETE', `/api/v1/media/${linked.id}`, undefined, { headers: auth }),
+      409,
+      'Cannot delete media that is attached to a message.',
+      { mediaId: linked.id },
+    );
     expect((await api.get(`/api/v1/media/${linked.id}`, { headers: auth })).status).toBe(200);
-    expectError(await api.request('DELETE', `/api/v1/media/${media.id}`, undefined, { headers: auth }), 404, 'Media not found.', { mediaId: media.id });
+    expectError(
+      await api.request('DELETE', `/api/v1/media/${media.id}`, undefined, { headers: auth }),
+      404,
+      'Media not found.',
+      { mediaId: media.id },
+    );
   });
 });
 
@@ -215,17 +385,30 @@ describe('GET /files/{mediaId}', () => {
   let id: string;
   beforeAll(async () => {
     const chat = await newChat();
-    id = (await uploadJson(chat, { fileName: 'ten "quoted" \\ name.pdf', contentType: 'application/pdf', base64Data: b64(ten) })).body.id;
+    id = (
+      await uploadJson(chat, {
+        fileName: 'ten "quoted" \\ name.pdf',
+        contentType: 'application/pdf',
+        base64Data: b64(ten),
+      })
+    ).body.id;
   });
 
   it('serves the whole file with the contract headers', async () => {
     const res = await download(id);
     expect(res.status).toBe(200);
     expect(res.bytes.toString()).toBe(ten);
-    expect(Object.fromEntries([...res.headers].filter(([k]) => k !== 'date' && k !== 'connection' && k !== 'keep-alive' && !k.startsWith('access-control')))).toEqual({
+    expect(
+      Object.fromEntries(
+        [...res.headers].filter(
+          ([k]) => k !== 'date' && k !== 'connection' && k !== 'keep-alive' && !k.startsWith('access-control'),
+        ),
+      ),
+    ).toEqual({
       'content-type': 'application/pdf',
       'content-disposition': 'inline; filename="ten__quoted____name.pdf"',
-      'content-security-policy': "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+      'content-security-policy':
+        "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
       'x-content-type-options': 'nosniff',
       'cache-control': 'private, max-age=86400',
       'accept-ranges': 'bytes',
@@ -245,7 +428,12 @@ describe('GET /files/{mediaId}', () => {
     ['bytes=12-20', 416, '', 'bytes */10'],
   ])('Range %s → %i', async (range, status, body, contentRange) => {
     const res = await download(id, { range });
-    expect([res.status, res.bytes.toString(), res.headers.get('content-range'), res.headers.get('content-length')]).toEqual([status, body, contentRange, String(body.length)]);
+    expect([
+      res.status,
+      res.bytes.toString(),
+      res.headers.get('content-range'),
+      res.headers.get('content-length'),
+    ]).toEqual([status, body, contentRange, String(body.length)]);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 
@@ -259,12 +447,21 @@ describe('GET /files/{mediaId}', () => {
   ])('Range %s → 400 %s', async (range, message) => {
     const res = await fetch(`${api.url}/api/v1/files/${id}`, { headers: { ...auth, range } });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { error: { message: string; code: string } }).error).toMatchObject({ code: 'VALIDATION_ERROR', message });
+    expect(((await res.json()) as { error: { message: string; code: string } }).error).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      message,
+    });
   });
 
   it('serves HTML and SVG-named files as attachments, accepts ?token= for <img>/<audio> tags, and 404s unknown media', async () => {
     const chat = await newChat();
-    const html = (await uploadJson(chat, { fileName: 'page.html', contentType: 'text/html', base64Data: b64('<script>alert(1)</script>') })).body.id;
+    const html = (
+      await uploadJson(chat, {
+        fileName: 'page.html',
+        contentType: 'text/html',
+        base64Data: b64('<script>alert(1)</script>'),
+      })
+    ).body.id;
     const res = await fetch(`${api.url}/api/v1/files/${html}?token=${SECRET}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
@@ -272,7 +469,10 @@ describe('GET /files/{mediaId}', () => {
     expect((await fetch(`${api.url}/api/v1/files/${html}`)).status).toBe(401);
     const missing = await download('nomedia0000000000000x');
     expect(missing.status).toBe(404);
-    expect(JSON.parse(missing.bytes.toString()).error).toMatchObject({ message: 'Media not found.', details: { mediaId: 'nomedia0000000000000x' } });
+    expect(JSON.parse(missing.bytes.toString()).error).toMatchObject({
+      message: 'Media not found.',
+      details: { mediaId: 'nomedia0000000000000x' },
+    });
     const thumb = await download(html, {}, '/thumbnail');
     expect([thumb.status, JSON.parse(thumb.bytes.toString()).error.message]).toEqual([404, 'Thumbnail not found.']);
   });

@@ -24,8 +24,15 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
-const newChat = async (): Promise<string> => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-const upload = (chatId: string, fileName: string, contentType: string, bytes: Buffer, extra: Record<string, unknown> = {}) =>
+const newChat = async (): Promise<string> =>
+  (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
+const upload = (
+  chatId: string,
+  fileName: string,
+  contentType: string,
+  bytes: Buffer,
+  extra: Record<string, unknown> = {},
+) =>
   api.post(`/api/v1/chats/${chatId}/media`, { fileName, contentType, base64Data: bytes.toString('base64'), ...extra });
 
 async function uploadForm(chatId: string, fileName: string, type: string, bytes: Buffer): Promise<Response> {
@@ -49,9 +56,16 @@ beforeAll(async () => {
 });
 
 async function storedKeys(): Promise<string[]> {
-  const s3 = new S3Client({ endpoint: process.env.S3_ENDPOINT, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+  const s3 = new S3Client({
+    endpoint: process.env.S3_ENDPOINT,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+  });
   try {
-    return ((await s3.send(new ListObjectsV2Command({ Bucket: process.env.MEDIA_BUCKET }))).Contents ?? []).map((o) => o.Key!).sort();
+    return ((await s3.send(new ListObjectsV2Command({ Bucket: process.env.MEDIA_BUCKET }))).Contents ?? [])
+      .map((o) => o.Key!)
+      .sort();
   } finally {
     s3.destroy();
   }
@@ -69,25 +83,40 @@ describe('image uploads', () => {
     ['JPEG', 'tall.jpg', 'image/jpeg', () => jpeg, [171, 512]],
     ['WebP (small: never enlarged)', 'small.webp', 'image/webp', () => webp, [100, 50]],
   ];
-  it.each(cases)('%s: kind image, a WebP thumbnail inside 512×512 made in the request', async (_label, name, type, bytes, size) => {
-    const chat = await newChat();
-    const res = await uploadForm(chat, name, type, bytes());
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ kind: 'image', content_type: type, byte_size: bytes().length, thumbnail_path: `uploads/${chat}/thumbnails/${res.body.id}.webp` });
-    const thumb = await thumbnailOf(res.body.id);
-    expect(thumb.res.status).toBe(200);
-    expect([thumb.meta?.format, thumb.meta?.width, thumb.meta?.height]).toEqual(['webp', ...size]);
-    expect(Object.fromEntries(['content-type', 'content-disposition', 'cache-control', 'x-content-type-options'].map((h) => [h, thumb.res.headers.get(h)]))).toEqual({
-      'content-type': 'image/webp',
-      'content-disposition': `inline; filename="${res.body.id}-thumbnail.webp"`,
-      'cache-control': 'private, max-age=86400',
-      'x-content-type-options': 'nosniff',
-    });
-    expect(thumb.res.headers.get('content-security-policy')).toBeNull();
-    const original = await fetch(`${api.url}/api/v1/files/${res.body.id}`);
-    expect(Buffer.from(await original.arrayBuffer()).equals(bytes())).toBe(true);
-    expect(original.headers.get('content-disposition')).toBe(`inline; filename="${name}"`);
-  });
+  it.each(cases)(
+    '%s: kind image, a WebP thumbnail inside 512×512 made in the request',
+    async (_label, name, type, bytes, size) => {
+      const chat = await newChat();
+      const res = await uploadForm(chat, name, type, bytes());
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        kind: 'image',
+        content_type: type,
+        byte_size: bytes().length,
+        thumbnail_path: `uploads/${chat}/thumbnails/${res.body.id}.webp`,
+      });
+      const thumb = await thumbnailOf(res.body.id);
+      expect(thumb.res.status).toBe(200);
+      expect([thumb.meta?.format, thumb.meta?.width, thumb.meta?.height]).toEqual(['webp', ...size]);
+      expect(
+        Object.fromEntries(
+          ['content-type', 'content-disposition', 'cache-control', 'x-content-type-options'].map((h) => [
+            h,
+            thumb.res.headers.get(h),
+          ]),
+        ),
+      ).toEqual({
+        'content-type': 'image/webp',
+        'content-disposition': `inline; filename="${res.body.id}-thumbnail.webp"`,
+        'cache-control': 'private, max-age=86400',
+        'x-content-type-options': 'nosniff',
+      });
+      expect(thumb.res.headers.get('content-security-policy')).toBeNull();
+      const original = await fetch(`${api.url}/api/v1/files/${res.body.id}`);
+      expect(Buffer.from(await original.arrayBuffer()).equals(bytes())).toBe(true);
+      expect(original.headers.get('content-disposition')).toBe(`inline; filename="${name}"`);
+    },
+  );
 
   it('keeps a PNG declared as JPEG (it decodes; the type is stored as declared), and makes no thumbnail for audio, files, or an image declared as file', async () => {
     const chat = await newChat();
@@ -95,11 +124,19 @@ describe('image uploads', () => {
     expect(misdeclared.status).toBe(201);
     expect(misdeclared.body).toMatchObject({ kind: 'image', content_type: 'image/jpeg' });
     expect((await thumbnailOf(misdeclared.body.id)).meta?.width).toBe(512);
-    for (const [name, type, extra] of [['v.ogg', 'audio/ogg', {}], ['r.pdf', 'application/pdf', {}], ['p.png', 'image/png', { kind: 'file' }]] as const) {
+    for (const [name, type, extra] of [
+      ['v.ogg', 'audio/ogg', {}],
+      ['r.pdf', 'application/pdf', {}],
+      ['p.png', 'image/png', { kind: 'file' }],
+    ] as const) {
       const res = await upload(chat, name, type, name === 'p.png' ? png : Buffer.from('not an image'), extra);
       expect([name, res.status, res.body.thumbnail_path]).toEqual([name, 201, null]);
       const thumb = await thumbnailOf(res.body.id);
-      expect([name, thumb.res.status, JSON.parse(thumb.bytes.toString()).error.message]).toEqual([name, 404, 'Thumbnail not found.']);
+      expect([name, thumb.res.status, JSON.parse(thumb.bytes.toString()).error.message]).toEqual([
+        name,
+        404,
+        'Thumbnail not found.',
+      ]);
     }
   });
 
@@ -115,10 +152,22 @@ describe('image uploads', () => {
       ['declared image', await upload(chat, 'notes.txt', 'text/plain', Buffer.from('plain words'), { kind: 'image' })],
     ];
     for (const [label, res] of refusals) {
-      expect([label, res.status, res.body.error]).toEqual([label, 415, { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'file content is not a valid image.', details: { field: 'file', contentType: expect.any(String) } }]);
+      expect([label, res.status, res.body.error]).toEqual([
+        label,
+        415,
+        {
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: 'file content is not a valid image.',
+          details: { field: 'file', contentType: expect.any(String) },
+        },
+      ]);
     }
     const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>');
-    for (const res of [await upload(chat, 'a.svg', 'image/svg+xml', svg), await upload(chat, 'a.svg', 'image/svg+xml; charset=utf-8', svg), await uploadForm(chat, 'a.svg', 'image/svg+xml', svg)]) {
+    for (const res of [
+      await upload(chat, 'a.svg', 'image/svg+xml', svg),
+      await upload(chat, 'a.svg', 'image/svg+xml; charset=utf-8', svg),
+      await uploadForm(chat, 'a.svg', 'image/svg+xml', svg),
+    ]) {
       expect([res.status, res.body.error.message]).toEqual([415, 'SVG uploads are not allowed.']);
     }
     expect(await storedKeys()).toEqual(before);
@@ -140,12 +189,31 @@ describe('media in messages and dispatch', () => {
 
     const claim = await api.post('/api/v1/dispatch/claim', { workerId: 'w', waitMs: 5000 });
     expect(claim.status).toBe(200);
-    expect(claim.body.items).toEqual([expect.objectContaining({ sourceId: first.body.id, content: '', mediaIds: [photo.id], attachmentNames: ['shot_1.png'] })]);
-    expect(claim.body.attachments).toEqual([{ mediaId: photo.id, fileName: 'shot_1.png', kind: 'image', sourceInputId: claim.body.items[0].inputId, sourceIndex: 0 }]);
+    expect(claim.body.items).toEqual([
+      expect.objectContaining({
+        sourceId: first.body.id,
+        content: '',
+        mediaIds: [photo.id],
+        attachmentNames: ['shot_1.png'],
+      }),
+    ]);
+    expect(claim.body.attachments).toEqual([
+      {
+        mediaId: photo.id,
+        fileName: 'shot_1.png',
+        kind: 'image',
+        sourceInputId: claim.body.items[0].inputId,
+        sourceIndex: 0,
+      },
+    ]);
     expect(claim.body.compiledContent).toBe('(no text)');
     expect((await api.post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w' })).status).toBe(204);
 
-    const second = await api.post(`/api/v1/chats/${chat}/messages`, { role: 'agent', senderId: 'assistant', trace: { mediaIds: [voice.id] } });
+    const second = await api.post(`/api/v1/chats/${chat}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      trace: { mediaIds: [voice.id] },
+    });
     expect(second.status).toBe(201);
     expect((await api.get(`/api/v1/chats/${chat}`)).body.last_message_preview).toBe('Voice note');
     // Attached now: it cannot be deleted.

@@ -17,14 +17,26 @@ import { startLocalS3 } from '../../../local/s3.js';
 const dir = mkdtempSync(join(tmpdir(), 'local-s3-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const clientOf = (endpoint: string) =>
-  new S3Client({ endpoint, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  new S3Client({
+    endpoint,
+    forcePathStyle: true,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 
 describe('local S3 (fauxqs) with a data folder', () => {
   it('keeps objects and their headers across a restart, and serves ranges', async () => {
     let local = await startLocalS3(dir);
     let s3 = clientOf(local.endpoint);
     await s3.send(
-      new PutObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/m.pdf', Body: Buffer.from('0123456789'), ContentType: 'application/pdf', ContentDisposition: 'inline; filename="m.pdf"', CacheControl: 'private, max-age=86400' }),
+      new PutObjectCommand({
+        Bucket: local.bucket,
+        Key: 'uploads/c/m.pdf',
+        Body: Buffer.from('0123456789'),
+        ContentType: 'application/pdf',
+        ContentDisposition: 'inline; filename="m.pdf"',
+        CacheControl: 'private, max-age=86400',
+      }),
     );
     s3.destroy();
     await local.stop();
@@ -33,19 +45,31 @@ describe('local S3 (fauxqs) with a data folder', () => {
     s3 = clientOf(local.endpoint);
     try {
       const whole = await s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/m.pdf' }));
-      expect([await whole.Body!.transformToString(), whole.ContentType, whole.ContentDisposition, whole.CacheControl]).toEqual([
-        '0123456789',
-        'application/pdf',
-        'inline; filename="m.pdf"',
-        'private, max-age=86400',
-      ]);
-      const part = await s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/m.pdf', Range: 'bytes=2-4' }));
+      expect([
+        await whole.Body!.transformToString(),
+        whole.ContentType,
+        whole.ContentDisposition,
+        whole.CacheControl,
+      ]).toEqual(['0123456789', 'application/pdf', 'inline; filename="m.pdf"', 'private, max-age=86400']);
+      const part = await s3.send(
+        new GetObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/m.pdf', Range: 'bytes=2-4' }),
+      );
       expect([await part.Body!.transformToString(), part.ContentRange]).toEqual(['234', 'bytes 2-4/10']);
-      await expect(s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/m.pdf', Range: 'bytes=10-' }))).rejects.toMatchObject({ $metadata: { httpStatusCode: 416 } });
-      await expect(s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/none' }))).rejects.toMatchObject({ name: 'NoSuchKey' });
+      await expect(
+        s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/m.pdf', Range: 'bytes=10-' })),
+      ).rejects.toMatchObject({ $metadata: { httpStatusCode: 416 } });
+      await expect(
+        s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'uploads/c/none' })),
+      ).rejects.toMatchObject({ name: 'NoSuchKey' });
 
       // A presigned POST stores the form's file with the form's Content-Type.
-      const post = await createPresignedPost(s3, { Bucket: local.bucket, Key: 'pending/c/u', Conditions: [['content-length-range', 3, 3]], Fields: { 'Content-Type': 'text/plain' }, Expires: 60 });
+      const post = await createPresignedPost(s3, {
+        Bucket: local.bucket,
+        Key: 'pending/c/u',
+        Conditions: [['content-length-range', 3, 3]],
+        Fields: { 'Content-Type': 'text/plain' },
+        Expires: 60,
+      });
       const form = new FormData();
       for (const [k, v] of Object.entries(post.fields)) form.append(k, v);
       form.append('file', new Blob(['abc']), 'f');
@@ -54,7 +78,11 @@ describe('local S3 (fauxqs) with a data folder', () => {
       expect([await posted.Body!.transformToString(), posted.ContentType]).toEqual(['abc', 'text/plain']);
 
       // The policy: size range, Content-Type, key, expiry.
-      const tryPost = async (p: { url: string; fields: Record<string, string> }, bytes: Buffer, override: Record<string, string> = {}) => {
+      const tryPost = async (
+        p: { url: string; fields: Record<string, string> },
+        bytes: Buffer,
+        override: Record<string, string> = {},
+      ) => {
         const f = new FormData();
         for (const [k, v] of Object.entries({ ...p.fields, ...override })) f.append(k, v);
         f.append('file', new Blob([bytes]), 'f');
@@ -64,7 +92,10 @@ describe('local S3 (fauxqs) with a data folder', () => {
       const strict = await createPresignedPost(s3, {
         Bucket: local.bucket,
         Key: 'pending/c/strict',
-        Conditions: [['content-length-range', 20 * 1024 * 1024, 20 * 1024 * 1024], ['eq', '$Content-Type', 'application/pdf']],
+        Conditions: [
+          ['content-length-range', 20 * 1024 * 1024, 20 * 1024 * 1024],
+          ['eq', '$Content-Type', 'application/pdf'],
+        ],
         Fields: { 'Content-Type': 'application/pdf' },
         Expires: 60,
       });
@@ -76,7 +107,11 @@ describe('local S3 (fauxqs) with a data folder', () => {
       // 20 MB is beyond fauxqs's 11 MiB body limit: the front stores it in parts, type kept.
       expect(await tryPost(strict, big)).toEqual([204, '']);
       const stored = await s3.send(new GetObjectCommand({ Bucket: local.bucket, Key: 'pending/c/strict' }));
-      expect([stored.ContentLength, stored.ContentType, Buffer.from(await stored.Body!.transformToByteArray()).equals(big)]).toEqual([big.length, 'application/pdf', true]);
+      expect([
+        stored.ContentLength,
+        stored.ContentType,
+        Buffer.from(await stored.Body!.transformToByteArray()).equals(big),
+      ]).toEqual([big.length, 'application/pdf', true]);
       const expired = await createPresignedPost(s3, { Bucket: local.bucket, Key: 'pending/c/late', Expires: -10 });
       expect(await tryPost(expired, Buffer.from('x'))).toEqual([403, 'AccessDenied']);
     } finally {

@@ -27,7 +27,17 @@ afterAll(async () => api?.close());
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const ID = /^[A-Za-z0-9_-]{21}$/;
 const MESSAGE_FIELDS = [
-  'id', 'chat_id', 'role', 'sender_id', 'created_at', 'updated_at', 'content_final', 'content_partial', 'stream_state', 'model_id', 'trace',
+  'id',
+  'chat_id',
+  'role',
+  'sender_id',
+  'created_at',
+  'updated_at',
+  'content_final',
+  'content_partial',
+  'stream_state',
+  'model_id',
+  'trace',
 ].sort();
 const UNKNOWN_CHAT = 'ZZZZZZZZZZZZZZZZZZZZZ';
 const MISSING_MEDIA = 'MMMMMMMMMMMMMMMMMMMMM';
@@ -39,7 +49,8 @@ const newChat = async (extra: Record<string, unknown> = {}) => {
   expect(res.status).toBe(201);
   return res.body;
 };
-const send = (chatId: string, body: unknown, options?: RequestOptions) => api.post(`/api/v1/chats/${chatId}/messages`, body, options);
+const send = (chatId: string, body: unknown, options?: RequestOptions) =>
+  api.post(`/api/v1/chats/${chatId}/messages`, body, options);
 const created = async (chatId: string, body: Record<string, unknown>) => {
   const res = await send(chatId, body);
   expect([res.status, res.body?.error]).toEqual([201, undefined]);
@@ -58,7 +69,11 @@ const listed = async (chatId: string) => {
 
 /** Everything a failed create must leave alone: the chat, its messages and the event log. */
 async function snapshot(chatId: string) {
-  return { chat: await getChat(chatId), messages: await listed(chatId), events: (await readEvents(api.tableName)).length };
+  return {
+    chat: await getChat(chatId),
+    messages: await listed(chatId),
+    events: (await readEvents(api.tableName)).length,
+  };
 }
 async function expectUnchanged(chatId: string, before: Awaited<ReturnType<typeof snapshot>>) {
   expect(await getChat(chatId)).toEqual(before.chat);
@@ -98,7 +113,12 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
   it('creates a user message with every §2.2 field, the content trimmed and the chat model', async () => {
     const chat = await newChat();
     const started = Date.now();
-    const res = await send(chat.id, { role: 'user', senderId: 'user:primary', content: '  Hello there \n ', modelId: 'model-b' });
+    const res = await send(chat.id, {
+      role: 'user',
+      senderId: 'user:primary',
+      content: '  Hello there \n ',
+      modelId: 'model-b',
+    });
     expect(res.status).toBe(201);
     const msg = res.body;
     expect(Object.keys(msg).sort()).toEqual(MESSAGE_FIELDS);
@@ -128,7 +148,13 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
   ])('creates a %s message from %s, echoing its trace', async (role, senderId) => {
     const chat = await newChat();
     const trace = { step: 3, nested: { list: [1, 'two', null, { deep: true }] }, label: 'x' };
-    const res = await send(chat.id, { role, senderId, content: `  ${role} says hi  `, trace, modelId: 'not-a-configured-model' });
+    const res = await send(chat.id, {
+      role,
+      senderId,
+      content: `  ${role} says hi  `,
+      trace,
+      modelId: 'not-a-configured-model',
+    });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(MESSAGE_FIELDS);
     expect(res.body).toMatchObject({
@@ -166,7 +192,12 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
   it('accepts absent, empty and whitespace-only content with streaming, and ignores it', async () => {
     const chat = await newChat();
     for (const extra of [{}, { content: '' }, { content: '  \n\t ' }, { stream: true, content: ' ' }]) {
-      const body = { role: 'agent', senderId: 'assistant', ...('stream' in extra ? {} : { streaming: true }), ...extra };
+      const body = {
+        role: 'agent',
+        senderId: 'assistant',
+        ...('stream' in extra ? {} : { streaming: true }),
+        ...extra,
+      };
       const res = await send(chat.id, body);
       expect([JSON.stringify(extra), res.status]).toEqual([JSON.stringify(extra), 201]);
       expect(res.body).toMatchObject({ stream_state: 'streaming', content_final: null, content_partial: null });
@@ -201,7 +232,12 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
     // Any role, and while streaming.
     const agent = await send(chat.id, { role: 'agent', senderId: 'assistant', content: 'ok', trace: { kind: 'note' } });
     expect([agent.status, agent.body.trace]).toEqual([201, { kind: 'note' }]);
-    const stream = await send(chat.id, { role: 'agent', senderId: 'assistant', streaming: true, trace: { kind: 'draft' } });
+    const stream = await send(chat.id, {
+      role: 'agent',
+      senderId: 'assistant',
+      streaming: true,
+      trace: { kind: 'draft' },
+    });
     expect([stream.status, stream.body.trace]).toEqual([201, { kind: 'draft' }]);
   });
 
@@ -249,7 +285,12 @@ describe('seed aliases and default senders (§5.4.1 [Divergence])', () => {
     const chat = await newChat();
     const msg = await created(chat.id, { role: 'agent', senderId: 'coder', agentId: 'assistant', content: 'a' });
     expect(msg.sender_id).toBe('coder');
-    const unknownAlias = await created(chat.id, { role: 'agent', senderId: 'assistant', agentId: 'ghost', content: 'b' });
+    const unknownAlias = await created(chat.id, {
+      role: 'agent',
+      senderId: 'assistant',
+      agentId: 'ghost',
+      content: 'b',
+    });
     expect(unknownAlias.sender_id).toBe('assistant');
     const res = await send(chat.id, { role: 'agent', senderId: 'ghost', agentId: 'assistant', content: 'c' });
     expect(res.status).toBe(400);
@@ -264,11 +305,27 @@ describe('seed aliases and default senders (§5.4.1 [Divergence])', () => {
     const chat = await newChat();
     const viaStream = await created(chat.id, { role: 'agent', senderId: 'assistant', stream: true });
     expect(viaStream).toMatchObject({ stream_state: 'streaming', content_final: null });
-    const streamingFalse = await created(chat.id, { role: 'agent', senderId: 'assistant', streaming: false, stream: true, content: 'plain' });
+    const streamingFalse = await created(chat.id, {
+      role: 'agent',
+      senderId: 'assistant',
+      streaming: false,
+      stream: true,
+      content: 'plain',
+    });
     expect(streamingFalse).toMatchObject({ stream_state: 'complete', content_final: 'plain' });
-    const streamingTrue = await created(chat.id, { role: 'agent', senderId: 'assistant', streaming: true, stream: false });
+    const streamingTrue = await created(chat.id, {
+      role: 'agent',
+      senderId: 'assistant',
+      streaming: true,
+      stream: false,
+    });
     expect(streamingTrue).toMatchObject({ stream_state: 'streaming', content_final: null });
-    const streamFalse = await created(chat.id, { role: 'agent', senderId: 'assistant', stream: false, content: 'also plain' });
+    const streamFalse = await created(chat.id, {
+      role: 'agent',
+      senderId: 'assistant',
+      stream: false,
+      content: 'also plain',
+    });
     expect(streamFalse).toMatchObject({ stream_state: 'complete', content_final: 'also plain' });
     // stream:true on a user message is a streaming start for a non-agent role.
     const userStream = await send(chat.id, { role: 'user', stream: true });
@@ -289,9 +346,16 @@ describe('seed aliases and default senders (§5.4.1 [Divergence])', () => {
 
   it('applies the agentId alias to any role (it must still match the role)', async () => {
     const chat = await newChat();
-    expect((await created(chat.id, { role: 'user', agentId: 'user:primary', content: 'u' })).sender_id).toBe('user:primary');
+    expect((await created(chat.id, { role: 'user', agentId: 'user:primary', content: 'u' })).sender_id).toBe(
+      'user:primary',
+    );
     await expectRuleErrors(chat.id, [
-      ['user with agentId assistant', { role: 'user', agentId: 'assistant', content: 'u' }, 'senderId must be user:primary for role user.', { field: 'senderId' }],
+      [
+        'user with agentId assistant',
+        { role: 'user', agentId: 'assistant', content: 'u' },
+        'senderId must be user:primary for role user.',
+        { field: 'senderId' },
+      ],
     ]);
   });
 
@@ -332,34 +396,103 @@ describe('validation (§5.4.1 rule table)', () => {
       expect([raw, res.status, res.body?.error?.code]).toEqual([raw, 400, 'VALIDATION_ERROR']);
     }
     const bad = await api.request('POST', `/api/v1/chats/${chat.id}/messages`, undefined, { raw: '{"role": ' });
-    expect(bad.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'Malformed JSON in request body', details: null });
+    expect(bad.body.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'Malformed JSON in request body',
+      details: null,
+    });
     await expectUnchanged(chat.id, before);
   });
 
   it('rejects an empty senderId (also through the alias)', async () => {
     const chat = await newChat();
     await expectRuleErrors(chat.id, [
-      ['user, empty senderId', { role: 'user', senderId: '', content: 'x' }, 'senderId is required.', { field: 'senderId' }],
-      ['agent, empty senderId', { role: 'agent', senderId: '', content: 'x' }, 'senderId is required.', { field: 'senderId' }],
-      ['agent, empty agentId', { role: 'agent', agentId: '', content: 'x' }, 'senderId is required.', { field: 'senderId' }],
-      ['empty senderId wins over agentId', { role: 'agent', senderId: '', agentId: 'assistant', content: 'x' }, 'senderId is required.', { field: 'senderId' }],
+      [
+        'user, empty senderId',
+        { role: 'user', senderId: '', content: 'x' },
+        'senderId is required.',
+        { field: 'senderId' },
+      ],
+      [
+        'agent, empty senderId',
+        { role: 'agent', senderId: '', content: 'x' },
+        'senderId is required.',
+        { field: 'senderId' },
+      ],
+      [
+        'agent, empty agentId',
+        { role: 'agent', agentId: '', content: 'x' },
+        'senderId is required.',
+        { field: 'senderId' },
+      ],
+      [
+        'empty senderId wins over agentId',
+        { role: 'agent', senderId: '', agentId: 'assistant', content: 'x' },
+        'senderId is required.',
+        { field: 'senderId' },
+      ],
     ]);
   });
 
-  it('rejects a sender that does not match the role, with each role\'s message', async () => {
+  it("rejects a sender that does not match the role, with each role's message", async () => {
     const chat = await newChat();
     const f = { field: 'senderId' };
     await expectRuleErrors(chat.id, [
-      ['user as agent', { role: 'user', senderId: 'assistant', content: 'x' }, 'senderId must be user:primary for role user.', f],
-      ['user as system', { role: 'user', senderId: 'system', content: 'x' }, 'senderId must be user:primary for role user.', f],
-      ['unknown agent', { role: 'agent', senderId: 'ghost', content: 'x' }, 'senderId must match a configured agent id for role agent.', f],
-      ['agent as user', { role: 'agent', senderId: 'user:primary', content: 'x' }, 'senderId must match a configured agent id for role agent.', f],
-      ['unknown agent via alias', { role: 'agent', agentId: 'ghost', content: 'x' }, 'senderId must match a configured agent id for role agent.', f],
-      ['agent id of another case', { role: 'agent', senderId: 'Assistant', content: 'x' }, 'senderId must match a configured agent id for role agent.', f],
-      ['system as tool', { role: 'system', senderId: 'tool', content: 'x' }, 'senderId must be system for role system.', f],
-      ['system as agent', { role: 'system', senderId: 'assistant', content: 'x' }, 'senderId must be system for role system.', f],
+      [
+        'user as agent',
+        { role: 'user', senderId: 'assistant', content: 'x' },
+        'senderId must be user:primary for role user.',
+        f,
+      ],
+      [
+        'user as system',
+        { role: 'user', senderId: 'system', content: 'x' },
+        'senderId must be user:primary for role user.',
+        f,
+      ],
+      [
+        'unknown agent',
+        { role: 'agent', senderId: 'ghost', content: 'x' },
+        'senderId must match a configured agent id for role agent.',
+        f,
+      ],
+      [
+        'agent as user',
+        { role: 'agent', senderId: 'user:primary', content: 'x' },
+        'senderId must match a configured agent id for role agent.',
+        f,
+      ],
+      [
+        'unknown agent via alias',
+        { role: 'agent', agentId: 'ghost', content: 'x' },
+        'senderId must match a configured agent id for role agent.',
+        f,
+      ],
+      [
+        'agent id of another case',
+        { role: 'agent', senderId: 'Assistant', content: 'x' },
+        'senderId must match a configured agent id for role agent.',
+        f,
+      ],
+      [
+        'system as tool',
+        { role: 'system', senderId: 'tool', content: 'x' },
+        'senderId must be system for role system.',
+        f,
+      ],
+      [
+        'system as agent',
+        { role: 'system', senderId: 'assistant', content: 'x' },
+        'senderId must be system for role system.',
+        f,
+      ],
       ['tool as system', { role: 'tool', senderId: 'system', content: 'x' }, 'senderId must be tool for role tool.', f],
-      ['tool as user', { role: 'tool', senderId: 'user:primary', content: 'x' }, 'senderId must be tool for role tool.', f],
+      [
+        'tool as user',
+        { role: 'tool', senderId: 'user:primary', content: 'x' },
+        'senderId must be tool for role tool.',
+        f,
+      ],
     ]);
   });
 
@@ -378,9 +511,19 @@ describe('validation (§5.4.1 rule table)', () => {
     const chat = await newChat();
     const m = 'content is not allowed when streaming=true.';
     await expectRuleErrors(chat.id, [
-      ['streaming', { role: 'agent', senderId: 'assistant', streaming: true, content: 'hello' }, m, { field: 'content' }],
+      [
+        'streaming',
+        { role: 'agent', senderId: 'assistant', streaming: true, content: 'hello' },
+        m,
+        { field: 'content' },
+      ],
       ['padded', { role: 'agent', senderId: 'assistant', streaming: true, content: '  x  ' }, m, { field: 'content' }],
-      ['stream alias', { role: 'agent', agentId: 'assistant', stream: true, content: 'hello' }, m, { field: 'content' }],
+      [
+        'stream alias',
+        { role: 'agent', agentId: 'assistant', stream: true, content: 'hello' },
+        m,
+        { field: 'content' },
+      ],
     ]);
   });
 
@@ -402,19 +545,84 @@ describe('validation (§5.4.1 rule table)', () => {
     const chat = await newChat();
     const body = (trace: unknown) => ({ role: 'user', content: 'x', trace });
     await expectRuleErrors(chat.id, [
-      ['mediaIds a string', body({ mediaIds: 'abc' }), 'trace.mediaIds must be an array when provided.', { field: 'trace.mediaIds' }],
-      ['mediaIds an object', body({ mediaIds: { 0: 'abc' } }), 'trace.mediaIds must be an array when provided.', { field: 'trace.mediaIds' }],
-      ['mediaIds a number', body({ mediaIds: 7 }), 'trace.mediaIds must be an array when provided.', { field: 'trace.mediaIds' }],
-      ['mediaIds[1] empty', body({ mediaIds: [MISSING_MEDIA, ''] }), 'trace.mediaIds[1] must be a non-empty string.', { field: 'trace.mediaIds' }],
-      ['mediaIds[0] a number', body({ mediaIds: [7] }), 'trace.mediaIds[0] must be a non-empty string.', { field: 'trace.mediaIds' }],
-      ['mediaIds[2] null', body({ mediaIds: ['a', 'b', null] }), 'trace.mediaIds[2] must be a non-empty string.', { field: 'trace.mediaIds' }],
-      ['mediaId empty', body({ mediaId: '' }), 'trace.mediaId must be a non-empty string when provided.', { field: 'trace.mediaId' }],
-      ['mediaId a number', body({ mediaId: 12 }), 'trace.mediaId must be a non-empty string when provided.', { field: 'trace.mediaId' }],
-      ['kind invalid', body({ mediaId: MISSING_MEDIA, kind: 'video' }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
-      ['kind wrong case', body({ mediaId: MISSING_MEDIA, kind: 'IMAGE' }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
-      ['kind a number', body({ mediaId: MISSING_MEDIA, kind: 7 }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
-      ['kind empty', body({ mediaId: MISSING_MEDIA, kind: '' }), 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
-      ['kind invalid, media-only', { role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA, kind: 'note' } }, 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
+      [
+        'mediaIds a string',
+        body({ mediaIds: 'abc' }),
+        'trace.mediaIds must be an array when provided.',
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'mediaIds an object',
+        body({ mediaIds: { 0: 'abc' } }),
+        'trace.mediaIds must be an array when provided.',
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'mediaIds a number',
+        body({ mediaIds: 7 }),
+        'trace.mediaIds must be an array when provided.',
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'mediaIds[1] empty',
+        body({ mediaIds: [MISSING_MEDIA, ''] }),
+        'trace.mediaIds[1] must be a non-empty string.',
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'mediaIds[0] a number',
+        body({ mediaIds: [7] }),
+        'trace.mediaIds[0] must be a non-empty string.',
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'mediaIds[2] null',
+        body({ mediaIds: ['a', 'b', null] }),
+        'trace.mediaIds[2] must be a non-empty string.',
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'mediaId empty',
+        body({ mediaId: '' }),
+        'trace.mediaId must be a non-empty string when provided.',
+        { field: 'trace.mediaId' },
+      ],
+      [
+        'mediaId a number',
+        body({ mediaId: 12 }),
+        'trace.mediaId must be a non-empty string when provided.',
+        { field: 'trace.mediaId' },
+      ],
+      [
+        'kind invalid',
+        body({ mediaId: MISSING_MEDIA, kind: 'video' }),
+        'trace.kind must be image, audio, or file when provided.',
+        { field: 'trace.kind' },
+      ],
+      [
+        'kind wrong case',
+        body({ mediaId: MISSING_MEDIA, kind: 'IMAGE' }),
+        'trace.kind must be image, audio, or file when provided.',
+        { field: 'trace.kind' },
+      ],
+      [
+        'kind a number',
+        body({ mediaId: MISSING_MEDIA, kind: 7 }),
+        'trace.kind must be image, audio, or file when provided.',
+        { field: 'trace.kind' },
+      ],
+      [
+        'kind empty',
+        body({ mediaId: MISSING_MEDIA, kind: '' }),
+        'trace.kind must be image, audio, or file when provided.',
+        { field: 'trace.kind' },
+      ],
+      [
+        'kind invalid, media-only',
+        { role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA, kind: 'note' } },
+        'trace.kind must be image, audio, or file when provided.',
+        { field: 'trace.kind' },
+      ],
       // The trace checks run whether or not the message streams.
       [
         'streaming, mediaIds[1] empty',
@@ -429,10 +637,30 @@ describe('validation (§5.4.1 rule table)', () => {
     const chat = await newChat();
     const m = 'A media ID in trace does not belong to this chat.';
     await expectRuleErrors(chat.id, [
-      ['mediaIds with content', { role: 'user', content: 'see attached', trace: { mediaIds: [MISSING_MEDIA] } }, m, { field: 'trace.mediaIds' }],
-      ['mediaIds, media only', { role: 'agent', senderId: 'assistant', trace: { mediaIds: [MISSING_MEDIA] } }, m, { field: 'trace.mediaIds' }],
-      ['legacy mediaId', { role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA, kind: 'image' } }, m, { field: 'trace.mediaIds' }],
-      ['not an id at all', { role: 'tool', content: 'x', trace: { mediaIds: ['nope'] } }, m, { field: 'trace.mediaIds' }],
+      [
+        'mediaIds with content',
+        { role: 'user', content: 'see attached', trace: { mediaIds: [MISSING_MEDIA] } },
+        m,
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'mediaIds, media only',
+        { role: 'agent', senderId: 'assistant', trace: { mediaIds: [MISSING_MEDIA] } },
+        m,
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'legacy mediaId',
+        { role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA, kind: 'image' } },
+        m,
+        { field: 'trace.mediaIds' },
+      ],
+      [
+        'not an id at all',
+        { role: 'tool', content: 'x', trace: { mediaIds: ['nope'] } },
+        m,
+        { field: 'trace.mediaIds' },
+      ],
     ]);
   });
 
@@ -460,21 +688,61 @@ describe('order of the checks (§1.8, §5.4.1)', () => {
     const chat = await newChat();
     await expectRuleErrors(chat.id, [
       // 2 before 6
-      ['empty sender, bad mediaIds', { role: 'user', senderId: '', content: 'x', trace: { mediaIds: 'x' } }, 'senderId is required.', { field: 'senderId' }],
+      [
+        'empty sender, bad mediaIds',
+        { role: 'user', senderId: '', content: 'x', trace: { mediaIds: 'x' } },
+        'senderId is required.',
+        { field: 'senderId' },
+      ],
       // 2 before 10
-      ['empty sender, user streaming', { role: 'user', senderId: '', streaming: true }, 'senderId is required.', { field: 'senderId' }],
+      [
+        'empty sender, user streaming',
+        { role: 'user', senderId: '', streaming: true },
+        'senderId is required.',
+        { field: 'senderId' },
+      ],
       // 7 before 8
-      ['mediaIds before mediaId', { role: 'user', content: 'x', trace: { mediaIds: [''], mediaId: '' } }, 'trace.mediaIds[0] must be a non-empty string.', { field: 'trace.mediaIds' }],
+      [
+        'mediaIds before mediaId',
+        { role: 'user', content: 'x', trace: { mediaIds: [''], mediaId: '' } },
+        'trace.mediaIds[0] must be a non-empty string.',
+        { field: 'trace.mediaIds' },
+      ],
       // 8 before 9
-      ['mediaId before kind', { role: 'user', content: 'x', trace: { mediaId: '', kind: 'video' } }, 'trace.mediaId must be a non-empty string when provided.', { field: 'trace.mediaId' }],
+      [
+        'mediaId before kind',
+        { role: 'user', content: 'x', trace: { mediaId: '', kind: 'video' } },
+        'trace.mediaId must be a non-empty string when provided.',
+        { field: 'trace.mediaId' },
+      ],
       // 8 before 10
-      ['trace before streaming role', { role: 'system', streaming: true, trace: { mediaId: '' } }, 'trace.mediaId must be a non-empty string when provided.', { field: 'trace.mediaId' }],
+      [
+        'trace before streaming role',
+        { role: 'system', streaming: true, trace: { mediaId: '' } },
+        'trace.mediaId must be a non-empty string when provided.',
+        { field: 'trace.mediaId' },
+      ],
       // 10 before 11
-      ['streaming role before content', { role: 'user', streaming: true, content: 'hello' }, 'streaming start is only supported for role agent.', { field: 'streaming' }],
+      [
+        'streaming role before content',
+        { role: 'user', streaming: true, content: 'hello' },
+        'streaming start is only supported for role agent.',
+        { field: 'streaming' },
+      ],
       // 10 before 14
-      ['streaming role before sender', { role: 'tool', senderId: 'system', streaming: true }, 'streaming start is only supported for role agent.', { field: 'streaming' }],
+      [
+        'streaming role before sender',
+        { role: 'tool', senderId: 'system', streaming: true },
+        'streaming start is only supported for role agent.',
+        { field: 'streaming' },
+      ],
       // 11 before 14
-      ['streaming content before sender', { role: 'agent', senderId: 'ghost', streaming: true, content: 'x' }, 'content is not allowed when streaming=true.', { field: 'content' }],
+      [
+        'streaming content before sender',
+        { role: 'agent', senderId: 'ghost', streaming: true, content: 'x' },
+        'content is not allowed when streaming=true.',
+        { field: 'content' },
+      ],
       // 13 before 14
       [
         'blank content before sender',
@@ -483,21 +751,61 @@ describe('order of the checks (§1.8, §5.4.1)', () => {
         { field: 'content' },
       ],
       // 9 before 16
-      ['kind before media existence', { role: 'user', content: 'x', trace: { mediaId: MISSING_MEDIA, kind: 'pdf' } }, 'trace.kind must be image, audio, or file when provided.', { field: 'trace.kind' }],
+      [
+        'kind before media existence',
+        { role: 'user', content: 'x', trace: { mediaId: MISSING_MEDIA, kind: 'pdf' } },
+        'trace.kind must be image, audio, or file when provided.',
+        { field: 'trace.kind' },
+      ],
       // 14 before 16
-      ['sender before media existence', { role: 'system', senderId: 'tool', content: 'x', trace: { mediaIds: [MISSING_MEDIA] } }, 'senderId must be system for role system.', { field: 'senderId' }],
+      [
+        'sender before media existence',
+        { role: 'system', senderId: 'tool', content: 'x', trace: { mediaIds: [MISSING_MEDIA] } },
+        'senderId must be system for role system.',
+        { field: 'senderId' },
+      ],
     ]);
   });
 
   it('checks the sender (14) before the chat (15), and the chat before the media (16)', async () => {
     const before = (await readEvents(api.tableName)).length;
     const cases: [Record<string, unknown>, number, string, Record<string, unknown>][] = [
-      [{ role: 'user', senderId: 'assistant', content: 'x' }, 400, 'senderId must be user:primary for role user.', { field: 'senderId' }],
-      [{ role: 'agent', senderId: 'ghost', content: 'x' }, 400, 'senderId must match a configured agent id for role agent.', { field: 'senderId' }],
-      [{ role: 'system', senderId: 'tool', content: 'x' }, 400, 'senderId must be system for role system.', { field: 'senderId' }],
-      [{ role: 'tool', senderId: 'system', content: 'x' }, 400, 'senderId must be tool for role tool.', { field: 'senderId' }],
-      [{ role: 'user', content: 'x', trace: { mediaIds: [MISSING_MEDIA] } }, 404, 'Chat not found.', { chatId: UNKNOWN_CHAT }],
-      [{ role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA } }, 404, 'Chat not found.', { chatId: UNKNOWN_CHAT }],
+      [
+        { role: 'user', senderId: 'assistant', content: 'x' },
+        400,
+        'senderId must be user:primary for role user.',
+        { field: 'senderId' },
+      ],
+      [
+        { role: 'agent', senderId: 'ghost', content: 'x' },
+        400,
+        'senderId must match a configured agent id for role agent.',
+        { field: 'senderId' },
+      ],
+      [
+        { role: 'system', senderId: 'tool', content: 'x' },
+        400,
+        'senderId must be system for role system.',
+        { field: 'senderId' },
+      ],
+      [
+        { role: 'tool', senderId: 'system', content: 'x' },
+        400,
+        'senderId must be tool for role tool.',
+        { field: 'senderId' },
+      ],
+      [
+        { role: 'user', content: 'x', trace: { mediaIds: [MISSING_MEDIA] } },
+        404,
+        'Chat not found.',
+        { chatId: UNKNOWN_CHAT },
+      ],
+      [
+        { role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA } },
+        404,
+        'Chat not found.',
+        { chatId: UNKNOWN_CHAT },
+      ],
     ];
     for (const [body, status, message, details] of cases) {
       const res = await send(UNKNOWN_CHAT, body);
@@ -514,7 +822,12 @@ describe('order of the checks (§1.8, §5.4.1)', () => {
 describe('derived chat fields after messages (§3.2–§3.4)', () => {
   it('updates preview, role, last_message_at, updated_at and unread_count per role', async () => {
     const chat = await newChat();
-    expect(chat).toMatchObject({ unread_count: 0, last_message_preview: null, last_message_role: null, last_message_at: null });
+    expect(chat).toMatchObject({
+      unread_count: 0,
+      last_message_preview: null,
+      last_message_role: null,
+      last_message_at: null,
+    });
     const steps: [Record<string, unknown>, number][] = [
       [{ role: 'user', content: '  first from user  ' }, 0],
       [{ role: 'agent', senderId: 'assistant', content: 'agent reply' }, 1],
@@ -631,7 +944,12 @@ describe('derived chat fields after messages (§3.2–§3.4)', () => {
 describe('events (§6.2, §6.3)', () => {
   it.each([
     [{ role: 'user', content: '  hi there ' }, 'user:primary', 'hi there', null],
-    [{ role: 'agent', senderId: 'assistant', content: 'answer', trace: { source: 'note', n: 1 } }, 'assistant', 'answer', { source: 'note', n: 1 }],
+    [
+      { role: 'agent', senderId: 'assistant', content: 'answer', trace: { source: 'note', n: 1 } },
+      'assistant',
+      'answer',
+      { source: 'note', n: 1 },
+    ],
     [{ role: 'system', content: 'sys', trace: { a: [1] } }, 'system', 'sys', { a: [1] }],
     [{ role: 'tool', senderId: 'tool', content: 'out' }, 'tool', 'out', null],
   ])('emits exactly one message.created for %o', async (body, senderId, contentFinal, trace) => {
@@ -661,7 +979,12 @@ describe('events (§6.2, §6.3)', () => {
   it('emits message.created with streamState streaming and contentFinal null for a stream start', async () => {
     const chat = await newChat();
     const before = (await readEvents(api.tableName)).length;
-    const msg = await created(chat.id, { role: 'agent', agentId: 'coder', stream: true, trace: { mediaIds: [MISSING_MEDIA] } });
+    const msg = await created(chat.id, {
+      role: 'agent',
+      agentId: 'coder',
+      stream: true,
+      trace: { mediaIds: [MISSING_MEDIA] },
+    });
     const events = await eventsSince(api.tableName, before);
     expect(events.map((e) => ({ type: e.type, payload: e.payload }))).toEqual([
       {
@@ -688,7 +1011,9 @@ describe('concurrency and idempotency', () => {
     const before = await getChat(chat.id);
     const eventsBefore = (await readEvents(api.tableName)).length;
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => send(chat.id, { role: 'agent', senderId: i % 2 ? 'assistant' : 'coder', content: `reply ${i}` })),
+      Array.from({ length: 50 }, (_, i) =>
+        send(chat.id, { role: 'agent', senderId: i % 2 ? 'assistant' : 'coder', content: `reply ${i}` }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(results.map(() => 201));
     const ids = results.map((r) => r.body.id as string);
@@ -697,11 +1022,21 @@ describe('concurrency and idempotency', () => {
     expect(after.unread_count).toBe(before.unread_count + 50);
     const all = await listed(chat.id);
     expect(all).toHaveLength(51);
-    expect(all.map((m) => m.id).slice(0, 50).sort()).toEqual([...ids].sort());
+    expect(
+      all
+        .map((m) => m.id)
+        .slice(0, 50)
+        .sort(),
+    ).toEqual([...ids].sort());
     expect(after.last_message_role).toBe('agent');
     expect(ids.map((id) => all.find((m) => m.id === id)!.created_at)).toContain(after.last_message_at);
     const events = await eventsSince(api.tableName, eventsBefore);
-    expect(events.filter((e) => e.type === 'message.created').map((e) => e.payload.messageId).sort()).toEqual([...ids].sort());
+    expect(
+      events
+        .filter((e) => e.type === 'message.created')
+        .map((e) => e.payload.messageId)
+        .sort(),
+    ).toEqual([...ids].sort());
   });
 
   it('the same Idempotency-Key and body twice create one message', async () => {
@@ -710,16 +1045,24 @@ describe('concurrency and idempotency', () => {
     const first = await send(chat.id, body, { headers: { 'Idempotency-Key': 'msg-once' } });
     expect(first.status).toBe(201);
     const afterFirst = await snapshot(chat.id);
-    const second = await send(chat.id, { trace: { a: 1, b: 2 }, content: 'only once', senderId: 'assistant', role: 'agent' }, {
-      headers: { 'Idempotency-Key': 'msg-once' },
-    });
+    const second = await send(
+      chat.id,
+      { trace: { a: 1, b: 2 }, content: 'only once', senderId: 'assistant', role: 'agent' },
+      {
+        headers: { 'Idempotency-Key': 'msg-once' },
+      },
+    );
     expect(second.status).toBe(201);
     expect(second.body).toEqual(first.body);
     await expectUnchanged(chat.id, afterFirst);
     expect(afterFirst.messages.map((m) => m.id)).toEqual([first.body.id]);
     expect(afterFirst.chat.unread_count).toBe(1);
     // The same key with a different body is a conflict, and creates nothing.
-    const other = await send(chat.id, { ...body, content: 'different' }, { headers: { 'Idempotency-Key': 'msg-once' } });
+    const other = await send(
+      chat.id,
+      { ...body, content: 'different' },
+      { headers: { 'Idempotency-Key': 'msg-once' } },
+    );
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('CONFLICT');
     await expectUnchanged(chat.id, afterFirst);
@@ -727,13 +1070,25 @@ describe('concurrency and idempotency', () => {
 
   it('a failed create releases the key: a corrected retry with the same key succeeds', async () => {
     const chat = await newChat();
-    const failed = await send(chat.id, { role: 'agent', senderId: 'ghost', content: 'x' }, { headers: { 'Idempotency-Key': 'msg-retry' } });
+    const failed = await send(
+      chat.id,
+      { role: 'agent', senderId: 'ghost', content: 'x' },
+      { headers: { 'Idempotency-Key': 'msg-retry' } },
+    );
     expect(failed.status).toBe(400);
-    const retry = await send(chat.id, { role: 'agent', senderId: 'ghost', content: 'x' }, { headers: { 'Idempotency-Key': 'msg-retry' } });
+    const retry = await send(
+      chat.id,
+      { role: 'agent', senderId: 'ghost', content: 'x' },
+      { headers: { 'Idempotency-Key': 'msg-retry' } },
+    );
     expect(retry.status).toBe(400);
     expect(retry.body.error.message).toBe('senderId must match a configured agent id for role agent.');
     expect(await listed(chat.id)).toEqual([]);
-    const corrected = await send(chat.id, { role: 'agent', senderId: 'assistant', content: 'x' }, { headers: { 'Idempotency-Key': 'msg-retry' } });
+    const corrected = await send(
+      chat.id,
+      { role: 'agent', senderId: 'assistant', content: 'x' },
+      { headers: { 'Idempotency-Key': 'msg-retry' } },
+    );
     expect(corrected.status).toBe(201);
     expect((await listed(chat.id)).map((m) => m.id)).toEqual([corrected.body.id]);
   });

@@ -22,7 +22,17 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const MESSAGE_FIELDS = [
-  'id', 'chat_id', 'role', 'sender_id', 'created_at', 'updated_at', 'content_final', 'content_partial', 'stream_state', 'model_id', 'trace',
+  'id',
+  'chat_id',
+  'role',
+  'sender_id',
+  'created_at',
+  'updated_at',
+  'content_final',
+  'content_partial',
+  'stream_state',
+  'model_id',
+  'trace',
 ].sort();
 const UNKNOWN_CHAT = 'ZZZZZZZZZZZZZZZZZZZZZ';
 
@@ -49,7 +59,12 @@ const create = async (chatId: string, body: Record<string, unknown>): Promise<Ms
   return res.body;
 };
 const say = (chatId: string, i: number) =>
-  create(chatId, i % 3 === 0 ? { role: 'user', content: `message ${i}` } : { role: 'agent', senderId: i % 2 ? 'assistant' : 'coder', content: `message ${i}` });
+  create(
+    chatId,
+    i % 3 === 0
+      ? { role: 'user', content: `message ${i}` }
+      : { role: 'agent', senderId: i % 2 ? 'assistant' : 'coder', content: `message ${i}` },
+  );
 const startStream = (chatId: string) => create(chatId, { role: 'agent', senderId: 'assistant', streaming: true });
 const page = (chatId: string, query = '') => api.get(`/api/v1/chats/${chatId}/messages${query}`);
 
@@ -93,7 +108,7 @@ async function walk(chatId: string, limit: number): Promise<{ items: Msg[]; page
 const badCursor = { code: 'VALIDATION_ERROR', message: 'Invalid cursor value.', details: { field: 'cursor' } };
 
 describe('GET /api/v1/chats/{chatId}/messages', () => {
-  it('lists newest first with every Message field, only the chat\'s own messages', async () => {
+  it("lists newest first with every Message field, only the chat's own messages", async () => {
     const chat = await newChat();
     const other = await newChat();
     const first = await create(chat.id, { role: 'user', content: 'one' });
@@ -187,7 +202,15 @@ describe('paging over 500 messages', () => {
     const flipAt = Math.floor(valid.length / 2);
     const flipped = valid.slice(0, flipAt) + (valid[flipAt] === 'A' ? 'B' : 'A') + valid.slice(flipAt + 1);
     const forged = Buffer.from(JSON.stringify({ createdAt: Date.now(), id: expected[10]!.id })).toString('base64url');
-    for (const cursor of ['garbage', '!!!', valid.slice(0, flipAt), `${valid}x`, flipped, valid.split('').reverse().join(''), forged]) {
+    for (const cursor of [
+      'garbage',
+      '!!!',
+      valid.slice(0, flipAt),
+      `${valid}x`,
+      flipped,
+      valid.split('').reverse().join(''),
+      forged,
+    ]) {
       const res = await page(chatId, `?cursor=${encodeURIComponent(cursor)}`);
       expect([cursor, res.status, res.body?.error]).toEqual([cursor, 400, badCursor]);
     }
@@ -220,7 +243,12 @@ describe('streaming and cancelled messages in the listing', () => {
     expect((await api.post(`/api/v1/messages/${stream.id}/chunks`, { deltaText: 'Hel' })).status).toBe(200);
     expect((await api.post(`/api/v1/messages/${stream.id}/chunks`, { deltaText: 'lo ' })).status).toBe(200);
     data = (await page(chat.id)).body.data;
-    expect(data[0]).toMatchObject({ id: stream.id, stream_state: 'streaming', content_partial: 'Hello ', content_final: null });
+    expect(data[0]).toMatchObject({
+      id: stream.id,
+      stream_state: 'streaming',
+      content_partial: 'Hello ',
+      content_final: null,
+    });
     expect(Object.keys(data[0]!).sort()).toEqual(MESSAGE_FIELDS);
     const done = await api.post(`/api/v1/messages/${stream.id}/complete`, {});
     expect(done.status).toBe(200);
@@ -243,14 +271,22 @@ describe('streaming and cancelled messages in the listing', () => {
 
     const cancelledEmpty = await api.post(`/api/v1/messages/${empty.id}/cancel`);
     expect(cancelledEmpty.status).toBe(200);
-    expect(cancelledEmpty.body).toMatchObject({ stream_state: 'cancelled', content_partial: null, content_final: null });
+    expect(cancelledEmpty.body).toMatchObject({
+      stream_state: 'cancelled',
+      content_partial: null,
+      content_final: null,
+    });
     const cancelledPartial = await api.post(`/api/v1/messages/${partial.id}/cancel`);
     expect(cancelledPartial.status).toBe(200);
 
     const res = await page(chat.id);
     expect(res.body.data.map((m: Msg) => m.id)).toEqual([last.id, partial.id, first.id]);
     expect(res.body.data[1]).toEqual(cancelledPartial.body);
-    expect(res.body.data[1]).toMatchObject({ stream_state: 'cancelled', content_partial: 'half an ans', content_final: null });
+    expect(res.body.data[1]).toMatchObject({
+      stream_state: 'cancelled',
+      content_partial: 'half an ans',
+      content_final: null,
+    });
     expect(res.body.cursor).toEqual({ next: null, hasMore: false });
     // Paging one by one sees the same visible messages, the hidden one on no page.
     const { items } = await walk(chat.id, 1);

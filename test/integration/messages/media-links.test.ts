@@ -27,12 +27,25 @@ afterAll(async () => api?.close());
 let counter = 0;
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 
-async function putMedia(chatId: string, kind: 'image' | 'audio' | 'file', messageId: string | null = null): Promise<string> {
+async function putMedia(
+  chatId: string,
+  kind: 'image' | 'audio' | 'file',
+  messageId: string | null = null,
+): Promise<string> {
   const id = `media${String(counter++).padStart(16, '0')}`;
   await ddb().send(
     new PutCommand({
       TableName: api.tableName,
-      Item: { ...Keys.media(id), type: 'media', id, chat_id: chatId, message_id: messageId, kind, filename: `${id}.bin`, created_at: new Date().toISOString() },
+      Item: {
+        ...Keys.media(id),
+        type: 'media',
+        id,
+        chat_id: chatId,
+        message_id: messageId,
+        kind,
+        filename: `${id}.bin`,
+        created_at: new Date().toISOString(),
+      },
     }),
   );
   return id;
@@ -47,7 +60,11 @@ describe('media references in a message trace', () => {
     const img = await putMedia(chat.id, 'image');
     const doc = await putMedia(chat.id, 'file');
     const before = (await readEvents(api.tableName)).length;
-    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', trace: { mediaIds: [img, doc] } });
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      trace: { mediaIds: [img, doc] },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ content_final: null, stream_state: 'complete', trace: { mediaIds: [img, doc] } });
     expect((await mediaItem(img))?.message_id).toBe(res.body.id);
@@ -62,7 +79,11 @@ describe('media references in a message trace', () => {
   it('previews a voice note, and keeps that preview through a full recompute', async () => {
     const chat = await newChat();
     const voice = await putMedia(chat.id, 'audio');
-    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: '  ', trace: { mediaId: voice, kind: 'audio' } });
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'user',
+      content: '  ',
+      trace: { mediaId: voice, kind: 'audio' },
+    });
     expect(res.status).toBe(201);
     expect((await api.get(`/api/v1/chats/${chat.id}`)).body.last_message_preview).toBe('Voice note');
     await api.patch(`/api/v1/chats/${chat.id}`, { pinned: true });
@@ -110,14 +131,21 @@ describe('media references in a message trace', () => {
       }),
     );
     expect(inputs.Items).toHaveLength(1);
-    expect(inputs.Items![0]).toMatchObject({ source_id: res.body.id, content: '', trace_kind: 'note', media_ids: [img] });
+    expect(inputs.Items![0]).toMatchObject({
+      source_id: res.body.id,
+      content: '',
+      trace_kind: 'note',
+      media_ids: [img],
+    });
   });
 
   it('of two concurrent messages referencing one medium, exactly one links it', async () => {
     const chat = await newChat();
     const img = await putMedia(chat.id, 'image');
     const results = await Promise.all(
-      [1, 2].map((i) => api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: `m${i}`, trace: { mediaIds: [img] } })),
+      [1, 2].map((i) =>
+        api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: `m${i}`, trace: { mediaIds: [img] } }),
+      ),
     );
     expect(results.map((r) => r.status).sort()).toEqual([201, 400]);
     const winner = results.find((r) => r.status === 201)!;
@@ -128,7 +156,12 @@ describe('media references in a message trace', () => {
   it('a streaming message stores its trace but links no media', async () => {
     const chat = await newChat();
     const img = await putMedia(chat.id, 'image');
-    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true, trace: { mediaIds: [img] } });
+    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      streaming: true,
+      trace: { mediaIds: [img] },
+    });
     expect(res.status).toBe(201);
     expect(res.body.trace).toEqual({ mediaIds: [img] });
     expect((await mediaItem(img))?.message_id).toBeNull();
@@ -144,9 +177,17 @@ describe('media references in a message trace', () => {
     });
     // '' is not a valid mediaIds entry (check 7).
     expect(res.status).toBe(400);
-    const ok = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: ' see attached ', trace: { mediaIds: [a], mediaId: 'legacy-id', kind: 'file' } });
+    const ok = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'user',
+      content: ' see attached ',
+      trace: { mediaIds: [a], mediaId: 'legacy-id', kind: 'file' },
+    });
     expect(ok.status).toBe(201);
-    const agent = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'ok' });
+    const agent = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      content: 'ok',
+    });
     expect(agent.status).toBe(201);
     const inputs = await ddb().send(
       new QueryCommand({

@@ -16,14 +16,21 @@ afterAll(async () => api?.close());
 
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const startStream = async (chatId: string) => {
-  const res = await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', streaming: true });
+  const res = await api.post(`/api/v1/chats/${chatId}/messages`, {
+    role: 'agent',
+    senderId: 'assistant',
+    streaming: true,
+  });
   expect(res.status).toBe(201);
   return res.body;
 };
 
 /** The two path forms of each streaming operation (§5.4.3–5.4.5). */
 const forms = [
-  { name: '/messages/{id}', path: (_chatId: string, messageId: string, op: string) => `/api/v1/messages/${messageId}/${op}` },
+  {
+    name: '/messages/{id}',
+    path: (_chatId: string, messageId: string, op: string) => `/api/v1/messages/${messageId}/${op}`,
+  },
   {
     name: '/chats/{chatId}/messages/{id}',
     path: (chatId: string, messageId: string, op: string) => `/api/v1/chats/${chatId}/messages/${messageId}/${op}`,
@@ -37,7 +44,12 @@ describe.each(forms)('streaming through $name', ({ path }) => {
     expect(msg).toMatchObject({ stream_state: 'streaming', content_final: null, content_partial: null, model_id: 'm' });
     const first = await api.post(path(chat.id, msg.id, 'chunks'), { deltaText: 'Hello' });
     expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ id: msg.id, stream_state: 'streaming', content_partial: 'Hello', content_final: null });
+    expect(first.body).toMatchObject({
+      id: msg.id,
+      stream_state: 'streaming',
+      content_partial: 'Hello',
+      content_final: null,
+    });
     const second = await api.post(path(chat.id, msg.id, 'chunks'), { deltaText: ',  ' });
     expect(second.body.content_partial).toBe('Hello,  ');
     expect(second.body.updated_at >= first.body.updated_at).toBe(true);
@@ -51,7 +63,11 @@ describe.each(forms)('streaming through $name', ({ path }) => {
     await api.post(path(chat.id, msg.id, 'chunks'), { deltaText: 'draft' });
     const done = await api.post(path(chat.id, msg.id, 'complete'), { finalText: '  Final answer ' });
     expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ stream_state: 'complete', content_final: '  Final answer ', content_partial: null });
+    expect(done.body).toMatchObject({
+      stream_state: 'complete',
+      content_final: '  Final answer ',
+      content_partial: null,
+    });
     const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
     expect(after.last_message_preview).toBe('Final answer');
     expect(after.last_message_role).toBe('agent');
@@ -114,7 +130,10 @@ describe('streaming rules', () => {
     for (const body of [{ deltaText: '' }, { deltaText: 3 }, {}]) {
       const res = await api.post(`/api/v1/messages/${msg.id}/chunks`, body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ message: 'deltaText must be a non-empty string.', details: { field: 'deltaText' } });
+      expect(res.body.error).toMatchObject({
+        message: 'deltaText must be a non-empty string.',
+        details: { field: 'deltaText' },
+      });
     }
   });
 
@@ -130,12 +149,18 @@ describe('streaming rules', () => {
     const msg = await startStream(chat.id);
     const nul = await api.post(`/api/v1/messages/${msg.id}/complete`, { finalText: null });
     expect(nul.body.error).toMatchObject({ message: 'finalText must be a string.', details: { field: 'finalText' } });
-    const bad = await api.post(`/api/v1/messages/${msg.id}/complete`, undefined, { raw: '{oops', contentType: 'text/plain' });
+    const bad = await api.post(`/api/v1/messages/${msg.id}/complete`, undefined, {
+      raw: '{oops',
+      contentType: 'text/plain',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toBe('Invalid JSON body.');
     const arr = await api.post(`/api/v1/messages/${msg.id}/complete`, undefined, { raw: '[1]' });
     expect(arr.body.error.message).toBe('JSON body must be an object.');
-    const blank = await api.post(`/api/v1/messages/${msg.id}/complete`, undefined, { raw: '   ', contentType: 'text/plain' });
+    const blank = await api.post(`/api/v1/messages/${msg.id}/complete`, undefined, {
+      raw: '   ',
+      contentType: 'text/plain',
+    });
     expect(blank.status).toBe(200);
   });
 
@@ -145,12 +170,18 @@ describe('streaming rules', () => {
     const msg = await startStream(a.id);
     const unknown = await api.post('/api/v1/messages/AAAAAAAAAAAAAAAAAAAAA/chunks', { deltaText: 'x' });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error).toMatchObject({ message: 'Message not found.', details: { messageId: 'AAAAAAAAAAAAAAAAAAAAA' } });
+    expect(unknown.body.error).toMatchObject({
+      message: 'Message not found.',
+      details: { messageId: 'AAAAAAAAAAAAAAAAAAAAA' },
+    });
     const wrongChat = await api.post(`/api/v1/chats/${b.id}/messages/${msg.id}/chunks`, { deltaText: 'x' });
     expect(wrongChat.status).toBe(404);
     expect(wrongChat.body.error.details).toEqual({ messageId: msg.id });
     const noChat = await api.post(`/api/v1/chats/BBBBBBBBBBBBBBBBBBBBB/messages/${msg.id}/cancel`);
-    expect(noChat.body.error).toMatchObject({ message: 'Chat not found.', details: { chatId: 'BBBBBBBBBBBBBBBBBBBBB' } });
+    expect(noChat.body.error).toMatchObject({
+      message: 'Chat not found.',
+      details: { chatId: 'BBBBBBBBBBBBBBBBBBBBB' },
+    });
     const still = (await api.get(`/api/v1/chats/${a.id}/messages`)).body.data[0];
     expect(still).toMatchObject({ stream_state: 'streaming', content_partial: null });
   });
@@ -159,7 +190,9 @@ describe('streaming rules', () => {
     const chat = await newChat();
     const msg = await startStream(chat.id);
     const parts = Array.from({ length: 100 }, (_, i) => `<${i}>`);
-    const results = await Promise.all(parts.map((deltaText) => api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText })));
+    const results = await Promise.all(
+      parts.map((deltaText) => api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText })),
+    );
     expect(results.map((r) => r.status)).toEqual(parts.map(() => 200));
     const done = await api.post(`/api/v1/messages/${msg.id}/complete`);
     const text: string = done.body.content_final;
@@ -188,7 +221,13 @@ describe('streaming rules', () => {
       createdAt: msg.created_at,
       trace: null,
     });
-    expect(events[1]!.payload).toEqual({ chatId: chat.id, messageId: msg.id, role: 'agent', streamState: 'complete', finalText: 'y' });
+    expect(events[1]!.payload).toEqual({
+      chatId: chat.id,
+      messageId: msg.id,
+      role: 'agent',
+      streamState: 'complete',
+      finalText: 'y',
+    });
   });
 
   it('cancel-streaming cancels every open stream of the chat and reports them', async () => {

@@ -71,12 +71,22 @@ describe('stream timeout', () => {
     expect(cancelled).toBe(true);
     const events = await eventsSince(api.tableName, before);
     const end = events.find((e) => e.type === 'message.streaming.complete')!;
-    expect(end.payload).toEqual({ chatId: chat.id, messageId: msg.id, role: 'agent', streamState: 'cancelled', finalText: null });
+    expect(end.payload).toEqual({
+      chatId: chat.id,
+      messageId: msg.id,
+      role: 'agent',
+      streamState: 'cancelled',
+      finalText: null,
+    });
     expect(Date.parse(end.timestamp) - lastActivity).toBeGreaterThan(3000);
     expect(Date.parse(end.timestamp) - lastActivity).toBeLessThan(3000 + 30_000);
     // Stored for real (not only presented): the item says cancelled, with the text kept.
     const item = await ddb().send(
-      new GetCommand({ TableName: api.tableName, Key: Keys.message(chat.id, msg.created_at, msg.id), ConsistentRead: true }),
+      new GetCommand({
+        TableName: api.tableName,
+        Key: Keys.message(chat.id, msg.created_at, msg.id),
+        ConsistentRead: true,
+      }),
     );
     expect(item.Item).toMatchObject({ stream_state: 'cancelled', content_partial: 'half an ans', content_final: null });
     const chatAfter = (await api.get(`/api/v1/chats/${chat.id}`)).body;
@@ -127,7 +137,12 @@ describe('stream timeout', () => {
     await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'stale' });
     await ageStream(chat.id, msg, 8000);
     const [shown] = await listed(chat.id);
-    expect(shown).toMatchObject({ id: msg.id, stream_state: 'cancelled', content_partial: 'stale', content_final: null });
+    expect(shown).toMatchObject({
+      id: msg.id,
+      stream_state: 'cancelled',
+      content_partial: 'stale',
+      content_final: null,
+    });
   });
 
   it('writes on an overdue stream make the cancellation real and answer 409', async () => {
@@ -137,7 +152,11 @@ describe('stream timeout', () => {
       await ageStream(chat.id, msg, 8000);
       const before = (await readEvents(api.tableName)).length;
       const res = await api.post(`/api/v1/messages/${msg.id}/${op}`, op === 'chunks' ? { deltaText: 'x' } : {});
-      expect([op, res.status, res.body.error?.details]).toEqual([op, 409, { messageId: msg.id, streamState: 'cancelled' }]);
+      expect([op, res.status, res.body.error?.details]).toEqual([
+        op,
+        409,
+        { messageId: msg.id, streamState: 'cancelled' },
+      ]);
       // (Timers of earlier tests' streams may fire meanwhile: look at this message only.)
       const events = (await eventsSince(api.tableName, before)).filter((e) => e.payload.messageId === msg.id);
       expect(events.map((e) => [e.type, e.payload.messageId, e.payload.streamState])).toEqual([

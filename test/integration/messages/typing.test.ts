@@ -30,7 +30,9 @@ describe('typing indicators', () => {
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     const ephemeral = (await readEphemeral(api.tableName, since)).filter((e) => e.payload.chatId === chat.id);
-    expect(ephemeral.map((e) => [e.type, e.payload])).toEqual([['chat.typing', { chatId: chat.id, agentId: 'anyone-at-all' }]]);
+    expect(ephemeral.map((e) => [e.type, e.payload])).toEqual([
+      ['chat.typing', { chatId: chat.id, agentId: 'anyone-at-all' }],
+    ]);
     expect(ephemeral[0]!.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(await eventsSince(api.tableName, persisted)).toEqual([]);
     const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
@@ -54,8 +56,12 @@ describe('typing indicators', () => {
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     const ephemeral = (await readEphemeral(api.tableName, since)).filter((e) => e.payload.chatId === chat.id);
-    expect(ephemeral.map((e) => [e.type, e.payload])).toEqual([['chat.user_typing', { chatId: chat.id, senderId: 'user:primary' }]]);
-    const state = await ddb().send(new GetCommand({ TableName: api.tableName, Key: Keys.dispatchState(chat.id), ConsistentRead: true }));
+    expect(ephemeral.map((e) => [e.type, e.payload])).toEqual([
+      ['chat.user_typing', { chatId: chat.id, senderId: 'user:primary' }],
+    ]);
+    const state = await ddb().send(
+      new GetCommand({ TableName: api.tableName, Key: Keys.dispatchState(chat.id), ConsistentRead: true }),
+    );
     expect(state.Item?.last_user_typing_at).toBe(ephemeral[0]!.timestamp);
     const unknown = await api.post(`/api/v1/chats/${UNKNOWN}/user-typing`);
     expect(unknown.status).toBe(404);
@@ -63,11 +69,15 @@ describe('typing indicators', () => {
 
   it('each chunk emits an ephemeral message.streaming.chunk stamped with the chunk time', async () => {
     const chat = await newChat();
-    const msg = (await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
+    const msg = (
+      await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })
+    ).body;
     const since = Date.now();
     const a = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'one ' });
     const b = await api.post(`/api/v1/chats/${chat.id}/messages/${msg.id}/chunks`, { deltaText: 'two' });
-    const chunks = (await readEphemeral(api.tableName, since)).filter((e) => e.type === 'message.streaming.chunk' && e.payload.messageId === msg.id);
+    const chunks = (await readEphemeral(api.tableName, since)).filter(
+      (e) => e.type === 'message.streaming.chunk' && e.payload.messageId === msg.id,
+    );
     expect(chunks.map((e) => e.payload)).toEqual([
       { chatId: chat.id, messageId: msg.id, deltaText: 'one ' },
       { chatId: chat.id, messageId: msg.id, deltaText: 'two' },

@@ -18,8 +18,7 @@ afterAll(async () => {
 });
 
 const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });
-const chatCount = async () =>
-  (await api.get('/api/v1/chats?limit=100', bearer(SECRET))).body.data.length as number;
+const chatCount = async () => (await api.get('/api/v1/chats?limit=100', bearer(SECRET))).body.data.length as number;
 
 describe('instance secret (§1.11)', () => {
   it('with the secret off, nothing requires it', async () => {
@@ -68,7 +67,12 @@ describe('instance secret (§1.11)', () => {
   it('reads require it when the read toggle is on, by header or token query; health never does', async () => {
     api.setConfig(withSecret(true));
     try {
-      for (const path of ['/api/v1/chats', '/api/v1/config', '/api/v1/chats/unread-summary', '/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA']) {
+      for (const path of [
+        '/api/v1/chats',
+        '/api/v1/config',
+        '/api/v1/chats/unread-summary',
+        '/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA',
+      ]) {
         const res = await api.get(path);
         expect([path, res.status]).toEqual([path, 401]);
         expect(res.body).toEqual(UNAUTHORIZED);

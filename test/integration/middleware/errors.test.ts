@@ -49,16 +49,22 @@ describe('routing and the error envelope', () => {
         },
         { step: 'initialize', name },
       );
-      const res = await api.post('/api/v1/chats', newChat({ title: 'doomed' }), { headers: { 'idempotency-key': 'k-500', origin: 'https://app.example.com' } });
+      const res = await api.post('/api/v1/chats', newChat({ title: 'doomed' }), {
+        headers: { 'idempotency-key': 'k-500', origin: 'https://app.example.com' },
+      });
       expect(res.status).toBe(500);
-      expect(res.body).toEqual({ error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } });
+      expect(res.body).toEqual({
+        error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null },
+      });
       expect(res.text).not.toMatch(/simulated|arn:|\/var\/task|stack/i);
       // CORS still decorates error replies.
       expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
       ddb().middlewareStack.remove(name);
       expect((await api.get('/api/v1/chats')).body.data.length).toBe(before);
       // The failed attempt released its idempotency key: the retry executes.
-      const retry = await api.post('/api/v1/chats', newChat({ title: 'doomed' }), { headers: { 'idempotency-key': 'k-500' } });
+      const retry = await api.post('/api/v1/chats', newChat({ title: 'doomed' }), {
+        headers: { 'idempotency-key': 'k-500' },
+      });
       expect(retry.status).toBe(201);
     });
 
@@ -84,11 +90,15 @@ describe('routing and the error envelope', () => {
 
 describe('CORS (§1.13)', () => {
   it('answers preflight with 204 and the allowed methods and headers, without auth', async () => {
-    const res = await api.request('OPTIONS', '/api/v1/chats/anything/at/all', undefined, { headers: { origin: 'https://app.example.com' } });
+    const res = await api.request('OPTIONS', '/api/v1/chats/anything/at/all', undefined, {
+      headers: { origin: 'https://app.example.com' },
+    });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(res.headers.get('access-control-allow-methods')).toBe('GET,POST,PUT,PATCH,DELETE,OPTIONS');
-    expect(res.headers.get('access-control-allow-headers')).toBe('Authorization,Content-Type,Idempotency-Key,X-Instance-Secret');
+    expect(res.headers.get('access-control-allow-headers')).toBe(
+      'Authorization,Content-Type,Idempotency-Key,X-Instance-Secret',
+    );
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
     expect(res.headers.get('vary')).toBe('Origin');
   });

@@ -10,7 +10,8 @@ beforeAll(async () => {
 afterAll(async () => api?.close());
 
 const key = (k: string) => ({ headers: { 'idempotency-key': k } });
-const chatIds = async () => (await api.get('/api/v1/chats?limit=100')).body.data.map((c: { id: string }) => c.id) as string[];
+const chatIds = async () =>
+  (await api.get('/api/v1/chats?limit=100')).body.data.map((c: { id: string }) => c.id) as string[];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('Idempotency-Key (§1.10)', () => {
@@ -71,7 +72,11 @@ describe('Idempotency-Key (§1.10)', () => {
     const before = (await chatIds()).length;
     const empty = await api.post('/api/v1/chats', newChat(), key('   '));
     expect(empty.status).toBe(400);
-    expect(empty.body.error).toEqual({ code: 'VALIDATION_ERROR', message: 'Idempotency-Key cannot be empty.', details: { field: 'Idempotency-Key' } });
+    expect(empty.body.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'Idempotency-Key cannot be empty.',
+      details: { field: 'Idempotency-Key' },
+    });
     const long = await api.post('/api/v1/chats', newChat(), key('x'.repeat(256)));
     expect(long.status).toBe(400);
     expect(long.body.error.details).toEqual({ field: 'Idempotency-Key' });

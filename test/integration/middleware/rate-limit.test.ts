@@ -7,7 +7,9 @@ const WINDOW_MS = 4000;
 let api: TestApi;
 beforeAll(async () => {
   api = await startApi({
-    config: { security: { instanceSecretEnabled: true, instanceSecret: 's', readEndpointsRequireInstanceSecret: false } },
+    config: {
+      security: { instanceSecretEnabled: true, instanceSecret: 's', readEndpointsRequireInstanceSecret: false },
+    },
     env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '5', OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) },
   });
 });
@@ -28,7 +30,9 @@ describe('write rate limiting (§1.12)', () => {
 
     const limited = await api.post('/api/v1/chats', newChat(), auth);
     expect(limited.status).toBe(429);
-    expect(limited.body).toEqual({ error: { code: 'RATE_LIMIT_ERROR', message: 'Write rate limit exceeded.', details: null } });
+    expect(limited.body).toEqual({
+      error: { code: 'RATE_LIMIT_ERROR', message: 'Write rate limit exceeded.', details: null },
+    });
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(Number.isInteger(retryAfter)).toBe(true);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
@@ -37,7 +41,9 @@ describe('write rate limiting (§1.12)', () => {
     // Reads, health and preflight are never limited.
     expect((await api.get('/api/v1/chats')).status).toBe(200);
     expect((await api.get('/api/v1/health')).status).toBe(200);
-    expect((await api.request('OPTIONS', '/api/v1/chats', undefined, { headers: { origin: 'https://a.example' } })).status).toBe(204);
+    expect(
+      (await api.request('OPTIONS', '/api/v1/chats', undefined, { headers: { origin: 'https://a.example' } })).status,
+    ).toBe(204);
 
     await sleep(WINDOW_MS + 50);
     expect((await api.post('/api/v1/chats', newChat(), auth)).status).toBe(201);

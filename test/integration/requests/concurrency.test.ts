@@ -13,8 +13,10 @@ describe('concurrent request operations on one chat', () => {
   it('50 mixed creates, resolves and cancels leave pending_requests_count equal to the pending list, and pending-summary agrees', async () => {
     const chat = await h.newChat();
     const existing: any[] = [];
-    for (let i = 0; i < 30; i++) existing.push(await h.create(chat.id, i % 2 ? textBody({ title: `e${i}` }) : choiceBody({ title: `e${i}` })));
-    const resolveBody = (r: any) => (r.type === 'choice' ? { selectedOptionIds: ['yes'] } : { text: `answer ${r.title}` });
+    for (let i = 0; i < 30; i++)
+      existing.push(await h.create(chat.id, i % 2 ? textBody({ title: `e${i}` }) : choiceBody({ title: `e${i}` })));
+    const resolveBody = (r: any) =>
+      r.type === 'choice' ? { selectedOptionIds: ['yes'] } : { text: `answer ${r.title}` };
     const events = await h.eventCount();
 
     type Op = { kind: 'create' | 'resolve' | 'cancel'; request?: any; contested?: boolean };
@@ -23,10 +25,14 @@ describe('concurrent request operations on one chat', () => {
     for (const r of existing.slice(0, 10)) ops.push({ kind: 'resolve', request: r });
     for (const r of existing.slice(10, 20)) ops.push({ kind: 'cancel', request: r });
     // Five requests are resolved and cancelled at once: exactly one of the two may win.
-    for (const r of existing.slice(20, 25)) ops.push({ kind: 'resolve', request: r, contested: true }, { kind: 'cancel', request: r, contested: true });
+    for (const r of existing.slice(20, 25))
+      ops.push({ kind: 'resolve', request: r, contested: true }, { kind: 'cancel', request: r, contested: true });
     expect(ops).toHaveLength(50);
     // Interleave the kinds rather than sending them grouped.
-    const shuffled = ops.map((op, i) => ({ op, k: (i * 37) % 50 })).sort((a, b) => a.k - b.k).map((x) => x.op);
+    const shuffled = ops
+      .map((op, i) => ({ op, k: (i * 37) % 50 }))
+      .sort((a, b) => a.k - b.k)
+      .map((x) => x.op);
 
     const results = await Promise.all(
       shuffled.map(async (op, i) => {
@@ -42,7 +48,12 @@ describe('concurrent request operations on one chat', () => {
 
     // Every uncontested operation succeeds.
     for (const { op, res } of results.filter((r) => !r.op.contested)) {
-      expect([op.kind, op.request?.title, res.status, res.body?.error]).toEqual([op.kind, op.request?.title, op.kind === 'create' ? 201 : 200, undefined]);
+      expect([op.kind, op.request?.title, res.status, res.body?.error]).toEqual([
+        op.kind,
+        op.request?.title,
+        op.kind === 'create' ? 201 : 200,
+        undefined,
+      ]);
     }
     // Of each contested pair, exactly one wins; the loser is told the request's final status.
     let contestedResolved = 0;
@@ -54,7 +65,9 @@ describe('concurrent request operations on one chat', () => {
       const status = winner.op.kind === 'resolve' ? 'resolved' : 'cancelled';
       if (status === 'resolved') contestedResolved++;
       const verb = loser.op.kind === 'resolve' ? 'resolved' : 'cancelled';
-      expect(loser.res.body.error).toEqual(ruleError(`Only pending requests can be ${verb}.`, { requestId: r.id, status }));
+      expect(loser.res.body.error).toEqual(
+        ruleError(`Only pending requests can be ${verb}.`, { requestId: r.id, status }),
+      );
       expect((await h.find(chat.id, r.id)).status).toBe(status);
     }
 
@@ -73,7 +86,11 @@ describe('concurrent request operations on one chat', () => {
     const emitted = await eventsSince(api().tableName, events);
     const countOf = (type: string) => emitted.filter((e) => e.type === type).length;
     expect(emitted).toHaveLength(20 + 10 + 10 + 5);
-    expect([countOf('request.created'), countOf('request.resolved'), countOf('request.cancelled')]).toEqual([20, 10 + contestedResolved, 10 + 5 - contestedResolved]);
+    expect([countOf('request.created'), countOf('request.resolved'), countOf('request.cancelled')]).toEqual([
+      20,
+      10 + contestedResolved,
+      10 + 5 - contestedResolved,
+    ]);
     const inputs = await h.dispatchInputs(chat.id);
     expect(inputs).toHaveLength(10 + contestedResolved);
     expect(new Set(inputs.map((i) => i.source_id)).size).toBe(inputs.length);
@@ -98,11 +115,15 @@ describe('concurrent request operations on one chat', () => {
     for (const { r, a, b } of outcomes) {
       expect([a.status, b.status].sort()).toEqual([200, 400]);
       const [winner, loser] = a.status === 200 ? [a, b] : [b, a];
-      expect(loser.body.error).toEqual(ruleError('Only pending requests can be resolved.', { requestId: r.id, status: 'resolved' }));
+      expect(loser.body.error).toEqual(
+        ruleError('Only pending requests can be resolved.', { requestId: r.id, status: 'resolved' }),
+      );
       // The stored request is the winner's.
       const stored = await h.find(chat.id, r.id);
       expect(stored).toEqual(winner.body);
-      expect(stored.resolution_payload).toEqual(winner === a ? { selectedOptionIds: ['yes'] } : { selectedOptionIds: ['no'] });
+      expect(stored.resolution_payload).toEqual(
+        winner === a ? { selectedOptionIds: ['yes'] } : { selectedOptionIds: ['no'] },
+      );
     }
     const emitted = await eventsSince(api().tableName, events);
     expect(emitted.map((e) => e.type)).toEqual(requests.map(() => 'request.resolved'));

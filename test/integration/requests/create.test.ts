@@ -77,8 +77,27 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
 
   it('creates a choice request keeping explicit selection bounds', async () => {
     const chat = await h.newChat();
-    const request = await h.create(chat.id, choiceBody({ config: { options: [{ id: 'a', label: 'A' }, { id: 'b', label: 'B' }], maxSelections: 2, minSelections: 1 } }));
-    expect(request.config).toEqual({ options: [{ id: 'a', label: 'A' }, { id: 'b', label: 'B' }], maxSelections: 2, minSelections: 1 });
+    const request = await h.create(
+      chat.id,
+      choiceBody({
+        config: {
+          options: [
+            { id: 'a', label: 'A' },
+            { id: 'b', label: 'B' },
+          ],
+          maxSelections: 2,
+          minSelections: 1,
+        },
+      }),
+    );
+    expect(request.config).toEqual({
+      options: [
+        { id: 'a', label: 'A' },
+        { id: 'b', label: 'B' },
+      ],
+      maxSelections: 2,
+      minSelections: 1,
+    });
   });
 
   it('creates a text_input request with an empty config, and one with validation (null pattern kept, nulls dropped)', async () => {
@@ -92,7 +111,11 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
       config: { placeholder: 'Ann', validation: { minLength: 1, maxLength: null, pattern: null, flags: 'i' }, rows: 3 },
     });
     expect(full.config).toStrictEqual({ placeholder: 'Ann', validation: { minLength: 1, pattern: null } });
-    const patterned = await h.create(chat.id, { type: 'text_input', title: 'Code', config: { validation: { pattern: '^[A-Z]{3}$' }, placeholder: null } });
+    const patterned = await h.create(chat.id, {
+      type: 'text_input',
+      title: 'Code',
+      config: { validation: { pattern: '^[A-Z]{3}$' }, placeholder: null },
+    });
     expect(patterned.config).toStrictEqual({ validation: { pattern: '^[A-Z]{3}$' } });
     expect((await h.list(chat.id)).map((r) => r.config)).toEqual([empty.config, full.config, patterned.config]);
   });
@@ -120,7 +143,13 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
       ],
       submitLabel: 'Send',
     });
-    expect(request).toMatchObject({ type: 'form', status: 'pending', resolved_at: null, resolved_by: null, resolution_payload: null });
+    expect(request).toMatchObject({
+      type: 'form',
+      status: 'pending',
+      resolved_at: null,
+      resolved_by: null,
+      resolution_payload: null,
+    });
   });
 
   it('stores body null when omitted or null, and an empty string as given', async () => {
@@ -164,7 +193,12 @@ describe('create: effects', () => {
       const request = await h.create(chat.id, body);
       const events = await eventsSince(api().tableName, before);
       expect(events.map((e) => e.type)).toEqual(['request.created']);
-      expect(events[0]!.payload).toStrictEqual({ chatId: chat.id, requestId: request.id, type: request.type, title: request.title });
+      expect(events[0]!.payload).toStrictEqual({
+        chatId: chat.id,
+        requestId: request.id,
+        type: request.type,
+        title: request.title,
+      });
       expect(events[0]!.id).toMatch(ID);
       expect(events[0]!.timestamp).toMatch(ISO);
     }
@@ -202,7 +236,12 @@ describe('create: errors', () => {
   it('checks the chat first: an unknown chat answers 404 whatever the body, and nothing is created', async () => {
     const before = await h.eventCount();
     const total = await h.pendingTotal();
-    for (const body of [choiceBody(), {}, { type: 'radio', title: '', config: 'x' }, choiceBody({ config: { options: [] } })]) {
+    for (const body of [
+      choiceBody(),
+      {},
+      { type: 'radio', title: '', config: 'x' },
+      choiceBody({ config: { options: [] } }),
+    ]) {
       const res = await h.post(UNKNOWN_ID, body);
       expect([JSON.stringify(body), res.status, res.body?.error]).toEqual([
         JSON.stringify(body),
@@ -211,7 +250,10 @@ describe('create: errors', () => {
       ]);
     }
     const odd = await h.post('not-an-id', {});
-    expect([odd.status, odd.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: 'not-an-id' } }]);
+    expect([odd.status, odd.body.error]).toEqual([
+      404,
+      { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: 'not-an-id' } },
+    ]);
     expect(await eventsSince(api().tableName, before)).toEqual([]);
     expect(await h.pendingTotal()).toBe(total);
   });
@@ -250,27 +292,67 @@ describe('create: errors', () => {
     const before = await h.snapshot(chat.id);
     const cases: [label: string, body: unknown, message: string, details: Record<string, unknown>][] = [
       ['type missing', { title: 'T', config: {} }, 'type must be one of choice, text_input, form.', { field: 'type' }],
-      ['type unknown', { type: 'radio', title: 'T', config: {} }, 'type must be one of choice, text_input, form.', { field: 'type' }],
-      ['type number', { type: 1, title: 'T', config: {} }, 'type must be one of choice, text_input, form.', { field: 'type' }],
+      [
+        'type unknown',
+        { type: 'radio', title: 'T', config: {} },
+        'type must be one of choice, text_input, form.',
+        { field: 'type' },
+      ],
+      [
+        'type number',
+        { type: 1, title: 'T', config: {} },
+        'type must be one of choice, text_input, form.',
+        { field: 'type' },
+      ],
       ['title missing', { type: 'text_input', config: {} }, 'title must be a string.', { field: 'title' }],
       ['title number', { type: 'text_input', title: 7, config: {} }, 'title must be a string.', { field: 'title' }],
       ['title null', { type: 'text_input', title: null, config: {} }, 'title must be a string.', { field: 'title' }],
       ['title blank', { type: 'text_input', title: '  \n ', config: {} }, 'title cannot be empty.', { field: 'title' }],
-      ['body number', { type: 'text_input', title: 'T', body: 3, config: {} }, 'body must be a string or null.', { field: 'body' }],
-      ['body object', { type: 'text_input', title: 'T', body: { text: 'x' }, config: {} }, 'body must be a string or null.', { field: 'body' }],
+      [
+        'body number',
+        { type: 'text_input', title: 'T', body: 3, config: {} },
+        'body must be a string or null.',
+        { field: 'body' },
+      ],
+      [
+        'body object',
+        { type: 'text_input', title: 'T', body: { text: 'x' }, config: {} },
+        'body must be a string or null.',
+        { field: 'body' },
+      ],
       ['config missing', { type: 'text_input', title: 'T' }, 'config must be a JSON object.', { field: 'config' }],
       ['config null', { type: 'form', title: 'T', config: null }, 'config must be a JSON object.', { field: 'config' }],
-      ['config array', { type: 'choice', title: 'T', config: [] }, 'config must be a JSON object.', { field: 'config' }],
+      [
+        'config array',
+        { type: 'choice', title: 'T', config: [] },
+        'config must be a JSON object.',
+        { field: 'config' },
+      ],
       // choice
-      ['choice no options', choiceBody({ config: { options: [] } }), 'choice config requires at least one option.', { field: 'config.options' }],
+      [
+        'choice no options',
+        choiceBody({ config: { options: [] } }),
+        'choice config requires at least one option.',
+        { field: 'config.options' },
+      ],
       [
         'choice option not object',
         choiceBody({ config: { options: [{ id: 'a', label: 'A' }, 'b'] } }),
         'config.options[1] must be a JSON object.',
         { field: 'config.options[1]' },
       ],
-      ['choice blank id', choiceBody({ config: { options: [{ id: ' ', label: 'A' }] } }), 'config.options[0].id cannot be empty.', { field: 'config.options[0].id' }],
-      ['choice label number', choiceBody({ config: { options: [{ id: 'a', label: 1 }] } }), 'config.options[0].label must be a string.', { field: 'config.options[0].label' }],
+      [
+        'choice blank id',
+        choiceBody({ config: { options: [{ id: ' ', label: 'A' }] } }),
+        'config.options[0].id cannot be empty.',
+        { field: 'config.options[0].id' },
+      ],
+      [
+        'choice label number',
+        choiceBody({ config: { options: [{ id: 'a', label: 1 }] } }),
+        'config.options[0].label must be a string.',
+        { field: 'config.options[0].label' },
+      ],
       [
         'choice variant',
         choiceBody({ config: { options: [{ id: 'a', label: 'A', variant: 'loud' }] } }),
@@ -279,7 +361,14 @@ describe('create: errors', () => {
       ],
       [
         'choice duplicate ids',
-        choiceBody({ config: { options: [{ id: 'a', label: 'A' }, { id: 'a ', label: 'B' }] } }),
+        choiceBody({
+          config: {
+            options: [
+              { id: 'a', label: 'A' },
+              { id: 'a ', label: 'B' },
+            ],
+          },
+        }),
         'choice options must have unique ids.',
         { field: 'config.options', optionId: 'a' },
       ],
@@ -297,13 +386,31 @@ describe('create: errors', () => {
       ],
       [
         'choice min > max',
-        choiceBody({ config: { options: [{ id: 'a', label: 'A' }, { id: 'b', label: 'B' }], minSelections: 2 } }),
+        choiceBody({
+          config: {
+            options: [
+              { id: 'a', label: 'A' },
+              { id: 'b', label: 'B' },
+            ],
+            minSelections: 2,
+          },
+        }),
         'config.minSelections cannot be greater than config.maxSelections.',
         { field: 'config.minSelections' },
       ],
       // text_input
-      ['text placeholder', textBody({ config: { placeholder: 1 } }), 'config.placeholder must be a string.', { field: 'config.placeholder' }],
-      ['text validation', textBody({ config: { validation: 'strict' } }), 'config.validation must be a JSON object.', { field: 'config.validation' }],
+      [
+        'text placeholder',
+        textBody({ config: { placeholder: 1 } }),
+        'config.placeholder must be a string.',
+        { field: 'config.placeholder' },
+      ],
+      [
+        'text validation',
+        textBody({ config: { validation: 'strict' } }),
+        'config.validation must be a JSON object.',
+        { field: 'config.validation' },
+      ],
       [
         'text minLength',
         textBody({ config: { validation: { minLength: -1 } } }),
@@ -335,22 +442,56 @@ describe('create: errors', () => {
         { field: 'config.validation.pattern' },
       ],
       // form
-      ['form no fields', formBody({ config: { fields: [] } }), 'form config requires at least one field.', { field: 'config.fields' }],
-      ['form field not object', formBody({ config: { fields: [3] } }), 'config.fields[0] must be a JSON object.', { field: 'config.fields[0]' }],
-      ['form name missing', formBody({ config: { fields: [{ type: 'text' }] } }), 'config.fields[0].name must be a string.', { field: 'config.fields[0].name' }],
+      [
+        'form no fields',
+        formBody({ config: { fields: [] } }),
+        'form config requires at least one field.',
+        { field: 'config.fields' },
+      ],
+      [
+        'form field not object',
+        formBody({ config: { fields: [3] } }),
+        'config.fields[0] must be a JSON object.',
+        { field: 'config.fields[0]' },
+      ],
+      [
+        'form name missing',
+        formBody({ config: { fields: [{ type: 'text' }] } }),
+        'config.fields[0].name must be a string.',
+        { field: 'config.fields[0].name' },
+      ],
       [
         'form bad type',
-        formBody({ config: { fields: [{ name: 'a', type: 'text' }, { name: 'b', type: 'number' }] } }),
+        formBody({
+          config: {
+            fields: [
+              { name: 'a', type: 'text' },
+              { name: 'b', type: 'number' },
+            ],
+          },
+        }),
         'form field type must be text, textarea, select, multiselect, checkbox, or date.',
         { field: 'config.fields[1].type' },
       ],
       [
         'form duplicate names',
-        formBody({ config: { fields: [{ name: 'a', type: 'text' }, { name: ' a', type: 'date' }] } }),
+        formBody({
+          config: {
+            fields: [
+              { name: 'a', type: 'text' },
+              { name: ' a', type: 'date' },
+            ],
+          },
+        }),
         'form fields must have unique names.',
         { field: 'config.fields', name: 'a' },
       ],
-      ['form label', formBody({ config: { fields: [{ name: 'a', type: 'text', label: 2 }] } }), 'config.fields[0].label must be a string.', { field: 'config.fields[0].label' }],
+      [
+        'form label',
+        formBody({ config: { fields: [{ name: 'a', type: 'text', label: 2 }] } }),
+        'config.fields[0].label must be a string.',
+        { field: 'config.fields[0].label' },
+      ],
       [
         'form required',
         formBody({ config: { fields: [{ name: 'a', type: 'text', required: 'yes' }] } }),
@@ -382,8 +523,18 @@ describe('create: errors', () => {
         { field: 'config.submitLabel' },
       ],
       // A config valid for another type is validated against the given type.
-      ['form with a choice config', { type: 'form', title: 'T', config: choiceBody().config }, 'form config requires at least one field.', { field: 'config.fields' }],
-      ['choice with a form config', { type: 'choice', title: 'T', config: formBody().config }, 'choice config requires at least one option.', { field: 'config.options' }],
+      [
+        'form with a choice config',
+        { type: 'form', title: 'T', config: choiceBody().config },
+        'form config requires at least one field.',
+        { field: 'config.fields' },
+      ],
+      [
+        'choice with a form config',
+        { type: 'choice', title: 'T', config: formBody().config },
+        'choice config requires at least one option.',
+        { field: 'config.options' },
+      ],
     ];
     for (const [label, body, message, details] of cases) {
       const res = await h.post(chat.id, body);
@@ -403,7 +554,13 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
     expect(empty.body).toStrictEqual({ data: [] });
 
     const made: any[] = [];
-    for (const body of [choiceBody({ title: 'r0' }), textBody({ title: 'r1' }), formBody({ title: 'r2' }), choiceBody({ title: 'r3' }), textBody({ title: 'r4' })]) {
+    for (const body of [
+      choiceBody({ title: 'r0' }),
+      textBody({ title: 'r1' }),
+      formBody({ title: 'r2' }),
+      choiceBody({ title: 'r3' }),
+      textBody({ title: 'r4' }),
+    ]) {
       made.push(await h.create(chat.id, body));
       await sleep(3);
     }
@@ -426,7 +583,9 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
 
   it('orders requests created in a burst by created_at, then id', async () => {
     const chat = await h.newChat();
-    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => h.create(chat.id, textBody({ title: `b${i}` }))));
+    const made = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => h.create(chat.id, textBody({ title: `b${i}` }))),
+    );
     const expected = [...made]
       .sort((a, b) => (a.created_at === b.created_at ? (a.id < b.id ? -1 : 1) : a.created_at < b.created_at ? -1 : 1))
       .map((r) => r.id);
@@ -440,7 +599,10 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
     }
     for (const id of [UNKNOWN_ID, 'nope']) {
       const res = await api().get(`/api/v1/chats/${id}/requests?status=all`);
-      expect([res.status, res.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: id } }]);
+      expect([res.status, res.body.error]).toEqual([
+        404,
+        { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: id } },
+      ]);
     }
   });
 });
@@ -474,7 +636,11 @@ describe('idempotent create (§1.10, §5.5.1)', () => {
     const res = await h.post(b.id, textBody(), key('req-other-chat'));
     expect([res.status, res.body.error]).toEqual([
       409,
-      { code: 'CONFLICT', message: 'Idempotency-Key already used with a different request payload.', details: { field: 'Idempotency-Key', key: 'req-other-chat' } },
+      {
+        code: 'CONFLICT',
+        message: 'Idempotency-Key already used with a different request payload.',
+        details: { field: 'Idempotency-Key', key: 'req-other-chat' },
+      },
     ]);
     await h.expectUnchanged(b.id, before);
     expect(before.requests).toEqual([]);

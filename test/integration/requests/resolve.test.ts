@@ -6,7 +6,18 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { choiceBody, formBody, ID, ISO, REQUEST_FIELDS, requestsApi, ruleError, sleep, textBody, UNKNOWN_ID } from './support.js';
+import {
+  choiceBody,
+  formBody,
+  ID,
+  ISO,
+  REQUEST_FIELDS,
+  requestsApi,
+  ruleError,
+  sleep,
+  textBody,
+  UNKNOWN_ID,
+} from './support.js';
 
 const { api, h } = requestsApi();
 
@@ -43,7 +54,11 @@ async function act(kind: 'resolve' | 'cancel', request: any, body?: unknown) {
   expect(Date.parse(chat.updated_at)).toBeGreaterThan(Date.parse(chatBefore.updated_at));
   expect(Date.parse(chat.updated_at)).toBeGreaterThanOrEqual(started - 5);
   expect(Date.parse(chat.updated_at)).toBeLessThanOrEqual(ended + 5);
-  expect({ ...chat, pending_requests_count: 0, updated_at: '' }).toEqual({ ...chatBefore, pending_requests_count: 0, updated_at: '' });
+  expect({ ...chat, pending_requests_count: 0, updated_at: '' }).toEqual({
+    ...chatBefore,
+    pending_requests_count: 0,
+    updated_at: '',
+  });
   expect(await h.pendingTotal()).toBe(total - 1);
 
   const emitted = await eventsSince(api().tableName, events);
@@ -51,7 +66,15 @@ async function act(kind: 'resolve' | 'cancel', request: any, body?: unknown) {
   expect(emitted[0]!.id).toMatch(ID);
   expect(emitted[0]!.timestamp).toMatch(ISO);
   const inputs = await h.dispatchInputs(request.chat_id);
-  return { res, started, ended, event: emitted[0]!, newInputs: inputs.slice(inputsBefore.length), inputs, inputsBefore };
+  return {
+    res,
+    started,
+    ended,
+    event: emitted[0]!,
+    newInputs: inputs.slice(inputsBefore.length),
+    inputs,
+    inputsBefore,
+  };
 }
 
 describe('resolve: success per type', () => {
@@ -102,7 +125,19 @@ describe('resolve: success per type', () => {
 
   it('resolves a multi-select choice keeping the given order, and an empty selection when minSelections is 0', async () => {
     const chat = await h.newChat();
-    const multi = await h.create(chat.id, choiceBody({ config: { options: [{ id: 'a', label: 'A' }, { id: 'b', label: 'B' }, { id: 'c', label: 'C' }], maxSelections: 3 } }));
+    const multi = await h.create(
+      chat.id,
+      choiceBody({
+        config: {
+          options: [
+            { id: 'a', label: 'A' },
+            { id: 'b', label: 'B' },
+            { id: 'c', label: 'C' },
+          ],
+          maxSelections: 3,
+        },
+      }),
+    );
     const { res } = await act('resolve', multi, { selectedOptionIds: ['c', 'a'] });
     expect(res.body.resolution_payload).toStrictEqual({ selectedOptionIds: ['c', 'a'] });
     const none = await h.create(chat.id, choiceBody());
@@ -114,8 +149,16 @@ describe('resolve: success per type', () => {
   it('resolves a text_input request as the backend, with the text trimmed', async () => {
     const chat = await h.newChat();
     const request = await h.create(chat.id, textBody());
-    const { res, event, newInputs } = await act('resolve', request, { text: '   Ann Lee \n', resolvedBy: 'backend', selectedOptionIds: ['x'] });
-    expect(res.body).toMatchObject({ status: 'resolved', resolved_by: 'backend', resolution_payload: { text: 'Ann Lee' } });
+    const { res, event, newInputs } = await act('resolve', request, {
+      text: '   Ann Lee \n',
+      resolvedBy: 'backend',
+      selectedOptionIds: ['x'],
+    });
+    expect(res.body).toMatchObject({
+      status: 'resolved',
+      resolved_by: 'backend',
+      resolution_payload: { text: 'Ann Lee' },
+    });
     expect(res.body.resolution_payload).toStrictEqual({ text: 'Ann Lee' });
     expect(event.payload).toStrictEqual({
       chatId: chat.id,
@@ -181,24 +224,78 @@ describe('resolve: invalid payloads per type (400, nothing changes)', () => {
     const chat = await h.newChat();
     const request = await h.create(
       chat.id,
-      choiceBody({ config: { options: [{ id: 'a', label: 'A' }, { id: 'b', label: 'B' }, { id: 'c', label: 'C' }], minSelections: 1, maxSelections: 2 } }),
+      choiceBody({
+        config: {
+          options: [
+            { id: 'a', label: 'A' },
+            { id: 'b', label: 'B' },
+            { id: 'c', label: 'C' },
+          ],
+          minSelections: 1,
+          maxSelections: 2,
+        },
+      }),
     );
     await expectResolveErrors(chat.id, request.id, [
       ['missing', {}, 'choice resolution requires selectedOptionIds string array.', { field: 'selectedOptionIds' }],
-      ['no body', undefined, 'choice resolution requires selectedOptionIds string array.', { field: 'selectedOptionIds' }],
-      ['string', { selectedOptionIds: 'a' }, 'choice resolution requires selectedOptionIds string array.', { field: 'selectedOptionIds' }],
-      ['numbers', { selectedOptionIds: [1] }, 'choice resolution requires selectedOptionIds string array.', { field: 'selectedOptionIds' }],
-      ['duplicates', { selectedOptionIds: ['a', 'a'] }, 'selectedOptionIds must be unique.', { field: 'selectedOptionIds' }],
-      ['unknown', { selectedOptionIds: ['a', 'q'] }, 'selectedOptionIds contains unknown option.', { field: 'selectedOptionIds', optionId: 'q' }],
-      ['too few', { selectedOptionIds: [] }, 'selectedOptionIds does not satisfy minimum selections.', { field: 'selectedOptionIds', minSelections: 1 }],
-      ['too many', { selectedOptionIds: ['a', 'b', 'c'] }, 'selectedOptionIds exceeds maximum selections.', { field: 'selectedOptionIds', maxSelections: 2 }],
-      ['text payload', { text: 'a' }, 'choice resolution requires selectedOptionIds string array.', { field: 'selectedOptionIds' }],
+      [
+        'no body',
+        undefined,
+        'choice resolution requires selectedOptionIds string array.',
+        { field: 'selectedOptionIds' },
+      ],
+      [
+        'string',
+        { selectedOptionIds: 'a' },
+        'choice resolution requires selectedOptionIds string array.',
+        { field: 'selectedOptionIds' },
+      ],
+      [
+        'numbers',
+        { selectedOptionIds: [1] },
+        'choice resolution requires selectedOptionIds string array.',
+        { field: 'selectedOptionIds' },
+      ],
+      [
+        'duplicates',
+        { selectedOptionIds: ['a', 'a'] },
+        'selectedOptionIds must be unique.',
+        { field: 'selectedOptionIds' },
+      ],
+      [
+        'unknown',
+        { selectedOptionIds: ['a', 'q'] },
+        'selectedOptionIds contains unknown option.',
+        { field: 'selectedOptionIds', optionId: 'q' },
+      ],
+      [
+        'too few',
+        { selectedOptionIds: [] },
+        'selectedOptionIds does not satisfy minimum selections.',
+        { field: 'selectedOptionIds', minSelections: 1 },
+      ],
+      [
+        'too many',
+        { selectedOptionIds: ['a', 'b', 'c'] },
+        'selectedOptionIds exceeds maximum selections.',
+        { field: 'selectedOptionIds', maxSelections: 2 },
+      ],
+      [
+        'text payload',
+        { text: 'a' },
+        'choice resolution requires selectedOptionIds string array.',
+        { field: 'selectedOptionIds' },
+      ],
     ]);
   });
 
   it('text_input', async () => {
     const chat = await h.newChat();
-    const request = await h.create(chat.id, { type: 'text_input', title: 'Code', config: { validation: { minLength: 3, maxLength: 4, pattern: '\\d' } } });
+    const request = await h.create(chat.id, {
+      type: 'text_input',
+      title: 'Code',
+      config: { validation: { minLength: 3, maxLength: 4, pattern: '\\d' } },
+    });
     await expectResolveErrors(chat.id, request.id, [
       ['missing', {}, 'text_input resolution requires non-empty text.', { field: 'text' }],
       ['blank', { text: '   ' }, 'text_input resolution requires non-empty text.', { field: 'text' }],
@@ -220,15 +317,50 @@ describe('resolve: invalid payloads per type (400, nothing changes)', () => {
     await expectResolveErrors(chat.id, request.id, [
       ['missing values', {}, 'form resolution requires values object.', { field: 'values' }],
       ['array values', { values: [ok] }, 'form resolution requires values object.', { field: 'values' }],
-      ['unknown field', { values: { ...ok, phone: '1' } }, 'values contains unknown field.', { field: 'values', name: 'phone' }],
-      ['checkbox string', { values: { ...ok, agree: 'yes' } }, 'checkbox fields require boolean values.', { field: 'values.agree' }],
-      ['multiselect string', { values: { ...ok, tags: 'x' } }, 'multiselect fields require string array values.', { field: 'values.tags' }],
-      ['multiselect unknown', { values: { ...ok, tags: ['z'] } }, 'multiselect values contain unknown option.', { field: 'values.tags' }],
+      [
+        'unknown field',
+        { values: { ...ok, phone: '1' } },
+        'values contains unknown field.',
+        { field: 'values', name: 'phone' },
+      ],
+      [
+        'checkbox string',
+        { values: { ...ok, agree: 'yes' } },
+        'checkbox fields require boolean values.',
+        { field: 'values.agree' },
+      ],
+      [
+        'multiselect string',
+        { values: { ...ok, tags: 'x' } },
+        'multiselect fields require string array values.',
+        { field: 'values.tags' },
+      ],
+      [
+        'multiselect unknown',
+        { values: { ...ok, tags: ['z'] } },
+        'multiselect values contain unknown option.',
+        { field: 'values.tags' },
+      ],
       ['text number', { values: { ...ok, email: 3 } }, 'field value must be a string.', { field: 'values.email' }],
-      ['select unknown', { values: { ...ok, color: 'blue' } }, 'select value must match one of the configured options.', { field: 'values.color' }],
+      [
+        'select unknown',
+        { values: { ...ok, color: 'blue' } },
+        'select value must match one of the configured options.',
+        { field: 'values.color' },
+      ],
       ['missing required', { values: { agree: true } }, 'missing required form value.', { field: 'values.email' }],
-      ['missing required checkbox', { values: { email: 'a' } }, 'missing required form value.', { field: 'values.agree' }],
-      ['blank required', { values: { ...ok, email: '  ' } }, 'required form value cannot be empty.', { field: 'values.email' }],
+      [
+        'missing required checkbox',
+        { values: { email: 'a' } },
+        'missing required form value.',
+        { field: 'values.agree' },
+      ],
+      [
+        'blank required',
+        { values: { ...ok, email: '  ' } },
+        'required form value cannot be empty.',
+        { field: 'values.email' },
+      ],
     ]);
   });
 
@@ -256,7 +388,12 @@ describe('resolve: resolvedBy', () => {
       ['empty', { selectedOptionIds: ['yes'], resolvedBy: '' }, ...rule],
       ['number', { selectedOptionIds: ['yes'], resolvedBy: 1 }, ...rule],
       // Check 3 (payload) comes before check 4 (resolvedBy).
-      ['bad payload too', { selectedOptionIds: ['nope'], resolvedBy: 'admin' }, 'selectedOptionIds contains unknown option.', { field: 'selectedOptionIds', optionId: 'nope' }],
+      [
+        'bad payload too',
+        { selectedOptionIds: ['nope'], resolvedBy: 'admin' },
+        'selectedOptionIds contains unknown option.',
+        { field: 'selectedOptionIds', optionId: 'nope' },
+      ],
     ]);
   });
 });
@@ -265,7 +402,10 @@ describe('resolve and cancel: not found and not pending', () => {
   it('answers 404 Request not found for unknown ids', async () => {
     for (const id of [UNKNOWN_ID, 'nope']) {
       for (const res of [await h.resolve(id, { selectedOptionIds: ['yes'] }), await h.cancel(id)]) {
-        expect([res.status, res.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: id } }]);
+        expect([res.status, res.body.error]).toEqual([
+          404,
+          { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: id } },
+        ]);
       }
     }
   });
@@ -275,9 +415,24 @@ describe('resolve and cancel: not found and not pending', () => {
     const request = await h.create(chat.id, choiceBody());
     await act('resolve', request, { selectedOptionIds: ['yes'] });
     await expectResolveErrors(chat.id, request.id, [
-      ['same payload', { selectedOptionIds: ['yes'] }, 'Only pending requests can be resolved.', { requestId: request.id, status: 'resolved' }],
-      ['other payload', { selectedOptionIds: ['no'], resolvedBy: 'backend' }, 'Only pending requests can be resolved.', { requestId: request.id, status: 'resolved' }],
-      ['invalid payload', { selectedOptionIds: 'x', resolvedBy: 'admin' }, 'Only pending requests can be resolved.', { requestId: request.id, status: 'resolved' }],
+      [
+        'same payload',
+        { selectedOptionIds: ['yes'] },
+        'Only pending requests can be resolved.',
+        { requestId: request.id, status: 'resolved' },
+      ],
+      [
+        'other payload',
+        { selectedOptionIds: ['no'], resolvedBy: 'backend' },
+        'Only pending requests can be resolved.',
+        { requestId: request.id, status: 'resolved' },
+      ],
+      [
+        'invalid payload',
+        { selectedOptionIds: 'x', resolvedBy: 'admin' },
+        'Only pending requests can be resolved.',
+        { requestId: request.id, status: 'resolved' },
+      ],
     ]);
     expect((await h.find(chat.id, request.id)).resolution_payload).toEqual({ selectedOptionIds: ['yes'] });
   });
@@ -287,7 +442,12 @@ describe('resolve and cancel: not found and not pending', () => {
     const request = await h.create(chat.id, textBody());
     await act('cancel', request);
     await expectResolveErrors(chat.id, request.id, [
-      ['valid payload', { text: 'Ann' }, 'Only pending requests can be resolved.', { requestId: request.id, status: 'cancelled' }],
+      [
+        'valid payload',
+        { text: 'Ann' },
+        'Only pending requests can be resolved.',
+        { requestId: request.id, status: 'cancelled' },
+      ],
       ['invalid payload', {}, 'Only pending requests can be resolved.', { requestId: request.id, status: 'cancelled' }],
     ]);
   });
@@ -304,7 +464,10 @@ describe('resolve and cancel: not found and not pending', () => {
       [cancelled, 'cancelled'],
     ] as const) {
       const res = await h.cancel(request.id);
-      expect([res.status, res.body.error]).toEqual([400, ruleError('Only pending requests can be cancelled.', { requestId: request.id, status })]);
+      expect([res.status, res.body.error]).toEqual([
+        400,
+        ruleError('Only pending requests can be cancelled.', { requestId: request.id, status }),
+      ]);
     }
     await h.expectUnchanged(chat.id, before);
   });
@@ -315,7 +478,13 @@ describe('cancel', () => {
     const chat = await h.newChat();
     const request = await h.create(chat.id, choiceBody({ trace: { run: 'r' }, body: 'b' }));
     const { res, event, newInputs, inputs } = await act('cancel', request);
-    expect(res.body).toEqual({ ...request, status: 'cancelled', resolved_at: null, resolved_by: null, resolution_payload: null });
+    expect(res.body).toEqual({
+      ...request,
+      status: 'cancelled',
+      resolved_at: null,
+      resolved_by: null,
+      resolution_payload: null,
+    });
     expect(await h.list(chat.id, 'cancelled')).toEqual([res.body]);
     expect(event.payload).toStrictEqual({
       chatId: chat.id,
@@ -333,10 +502,15 @@ describe('cancel', () => {
     const chat = await h.newChat();
     for (const body of [textBody(), formBody()]) {
       const request = await h.create(chat.id, body);
-      const res = await api().post(`/api/v1/requests/${request.id}/cancel`, { reason: 'ignored', resolvedBy: 'backend' });
+      const res = await api().post(`/api/v1/requests/${request.id}/cancel`, {
+        reason: 'ignored',
+        resolvedBy: 'backend',
+      });
       expect([res.status, res.body.status, res.body.resolved_by]).toEqual([200, 'cancelled', null]);
     }
-    const events = (await eventsSince(api().tableName, 0)).filter((e) => e.type === 'request.cancelled' && e.payload.chatId === chat.id);
+    const events = (await eventsSince(api().tableName, 0)).filter(
+      (e) => e.type === 'request.cancelled' && e.payload.chatId === chat.id,
+    );
     expect(events.map((e) => [e.payload.type, e.payload.trace, e.payload.resolution_payload])).toEqual([
       ['text_input', null, null],
       ['form', null, null],
@@ -351,7 +525,11 @@ describe('pending counts across a request lifecycle', () => {
     const other = await h.newChat();
     const base = await h.pendingTotal();
     const count = async () => (await h.getChat(chat.id)).pending_requests_count;
-    const [a, b, c] = [await h.create(chat.id, choiceBody()), await h.create(chat.id, textBody()), await h.create(chat.id, formBody())];
+    const [a, b, c] = [
+      await h.create(chat.id, choiceBody()),
+      await h.create(chat.id, textBody()),
+      await h.create(chat.id, formBody()),
+    ];
     await h.create(other.id, choiceBody());
     expect(await count()).toBe(3);
     expect(await h.pendingTotal()).toBe(base + 4);
@@ -398,7 +576,16 @@ describe('pending counts across a request lifecycle', () => {
     await sleep(2);
     expect((await h.resolve(r1.id, { selectedOptionIds: ['later'] })).status).toBe(200);
     const inputs = await h.dispatchInputs(chat.id);
-    expect(inputs.map((i) => [i.source_kind, i.source_id, i.sender_id, i.request_type, i.request_title, i.resolution_payload])).toEqual([
+    expect(
+      inputs.map((i) => [
+        i.source_kind,
+        i.source_id,
+        i.sender_id,
+        i.request_type,
+        i.request_title,
+        i.resolution_payload,
+      ]),
+    ).toEqual([
       ['request_resolved', r2.id, 'backend', 'text_input', 'Your name?', { text: 'Bob' }],
       ['request_resolved', r1.id, 'user:primary', 'choice', 'Approve deploy?', { selectedOptionIds: ['later'] }],
     ]);

@@ -100,7 +100,8 @@ export function helpers(api: () => TestApi) {
     expect(res.status).toBe(200);
     return res.body;
   };
-  const post = (chatId: string, body: unknown, options?: RequestOptions) => api().post(`/api/v1/chats/${chatId}/requests`, body, options);
+  const post = (chatId: string, body: unknown, options?: RequestOptions) =>
+    api().post(`/api/v1/chats/${chatId}/requests`, body, options);
   const create = async (chatId: string, body: unknown = choiceBody()): Promise<any> => {
     const res = await post(chatId, body);
     expect([res.status, res.body?.error]).toEqual([201, undefined]);
@@ -111,7 +112,8 @@ export function helpers(api: () => TestApi) {
     expect(res.status).toBe(200);
     return res.body.data;
   };
-  const find = async (chatId: string, requestId: string): Promise<any> => (await list(chatId)).find((r) => r.id === requestId);
+  const find = async (chatId: string, requestId: string): Promise<any> =>
+    (await list(chatId)).find((r) => r.id === requestId);
   const resolve = (requestId: string, body?: unknown) => api().post(`/api/v1/requests/${requestId}/resolve`, body);
   const cancel = (requestId: string) => api().post(`/api/v1/requests/${requestId}/cancel`);
   const patch = (requestId: string, body?: unknown) => api().patch(`/api/v1/requests/${requestId}`, body);
@@ -149,15 +151,38 @@ export function helpers(api: () => TestApi) {
     expect(await eventsSince(api().tableName, before.events)).toEqual([]);
   };
 
-  return { newChat, getChat, post, create, list, find, resolve, cancel, patch, pendingTotal, dispatchInputs, eventCount, snapshot, expectUnchanged };
+  return {
+    newChat,
+    getChat,
+    post,
+    create,
+    list,
+    find,
+    resolve,
+    cancel,
+    patch,
+    pendingTotal,
+    dispatchInputs,
+    eventCount,
+    snapshot,
+    expectUnchanged,
+  };
 }
 
 /** A 400 rule error as §1.7 spells it. */
-export const ruleError = (message: string, details: Record<string, unknown> | null) => ({ code: 'VALIDATION_ERROR', message, details });
+export const ruleError = (message: string, details: Record<string, unknown> | null) => ({
+  code: 'VALIDATION_ERROR',
+  message,
+  details,
+});
 
 /** A schema error (§1.8) naming `field`. */
 export function expectSchemaError(res: { status: number; body: any }, field: string) {
-  expect([res.status, res.body?.error?.code, res.body?.error?.message]).toEqual([400, 'VALIDATION_ERROR', 'Request validation failed.']);
+  expect([res.status, res.body?.error?.code, res.body?.error?.message]).toEqual([
+    400,
+    'VALIDATION_ERROR',
+    'Request validation failed.',
+  ]);
   expect(Array.isArray(res.body.error.details.formErrors)).toBe(true);
   expect(Object.keys(res.body.error.details.fieldErrors)).toEqual(expect.arrayContaining([field]));
 }

@@ -8,7 +8,17 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince } from '../../support/events.js';
-import { choiceBody, expectSchemaError, formBody, REQUEST_FIELDS, requestsApi, ruleError, sleep, textBody, UNKNOWN_ID } from './support.js';
+import {
+  choiceBody,
+  expectSchemaError,
+  formBody,
+  REQUEST_FIELDS,
+  requestsApi,
+  ruleError,
+  sleep,
+  textBody,
+  UNKNOWN_ID,
+} from './support.js';
 
 const { api, h } = requestsApi();
 
@@ -30,8 +40,15 @@ function beforePatchWrite(requestId: string, between: () => Promise<void>): { fi
   ddb().middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as any;
-      const updates = context.commandName === 'TransactWriteItemsCommand' ? (input.TransactItems ?? []).map((t: any) => t.Update) : [input];
-      if (!fired && ['UpdateItemCommand', 'TransactWriteItemsCommand'].includes(context.commandName ?? '') && updates.some(setsTitle)) {
+      const updates =
+        context.commandName === 'TransactWriteItemsCommand'
+          ? (input.TransactItems ?? []).map((t: any) => t.Update)
+          : [input];
+      if (
+        !fired &&
+        ['UpdateItemCommand', 'TransactWriteItemsCommand'].includes(context.commandName ?? '') &&
+        updates.some(setsTitle)
+      ) {
         fired = true;
         await between();
       }
@@ -72,8 +89,27 @@ describe('PATCH /api/v1/requests/{requestId}: each updatable field', () => {
   it('re-validates and normalizes the config against the existing type', async () => {
     const chat = await h.newChat();
     const choice = await h.create(chat.id, choiceBody());
-    const c = await patched(choice.id, { config: { options: [{ id: ' c ', label: ' C ', variant: 'danger', x: 1 }, { id: 'd', label: 'D', variant: null }], maxSelections: 2, extra: 1 } });
-    expect(c).toEqual({ ...choice, config: { options: [{ id: 'c', label: 'C', variant: 'danger' }, { id: 'd', label: 'D' }], maxSelections: 2, minSelections: 0 } });
+    const c = await patched(choice.id, {
+      config: {
+        options: [
+          { id: ' c ', label: ' C ', variant: 'danger', x: 1 },
+          { id: 'd', label: 'D', variant: null },
+        ],
+        maxSelections: 2,
+        extra: 1,
+      },
+    });
+    expect(c).toEqual({
+      ...choice,
+      config: {
+        options: [
+          { id: 'c', label: 'C', variant: 'danger' },
+          { id: 'd', label: 'D' },
+        ],
+        maxSelections: 2,
+        minSelections: 0,
+      },
+    });
 
     const text = await h.create(chat.id, textBody());
     const t = await patched(text.id, { config: {} });
@@ -82,8 +118,13 @@ describe('PATCH /api/v1/requests/{requestId}: each updatable field', () => {
     expect(t2.config).toStrictEqual({ placeholder: 'P', validation: { pattern: null } });
 
     const form = await h.create(chat.id, formBody());
-    const f = await patched(form.id, { config: { fields: [{ name: ' n ', type: 'multiselect', options: [' a ', 'b'], required: true }] } });
-    expect(f).toEqual({ ...form, config: { fields: [{ name: 'n', type: 'multiselect', options: ['a', 'b'], required: true }] } });
+    const f = await patched(form.id, {
+      config: { fields: [{ name: ' n ', type: 'multiselect', options: [' a ', 'b'], required: true }] },
+    });
+    expect(f).toEqual({
+      ...form,
+      config: { fields: [{ name: 'n', type: 'multiselect', options: ['a', 'b'], required: true }] },
+    });
     expect((await h.list(chat.id)).map((r) => r.config)).toEqual([c.config, t2.config, f.config]);
   });
 
@@ -128,7 +169,12 @@ describe('PATCH in every status', () => {
     const res = await h.resolve(request.id, { selectedOptionIds: ['no'], resolvedBy: 'backend' });
     expect(res.status).toBe(200);
     const resolved = res.body;
-    const out = await patched(resolved.id, { title: ' Later title ', body: null, config: { options: [{ id: 'only', label: 'Only' }] }, trace: { v: 2 } });
+    const out = await patched(resolved.id, {
+      title: ' Later title ',
+      body: null,
+      config: { options: [{ id: 'only', label: 'Only' }] },
+      trace: { v: 2 },
+    });
     expect(out).toEqual({
       ...resolved,
       title: 'Later title',
@@ -136,7 +182,11 @@ describe('PATCH in every status', () => {
       config: { options: [{ id: 'only', label: 'Only' }], maxSelections: 1, minSelections: 0 },
       trace: { v: 2 },
     });
-    expect(out).toMatchObject({ status: 'resolved', resolved_by: 'backend', resolution_payload: { selectedOptionIds: ['no'] } });
+    expect(out).toMatchObject({
+      status: 'resolved',
+      resolved_by: 'backend',
+      resolution_payload: { selectedOptionIds: ['no'] },
+    });
     expect(out.resolved_at).toBe(resolved.resolved_at);
     expect(await h.list(chat.id, 'resolved')).toEqual([out]);
   });
@@ -145,8 +195,20 @@ describe('PATCH in every status', () => {
     const chat = await h.newChat();
     const request = await h.create(chat.id, textBody());
     expect((await h.cancel(request.id)).status).toBe(200);
-    const out = await patched(request.id, { title: 'After cancel', config: { placeholder: 'p' }, trace: { c: 1 }, body: 'b' });
-    expect(out).toEqual({ ...request, status: 'cancelled', title: 'After cancel', config: { placeholder: 'p' }, trace: { c: 1 }, body: 'b' });
+    const out = await patched(request.id, {
+      title: 'After cancel',
+      config: { placeholder: 'p' },
+      trace: { c: 1 },
+      body: 'b',
+    });
+    expect(out).toEqual({
+      ...request,
+      status: 'cancelled',
+      title: 'After cancel',
+      config: { placeholder: 'p' },
+      trace: { c: 1 },
+      body: 'b',
+    });
     expect(out).toMatchObject({ resolved_at: null, resolved_by: null, resolution_payload: null });
     expect(await h.list(chat.id, 'cancelled')).toEqual([out]);
   });
@@ -182,9 +244,18 @@ describe('PATCH errors', () => {
     const request = await h.create(chat.id, choiceBody());
     const before = await h.snapshot(chat.id);
     const expected = ruleError('At least one updatable field is required.', null);
-    for (const body of [{}, { type: 'form' }, { status: 'cancelled', resolvedBy: 'user', selectedOptionIds: ['yes'] }, undefined]) {
+    for (const body of [
+      {},
+      { type: 'form' },
+      { status: 'cancelled', resolvedBy: 'user', selectedOptionIds: ['yes'] },
+      undefined,
+    ]) {
       const res = await h.patch(request.id, body);
-      expect([JSON.stringify(body) ?? 'no body', res.status, res.body?.error]).toEqual([JSON.stringify(body) ?? 'no body', 400, expected]);
+      expect([JSON.stringify(body) ?? 'no body', res.status, res.body?.error]).toEqual([
+        JSON.stringify(body) ?? 'no body',
+        400,
+        expected,
+      ]);
       expect(res.body.error).toHaveProperty('details', null);
     }
     await h.expectUnchanged(chat.id, before);
@@ -193,7 +264,10 @@ describe('PATCH errors', () => {
   it('answers 404 Request not found for an unknown request', async () => {
     for (const id of [UNKNOWN_ID, 'not-a-request']) {
       const res = await h.patch(id, { title: 'x' });
-      expect([res.status, res.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: id } }]);
+      expect([res.status, res.body.error]).toEqual([
+        404,
+        { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: id } },
+      ]);
     }
   });
 
@@ -212,26 +286,70 @@ describe('PATCH errors', () => {
       ['trace string', form.id, { trace: 'x' }, 'trace must be a JSON object.', { field: 'trace' }],
       ['config not object', choice.id, { config: 'x' }, 'config must be a JSON object.', { field: 'config' }],
       ['config null', text.id, { config: null }, 'config must be a JSON object.', { field: 'config' }],
-      ['choice given a text config', choice.id, { config: { placeholder: 'x' } }, 'choice config requires at least one option.', { field: 'config.options' }],
+      [
+        'choice given a text config',
+        choice.id,
+        { config: { placeholder: 'x' } },
+        'choice config requires at least one option.',
+        { field: 'config.options' },
+      ],
       [
         'choice duplicate ids',
         choice.id,
-        { config: { options: [{ id: 'a', label: 'A' }, { id: 'a', label: 'B' }] } },
+        {
+          config: {
+            options: [
+              { id: 'a', label: 'A' },
+              { id: 'a', label: 'B' },
+            ],
+          },
+        },
         'choice options must have unique ids.',
         { field: 'config.options', optionId: 'a' },
       ],
-      ['text given bad lengths', text.id, { config: { validation: { maxLength: 0 } } }, 'config.validation.maxLength must be an integer >= 1.', { field: 'config.validation.maxLength' }],
-      ['text bad pattern', text.id, { config: { validation: { pattern: '[' } } }, 'config.validation.pattern must be a valid regular expression.', { field: 'config.validation.pattern' }],
-      ['form given a choice config', form.id, { config: choiceBody().config }, 'form config requires at least one field.', { field: 'config.fields' }],
+      [
+        'text given bad lengths',
+        text.id,
+        { config: { validation: { maxLength: 0 } } },
+        'config.validation.maxLength must be an integer >= 1.',
+        { field: 'config.validation.maxLength' },
+      ],
+      [
+        'text bad pattern',
+        text.id,
+        { config: { validation: { pattern: '[' } } },
+        'config.validation.pattern must be a valid regular expression.',
+        { field: 'config.validation.pattern' },
+      ],
+      [
+        'form given a choice config',
+        form.id,
+        { config: choiceBody().config },
+        'form config requires at least one field.',
+        { field: 'config.fields' },
+      ],
       [
         'form duplicate names',
         form.id,
-        { config: { fields: [{ name: 'n', type: 'text' }, { name: 'n', type: 'text' }] } },
+        {
+          config: {
+            fields: [
+              { name: 'n', type: 'text' },
+              { name: 'n', type: 'text' },
+            ],
+          },
+        },
         'form fields must have unique names.',
         { field: 'config.fields', name: 'n' },
       ],
       // A valid title does not save an invalid config: nothing is applied.
-      ['valid title, invalid config', choice.id, { title: 'Fine', config: { options: [] } }, 'choice config requires at least one option.', { field: 'config.options' }],
+      [
+        'valid title, invalid config',
+        choice.id,
+        { title: 'Fine', config: { options: [] } },
+        'choice config requires at least one option.',
+        { field: 'config.options' },
+      ],
     ];
     for (const [label, id, body, message, details] of cases) {
       const res = await h.patch(id, body);
@@ -247,7 +365,17 @@ describe('an update seen by a later resolution', () => {
   it('validates the resolution against the updated config, and reports the updated title and trace', async () => {
     const chat = await h.newChat();
     const request = await h.create(chat.id, choiceBody({ trace: { old: true } }));
-    await patched(request.id, { title: ' Renamed ', trace: { fresh: 1 }, config: { options: [{ id: 'c', label: 'C' }, { id: 'd', label: 'D' }], maxSelections: 2 } });
+    await patched(request.id, {
+      title: ' Renamed ',
+      trace: { fresh: 1 },
+      config: {
+        options: [
+          { id: 'c', label: 'C' },
+          { id: 'd', label: 'D' },
+        ],
+        maxSelections: 2,
+      },
+    });
     const stale = await h.resolve(request.id, { selectedOptionIds: ['yes'] });
     expect([stale.status, stale.body.error]).toEqual([
       400,
@@ -256,13 +384,20 @@ describe('an update seen by a later resolution', () => {
     const before = await h.eventCount();
     const ok = await h.resolve(request.id, { selectedOptionIds: ['d', 'c'] });
     expect(ok.status).toBe(200);
-    expect(ok.body).toMatchObject({ title: 'Renamed', trace: { fresh: 1 }, resolution_payload: { selectedOptionIds: ['d', 'c'] } });
+    expect(ok.body).toMatchObject({
+      title: 'Renamed',
+      trace: { fresh: 1 },
+      resolution_payload: { selectedOptionIds: ['d', 'c'] },
+    });
     const events = await eventsSince(api().tableName, before);
     expect(events.map((e) => e.type)).toEqual(['request.resolved']);
     expect(events[0]!.payload).toMatchObject({ title: 'Renamed', trace: { fresh: 1 } });
     const inputs = await h.dispatchInputs(chat.id);
     expect(inputs).toHaveLength(1);
-    expect(inputs[0]).toMatchObject({ request_title: 'Renamed', resolution_payload: { selectedOptionIds: ['d', 'c'] } });
+    expect(inputs[0]).toMatchObject({
+      request_title: 'Renamed',
+      resolution_payload: { selectedOptionIds: ['d', 'c'] },
+    });
   });
 });
 
@@ -271,7 +406,7 @@ describe('PATCH racing a resolve or a removal (one conditional write)', () => {
     ddb().middlewareStack.remove(HOOK);
   });
 
-  it('a resolve that commits between the PATCH\'s read and its write: both apply, and the PATCH answers the request as stored (resolved)', async () => {
+  it("a resolve that commits between the PATCH's read and its write: both apply, and the PATCH answers the request as stored (resolved)", async () => {
     const chat = await h.newChat();
     const request = await h.create(chat.id, choiceBody({ trace: { t: 1 } }));
     const events = await h.eventCount();
@@ -321,7 +456,7 @@ describe('PATCH racing a resolve or a removal (one conditional write)', () => {
     expect((await h.getChat(chat.id)).pending_requests_count).toBe(0);
   });
 
-  it('a request that disappears between the PATCH\'s read and its write answers 404 and is not written back', async () => {
+  it("a request that disappears between the PATCH's read and its write answers 404 and is not written back", async () => {
     const chat = await h.newChat();
     const request = await h.create(chat.id, choiceBody());
     const key = Keys.request(chat.id, request.created_at, request.id);
@@ -330,9 +465,14 @@ describe('PATCH racing a resolve or a removal (one conditional write)', () => {
     });
     const res = await h.patch(request.id, { title: 'Ghost' });
     expect(hook.fired()).toBe(true);
-    expect([res.status, res.body.error]).toEqual([404, { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: request.id } }]);
+    expect([res.status, res.body.error]).toEqual([
+      404,
+      { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: request.id } },
+    ]);
     // Without its condition the update would have created a fragment of a request from the key.
-    expect((await ddb().send(new GetCommand({ TableName: api().tableName, Key: key, ConsistentRead: true }))).Item).toBeUndefined();
+    expect(
+      (await ddb().send(new GetCommand({ TableName: api().tableName, Key: key, ConsistentRead: true }))).Item,
+    ).toBeUndefined();
     expect(await h.list(chat.id)).toEqual([]);
   });
 });

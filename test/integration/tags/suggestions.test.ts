@@ -7,7 +7,8 @@ beforeAll(async () => {
   api = await startApi();
   await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'alpine', 'Alps', 'beta', '100%_off', 'a\\b'] }));
   await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'ALPHA'] }));
-  for (let i = 0; i < 60; i++) await api.post('/api/v1/chats', newChat({ tags: [`many-${String(i).padStart(2, '0')}`] }));
+  for (let i = 0; i < 60; i++)
+    await api.post('/api/v1/chats', newChat({ tags: [`many-${String(i).padStart(2, '0')}`] }));
 });
 afterAll(async () => api?.close());
 
@@ -17,7 +18,12 @@ describe('GET /api/v1/tags/suggestions', () => {
   it('orders prefix matches by usage desc, then name asc, honouring limit', async () => {
     const res = await suggest('?q=al&limit=2');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: [{ name: 'alpha', usage_count: 2 }, { name: 'ALPHA', usage_count: 1 }] });
+    expect(res.body).toEqual({
+      data: [
+        { name: 'alpha', usage_count: 2 },
+        { name: 'ALPHA', usage_count: 1 },
+      ],
+    });
   });
 
   it('matches ASCII letters case-insensitively and keeps exact names distinct', async () => {
@@ -31,7 +37,9 @@ describe('GET /api/v1/tags/suggestions', () => {
   });
 
   it('treats %, _ and \\ literally and trims q', async () => {
-    expect((await suggest(`?q=${encodeURIComponent(' 100%_ ')}`)).body.data).toEqual([{ name: '100%_off', usage_count: 1 }]);
+    expect((await suggest(`?q=${encodeURIComponent(' 100%_ ')}`)).body.data).toEqual([
+      { name: '100%_off', usage_count: 1 },
+    ]);
     expect((await suggest(`?q=${encodeURIComponent('a\\')}`)).body.data).toEqual([{ name: 'a\\b', usage_count: 1 }]);
     expect((await suggest('?q=%25')).body.data).toEqual([]);
   });
