@@ -13,6 +13,7 @@ import type { ContextWithClient } from '../functions/platform/client-gone.js';
 import { env } from '../functions/platform/env.js';
 import { fallbackHandler, routes, streamRoute } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
+import { asInvocation, startInvocations } from './invocations.js';
 import { startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
@@ -212,6 +213,8 @@ function assertEnvironmentRead(sqs: { dispatchQueueUrl: string } | undefined, s3
 
 /** Serves every route on 127.0.0.1:`port` (0 picks a free port). */
 export async function startLocalApi(port: number, options: LocalApiOptions = {}): Promise<LocalApi> {
+  // Each request and job run gets its own invocation context (local/invocations.ts).
+  startInvocations();
   // Everything the handlers find through the environment (the table is the caller's: its
   // TABLE_NAME and DYNAMODB_ENDPOINT are set already) starts first, and its variables are set,
   // before any handler is mounted: functions/platform/env.ts reads the environment once.
@@ -271,7 +274,10 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       if (method === streamRoute.method && streamPattern.test(path)) {
         // The event stream: the function-URL handler writes straight into this response.
         const event = toEvent(req, body, { params: {} });
-        return stream(event, res, contextFor(streamRoute.handler, event.requestContext.requestId, 15 * 60_000));
+        return asInvocation(
+          () => stream(event, res, contextFor(streamRoute.handler, event.requestContext.requestId, 15 * 60_000)),
+          event.requestContext.requestId,
+        );
       }
       const params: Record<string, string> = {};
       found?.params.forEach((name, i) => (params[name] = decodeURIComponent(values[i] ?? '')));
@@ -286,7 +292,10 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
         event.requestContext.requestId,
       );
       context[CLIENT_GONE] = clientGone.signal;
-      const result = await (found?.handler ?? fallback)(event, context);
+      const result = await asInvocation(
+        () => (found?.handler ?? fallback)(event, context),
+        event.requestContext.requestId,
+      );
       if (clientGone.signal.aborted) return;
       const payload = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined;
       res.writeHead(result.statusCode, result.headers ?? {});

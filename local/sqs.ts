@@ -20,6 +20,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { startFauxqs } from 'fauxqs';
 import { handler as sweepHandler } from '../functions/jobs/dispatch-sweep.js';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
+import { asInvocation } from './invocations.js';
 
 /** The sweeper's period here; the stack schedules it every minute. */
 const SWEEP_EVERY_MS = 60_000;
@@ -120,7 +121,7 @@ export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
         awsRegion: 'us-east-1',
       })),
     };
-    const result = await flushHandler(event);
+    const result = await asInvocation(() => flushHandler(event));
     const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));
     for (const m of messages) {
       if (!failed.has(m.MessageId!))
@@ -151,7 +152,7 @@ export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
 
   // The scheduled sweeper, as EventBridge runs it in AWS.
   const sweeper = setInterval(() => {
-    sweepHandler().catch((error: unknown) => {
+    asInvocation(() => sweepHandler()).catch((error: unknown) => {
       if (!stopped) console.error('local dispatch sweeper:', error);
     });
   }, SWEEP_EVERY_MS);

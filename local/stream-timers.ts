@@ -4,6 +4,7 @@
  * handler the state machine invokes in AWS.
  */
 import { handler as expireStream } from '../functions/jobs/expire-stream.js';
+import { asInvocation } from './invocations.js';
 import { installStreamTimer } from '../functions/platform/stream-timer.js';
 
 export interface LocalStreamTimers {
@@ -20,7 +21,7 @@ export function startLocalStreamTimers(): LocalStreamTimers {
     if (stopped) return;
     const timer = setTimeout(() => {
       timers.delete(timer);
-      expireStream({ messageId })
+      asInvocation(() => expireStream({ messageId }))
         .then((out) => {
           if (!out.done) schedule(messageId, out.waitMs);
         })

@@ -1,5 +1,6 @@
 /** The local stand-in for the tag catalog sweeper's schedule: the same handler, on an interval. */
 import { handler as sweepTags } from '../functions/jobs/tag-sweep.js';
+import { asInvocation } from './invocations.js';
 
 /** The stack runs it every minute. */
 const PERIOD_MS = 60_000;
@@ -7,7 +8,7 @@ const PERIOD_MS = 60_000;
 export function startLocalTagSweep(): { stop(): void } {
   let stopped = false;
   const timer = setInterval(() => {
-    sweepTags().catch((error: unknown) => {
+    asInvocation(() => sweepTags()).catch((error: unknown) => {
       if (!stopped) console.error('local tag sweeper:', error);
     });
   }, PERIOD_MS);

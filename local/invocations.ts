@@ -1,0 +1,68 @@
+/**
+ * One local process serves many requests at once, as Lambda's multi-concurrency mode does
+ * (one execution environment, concurrent invocations). Like that runtime, the local runtime
+ * gives each request and each job run its own invocation context, so the libraries that scope
+ * state per invocation keep it apart: Powertools' Logger keeps the keys a request appends
+ * (request id, route, path) on that request's lines only.
+ *
+ * Powertools finds the context through `globalThis.awslambda.InvokeStore` (the store Lambda's
+ * Node.js runtime provides) when AWS_LAMBDA_MAX_CONCURRENCY is set. The AWS SDK creates a
+ * single-context store on its first call when that variable is not set yet, so the local
+ * runtime installs its own (AsyncLocalStorage, the same interface) whatever came first.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+
+type InvocationContext = Record<PropertyKey, unknown>;
+
+/** The runtime's key for the request id of an invocation. */
+const REQUEST_ID = Symbol.for('_AWS_LAMBDA_REQUEST_ID');
+const X_RAY_TRACE_ID = Symbol.for('_AWS_LAMBDA_X_RAY_TRACE_ID');
+const TENANT_ID = Symbol.for('_AWS_LAMBDA_TENANT_ID');
+
+class LocalInvokeStore {
+  readonly #als = new AsyncLocalStorage<InvocationContext>();
+  getContext(): InvocationContext | undefined {
+    return this.#als.getStore();
+  }
+  hasContext(): boolean {
+    return this.#als.getStore() !== undefined;
+  }
+  get(key: PropertyKey): unknown {
+    return this.#als.getStore()?.[key];
+  }
+  set(key: PropertyKey, value: unknown): void {
+    const context = this.#als.getStore();
+    if (!context) throw new Error('No invocation context');
+    context[key] = value;
+  }
+  run<T>(context: InvocationContext, fn: () => T): T {
+    return this.#als.run(context, fn);
+  }
+  getRequestId(): string {
+    return String(this.get(REQUEST_ID) ?? '-');
+  }
+  getXRayTraceId(): unknown {
+    return this.get(X_RAY_TRACE_ID);
+  }
+  getTenantId(): unknown {
+    return this.get(TENANT_ID);
+  }
+}
+
+let store: LocalInvokeStore | undefined;
+
+/** Turns per-invocation contexts on (before any handler runs). */
+export function startInvocations(): void {
+  // What Lambda sets in multi-concurrency mode; Powertools reads it to scope its state.
+  process.env.AWS_LAMBDA_MAX_CONCURRENCY ??= '64';
+  const g = globalThis as unknown as { awslambda?: Record<string, unknown> };
+  store ??= new LocalInvokeStore();
+  (g.awslambda ??= {}).InvokeStore = store;
+}
+
+/** Runs `fn` as one invocation with its own context (a fresh request id for job runs). */
+export function asInvocation<T>(fn: () => T, requestId: string = randomUUID()): T {
+  if (!store) return fn();
+  return store.run({ [REQUEST_ID]: requestId }, fn);
+}
