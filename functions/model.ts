@@ -74,6 +74,34 @@ export const MESSAGE_FIELDS = [
   'trace',
 ] as const satisfies readonly (keyof Message)[];
 
+export type MediaKind = 'image' | 'audio' | 'file';
+
+export interface Media {
+  id: string;
+  chat_id: string;
+  message_id: string | null;
+  storage_path: string;
+  thumbnail_path: string | null;
+  filename: string;
+  content_type: string;
+  byte_size: number;
+  kind: MediaKind;
+  created_at: string;
+}
+
+export const MEDIA_FIELDS = [
+  'id',
+  'chat_id',
+  'message_id',
+  'storage_path',
+  'thumbnail_path',
+  'filename',
+  'content_type',
+  'byte_size',
+  'kind',
+  'created_at',
+] as const satisfies readonly (keyof Media)[];
+
 /** Copies exactly the listed fields (every field present, null when absent: §1.6). */
 export function pick<T>(source: object, fields: readonly (keyof T & string)[]): T {
   const out: Record<string, unknown> = {};

@@ -559,6 +559,8 @@ async function settleMessage(
 }
 
 /** When a batch may be leased: a pending one when due, a leased one when its lease runs out; never once ended. */
+const isFinished = (batch: BatchRecord) => batch.status === 'completed' || batch.status === 'failed';
+
 function leasableAt(batch: BatchRecord): number {
   if (batch.status === 'pending') return batch.available_at;
   if (batch.status === 'leased') return batch.lease_expires_at ?? 0;
@@ -585,7 +587,7 @@ async function tryLease(
   for (let look = 0; look < 3; look++) {
     const batch = look === 0 && firstLook ? firstLook : await Store.getBatch(r.batchId);
     const now = deps.clock().getTime();
-    if (!batch || batch.status === 'completed' || batch.status === 'failed') {
+    if (!batch || isFinished(batch)) {
       await settleMessage('drop a finished batch', r.batchId, r.receiptHandle, () =>
         Queues.deleteBatchMessage(r.receiptHandle),
       );
@@ -645,7 +647,7 @@ export async function repairMessage(batchId: string, deps: DispatchDeps = defaul
   const batch = await Store.getBatch(batchId);
   if (!batch?.gsi3sk) return;
   const receipt = batch.repair_receipt ?? batch.receipt_handle;
-  const finished = batch.status === 'completed' || batch.status === 'failed';
+  const finished = isFinished(batch);
   const dueAt = leasableAt(batch);
   let current = receipt !== undefined;
   if (receipt) {

@@ -38,6 +38,12 @@ export interface ObjectHeaders {
   cacheControl?: string | undefined;
 }
 
+/** S3's answer for a key that does not exist (GetObject: NoSuchKey, HeadObject: NotFound). */
+const isMissing = (error: unknown) =>
+  error instanceof NoSuchKey ||
+  error instanceof NotFound ||
+  (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404);
+
 export async function putObject(key: string, bytes: Uint8Array, headers: ObjectHeaders): Promise<void> {
   await s3().send(
     new PutObjectCommand({
@@ -72,8 +78,7 @@ export async function getObject(key: string, range?: { start: number; end: numbe
     const total = /\/(\d+)$/.exec(out.ContentRange ?? '')?.[1];
     return { bytes, size: total !== undefined ? Number(total) : bytes.length };
   } catch (error) {
-    if (error instanceof NoSuchKey || (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404))
-      return undefined;
+    if (isMissing(error)) return undefined;
     throw error;
   }
 }
@@ -92,8 +97,7 @@ export async function headObject(key: string): Promise<{ size: number; contentTy
     const out = await s3().send(new HeadObjectCommand({ Bucket: bucket(), Key: key }));
     return { size: out.ContentLength ?? 0, contentType: out.ContentType };
   } catch (error) {
-    if (error instanceof NotFound || (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404))
-      return undefined;
+    if (isMissing(error)) return undefined;
     throw error;
   }
 }

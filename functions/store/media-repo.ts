@@ -9,21 +9,11 @@ import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ddb, guarded, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
+import { MEDIA_FIELDS, pick } from '../model.js';
+import type { Media, MediaKind } from '../model.js';
 
-export type MediaKind = 'image' | 'audio' | 'file';
-
-export interface MediaRecord {
-  id: string;
-  chat_id: string;
-  message_id: string | null;
-  storage_path: string;
-  thumbnail_path: string | null;
-  filename: string;
-  content_type: string;
-  byte_size: number;
-  kind: MediaKind;
-  created_at: string;
-}
+export type { MediaKind };
+export type MediaRecord = Media;
 
 /** The record and its chat entry, for the upload's transaction (with its event). */
 export function putMediaWrites(media: MediaRecord): TransactItem[] {
@@ -57,10 +47,7 @@ export async function getOneMedia(mediaId: string): Promise<MediaRecord | undefi
   return out.Item ? toRecord(out.Item) : undefined;
 }
 
-function toRecord(item: Record<string, unknown>): MediaRecord {
-  const { pk: _pk, sk: _sk, type: _type, ...rest } = item;
-  return rest as unknown as MediaRecord;
-}
+const toRecord = (item: Record<string, unknown>): MediaRecord => pick<Media>(item, MEDIA_FIELDS);
 
 /** Thrown by `deleteMedia` when a message linked the medium meanwhile. */
 export class MediaAttached extends Error {}

@@ -6,10 +6,10 @@
  * emulator (a data folder, as npm start runs it).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { startApi } from '../../support/api.js';
 import type { Response, TestApi } from '../../support/api.js';
+import { storedKeys, uploadForm as uploadParts } from './support.js';
 
 const SECRET = 'og_media-test-secret-0123456789abcdef';
 const config = {
@@ -30,39 +30,13 @@ const newChat = async (): Promise<string> =>
   (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, { headers: auth })).body.id;
 const uploadJson = (chatId: string, body: Record<string, unknown>) =>
   api.post(`/api/v1/chats/${chatId}/media`, body, { headers: auth });
+/** A multipart upload as this file's requests are sent (with the instance secret). */
+const uploadForm = (chatId: string, parts: [string, string | Blob, string?][]) => uploadParts(api, chatId, parts, auth);
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
-
-/** A multipart upload through fetch's own FormData encoding. */
-async function uploadForm(chatId: string, parts: [string, string | Blob, string?][]): Promise<Response> {
-  const form = new FormData();
-  for (const [name, value, fileName] of parts) {
-    if (typeof value === 'string') form.append(name, value);
-    else form.append(name, value, fileName);
-  }
-  const res = await fetch(`${api.url}/api/v1/chats/${chatId}/media`, { method: 'POST', body: form, headers: auth });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-}
 
 async function download(mediaId: string, headers: Record<string, string> = {}, suffix = '') {
   const res = await fetch(`${api.url}/api/v1/files/${mediaId}${suffix}`, { headers: { ...auth, ...headers } });
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
-}
-
-/** Every object in the media bucket (a failed upload must leave none). */
-async function storedKeys(): Promise<string[]> {
-  const s3 = new S3Client({
-    endpoint: process.env.S3_ENDPOINT,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-  });
-  try {
-    const out = await s3.send(new ListObjectsV2Command({ Bucket: process.env.MEDIA_BUCKET }));
-    return (out.Contents ?? []).map((o) => o.Key!).sort();
-  } finally {
-    s3.destroy();
-  }
 }
 
 function expectError(res: Response, status: number, message: string, details: unknown = expect.anything()): void {

@@ -7,10 +7,10 @@
  * media-only and audio-only messages (previews) and media in dispatch batches.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { startApi } from '../../support/api.js';
 import type { Response, TestApi } from '../../support/api.js';
+import { storedKeys, uploadForm as uploadParts } from './support.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -35,13 +35,8 @@ const upload = (
 ) =>
   api.post(`/api/v1/chats/${chatId}/media`, { fileName, contentType, base64Data: bytes.toString('base64'), ...extra });
 
-async function uploadForm(chatId: string, fileName: string, type: string, bytes: Buffer): Promise<Response> {
-  const form = new FormData();
-  form.append('file', new Blob([bytes], { type }), fileName);
-  const res = await fetch(`${api.url}/api/v1/chats/${chatId}/media`, { method: 'POST', body: form });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-}
+const uploadForm = (chatId: string, fileName: string, type: string, bytes: Buffer) =>
+  uploadParts(api, chatId, [['file', new Blob([bytes], { type }), fileName]]);
 
 const image = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 40 } } });
@@ -54,22 +49,6 @@ beforeAll(async () => {
   jpeg = await image(300, 900).jpeg().toBuffer();
   webp = await image(100, 50).webp().toBuffer();
 });
-
-async function storedKeys(): Promise<string[]> {
-  const s3 = new S3Client({
-    endpoint: process.env.S3_ENDPOINT,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-  });
-  try {
-    return ((await s3.send(new ListObjectsV2Command({ Bucket: process.env.MEDIA_BUCKET }))).Contents ?? [])
-      .map((o) => o.Key!)
-      .sort();
-  } finally {
-    s3.destroy();
-  }
-}
 
 async function thumbnailOf(mediaId: string) {
   const res = await fetch(`${api.url}/api/v1/files/${mediaId}/thumbnail`);

@@ -10,10 +10,10 @@
  * put around the policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import sharp from 'sharp';
 import { startApi } from '../../support/api.js';
 import type { Response, TestApi } from '../../support/api.js';
+import { putAround, storedKeys } from './support.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -45,44 +45,9 @@ async function postToStorage(
   return (await fetch(session.url, { method: 'POST', body: form })).status;
 }
 
-async function storedKeys(prefix: string): Promise<string[]> {
-  const s3 = new S3Client({
-    endpoint: process.env.S3_ENDPOINT,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-  });
-  try {
-    return (
-      (await s3.send(new ListObjectsV2Command({ Bucket: process.env.MEDIA_BUCKET, Prefix: prefix }))).Contents ?? []
-    )
-      .map((o) => o.Key!)
-      .sort();
-  } finally {
-    s3.destroy();
-  }
-}
-
 /** 20 MB: beyond one request, and beyond the emulator's own body limit (the front stores it in parts). */
 const sixMb = Buffer.alloc(20 * 1024 * 1024, 7);
 sixMb.write('%PDF-1.7 large file', 0);
-
-/** Puts an object straight into the bucket, around the POST policy (a client that did not use the form). */
-async function putAround(key: string, bytes: Buffer, contentType: string): Promise<void> {
-  const s3 = new S3Client({
-    endpoint: process.env.S3_ENDPOINT,
-    forcePathStyle: true,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-  });
-  try {
-    await s3.send(
-      new PutObjectCommand({ Bucket: process.env.MEDIA_BUCKET, Key: key, Body: bytes, ContentType: contentType }),
-    );
-  } finally {
-    s3.destroy();
-  }
-}
 
 describe('limits', () => {
   it('reports 50 MB in all and what one request carries, and answers 413 to direct uploads beyond it in both forms', async () => {
