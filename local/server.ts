@@ -274,9 +274,12 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       if (method === streamRoute.method && streamPattern.test(path)) {
         // The event stream: the function-URL handler writes straight into this response.
         const event = toEvent(req, body, { params: {} });
-        return asInvocation(
-          () => stream(event, res, contextFor(streamRoute.handler, event.requestContext.requestId, 15 * 60_000)),
-          event.requestContext.requestId,
+        const context = contextFor(streamRoute.handler, event.requestContext.requestId, 15 * 60_000);
+        return asInvocation(() => stream(event, res, context), event.requestContext.requestId).catch(
+          (error: unknown) => {
+            // The client left: the body's pipe ends with "premature close", which is no failure.
+            if (!res.destroyed) throw error;
+          },
         );
       }
       const params: Record<string, string> = {};

@@ -1,19 +1,24 @@
 /**
- * The one factory every HTTP handler is built with. It looks the route up in the route
- * table (so method, auth class and write-ness are never restated in a handler) and composes
- * the middlewares in the contract's order (§1.14):
- *   request context → CORS → auth → rate limit (writes) → parse + validate → idempotency
+ * The one factory every HTTP handler is built with, the event stream's included. It looks the
+ * route up in the route table (so method, auth class and write-ness are never restated in a
+ * handler) and composes the middlewares in the contract's order (§1.14):
+ *   logger context (Powertools, keys reset after each request) → request context and the
+ *   request line → CORS → auth → rate limit (writes) → parse + validate → idempotency
  *   (POST/PATCH) → handler, with the error envelope answering any failure.
+ * `streaming: true` builds a Lambda response-streaming handler (middy's streamify execution
+ * mode) from the same chain: the handler's reply carries a Readable that becomes the body.
  */
 import middy from '@middy/core';
+import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
+import type { Readable, Writable } from 'node:stream';
 import type { z } from 'zod';
 import { authClassOf, routes } from '../../lib/routes.js';
 import type { AuthClass, HttpMethod } from '../../lib/routes.js';
 import { clientGoneSignal } from '../platform/client-gone.js';
-import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
-import { withUsage } from '../platform/usage.js';
+import { startUsage } from '../platform/usage.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { authenticate } from './auth.js';
 import { cors } from './cors.js';
@@ -47,34 +52,68 @@ export interface Reply {
   remember?: false;
   /** Raw bytes instead of a JSON body (file downloads); `headers` carry their type. */
   binary?: Buffer;
+  /** The body as a stream (streaming handlers only): sent as it is written. */
+  stream?: Readable;
 }
 
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
+/** A Lambda response-streaming handler (`awslambda.streamifyResponse`). */
+export type StreamingHttpHandler = (event: HttpEvent, responseStream: Writable, context: Context) => Promise<void>;
 
-interface RouteShape {
+export interface RouteShape {
   method: HttpMethod | 'ANY';
   writes: boolean;
   auth: AuthClass;
+  /** "METHOD /path" for the logs (the event's own routeKey when absent: the catch-all). */
+  routeKey?: string;
 }
 
 function shapeOf(handlerName: string): RouteShape {
   const route = routes.find((r) => r.handler === handlerName);
   if (!route) throw new Error(`No route in lib/routes.ts uses handler "${handlerName}".`);
-  return { method: route.method, writes: route.writes, auth: authClassOf(route) };
+  return {
+    method: route.method,
+    writes: route.writes,
+    auth: authClassOf(route),
+    routeKey: `${route.method} ${route.path}`,
+  };
+}
+
+function resultOf(reply: Reply): HttpResult {
+  if (reply.binary) {
+    const body = reply.binary.toString('base64');
+    return { statusCode: reply.status, headers: reply.headers ?? {}, body, isBase64Encoded: true };
+  }
+  if (reply.stream) {
+    // middy's streaming mode pipes a Readable body into the response stream.
+    return { statusCode: reply.status, headers: reply.headers ?? {}, body: reply.stream as unknown as string };
+  }
+  return jsonResult(reply.status, reply.body, reply.headers);
 }
 
 /**
  * Builds a Lambda handler. `route` is the handler's name in the route table (or an explicit
  * shape for the catch-all route); `schemas` are its zod inputs.
  */
+type HttpFn<S extends InputSchemas> = (input: HttpInput<S>) => Promise<Reply>;
+
+export function http<S extends InputSchemas>(route: string | RouteShape, schemas: S, fn: HttpFn<S>): HttpHandler;
 export function http<S extends InputSchemas>(
   route: string | RouteShape,
   schemas: S,
-  fn: (input: HttpInput<S>) => Promise<Reply>,
-): HttpHandler {
+  fn: HttpFn<S>,
+  options: { streaming: true },
+): StreamingHttpHandler;
+export function http<S extends InputSchemas>(
+  route: string | RouteShape,
+  schemas: S,
+  fn: HttpFn<S>,
+  options: { streaming?: boolean } = {},
+): HttpHandler | StreamingHttpHandler {
   const shape = typeof route === 'string' ? shapeOf(route) : route;
   const chain: HttpMiddleware[] = [
-    requestContext(),
+    injectLambdaContext(logger, { resetKeys: true }),
+    requestContext(shape.routeKey),
     cors(),
     authenticate(shape.auth),
     ...(shape.writes ? [rateLimit()] : []),
@@ -82,7 +121,12 @@ export function http<S extends InputSchemas>(
     ...(shape.method === 'POST' || shape.method === 'PATCH' ? [idempotency()] : []),
     errorEnvelope(),
   ];
-  const pipeline = middy<HttpEvent, HttpResult>({ timeoutEarlyInMillis: 0 })
+  const pipeline = middy<HttpEvent, HttpResult>({
+    timeoutEarlyInMillis: 0,
+    // Synchronously before the chain, so every DynamoDB call of the request is counted.
+    requestStart: startUsage,
+    ...(options.streaming ? { executionMode: executionModeStreamifyResponse } : {}),
+  })
     .use(chain)
     .handler(async (event: HttpEvent, context: Context) => {
       const state = stateOf({ event });
@@ -98,29 +142,8 @@ export function http<S extends InputSchemas>(
         clientGone: clientGoneSignal(context),
       });
       if (reply.remember === false) state.forget = true;
-      if (reply.binary)
-        return {
-          statusCode: reply.status,
-          headers: reply.headers ?? {},
-          body: reply.binary.toString('base64'),
-          isBase64Encoded: true,
-        };
-      return jsonResult(reply.status, reply.body, reply.headers);
+      return resultOf(reply);
     });
-
-  return async (event, context) => {
-    const started = Date.now();
-    const { usage, result } = withUsage(() => pipeline(event, context));
-    const response = await result;
-    logger.info('request', { status: response.statusCode, ms: Date.now() - started, ddb: usage });
-    if (env().EXPOSE_USAGE_HEADERS === '1') {
-      response.headers = {
-        ...response.headers,
-        'x-ddb-calls': String(usage.calls),
-        'x-ddb-rcu': usage.readUnits.toFixed(2),
-        'x-ddb-wcu': usage.writeUnits.toFixed(2),
-      };
-    }
-    return response;
-  };
+  // In streaming mode middy hands Lambda (event, responseStream, context), not (event, context).
+  return options.streaming ? (pipeline as unknown as StreamingHttpHandler) : pipeline;
 }

@@ -1,22 +1,47 @@
-/** First in the chain: the request id, the logger's keys and the live configuration. */
+/**
+ * First in the chain after Powertools' `injectLambdaContext` (which resets the logger's keys
+ * when the request ends): the request id, the logger's keys and the live configuration before
+ * anything else runs, and the one `request` line when the answer is settled (status, duration,
+ * DynamoDB usage), with the usage headers when EXPOSE_USAGE_HEADERS is set (the benchmark).
+ */
 import { getConfig } from '../platform/config.js';
+import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
-import type { HttpMiddleware } from './types.js';
+import { currentUsage } from '../platform/usage.js';
+import type { HttpMiddleware, HttpRequest } from './types.js';
 import { stateOf } from './types.js';
 
-export function requestContext(): HttpMiddleware {
+function finish(request: HttpRequest): void {
+  const response = request.response;
+  const usage = currentUsage();
+  const started = stateOf(request).started;
+  logger.info('request', { status: response?.statusCode, ms: Date.now() - started, ddb: usage });
+  if (response && usage && env().EXPOSE_USAGE_HEADERS === '1') {
+    response.headers = {
+      ...response.headers,
+      'x-ddb-calls': String(usage.calls),
+      'x-ddb-rcu': usage.readUnits.toFixed(2),
+      'x-ddb-wcu': usage.writeUnits.toFixed(2),
+    };
+  }
+}
+
+/** `routeKey`: the route's "METHOD /path" (the event's own routeKey where the table has none). */
+export function requestContext(routeKey: string | undefined): HttpMiddleware {
   return {
     before: async (request) => {
       const state = stateOf(request);
+      state.started = Date.now();
       state.requestId = request.event.requestContext?.requestId || request.context.awsRequestId;
-      logger.resetKeys();
       logger.appendKeys({
         requestId: state.requestId,
-        route: request.event.routeKey,
+        route: routeKey ?? request.event.routeKey,
         method: request.event.requestContext?.http?.method,
         path: request.event.rawPath,
       });
       state.config = await getConfig();
     },
+    after: finish,
+    onError: finish,
   };
 }

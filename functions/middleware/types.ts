@@ -15,6 +15,8 @@ export type HttpRequest = Request<HttpEvent, HttpResult, Error, Context>;
 /** What the middlewares learn about a request, shared through middy's request.internal. */
 export interface RequestState {
   requestId: string;
+  /** When the chain started (ms since the epoch), for the request line. */
+  started: number;
   config: InstanceConfig;
   /** Validated path, query and body (zod outputs). */
   input: { path: unknown; query: unknown; body: unknown };

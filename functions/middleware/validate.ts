@@ -84,6 +84,8 @@ export function validate(schemas: InputSchemas): HttpMiddleware {
   return {
     before: (request) => {
       const { event } = request;
+      // A CORS preflight carries no input to check (the stream answers it itself).
+      if (event.requestContext?.http?.method === 'OPTIONS') return;
       const state = stateOf(request);
       const malformed = schemas.malformedJsonMessage ?? 'Malformed JSON in request body';
       const body = !schemas.body

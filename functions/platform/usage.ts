@@ -18,6 +18,19 @@ export function withUsage<T>(fn: () => Promise<T>): { usage: Usage; result: Prom
   return { usage, result: store.run(usage, fn) };
 }
 
+/**
+ * Starts counting for the rest of the current invocation (everything it awaits from here). For
+ * middy's `requestStart` hook, which runs synchronously before the middleware chain.
+ */
+export function startUsage(): void {
+  store.enterWith({ calls: 0, readUnits: 0, writeUnits: 0 });
+}
+
+/** The usage counted so far in this invocation, if counting was started. */
+export function currentUsage(): Usage | undefined {
+  return store.getStore();
+}
+
 interface Capacity {
   CapacityUnits?: number;
   ReadCapacityUnits?: number;

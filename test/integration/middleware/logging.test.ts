@@ -1,18 +1,21 @@
 /**
- * Request logs under concurrency (issue 12): the local runtime serves many requests in one
- * process, as Lambda's multi-concurrency mode does, and runs each in its own invocation
- * context (local/invocations.ts), so every `request` line carries its own request's keys:
- * its request id, route and path, consistent with the status it reports.
+ * Request logs (issue 12). The local runtime serves many requests in one process, as Lambda's
+ * multi-concurrency mode does, and runs each in its own invocation context
+ * (local/invocations.ts), so every `request` line carries its own request's keys: its request
+ * id, route and path, consistent with the status it reports. The line is written inside the
+ * middy chain (functions/middleware/request-context.ts) behind Powertools' injectLambdaContext
+ * (Lambda context keys, keys reset after each request), for the event stream too.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startApi } from '../../support/api.js';
+import { connect } from '../../support/sse.js';
 import type { TestApi } from '../../support/api.js';
 
 let api: TestApi;
 const lines: string[] = [];
 const write = process.stdout.write.bind(process.stdout);
 beforeAll(async () => {
-  api = await startApi({ env: { POWERTOOLS_LOG_LEVEL: 'INFO' } });
+  api = await startApi({ env: { POWERTOOLS_LOG_LEVEL: 'INFO', SSE_LIFETIME_MS: '1500' } });
   process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk === 'string' && chunk.startsWith('{')) {
       lines.push(chunk);
@@ -25,6 +28,16 @@ afterAll(async () => {
   process.stdout.write = write;
   await api?.close();
 });
+
+type Line = Record<string, unknown>;
+const logged = (): Line[] =>
+  lines
+    .flatMap((l) => l.split('\n'))
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Line);
+const until = async (found: () => boolean, ms = 5000) => {
+  for (const end = Date.now() + ms; !found() && Date.now() < end;) await new Promise((r) => setTimeout(r, 25));
+};
 
 describe('request logs', () => {
   it("keep each concurrent request's own request id, route and path", async () => {
@@ -39,11 +52,7 @@ describe('request logs', () => {
     expect(sent.map((r) => r.status).sort()).toEqual(
       [...Array(15).fill(200), ...Array(15).fill(201), ...Array(15).fill(404)].sort(),
     );
-    const requests = lines
-      .flatMap((l) => l.split('\n'))
-      .filter((l) => l.trim() !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => l.message === 'request');
+    const requests = logged().filter((l) => l.message === 'request');
     expect(requests).toHaveLength(45);
     expect(new Set(requests.map((l) => l.requestId)).size).toBe(45);
     const shape = (l: Record<string, unknown>) => {
@@ -57,5 +66,47 @@ describe('request logs', () => {
       return ['POST /api/v1/chats', 'POST', '/api/v1/chats', 201];
     };
     for (const l of requests) expect(shape(l)).toEqual(expected(l));
+  });
+
+  it('carry the Lambda context and count DynamoDB calls', async () => {
+    lines.length = 0;
+    const tagged = await api.post('/api/v1/chats', {
+      agentIds: ['agent-default'],
+      modelId: 'model-default',
+      title: 'x',
+    });
+    expect(tagged.status).toBe(201);
+    await api.get('/api/v1/health');
+    const [create, health] = logged().filter((l) => l.message === 'request');
+    expect(create).toMatchObject({
+      route: 'POST /api/v1/chats',
+      status: 201,
+      function_name: 'chats/create',
+      function_request_id: create!.requestId,
+      cold_start: expect.any(Boolean),
+    });
+    expect((create!.ddb as { calls: number }).calls).toBeGreaterThan(0);
+    expect(create!.ms).toEqual(expect.any(Number));
+    expect(health).toMatchObject({ route: 'GET /api/v1/health', function_name: 'health/get', status: 200 });
+    expect(health!.requestId).not.toBe(create!.requestId);
+  });
+
+  it('log the event stream through the same chain: its request line, then its closing line', async () => {
+    lines.length = 0;
+    const refused = await api.get('/api/v1/events/stream?limit=0');
+    expect(refused.status).toBe(400);
+    const c = await connect(`${api.url}/api/v1/events/stream`);
+    expect(c.status).toBe(200);
+    await until(() => logged().some((l) => l.message === 'stream closed'));
+    c.close();
+    const route = 'GET /api/v1/events/stream';
+    const requests = logged().filter((l) => l.message === 'request');
+    expect(requests.map((l) => [l.route, l.status])).toEqual([
+      [route, 400],
+      [route, 200],
+    ]);
+    const closed = logged().find((l) => l.message === 'stream closed');
+    expect(closed).toMatchObject({ route, requestId: requests[1]!.requestId, fromSeq: expect.any(Number) });
+    expect(closed!.ms as number).toBeGreaterThanOrEqual(1400);
   });
 });
