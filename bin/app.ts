@@ -6,13 +6,14 @@
  *   npx cdk synth                                        # defaults, offline, no credentials
  *   npx cdk deploy -c configPath=./config.json [-c instanceSecretArn=arn:aws:secretsmanager:…]
  *                  [-c domainName=relay.example.com -c certificateArn=arn:aws:acm:us-east-1:…]
+ *                  [-c vapidKeysSecretArn=arn:aws:secretsmanager:…]   # push: an existing VAPID key pair
  */
 import { readFileSync } from 'node:fs';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ConfigValidationError, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
-import { ChatRelayStack, DeploymentConfigError } from '../lib/stack.js';
+import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY, DeploymentConfigError } from '../lib/stack.js';
 
 /** Stops the synth with one readable line instead of a stack trace. */
 function fail(message: string): never {
@@ -50,6 +51,8 @@ function loadConfig(app: App): InstanceConfig {
       OPENGRAM_PUBLIC_BASE_URL: process.env.OPENGRAM_PUBLIC_BASE_URL,
       OPENGRAM_CORS_ORIGINS: process.env.OPENGRAM_CORS_ORIGINS,
       OPENGRAM_SERVER_PORT: process.env.OPENGRAM_SERVER_PORT,
+      // With push enabled and no key pair named, the deploy makes one (lib/constructs/web-push.ts).
+      VAPID_PUBLIC_KEY: DEPLOY_TIME_VAPID_KEY,
     });
   } catch (error) {
     if (error instanceof ConfigValidationError) fail(error.message);
@@ -73,6 +76,7 @@ try {
   new ChatRelayStack(app, 'ChatRelay', {
     config,
     instanceSecretArn: contextString(app, 'instanceSecretArn'),
+    vapidKeysSecretArn: contextString(app, 'vapidKeysSecretArn'),
     domain: loadDomain(app),
   });
 } catch (error) {

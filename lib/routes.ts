@@ -34,6 +34,8 @@ export interface RouteSpec {
   mediaBucket?: 'read' | 'write' | 'delete' | 'presign' | 'finalize';
   /** Decodes images and makes thumbnails: bundles the image library and gets IMAGE_MEMORY_MB. */
   images?: boolean;
+  /** Sends web push: reads the VAPID key pair (the only routes that may). */
+  pushSender?: boolean;
 }
 
 export const routes = [
@@ -174,6 +176,18 @@ export const routes = [
   },
 
   { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
+
+  { method: 'POST', path: '/api/v1/push/subscribe', handler: 'push/subscribe', writes: true },
+  { method: 'DELETE', path: '/api/v1/push/subscribe', handler: 'push/unsubscribe', writes: true },
+  // Waits for every delivery (3 attempts of at most 5 s each per device, in parallel).
+  {
+    method: 'POST',
+    path: '/api/v1/push/test',
+    handler: 'push/test',
+    writes: true,
+    pushSender: true,
+    timeoutSeconds: 25,
+  },
 ] as const satisfies readonly RouteSpec[];
 
 export type Route = (typeof routes)[number];

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { Annotations, CfnOutput, Stack } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
-import { resolveConfig } from '../functions/platform/instance-config.js';
+import { VAPID_KEY_HELD_APART, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
 import type { FunctionWiring } from './constructs/api-function.js';
@@ -24,6 +24,7 @@ import { MediaBucket } from './constructs/media-bucket.js';
 import { Storage } from './constructs/storage.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
+import { WebPush } from './constructs/web-push.js';
 import { streamRoute } from './routes.js';
 
 export interface ChatRelayStackProps extends StackProps {
@@ -35,11 +36,22 @@ export interface ChatRelayStackProps extends StackProps {
    * secret gets a generated secret.
    */
   instanceSecretArn?: string | undefined;
+  /**
+   * Complete ARN of an existing secret holding the VAPID key pair as `{ publicKey, privateKey }`
+   * (push enabled); without it the stack makes a secret and a key pair once (§7.7).
+   */
+  vapidKeysSecretArn?: string | undefined;
   /** @default the version in package.json */
   serviceVersion?: string;
   /** A custom domain for the single base URL (its ACM certificate in us-east-1); none → *.cloudfront.net. */
   domain?: EdgeDomain | undefined;
 }
+
+/**
+ * What validation sees for the VAPID public key before the deploy makes it (the key custom
+ * resource, web-push.ts): with push enabled, a configuration is valid with a key pair only.
+ */
+export const DEPLOY_TIME_VAPID_KEY = '(made on deploy)';
 
 /** A deployment input the stack cannot use; bin/app.ts prints its message and stops. */
 export class DeploymentConfigError extends Error {}
@@ -69,9 +81,10 @@ export class ChatRelayStack extends Stack {
   readonly tagSweep: TagSweep;
   readonly edge: Edge;
   readonly instanceSecret: InstanceSecret | undefined;
+  readonly webPush: WebPush | undefined;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
-    const { config, instanceSecretArn, serviceVersion, domain, ...stackProps } = props;
+    const { config, instanceSecretArn, vapidKeysSecretArn, serviceVersion, domain, ...stackProps } = props;
     super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
     const secretArn = instanceSecretArn?.trim() || undefined;
     if (secretArn !== undefined && !COMPLETE_SECRET_ARN.test(secretArn)) {
@@ -80,6 +93,12 @@ export class ChatRelayStack extends Stack {
       );
     }
     const secretEnabled = config.security.instanceSecretEnabled || secretArn !== undefined;
+    const vapidArn = vapidKeysSecretArn?.trim() || undefined;
+    if (vapidArn !== undefined && !COMPLETE_SECRET_ARN.test(vapidArn)) {
+      throw new DeploymentConfigError(
+        `vapidKeysSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got "${vapidArn}".`,
+      );
+    }
 
     const instanceConfig = JSON.stringify(deployableConfig(config, secretEnabled));
     const instanceConfigBytes = Buffer.byteLength(JSON.stringify(instanceConfig));
@@ -103,12 +122,22 @@ export class ChatRelayStack extends Stack {
       );
     }
 
+    // Web push when enabled: the VAPID key pair (made once) and the notifier on the table's stream.
+    this.webPush = config.push.enabled
+      ? new WebPush(this, 'Push', { table: this.storage.table, existingKeysSecretArn: vapidArn })
+      : undefined;
+
     // What every function gets: the table, the shared environment, the secret when it is on.
     const wiring: FunctionWiring = {
       table: this.storage.table,
       instanceSecret: this.instanceSecret?.secret,
-      environment: { SERVICE_VERSION: serviceVersion ?? packageVersion(), INSTANCE_CONFIG: instanceConfig },
+      environment: {
+        SERVICE_VERSION: serviceVersion ?? packageVersion(),
+        INSTANCE_CONFIG: instanceConfig,
+        ...(this.webPush ? { VAPID_PUBLIC_KEY: this.webPush.publicKey } : {}),
+      },
     };
+    this.webPush?.addNotifier(wiring);
     this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', wiring);
     this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
@@ -117,6 +146,7 @@ export class ChatRelayStack extends Stack {
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
       dispatchQueues: this.dispatchQueues,
       mediaBucket: this.media,
+      webPush: this.webPush,
     });
     this.eventStream = new EventStream(this, 'EventStream', wiring);
 
@@ -188,7 +218,16 @@ export class ChatRelayStack extends Stack {
 export function deployableConfig(config: InstanceConfig, instanceSecretFromArn: boolean): Record<string, unknown> {
   const copy = structuredClone(config);
   const { instanceSecret: _instanceSecret, ...security } = copy.security;
-  const { vapidPrivateKey: _vapidPrivateKey, ...push } = copy.push;
+  const ownPrivateKey = config.push.vapidPrivateKey !== '' && config.push.vapidPrivateKey !== VAPID_KEY_HELD_APART;
+  if (config.push.enabled && ownPrivateKey) {
+    throw new DeploymentConfigError(
+      'The configuration names a VAPID key pair, which would put its private key in the template. Keep the pair in a ' +
+        'Secrets Manager secret as {"publicKey","privateKey"} and pass -c vapidKeysSecretArn=<complete ARN>, or remove ' +
+        'both keys to have the stack make a pair once.',
+    );
+  }
+  // The key pair is held apart (the stack's secret); the functions get the public key as VAPID_PUBLIC_KEY.
+  const { vapidPrivateKey: _vapidPrivateKey, vapidPublicKey: _vapidPublicKey, ...push } = copy.push;
   Object.assign(copy, {
     security,
     push,
@@ -199,7 +238,10 @@ export function deployableConfig(config: InstanceConfig, instanceSecretFromArn: 
     copy.autoRename = autoRename;
   }
   try {
-    resolveConfig(copy, { OPENGRAM_INSTANCE_SECRET: instanceSecretFromArn ? 'from-secrets-manager' : undefined });
+    resolveConfig(copy, {
+      OPENGRAM_INSTANCE_SECRET: instanceSecretFromArn ? 'from-secrets-manager' : undefined,
+      VAPID_PUBLIC_KEY: DEPLOY_TIME_VAPID_KEY,
+    });
   } catch (error) {
     throw new DeploymentConfigError(
       `The configuration is valid, but not once its secrets are removed for deployment: ${(error as Error).message} ` +

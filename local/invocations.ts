@@ -28,13 +28,14 @@ class LocalInvokeStore {
   hasContext(): boolean {
     return this.#als.getStore() !== undefined;
   }
+  /** What code sets outside any invocation (module initialization, as in Lambda's init phase). */
+  readonly #outside: InvocationContext = {};
   get(key: PropertyKey): unknown {
-    return this.#als.getStore()?.[key];
+    const context = this.#als.getStore();
+    return context && key in context ? context[key] : this.#outside[key];
   }
   set(key: PropertyKey, value: unknown): void {
-    const context = this.#als.getStore();
-    if (!context) throw new Error('No invocation context');
-    context[key] = value;
+    (this.#als.getStore() ?? this.#outside)[key] = value;
   }
   run<T>(context: InvocationContext, fn: () => T): T {
     return this.#als.run(context, fn);

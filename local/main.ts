@@ -13,6 +13,7 @@ import { LOCAL_AWS_ENV, startDynamo } from './dynamo.js';
 import type { LocalDynamo } from './dynamo.js';
 import { startLocalApi } from './server.js';
 import { ensureTable } from './table.js';
+import { ensureVapidKeys } from './vapid.js';
 
 export const LOCAL_TABLE_NAME = 'chat-relay';
 
@@ -36,7 +37,12 @@ async function main(): Promise<void> {
   const dataDir = resolve(process.env.DATA_DIR ?? '.data');
   const rawConfig = readConfigFile(process.env.CONFIG_PATH);
   // Fail fast on a configuration the handlers would refuse.
-  const config = resolveConfig(JSON.parse(rawConfig), process.env);
+  // The VAPID key pair first: with push enabled, the configuration is valid only with one (§12.3).
+  const vapidKeysFile = join(dataDir, 'vapid-keys.json');
+  const config = resolveConfig(JSON.parse(rawConfig), {
+    ...process.env,
+    VAPID_PUBLIC_KEY: ensureVapidKeys(vapidKeysFile),
+  });
 
   let dynamo: LocalDynamo | undefined;
   let stopping = false;
@@ -60,7 +66,11 @@ async function main(): Promise<void> {
     await ensureTable(dynamo.endpoint, LOCAL_TABLE_NAME);
     let api;
     try {
-      api = await startLocalApi(port, { sqsDataDir: join(dataDir, 'sqs'), s3DataDir: join(dataDir, 's3') });
+      api = await startLocalApi(port, {
+        sqsDataDir: join(dataDir, 'sqs'),
+        s3DataDir: join(dataDir, 's3'),
+        vapidKeysFile,
+      });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
         throw new Error(`Port ${port} on 127.0.0.1 is already in use: stop the other server or set PORT.`);

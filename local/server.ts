@@ -4,6 +4,8 @@
  * Unmatched requests go to the same catch-all handler as the $default route.
  */
 import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,7 +20,9 @@ import { startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
+import { startLocalPushTail } from './push-tail.js';
 import { startLocalTagSweep } from './tag-sweep.js';
+import { ensureVapidKeys } from './vapid.js';
 
 type Handler = (
   event: APIGatewayProxyEventV2,
@@ -196,6 +200,11 @@ export interface LocalApiOptions {
    * free of background sealing work.
    */
   dispatch?: boolean;
+  /**
+   * Where the VAPID key pair is kept (npm start: under DATA_DIR, made on the first start);
+   * a file of its own in the temporary folder when absent.
+   */
+  vapidKeysFile?: string;
 }
 
 /**
@@ -235,12 +244,18 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     throw error;
   }
   Object.assign(process.env, { S3_ENDPOINT: s3.endpoint, MEDIA_BUCKET: s3.bucket });
+  // The VAPID key pair, held apart from the configuration as the stack's secret holds it.
+  const vapidKeysFile = options.vapidKeysFile ?? join(tmpdir(), `chat-relay-vapid-${process.pid}.json`);
+  Object.assign(process.env, { VAPID_KEYS_FILE: vapidKeysFile, VAPID_PUBLIC_KEY: ensureVapidKeys(vapidKeysFile) });
   // The stream-timeout loop and the tag sweep (in-process timers standing in for AWS schedules).
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
   const tagSweep = startLocalTagSweep();
+  // The push notifier, fed by a tail of the event log (local/push-tail.ts says why).
+  const pushTail = startLocalPushTail();
   const stopServices = async () => {
     streamTimers?.stop();
     tagSweep.stop();
+    await pushTail.stop();
     await sqs?.stop();
     await s3.stop();
   };

@@ -28,6 +28,7 @@ export async function getConfig(): Promise<InstanceConfig> {
     OPENGRAM_PUBLIC_BASE_URL: e.OPENGRAM_PUBLIC_BASE_URL,
     OPENGRAM_CORS_ORIGINS: e.OPENGRAM_CORS_ORIGINS,
     OPENGRAM_SERVER_PORT: e.OPENGRAM_SERVER_PORT,
+    VAPID_PUBLIC_KEY: e.VAPID_PUBLIC_KEY,
   };
   const key = `${raw}\u0000${JSON.stringify(overrides)}`;
   if (memo?.key !== key) memo = { key, config: resolveConfig(raw ? JSON.parse(raw) : {}, overrides) };

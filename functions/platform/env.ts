@@ -33,6 +33,17 @@ const Env = z.object({
   INSTANCE_CONFIG: z.string().optional(),
   /** ARN of the Secrets Manager secret holding the instance secret, when enabled. */
   INSTANCE_SECRET_ARN: text.optional(),
+  /**
+   * Web push VAPID keys (§7.7), held apart from the configuration document: the public key
+   * (every function: GET /config shows it) and where the key pair is kept, for the functions
+   * that send: a Secrets Manager secret in AWS, a file under DATA_DIR locally.
+   */
+  VAPID_PUBLIC_KEY: text.optional(),
+  VAPID_SECRET_ARN: text.optional(),
+  VAPID_KEYS_FILE: text.optional(),
+  /** Push delivery: per-attempt timeout and retry backoff base (ms); tests shorten them. */
+  PUSH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  PUSH_RETRY_BASE_MS: z.coerce.number().int().positive().default(500),
   /** Contract §12.2 overrides. */
   OPENGRAM_INSTANCE_SECRET: text.optional(),
   OPENGRAM_PUBLIC_BASE_URL: text.optional(),

@@ -213,6 +213,35 @@ export interface ConfigOverrides {
   OPENGRAM_PUBLIC_BASE_URL?: string | undefined;
   OPENGRAM_CORS_ORIGINS?: string | undefined;
   OPENGRAM_SERVER_PORT?: string | undefined;
+  /**
+   * The VAPID public key when the key pair is held apart from the document (§7.7: a secret in
+   * AWS, a file locally). Used when the document names no key pair of its own; the private
+   * key field then holds VAPID_KEY_HELD_APART and only the push sender reads the real one.
+   */
+  VAPID_PUBLIC_KEY?: string | undefined;
+}
+
+/** The private-key field's value when the key pair is held apart (platform/web-push.ts reads it). */
+export const VAPID_KEY_HELD_APART = '(held apart)';
+
+/** §7.7 subject derivation: the public base URL, else the first CORS origin, if HTTPS. */
+function derivedSubject(server: Record<string, unknown>): string {
+  const base = typeof server.publicBaseUrl === 'string' ? server.publicBaseUrl : '';
+  if (base.startsWith('https://')) return base;
+  const origins = Array.isArray(server.corsOrigins) ? server.corsOrigins : [];
+  const origin = origins.find((o): o is string => typeof o === 'string' && o.startsWith('https://'));
+  return origin ?? 'mailto:opengram@localhost';
+}
+
+/** Push enabled: fills a key pair held apart and derives an empty subject (§7.7, §12.3). */
+function withPushDefaults(raw: Record<string, unknown>, publicKey: string | undefined): Record<string, unknown> {
+  const push = raw.push;
+  if (!isObject(push) || push.enabled !== true) return raw;
+  const server = isObject(raw.server) ? raw.server : {};
+  const ownKeys = Boolean(push.vapidPublicKey) || Boolean(push.vapidPrivateKey);
+  const keys = !ownKeys && publicKey ? { vapidPublicKey: publicKey, vapidPrivateKey: VAPID_KEY_HELD_APART } : {};
+  const subject = push.subject ? {} : { subject: derivedSubject(server) };
+  return { ...raw, push: { ...push, ...keys, ...subject } };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -242,7 +271,8 @@ function withOverrides(raw: Record<string, unknown>, overrides: ConfigOverrides)
     ...(port !== undefined ? { port } : {}),
   };
   const security = secret !== undefined ? { instanceSecret: secret, instanceSecretEnabled: true } : {};
-  return { ...raw, security: patch(raw.security, security), server: patch(raw.server, server) };
+  const withServer = { ...raw, security: patch(raw.security, security), server: patch(raw.server, server) };
+  return withPushDefaults(withServer, nonBlank(overrides.VAPID_PUBLIC_KEY));
 }
 
 function describeIssue(issue: z.core.$ZodIssue | undefined): string {

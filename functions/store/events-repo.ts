@@ -7,7 +7,9 @@
  * Event ids are 21 URL-safe characters: the sequence number in 9 base64url digits followed by
  * 12 random ones, so a cursor id leads straight to its item (no pointer item to write).
  */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
 import { ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
@@ -178,6 +180,17 @@ const toStoredEvent = (item: Record<string, unknown>): StoredEvent => ({
   timestamp: String(item.timestamp),
   payload: item.payload as Record<string, unknown>,
 });
+
+/**
+ * The persisted event in a table stream record's new image (the push consumer's input), or
+ * undefined for any other item (voided numbers, ephemeral events, everything else).
+ */
+export function eventFromStreamImage(image: Record<string, AttributeValue> | undefined): StoredEvent | undefined {
+  if (!image) return undefined;
+  const item = unmarshall(image);
+  if (item.type !== 'event' || item.void) return undefined;
+  return toStoredEvent(item);
+}
 
 /** Ephemeral events live long enough for open streams to fan them out (§6.1), then expire. */
 export const EPHEMERAL_TTL_SECONDS = 120;

@@ -28,6 +28,8 @@
  * | idempotency       | IDEM#<sha256(key)> | IDEM                        |
  * | rate-limit window | RL#<client>        | RL                          |
  * | setting           | SETTINGS           | <name>                      |
+ * | push subscription | PUSH               | SUB#<sha256(endpoint)>      |
+ * | push sent mark    | PUSHSENT#<eventId> | SENT                        | (TTL)
  */
 
 /** Zero-padded so that string order is numeric order. 15 digits hold any epoch-ms or sequence. */
@@ -132,6 +134,12 @@ export const Keys = {
     pk: `CHAT#${chatId}`,
     sk: `DIN#${pad(Date.parse(createdAt))}#${inputId}`,
   }),
+
+  /** One per normalized endpoint (§7.2); all in one small partition: every device gets every notification. */
+  pushSubscription: (endpointHash: string) => ({ pk: 'PUSH', sk: `SUB#${endpointHash}` }),
+  pushSubscriptions: { pk: 'PUSH', skPrefix: 'SUB#' },
+  /** Written before an event's notification is sent, so a redelivered stream record sends nothing. */
+  pushSent: (eventId: string) => ({ pk: `PUSHSENT#${eventId}`, sk: 'SENT' }),
 
   tag: (name: string) => ({ pk: 'TAGS', sk: `TAG#${asciiLower(name)}#${name}` }),
   tagsWithPrefix: (prefix: string) => ({ pk: 'TAGS', skPrefix: `TAG#${asciiLower(prefix)}` }),

@@ -14,6 +14,7 @@ import { Construct } from 'constructs';
 import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
+import type { WebPush } from './web-push.js';
 import type { MediaBucket } from './media-bucket.js';
 import type { FunctionWiring, TableAccess } from './api-function.js';
 import type { DispatchQueues } from './dispatch-queues.js';
@@ -31,6 +32,8 @@ export interface ApiProps extends FunctionWiring {
   dispatchQueues: DispatchQueues;
   /** The media bucket: the functions of `mediaBucket` routes (and only those) get it (media-bucket.ts). */
   mediaBucket: MediaBucket;
+  /** Web push when enabled: the functions of `pushSender` routes (and only those) may read its keys (web-push.ts). */
+  webPush?: WebPush | undefined;
 }
 
 /**
@@ -106,6 +109,7 @@ export class Api extends Construct {
       if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
       if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);
       if (route.mediaBucket) props.mediaBucket.bind(fn, route.mediaBucket);
+      if (route.pushSender) props.webPush?.bindSender(fn);
       this.httpApi.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

@@ -13,12 +13,14 @@
  * dispatch: input → claimable latency and batches per second with 4 workers (dispatch.ts, on
  * a second local runtime of its own, in batched_sequential mode); and media: upload and
  * download throughput for 1 MB and 20 MB files (direct and through upload sessions and
- * presigned storage URLs) and thumbnail time (media.ts, on the local S3 emulator).
+ * presigned storage URLs) and thumbnail time (media.ts, on the local S3 emulator); and web push:
+ * from an agent message's response to the last of 50 devices' push requests leaving, and the
+ * DynamoDB cost of one notification (push.ts).
  *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
  * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages, BENCH_ONLY=requests,
- * BENCH_ONLY=events, BENCH_ONLY=dispatch or BENCH_ONLY=media plays one part only (all six by default).
+ * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media or BENCH_ONLY=push plays one part only (all seven by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -36,6 +38,8 @@ import type { SseReport } from './events.js';
 import { mediaTables, runMediaScenarios } from './media.js';
 import type { MediaReport } from './media.js';
 import { runMessageScenarios, streamingTables } from './messages.js';
+import { pushTables, runPushScenarios } from './push.js';
+import type { PushReport } from './push.js';
 import { runRequestScenarios } from './requests.js';
 import type { StreamingReport } from './messages.js';
 import { BENCH_CONFIG, SCALE, runScenario } from './scenario.js';
@@ -104,6 +108,8 @@ interface Results {
   dispatch?: DispatchReport;
   /** Media: upload/download throughput, thumbnail time. Absent unless all parts or BENCH_ONLY=media run. */
   media?: MediaReport;
+  /** Web push: message → last of 50 push requests leaving, cost per notification. All parts or BENCH_ONLY=push. */
+  push?: PushReport;
 }
 
 function git(args: string[]): string | null {
@@ -144,8 +150,8 @@ async function main(): Promise<number> {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
   const only = process.env.BENCH_ONLY ?? '';
-  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media'].includes(only)) {
-    throw new Error(`BENCH_ONLY must be chats, messages, requests, events, dispatch or media, not "${only}".`);
+  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media', 'push'].includes(only)) {
+    throw new Error(`BENCH_ONLY must be chats, messages, requests, events, dispatch, media or push, not "${only}".`);
   }
 
   log('Starting DynamoDB Local (in memory)...');
@@ -176,7 +182,8 @@ async function main(): Promise<number> {
   const events = plays('events') ? await runEventScenarios(api.url, { seed, concurrency }, log) : undefined;
   const dispatch = plays('dispatch') ? await runDispatchScenarios({ seed, concurrency }, log) : undefined;
   const media = plays('media') ? await runMediaScenarios(api.url, log) : undefined;
-  for (const part of [messages, interactive, events, dispatch, media]) {
+  const push = plays('push') ? await runPushScenarios(api.url, log) : undefined;
+  for (const part of [messages, interactive, events, dispatch, media, push]) {
     if (!part) continue;
     result.samples.push(...part.samples);
     result.failures.push(...part.failures);
@@ -211,6 +218,7 @@ async function main(): Promise<number> {
     ...(events ? { sse: events.sse } : {}),
     ...(dispatch ? { dispatch: dispatch.dispatch } : {}),
     ...(media ? { media: media.media } : {}),
+    ...(push ? { push: push.push } : {}),
   };
 
   console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
@@ -276,6 +284,14 @@ async function main(): Promise<number> {
       'from the API responses\' x-ddb-* headers: the storage requests (presigned POST and GET, to the in-process S3 emulator) have none ("-").\n',
     );
     console.log(mediaTables(media.media));
+  }
+  if (push) {
+    const p = push.push;
+    console.log(
+      `\nWeb push: ${p.devices} devices subscribed; ${p.notifications} agent messages one at a time; the stand-in push service answers ` +
+        `201 after ${p.serviceMs} ms; deliveries run 16 at a time. Locally the notifier polls the event log every 200 ms (in AWS: the table's stream).\n`,
+    );
+    console.log(pushTables(p));
   }
   console.log(
     '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or 4 small items are all 2 WCU), ' +

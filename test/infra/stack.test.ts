@@ -699,15 +699,16 @@ describe('dispatch queues', () => {
     expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('batchItemFailures');
   });
 
-  it('gives the claim routes (long-polls up to 25 s) and the media finalize (a 50 MB image) a 29 s timeout and every other route 15 s', () => {
-    const claims = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
-    expect(claims.map(routeKey).sort()).toEqual([
-      'POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete',
-      'POST /api/v1/dispatch/claim',
-      'POST /api/v1/dispatch/claim-many',
+  it('gives the claim routes (long-polls up to 25 s) and the media finalize (a 50 MB image) 29 s, the push test (waits for deliveries) 25 s, and every other route 15 s', () => {
+    const longer = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
+    expect(longer.map((r) => [routeKey(r), r.timeoutSeconds]).sort()).toEqual([
+      ['POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', 29],
+      ['POST /api/v1/dispatch/claim', 29],
+      ['POST /api/v1/dispatch/claim-many', 29],
+      ['POST /api/v1/push/test', 25],
     ]);
     for (const route of routes as readonly RouteSpec[]) {
-      const expected = route.timeoutSeconds === undefined ? 15 : 29;
+      const expected = route.timeoutSeconds ?? 15;
       expect([routeKey(route), fnAt(routeId(route)).props.Timeout]).toEqual([routeKey(route), expected]);
     }
   });
@@ -1127,7 +1128,8 @@ describe('instance secret', () => {
         subject: 'mailto:a@example.com',
       },
     };
-    expect(() => synthesize({ config })).toThrow(/push\.enabled requires vapidPublicKey, vapidPrivateKey and subject/);
+    expect(() => synthesize({ config })).toThrow(DeploymentConfigError);
+    expect(() => synthesize({ config })).toThrow(/names a VAPID key pair.*-c vapidKeysSecretArn/);
   });
 });
 

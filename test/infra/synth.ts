@@ -12,13 +12,15 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
 import type { ConfigOverrides } from '../../functions/platform/instance-config.js';
-import { ChatRelayStack } from '../../lib/stack.js';
+import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY } from '../../lib/stack.js';
 
 export interface SynthOptions {
   /** The raw instance configuration document (as in a config file). */
   config?: unknown;
   overrides?: ConfigOverrides;
   instanceSecretArn?: string;
+  /** An existing VAPID key pair secret (push enabled). */
+  vapidKeysSecretArn?: string;
   /** Run esbuild for every function (slow); otherwise assets are placeholders. */
   bundle?: boolean;
   /** A custom domain for the distribution. */
@@ -73,8 +75,10 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
     },
   });
   const stack = new ChatRelayStack(app, 'ChatRelay', {
-    config: resolveConfig(options.config ?? {}, options.overrides),
+    // As bin/app.ts: with push enabled and no key pair named, the deploy makes one.
+    config: resolveConfig(options.config ?? {}, { VAPID_PUBLIC_KEY: DEPLOY_TIME_VAPID_KEY, ...options.overrides }),
     instanceSecretArn: app.node.tryGetContext('instanceSecretArn') as string | undefined,
+    vapidKeysSecretArn: options.vapidKeysSecretArn,
     domain: options.domain,
   });
   const assembly = app.synth();

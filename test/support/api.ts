@@ -56,6 +56,8 @@ export interface StartOptions {
    * on). They keep their messages in a data folder, as `npm start` does (removed on close).
    */
   dispatch?: boolean;
+  /** Where the local runtime keeps its VAPID key pair (a temporary file of its own by default). */
+  vapidKeysFile?: string;
 }
 
 let started = false;
@@ -93,6 +95,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     dispatch: options.dispatch ?? false,
     s3DataDir,
     ...(sqsDataDir ? { sqsDataDir } : {}),
+    ...(options.vapidKeysFile ? { vapidKeysFile: options.vapidKeysFile } : {}),
   });
 
   async function request<T>(

@@ -1,0 +1,230 @@
+/**
+ * Web push (contract §5.10, §7): subscriptions, the test endpoint, and the notifier that turns
+ * the event log's notifying events (§7.3) into pushes to every subscribed device. The notifier
+ * runs off the request path: in AWS from the table's stream (functions/jobs/push-notify.ts),
+ * locally from a tail of the event log (local/push-tail.ts); both hand it stored events.
+ */
+import pLimit from 'p-limit';
+import { FieldRuleError, ValidationError } from '../errors.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
+import { newId } from '../platform/ids.js';
+import { logger } from '../platform/logger.js';
+import { env } from '../platform/env.js';
+import { pushRequestFor, sendPushRequest, vapidKeys } from '../platform/web-push.js';
+import { getChat } from '../store/chats-repo.js';
+import type { StoredEvent } from '../store/events-repo.js';
+import { getMessage, locate } from '../store/messages-repo.js';
+import * as PushRepo from '../store/push-repo.js';
+import type { PushSubscription } from '../store/push-repo.js';
+import { checkPushEndpoint, checkPushKeys } from './push-endpoint.js';
+import { buildPushPayload, messageBodySource, testPushInput } from './push-payload.js';
+import type { PushData } from './push-payload.js';
+
+/** Deliveries in flight at once for one notification (a user has a handful of devices; 50 is a lot). */
+const PARALLEL_DELIVERIES = 16;
+/** Attempts per device for a retryable failure (network error, timeout, 429, 5xx). */
+const MAX_ATTEMPTS = 3;
+/** Push service answers that mean the subscription is gone (§7.5). */
+const GONE = new Set([401, 403, 404, 410]);
+
+function assertEnabled(config: InstanceConfig): void {
+  if (!config.push.enabled) throw new ValidationError('Push notifications are disabled in config.');
+}
+
+function endpointOf(body: Record<string, unknown>): string {
+  const checked = checkPushEndpoint(body.endpoint);
+  if (!checked.ok) throw new FieldRuleError(checked.field, checked.message);
+  return checked.endpoint;
+}
+
+/** POST /push/subscribe: stores the device, or refreshes it keeping its id (§5.10.1). */
+export async function subscribe(
+  body: Record<string, unknown>,
+  userAgent: string | undefined,
+  config: InstanceConfig,
+): Promise<{ id: string; endpoint: string }> {
+  const endpoint = endpointOf(body);
+  const keys = checkPushKeys(body.keys);
+  if (!keys.ok) throw new FieldRuleError(keys.field, keys.message);
+  assertEnabled(config);
+  const stored = await PushRepo.upsertSubscription(
+    {
+      endpoint,
+      keys_p256dh: keys.p256dh,
+      keys_auth: keys.auth,
+      user_agent: userAgent ?? null,
+      created_at: new Date().toISOString(),
+    },
+    newId(),
+  );
+  return { id: stored.id, endpoint: stored.endpoint };
+}
+
+/** DELETE /push/subscribe (§5.10.2). */
+export async function unsubscribe(
+  body: Record<string, unknown>,
+  config: InstanceConfig,
+): Promise<{ ok: true; removed: boolean }> {
+  const endpoint = endpointOf(body);
+  assertEnabled(config);
+  return { ok: true, removed: await PushRepo.deleteSubscription(endpoint) };
+}
+
+export interface DeliveryCounts {
+  sent: number;
+  failed: number;
+  removed: number;
+}
+
+type Outcome = 'sent' | 'failed' | 'removed';
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One device: retried with backoff on retryable failures, removed when the service says it is gone. */
+async function deliverOne(sub: PushSubscription, send: () => Promise<number>): Promise<Outcome> {
+  for (let attempt = 1; ; attempt++) {
+    let status: number | undefined;
+    let failure: string | undefined;
+    try {
+      status = await send();
+    } catch (error) {
+      failure = (error as Error).name === 'TimeoutError' ? 'timeout' : (error as Error).message;
+    }
+    if (status !== undefined && status >= 200 && status < 300) return 'sent';
+    if (status !== undefined && GONE.has(status)) {
+      await PushRepo.deleteRefusedSubscription(sub);
+      logger.info('push subscription removed', { subscriptionId: sub.id, status });
+      return 'removed';
+    }
+    const retryable = status === undefined || status === 429 || status >= 500;
+    if (!retryable || attempt >= MAX_ATTEMPTS) {
+      logger.warn('push delivery failed', { subscriptionId: sub.id, status, failure, attempts: attempt });
+      return 'failed';
+    }
+    // Exponential backoff with jitter, so a struggling service is not hit in lockstep.
+    await pause(env().PUSH_RETRY_BASE_MS * 2 ** (attempt - 1) * (0.75 + Math.random() / 2));
+  }
+}
+
+/** Sends one payload to every given device, a bounded number at once; one device never holds up another. */
+async function deliver(
+  payload: string,
+  subscriptions: PushSubscription[],
+  config: InstanceConfig,
+): Promise<DeliveryCounts> {
+  const counts: DeliveryCounts = { sent: 0, failed: 0, removed: 0 };
+  if (subscriptions.length === 0) return counts;
+  const keys = await vapidKeys(config);
+  const limit = pLimit(PARALLEL_DELIVERIES);
+  const outcomes = await Promise.all(
+    subscriptions.map((sub) =>
+      limit(async (): Promise<Outcome> => {
+        let request;
+        try {
+          request = pushRequestFor(sub, payload, keys, config.push.subject);
+        } catch (error) {
+          // Keys the encryption refuses (not a P-256 point, wrong auth length): nothing to retry.
+          logger.warn('push delivery failed', { subscriptionId: sub.id, failure: (error as Error).message });
+          return 'failed';
+        }
+        return deliverOne(sub, () => sendPushRequest(request));
+      }),
+    ),
+  );
+  for (const outcome of outcomes) {
+    counts[outcome] += 1;
+    if (outcome === 'removed') counts.failed += 1;
+  }
+  return counts;
+}
+
+/** POST /push/test: one notification to every device, waiting for every attempt (§5.10.3). */
+export async function sendTest(
+  body: Record<string, unknown>,
+  config: InstanceConfig,
+): Promise<{ ok: true } & DeliveryCounts> {
+  assertEnabled(config);
+  const input = testPushInput(body);
+  const payload = buildPushPayload(input.title, input.body, input.data);
+  if (payload === undefined) throw new Error('The test notification does not fit in a push payload.');
+  const counts = await deliver(payload, await PushRepo.listSubscriptions(), config);
+  return { ok: true, ...counts };
+}
+
+interface Notification {
+  chatId: string;
+  /** Whose name titles it: the message's sender, or for a request the chat's first agent. */
+  agentId: () => Promise<string | undefined>;
+  body: string;
+  data: PushData;
+}
+
+const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const chatUrl = (chatId: string) => `/chats/${chatId}`;
+
+/** The notification an event calls for (§7.3), or undefined for every other event. */
+function notificationFor(event: StoredEvent): Notification | undefined {
+  const p = event.payload;
+  const chatId = str(p.chatId);
+  if (!chatId) return undefined;
+  const messageId = str(p.messageId);
+  const agentMessage = p.role === 'agent' && messageId !== undefined;
+  if (event.type === 'message.created' && agentMessage && p.streamState === 'complete') {
+    return {
+      chatId,
+      agentId: async () => str(p.senderId),
+      body: messageBodySource(str(p.contentFinal) ?? null, false),
+      data: { chatId, messageId, type: 'message', url: chatUrl(chatId) },
+    };
+  }
+  if (event.type === 'message.streaming.complete' && agentMessage && p.streamState === 'complete') {
+    return {
+      chatId,
+      agentId: async () => {
+        const location = await locate(messageId);
+        return location && (await getMessage(location))?.sender_id;
+      },
+      body: messageBodySource(str(p.finalText) ?? null, true),
+      data: { chatId, messageId, type: 'message', url: chatUrl(chatId) },
+    };
+  }
+  if (event.type === 'request.created') {
+    return {
+      chatId,
+      agentId: async () => (await getChat(chatId))?.agent_ids[0],
+      body: str(p.title) ?? '',
+      data: { chatId, type: 'request', url: chatUrl(chatId) },
+    };
+  }
+  return undefined;
+}
+
+/** The event types that can notify (the stream consumer's filter in the stack uses this list). */
+export const NOTIFYING_EVENT_TYPES = ['message.created', 'message.streaming.complete', 'request.created'] as const;
+
+/**
+ * Sends the push an event calls for, at most once per event (a redelivered event sends
+ * nothing): skipped when push is off, for other events, and for muted chats (read now, §7.6).
+ * Per-device failures are counted and logged, never thrown; a storage failure throws so the
+ * event is retried (before its sent mark, nothing was sent; after it, nothing is sent twice).
+ */
+export async function notifyEvent(event: StoredEvent, config: InstanceConfig): Promise<DeliveryCounts | undefined> {
+  if (!config.push.enabled) return undefined;
+  const notification = notificationFor(event);
+  if (!notification) return undefined;
+  const chat = await getChat(notification.chatId);
+  if (!chat || chat.notifications_muted) return undefined;
+  const agentId = await notification.agentId();
+  const title = config.agents.find((a) => a.id === agentId)?.name ?? config.appName;
+  const payload = buildPushPayload(title, notification.body, notification.data);
+  if (payload === undefined) {
+    logger.warn('push payload does not fit', { eventId: event.id, chatId: notification.chatId });
+    return undefined;
+  }
+  const subscriptions = await PushRepo.listSubscriptions();
+  if (subscriptions.length === 0) return undefined;
+  if (!(await PushRepo.markNotified(event.id, Date.now()))) return undefined;
+  const counts = await deliver(payload, subscriptions, config);
+  logger.info('push sent', { eventId: event.id, type: event.type, ...counts });
+  return counts;
+}

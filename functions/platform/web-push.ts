@@ -1,0 +1,113 @@
+/**
+ * Web Push delivery (contract §7.5): the `web-push` package builds each request (aes128gcm
+ * payload encryption, RFC 8291; the VAPID ES256 JWT for the endpoint's origin, 12 h, RFC 8292)
+ * and a transport sends it. The transport is `fetch` with a per-attempt timeout and no
+ * redirects; tests replace it with one that records the requests (no network).
+ *
+ * The VAPID key pair (§7.7): from the configuration document when it names one, otherwise held
+ * apart from it (a Secrets Manager secret in AWS, VAPID_SECRET_ARN; a file under DATA_DIR
+ * locally, VAPID_KEYS_FILE), read only by the functions that send. The private key is never
+ * logged or returned.
+ */
+import { readFile } from 'node:fs/promises';
+import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
+import webpush from 'web-push';
+import { env } from './env.js';
+import { VAPID_KEY_HELD_APART } from './instance-config.js';
+import type { InstanceConfig } from './instance-config.js';
+
+/** §12.4: how long push services keep an undelivered message. */
+export const PUSH_TTL_SECONDS = 2_419_200;
+
+export interface VapidKeyPair {
+  publicKey: string;
+  privateKey: string;
+}
+
+export interface PushRequest {
+  endpoint: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Sends one request; resolves with the push service's status, rejects on network failure or abort. */
+export type PushTransport = (request: PushRequest, signal: AbortSignal) => Promise<number>;
+
+const fetchTransport: PushTransport = async (request, signal) => {
+  const response = await fetch(request.endpoint, {
+    method: 'POST',
+    headers: request.headers,
+    body: request.body,
+    signal,
+    // A push service answers; it never sends us elsewhere (no request to a host we did not check).
+    redirect: 'manual',
+  });
+  await response.body?.cancel();
+  return response.status;
+};
+
+let transport: PushTransport = fetchTransport;
+
+/** Tests only: replaces the transport (undefined restores fetch). */
+export function setPushTransportForTests(replacement: PushTransport | undefined): void {
+  transport = replacement ?? fetchTransport;
+}
+
+const isKeyPair = (value: unknown): value is VapidKeyPair =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as VapidKeyPair).publicKey === 'string' &&
+  typeof (value as VapidKeyPair).privateKey === 'string';
+
+/** A new P-256 key pair, both halves base64url (§7.7). */
+export function generateVapidKeys(): VapidKeyPair {
+  return webpush.generateVAPIDKeys();
+}
+
+async function keyPairHeldApart(): Promise<VapidKeyPair> {
+  const e = env();
+  let value: unknown;
+  if (e.VAPID_SECRET_ARN) value = await getSecret(e.VAPID_SECRET_ARN, { transform: 'json', maxAge: 300 });
+  else if (e.VAPID_KEYS_FILE) value = JSON.parse(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
+  else throw new Error('VAPID_SECRET_ARN is not configured');
+  if (!isKeyPair(value)) throw new Error('The stored VAPID key pair is malformed');
+  return value;
+}
+
+/** The key pair signing this instance's pushes. */
+export async function vapidKeys(config: InstanceConfig): Promise<VapidKeyPair> {
+  const { vapidPublicKey, vapidPrivateKey } = config.push;
+  if (vapidPrivateKey !== VAPID_KEY_HELD_APART) return { publicKey: vapidPublicKey, privateKey: vapidPrivateKey };
+  return keyPairHeldApart();
+}
+
+export interface PushTarget {
+  endpoint: string;
+  keys_p256dh: string;
+  keys_auth: string;
+}
+
+/** The encrypted, signed request for one subscription (§7.5 headers: TTL, Urgency normal). */
+export function pushRequestFor(target: PushTarget, payload: string, keys: VapidKeyPair, subject: string): PushRequest {
+  const details = webpush.generateRequestDetails(
+    { endpoint: target.endpoint, keys: { p256dh: target.keys_p256dh, auth: target.keys_auth } },
+    payload,
+    {
+      vapidDetails: { subject, publicKey: keys.publicKey, privateKey: keys.privateKey },
+      TTL: PUSH_TTL_SECONDS,
+      urgency: 'normal',
+      contentEncoding: 'aes128gcm',
+    },
+  );
+  const headers: Record<string, string> = {};
+  // fetch sets Content-Length from the body itself.
+  for (const [name, value] of Object.entries(details.headers)) {
+    if (name.toLowerCase() !== 'content-length') headers[name.toLowerCase()] = String(value);
+  }
+  return { endpoint: details.endpoint, headers, body: details.body };
+}
+
+/** Sends one request with the per-attempt timeout; the push service's status, or throws. */
+export function sendPushRequest(request: PushRequest): Promise<number> {
+  return transport(request, AbortSignal.timeout(env().PUSH_TIMEOUT_MS));
+}

@@ -1,0 +1,141 @@
+/**
+ * Web push in the synthesized template (lib/constructs/web-push.ts): present only when push is
+ * enabled; the VAPID key pair in a retained secret made once by a custom resource; the public
+ * key in every function's environment; the secret readable by the senders only (the notifier
+ * and POST /push/test); the notifier on the table's stream, filtered to the events that can
+ * notify, with partial-batch retries and an alarmed dead-letter queue.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { routeId, routes } from '../../lib/routes.js';
+import type { RouteSpec } from '../../lib/routes.js';
+import { actionsOf, cdkPath, refId, resourcesOf, resourcesOfType, statementsOfRole, synthesize } from './synth.js';
+import type { CfnTemplate, Synthesized } from './synth.js';
+
+const pushConfig = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
+const notifierPath = 'ChatRelay/Push/Notifier/Resource';
+const keyMakerPath = 'ChatRelay/Push/KeyMaker/Resource';
+
+const functionsOf = (json: CfnTemplate) =>
+  resourcesOfType(json, 'AWS::Lambda::Function').map(([id, fn]) => ({
+    id,
+    path: cdkPath(fn),
+    env: (fn.Properties?.Environment?.Variables ?? {}) as Record<string, unknown>,
+    statements: statementsOfRole(json, refId(fn.Properties?.Role)!),
+  }));
+const secretReaders = (json: CfnTemplate, secretId: string) =>
+  functionsOf(json)
+    .filter((f) =>
+      f.statements.some(
+        (s) => actionsOf(s).includes('secretsmanager:GetSecretValue') && resourcesOf(s).map(refId).includes(secretId),
+      ),
+    )
+    .map((f) => f.path)
+    .sort();
+
+let synth: Synthesized;
+beforeAll(() => {
+  synth = synthesize({ config: pushConfig });
+});
+afterAll(() => synth?.dispose());
+
+describe('web push enabled', () => {
+  it('keeps the VAPID key pair in a retained secret that a deploy-time custom resource fills once', () => {
+    const secrets = resourcesOfType(synth.json, 'AWS::SecretsManager::Secret');
+    expect(secrets).toHaveLength(1);
+    const [, secret] = secrets[0]!;
+    expect(cdkPath(secret)).toBe('ChatRelay/Push/Keys/Resource');
+    expect(secret.DeletionPolicy).toBe('Retain');
+    expect(secret.Properties?.SecretString).toBeUndefined();
+    const custom = resourcesOfType(synth.json, 'AWS::CloudFormation::CustomResource');
+    expect(custom.map(([, r]) => cdkPath(r))).toEqual(['ChatRelay/Push/KeyPair/Default']);
+    const maker = functionsOf(synth.json).find((f) => f.path === keyMakerPath)!;
+    const writes = maker.statements.filter((s) => actionsOf(s).includes('secretsmanager:PutSecretValue'));
+    expect(writes.flatMap(resourcesOf).map(refId)).toEqual([secrets[0]![0]]);
+  });
+
+  it('gives every function the public key from the custom resource, and the key pair to the senders only', () => {
+    const [secretId] = resourcesOfType(synth.json, 'AWS::SecretsManager::Secret')[0]!;
+    const [customId] = resourcesOfType(synth.json, 'AWS::CloudFormation::CustomResource')[0]!;
+    const fns = functionsOf(synth.json).filter((f) => f.path !== keyMakerPath && !f.path.includes('KeyProvider'));
+    for (const fn of fns) {
+      expect([fn.path, fn.env.VAPID_PUBLIC_KEY]).toEqual([fn.path, { 'Fn::GetAtt': [customId, 'PublicKey'] }]);
+    }
+    const pushTest = (routes as readonly RouteSpec[]).find((r) => r.handler === 'push/test')!;
+    const senders = [notifierPath, `ChatRelay/Api/${routeId(pushTest)}/Resource`].sort();
+    expect(secretReaders(synth.json, secretId).filter((p) => p !== keyMakerPath)).toEqual(senders);
+    for (const fn of fns)
+      expect([fn.path, refId(fn.env.VAPID_SECRET_ARN) !== undefined]).toEqual([fn.path, senders.includes(fn.path)]);
+  });
+
+  it('runs the notifier on the table stream, filtered to notifying events, with partial retries and a dead-letter queue', () => {
+    const mappings = resourcesOfType(synth.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) =>
+      JSON.stringify(m.Properties?.EventSourceArn).includes('StreamArn'),
+    );
+    expect(mappings).toHaveLength(1);
+    const props = mappings[0]![1].Properties!;
+    expect(refId(props.FunctionName)).toBe(functionsOf(synth.json).find((f) => f.path === notifierPath)!.id);
+    expect(props).toMatchObject({
+      StartingPosition: 'LATEST',
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 3,
+      MaximumRecordAgeInSeconds: 3600,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(props.DestinationConfig.OnFailure.Destination).toBeDefined();
+    const patterns = (props.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern));
+    const image = (eventType: string, payload?: Record<string, string>) => ({
+      eventName: ['INSERT'],
+      dynamodb: {
+        NewImage: {
+          type: { S: ['event'] },
+          eventType: { S: [eventType] },
+          ...(payload
+            ? { payload: { M: Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, { S: [v] }])) } }
+            : {}),
+        },
+      },
+    });
+    expect(patterns).toEqual([
+      image('message.created', { role: 'agent', streamState: 'complete' }),
+      image('message.streaming.complete', { role: 'agent', streamState: 'complete' }),
+      image('request.created'),
+    ]);
+    const alarms = resourcesOfType(synth.json, 'AWS::CloudWatch::Alarm').map(([, a]) => cdkPath(a));
+    expect(alarms).toContain('ChatRelay/Push/NotifierDeadLettersAlarm/Resource');
+  });
+
+  it('passes cdk-nag', () => {
+    const report = new AwsSolutionsChecks().validateScope(synth.stack);
+    const findings = report.violations.flatMap((v) =>
+      v.violatingResources.map((r) => `${v.severity} ${v.ruleName} at ${r.constructPath ?? '?'}`),
+    );
+    expect(findings).toEqual([]);
+  });
+});
+
+describe('web push with an existing key pair, and off', () => {
+  it('uses a secret given by its complete ARN: no secret and no key pair made', () => {
+    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay/vapid-AbC123';
+    const other = synthesize({ config: pushConfig, vapidKeysSecretArn: arn });
+    try {
+      expect(resourcesOfType(other.json, 'AWS::SecretsManager::Secret')).toHaveLength(0);
+      const notifier = functionsOf(other.json).find((f) => f.path === notifierPath)!;
+      expect(notifier.env.VAPID_SECRET_ARN).toBe(arn);
+    } finally {
+      other.dispose();
+    }
+  });
+
+  it('makes nothing for push when it is off: no secret, no notifier, no VAPID variables', () => {
+    const off = synthesize({});
+    try {
+      expect(resourcesOfType(off.json, 'AWS::CloudFormation::CustomResource')).toHaveLength(0);
+      const fns = functionsOf(off.json);
+      expect(fns.some((f) => f.path.startsWith('ChatRelay/Push/'))).toBe(false);
+      for (const fn of fns) expect(fn.env.VAPID_PUBLIC_KEY ?? fn.env.VAPID_SECRET_ARN).toBeUndefined();
+    } finally {
+      off.dispose();
+    }
+  });
+});
