@@ -10,12 +10,6 @@
  * event (under a fresh id) through the notifier with usage counting on.
  */
 import { createECDH, randomBytes } from 'node:crypto';
-import * as Push from '../../functions/core/push.js';
-import { getConfig } from '../../functions/platform/config.js';
-import { reloadEnvForTests } from '../../functions/platform/env.js';
-import { withUsage } from '../../functions/platform/usage.js';
-import { setPushTransportForTests } from '../../functions/platform/web-push.js';
-import { currentSequence, getEvent } from '../../functions/store/events-repo.js';
 import { BENCH_CONFIG, BenchClient, CHATS } from './scenario.js';
 import type { Failure, PhaseTiming } from './scenario.js';
 import { percentile, textTable } from './stats.js';
@@ -57,6 +51,14 @@ export interface PushScenarioResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runPushScenarios(baseUrl: string, log: (line: string) => void): Promise<PushScenarioResult> {
+  // Imported here, not at the top: function modules read the environment (log level,
+  // table) when they load, and run.ts sets it up first.
+  const Push = await import('../../functions/core/push.js');
+  const { getConfig } = await import('../../functions/platform/config.js');
+  const { reloadEnvForTests } = await import('../../functions/platform/env.js');
+  const { withUsage } = await import('../../functions/platform/usage.js');
+  const { setPushTransportForTests } = await import('../../functions/platform/web-push.js');
+  const { currentSequence, getEvent } = await import('../../functions/store/events-repo.js');
   const client = new BenchClient(baseUrl);
   const phases: PhaseTiming[] = [];
   const leaving: number[] = [];
