@@ -89,14 +89,16 @@ export class ChatRelayStack extends Stack {
     const secretArn = instanceSecretArn?.trim() || undefined;
     if (secretArn !== undefined && !COMPLETE_SECRET_ARN.test(secretArn)) {
       throw new DeploymentConfigError(
-        `instanceSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got "${secretArn}".`,
+        `instanceSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got ` +
+          `"${secretArn}".`,
       );
     }
     const secretEnabled = config.security.instanceSecretEnabled || secretArn !== undefined;
     const vapidArn = vapidKeysSecretArn?.trim() || undefined;
     if (vapidArn !== undefined && !COMPLETE_SECRET_ARN.test(vapidArn)) {
       throw new DeploymentConfigError(
-        `vapidKeysSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got "${vapidArn}".`,
+        `vapidKeysSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got ` +
+          `"${vapidArn}".`,
       );
     }
 
@@ -104,8 +106,10 @@ export class ChatRelayStack extends Stack {
     const instanceConfigBytes = Buffer.byteLength(JSON.stringify(instanceConfig));
     if (instanceConfigBytes > INSTANCE_CONFIG_MAX_BYTES) {
       throw new DeploymentConfigError(
-        `The instance configuration is ${instanceConfigBytes} bytes once its secrets are removed (as Lambda counts it, quotes escaped); ` +
-          `functions receive it as an environment variable, which leaves room for ${INSTANCE_CONFIG_MAX_BYTES} bytes (Lambda's limit is 4 KB in total).`,
+        `The instance configuration is ${instanceConfigBytes} bytes once its secrets are removed (as Lambda counts ` +
+          `it, quotes escaped); ` +
+          `functions receive it as an environment variable, which leaves room for ${INSTANCE_CONFIG_MAX_BYTES} ` +
+          `bytes (Lambda's limit is 4 KB in total).`,
       );
     }
 
@@ -117,8 +121,10 @@ export class ChatRelayStack extends Stack {
     if (secretEnabled && !secretArn && config.security.instanceSecret !== '') {
       Annotations.of(this).addWarningV2(
         'chat-relay:instance-secret-generated',
-        'The instance secret given in the configuration or OPENGRAM_INSTANCE_SECRET is not deployed (a secret value never goes into the template). ' +
-          'The stack generates one: read it with `aws secretsmanager get-secret-value` (output InstanceSecretArn), or pass -c instanceSecretArn=<complete ARN> of a secret you created.',
+        'The instance secret given in the configuration or OPENGRAM_INSTANCE_SECRET is not deployed (a secret value ' +
+          'never goes into the template). ' +
+          'The stack generates one: read it with `aws secretsmanager get-secret-value` (output InstanceSecretArn), ' +
+          'or pass -c instanceSecretArn=<complete ARN> of a secret you created.',
       );
     }
 
@@ -160,7 +166,8 @@ export class ChatRelayStack extends Stack {
     new CfnOutput(this, 'BaseUrl', {
       value: this.edge.url,
       description:
-        'The base URL clients use: the API under /api/v1 and its event stream, through CloudFront (set server.publicBaseUrl to it)',
+        'The base URL clients use: the API under /api/v1 and its event stream, through CloudFront (set ' +
+        'server.publicBaseUrl to it)',
     });
     new CfnOutput(this, 'ApiUrl', {
       value: this.api.url,
@@ -222,7 +229,8 @@ export function deployableConfig(config: InstanceConfig, instanceSecretFromArn: 
   if (config.push.enabled && ownPrivateKey) {
     throw new DeploymentConfigError(
       'The configuration names a VAPID key pair, which would put its private key in the template. Keep the pair in a ' +
-        'Secrets Manager secret as {"publicKey","privateKey"} and pass -c vapidKeysSecretArn=<complete ARN>, or remove ' +
+        'Secrets Manager secret as {"publicKey","privateKey"} and pass -c vapidKeysSecretArn=<complete ARN>, or ' +
+        'remove ' +
         'both keys to have the stack make a pair once.',
     );
   }
@@ -245,7 +253,8 @@ export function deployableConfig(config: InstanceConfig, instanceSecretFromArn: 
   } catch (error) {
     throw new DeploymentConfigError(
       `The configuration is valid, but not once its secrets are removed for deployment: ${(error as Error).message} ` +
-        'Secrets never go into the template, and the functions have no other source yet for any secret but the instance secret.',
+        'Secrets never go into the template, and the functions have no other source yet for any secret but the ' +
+        'instance secret.',
     );
   }
   return copy;

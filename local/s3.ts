@@ -92,7 +92,8 @@ function s3Error(res: ServerResponse, status: number, code: string, message: str
   }
   res.writeHead(status, { 'content-type': 'application/xml' });
   res.end(
-    `<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message.replace(/[<&]/g, '')}</Message></Error>`,
+    `<?xml version="1.0" ` +
+      `encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message.replace(/[<&]/g, '')}</Message></Error>`,
   );
 }
 

@@ -215,7 +215,8 @@ function assertEnvironmentRead(sqs: { dispatchQueueUrl: string } | undefined, s3
   const e = env();
   if (e.MEDIA_BUCKET !== s3.bucket || (sqs && e.DISPATCH_QUEUE_URL !== sqs.dispatchQueueUrl)) {
     throw new Error(
-      'The function environment was read before the local runtime set it up: start the local API before using the handlers.',
+      'The function environment was read before the local runtime set it up: start the local API before using the ' +
+        'handlers.',
     );
   }
 }

@@ -117,7 +117,9 @@ export interface StreamSink {
 }
 
 export const frame = (event: { id: string; type: string; timestamp: string; payload: unknown }): string =>
-  `event: ${event.type}\ndata: ${JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, payload: event.payload })}\nid: ${event.id}\n\n`;
+  `event: ${event.type}\ndata: ` +
+  `${JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, payload: event.payload })}\nid: ` +
+  `${event.id}\n\n`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

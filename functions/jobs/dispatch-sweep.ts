@@ -3,7 +3,8 @@
  * interval in the local runtime), that resumes dispatch work a crash or a failed queue call
  * left behind — batches sealed but never handed to the FIFO queue, inputs whose flush
  * signal was lost, and batch messages a failed visibility change or delete left where the
- * table says they should not be (marked DISPATCH#REPAIR). It reads only the sparse gsi3 entries of chats with such work that has not
+ * table says they should not be (marked DISPATCH#REPAIR). It reads only the sparse gsi3 entries of chats with
+ * such work that has not
  * moved for a while (Dispatch.sweepAfterMs), so an idle instance costs one Query per run.
  */
 import * as Dispatch from '../core/dispatch.js';

@@ -192,7 +192,9 @@ export function adjustPending(chatId: string, delta: 1 | -1, now: string): Trans
     Update: {
       TableName: tableName(),
       Key: Keys.chat(chatId),
-      UpdateExpression: `SET updated_at = :now${delta > 0 ? ', gsi3pk = :g3pk, gsi3sk = :g3sk' : ''} ADD pending_requests_count :delta, ver :one`,
+      UpdateExpression:
+        `SET updated_at = :now${delta > 0 ? ', gsi3pk = :g3pk, gsi3sk = :g3sk' : ''} ADD ` +
+        `pending_requests_count :delta, ver :one`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: {
         ':now': now,

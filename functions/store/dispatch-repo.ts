@@ -51,7 +51,8 @@ export function dispatchInputWrites(input: DispatchInput): TransactItem[] {
         TableName: tableName(),
         Key: Keys.dispatchState(input.chat_id),
         UpdateExpression:
-          'SET #type = :type, first_pending_at = if_not_exists(first_pending_at, :at), last_input_at = :at, gsi3pk = :mark, gsi3sk = :at ADD pending_inputs :one, ver :one',
+          'SET #type = :type, first_pending_at = if_not_exists(first_pending_at, :at), last_input_at = :at, gsi3pk ' +
+          '= :mark, gsi3sk = :at ADD pending_inputs :one, ver :one',
         ExpressionAttributeNames: { '#type': 'type' },
         ExpressionAttributeValues: {
           ':type': 'dispatch-state',
@@ -239,7 +240,9 @@ export function sealWrites(
         Update: {
           TableName: tableName(),
           Key: Keys.dispatchState(chatId),
-          UpdateExpression: `SET ${sets.join(', ')} ADD pending_inputs :taken, ver :one, taken_inputs :sks${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          UpdateExpression:
+            `SET ${sets.join(', ')} ADD pending_inputs :taken, ver :one, taken_inputs ` +
+            `:sks${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
           ConditionExpression: condition,
           ExpressionAttributeNames: { '#type': 'type' },
           ExpressionAttributeValues: values,
@@ -276,7 +279,8 @@ export async function clearPendingMark(chatId: string): Promise<void> {
         Key: Keys.dispatchState(chatId),
         UpdateExpression: 'REMOVE gsi3pk, gsi3sk',
         ConditionExpression:
-          'attribute_exists(gsi3pk) AND (attribute_not_exists(pending_inputs) OR pending_inputs = :zero) AND (attribute_not_exists(batches_sealed) OR batches_sent = batches_sealed)',
+          'attribute_exists(gsi3pk) AND (attribute_not_exists(pending_inputs) OR pending_inputs = :zero) AND ' +
+          '(attribute_not_exists(batches_sealed) OR batches_sent = batches_sealed)',
         ExpressionAttributeValues: { ':zero': 0 },
       }),
     );
@@ -484,7 +488,10 @@ export function leaseBatch(
     ':now': l.now,
   };
   return updateBatch(batchId, {
-    UpdateExpression: `SET #status = :leased, lease_owner = :worker, lease_expires_at = :expires, receipt_handle = :receipt, started_at = if_not_exists(started_at, :started)${expired ? ', last_error = if_not_exists(last_error, :expiredError)' : ''} ADD attempt_count :one`,
+    UpdateExpression:
+      `SET #status = :leased, lease_owner = :worker, lease_expires_at = :expires, receipt_handle = ` +
+      `:receipt, started_at = if_not_exists(started_at, ` +
+      `:started)${expired ? ', last_error = if_not_exists(last_error, :expiredError)' : ''} ADD attempt_count :one`,
     ConditionExpression: expired
       ? '#status = :leased AND lease_expires_at <= :now'
       : '#status = :pending AND available_at <= :now',
@@ -576,7 +583,8 @@ export function failBatchWrite(
       TableName: tableName(),
       Key: Keys.batch(batchId),
       UpdateExpression:
-        'SET #status = :failed, last_error = :reason, completed_at = :at REMOVE lease_owner, lease_expires_at, receipt_handle',
+        'SET #status = :failed, last_error = :reason, completed_at = :at REMOVE lease_owner, lease_expires_at, ' +
+        'receipt_handle',
       ConditionExpression: LEASE_HELD,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: {

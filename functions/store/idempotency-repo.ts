@@ -43,7 +43,8 @@ export async function reserve(keyHash: string, fingerprint: string, now: number,
           ttl: Math.ceil((now + lockMs) / 1000) + 3600,
         },
         ConditionExpression:
-          'attribute_not_exists(pk) OR (#status = :completed AND expiresAt <= :now) OR (#status = :inProgress AND lockExpiresAt <= :now)',
+          'attribute_not_exists(pk) OR (#status = :completed AND expiresAt <= :now) OR (#status = :inProgress AND ' +
+          'lockExpiresAt <= :now)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':now': now },
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -77,7 +78,8 @@ export async function complete(
       TableName: tableName(),
       Key: Keys.idempotency(keyHash),
       UpdateExpression:
-        'SET #status = :completed, statusCode = :code, body = :body, expiresAt = :expiresAt, #ttl = :ttl REMOVE lockExpiresAt',
+        'SET #status = :completed, statusCode = :code, body = :body, expiresAt = :expiresAt, #ttl = :ttl REMOVE ' +
+        'lockExpiresAt',
       ConditionExpression: 'fingerprint = :fp AND #status = :inProgress',
       ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
       ExpressionAttributeValues: {

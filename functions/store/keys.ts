@@ -4,7 +4,7 @@
  *
  * | entity            | pk                 | sk                          | indexes
  * |-------------------|--------------------|-----------------------------|------------------------------
- * | chat              | CHAT#<chatId>      | CHAT                        | gsi1 (all, list order), gsi2 (by archived state), gsi3 (sparse: needs attention)
+ * | chat              | CHAT#<chatId>      | CHAT                        | gsi1-3 (chatListing, chatAttention)
  * | message           | CHAT#<chatId>      | MSG#<createdMs>#<messageId> |
  * | message pointer   | MSG#<messageId>    | PTR                         |
  * | stream chunk      | MSG#<messageId>    | CHUNK#<seq, 15 digits>      |
@@ -13,8 +13,8 @@
  * | media             | MEDIA#<mediaId>    | MEDIA                       |
  * | chat media entry  | CHAT#<chatId>      | MEDIA#<createdMs>#<mediaId> |
  * | upload session    | UPLOAD#<uploadId>  | UPLOAD                      | (TTL)
- * | dispatch state    | CHAT#<chatId>      | DSTATE                      | gsi3 (sparse: DISPATCH#PENDING while it has unsealed inputs or unsent batches)
- * | dispatch batch    | BATCH#<batchId>    | BATCH                       | gsi3 (sparse: DISPATCH#REPAIR after a failed queue call on its message)
+ * | dispatch state    | CHAT#<chatId>      | DSTATE                      | gsi3 (sparse, dispatchPending)
+ * | dispatch batch    | BATCH#<batchId>    | BATCH                       | gsi3 (sparse, dispatchRepair)
  * | batch payload part| BATCH#<batchId>    | PART#<n, 15 digits>         |
  * | unsent batch ref  | CHAT#<chatId>      | BREF#<chat seq, 15 digits>  |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |

@@ -243,7 +243,9 @@ export function finishStream(
         Update: {
           TableName: tableName(),
           Key: messageKey(loc),
-          UpdateExpression: `SET stream_state = :state, content_final = :final, content_partial = :partial, updated_at = :now${hidden ? ', list_hidden = :hidden' : ''}`,
+          UpdateExpression:
+            `SET stream_state = :state, content_final = :final, content_partial = :partial, ` +
+            `updated_at = :now${hidden ? ', list_hidden = :hidden' : ''}`,
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeValues: values,
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',

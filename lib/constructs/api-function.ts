@@ -81,7 +81,8 @@ export interface ApiFunctionProps {
  * bundled CJS packages); esbuild's shim needs a real `require` in module scope.
  */
 const requireBanner =
-  "import { createRequire as __houseCreateRequire } from 'node:module'; const require = __houseCreateRequire(import.meta.url);";
+  "import { createRequire as __houseCreateRequire } from 'node:module'; const require = " +
+  '__houseCreateRequire(import.meta.url);';
 
 /** The packages an images function loads from its asset's node_modules, with their dependencies. */
 export const IMAGE_RUNTIME_ROOTS = ['sharp', '@img/sharp-wasm32'] as const;
@@ -171,7 +172,8 @@ function copyImageRuntime(outputDir: string): string[] {
 function refuseInlinedSharp(outputDir: string): string {
   const bundle = shellQuote(join(outputDir, 'index.mjs'));
   const message = shellQuote(
-    'This function imports sharp (functions/platform/images.ts) but its ApiFunction lacks images: true; inlined, sharp would find no binary on Lambda.',
+    'This function imports sharp (functions/platform/images.ts) but its ApiFunction lacks images: true; inlined, ' +
+      'sharp would find no binary on Lambda.',
   );
   return `if grep -qF ${shellQuote(SHARP_LOADER_MARK)} ${bundle}; then echo ${message} >&2; exit 1; fi`;
 }
@@ -227,7 +229,8 @@ export class ApiFunction extends NodejsFunction {
     Validations.of(this).acknowledge({
       id: 'AwsSolutions-L1',
       reason:
-        'Node.js 22 is the house runtime on purpose: the toolchain pins node@22 (tests and the local runtime run on it) and esbuild targets node22; moving to a newer runtime is one deliberate change of all three.',
+        'Node.js 22 is the house runtime on purpose: the toolchain pins node@22 (tests and the local runtime run on ' +
+        'it) and esbuild targets node22; moving to a newer runtime is one deliberate change of all three.',
     });
   }
 
@@ -267,7 +270,8 @@ export class ApiFunction extends NodejsFunction {
     Validations.of(this.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(table)}.Arn>/index/*]`,
       reason:
-        'Queries on the global secondary indexes of this table (gsi1..n, listed in lib/table-schema.ts); the wildcard is limited to the indexes of this one table.',
+        'Queries on the global secondary indexes of this table (gsi1..n, listed in lib/table-schema.ts); the ' +
+        'wildcard is limited to the indexes of this one table.',
     });
   }
 

@@ -101,19 +101,22 @@ export class Edge extends Construct {
       {
         id: 'AwsSolutions-CFR2',
         reason:
-          'No WAF by default: every request is authenticated by the instance secret and rate-limited per client in the functions; a web ACL adds a fixed monthly cost an operator can attach when wanted.',
+          'No WAF by default: every request is authenticated by the instance secret and rate-limited per client in ' +
+          'the functions; a web ACL adds a fixed monthly cost an operator can attach when wanted.',
       },
       {
         id: 'AwsSolutions-CFR3',
         reason:
-          "API Gateway's access logs and the stream function's logs already record every request that reaches an origin; a CloudFront log bucket would duplicate them.",
+          "API Gateway's access logs and the stream function's logs already record every request that reaches an " +
+          'origin; a CloudFront log bucket would duplicate them.',
       },
     ];
     if (!props.domain) {
       acknowledgements.push({
         id: 'AwsSolutions-CFR4',
         reason:
-          'On the default *.cloudfront.net name CloudFront sets the viewer security policy itself; deploy with -c domainName and -c certificateArn for TLS 1.2 and up.',
+          'On the default *.cloudfront.net name CloudFront sets the viewer security policy itself; deploy with -c ' +
+          'domainName and -c certificateArn for TLS 1.2 and up.',
       });
     }
     Validations.of(this.distribution).acknowledge(...acknowledgements);

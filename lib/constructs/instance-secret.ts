@@ -35,7 +35,9 @@ export class InstanceSecret extends Construct {
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
       reason:
-        'The instance secret is a shared bearer token configured into every agent, worker and browser client; automatic rotation would lock them all out. Rotate it by hand (put a new value, update the clients); functions pick it up within their 5-minute cache.',
+        'The instance secret is a shared bearer token configured into every agent, worker and browser client; ' +
+        'automatic rotation would lock them all out. Rotate it by hand (put a new value, update the clients); ' +
+        'functions pick it up within their 5-minute cache.',
     });
     this.secret = secret;
   }

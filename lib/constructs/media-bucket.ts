@@ -58,7 +58,8 @@ export class MediaBucket extends Construct {
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:
-        "Server access logs would add a second bucket and a write per request to a private bucket that only this stack's functions reach; every request already goes through a logged API route (request id, route, status).",
+        'Server access logs would add a second bucket and a write per request to a private bucket that only this ' +
+        "stack's functions reach; every request already goes through a logged API route (request id, route, status).",
     });
   }
 
@@ -73,7 +74,8 @@ export class MediaBucket extends Construct {
       Validations.of(fn.role!).acknowledge({
         id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/${prefix}*]`,
         reason:
-          'Media objects are keyed by chat and media (or upload) id under this prefix (contract §8.3); the wildcard covers that prefix of this one bucket only.',
+          'Media objects are keyed by chat and media (or upload) id under this prefix (contract §8.3); the wildcard ' +
+          'covers that prefix of this one bucket only.',
       });
     }
     if (grants.list.length > 0) {

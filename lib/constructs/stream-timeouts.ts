@@ -95,12 +95,15 @@ export class StreamTimeouts extends Construct {
       {
         id: 'AwsSolutions-SF1',
         reason:
-          'Failed and timed-out executions are logged (level ERROR, with their input); logging ALL would write about ten events per round of every streaming message for no extra insight, and X-Ray traces each execution.',
+          'Failed and timed-out executions are logged (level ERROR, with their input); logging ALL would write ' +
+          'about ten events per round of every streaming message for no extra insight, and X-Ray traces each ' +
+          'execution.',
       },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason:
-          'Step Functions needs the log-delivery actions (logs:CreateLogDelivery and related) and the X-Ray actions (xray:PutTraceSegments and related), which support no resource scoping.',
+          'Step Functions needs the log-delivery actions (logs:CreateLogDelivery and related) and the X-Ray actions ' +
+          '(xray:PutTraceSegments and related), which support no resource scoping.',
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.expiryFunction)}.Arn>:*]`,

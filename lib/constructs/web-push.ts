@@ -69,7 +69,8 @@ export class WebPush extends Construct {
       Validations.of(secret).acknowledge({
         id: 'AwsSolutions-SMG4',
         reason:
-          'Rotating the VAPID key pair invalidates every browser push subscription (contract §7.7: never regenerated while present).',
+          'Rotating the VAPID key pair invalidates every browser push subscription (contract §7.7: never ' +
+          'regenerated while present).',
       });
       this.keysSecret = secret;
     }
@@ -87,7 +88,8 @@ export class WebPush extends Construct {
       {
         id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
         reason:
-          "The CDK custom-resource framework's own function (deploy time only) comes with the basic execution role; it calls the key maker and nothing else.",
+          "The CDK custom-resource framework's own function (deploy time only) comes with the basic execution role; " +
+          'it calls the key maker and nothing else.',
       },
       {
         id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(maker)}.Arn>:*]`,

@@ -427,7 +427,8 @@ export async function runDispatchScenarios(
                   if (!(await whenCompleted(messageId))) {
                     fail(
                       pool.labels.claim,
-                      `${run.title}: message ${m} of chat ${c} not completed within ${INPUT_TIMEOUT_MS / 1000} s; the chat stops here`,
+                      `${run.title}: message ${m} of chat ${c} not completed within ${INPUT_TIMEOUT_MS / 1000} s; ` +
+                        `the chat stops here`,
                     );
                     return;
                   }
@@ -489,7 +490,10 @@ export async function runDispatchScenarios(
           stages: [
             { name: 'message created → its POST response at the bench', latencyMs: latency(stage.posted) },
             { name: `message created → sealing starts (debounce, flush queue)`, latencyMs: latency(stage.sealing) },
-            { name: 'sealing starts → leased by a claim (seal, hand-off, receive)', latencyMs: latency(stage.leasing) },
+            {
+              name: 'sealing starts → leased by a claim (seal, hand-off, receive)',
+              latencyMs: latency(stage.leasing),
+            },
             { name: 'leased → claim response at the worker', latencyMs: latency(stage.delivering) },
           ],
         };
@@ -561,7 +565,8 @@ export async function runDispatchScenarios(
         if ((await Promise.race([finished, timeout])) === 'timeout') {
           fail(
             pool.labels.claim,
-            `${sent.length - completed.size} of ${sent.length} backlog messages not completed within ${INPUT_TIMEOUT_MS / 1000} s`,
+            `${sent.length - completed.size} of ${sent.length} backlog messages not completed within ` +
+              `${INPUT_TIMEOUT_MS / 1000} s`,
           );
         }
       });
@@ -661,7 +666,8 @@ export function dispatchTables(report: DispatchReport): string {
           ],
         ],
       ) +
-        `\nEach round sealed and queued ${seal} s after its last message's response (seen in the chats' dispatch state).`,
+        `\nEach round sealed and queued ${seal} s after its last message's response (seen in the chats' dispatch ` +
+        `state).`,
     );
   }
   const rows: [string, Summary | undefined][] = [

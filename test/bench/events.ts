@@ -427,7 +427,8 @@ export async function runEventScenarios(
           const perMinute = 60_000 / Math.max(1, usage.ms);
           if (s.events.length > 0)
             log(
-              `  warning: the idle ${k.name} connection received ${s.events.length} event(s); its cost is not an idle one`,
+              `  warning: the idle ${k.name} connection received ${s.events.length} event(s); its cost is not an ` +
+                `idle one`,
             );
           report.idle.push({
             name: k.name,
@@ -495,7 +496,8 @@ export function sseTables(report: SseReport): string {
       idleValues
         .map(
           (r) =>
-            `after idle, ${r.clients} client${r.clients === 1 ? '' : 's'} (ms): ${r.valuesMs!.map((v) => v.toFixed(0)).join(' ')}`,
+            `after idle, ${r.clients} client${r.clients === 1 ? '' : 's'} (ms): ` +
+            `${r.valuesMs!.map((v) => v.toFixed(0)).join(' ')}`,
         )
         .join('\n'),
     );

@@ -300,7 +300,8 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
     };
     phases.push(timing);
     log(
-      `  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`,
+      `  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ` +
+        `${(timing.ms / 1000).toFixed(1).padStart(6)} s`,
     );
   };
 
@@ -320,7 +321,8 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
     LARGE_BYTES <= limits.maxUploadBytes
   )) {
     throw new Error(
-      `media bench: expects 1 MB ≤ directUploadMaxBytes < 20 MB ≤ maxUploadBytes, /config says ${JSON.stringify(limits)}`,
+      `media bench: expects 1 MB ≤ directUploadMaxBytes < 20 MB ≤ maxUploadBytes, /config says ` +
+        `${JSON.stringify(limits)}`,
     );
   }
   const chatBody = {
@@ -340,7 +342,8 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
   const jpeg = await noisyJpeg();
   const sameSize = randomBytes(jpeg.length);
   log(
-    `  media files: 1 MB and 20 MB random, JPEG ${JPEG.width}x${JPEG.height} ${(jpeg.length / MB).toFixed(2)} MB (made in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+    `  media files: 1 MB and 20 MB random, JPEG ${JPEG.width}x${JPEG.height} ${(jpeg.length / MB).toFixed(2)} MB ` +
+      `(made in ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
 
   const multipart = (bytes: Buffer, fileName: string, contentType: string, fields: Record<string, string> = {}) => {
@@ -585,7 +588,8 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
     };
     if (!probe.point.ok)
       log(
-        `  20 MB presigned POST refused by the storage (${probe.status}): the 20 MB sessions store by S3 multipart upload instead`,
+        `  20 MB presigned POST refused by the storage (${probe.status}): the 20 MB sessions store by S3 multipart ` +
+          `upload instead`,
       );
     const post = largeStorage.mode === 'post' ? R.post : R.multipartPost;
     await repeat(REPEATS.large, async () => {
@@ -724,15 +728,19 @@ export function mediaTables(report: MediaReport): string {
     '',
     ...(largeStorage.mode === 'multipart'
       ? [
-          `(*) The storage (the local S3 emulator, fauxqs) refused the 20 MB presigned POST: ${largeStorage.probe.status} "${probe}" in ${largeStorage.probe.ms.toFixed(1)} ms ` +
-            '(its request bodies stop at 11 MiB), so locally a session cannot take a file over ~11 MB that way. The 20 MB sessions above stored their file ' +
-            `with an S3 multipart upload instead (${MULTIPART_PART_BYTES / MB} MB parts, same pending key and Content-Type); their session and finalize requests are the real ones.`,
+          `(*) The storage (the local S3 emulator, fauxqs) refused the 20 MB presigned POST: ` +
+            `${largeStorage.probe.status} "${probe}" in ${largeStorage.probe.ms.toFixed(1)} ms ` +
+            '(its request bodies stop at 11 MiB), so locally a session cannot take a file over ~11 MB that way. The ' +
+            '20 MB sessions above stored their file ' +
+            `with an S3 multipart upload instead (${MULTIPART_PART_BYTES / MB} MB parts, same pending key and ` +
+            `Content-Type); their session and finalize requests are the real ones.`,
         ]
       : []),
     `20 MB direct attempt: ${r.status} ${r.code ?? ''} "${r.message ?? ''}"${details} in ${r.ms.toFixed(1)} ms, ` +
       (r.usageHeaders
         ? 'answered by the function.'
-        : "no x-ddb-* headers: answered by the local adapter (API Gateway's 10 MB payload limit) before any function ran."),
+        : "no x-ddb-* headers: answered by the local adapter (API Gateway's 10 MB payload limit) before any " +
+          'function ran.'),
     '',
     rowTable('download', report.downloads),
     '',
@@ -741,10 +749,13 @@ export function mediaTables(report: MediaReport): string {
       report.thumbnails,
     ),
     '',
-    `Thumbnail in the upload request: ${t.uploadDifferenceMs.toFixed(1)} ms (p50 of the JPEG upload minus p50 of the same-size non-image upload; includes storing the thumbnail).`,
-    `makeThumbnail in-process: p50 ${t.inProcessP50Ms.toFixed(1)} ms, p95 ${t.inProcessP95Ms.toFixed(1)} ms → ${t.width}x${t.height} WebP, ${t.webpBytes} bytes; sharp ${t.sharp}, libvips ${t.libvips}, ${t.build} build.`,
+    `Thumbnail in the upload request: ${t.uploadDifferenceMs.toFixed(1)} ms (p50 of the JPEG upload minus p50 of ` +
+      `the same-size non-image upload; includes storing the thumbnail).`,
+    `makeThumbnail in-process: p50 ${t.inProcessP50Ms.toFixed(1)} ms, p95 ${t.inProcessP95Ms.toFixed(1)} ms → ` +
+      `${t.width}x${t.height} WebP, ${t.webpBytes} bytes; sharp ${t.sharp}, libvips ${t.libvips}, ${t.build} build.`,
     t.build === 'native'
-      ? "This machine runs sharp's native build; Lambda runs its WebAssembly build (@img/sharp-wasm32), roughly 2-3x slower: expect the thumbnail to take that much longer there."
+      ? "This machine runs sharp's native build; Lambda runs its WebAssembly build (@img/sharp-wasm32), roughly " +
+        '2-3x slower: expect the thumbnail to take that much longer there.'
       : "This process runs sharp's WebAssembly build, as Lambda does.",
   ];
   return lines.join('\n');

@@ -124,7 +124,10 @@ const WORDS = [
   'reply',
 ] as const;
 
-/** A chunk of exactly `bytes` ASCII bytes; it never starts with a space, and the last one ends the text with a full stop. */
+/**
+ * A chunk of exactly `bytes` ASCII bytes; it never starts with a space, and the last one ends the text with a
+ * full stop.
+ */
 function chunkText(rng: Rng, bytes: number, last: boolean): string {
   let text = '';
   while (text.length < bytes) text += `${rng.pick(WORDS)} `;
@@ -228,7 +231,8 @@ export async function runMessageScenarios(
       label,
       path,
       res.status,
-      `stream_state ${res.body?.stream_state}, content_final ${final?.length ?? 'null'} chars, expected ${expected.length}`,
+      `stream_state ${res.body?.stream_state}, content_final ${final?.length ?? 'null'} chars, expected ` +
+        `${expected.length}`,
     );
     return { verified: false, sample: res.sample };
   };

@@ -20,7 +20,8 @@
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
  * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages, BENCH_ONLY=requests,
- * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media or BENCH_ONLY=push plays one part only (all seven by default).
+ * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media or BENCH_ONLY=push plays one part only (all seven
+ * by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -102,7 +103,10 @@ interface Results {
   trends: Trend[];
   /** Absent when BENCH_ONLY=chats or events. */
   streaming?: StreamingReport;
-  /** Server-sent events: delivery latency, chunk delivery, idle cost. Absent unless all parts or BENCH_ONLY=events run. */
+  /**
+   * Server-sent events: delivery latency, chunk delivery, idle cost. Absent unless all parts or
+   * BENCH_ONLY=events run.
+   */
   sse?: SseReport;
   /** Dispatch: input → claimable latency, backlog throughput. Absent unless all parts or BENCH_ONLY=dispatch run. */
   dispatch?: DispatchReport;
@@ -239,22 +243,28 @@ async function main(): Promise<number> {
   }
   if (messages) {
     console.log(
-      "\nMessage streaming: chunks/s counts chunk appends answered 200 over the chunk phase's wall time (creates and completes excluded);",
+      "\nMessage streaming: chunks/s counts chunk appends answered 200 over the chunk phase's wall time (creates " +
+        'and completes excluded);',
     );
     console.log(
-      '"verified" = streams whose content_final came back exactly as the chunks sent. Last table: the long stream\'s chunk #1 vs its last chunk.\n',
+      '"verified" = streams whose content_final came back exactly as the chunks sent. Last table: the long ' +
+        "stream's chunk #1 vs its last chunk.\n",
     );
     console.log(streamingTables(messages.streaming));
   }
   if (events) {
     console.log(
-      "\nServer-sent events (GET /api/v1/events/stream): latency from a write's HTTP response at the bench to its event at each client (negative: the event came first);",
+      "\nServer-sent events (GET /api/v1/events/stream): latency from a write's HTTP response at the bench to its " +
+        'event at each client (negative: the event came first);',
     );
     console.log(
-      `delivery runs write ${SCALE.sseWrites} times ${SCALE.sseWritePauseMs} ms apart, then ${SCALE.sseIdleWrites} times each after ${SCALE.sseIdlePauseMs / 1000} s without events (the server's poll backs off to 1 s when idle).`,
+      `delivery runs write ${SCALE.sseWrites} times ${SCALE.sseWritePauseMs} ms apart, then ${SCALE.sseIdleWrites} ` +
+        `times each after ${SCALE.sseIdlePauseMs / 1000} s without events (the server's poll backs off to 1 s when ` +
+        `idle).`,
     );
     console.log(
-      `Idle: each connection open ${SCALE.sseIdleMs / 1000} s on a second server (SSE_LIFETIME_MS=${SCALE.sseIdleMs}), cost from its closing ": usage" comment, scaled to a minute.\n`,
+      `Idle: each connection open ${SCALE.sseIdleMs / 1000} s on a second server ` +
+        `(SSE_LIFETIME_MS=${SCALE.sseIdleMs}), cost from its closing ": usage" comment, scaled to a minute.\n`,
     );
     console.log(sseTables(events.sse));
   }
@@ -262,43 +272,56 @@ async function main(): Promise<number> {
     const d = dispatch.dispatch;
     const c = d.config;
     console.log(
-      `\nDispatch, on a second server (own queues) in ${c.mode} mode: debounce ${c.batchDebounceMs} ms, typing grace ${c.typingGraceMs} ms, max wait ${c.maxBatchWaitMs} ms;`,
+      `\nDispatch, on a second server (own queues) in ${c.mode} mode: debounce ${c.batchDebounceMs} ms, typing ` +
+        `grace ${c.typingGraceMs} ms, max wait ${c.maxBatchWaitMs} ms;`,
     );
     console.log(
-      `${d.workers} workers loop on POST /api/v1/dispatch/claim (waitMs ${d.claimWaitMs}) and complete each batch at once. Latency: from a user message's POST response`,
+      `${d.workers} workers loop on POST /api/v1/dispatch/claim (waitMs ${d.claimWaitMs}) and complete each batch ` +
+        `at once. Latency: from a user message's POST response`,
     );
     console.log(
-      "at the bench to the claim response carrying its batch at a worker. Throughput: from the workers' start (backlog sealed) to the last complete.\n",
+      "at the bench to the claim response carrying its batch at a worker. Throughput: from the workers' start " +
+        '(backlog sealed) to the last complete.\n',
     );
     console.log(dispatchTables(d));
   }
   if (media) {
     const { limits } = media.media;
     console.log(
-      `\nMedia, one request at a time on one chat (MB = 1,048,576 bytes; directUploadMaxBytes ${limits.directUploadMaxBytes}, maxUploadBytes ${limits.maxUploadBytes}):`,
+      `\nMedia, one request at a time on one chat (MB = 1,048,576 bytes; directUploadMaxBytes ` +
+        `${limits.directUploadMaxBytes}, maxUploadBytes ${limits.maxUploadBytes}):`,
     );
     console.log(
-      '"whole" rows add up their stages; MB/s is the file size over the p50 time; calls/RCU/WCU are per request (per upload or download for "whole"),',
+      '"whole" rows add up their stages; MB/s is the file size over the p50 time; calls/RCU/WCU are per request ' +
+        '(per upload or download for "whole"),',
     );
     console.log(
-      'from the API responses\' x-ddb-* headers: the storage requests (presigned POST and GET, to the in-process S3 emulator) have none ("-").\n',
+      "from the API responses' x-ddb-* headers: the storage requests (presigned POST and GET, to the in-process S3 " +
+        'emulator) have none ("-").\n',
     );
     console.log(mediaTables(media.media));
   }
   if (push) {
     const p = push.push;
     console.log(
-      `\nWeb push: ${p.devices} devices subscribed; ${p.notifications} agent messages one at a time; the stand-in push service answers ` +
-        `201 after ${p.serviceMs} ms; deliveries run 16 at a time. Locally the notifier polls the event log every 200 ms (in AWS: the table's stream).\n`,
+      `\nWeb push: ${p.devices} devices subscribed; ${p.notifications} agent messages one at a time; the stand-in ` +
+        `push service answers ` +
+        `201 after ${p.serviceMs} ms; deliveries run 16 at a time. Locally the notifier polls the event log every ` +
+        `200 ms (in AWS: the table's stream).\n`,
     );
     console.log(pushTables(p));
   }
   console.log(
-    '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or 4 small items are all 2 WCU), ' +
-      'where AWS charges 2 WCU per KB of every item, so WCU of transactional writes (chat create/patch/archive/mark-*, message create, chunk, complete, typing, media upload and finalize) are lower bounds.',
+    '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or ' +
+      '4 small items are all 2 WCU), ' +
+      'where AWS charges 2 WCU per KB of every item, so WCU of transactional writes (chat ' +
+      'create/patch/archive/mark-*, message create, chunk, complete, typing, media upload and finalize) are lower ' +
+      'bounds.',
   );
   console.log(
-    `\nTotal: ${requests} requests in ${(wallMs / 1000).toFixed(1)} s = ${results.totals.requestsPerSecond.toFixed(0)} requests/s (${concurrency} in flight where concurrent), errors: ${errors}`,
+    `\nTotal: ${requests} requests in ${(wallMs / 1000).toFixed(1)} s = ` +
+      `${results.totals.requestsPerSecond.toFixed(0)} requests/s (${concurrency} in flight where concurrent), ` +
+      `errors: ${errors}`,
   );
 
   mkdirSync(OUT_DIR, { recursive: true });

@@ -327,7 +327,8 @@ export function phaseRunner(clients: readonly BenchClient[], phases: PhaseTiming
     const timing = { name, requests: count() - before, ms: performance.now() - started };
     phases.push(timing);
     log(
-      `  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ${(timing.ms / 1000).toFixed(1).padStart(6)} s`,
+      `  ${name.padEnd(40)} ${String(timing.requests).padStart(5)} requests  ` +
+        `${(timing.ms / 1000).toFixed(1).padStart(6)} s`,
     );
     return timing;
   };

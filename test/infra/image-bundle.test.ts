@@ -193,7 +193,8 @@ describe('ApiFunction images: true (bundled offline for arm64 Lambda)', () => {
   it('is small enough for Lambda (250 MB unzipped)', () => {
     const bytes = sizeOf(imageAsset);
     console.log(
-      `images asset: ${(bytes / 1e6).toFixed(1)} MB unzipped (plain function: ${(sizeOf(plainAsset) / 1e3).toFixed(1)} kB)`,
+      `images asset: ${(bytes / 1e6).toFixed(1)} MB unzipped (plain function: ` +
+        `${(sizeOf(plainAsset) / 1e3).toFixed(1)} kB)`,
     );
     expect(bytes).toBeLessThan(40e6);
   });
@@ -224,9 +225,12 @@ describe('ApiFunction images: true (bundled offline for arm64 Lambda)', () => {
     const preloaded = runAsset(imageAsset, [big], true);
     expect(preloaded.results[0]).toMatchObject({ width: 512, height: 384 });
     console.log(
-      `images asset on wasm: import ${run.importMs.toFixed(0)} ms; 4000x3000 JPEG (${(big.length / 1e6).toFixed(1)} MB) → thumbnail ` +
-        `${cold!.ms.toFixed(0)} ms first (sharp load + wasm compile included), ${warm!.ms.toFixed(0)} ms warm; rss ${run.rssMb.toFixed(0)} MB; ` +
-        `with preloadImages(): preload ${preloaded.preloadMs.toFixed(0)} ms, then first thumbnail ${preloaded.results[0]!.ms.toFixed(0)} ms`,
+      `images asset on wasm: import ${run.importMs.toFixed(0)} ms; 4000x3000 JPEG (${(big.length / 1e6).toFixed(1)} ` +
+        `MB) → thumbnail ` +
+        `${cold!.ms.toFixed(0)} ms first (sharp load + wasm compile included), ${warm!.ms.toFixed(0)} ms warm; rss ` +
+        `${run.rssMb.toFixed(0)} MB; ` +
+        `with preloadImages(): preload ${preloaded.preloadMs.toFixed(0)} ms, then first thumbnail ` +
+        `${preloaded.results[0]!.ms.toFixed(0)} ms`,
     );
   });
 });

@@ -52,7 +52,10 @@ const expectedFunctionPaths = [
   sweepFunctionPath,
   tagSweepFunctionPath,
 ];
-/** Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush consumer and the dispatch and tag sweepers. */
+/**
+ * Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush
+ * consumer and the dispatch and tag sweepers.
+ */
 const extraFunctions = 6;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
@@ -108,10 +111,14 @@ beforeAll(() => {
 afterAll(() => main?.dispose());
 
 describe('HTTP API', () => {
-  it('has one function per route of lib/routes.ts plus the fallback (and the stream expiry, event stream and flush functions), and no other', () => {
-    expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
-    expect(fns).toHaveLength(routes.length + extraFunctions);
-  });
+  it(
+    'has one function per route of lib/routes.ts plus the fallback (and the stream expiry, event stream and flush ' +
+      'functions), and no other',
+    () => {
+      expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
+      expect(fns).toHaveLength(routes.length + extraFunctions);
+    },
+  );
 
   it('has exactly the route keys of the route table plus $default', () => {
     const keys = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties?.RouteKey);
@@ -150,54 +157,62 @@ describe('HTTP API', () => {
     expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
   });
 
-  it('outputs the base URL, the API URL, the events URL, the table name, the media bucket, the state machine ARN and the dispatch queues, and no secret ARN when the secret is off', () => {
-    expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual([
-      'ApiUrl',
-      'BaseUrl',
-      'DispatchDeadLetterQueueName',
-      'DispatchQueueUrl',
-      'EventsUrl',
-      'FlushDeadLetterQueueName',
-      'FlushQueueUrl',
-      'MediaBucketName',
-      'StreamTimeoutStateMachineArn',
-      'TableName',
-    ]);
-    expect(refId(main.json.Outputs?.TableName?.Value)).toBe(tableId);
-    expect(main.json.Outputs?.StreamTimeoutStateMachineArn?.Value).toEqual({ Ref: stateMachineId });
-  });
+  it(
+    'outputs the base URL, the API URL, the events URL, the table name, the media bucket, the state machine ARN ' +
+      'and the dispatch queues, and no secret ARN when the secret is off',
+    () => {
+      expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual([
+        'ApiUrl',
+        'BaseUrl',
+        'DispatchDeadLetterQueueName',
+        'DispatchQueueUrl',
+        'EventsUrl',
+        'FlushDeadLetterQueueName',
+        'FlushQueueUrl',
+        'MediaBucketName',
+        'StreamTimeoutStateMachineArn',
+        'TableName',
+      ]);
+      expect(refId(main.json.Outputs?.TableName?.Value)).toBe(tableId);
+      expect(main.json.Outputs?.StreamTimeoutStateMachineArn?.Value).toEqual({ Ref: stateMachineId });
+    },
+  );
 });
 
 describe('functions', () => {
-  it("run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route's timeoutSeconds; the flush consumer 30 s) and source maps enabled (the event stream: see its own test)", () => {
-    const timeouts = new Map<string, number>(
-      (routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]),
-    );
-    const imagePaths = new Set(
-      (routes as readonly RouteSpec[]).filter((r) => r.images).map((r) => functionPathOf(routeId(r))),
-    );
-    expect(imagePaths.size).toBe(2);
-    timeouts.set(flushFunctionPath, 30);
-    timeouts.set(sweepFunctionPath, 30);
-    for (const fn of fns) {
-      if (fn.path === streamFunctionPath) {
-        expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
+  it(
+    "run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route's timeoutSeconds; " +
+      'the flush consumer 30 s) and source maps enabled (the event stream: see its own test)',
+    () => {
+      const timeouts = new Map<string, number>(
+        (routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]),
+      );
+      const imagePaths = new Set(
+        (routes as readonly RouteSpec[]).filter((r) => r.images).map((r) => functionPathOf(routeId(r))),
+      );
+      expect(imagePaths.size).toBe(2);
+      timeouts.set(flushFunctionPath, 30);
+      timeouts.set(sweepFunctionPath, 30);
+      for (const fn of fns) {
+        if (fn.path === streamFunctionPath) {
+          expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
+            'nodejs22.x',
+            ['arm64'],
+            '--enable-source-maps',
+          ]);
+          continue;
+        }
+        expect([fn.path, fn.props.Runtime, fn.props.Architectures, fn.props.MemorySize, fn.props.Timeout]).toEqual([
+          fn.path,
           'nodejs22.x',
           ['arm64'],
-          '--enable-source-maps',
+          imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : 1024,
+          timeouts.get(fn.path) ?? 15,
         ]);
-        continue;
+        expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
       }
-      expect([fn.path, fn.props.Runtime, fn.props.Architectures, fn.props.MemorySize, fn.props.Timeout]).toEqual([
-        fn.path,
-        'nodejs22.x',
-        ['arm64'],
-        imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : 1024,
-        timeouts.get(fn.path) ?? 15,
-      ]);
-      expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
-    }
-  });
+    },
+  );
 
   it('each log to their own log group, kept one month', () => {
     const groups = fns.map((fn) => refId(fn.props.LoggingConfig?.LogGroup));
@@ -489,20 +504,24 @@ describe('event stream', () => {
     expect(url.TargetFunctionArn).toEqual({ 'Fn::GetAtt': [stream().id, 'Arn'] });
   });
 
-  it('runs the streaming handler of streamRoute on arm64 Node.js 22, for 15 minutes (beyond the stream lifetime) with 256 MB', () => {
-    const fn = stream();
-    expect(streamRoute.handler).toBe('stream/events');
-    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
-      'nodejs22.x',
-      ['arm64'],
-      'index.handler',
-    ]);
-    expect([fn.props.Timeout, fn.props.MemorySize]).toEqual([900, 256]);
-    // The stream ends on its own, with a minute to spare, before Lambda would cut it off.
-    expect(fn.props.Timeout * 1000 - DEFAULT_TIMING.lifetimeMs).toBeGreaterThanOrEqual(60_000);
-    const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
-    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('streamifyResponse');
-  });
+  it(
+    'runs the streaming handler of streamRoute on arm64 Node.js 22, for 15 minutes (beyond the stream lifetime) ' +
+      'with 256 MB',
+    () => {
+      const fn = stream();
+      expect(streamRoute.handler).toBe('stream/events');
+      expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
+        'nodejs22.x',
+        ['arm64'],
+        'index.handler',
+      ]);
+      expect([fn.props.Timeout, fn.props.MemorySize]).toEqual([900, 256]);
+      // The stream ends on its own, with a minute to spare, before Lambda would cut it off.
+      expect(fn.props.Timeout * 1000 - DEFAULT_TIMING.lifetimeMs).toBeGreaterThanOrEqual(60_000);
+      const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
+      expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('streamifyResponse');
+    },
+  );
 
   it('gets the table name, the service version and the configuration, and no state machine', () => {
     const env = stream().props.Environment.Variables as Record<string, unknown>;
@@ -551,20 +570,24 @@ describe('event stream', () => {
     expect(grants).toEqual(grantsOf(fnAt('GetApiV1Chats').statements));
   });
 
-  it('is public through its function URL only (InvokeFunctionUrl with auth type NONE; InvokeFunction only via the URL)', () => {
-    const permissions = permissionsOf(stream().id);
-    expect(permissions.map(({ FunctionName: _fn, ...rest }) => rest)).toEqual(
-      expect.arrayContaining([
-        { Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' },
-        { Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true },
-      ]),
-    );
-    expect(permissions).toHaveLength(2);
-    // No other function of the stack is open to everyone.
-    for (const fn of fns.filter((f) => f.path !== streamFunctionPath)) {
-      expect([fn.path, permissionsOf(fn.id).filter((p) => p.Principal === '*')]).toEqual([fn.path, []]);
-    }
-  });
+  it(
+    'is public through its function URL only (InvokeFunctionUrl with auth type NONE; InvokeFunction only via the ' +
+      'URL)',
+    () => {
+      const permissions = permissionsOf(stream().id);
+      expect(permissions.map(({ FunctionName: _fn, ...rest }) => rest)).toEqual(
+        expect.arrayContaining([
+          { Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' },
+          { Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true },
+        ]),
+      );
+      expect(permissions).toHaveLength(2);
+      // No other function of the stack is open to everyone.
+      for (const fn of fns.filter((f) => f.path !== streamFunctionPath)) {
+        expect([fn.path, permissionsOf(fn.id).filter((p) => p.Principal === '*')]).toEqual([fn.path, []]);
+      }
+    },
+  );
 
   it('outputs the function URL as EventsUrl, saying where the stream lives under it', () => {
     const output = main.json.Outputs?.EventsUrl;
@@ -606,30 +629,38 @@ describe('dispatch queues', () => {
     return grants;
   };
 
-  it('has four queues: the batch queue and its dead-letter queue (FIFO), the flush queue and its dead-letter queue (standard)', () => {
-    expect(resourcesOfType(main.json, 'AWS::SQS::Queue')).toHaveLength(4);
-    for (const [, props] of [batches(), batchDlq()]) expect(props.FifoQueue).toBe(true);
-    for (const [, props] of [flushes(), flushDlq()]) expect(props.FifoQueue).toBeUndefined();
-  });
+  it(
+    'has four queues: the batch queue and its dead-letter queue (FIFO), the flush queue and its dead-letter queue ' +
+      '(standard)',
+    () => {
+      expect(resourcesOfType(main.json, 'AWS::SQS::Queue')).toHaveLength(4);
+      for (const [, props] of [batches(), batchDlq()]) expect(props.FifoQueue).toBe(true);
+      for (const [, props] of [flushes(), flushDlq()]) expect(props.FifoQueue).toBeUndefined();
+    },
+  );
 
-  it('batch queue: FIFO without content-based deduplication, 30 s visibility, no default long-poll, 4 days, dead letters after 100 receives', () => {
-    expect(batches()[1]).toEqual({
-      FifoQueue: true,
-      ContentBasedDeduplication: false,
-      VisibilityTimeout: 30,
-      ReceiveMessageWaitTimeSeconds: 0,
-      MessageRetentionPeriod: 4 * 86_400,
-      SqsManagedSseEnabled: true,
-      // Claims re-receive waiting batches on purpose: a low count would dead-letter healthy ones.
-      RedrivePolicy: { deadLetterTargetArn: arnOf(batchDlq()[0]), maxReceiveCount: 100 },
-    });
-    expect(batchDlq()[1]).toEqual({
-      FifoQueue: true,
-      ContentBasedDeduplication: false,
-      MessageRetentionPeriod: 14 * 86_400,
-      SqsManagedSseEnabled: true,
-    });
-  });
+  it(
+    'batch queue: FIFO without content-based deduplication, 30 s visibility, no default long-poll, 4 days, dead ' +
+      'letters after 100 receives',
+    () => {
+      expect(batches()[1]).toEqual({
+        FifoQueue: true,
+        ContentBasedDeduplication: false,
+        VisibilityTimeout: 30,
+        ReceiveMessageWaitTimeSeconds: 0,
+        MessageRetentionPeriod: 4 * 86_400,
+        SqsManagedSseEnabled: true,
+        // Claims re-receive waiting batches on purpose: a low count would dead-letter healthy ones.
+        RedrivePolicy: { deadLetterTargetArn: arnOf(batchDlq()[0]), maxReceiveCount: 100 },
+      });
+      expect(batchDlq()[1]).toEqual({
+        FifoQueue: true,
+        ContentBasedDeduplication: false,
+        MessageRetentionPeriod: 14 * 86_400,
+        SqsManagedSseEnabled: true,
+      });
+    },
+  );
 
   it('flush queue: standard, dead letters after 5 receives, visibility at least 6x the flush function timeout', () => {
     const [, props] = flushes();
@@ -661,115 +692,132 @@ describe('dispatch queues', () => {
     }
   });
 
-  it('the flush queue feeds the flush function: batches of 10, no batching window, partial batch failures reported', () => {
-    const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties ?? {});
-    expect(mappings).toEqual([
-      {
-        EventSourceArn: arnOf(flushes()[0]),
-        FunctionName: { Ref: flushFn().id },
-        BatchSize: 10,
-        MaximumBatchingWindowInSeconds: 0,
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      },
-    ]);
-  });
+  it(
+    'the flush queue feeds the flush function: batches of 10, no batching window, partial batch failures ' + 'reported',
+    () => {
+      const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties ?? {});
+      expect(mappings).toEqual([
+        {
+          EventSourceArn: arnOf(flushes()[0]),
+          FunctionName: { Ref: flushFn().id },
+          BatchSize: 10,
+          MaximumBatchingWindowInSeconds: 0,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        },
+      ]);
+    },
+  );
 
-  it('runs functions/jobs/flush.ts on arm64 Node.js 22 with the table (read-write), the configuration and both queue URLs', () => {
-    const fn = flushFn();
-    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler, fn.props.MemorySize]).toEqual([
-      'nodejs22.x',
-      ['arm64'],
-      'index.handler',
-      1024,
-    ]);
-    const env = fn.props.Environment.Variables as Record<string, unknown>;
-    expect(refId(env.TABLE_NAME)).toBe(tableId);
-    expect(JSON.parse(env.INSTANCE_CONFIG as string).appName).toBe('OpenGram');
-    expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
-    expect(dynamoActions(fn.statements)).toEqual(
-      expect.arrayContaining([
-        'dynamodb:GetItem',
-        'dynamodb:Query',
-        'dynamodb:PutItem',
-        'dynamodb:UpdateItem',
-        'dynamodb:DeleteItem',
-      ]),
-    );
-    const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
-    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('batchItemFailures');
-  });
-
-  it('gives the claim routes (long-polls up to 25 s) and the media finalize (a 50 MB image) 29 s, the push test (waits for deliveries) 25 s, and every other route 15 s', () => {
-    const longer = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
-    expect(longer.map((r) => [routeKey(r), r.timeoutSeconds]).sort()).toEqual([
-      ['POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', 29],
-      ['POST /api/v1/dispatch/claim', 29],
-      ['POST /api/v1/dispatch/claim-many', 29],
-      ['POST /api/v1/push/test', 25],
-    ]);
-    for (const route of routes as readonly RouteSpec[]) {
-      const expected = route.timeoutSeconds ?? 15;
-      expect([routeKey(route), fnAt(routeId(route)).props.Timeout]).toEqual([routeKey(route), expected]);
-    }
-  });
-
-  it('gives the queue URLs and exactly the queue actions they use to the dispatch and dispatchInputs routes and the flush function, and nothing to any other function', () => {
-    const all = routes as readonly RouteSpec[];
-    const workerPaths = new Set(all.filter((r) => r.dispatch).map((r) => functionPathOf(routeId(r))));
-    const inputPaths = new Set(all.filter((r) => r.dispatchInputs).map((r) => functionPathOf(routeId(r))));
-    expect([workerPaths.size, inputPaths.size]).toEqual([5, 3]);
-    const batchId = batches()[0];
-    const flushId = flushes()[0];
-    const send = ['sqs:SendMessage'];
-    const expectedGrants = (path: string): Record<string, string[]> => {
-      if (workerPaths.has(path)) {
-        return {
-          [batchId]: sorted(['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']),
-          [flushId]: send,
-        };
-      }
-      if (inputPaths.has(path)) return { [batchId]: send, [flushId]: send };
-      // The sweeper also repairs batch messages (visibility, delete) after failed queue calls.
-      if (path === sweepFunctionPath)
-        return { [batchId]: sorted([...send, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']), [flushId]: send };
-      if (path === flushFunctionPath) {
-        // SendMessage itself; the rest is what the event source's poller needs (CDK's consume grant).
-        return {
-          [batchId]: send,
-          [flushId]: sorted([
-            'sqs:SendMessage',
-            'sqs:ReceiveMessage',
-            'sqs:ChangeMessageVisibility',
-            'sqs:DeleteMessage',
-            'sqs:GetQueueAttributes',
-            'sqs:GetQueueUrl',
-          ]),
-        };
-      }
-      return {};
-    };
-    for (const fn of fns) {
+  it(
+    'runs functions/jobs/flush.ts on arm64 Node.js 22 with the table (read-write), the configuration and both ' +
+      'queue URLs',
+    () => {
+      const fn = flushFn();
+      expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler, fn.props.MemorySize]).toEqual([
+        'nodejs22.x',
+        ['arm64'],
+        'index.handler',
+        1024,
+      ]);
       const env = fn.props.Environment.Variables as Record<string, unknown>;
-      const expected = expectedGrants(fn.path);
-      const bound = Object.keys(expected).length > 0;
-      expect([fn.path, sqsGrantsOf(fn.statements)]).toEqual([fn.path, expected]);
-      expect([fn.path, env.DISPATCH_QUEUE_URL, env.FLUSH_QUEUE_URL]).toEqual(
-        bound ? [fn.path, { Ref: batchId }, { Ref: flushId }] : [fn.path, undefined, undefined],
+      expect(refId(env.TABLE_NAME)).toBe(tableId);
+      expect(JSON.parse(env.INSTANCE_CONFIG as string).appName).toBe('OpenGram');
+      expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
+      expect(dynamoActions(fn.statements)).toEqual(
+        expect.arrayContaining([
+          'dynamodb:GetItem',
+          'dynamodb:Query',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+        ]),
       );
-      // The local emulator's endpoint is never deployed.
-      expect([fn.path, env.SQS_ENDPOINT]).toEqual([fn.path, undefined]);
-    }
-    // No other role of the stack may use the queues either (the queue policies only deny).
-    const boundRoles = new Set(fns.filter((f) => Object.keys(expectedGrants(f.path)).length > 0).map((f) => f.roleId));
-    expect(boundRoles.size).toBe(5 + 3 + 1 + 1);
-    for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
-      const roles = (policy.Properties?.Roles as unknown[]).map(refId);
-      const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
-      if (statements.some((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))) {
-        expect([id, roles.every((r) => boundRoles.has(r!))]).toEqual([id, true]);
+      const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
+      expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('batchItemFailures');
+    },
+  );
+
+  it(
+    'gives the claim routes (long-polls up to 25 s) and the media finalize (a 50 MB image) 29 s, the push test ' +
+      '(waits for deliveries) 25 s, and every other route 15 s',
+    () => {
+      const longer = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
+      expect(longer.map((r) => [routeKey(r), r.timeoutSeconds]).sort()).toEqual([
+        ['POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', 29],
+        ['POST /api/v1/dispatch/claim', 29],
+        ['POST /api/v1/dispatch/claim-many', 29],
+        ['POST /api/v1/push/test', 25],
+      ]);
+      for (const route of routes as readonly RouteSpec[]) {
+        const expected = route.timeoutSeconds ?? 15;
+        expect([routeKey(route), fnAt(routeId(route)).props.Timeout]).toEqual([routeKey(route), expected]);
       }
-    }
-  });
+    },
+  );
+
+  it(
+    'gives the queue URLs and exactly the queue actions they use to the dispatch and dispatchInputs routes and the ' +
+      'flush function, and nothing to any other function',
+    () => {
+      const all = routes as readonly RouteSpec[];
+      const workerPaths = new Set(all.filter((r) => r.dispatch).map((r) => functionPathOf(routeId(r))));
+      const inputPaths = new Set(all.filter((r) => r.dispatchInputs).map((r) => functionPathOf(routeId(r))));
+      expect([workerPaths.size, inputPaths.size]).toEqual([5, 3]);
+      const batchId = batches()[0];
+      const flushId = flushes()[0];
+      const send = ['sqs:SendMessage'];
+      const expectedGrants = (path: string): Record<string, string[]> => {
+        if (workerPaths.has(path)) {
+          return {
+            [batchId]: sorted(['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']),
+            [flushId]: send,
+          };
+        }
+        if (inputPaths.has(path)) return { [batchId]: send, [flushId]: send };
+        // The sweeper also repairs batch messages (visibility, delete) after failed queue calls.
+        if (path === sweepFunctionPath)
+          return { [batchId]: sorted([...send, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage']), [flushId]: send };
+        if (path === flushFunctionPath) {
+          // SendMessage itself; the rest is what the event source's poller needs (CDK's consume grant).
+          return {
+            [batchId]: send,
+            [flushId]: sorted([
+              'sqs:SendMessage',
+              'sqs:ReceiveMessage',
+              'sqs:ChangeMessageVisibility',
+              'sqs:DeleteMessage',
+              'sqs:GetQueueAttributes',
+              'sqs:GetQueueUrl',
+            ]),
+          };
+        }
+        return {};
+      };
+      for (const fn of fns) {
+        const env = fn.props.Environment.Variables as Record<string, unknown>;
+        const expected = expectedGrants(fn.path);
+        const bound = Object.keys(expected).length > 0;
+        expect([fn.path, sqsGrantsOf(fn.statements)]).toEqual([fn.path, expected]);
+        expect([fn.path, env.DISPATCH_QUEUE_URL, env.FLUSH_QUEUE_URL]).toEqual(
+          bound ? [fn.path, { Ref: batchId }, { Ref: flushId }] : [fn.path, undefined, undefined],
+        );
+        // The local emulator's endpoint is never deployed.
+        expect([fn.path, env.SQS_ENDPOINT]).toEqual([fn.path, undefined]);
+      }
+      // No other role of the stack may use the queues either (the queue policies only deny).
+      const boundRoles = new Set(
+        fns.filter((f) => Object.keys(expectedGrants(f.path)).length > 0).map((f) => f.roleId),
+      );
+      expect(boundRoles.size).toBe(5 + 3 + 1 + 1);
+      for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
+        const roles = (policy.Properties?.Roles as unknown[]).map(refId);
+        const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
+        if (statements.some((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))) {
+          expect([id, roles.every((r) => boundRoles.has(r!))]).toEqual([id, true]);
+        }
+      }
+    },
+  );
 
   it('alarms (without actions) when either dead-letter queue has visible messages', () => {
     const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties ?? {});
@@ -952,44 +1000,47 @@ describe('single base URL (CloudFront)', () => {
   const httpApiId = () => resourcesOfType(main.json, 'AWS::ApiGatewayV2::Api')[0]![0];
   const functionUrlId = () => resourcesOfType(main.json, 'AWS::Lambda::Url')[0]![0];
 
-  it('sends every path to the HTTP API and the stream path to the function URL, passing requests through uncached', () => {
-    expect(distributions(main.json)).toHaveLength(1);
-    const config = configOf(main.json);
-    const passThrough = {
-      CachePolicyId: CACHING_DISABLED,
-      OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
-      Compress: false,
-      ViewerProtocolPolicy: 'https-only',
-    };
-    expect(config.DefaultCacheBehavior).toMatchObject(passThrough);
-    expect([...config.DefaultCacheBehavior.AllowedMethods].sort()).toEqual([
-      'DELETE',
-      'GET',
-      'HEAD',
-      'OPTIONS',
-      'PATCH',
-      'POST',
-      'PUT',
-    ]);
-    expect(originById(config, config.DefaultCacheBehavior.TargetOriginId)).toMatchObject({
-      DomainName: domainOf(httpApiId(), 'ApiEndpoint'),
-      CustomOriginConfig: {
-        OriginProtocolPolicy: 'https-only',
-        OriginReadTimeout: 45,
-        OriginSSLProtocols: ['TLSv1.2'],
-      },
-    });
-    expect(config.CacheBehaviors).toHaveLength(1);
-    const stream = config.CacheBehaviors[0];
-    expect(stream).toMatchObject({ ...passThrough, PathPattern: `${streamRoute.path}*` });
-    expect([...stream.AllowedMethods].sort()).toEqual(['GET', 'HEAD', 'OPTIONS']);
-    expect(originById(config, stream.TargetOriginId)).toMatchObject({
-      DomainName: domainOf(functionUrlId(), 'FunctionUrl'),
-      CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginReadTimeout: 30 },
-    });
-    expect(config).toMatchObject({ Enabled: true, HttpVersion: 'http2and3', PriceClass: 'PriceClass_100' });
-    expect(config.Aliases).toBeUndefined();
-  });
+  it(
+    'sends every path to the HTTP API and the stream path to the function URL, passing requests through ' + 'uncached',
+    () => {
+      expect(distributions(main.json)).toHaveLength(1);
+      const config = configOf(main.json);
+      const passThrough = {
+        CachePolicyId: CACHING_DISABLED,
+        OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+        Compress: false,
+        ViewerProtocolPolicy: 'https-only',
+      };
+      expect(config.DefaultCacheBehavior).toMatchObject(passThrough);
+      expect([...config.DefaultCacheBehavior.AllowedMethods].sort()).toEqual([
+        'DELETE',
+        'GET',
+        'HEAD',
+        'OPTIONS',
+        'PATCH',
+        'POST',
+        'PUT',
+      ]);
+      expect(originById(config, config.DefaultCacheBehavior.TargetOriginId)).toMatchObject({
+        DomainName: domainOf(httpApiId(), 'ApiEndpoint'),
+        CustomOriginConfig: {
+          OriginProtocolPolicy: 'https-only',
+          OriginReadTimeout: 45,
+          OriginSSLProtocols: ['TLSv1.2'],
+        },
+      });
+      expect(config.CacheBehaviors).toHaveLength(1);
+      const stream = config.CacheBehaviors[0];
+      expect(stream).toMatchObject({ ...passThrough, PathPattern: `${streamRoute.path}*` });
+      expect([...stream.AllowedMethods].sort()).toEqual(['GET', 'HEAD', 'OPTIONS']);
+      expect(originById(config, stream.TargetOriginId)).toMatchObject({
+        DomainName: domainOf(functionUrlId(), 'FunctionUrl'),
+        CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginReadTimeout: 30 },
+      });
+      expect(config).toMatchObject({ Enabled: true, HttpVersion: 'http2and3', PriceClass: 'PriceClass_100' });
+      expect(config.Aliases).toBeUndefined();
+    },
+  );
 
   it('outputs the distribution as BaseUrl', () => {
     const output = main.json.Outputs?.BaseUrl;
@@ -1170,40 +1221,49 @@ describe('configuration size', () => {
     return raw(INSTANCE_CONFIG_MAX_BYTES - measure(0) + extra);
   }
 
-  it("keeps every function's environment within Lambda's 4 KB (as Lambda measures it) with the largest configuration", () => {
-    expect(() => synthesize({ config: largestConfig(1), instanceSecretArn: longSecretArn })).toThrow(
-      /leaves room for \d+ bytes/,
-    );
-    for (const variant of [
-      { instanceSecretArn: longSecretArn },
-      { overrides: { OPENGRAM_INSTANCE_SECRET: 'generated' } },
-    ]) {
-      const synth = synthesize({ config: largestConfig(), ...variant });
-      try {
-        const resolve = (value: unknown): string => {
-          if (typeof value === 'string') return value;
-          const type = synth.json.Resources[refId(value) ?? '']?.Type ?? '';
-          const max = resolvedMax[type];
-          if (max === undefined || !('Ref' in (value as object)))
-            throw new Error(`no bound for ${JSON.stringify(value)}`);
-          return 'x'.repeat(max);
-        };
-        const sizes = functionsOf(synth.json).map((fn) => {
-          const env = Object.fromEntries(
-            Object.entries(fn.props.Environment.Variables as Record<string, unknown>).map(([k, v]) => [k, resolve(v)]),
+  it(
+    "keeps every function's environment within Lambda's 4 KB (as Lambda measures it) with the largest " +
+      'configuration',
+    () => {
+      expect(() => synthesize({ config: largestConfig(1), instanceSecretArn: longSecretArn })).toThrow(
+        /leaves room for \d+ bytes/,
+      );
+      for (const variant of [
+        { instanceSecretArn: longSecretArn },
+        { overrides: { OPENGRAM_INSTANCE_SECRET: 'generated' } },
+      ]) {
+        const synth = synthesize({ config: largestConfig(), ...variant });
+        try {
+          const resolve = (value: unknown): string => {
+            if (typeof value === 'string') return value;
+            const type = synth.json.Resources[refId(value) ?? '']?.Type ?? '';
+            const max = resolvedMax[type];
+            if (max === undefined || !('Ref' in (value as object)))
+              throw new Error(`no bound for ${JSON.stringify(value)}`);
+            return 'x'.repeat(max);
+          };
+          const sizes = functionsOf(synth.json).map((fn) => {
+            const env = Object.fromEntries(
+              Object.entries(fn.props.Environment.Variables as Record<string, unknown>).map(([k, v]) => [
+                k,
+                resolve(v),
+              ]),
+            );
+            return { path: fn.path, bytes: Buffer.byteLength(JSON.stringify(env)) };
+          });
+          expect(sizes).toHaveLength(routes.length + extraFunctions);
+          // The fullest function: stream timer, both queue URLs and the secret.
+          const fullest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
+          expect(fullest.path).toBe(
+            functionPathOf(routeId({ method: 'POST', path: '/api/v1/chats/{chatId}/messages' })),
           );
-          return { path: fn.path, bytes: Buffer.byteLength(JSON.stringify(env)) };
-        });
-        expect(sizes).toHaveLength(routes.length + extraFunctions);
-        // The fullest function: stream timer, both queue URLs and the secret.
-        const fullest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-        expect(fullest.path).toBe(functionPathOf(routeId({ method: 'POST', path: '/api/v1/chats/{chatId}/messages' })));
-        expect(fullest.bytes).toBeLessThanOrEqual(4096);
-      } finally {
-        synth.dispose();
+          expect(fullest.bytes).toBeLessThanOrEqual(4096);
+        } finally {
+          synth.dispose();
+        }
       }
-    }
-  });
+    },
+  );
 });
 
 describe('bin/app.ts', () => {

@@ -68,42 +68,46 @@ describe('web push enabled', () => {
       expect([fn.path, refId(fn.env.VAPID_SECRET_ARN) !== undefined]).toEqual([fn.path, senders.includes(fn.path)]);
   });
 
-  it('runs the notifier on the table stream, filtered to notifying events, with partial retries and a dead-letter queue', () => {
-    const mappings = resourcesOfType(synth.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) =>
-      JSON.stringify(m.Properties?.EventSourceArn).includes('StreamArn'),
-    );
-    expect(mappings).toHaveLength(1);
-    const props = mappings[0]![1].Properties!;
-    expect(refId(props.FunctionName)).toBe(functionsOf(synth.json).find((f) => f.path === notifierPath)!.id);
-    expect(props).toMatchObject({
-      StartingPosition: 'LATEST',
-      BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: 3,
-      MaximumRecordAgeInSeconds: 3600,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-    });
-    expect(props.DestinationConfig.OnFailure.Destination).toBeDefined();
-    const patterns = (props.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern));
-    const image = (eventType: string, payload?: Record<string, string>) => ({
-      eventName: ['INSERT'],
-      dynamodb: {
-        NewImage: {
-          type: { S: ['event'] },
-          eventType: { S: [eventType] },
-          ...(payload
-            ? { payload: { M: Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, { S: [v] }])) } }
-            : {}),
+  it(
+    'runs the notifier on the table stream, filtered to notifying events, with partial retries and a dead-letter ' +
+      'queue',
+    () => {
+      const mappings = resourcesOfType(synth.json, 'AWS::Lambda::EventSourceMapping').filter(([, m]) =>
+        JSON.stringify(m.Properties?.EventSourceArn).includes('StreamArn'),
+      );
+      expect(mappings).toHaveLength(1);
+      const props = mappings[0]![1].Properties!;
+      expect(refId(props.FunctionName)).toBe(functionsOf(synth.json).find((f) => f.path === notifierPath)!.id);
+      expect(props).toMatchObject({
+        StartingPosition: 'LATEST',
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 3,
+        MaximumRecordAgeInSeconds: 3600,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      expect(props.DestinationConfig.OnFailure.Destination).toBeDefined();
+      const patterns = (props.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern));
+      const image = (eventType: string, payload?: Record<string, string>) => ({
+        eventName: ['INSERT'],
+        dynamodb: {
+          NewImage: {
+            type: { S: ['event'] },
+            eventType: { S: [eventType] },
+            ...(payload
+              ? { payload: { M: Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, { S: [v] }])) } }
+              : {}),
+          },
         },
-      },
-    });
-    expect(patterns).toEqual([
-      image('message.created', { role: 'agent', streamState: 'complete' }),
-      image('message.streaming.complete', { role: 'agent', streamState: 'complete' }),
-      image('request.created'),
-    ]);
-    const alarms = resourcesOfType(synth.json, 'AWS::CloudWatch::Alarm').map(([, a]) => cdkPath(a));
-    expect(alarms).toContain('ChatRelay/Push/NotifierDeadLettersAlarm/Resource');
-  });
+      });
+      expect(patterns).toEqual([
+        image('message.created', { role: 'agent', streamState: 'complete' }),
+        image('message.streaming.complete', { role: 'agent', streamState: 'complete' }),
+        image('request.created'),
+      ]);
+      const alarms = resourcesOfType(synth.json, 'AWS::CloudWatch::Alarm').map(([, a]) => cdkPath(a));
+      expect(alarms).toContain('ChatRelay/Push/NotifierDeadLettersAlarm/Resource');
+    },
+  );
 
   it('passes cdk-nag', () => {
     const report = new AwsSolutionsChecks().validateScope(synth.stack);

@@ -78,17 +78,21 @@ describe('planSeal', () => {
     expect(bytes([...(state.ExpressionAttributeValues![':sks'] as Set<string>)])).toBeLessThan(300_000);
   });
 
-  it('splits a payload over 400 KB into parts that each fit an item, and a payload over 3 MB into consecutive batches', async () => {
-    const big = inputs(12, (i) => String.fromCharCode(97 + i).repeat(290_000));
-    const plan = await planSeal('chat0000000000000000a', 'batched_sequential', big, 0, deps);
-    // About 290 KB each: ten fit the 3 MB batch, the eleventh waits for the next seal.
-    expect(plan.taken).toHaveLength(10);
-    const [batch] = plan.batches;
-    expect(batch!.header.part_count).toBe(10);
-    expect(batch!.header.payload_bytes).toBeGreaterThan(2_900_000);
-    for (const part of batch!.parts) expect(bytes(part)).toBeLessThan(390_000);
-    expect(batch!.parts.flatMap((p) => p.items.map((i) => i.content[0]))).toEqual('abcdefghij'.split(''));
-  });
+  it(
+    'splits a payload over 400 KB into parts that each fit an item, and a payload over 3 MB into consecutive ' +
+      'batches',
+    async () => {
+      const big = inputs(12, (i) => String.fromCharCode(97 + i).repeat(290_000));
+      const plan = await planSeal('chat0000000000000000a', 'batched_sequential', big, 0, deps);
+      // About 290 KB each: ten fit the 3 MB batch, the eleventh waits for the next seal.
+      expect(plan.taken).toHaveLength(10);
+      const [batch] = plan.batches;
+      expect(batch!.header.part_count).toBe(10);
+      expect(batch!.header.payload_bytes).toBeGreaterThan(2_900_000);
+      for (const part of batch!.parts) expect(bytes(part)).toBeLessThan(390_000);
+      expect(batch!.parts.flatMap((p) => p.items.map((i) => i.content[0]))).toEqual('abcdefghij'.split(''));
+    },
+  );
 
   it('keeps small items together in one part', async () => {
     const plan = await planSeal(

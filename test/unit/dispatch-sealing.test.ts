@@ -72,7 +72,10 @@ const settings = (over: Partial<DispatchSettings> = {}): DispatchSettings => ({
 });
 const d = settings();
 
-/** A window of unsealed inputs, the first at T + `first` and the newest at T + `last`, optionally with typing at T + `typing`. */
+/**
+ * A window of unsealed inputs, the first at T + `first` and the newest at T + `last`, optionally with typing
+ * at T + `typing`.
+ */
 const windowOf = (first: number, last: number, typing?: number, inputs = 2): DispatchState => ({
   pending_inputs: inputs,
   first_pending_at: at(first),
@@ -292,15 +295,19 @@ describe('flush: the consumer of a chat signal, with a fake clock', () => {
     expect(await run(99)).toEqual([{ op: 'sendFlush', chatId: CHAT, delayMs: 1001 }]);
   });
 
-  it('rule 2: does not seal while the chat has an unexpired leased batch, and looks again just after the lease ends', async () => {
-    // Debounce and grace long over, max wait too: the lease still wins.
-    state = { ...windowOf(0, 0, 100), leased_batch_id: LEASED };
-    batches = { [LEASED]: leasedBatch(30_000) };
-    expect(await run(MAX_WAIT + 1000)).toEqual([
-      { op: 'sendFlush', chatId: CHAT, delayMs: 30_000 - (MAX_WAIT + 1000) + 50 },
-    ]);
-    expect(calls).toContainEqual({ op: 'getBatch', batchId: LEASED });
-  });
+  it(
+    'rule 2: does not seal while the chat has an unexpired leased batch, and looks again just after the lease ' +
+      'ends',
+    async () => {
+      // Debounce and grace long over, max wait too: the lease still wins.
+      state = { ...windowOf(0, 0, 100), leased_batch_id: LEASED };
+      batches = { [LEASED]: leasedBatch(30_000) };
+      expect(await run(MAX_WAIT + 1000)).toEqual([
+        { op: 'sendFlush', chatId: CHAT, delayMs: 30_000 - (MAX_WAIT + 1000) + 50 },
+      ]);
+      expect(calls).toContainEqual({ op: 'getBatch', batchId: LEASED });
+    },
+  );
 
   it('rule 2: a lease ending within a second is slept out, and the inputs are sealed right after it', async () => {
     state = { ...windowOf(0, 0), leased_batch_id: LEASED };
@@ -322,27 +329,33 @@ describe('flush: the consumer of a chat signal, with a fake clock', () => {
     ]);
   });
 
-  it('an expired lease does not hold the inputs back, even before the sweeper or a claim has returned the batch', async () => {
-    state = { ...windowOf(0, 0), leased_batch_id: LEASED };
-    // Still `leased` in the table, but its lease ran out (lease_expires_at ≤ now is expired, §4.4.4).
-    for (const leaseEnd of [500, DEBOUNCE]) {
-      calls = [];
-      batches = { [LEASED]: leasedBatch(leaseEnd) };
-      expect(await run(DEBOUNCE)).toEqual([{ op: 'seal', at: T + DEBOUNCE }]);
-    }
-  });
+  it(
+    'an expired lease does not hold the inputs back, even before the sweeper or a claim has returned the ' + 'batch',
+    async () => {
+      state = { ...windowOf(0, 0), leased_batch_id: LEASED };
+      // Still `leased` in the table, but its lease ran out (lease_expires_at ≤ now is expired, §4.4.4).
+      for (const leaseEnd of [500, DEBOUNCE]) {
+        calls = [];
+        batches = { [LEASED]: leasedBatch(leaseEnd) };
+        expect(await run(DEBOUNCE)).toEqual([{ op: 'seal', at: T + DEBOUNCE }]);
+      }
+    },
+  );
 
-  it('a leased batch that ended (completed, failed, back to pending) or is gone does not hold the inputs back', async () => {
-    state = { ...windowOf(0, 0), leased_batch_id: LEASED };
-    for (const status of ['completed', 'failed', 'pending'] as const) {
+  it(
+    'a leased batch that ended (completed, failed, back to pending) or is gone does not hold the inputs ' + 'back',
+    async () => {
+      state = { ...windowOf(0, 0), leased_batch_id: LEASED };
+      for (const status of ['completed', 'failed', 'pending'] as const) {
+        calls = [];
+        batches = { [LEASED]: leasedBatch(status === 'pending' ? undefined : 60_000, status) };
+        expect(await run(DEBOUNCE)).toEqual([{ op: 'seal', at: T + DEBOUNCE }]);
+      }
       calls = [];
-      batches = { [LEASED]: leasedBatch(status === 'pending' ? undefined : 60_000, status) };
+      batches = {};
       expect(await run(DEBOUNCE)).toEqual([{ op: 'seal', at: T + DEBOUNCE }]);
-    }
-    calls = [];
-    batches = {};
-    expect(await run(DEBOUNCE)).toEqual([{ op: 'seal', at: T + DEBOUNCE }]);
-  });
+    },
+  );
 
   it('immediate and sequential modes seal at once: typing, the timing settings and leases have no effect', async () => {
     for (const mode of ['immediate', 'sequential'] as const) {

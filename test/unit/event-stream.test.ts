@@ -12,7 +12,8 @@ describe('SSE framing and ids', () => {
     });
     expect(text).toBe(
       'event: chat.created\n' +
-        'data: {"id":"AAAAAAAAB_gfTzkWv44_9","type":"chat.created","timestamp":"2026-01-01T00:00:00.000Z","payload":{"chatId":"c\\nx"}}\n' +
+        'data: {"id":"AAAAAAAAB_gfTzkWv44_9","type":"chat.created",' +
+        '"timestamp":"2026-01-01T00:00:00.000Z","payload":{"chatId":"c\\nx"}}\n' +
         'id: AAAAAAAAB_gfTzkWv44_9\n\n',
     );
   });
@@ -32,7 +33,8 @@ describe('SSE framing and ids', () => {
     const persisted = eventIdFor(41);
     expect(id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(sequenceOf(id)).toBe(41);
-    // The position digits are the persisted id's; the tag after them is not (a cursor must not resolve to an ephemeral id).
+    // The position digits are the persisted id's; the tag after them is not (a cursor must not resolve to an
+    // ephemeral id).
     expect(id.slice(0, 9)).toBe(persisted.slice(0, 9));
     expect(id).not.toBe(persisted);
     // The tag depends on the position alone: every id for 41 carries it, while the rest of the id is random.

@@ -60,20 +60,25 @@ describe('instance configuration (§12)', () => {
     expect(resolveConfig(null)).toEqual(defaultConfig());
   });
 
-  it('reports the first broken rule: shape before rules, rules in §12.3 order, a bad port override first of all', () => {
-    const broken = {
-      models: [],
-      titleMaxChars: 0,
-      server: { dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } },
-    };
-    expect(invalid(broken)).toBe('Config validation error: titleMaxChars: Too small: expected number to be >=1');
-    expect(invalid({ ...broken, titleMaxChars: 10 })).toBe('Config validation error: at least one model is required.');
-    expect(
-      invalid({ server: { corsOrigins: ['x'], dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } } }),
-    ).toMatch(/corsOrigins entry "x" is not a valid URL/);
-    expect(invalid(broken, { OPENGRAM_SERVER_PORT: 'abc' })).toMatch(/OPENGRAM_SERVER_PORT/);
-    expect(invalid({ server: { port: 0 } })).toMatch(/^Config validation error: server\.port: /);
-  });
+  it(
+    'reports the first broken rule: shape before rules, rules in §12.3 order, a bad port override first of ' + 'all',
+    () => {
+      const broken = {
+        models: [],
+        titleMaxChars: 0,
+        server: { dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } },
+      };
+      expect(invalid(broken)).toBe('Config validation error: titleMaxChars: Too small: expected number to be >=1');
+      expect(invalid({ ...broken, titleMaxChars: 10 })).toBe(
+        'Config validation error: at least one model is required.',
+      );
+      expect(
+        invalid({ server: { corsOrigins: ['x'], dispatch: { execution: { minConcurrency: 5, maxConcurrency: 2 } } } }),
+      ).toMatch(/corsOrigins entry "x" is not a valid URL/);
+      expect(invalid(broken, { OPENGRAM_SERVER_PORT: 'abc' })).toMatch(/OPENGRAM_SERVER_PORT/);
+      expect(invalid({ server: { port: 0 } })).toMatch(/^Config validation error: server\.port: /);
+    },
+  );
 
   it('applies the deployment overrides', () => {
     const config = resolveConfig(

@@ -64,7 +64,7 @@ describe('route table', () => {
     expect(new Set(routes.map(routeId)).size).toBe(routes.length);
   });
 
-  it('shares a handler only between routes of one method and auth class (the two path forms of §5.4.3–5.4.5)', () => {
+  it('shares a handler only between routes of one method and auth class (both path forms of §5.4.3–5.4.5)', () => {
     for (const route of routes) {
       const first = routes.find((r) => r.handler === route.handler)!;
       expect([route.path, route.method, authClassOf(route)]).toEqual([route.path, first.method, authClassOf(first)]);

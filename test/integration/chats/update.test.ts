@@ -187,66 +187,74 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
     const named = (prefix: string, count: number, from = 0) =>
       Array.from({ length: count }, (_, i) => `${prefix}${String(from + i).padStart(4, '0')}`);
 
-    it('accepts 500 distinct tags on create and on a PATCH to 500 others, round-trips them and counts each exactly once', async () => {
-      const first = named('big-a-', 500);
-      const created = await api.post(
-        '/api/v1/chats',
-        body({ tags: [...first, ' big-a-0007 ', ...first.slice(0, 20), ''] }),
-      );
-      expect(created.status).toBe(201);
-      expect(created.body.tags).toEqual(first);
-      expect((await api.get(`/api/v1/chats/${created.body.id}`)).body.tags).toEqual(first);
-      let counts = await catalog();
-      expect(first.filter((t) => counts.get(t) !== 1)).toEqual([]);
-      expect(await suggestions('big-a-049')).toEqual(
-        named('big-a-', 10, 490).map((name) => ({ name, usage_count: 1 })),
-      );
+    it(
+      'accepts 500 distinct tags on create and on a PATCH to 500 others, round-trips them and counts each exactly ' +
+        'once',
+      async () => {
+        const first = named('big-a-', 500);
+        const created = await api.post(
+          '/api/v1/chats',
+          body({ tags: [...first, ' big-a-0007 ', ...first.slice(0, 20), ''] }),
+        );
+        expect(created.status).toBe(201);
+        expect(created.body.tags).toEqual(first);
+        expect((await api.get(`/api/v1/chats/${created.body.id}`)).body.tags).toEqual(first);
+        let counts = await catalog();
+        expect(first.filter((t) => counts.get(t) !== 1)).toEqual([]);
+        expect(await suggestions('big-a-049')).toEqual(
+          named('big-a-', 10, 490).map((name) => ({ name, usage_count: 1 })),
+        );
 
-      const second = named('big-b-', 500);
-      const patched = await api.patch(`/api/v1/chats/${created.body.id}`, { tags: second });
-      expect(patched.status).toBe(200);
-      expect(patched.body.tags).toEqual(second);
-      expect((await api.get(`/api/v1/chats/${created.body.id}`)).body).toEqual(patched.body);
-      counts = await catalog();
-      expect(first.filter((t) => counts.get(t) !== 0)).toEqual([]);
-      expect(second.filter((t) => counts.get(t) !== 1)).toEqual([]);
-      expect(await suggestions('big-b-000')).toEqual(named('big-b-', 10).map((name) => ({ name, usage_count: 1 })));
-      expect(await pendingParts(farFuture, 10)).toEqual([]);
-    });
+        const second = named('big-b-', 500);
+        const patched = await api.patch(`/api/v1/chats/${created.body.id}`, { tags: second });
+        expect(patched.status).toBe(200);
+        expect(patched.body.tags).toEqual(second);
+        expect((await api.get(`/api/v1/chats/${created.body.id}`)).body).toEqual(patched.body);
+        counts = await catalog();
+        expect(first.filter((t) => counts.get(t) !== 0)).toEqual([]);
+        expect(second.filter((t) => counts.get(t) !== 1)).toEqual([]);
+        expect(await suggestions('big-b-000')).toEqual(named('big-b-', 10).map((name) => ({ name, usage_count: 1 })));
+        expect(await pendingParts(farFuture, 10)).toEqual([]);
+      },
+    );
 
-    it('keeps every catalog count equal to a recount after 50 parallel PATCHes adding and removing tags on one chat', async () => {
-      const pool = named('par-', 1000);
-      const base = pool.slice(0, 500);
-      const chat = (await api.post('/api/v1/chats', body({ tags: base }))).body;
-      // Another chat shares some of the tags, so counts above 1 are checked too.
-      await api.post('/api/v1/chats', body({ tags: pool.filter((_, i) => i % 7 === 0) }));
-      // Each edit drops a window of the base tags and adds a window of new ones: most change a
-      // few tags (inline in the chat's transaction), three change about a hundred or more
-      // against whichever edit lands before them, and so does the edit after each (catalog parts).
-      const edits = Array.from({ length: 50 }, (_, i) => {
-        const width = i % 20 === 3 ? 60 : 4;
-        const at = (i * 9) % 440;
-        return [...base.filter((_, j) => j < at || j >= at + width), ...pool.slice(500 + at, 500 + at + width)];
-      });
-      let partsApplied = 0;
-      ddb().middlewareStack.add(
-        (next, context) => async (args) => {
-          const items = (args.input as { TransactItems?: { Delete?: unknown }[] }).TransactItems;
-          if (context.commandName === 'TransactWriteItemsCommand' && items?.[0]?.Delete) partsApplied++;
-          return next(args);
-        },
-        { step: 'initialize', name: 'count-catalog-parts' },
-      );
-      const results = await Promise.all(edits.map((tags) => api.patch(`/api/v1/chats/${chat.id}`, { tags }))).finally(
-        () => ddb().middlewareStack.remove('count-catalog-parts'),
-      );
-      expect(results.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
-      expect(partsApplied).toBeGreaterThan(0);
-      const final = (await api.get(`/api/v1/chats/${chat.id}`)).body.tags as string[];
-      expect(edits.some((e) => JSON.stringify(e) === JSON.stringify(final))).toBe(true);
-      expect(mismatches(await catalog(), await recount())).toEqual([]);
-      expect(await pendingParts(farFuture, 10)).toEqual([]);
-    });
+    it(
+      'keeps every catalog count equal to a recount after 50 parallel PATCHes adding and removing tags on one ' +
+        'chat',
+      async () => {
+        const pool = named('par-', 1000);
+        const base = pool.slice(0, 500);
+        const chat = (await api.post('/api/v1/chats', body({ tags: base }))).body;
+        // Another chat shares some of the tags, so counts above 1 are checked too.
+        await api.post('/api/v1/chats', body({ tags: pool.filter((_, i) => i % 7 === 0) }));
+        // Each edit drops a window of the base tags and adds a window of new ones: most change a
+        // few tags (inline in the chat's transaction), three change about a hundred or more
+        // against whichever edit lands before them, and so does the edit after each (catalog parts).
+        const edits = Array.from({ length: 50 }, (_, i) => {
+          const width = i % 20 === 3 ? 60 : 4;
+          const at = (i * 9) % 440;
+          return [...base.filter((_, j) => j < at || j >= at + width), ...pool.slice(500 + at, 500 + at + width)];
+        });
+        let partsApplied = 0;
+        ddb().middlewareStack.add(
+          (next, context) => async (args) => {
+            const items = (args.input as { TransactItems?: { Delete?: unknown }[] }).TransactItems;
+            if (context.commandName === 'TransactWriteItemsCommand' && items?.[0]?.Delete) partsApplied++;
+            return next(args);
+          },
+          { step: 'initialize', name: 'count-catalog-parts' },
+        );
+        const results = await Promise.all(edits.map((tags) => api.patch(`/api/v1/chats/${chat.id}`, { tags }))).finally(
+          () => ddb().middlewareStack.remove('count-catalog-parts'),
+        );
+        expect(results.map((r) => r.status).filter((s) => s !== 200)).toEqual([]);
+        expect(partsApplied).toBeGreaterThan(0);
+        const final = (await api.get(`/api/v1/chats/${chat.id}`)).body.tags as string[];
+        expect(edits.some((e) => JSON.stringify(e) === JSON.stringify(final))).toBe(true);
+        expect(mismatches(await catalog(), await recount())).toEqual([]);
+        expect(await pendingParts(farFuture, 10)).toEqual([]);
+      },
+    );
 
     it('holds 1,000 tags, and a PATCH replacing them all by 1,000 others', async () => {
       const chat = await api.post('/api/v1/chats', body({ tags: named('max-a-', 1000) }));

@@ -70,39 +70,42 @@ describe('dispatch', () => {
     expect(unknown.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
   });
 
-  it('retries a retryable failure after the backoff, and the last attempt fails for good with the system message', async () => {
-    const chat = await newChat();
-    await say(chat.id, 'do it');
-    const first = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
-    expect(first.status).toBe(200);
-    const failed = await api().post(`/api/v1/dispatch/${first.body.batchId}/fail`, {
-      workerId: 'w1',
-      reason: ' boom ',
-      retryable: true,
-    });
-    expect(failed.status).toBe(204);
-    const early = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 0 });
-    expect(early.status).toBe(204);
-    const second = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 5000 });
-    expect(second.status).toBe(200);
-    expect(second.body.batchId).toBe(first.body.batchId);
-    const terminal = await api().post(`/api/v1/dispatch/${second.body.batchId}/fail`, {
-      workerId: 'w2',
-      reason: 'still broken',
-      retryable: true,
-    });
-    expect(terminal.status).toBe(204);
-    const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data;
-    expect(messages[0]).toMatchObject({
-      role: 'system',
-      sender_id: 'system',
-      content_final: 'Dispatch failed after 2 attempts: still broken',
-      trace: { dispatchFailure: true },
-    });
-    const chatAfter = (await api().get(`/api/v1/chats/${chat.id}`)).body;
-    expect(chatAfter).toMatchObject({
-      last_message_role: 'system',
-      last_message_preview: 'Dispatch failed after 2 attempts: still broken',
-    });
-  });
+  it(
+    'retries a retryable failure after the backoff, and the last attempt fails for good with the system ' + 'message',
+    async () => {
+      const chat = await newChat();
+      await say(chat.id, 'do it');
+      const first = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
+      expect(first.status).toBe(200);
+      const failed = await api().post(`/api/v1/dispatch/${first.body.batchId}/fail`, {
+        workerId: 'w1',
+        reason: ' boom ',
+        retryable: true,
+      });
+      expect(failed.status).toBe(204);
+      const early = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 0 });
+      expect(early.status).toBe(204);
+      const second = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 5000 });
+      expect(second.status).toBe(200);
+      expect(second.body.batchId).toBe(first.body.batchId);
+      const terminal = await api().post(`/api/v1/dispatch/${second.body.batchId}/fail`, {
+        workerId: 'w2',
+        reason: 'still broken',
+        retryable: true,
+      });
+      expect(terminal.status).toBe(204);
+      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data;
+      expect(messages[0]).toMatchObject({
+        role: 'system',
+        sender_id: 'system',
+        content_final: 'Dispatch failed after 2 attempts: still broken',
+        trace: { dispatchFailure: true },
+      });
+      const chatAfter = (await api().get(`/api/v1/chats/${chat.id}`)).body;
+      expect(chatAfter).toMatchObject({
+        last_message_role: 'system',
+        last_message_preview: 'Dispatch failed after 2 attempts: still broken',
+      });
+    },
+  );
 });

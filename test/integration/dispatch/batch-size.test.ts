@@ -85,17 +85,22 @@ describe('batch size', () => {
     expect(big.compiledContent).toBe(blocks(contents));
   }, 60_000);
 
-  it('dispatches three 200 000-character messages sent within the debounce as one batch (a payload over the 400 KB item limit)', async () => {
-    const chat = await d.newChat();
-    const contents = ['a', 'b', 'c'].map((ch) => ch.repeat(200_000));
-    const ids: string[] = [];
-    for (const content of contents) ids.push(await d.say(chat.id, content));
-    const res = await d.claim({ workerId: W, waitMs: DEBOUNCE + 4000 });
-    expect(res.status).toBe(200);
-    expect(res.body.items.map((i) => i.sourceId)).toEqual(ids);
-    expect(res.body.items.map((i) => i.content)).toEqual(contents);
-    expect(res.body.compiledContent).toBe(blocks(contents));
-    await d.completeOk(res.body.batchId, W);
-    expect(await d.drain(DEBOUNCE + 1000)).toEqual([]);
-  }, 60_000);
+  it(
+    'dispatches three 200 000-character messages sent within the debounce as one batch (a payload over the 400 KB ' +
+      'item limit)',
+    async () => {
+      const chat = await d.newChat();
+      const contents = ['a', 'b', 'c'].map((ch) => ch.repeat(200_000));
+      const ids: string[] = [];
+      for (const content of contents) ids.push(await d.say(chat.id, content));
+      const res = await d.claim({ workerId: W, waitMs: DEBOUNCE + 4000 });
+      expect(res.status).toBe(200);
+      expect(res.body.items.map((i) => i.sourceId)).toEqual(ids);
+      expect(res.body.items.map((i) => i.content)).toEqual(contents);
+      expect(res.body.compiledContent).toBe(blocks(contents));
+      await d.completeOk(res.body.batchId, W);
+      expect(await d.drain(DEBOUNCE + 1000)).toEqual([]);
+    },
+    60_000,
+  );
 });

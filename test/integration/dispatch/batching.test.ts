@@ -30,70 +30,81 @@ const { d } = dispatchApi(config);
 const W = 'worker-1';
 
 describe('batched_sequential sealing', () => {
-  it('merges messages sent within the debounce into one batch, claimable after the debounce (§4.4.8 blocks, attachments)', async () => {
-    const chat = await d.newChat();
-    const media = await d.putMedia(chat.id, 'plan.pdf');
-    const ids = [
-      await d.say(chat.id, 'see attached', { trace: { mediaIds: [media] } }),
-      await d.say(chat.id, 'and summarize it'),
-      await d.say(chat.id, 'thanks'),
-    ];
-    const lastSent = Date.now();
-    // Not sealed before the debounce has passed.
-    await d.claimNone({ workerId: W, waitMs: 0 });
-    const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000 });
-    const elapsed = Date.now() - lastSent;
-    expect(elapsed).toBeGreaterThanOrEqual(DEBOUNCE - 150);
-    expect(elapsed).toBeLessThanOrEqual(DEBOUNCE + LATE);
-    expect(batch).toEqual({
-      batchId: expect.any(String),
-      chatId: chat.id,
-      kind: 'user_batch',
-      agentIdHint: 'assistant',
-      compiledContent:
-        '[Message 1]\n[attachments: ["plan.pdf"]]\nsee attached\n\n[Message 2]\nand summarize it\n\n[Message 3]\nthanks',
-      items: [
-        {
-          inputId: expect.any(String),
-          sourceKind: 'user_message',
-          sourceId: ids[0],
-          senderId: 'user:primary',
-          content: 'see attached',
-          mediaIds: [media],
-          attachmentNames: ['plan.pdf'],
-        },
-        {
-          inputId: expect.any(String),
-          sourceKind: 'user_message',
-          sourceId: ids[1],
-          senderId: 'user:primary',
-          content: 'and summarize it',
-          mediaIds: [],
-          attachmentNames: [],
-        },
-        {
-          inputId: expect.any(String),
-          sourceKind: 'user_message',
-          sourceId: ids[2],
-          senderId: 'user:primary',
-          content: 'thanks',
-          mediaIds: [],
-          attachmentNames: [],
-        },
-      ],
-      attachments: [
-        { mediaId: media, fileName: 'plan.pdf', kind: 'file', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 },
-      ],
-    });
-    expect(new Set(batch.items.map((i) => i.inputId)).size).toBe(3);
-    await d.completeOk(batch.batchId, W);
-    // The window is empty again: a later message is a batch of its own.
-    const later = await d.say(chat.id, 'one more');
-    const next = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000 });
-    expect(next.items.map((i) => i.sourceId)).toEqual([later]);
-    expect(next.compiledContent).toBe('one more');
-    await d.completeOk(next.batchId, W);
-  });
+  it(
+    'merges messages sent within the debounce into one batch, claimable after the debounce (§4.4.8 blocks, ' +
+      'attachments)',
+    async () => {
+      const chat = await d.newChat();
+      const media = await d.putMedia(chat.id, 'plan.pdf');
+      const ids = [
+        await d.say(chat.id, 'see attached', { trace: { mediaIds: [media] } }),
+        await d.say(chat.id, 'and summarize it'),
+        await d.say(chat.id, 'thanks'),
+      ];
+      const lastSent = Date.now();
+      // Not sealed before the debounce has passed.
+      await d.claimNone({ workerId: W, waitMs: 0 });
+      const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000 });
+      const elapsed = Date.now() - lastSent;
+      expect(elapsed).toBeGreaterThanOrEqual(DEBOUNCE - 150);
+      expect(elapsed).toBeLessThanOrEqual(DEBOUNCE + LATE);
+      expect(batch).toEqual({
+        batchId: expect.any(String),
+        chatId: chat.id,
+        kind: 'user_batch',
+        agentIdHint: 'assistant',
+        compiledContent:
+          '[Message 1]\n[attachments: ["plan.pdf"]]\nsee attached\n\n[Message 2]\nand summarize it\n\n[Message ' +
+          '3]\nthanks',
+        items: [
+          {
+            inputId: expect.any(String),
+            sourceKind: 'user_message',
+            sourceId: ids[0],
+            senderId: 'user:primary',
+            content: 'see attached',
+            mediaIds: [media],
+            attachmentNames: ['plan.pdf'],
+          },
+          {
+            inputId: expect.any(String),
+            sourceKind: 'user_message',
+            sourceId: ids[1],
+            senderId: 'user:primary',
+            content: 'and summarize it',
+            mediaIds: [],
+            attachmentNames: [],
+          },
+          {
+            inputId: expect.any(String),
+            sourceKind: 'user_message',
+            sourceId: ids[2],
+            senderId: 'user:primary',
+            content: 'thanks',
+            mediaIds: [],
+            attachmentNames: [],
+          },
+        ],
+        attachments: [
+          {
+            mediaId: media,
+            fileName: 'plan.pdf',
+            kind: 'file',
+            sourceInputId: batch.items[0]!.inputId,
+            sourceIndex: 0,
+          },
+        ],
+      });
+      expect(new Set(batch.items.map((i) => i.inputId)).size).toBe(3);
+      await d.completeOk(batch.batchId, W);
+      // The window is empty again: a later message is a batch of its own.
+      const later = await d.say(chat.id, 'one more');
+      const next = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000 });
+      expect(next.items.map((i) => i.sourceId)).toEqual([later]);
+      expect(next.compiledContent).toBe('one more');
+      await d.completeOk(next.batchId, W);
+    },
+  );
 
   it('user typing after the first message holds the batch for the typing grace', async () => {
     const chat = await d.newChat();
@@ -148,46 +159,52 @@ describe('batched_sequential sealing', () => {
     expect(all).toEqual(sent);
   });
 
-  it('rule 2: inputs arriving while a batch is leased accumulate and are sealed together after it completes', async () => {
-    const chat = await d.newChat();
-    const m1 = await d.say(chat.id, 'first');
-    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
-    // Two inputs further apart than the debounce: without rule 2 they would be two batches.
-    const m2 = await d.say(chat.id, 'second');
-    await sleep(DEBOUNCE + 500);
-    const m3 = await d.say(chat.id, 'third');
-    await sleep(DEBOUNCE + 500);
-    await d.claimNone({ workerId: 'worker-2', waitMs: 0 });
-    await d.completeOk(b1.batchId, W);
-    const b2 = await d.claimOne({ workerId: 'worker-2', waitMs: 5000 });
-    expect(b2.items.map((i) => i.sourceId)).toEqual([m2, m3]);
-    expect(b2.compiledContent).toBe(blocks(['second', 'third']));
-    await d.completeOk(b2.batchId, 'worker-2');
-    await d.claimNone({ workerId: 'worker-2', waitMs: DEBOUNCE + 500 });
-  });
+  it(
+    'rule 2: inputs arriving while a batch is leased accumulate and are sealed together after it ' + 'completes',
+    async () => {
+      const chat = await d.newChat();
+      const m1 = await d.say(chat.id, 'first');
+      const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
+      expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+      // Two inputs further apart than the debounce: without rule 2 they would be two batches.
+      const m2 = await d.say(chat.id, 'second');
+      await sleep(DEBOUNCE + 500);
+      const m3 = await d.say(chat.id, 'third');
+      await sleep(DEBOUNCE + 500);
+      await d.claimNone({ workerId: 'worker-2', waitMs: 0 });
+      await d.completeOk(b1.batchId, W);
+      const b2 = await d.claimOne({ workerId: 'worker-2', waitMs: 5000 });
+      expect(b2.items.map((i) => i.sourceId)).toEqual([m2, m3]);
+      expect(b2.compiledContent).toBe(blocks(['second', 'third']));
+      await d.completeOk(b2.batchId, 'worker-2');
+      await d.claimNone({ workerId: 'worker-2', waitMs: DEBOUNCE + 500 });
+    },
+  );
 
-  it('rule 2 ends when the leased batch goes back to pending for a retry: inputs seal on their own debounce again', async () => {
-    const chat = await d.newChat();
-    const m1 = await d.say(chat.id, 'first');
-    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
-    const m2 = await d.say(chat.id, 'second');
-    // m2's debounce passes while b1 is leased: rule 2 holds it.
-    await sleep(DEBOUNCE + 700);
-    // The lease ends (retry in 5 s): the chat has no leased batch, so m2 is eligible at once.
-    expect(
-      (await d.fail(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 })).status,
-    ).toBe(204);
-    await sleep(DEBOUNCE + LATE);
-    // m3 comes after m2 was due to be sealed: it is a batch of its own.
-    const m3 = await d.say(chat.id, 'third');
-    const retried = await d.claimOne({ workerId: 'worker-2', waitMs: 8000 });
-    expect(retried.batchId).toBe(b1.batchId);
-    await d.completeOk(retried.batchId, 'worker-2');
-    const groups = (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
-    expect(groups).toEqual([[m2], [m3]]);
-  });
+  it(
+    'rule 2 ends when the leased batch goes back to pending for a retry: inputs seal on their own debounce ' + 'again',
+    async () => {
+      const chat = await d.newChat();
+      const m1 = await d.say(chat.id, 'first');
+      const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
+      expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+      const m2 = await d.say(chat.id, 'second');
+      // m2's debounce passes while b1 is leased: rule 2 holds it.
+      await sleep(DEBOUNCE + 700);
+      // The lease ends (retry in 5 s): the chat has no leased batch, so m2 is eligible at once.
+      expect(
+        (await d.fail(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 })).status,
+      ).toBe(204);
+      await sleep(DEBOUNCE + LATE);
+      // m3 comes after m2 was due to be sealed: it is a batch of its own.
+      const m3 = await d.say(chat.id, 'third');
+      const retried = await d.claimOne({ workerId: 'worker-2', waitMs: 8000 });
+      expect(retried.batchId).toBe(b1.batchId);
+      await d.completeOk(retried.batchId, 'worker-2');
+      const groups = (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
+      expect(groups).toEqual([[m2], [m3]]);
+    },
+  );
 
   it('rule 2 ends when the lease expires: inputs held by it are sealed then, before later ones arrive', async () => {
     const chat = await d.newChat();

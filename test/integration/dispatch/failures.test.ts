@@ -18,77 +18,83 @@ const { api, d } = dispatchApi(config, { env: { EXPOSE_USAGE_HEADERS: '1' } });
 const messagesOf = async (chatId: string) => (await api().get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
 
 describe('fail', () => {
-  it('retries after the computed backoff (attempts counted at claim), then fails for good at maxAttempts with the system message', async () => {
-    const chat = await d.newChat();
-    const msg = await d.say(chat.id, 'do it');
-    const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
-    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([msg]);
+  it(
+    'retries after the computed backoff (attempts counted at claim), then fails for good at maxAttempts with the ' +
+      'system message',
+    async () => {
+      const chat = await d.newChat();
+      const msg = await d.say(chat.id, 'do it');
+      const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
+      const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+      expect(b1.items.map((i) => i.sourceId)).toEqual([msg]);
 
-    // Attempt 1 fails: back in BASE × 2^0 ms (not 2^1: the attempt was counted at claim, once).
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'first', retryable: true })).status).toBe(204);
-    const failed1 = Date.now();
-    await d.claimNone({ workerId: 'w2', waitMs: 0 });
-    const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
-    const back = Date.now() - failed1;
-    expect({ early: back < BASE - 100, late: back >= 2 * BASE - 100, ms: back }).toEqual({
-      early: false,
-      late: false,
-      ms: back,
-    });
-    expect(b2.batchId).toBe(b1.batchId);
-    expect(b2.items).toEqual(b1.items);
-    expect(b2.compiledContent).toBe('do it');
+      // Attempt 1 fails: back in BASE × 2^0 ms (not 2^1: the attempt was counted at claim, once).
+      expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'first', retryable: true })).status).toBe(204);
+      const failed1 = Date.now();
+      await d.claimNone({ workerId: 'w2', waitMs: 0 });
+      const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
+      const back = Date.now() - failed1;
+      expect({ early: back < BASE - 100, late: back >= 2 * BASE - 100, ms: back }).toEqual({
+        early: false,
+        late: false,
+        ms: back,
+      });
+      expect(b2.batchId).toBe(b1.batchId);
+      expect(b2.items).toEqual(b1.items);
+      expect(b2.compiledContent).toBe('do it');
 
-    // Attempt 2 fails (retried at once: the doubled backoff is the unit test's).
-    expect(
-      (await d.fail(b2.batchId, { workerId: 'w2', reason: 'second', retryable: true, retryDelayMs: 0 })).status,
-    ).toBe(204);
-    const b3 = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
-    expect(b3.batchId).toBe(b1.batchId);
+      // Attempt 2 fails (retried at once: the doubled backoff is the unit test's).
+      expect(
+        (await d.fail(b2.batchId, { workerId: 'w2', reason: 'second', retryable: true, retryDelayMs: 0 })).status,
+      ).toBe(204);
+      const b3 = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
+      expect(b3.batchId).toBe(b1.batchId);
 
-    // Attempt 3 = maxAttempts: a retryable failure is terminal now.
-    const eventCount = (await readEvents(api().tableName)).length;
-    expect((await d.fail(b3.batchId, { workerId: 'w3', reason: '  third time  ', retryable: true })).status).toBe(204);
-    const text = 'Dispatch failed after 3 attempts: third time';
-    const messages = await messagesOf(chat.id);
-    expect(messages).toHaveLength(2);
-    const system = messages[0];
-    expect(system).toMatchObject({
-      chat_id: chat.id,
-      role: 'system',
-      sender_id: 'system',
-      content_final: text,
-      stream_state: 'complete',
-      model_id: 'm',
-      trace: { dispatchFailure: true },
-    });
-    expect(system.trace).toEqual({ dispatchFailure: true });
-    const after = (await api().get(`/api/v1/chats/${chat.id}`)).body;
-    expect(after).toMatchObject({
-      last_message_preview: text,
-      last_message_role: 'system',
-      last_message_at: system.created_at,
-      unread_count: before.unread_count + 1,
-    });
-    const events = await eventsSince(api().tableName, eventCount);
-    const created = events.filter((e) => e.type === 'message.created');
-    expect(created).toHaveLength(1);
-    expect(created[0]!.payload).toMatchObject({
-      chatId: chat.id,
-      messageId: system.id,
-      role: 'system',
-      senderId: 'system',
-      streamState: 'complete',
-      contentFinal: text,
-      trace: { dispatchFailure: true },
-    });
+      // Attempt 3 = maxAttempts: a retryable failure is terminal now.
+      const eventCount = (await readEvents(api().tableName)).length;
+      expect((await d.fail(b3.batchId, { workerId: 'w3', reason: '  third time  ', retryable: true })).status).toBe(
+        204,
+      );
+      const text = 'Dispatch failed after 3 attempts: third time';
+      const messages = await messagesOf(chat.id);
+      expect(messages).toHaveLength(2);
+      const system = messages[0];
+      expect(system).toMatchObject({
+        chat_id: chat.id,
+        role: 'system',
+        sender_id: 'system',
+        content_final: text,
+        stream_state: 'complete',
+        model_id: 'm',
+        trace: { dispatchFailure: true },
+      });
+      expect(system.trace).toEqual({ dispatchFailure: true });
+      const after = (await api().get(`/api/v1/chats/${chat.id}`)).body;
+      expect(after).toMatchObject({
+        last_message_preview: text,
+        last_message_role: 'system',
+        last_message_at: system.created_at,
+        unread_count: before.unread_count + 1,
+      });
+      const events = await eventsSince(api().tableName, eventCount);
+      const created = events.filter((e) => e.type === 'message.created');
+      expect(created).toHaveLength(1);
+      expect(created[0]!.payload).toMatchObject({
+        chatId: chat.id,
+        messageId: system.id,
+        role: 'system',
+        senderId: 'system',
+        streamState: 'complete',
+        contentFinal: text,
+        trace: { dispatchFailure: true },
+      });
 
-    // The batch is over: no more claims of it, and the system message is no input.
-    await d.claimNone({ workerId: 'w4', waitMs: 1500 });
-    expectLeaseLost(await d.complete(b3.batchId, 'w3'), b3.batchId, 'w3');
-    expectLeaseLost(await d.fail(b3.batchId, { workerId: 'w3', reason: 'again', retryable: true }), b3.batchId, 'w3');
-  });
+      // The batch is over: no more claims of it, and the system message is no input.
+      await d.claimNone({ workerId: 'w4', waitMs: 1500 });
+      expectLeaseLost(await d.complete(b3.batchId, 'w3'), b3.batchId, 'w3');
+      expectLeaseLost(await d.fail(b3.batchId, { workerId: 'w3', reason: 'again', retryable: true }), b3.batchId, 'w3');
+    },
+  );
 
   it('retryDelayMs 0 overrides the backoff: claimable again at once, and the old owner holds nothing', async () => {
     // A longer override in real time is the next test's (1300 ms, over the computed BASE ms).

@@ -29,31 +29,35 @@ async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
 }
 
 describe('claim long-poll', () => {
-  it('answers 204 with an empty body after about waitMs on an idle instance; waitMs 0 answers at once; no waitMs waits claimWaitMs', async () => {
-    // The first request of a file loads the handler: warm up before timing.
-    expect((await d.claim({ workerId: 'w1', waitMs: 0 })).status).toBe(204);
-    const [now, nowMs] = await timed(() => d.claim({ workerId: 'w1', waitMs: 0 }));
-    expect(now.status).toBe(204);
-    expect(now.text).toBe('');
-    expect(nowMs).toBeLessThan(500);
+  it(
+    'answers 204 with an empty body after about waitMs on an idle instance; waitMs 0 answers at once; no waitMs ' +
+      'waits claimWaitMs',
+    async () => {
+      // The first request of a file loads the handler: warm up before timing.
+      expect((await d.claim({ workerId: 'w1', waitMs: 0 })).status).toBe(204);
+      const [now, nowMs] = await timed(() => d.claim({ workerId: 'w1', waitMs: 0 }));
+      expect(now.status).toBe(204);
+      expect(now.text).toBe('');
+      expect(nowMs).toBeLessThan(500);
 
-    const [waited, waitedMs] = await timed(() => d.claim({ workerId: 'w1', waitMs: 2000 }));
-    expect(waited.status).toBe(204);
-    expect(waited.text).toBe('');
-    expect(waitedMs).toBeGreaterThanOrEqual(1950);
-    expect(waitedMs).toBeLessThan(3000);
+      const [waited, waitedMs] = await timed(() => d.claim({ workerId: 'w1', waitMs: 2000 }));
+      expect(waited.status).toBe(204);
+      expect(waited.text).toBe('');
+      expect(waitedMs).toBeGreaterThanOrEqual(1950);
+      expect(waitedMs).toBeLessThan(3000);
 
-    const [byDefault, byDefaultMs] = await timed(() => d.claim({ workerId: 'w1' }));
-    expect(byDefault.status).toBe(204);
-    expect(byDefaultMs).toBeGreaterThanOrEqual(CLAIM_WAIT - 50);
-    expect(byDefaultMs).toBeLessThan(CLAIM_WAIT + 1000);
+      const [byDefault, byDefaultMs] = await timed(() => d.claim({ workerId: 'w1' }));
+      expect(byDefault.status).toBe(204);
+      expect(byDefaultMs).toBeGreaterThanOrEqual(CLAIM_WAIT - 50);
+      expect(byDefaultMs).toBeLessThan(CLAIM_WAIT + 1000);
 
-    const [many, manyMs] = await timed(() => d.claimMany({ workerId: 'w1', waitMs: 1200 }));
-    expect(many.status).toBe(204);
-    expect(many.text).toBe('');
-    expect(manyMs).toBeGreaterThanOrEqual(1150);
-    expect(manyMs).toBeLessThan(2200);
-  });
+      const [many, manyMs] = await timed(() => d.claimMany({ workerId: 'w1', waitMs: 1200 }));
+      expect(many.status).toBe(204);
+      expect(many.text).toBe('');
+      expect(manyMs).toBeGreaterThanOrEqual(1150);
+      expect(manyMs).toBeLessThan(2200);
+    },
+  );
 
   it('wakes up early when a batch appears during the wait', async () => {
     const chat = await d.newChat();
@@ -116,40 +120,43 @@ describe('leases', () => {
     });
   });
 
-  it('a worker that stops heartbeating loses the lease: 409 at once, and another claim gets the same batch', async () => {
-    const chat = await d.newChat();
-    const m1 = await d.say(chat.id, 'first');
-    const m2 = await d.say(chat.id, 'second');
-    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
-    expect(batch.items.map((i) => i.sourceId)).toEqual([m1]);
-    await sleep(1300);
-    // Expired, though nobody has claimed it again yet.
-    expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
-    const [again, ms] = await timed(() => d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 10_000 }));
-    expect(ms).toBeLessThan(LATE);
-    // The same batch (not the chat's second one), with the same payload.
-    expect(again.batchId).toBe(batch.batchId);
-    expect(again.items).toEqual(batch.items);
-    expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
-    expectLeaseLost(await d.complete(batch.batchId, 'w1'), batch.batchId, 'w1');
-    expectLeaseLost(
-      await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: true }),
-      batch.batchId,
-      'w1',
-    );
-    expectLeaseLost(
-      await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }),
-      batch.batchId,
-      'w1',
-    );
-    await d.completeOk(batch.batchId, 'w2');
-    const second = await d.claimOne({ workerId: 'w2', waitMs: 3000 });
-    expect(second.items.map((i) => i.sourceId)).toEqual([m2]);
-    await d.completeOk(second.batchId, 'w2');
-    // The old worker's failures wrote no system message.
-    const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
-    expect(messages.map((m) => m.role)).toEqual(['user', 'user']);
-  });
+  it(
+    'a worker that stops heartbeating loses the lease: 409 at once, and another claim gets the same ' + 'batch',
+    async () => {
+      const chat = await d.newChat();
+      const m1 = await d.say(chat.id, 'first');
+      const m2 = await d.say(chat.id, 'second');
+      const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
+      expect(batch.items.map((i) => i.sourceId)).toEqual([m1]);
+      await sleep(1300);
+      // Expired, though nobody has claimed it again yet.
+      expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
+      const [again, ms] = await timed(() => d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 10_000 }));
+      expect(ms).toBeLessThan(LATE);
+      // The same batch (not the chat's second one), with the same payload.
+      expect(again.batchId).toBe(batch.batchId);
+      expect(again.items).toEqual(batch.items);
+      expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
+      expectLeaseLost(await d.complete(batch.batchId, 'w1'), batch.batchId, 'w1');
+      expectLeaseLost(
+        await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: true }),
+        batch.batchId,
+        'w1',
+      );
+      expectLeaseLost(
+        await d.fail(batch.batchId, { workerId: 'w1', reason: 'late', retryable: false }),
+        batch.batchId,
+        'w1',
+      );
+      await d.completeOk(batch.batchId, 'w2');
+      const second = await d.claimOne({ workerId: 'w2', waitMs: 3000 });
+      expect(second.items.map((i) => i.sourceId)).toEqual([m2]);
+      await d.completeOk(second.batchId, 'w2');
+      // The old worker's failures wrote no system message.
+      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+      expect(messages.map((m) => m.role)).toEqual(['user', 'user']);
+    },
+  );
 
   it('a waiting claim takes over an expired lease within about one tick', async () => {
     const chat = await d.newChat();
@@ -164,31 +171,34 @@ describe('leases', () => {
     await d.completeOk(again.batchId, 'w2');
   });
 
-  it('a lease that is not a whole number of seconds is claimable again within about one tick of its end (§11)', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'odd lease');
-    // Claimed with 1100 ms: expires 1100 ms after the claim.
-    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1100 });
-    const claimedAt = Date.now();
-    const again = await d.claimOne({ workerId: 'w2', waitMs: 5000, leaseMs: 20_000 });
-    const afterClaim = Date.now() - claimedAt;
-    // Extended by a heartbeat to 1100 ms from now.
-    expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 1100 })).status).toBe(204);
-    const extendedAt = Date.now();
-    const third = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
-    const afterHeartbeat = Date.now() - extendedAt;
-    await d.completeOk(third.batchId, 'w3');
-    expect([again.batchId, third.batchId]).toEqual([batch.batchId, batch.batchId]);
-    expect({
-      afterClaim: afterClaim <= 1100 + 700,
-      afterHeartbeat: afterHeartbeat <= 1100 + 700,
-      ms: [afterClaim, afterHeartbeat],
-    }).toEqual({
-      afterClaim: true,
-      afterHeartbeat: true,
-      ms: [afterClaim, afterHeartbeat],
-    });
-  });
+  it(
+    'a lease that is not a whole number of seconds is claimable again within about one tick of its end ' + '(§11)',
+    async () => {
+      const chat = await d.newChat();
+      await d.say(chat.id, 'odd lease');
+      // Claimed with 1100 ms: expires 1100 ms after the claim.
+      const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1100 });
+      const claimedAt = Date.now();
+      const again = await d.claimOne({ workerId: 'w2', waitMs: 5000, leaseMs: 20_000 });
+      const afterClaim = Date.now() - claimedAt;
+      // Extended by a heartbeat to 1100 ms from now.
+      expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 1100 })).status).toBe(204);
+      const extendedAt = Date.now();
+      const third = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
+      const afterHeartbeat = Date.now() - extendedAt;
+      await d.completeOk(third.batchId, 'w3');
+      expect([again.batchId, third.batchId]).toEqual([batch.batchId, batch.batchId]);
+      expect({
+        afterClaim: afterClaim <= 1100 + 700,
+        afterHeartbeat: afterHeartbeat <= 1100 + 700,
+        ms: [afterClaim, afterHeartbeat],
+      }).toEqual({
+        afterClaim: true,
+        afterHeartbeat: true,
+        ms: [afterClaim, afterHeartbeat],
+      });
+    },
+  );
 
   it('leaseMs and extendMs below 1000 give a 1000 ms lease', async () => {
     const chat = await d.newChat();

@@ -124,138 +124,160 @@ describe.each(modes)('local SQS (fauxqs) %s', (_label, folder) => {
     await Promise.all([...first.filter((m) => m.Body === 'b1'), ...next].map(q.remove));
   });
 
-  it('extends a lease with ChangeMessageVisibility and ends it with 0: the message returns with its receive count raised', async () => {
-    await q.purge();
-    await q.send('lease', 'chat-c');
-    const [m] = await q.receive(1);
-    await q.hide(m!, 3);
-    await sleep(1500);
-    expect(await q.receive(30)).toEqual([]); // past the first 1 s, still hidden
-    await q.hide(m!, 0);
-    const again = await q.receive(30);
-    expect(bodies(again)).toEqual(['lease']);
-    expect(again[0]!.Attributes?.ApproximateReceiveCount).toBe('2');
-    // And again (the retry path ends a lease with 0 once per attempt).
-    await q.hide(again[0]!, 0);
-    const third = await q.receive(30);
-    expect(third.map((x) => [x.Body, x.Attributes?.ApproximateReceiveCount])).toEqual([['lease', '3']]);
-    await q.remove(third[0]!);
-    expect(await q.receive(30)).toEqual([]);
-  });
+  it(
+    'extends a lease with ChangeMessageVisibility and ends it with 0: the message returns with its receive count ' +
+      'raised',
+    async () => {
+      await q.purge();
+      await q.send('lease', 'chat-c');
+      const [m] = await q.receive(1);
+      await q.hide(m!, 3);
+      await sleep(1500);
+      expect(await q.receive(30)).toEqual([]); // past the first 1 s, still hidden
+      await q.hide(m!, 0);
+      const again = await q.receive(30);
+      expect(bodies(again)).toEqual(['lease']);
+      expect(again[0]!.Attributes?.ApproximateReceiveCount).toBe('2');
+      // And again (the retry path ends a lease with 0 once per attempt).
+      await q.hide(again[0]!, 0);
+      const third = await q.receive(30);
+      expect(third.map((x) => [x.Body, x.Attributes?.ApproximateReceiveCount])).toEqual([['lease', '3']]);
+      await q.remove(third[0]!);
+      expect(await q.receive(30)).toEqual([]);
+    },
+  );
 
-  it('ending a visibility with 0 unblocks the group: the next message of the chat flows after the first is deleted', async () => {
-    await q.purge();
-    await q.send('first', 'chat-g');
-    await q.send('second', 'chat-g');
-    const [m] = await q.receive(30);
-    await q.hide(m!, 0);
-    const [again] = await q.receive(30);
-    expect(again!.Body).toBe('first');
-    await q.remove(again!);
-    expect(bodies(await q.receive(30, 10, 1))).toEqual(['second']);
-    await q.purge();
-  });
+  it(
+    'ending a visibility with 0 unblocks the group: the next message of the chat flows after the first is ' + 'deleted',
+    async () => {
+      await q.purge();
+      await q.send('first', 'chat-g');
+      await q.send('second', 'chat-g');
+      const [m] = await q.receive(30);
+      await q.hide(m!, 0);
+      const [again] = await q.receive(30);
+      expect(again!.Body).toBe('first');
+      await q.remove(again!);
+      expect(bodies(await q.receive(30, 10, 1))).toEqual(['second']);
+      await q.purge();
+    },
+  );
 
-  it('refuses a stale receipt handle (the message was received again since) as AWS does, and a stale delete deletes nothing', async () => {
-    await q.purge();
-    await q.send('stale', 'chat-s');
-    const [old] = await q.receive(1);
-    await sleep(1100);
-    const [fresh] = await q.receive(30);
-    expect(fresh!.Body).toBe('stale');
-    const refused = await q.hide(old!, 0).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(isStaleReceipt(refused)).toBe(true);
-    // Deleting with the old handle answers OK (as AWS may) but leaves the message in flight.
-    await q.remove(old!);
-    await q.hide(fresh!, 0);
-    const back = await q.receive(30);
-    expect(bodies(back)).toEqual(['stale']);
-    await q.remove(back[0]!);
-  });
+  it(
+    'refuses a stale receipt handle (the message was received again since) as AWS does, and a stale delete deletes ' +
+      'nothing',
+    async () => {
+      await q.purge();
+      await q.send('stale', 'chat-s');
+      const [old] = await q.receive(1);
+      await sleep(1100);
+      const [fresh] = await q.receive(30);
+      expect(fresh!.Body).toBe('stale');
+      const refused = await q.hide(old!, 0).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(isStaleReceipt(refused)).toBe(true);
+      // Deleting with the old handle answers OK (as AWS may) but leaves the message in flight.
+      await q.remove(old!);
+      await q.hide(fresh!, 0);
+      const back = await q.receive(30);
+      expect(bodies(back)).toEqual(['stale']);
+      await q.remove(back[0]!);
+    },
+  );
 
-  it('redelivers when the visibility runs out, with the receive count raised, and blocks the group until then', async () => {
-    await q.purge();
-    await q.send('expiring', 'chat-d');
-    await q.send('behind', 'chat-d');
-    const [m] = await q.receive(1);
-    expect(m!.Body).toBe('expiring');
-    const started = Date.now();
-    const again = await q.receive(30, 10, 3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(800);
-    expect(again.map((x) => [x.Body, x.Attributes?.ApproximateReceiveCount])).toEqual([['expiring', '2']]);
-    await q.remove(again[0]!);
-    const last = await q.receive(30);
-    expect(bodies(last)).toEqual(['behind']);
-    await q.remove(last[0]!);
-  });
+  it(
+    'redelivers when the visibility runs out, with the receive count raised, and blocks the group until ' + 'then',
+    async () => {
+      await q.purge();
+      await q.send('expiring', 'chat-d');
+      await q.send('behind', 'chat-d');
+      const [m] = await q.receive(1);
+      expect(m!.Body).toBe('expiring');
+      const started = Date.now();
+      const again = await q.receive(30, 10, 3);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(800);
+      expect(again.map((x) => [x.Body, x.Attributes?.ApproximateReceiveCount])).toEqual([['expiring', '2']]);
+      await q.remove(again[0]!);
+      const last = await q.receive(30);
+      expect(bodies(last)).toEqual(['behind']);
+      await q.remove(last[0]!);
+    },
+  );
 
-  it('drops a duplicate by MessageDeduplicationId, accepts a copy under another id, and rejects a per-message delay', async () => {
-    await q.purge();
-    await q.send('once', 'chat-e', 'same-id');
-    await q.send('once again', 'chat-e', 'same-id');
-    await q.send('copy', 'chat-e', 'same-id.r1');
-    const got = await q.receive(30);
-    expect(bodies(got)).toEqual(['once']);
-    await q.remove(got[0]!);
-    const copy = await q.receive(30);
-    expect(bodies(copy)).toEqual(['copy']);
-    await q.remove(copy[0]!);
-    await expect(
-      q.sqs.send(
-        new SendMessageCommand({
-          QueueUrl: local.dispatchQueueUrl,
-          MessageBody: 'late',
-          MessageGroupId: 'chat-e',
-          MessageDeduplicationId: 'delayed',
-          DelaySeconds: 1,
-        }),
-      ),
-    ).rejects.toThrow();
-  });
+  it(
+    'drops a duplicate by MessageDeduplicationId, accepts a copy under another id, and rejects a per-message ' +
+      'delay',
+    async () => {
+      await q.purge();
+      await q.send('once', 'chat-e', 'same-id');
+      await q.send('once again', 'chat-e', 'same-id');
+      await q.send('copy', 'chat-e', 'same-id.r1');
+      const got = await q.receive(30);
+      expect(bodies(got)).toEqual(['once']);
+      await q.remove(got[0]!);
+      const copy = await q.receive(30);
+      expect(bodies(copy)).toEqual(['copy']);
+      await q.remove(copy[0]!);
+      await expect(
+        q.sqs.send(
+          new SendMessageCommand({
+            QueueUrl: local.dispatchQueueUrl,
+            MessageBody: 'late',
+            MessageGroupId: 'chat-e',
+            MessageDeduplicationId: 'delayed',
+            DelaySeconds: 1,
+          }),
+        ),
+      ).rejects.toThrow();
+    },
+  );
 });
 
 describe('local SQS (fauxqs) with a data folder, across a restart', () => {
-  it('keeps queued messages, keeps an in-flight message hidden until its visibility ends, and keeps a message returned with 0', async () => {
-    const dir = newFolder();
-    let local = await startLocalSqs(dir);
-    let q = clientOf(local);
-    await q.send('waiting', 'chat-w');
-    await q.send('held', 'chat-h');
-    await q.send('returned', 'chat-r');
-    const got = await q.receive(30);
-    expect(bodies(got)).toEqual(['held', 'returned', 'waiting']);
-    await q.hide(
-      got.find((m) => m.Body === 'waiting')!,
-      0,
-    );
-    await q.hide(
-      got.find((m) => m.Body === 'held')!,
-      2,
-    );
-    await q.hide(
-      got.find((m) => m.Body === 'returned')!,
-      0,
-    );
-    q.sqs.destroy();
-    await local.stop();
-
-    local = await startLocalSqs(dir);
-    q = clientOf(local);
-    try {
-      const after = await q.receive(30);
-      expect(after.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount]).sort()).toEqual([
-        ['returned', '2'],
-        ['waiting', '2'],
-      ]);
-      const held = await q.receive(30, 10, 3);
-      expect(held.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([['held', '2']]);
-      await Promise.all([...after, ...held].map(q.remove));
-    } finally {
+  it(
+    'keeps queued messages, keeps an in-flight message hidden until its visibility ends, and keeps a message ' +
+      'returned with 0',
+    async () => {
+      const dir = newFolder();
+      let local = await startLocalSqs(dir);
+      let q = clientOf(local);
+      await q.send('waiting', 'chat-w');
+      await q.send('held', 'chat-h');
+      await q.send('returned', 'chat-r');
+      const got = await q.receive(30);
+      expect(bodies(got)).toEqual(['held', 'returned', 'waiting']);
+      await q.hide(
+        got.find((m) => m.Body === 'waiting')!,
+        0,
+      );
+      await q.hide(
+        got.find((m) => m.Body === 'held')!,
+        2,
+      );
+      await q.hide(
+        got.find((m) => m.Body === 'returned')!,
+        0,
+      );
       q.sqs.destroy();
       await local.stop();
-    }
-  });
+
+      local = await startLocalSqs(dir);
+      q = clientOf(local);
+      try {
+        const after = await q.receive(30);
+        expect(after.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount]).sort()).toEqual([
+          ['returned', '2'],
+          ['waiting', '2'],
+        ]);
+        const held = await q.receive(30, 10, 3);
+        expect(held.map((m) => [m.Body, m.Attributes?.ApproximateReceiveCount])).toEqual([['held', '2']]);
+        await Promise.all([...after, ...held].map(q.remove));
+      } finally {
+        q.sqs.destroy();
+        await local.stop();
+      }
+    },
+  );
 });

@@ -18,66 +18,74 @@ const config = {
 };
 const { d } = dispatchApi(config, { drainAfterEach: false });
 
-describe('OpenClaw-style pumps (claim-many, waitMs 10 s, limit 10, 50 ms idle pause, retryable fail without delay)', () => {
-  it('two pumps: every batch fails once, comes back after the backoff, and completes; every message ends once, in order, with no 5xx', async () => {
-    const ledger = newLedger();
-    let stop = false;
-    const pumps = ['pump-a', 'pump-b'].map((workerId) =>
-      pump(d, ledger, {
-        workerId,
-        limit: 10,
-        waitMs: 10_000,
-        idlePauseMs: 50,
-        maxAttempts: 8,
-        decide: (_batch, attempt) => (attempt === 1 ? 'retry' : 'complete'),
-        stopped: () => stop,
-      }),
+describe(
+  'OpenClaw-style pumps (claim-many, waitMs 10 s, limit 10, 50 ms idle pause, retryable fail without ' + 'delay)',
+  () => {
+    it(
+      'two pumps: every batch fails once, comes back after the backoff, and completes; every message ends once, in ' +
+        'order, with no 5xx',
+      async () => {
+        const ledger = newLedger();
+        let stop = false;
+        const pumps = ['pump-a', 'pump-b'].map((workerId) =>
+          pump(d, ledger, {
+            workerId,
+            limit: 10,
+            waitMs: 10_000,
+            idlePauseMs: 50,
+            maxAttempts: 8,
+            decide: (_batch, attempt) => (attempt === 1 ? 'retry' : 'complete'),
+            stopped: () => stop,
+          }),
+        );
+
+        // 8 chats; a message each, then two more in a burst a little later (batched after the debounce).
+        const chats = await Promise.all(Array.from({ length: 8 }, () => d.newChat()));
+        const sent = new Map<string, string[]>(chats.map((c) => [c.id as string, []]));
+        for (const c of chats) sent.get(c.id)!.push(await d.say(c.id, `first in ${c.id}`));
+        await sleep(1500);
+        for (const c of chats) {
+          sent.get(c.id)!.push(await d.say(c.id, 'second'));
+          sent.get(c.id)!.push(await d.say(c.id, 'third'));
+        }
+        const all = [...sent.values()].flat();
+        const completedIds = () =>
+          [...ledger.ends.entries()]
+            .filter(([, ends]) => ends.includes('completed'))
+            .flatMap(([id]) => ledger.claims.get(id)![0]!.items.map((i) => i.sourceId));
+        const finished = await until(() => completedIds().length >= all.length, 60_000);
+        stop = true;
+        await Promise.all(pumps);
+
+        expect(serverErrors(ledger)).toEqual([]);
+        expect(finished).toBe(true);
+        // Every message in exactly one batch, and that batch completed once.
+        expect(completedIds().sort()).toEqual([...all].sort());
+        for (const [batchId, claims] of ledger.claims) {
+          // Failed once, came back once with the very same payload.
+          expect([batchId, claims.length, ledger.ends.get(batchId)]).toEqual([batchId, 2, ['completed']]);
+          expect(claims[1]).toEqual(claims[0]);
+          expect(await Store.getBatch(batchId)).toMatchObject({
+            status: 'completed',
+            attempt_count: 2,
+            last_error: 'attempt 1 failed',
+          });
+        }
+        // Per chat: batches in the order of their messages, each leased only after the previous one ended.
+        for (const [chatId, ids] of sent) {
+          const headers = await Promise.all(
+            [...ledger.claims.entries()]
+              .filter(([, c]) => c[0]!.chatId === chatId)
+              .map(async ([id]) => (await Store.getBatch(id))!),
+          );
+          headers.sort((a, b) => a.chat_seq - b.chat_seq);
+          const items = headers.flatMap((h) => ledger.claims.get(h.id)![0]!.items.map((i) => i.sourceId));
+          expect([chatId, items]).toEqual([chatId, ids]);
+          for (let k = 1; k < headers.length; k++)
+            expect(headers[k]!.started_at! >= headers[k - 1]!.completed_at!).toBe(true);
+        }
+      },
+      120_000,
     );
-
-    // 8 chats; a message each, then two more in a burst a little later (batched after the debounce).
-    const chats = await Promise.all(Array.from({ length: 8 }, () => d.newChat()));
-    const sent = new Map<string, string[]>(chats.map((c) => [c.id as string, []]));
-    for (const c of chats) sent.get(c.id)!.push(await d.say(c.id, `first in ${c.id}`));
-    await sleep(1500);
-    for (const c of chats) {
-      sent.get(c.id)!.push(await d.say(c.id, 'second'));
-      sent.get(c.id)!.push(await d.say(c.id, 'third'));
-    }
-    const all = [...sent.values()].flat();
-    const completedIds = () =>
-      [...ledger.ends.entries()]
-        .filter(([, ends]) => ends.includes('completed'))
-        .flatMap(([id]) => ledger.claims.get(id)![0]!.items.map((i) => i.sourceId));
-    const finished = await until(() => completedIds().length >= all.length, 60_000);
-    stop = true;
-    await Promise.all(pumps);
-
-    expect(serverErrors(ledger)).toEqual([]);
-    expect(finished).toBe(true);
-    // Every message in exactly one batch, and that batch completed once.
-    expect(completedIds().sort()).toEqual([...all].sort());
-    for (const [batchId, claims] of ledger.claims) {
-      // Failed once, came back once with the very same payload.
-      expect([batchId, claims.length, ledger.ends.get(batchId)]).toEqual([batchId, 2, ['completed']]);
-      expect(claims[1]).toEqual(claims[0]);
-      expect(await Store.getBatch(batchId)).toMatchObject({
-        status: 'completed',
-        attempt_count: 2,
-        last_error: 'attempt 1 failed',
-      });
-    }
-    // Per chat: batches in the order of their messages, each leased only after the previous one ended.
-    for (const [chatId, ids] of sent) {
-      const headers = await Promise.all(
-        [...ledger.claims.entries()]
-          .filter(([, c]) => c[0]!.chatId === chatId)
-          .map(async ([id]) => (await Store.getBatch(id))!),
-      );
-      headers.sort((a, b) => a.chat_seq - b.chat_seq);
-      const items = headers.flatMap((h) => ledger.claims.get(h.id)![0]!.items.map((i) => i.sourceId));
-      expect([chatId, items]).toEqual([chatId, ids]);
-      for (let k = 1; k < headers.length; k++)
-        expect(headers[k]!.started_at! >= headers[k - 1]!.completed_at!).toBe(true);
-    }
-  }, 120_000);
-});
+  },
+);

@@ -103,18 +103,21 @@ describe('dispatch sweeper', () => {
     expect(await sweepNow(batched)).toBe(0);
   });
 
-  it('finds nothing to do when dispatch went normally, and leaves work that is still fresh to the normal path', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'normal');
-    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    await d.completeOk(batch.batchId, 'w1');
-    expect(await sweepNow(sequential)).toBe(0);
-    // The scheduled run only takes work that has not moved for its window (30 s in sequential mode).
-    const other = await d.newChat();
-    await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(other.id, 'fresh'));
-    expect(await sweepHandler()).toEqual({ resumed: 0, repaired: 0 });
-    expect(await sweepNow(sequential)).toBe(1);
-    const resumed = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    await d.completeOk(resumed.batchId, 'w1');
-  });
+  it(
+    'finds nothing to do when dispatch went normally, and leaves work that is still fresh to the normal ' + 'path',
+    async () => {
+      const chat = await d.newChat();
+      await d.say(chat.id, 'normal');
+      const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+      await d.completeOk(batch.batchId, 'w1');
+      expect(await sweepNow(sequential)).toBe(0);
+      // The scheduled run only takes work that has not moved for its window (30 s in sequential mode).
+      const other = await d.newChat();
+      await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(other.id, 'fresh'));
+      expect(await sweepHandler()).toEqual({ resumed: 0, repaired: 0 });
+      expect(await sweepNow(sequential)).toBe(1);
+      const resumed = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+      await d.completeOk(resumed.batchId, 'w1');
+    },
+  );
 });

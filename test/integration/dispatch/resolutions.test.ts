@@ -55,24 +55,28 @@ const resolution = (requestId: string, senderId: string, content: string) => ({
 });
 
 describe('request resolutions', () => {
-  it('renders a choice: the selected ids in submitted order, joined by ", "; a batch of resolutions only is a request_batch', async () => {
-    const chat = await d.newChat();
-    const req = await newRequest(chat.id, choice('Approve deploy?', { maxSelections: 3 }));
-    await resolve(req, { selectedOptionIds: ['later', 'yes'] });
-    const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
-    const line = '[Request resolved: "Approve deploy?"] Selected: later, yes';
-    expect(batch).toEqual({
-      batchId: expect.any(String),
-      chatId: chat.id,
-      kind: 'request_batch',
-      agentIdHint: 'assistant',
-      compiledContent: line,
-      items: [resolution(req, 'user:primary', line)],
-      attachments: [],
-    });
-    expect('traceKind' in batch.items[0]!).toBe(false);
-    await d.completeOk(batch.batchId, W);
-  });
+  it(
+    'renders a choice: the selected ids in submitted order, joined by ", "; a batch of resolutions only is a ' +
+      'request_batch',
+    async () => {
+      const chat = await d.newChat();
+      const req = await newRequest(chat.id, choice('Approve deploy?', { maxSelections: 3 }));
+      await resolve(req, { selectedOptionIds: ['later', 'yes'] });
+      const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
+      const line = '[Request resolved: "Approve deploy?"] Selected: later, yes';
+      expect(batch).toEqual({
+        batchId: expect.any(String),
+        chatId: chat.id,
+        kind: 'request_batch',
+        agentIdHint: 'assistant',
+        compiledContent: line,
+        items: [resolution(req, 'user:primary', line)],
+        attachments: [],
+      });
+      expect('traceKind' in batch.items[0]!).toBe(false);
+      await d.completeOk(batch.batchId, W);
+    },
+  );
 
   it('renders a text_input with the trimmed text; resolvedBy backend gives senderId backend', async () => {
     const chat = await d.newChat();
@@ -102,7 +106,8 @@ describe('request resolutions', () => {
     await resolve(req, { values: { tags: ['b', 'a'], note: 'ship it', env: 'prod', confirm: true } });
     const batch = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
     const line =
-      '[Request resolved: "Deploy settings"] Form values: {"tags":["b","a"],"note":"ship it","env":"prod","confirm":true}';
+      '[Request resolved: "Deploy settings"] Form values: {"tags":["b","a"],"note":"ship ' +
+      'it","env":"prod","confirm":true}';
     expect(batch).toMatchObject({ kind: 'request_batch', compiledContent: line });
     expect(batch.items).toEqual([resolution(req, 'user:primary', line)]);
     await d.completeOk(batch.batchId, W);
@@ -128,42 +133,45 @@ describe('request resolutions', () => {
     await d.completeOk(batch.batchId, W);
   });
 
-  it('merges several resolutions into one request_batch, and a user message with a resolution into a user_batch', async () => {
-    const chat = await d.newChat();
-    const r1 = await newRequest(chat.id, choice('First'));
-    const r2 = await newRequest(chat.id, { type: 'text_input', title: 'Second', config: {} });
-    await resolve(r1, { selectedOptionIds: ['yes'] });
-    await resolve(r2, { text: 'fine', resolvedBy: 'backend' });
-    const both = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
-    const lines = ['[Request resolved: "First"] Selected: yes', '[Request resolved: "Second"] Response: fine'];
-    expect(both.kind).toBe('request_batch');
-    expect(both.items).toEqual([resolution(r1, 'user:primary', lines[0]!), resolution(r2, 'backend', lines[1]!)]);
-    expect(both.compiledContent).toBe(blocks(lines));
-    await d.completeOk(both.batchId, W);
+  it(
+    'merges several resolutions into one request_batch, and a user message with a resolution into a ' + 'user_batch',
+    async () => {
+      const chat = await d.newChat();
+      const r1 = await newRequest(chat.id, choice('First'));
+      const r2 = await newRequest(chat.id, { type: 'text_input', title: 'Second', config: {} });
+      await resolve(r1, { selectedOptionIds: ['yes'] });
+      await resolve(r2, { text: 'fine', resolvedBy: 'backend' });
+      const both = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
+      const lines = ['[Request resolved: "First"] Selected: yes', '[Request resolved: "Second"] Response: fine'];
+      expect(both.kind).toBe('request_batch');
+      expect(both.items).toEqual([resolution(r1, 'user:primary', lines[0]!), resolution(r2, 'backend', lines[1]!)]);
+      expect(both.compiledContent).toBe(blocks(lines));
+      await d.completeOk(both.batchId, W);
 
-    const r3 = await newRequest(chat.id, choice('Third'));
-    const msg = await d.say(chat.id, 'also this', { trace: { kind: 'file' } });
-    await resolve(r3, { selectedOptionIds: ['no'] });
-    const mixed = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
-    const line3 = '[Request resolved: "Third"] Selected: no';
-    expect(mixed.kind).toBe('user_batch');
-    expect(mixed.items).toEqual([
-      {
-        inputId: expect.any(String),
-        sourceKind: 'user_message',
-        sourceId: msg,
-        senderId: 'user:primary',
-        content: 'also this',
-        traceKind: 'file',
-        mediaIds: [],
-        attachmentNames: [],
-      },
-      resolution(r3, 'user:primary', line3),
-    ]);
-    expect('traceKind' in mixed.items[1]!).toBe(false);
-    expect(mixed.compiledContent).toBe(blocks(['also this', line3]));
-    await d.completeOk(mixed.batchId, W);
-  });
+      const r3 = await newRequest(chat.id, choice('Third'));
+      const msg = await d.say(chat.id, 'also this', { trace: { kind: 'file' } });
+      await resolve(r3, { selectedOptionIds: ['no'] });
+      const mixed = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000 });
+      const line3 = '[Request resolved: "Third"] Selected: no';
+      expect(mixed.kind).toBe('user_batch');
+      expect(mixed.items).toEqual([
+        {
+          inputId: expect.any(String),
+          sourceKind: 'user_message',
+          sourceId: msg,
+          senderId: 'user:primary',
+          content: 'also this',
+          traceKind: 'file',
+          mediaIds: [],
+          attachmentNames: [],
+        },
+        resolution(r3, 'user:primary', line3),
+      ]);
+      expect('traceKind' in mixed.items[1]!).toBe(false);
+      expect(mixed.compiledContent).toBe(blocks(['also this', line3]));
+      await d.completeOk(mixed.batchId, W);
+    },
+  );
 
   it('creates no input for creating or cancelling a request', async () => {
     const chat = await d.newChat();

@@ -70,81 +70,93 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     },
   );
 
-  it('with maxAttempts 3, two retryable failures come back and the third is terminal; later messages still flow', async () => {
-    api().setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
-    try {
-      const chat = await d.newChat();
-      const id = await d.say(chat.id, 'try me');
-      let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
-      expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
-      for (let attempt = 1; attempt <= 2; attempt++) {
-        expect(
-          (await d.fail(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true })).status,
-        ).toBe(204);
-        const again = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 20_000)).batch;
-        expect(again?.batchId).toBe(batch.batchId);
-        batch = again!;
+  it(
+    'with maxAttempts 3, two retryable failures come back and the third is terminal; later messages still ' + 'flow',
+    async () => {
+      api().setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
+      try {
+        const chat = await d.newChat();
+        const id = await d.say(chat.id, 'try me');
+        let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+        expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
+        for (let attempt = 1; attempt <= 2; attempt++) {
+          expect(
+            (await d.fail(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true })).status,
+          ).toBe(204);
+          const again = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 20_000)).batch;
+          expect(again?.batchId).toBe(batch.batchId);
+          batch = again!;
+        }
+        expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'failure 3', retryable: true })).status).toBe(
+          204,
+        );
+        expect(await Store.getBatch(batch.batchId)).toMatchObject({
+          status: 'failed',
+          attempt_count: 3,
+          last_error: 'failure 3',
+        });
+        const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as {
+          role: string;
+          content_final: string;
+        }[];
+        expect(messages.find((m) => m.role === 'system')?.content_final).toBe(
+          'Dispatch failed after 3 attempts: failure 3',
+        );
+
+        const next = await d.say(chat.id, 'next one');
+        const after = await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000);
+        expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
+        await d.completeOk(after.batch!.batchId, 'w1');
+      } finally {
+        api().setConfig(defaults);
       }
-      expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'failure 3', retryable: true })).status).toBe(204);
-      expect(await Store.getBatch(batch.batchId)).toMatchObject({
-        status: 'failed',
-        attempt_count: 3,
-        last_error: 'failure 3',
-      });
-      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as {
-        role: string;
-        content_final: string;
-      }[];
-      expect(messages.find((m) => m.role === 'system')?.content_final).toBe(
-        'Dispatch failed after 3 attempts: failure 3',
+    },
+  );
+
+  it(
+    'a retry delay the queue refuses to set is repaired by the sweeper: the fail answers 204 and the batch comes ' +
+      'back',
+    async () => {
+      const chat = await d.newChat();
+      await d.say(chat.id, 'flaky queue');
+      const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+      // The visibility change fails (the batch queue answers as a missing queue for this one request).
+      const res = await withBrokenQueue('DISPATCH_QUEUE_URL', () =>
+        d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true }),
       );
+      expect(res.status).toBe(204);
+      // The message is still hidden for the rest of the 60 s lease: nothing to claim yet.
+      await d.claimNone({ workerId: 'w2', waitMs: 1500 });
+      expect(await Store.batchesToRepair(10)).toEqual([batch.batchId]);
+      expect(await Dispatch.repairMessages()).toBe(1);
+      expect(await Store.batchesToRepair(10)).toEqual([]);
+      const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
+      expect(again.batch).toEqual(batch);
+      await d.completeOk(batch.batchId, 'w2');
+    },
+  );
 
-      const next = await d.say(chat.id, 'next one');
-      const after = await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000);
-      expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
-      await d.completeOk(after.batch!.batchId, 'w1');
-    } finally {
-      api().setConfig(defaults);
-    }
-  });
-
-  it('a retry delay the queue refuses to set is repaired by the sweeper: the fail answers 204 and the batch comes back', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'flaky queue');
-    const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
-    // The visibility change fails (the batch queue answers as a missing queue for this one request).
-    const res = await withBrokenQueue('DISPATCH_QUEUE_URL', () =>
-      d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true }),
-    );
-    expect(res.status).toBe(204);
-    // The message is still hidden for the rest of the 60 s lease: nothing to claim yet.
-    await d.claimNone({ workerId: 'w2', waitMs: 1500 });
-    expect(await Store.batchesToRepair(10)).toEqual([batch.batchId]);
-    expect(await Dispatch.repairMessages()).toBe(1);
-    expect(await Store.batchesToRepair(10)).toEqual([]);
-    const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
-    expect(again.batch).toEqual(batch);
-    await d.completeOk(batch.batchId, 'w2');
-  });
-
-  it('a repair whose message is gone (retention, dead-letter) sends a copy: the batch becomes claimable again', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'lost message');
-    const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
-    const { receipt_handle: receipt } = (await Store.getBatch(batch.batchId))!;
-    // The worker fails it for a retry, and its message is lost on the queue meanwhile.
-    expect(
-      (await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 1000 }))
-        .status,
-    ).toBe(204);
-    await Queues.deleteBatchMessage(receipt!);
-    // Due after a second, but its message is gone: nobody can claim it.
-    await d.claimNone({ workerId: 'w2', waitMs: 2000 });
-    await Store.markRepair(batch.batchId, receipt!, new Date().toISOString());
-    expect(await Dispatch.repairMessages()).toBe(1);
-    const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
-    expect(again.batch).toEqual(batch);
-    await d.completeOk(batch.batchId, 'w2');
-    await d.claimNone({ workerId: 'w2', waitMs: 1200 });
-  });
+  it(
+    'a repair whose message is gone (retention, dead-letter) sends a copy: the batch becomes claimable ' + 'again',
+    async () => {
+      const chat = await d.newChat();
+      await d.say(chat.id, 'lost message');
+      const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+      const { receipt_handle: receipt } = (await Store.getBatch(batch.batchId))!;
+      // The worker fails it for a retry, and its message is lost on the queue meanwhile.
+      expect(
+        (await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 1000 }))
+          .status,
+      ).toBe(204);
+      await Queues.deleteBatchMessage(receipt!);
+      // Due after a second, but its message is gone: nobody can claim it.
+      await d.claimNone({ workerId: 'w2', waitMs: 2000 });
+      await Store.markRepair(batch.batchId, receipt!, new Date().toISOString());
+      expect(await Dispatch.repairMessages()).toBe(1);
+      const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
+      expect(again.batch).toEqual(batch);
+      await d.completeOk(batch.batchId, 'w2');
+      await d.claimNone({ workerId: 'w2', waitMs: 1200 });
+    },
+  );
 });

@@ -84,39 +84,47 @@ describe('sequential mode', () => {
     await d.completeOk(next.batchId, 'w4');
   });
 
-  it('orders claims across chats by available_at: a batch back from a retry goes behind one that was available earlier', async () => {
-    const a = await d.newChat();
-    const a1 = await d.say(a.id, 'a1');
-    const b = await d.newChat();
-    const b1 = await d.say(b.id, 'b1');
-    const first = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
-    expect(first.items[0]!.sourceId).toBe(a1);
-    // Back at once, but available only from now: b1 has been available since its creation.
-    expect(
-      (await d.fail(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 })).status,
-    ).toBe(204);
-    await sleep(200);
-    const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
-    const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
-    expect([second, third].map((x) => x.items[0]!.sourceId)).toEqual([b1, a1]);
-    await d.completeOk(second.batchId, 'w2');
-    await d.completeOk(third.batchId, 'w3');
-  });
+  it(
+    'orders claims across chats by available_at: a batch back from a retry goes behind one that was available ' +
+      'earlier',
+    async () => {
+      const a = await d.newChat();
+      const a1 = await d.say(a.id, 'a1');
+      const b = await d.newChat();
+      const b1 = await d.say(b.id, 'b1');
+      const first = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
+      expect(first.items[0]!.sourceId).toBe(a1);
+      // Back at once, but available only from now: b1 has been available since its creation.
+      expect(
+        (await d.fail(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 })).status,
+      ).toBe(204);
+      await sleep(200);
+      const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
+      const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
+      expect([second, third].map((x) => x.items[0]!.sourceId)).toEqual([b1, a1]);
+      await d.completeOk(second.batchId, 'w2');
+      await d.completeOk(third.batchId, 'w3');
+    },
+  );
 
-  it('orders claims across chats by available_at: an expired batch goes behind one that was available before it expired', async () => {
-    const c = await d.newChat();
-    const c1 = await d.say(c.id, 'c1');
-    const first = await d.claimOne({ workerId: 'w1', waitMs: 2000, leaseMs: 1000 });
-    expect(first.items[0]!.sourceId).toBe(c1);
-    const e = await d.newChat();
-    const e1 = await d.say(e.id, 'e1');
-    await sleep(1500);
-    const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
-    const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
-    expect([second, third].map((x) => x.items[0]!.sourceId)).toEqual([e1, c1]);
-    await d.completeOk(second.batchId, 'w2');
-    await d.completeOk(third.batchId, 'w3');
-  });
+  it(
+    'orders claims across chats by available_at: an expired batch goes behind one that was available before it ' +
+      'expired',
+    async () => {
+      const c = await d.newChat();
+      const c1 = await d.say(c.id, 'c1');
+      const first = await d.claimOne({ workerId: 'w1', waitMs: 2000, leaseMs: 1000 });
+      expect(first.items[0]!.sourceId).toBe(c1);
+      const e = await d.newChat();
+      const e1 = await d.say(e.id, 'e1');
+      await sleep(1500);
+      const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
+      const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
+      expect([second, third].map((x) => x.items[0]!.sourceId)).toEqual([e1, c1]);
+      await d.completeOk(second.batchId, 'w2');
+      await d.completeOk(third.batchId, 'w3');
+    },
+  );
 
   it('claim-many never returns two batches of one chat', async () => {
     const chat = await d.newChat();

@@ -70,29 +70,33 @@ describe('sequence holes', () => {
     c.close();
   });
 
-  it('(b) a number never written delays later events by about the grace period at most, then they arrive once each, in order', async () => {
-    const before = await lastLoggedId(api);
-    const c = await s.open('?ephemeral=false');
-    const hole = await EventReservation.take(1); // never committed nor voided
-    const written = await write('mark-unread');
-    await write('mark-read');
-    await write('mark-unread');
-    const arrived = await arrival(c, 3, GRACE_MS + 5000);
-    // The grace period, plus an idle poll and a few reads of slack.
-    expect(arrived - written).toBeLessThan(GRACE_MS + 2000);
-    await sleep(500);
-    const expected = await logAfter(api, before);
-    expect(idsOf(persisted(c))).toEqual(idsOf(expected));
-    expect(persisted(c).map((e) => e.event)).toEqual(['chat.unread', 'chat.read', 'chat.unread']);
-    expect(seqOf(persisted(c)[0]!.id)).toBe(hole.first + 1);
+  it(
+    '(b) a number never written delays later events by about the grace period at most, then they arrive once each, ' +
+      'in order',
+    async () => {
+      const before = await lastLoggedId(api);
+      const c = await s.open('?ephemeral=false');
+      const hole = await EventReservation.take(1); // never committed nor voided
+      const written = await write('mark-unread');
+      await write('mark-read');
+      await write('mark-unread');
+      const arrived = await arrival(c, 3, GRACE_MS + 5000);
+      // The grace period, plus an idle poll and a few reads of slack.
+      expect(arrived - written).toBeLessThan(GRACE_MS + 2000);
+      await sleep(500);
+      const expected = await logAfter(api, before);
+      expect(idsOf(persisted(c))).toEqual(idsOf(expected));
+      expect(persisted(c).map((e) => e.event)).toEqual(['chat.unread', 'chat.read', 'chat.unread']);
+      expect(seqOf(persisted(c)[0]!.id)).toBe(hole.first + 1);
 
-    // Past the hole, delivery is prompt again.
-    await sleep(1200);
-    const next = await write('mark-read');
-    expect((await arrival(c, 4, 5000)) - next).toBeLessThan(1400);
-    expect(persisted(c)).toHaveLength(4);
-    c.close();
-  });
+      // Past the hole, delivery is prompt again.
+      await sleep(1200);
+      const next = await write('mark-read');
+      expect((await arrival(c, 4, 5000)) - next).toBeLessThan(1400);
+      expect(persisted(c)).toHaveLength(4);
+      c.close();
+    },
+  );
 
   it('(b2) a hole at the tail, older than the grace, does not hold back the next write for long', async () => {
     const c = await s.open('?ephemeral=false');

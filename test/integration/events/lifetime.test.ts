@@ -69,39 +69,42 @@ describe('keepalive and lifetime', () => {
     expect(c.events()).toEqual([]);
   });
 
-  it('a client reconnecting with the last persisted id as cursor receives what was written in between, once', async () => {
-    const before = await lastLoggedId(api);
-    const first = await s.open();
-    // Writes before, across and after the end of the first connection.
-    let writing = true;
-    const writer = (async () => {
-      while (writing) {
-        await write();
-        await sleep(150);
-      }
-    })();
-    await first.ended;
-    const received = persisted(first);
-    expect(received.length).toBeGreaterThan(3);
-    expect(first.frames.at(-1)).toEqual({ kind: 'retry', ms: 1000 });
-    // Events written between the two connections.
-    await write();
-    await write();
-    await sleep(300);
-    const last = received.at(-1)!.id;
-    const second = await s.open(`?cursor=${last}`);
-    await sleep(800);
-    writing = false;
-    await writer;
-    await write();
-    const expected = idsOf(await logAfter(api, before));
-    await second.waitFor((x) => received.length + persisted(x).length >= expected.length, 5000);
-    await sleep(300);
-    const union = [...idsOf(received), ...idsOf(persisted(second))];
-    expect(new Set(union).size).toBe(union.length);
-    expect(union).toEqual(expected);
-    // The second connection starts exactly after the last event the first one delivered.
-    expect(idsOf(persisted(second))).toEqual(idsOf(await logAfter(api, last)));
-    second.close();
-  });
+  it(
+    'a client reconnecting with the last persisted id as cursor receives what was written in between, ' + 'once',
+    async () => {
+      const before = await lastLoggedId(api);
+      const first = await s.open();
+      // Writes before, across and after the end of the first connection.
+      let writing = true;
+      const writer = (async () => {
+        while (writing) {
+          await write();
+          await sleep(150);
+        }
+      })();
+      await first.ended;
+      const received = persisted(first);
+      expect(received.length).toBeGreaterThan(3);
+      expect(first.frames.at(-1)).toEqual({ kind: 'retry', ms: 1000 });
+      // Events written between the two connections.
+      await write();
+      await write();
+      await sleep(300);
+      const last = received.at(-1)!.id;
+      const second = await s.open(`?cursor=${last}`);
+      await sleep(800);
+      writing = false;
+      await writer;
+      await write();
+      const expected = idsOf(await logAfter(api, before));
+      await second.waitFor((x) => received.length + persisted(x).length >= expected.length, 5000);
+      await sleep(300);
+      const union = [...idsOf(received), ...idsOf(persisted(second))];
+      expect(new Set(union).size).toBe(union.length);
+      expect(union).toEqual(expected);
+      // The second connection starts exactly after the last event the first one delivered.
+      expect(idsOf(persisted(second))).toEqual(idsOf(await logAfter(api, last)));
+      second.close();
+    },
+  );
 });

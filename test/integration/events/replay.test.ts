@@ -64,38 +64,43 @@ describe('cursor replay of 1,000 events', () => {
     for (let i = 1; i < log.length; i++) expect(log[i]!.seq).toBeGreaterThan(log[i - 1]!.seq);
   });
 
-  it('replays exactly the events after the cursor, then resumes after a mid-live disconnect without loss or repetition', async () => {
-    const cursor = log[4]!.id;
-    const expectedReplay = idsOf(log.slice(5));
-    const first = await s.open(`?cursor=${cursor}&limit=200`);
-    await first.waitFor((x) => persisted(x).length >= expectedReplay.length, 20_000);
-    await sleep(300); // nothing more may follow
-    expect(idsOf(persisted(first))).toEqual(expectedReplay);
-    expect(persisted(first).map((e) => e.data)).toEqual(
-      log.slice(5).map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, payload: e.payload })),
-    );
-    expectWellFramed(first);
+  it(
+    'replays exactly the events after the cursor, then resumes after a mid-live disconnect without loss or ' +
+      'repetition',
+    async () => {
+      const cursor = log[4]!.id;
+      const expectedReplay = idsOf(log.slice(5));
+      const first = await s.open(`?cursor=${cursor}&limit=200`);
+      await first.waitFor((x) => persisted(x).length >= expectedReplay.length, 20_000);
+      await sleep(300); // nothing more may follow
+      expect(idsOf(persisted(first))).toEqual(expectedReplay);
+      expect(persisted(first).map((e) => e.data)).toEqual(
+        log.slice(5).map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, payload: e.payload })),
+      );
+      expectWellFramed(first);
 
-    // Live phase: writers keep going; the first connection drops in the middle of it.
-    const writing = writeEvents(LIVE);
-    await first.waitFor((x) => persisted(x).length >= expectedReplay.length + 25, 20_000);
-    first.close();
-    const received = persisted(first);
-    const last = received.at(-1)!.id;
-    await sleep(200);
-    const second = await s.open(`?cursor=${last}&limit=200`);
-    await writing;
-    const total = (await readEvents(api.tableName)).length;
-    expect(total).toBe(EVENTS + LIVE);
-    const expectedAll = idsOf(await logAfter(api, cursor));
-    await second.waitFor((x) => received.length + persisted(x).length >= expectedAll.length, 20_000);
-    await sleep(300);
-    const union = [...idsOf(received), ...idsOf(persisted(second))];
-    expect(union).toHaveLength(expectedAll.length);
-    expect(new Set(union).size).toBe(union.length);
-    expect(union).toEqual(expectedAll);
-    second.close();
-  }, 60_000);
+      // Live phase: writers keep going; the first connection drops in the middle of it.
+      const writing = writeEvents(LIVE);
+      await first.waitFor((x) => persisted(x).length >= expectedReplay.length + 25, 20_000);
+      first.close();
+      const received = persisted(first);
+      const last = received.at(-1)!.id;
+      await sleep(200);
+      const second = await s.open(`?cursor=${last}&limit=200`);
+      await writing;
+      const total = (await readEvents(api.tableName)).length;
+      expect(total).toBe(EVENTS + LIVE);
+      const expectedAll = idsOf(await logAfter(api, cursor));
+      await second.waitFor((x) => received.length + persisted(x).length >= expectedAll.length, 20_000);
+      await sleep(300);
+      const union = [...idsOf(received), ...idsOf(persisted(second))];
+      expect(union).toHaveLength(expectedAll.length);
+      expect(new Set(union).size).toBe(union.length);
+      expect(union).toEqual(expectedAll);
+      second.close();
+    },
+    60_000,
+  );
 
   it('replays in batches of any limit, including 1 and an odd size', async () => {
     for (const [from, limit] of [

@@ -45,38 +45,41 @@ function expectError(res: Response, status: number, message: string, details: un
 }
 
 describe('POST /chats/{chatId}/media', () => {
-  it('stores a JSON upload: the record (sanitized name, storage path, kind by type), its bytes, and media.attached', async () => {
-    const chat = await newChat();
-    const before = (await readEvents(api.tableName)).length;
-    const res = await uploadJson(chat, {
-      fileName: ' my notes (1).txt ',
-      contentType: 'text/plain; charset=utf-8',
-      base64Data: b64('hello notes'),
-    });
-    expect(res.status).toBe(201);
-    const media = res.body;
-    expect(media).toEqual({
-      id: expect.stringMatching(/^[A-Za-z0-9_-]{21}$/),
-      chat_id: chat,
-      message_id: null,
-      storage_path: `uploads/${chat}/${media.id}.txt`,
-      thumbnail_path: null,
-      filename: 'my_notes__1_.txt',
-      content_type: 'text/plain; charset=utf-8',
-      byte_size: 11,
-      kind: 'file',
-      created_at: expect.any(String),
-    });
-    expect((await api.get(`/api/v1/media/${media.id}`, { headers: auth })).body).toEqual(media);
-    expect(await storedKeys()).toContain(media.storage_path);
-    const events = await eventsSince(api.tableName, before);
-    expect(events.map((e) => [e.type, e.payload])).toEqual([
-      ['media.attached', { chatId: chat, mediaId: media.id, messageId: null, kind: 'file' }],
-    ]);
-    // No chat field changes (§5.6.2).
-    const chatAfter = (await api.get(`/api/v1/chats/${chat}`, { headers: auth })).body;
-    expect(chatAfter.last_message_preview).toBeNull();
-  });
+  it(
+    'stores a JSON upload: the record (sanitized name, storage path, kind by type), its bytes, and ' + 'media.attached',
+    async () => {
+      const chat = await newChat();
+      const before = (await readEvents(api.tableName)).length;
+      const res = await uploadJson(chat, {
+        fileName: ' my notes (1).txt ',
+        contentType: 'text/plain; charset=utf-8',
+        base64Data: b64('hello notes'),
+      });
+      expect(res.status).toBe(201);
+      const media = res.body;
+      expect(media).toEqual({
+        id: expect.stringMatching(/^[A-Za-z0-9_-]{21}$/),
+        chat_id: chat,
+        message_id: null,
+        storage_path: `uploads/${chat}/${media.id}.txt`,
+        thumbnail_path: null,
+        filename: 'my_notes__1_.txt',
+        content_type: 'text/plain; charset=utf-8',
+        byte_size: 11,
+        kind: 'file',
+        created_at: expect.any(String),
+      });
+      expect((await api.get(`/api/v1/media/${media.id}`, { headers: auth })).body).toEqual(media);
+      expect(await storedKeys()).toContain(media.storage_path);
+      const events = await eventsSince(api.tableName, before);
+      expect(events.map((e) => [e.type, e.payload])).toEqual([
+        ['media.attached', { chatId: chat, mediaId: media.id, messageId: null, kind: 'file' }],
+      ]);
+      // No chat field changes (§5.6.2).
+      const chatAfter = (await api.get(`/api/v1/chats/${chat}`, { headers: auth })).body;
+      expect(chatAfter.last_message_preview).toBeNull();
+    },
+  );
 
   it('stores a multipart upload with its part type, an audio kind, and a name without extension as .bin', async () => {
     const chat = await newChat();
@@ -298,60 +301,73 @@ describe('GET /chats/{chatId}/media', () => {
     expect(byMessage.body.data).toEqual([expect.objectContaining({ id: ids[2], message_id: msg })]);
   });
 
-  it('answers 200 with an empty page for a chat without media, 404 for an unknown chat, 400 for a bad cursor or limit', async () => {
-    const chat = await newChat();
-    expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body).toEqual({
-      data: [],
-      cursor: { next: null, hasMore: false },
-    });
-    expectError(await api.get('/api/v1/chats/nochat00000000000000x/media', { headers: auth }), 404, 'Chat not found.', {
-      chatId: 'nochat00000000000000x',
-    });
-    expect((await api.get(`/api/v1/chats/${chat}/media?cursor=forged`, { headers: auth })).status).toBe(400);
-    expect((await api.get(`/api/v1/chats/${chat}/media?limit=101`, { headers: auth })).status).toBe(400);
-    expect((await api.get(`/api/v1/chats/${chat}/media?kind=video`, { headers: auth })).status).toBe(400);
-  });
+  it(
+    'answers 200 with an empty page for a chat without media, 404 for an unknown chat, 400 for a bad cursor or ' +
+      'limit',
+    async () => {
+      const chat = await newChat();
+      expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body).toEqual({
+        data: [],
+        cursor: { next: null, hasMore: false },
+      });
+      expectError(
+        await api.get('/api/v1/chats/nochat00000000000000x/media', { headers: auth }),
+        404,
+        'Chat not found.',
+        {
+          chatId: 'nochat00000000000000x',
+        },
+      );
+      expect((await api.get(`/api/v1/chats/${chat}/media?cursor=forged`, { headers: auth })).status).toBe(400);
+      expect((await api.get(`/api/v1/chats/${chat}/media?limit=101`, { headers: auth })).status).toBe(400);
+      expect((await api.get(`/api/v1/chats/${chat}/media?kind=video`, { headers: auth })).status).toBe(400);
+    },
+  );
 });
 
 describe('DELETE /media/{mediaId}', () => {
-  it('deletes unattached media (record, entry and object), answering the record as it was; 409 when attached; 404 after', async () => {
-    const chat = await newChat();
-    const media = (await uploadJson(chat, { fileName: 'a.txt', contentType: 'text/plain', base64Data: b64('bye') }))
-      .body;
-    const linked = (await uploadJson(chat, { fileName: 'b.txt', contentType: 'text/plain', base64Data: b64('stay') }))
-      .body;
-    await api.post(
-      `/api/v1/chats/${chat}/messages`,
-      { role: 'user', content: 'with file', trace: { mediaIds: [linked.id] } },
-      { headers: auth },
-    );
+  it(
+    'deletes unattached media (record, entry and object), answering the record as it was; 409 when attached; 404 ' +
+      'after',
+    async () => {
+      const chat = await newChat();
+      const media = (await uploadJson(chat, { fileName: 'a.txt', contentType: 'text/plain', base64Data: b64('bye') }))
+        .body;
+      const linked = (await uploadJson(chat, { fileName: 'b.txt', contentType: 'text/plain', base64Data: b64('stay') }))
+        .body;
+      await api.post(
+        `/api/v1/chats/${chat}/messages`,
+        { role: 'user', content: 'with file', trace: { mediaIds: [linked.id] } },
+        { headers: auth },
+      );
 
-    const res = await api.request('DELETE', `/api/v1/media/${media.id}`, undefined, { headers: auth });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual(media);
-    expectError(await api.get(`/api/v1/media/${media.id}`, { headers: auth }), 404, 'Media not found.', {
-      mediaId: media.id,
-    });
-    expect((await download(media.id)).status).toBe(404);
-    expect(await storedKeys()).not.toContain(media.storage_path);
-    expect(
-      (await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body.data.map((m: { id: string }) => m.id),
-    ).toEqual([linked.id]);
+      const res = await api.request('DELETE', `/api/v1/media/${media.id}`, undefined, { headers: auth });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(media);
+      expectError(await api.get(`/api/v1/media/${media.id}`, { headers: auth }), 404, 'Media not found.', {
+        mediaId: media.id,
+      });
+      expect((await download(media.id)).status).toBe(404);
+      expect(await storedKeys()).not.toContain(media.storage_path);
+      expect(
+        (await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body.data.map((m: { id: string }) => m.id),
+      ).toEqual([linked.id]);
 
-    expectError(
-      await api.request('DELETE', `/api/v1/media/${linked.id}`, undefined, { headers: auth }),
-      409,
-      'Cannot delete media that is attached to a message.',
-      { mediaId: linked.id },
-    );
-    expect((await api.get(`/api/v1/media/${linked.id}`, { headers: auth })).status).toBe(200);
-    expectError(
-      await api.request('DELETE', `/api/v1/media/${media.id}`, undefined, { headers: auth }),
-      404,
-      'Media not found.',
-      { mediaId: media.id },
-    );
-  });
+      expectError(
+        await api.request('DELETE', `/api/v1/media/${linked.id}`, undefined, { headers: auth }),
+        409,
+        'Cannot delete media that is attached to a message.',
+        { mediaId: linked.id },
+      );
+      expect((await api.get(`/api/v1/media/${linked.id}`, { headers: auth })).status).toBe(200);
+      expectError(
+        await api.request('DELETE', `/api/v1/media/${media.id}`, undefined, { headers: auth }),
+        404,
+        'Media not found.',
+        { mediaId: media.id },
+      );
+    },
+  );
 });
 
 describe('GET /files/{mediaId}', () => {
@@ -427,27 +443,31 @@ describe('GET /files/{mediaId}', () => {
     });
   });
 
-  it('serves HTML and SVG-named files as attachments, accepts ?token= for <img>/<audio> tags, and 404s unknown media', async () => {
-    const chat = await newChat();
-    const html = (
-      await uploadJson(chat, {
-        fileName: 'page.html',
-        contentType: 'text/html',
-        base64Data: b64('<script>alert(1)</script>'),
-      })
-    ).body.id;
-    const res = await fetch(`${api.url}/api/v1/files/${html}?token=${SECRET}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
-    expect(res.headers.get('content-security-policy')).toContain("script-src 'none'");
-    expect((await fetch(`${api.url}/api/v1/files/${html}`)).status).toBe(401);
-    const missing = await download('nomedia0000000000000x');
-    expect(missing.status).toBe(404);
-    expect(JSON.parse(missing.bytes.toString()).error).toMatchObject({
-      message: 'Media not found.',
-      details: { mediaId: 'nomedia0000000000000x' },
-    });
-    const thumb = await download(html, {}, '/thumbnail');
-    expect([thumb.status, JSON.parse(thumb.bytes.toString()).error.message]).toEqual([404, 'Thumbnail not found.']);
-  });
+  it(
+    'serves HTML and SVG-named files as attachments, accepts ?token= for <img>/<audio> tags, and 404s unknown ' +
+      'media',
+    async () => {
+      const chat = await newChat();
+      const html = (
+        await uploadJson(chat, {
+          fileName: 'page.html',
+          contentType: 'text/html',
+          base64Data: b64('<script>alert(1)</script>'),
+        })
+      ).body.id;
+      const res = await fetch(`${api.url}/api/v1/files/${html}?token=${SECRET}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-disposition')).toBe('attachment; filename="page.html"');
+      expect(res.headers.get('content-security-policy')).toContain("script-src 'none'");
+      expect((await fetch(`${api.url}/api/v1/files/${html}`)).status).toBe(401);
+      const missing = await download('nomedia0000000000000x');
+      expect(missing.status).toBe(404);
+      expect(JSON.parse(missing.bytes.toString()).error).toMatchObject({
+        message: 'Media not found.',
+        details: { mediaId: 'nomedia0000000000000x' },
+      });
+      const thumb = await download(html, {}, '/thumbnail');
+      expect([thumb.status, JSON.parse(thumb.bytes.toString()).error.message]).toEqual([404, 'Thumbnail not found.']);
+    },
+  );
 });

@@ -97,105 +97,120 @@ describe('image uploads', () => {
     },
   );
 
-  it('keeps a PNG declared as JPEG (it decodes; the type is stored as declared), and makes no thumbnail for audio, files, or an image declared as file', async () => {
-    const chat = await newChat();
-    const misdeclared = await upload(chat, 'photo.jpg', 'image/jpeg', png);
-    expect(misdeclared.status).toBe(201);
-    expect(misdeclared.body).toMatchObject({ kind: 'image', content_type: 'image/jpeg' });
-    expect((await thumbnailOf(misdeclared.body.id)).meta?.width).toBe(512);
-    for (const [name, type, extra] of [
-      ['v.ogg', 'audio/ogg', {}],
-      ['r.pdf', 'application/pdf', {}],
-      ['p.png', 'image/png', { kind: 'file' }],
-    ] as const) {
-      const res = await upload(chat, name, type, name === 'p.png' ? png : Buffer.from('not an image'), extra);
-      expect([name, res.status, res.body.thumbnail_path]).toEqual([name, 201, null]);
-      const thumb = await thumbnailOf(res.body.id);
-      expect([name, thumb.res.status, JSON.parse(thumb.bytes.toString()).error.message]).toEqual([
-        name,
-        404,
-        'Thumbnail not found.',
-      ]);
-    }
-  });
+  it(
+    'keeps a PNG declared as JPEG (it decodes; the type is stored as declared), and makes no thumbnail for audio, ' +
+      'files, or an image declared as file',
+    async () => {
+      const chat = await newChat();
+      const misdeclared = await upload(chat, 'photo.jpg', 'image/jpeg', png);
+      expect(misdeclared.status).toBe(201);
+      expect(misdeclared.body).toMatchObject({ kind: 'image', content_type: 'image/jpeg' });
+      expect((await thumbnailOf(misdeclared.body.id)).meta?.width).toBe(512);
+      for (const [name, type, extra] of [
+        ['v.ogg', 'audio/ogg', {}],
+        ['r.pdf', 'application/pdf', {}],
+        ['p.png', 'image/png', { kind: 'file' }],
+      ] as const) {
+        const res = await upload(chat, name, type, name === 'p.png' ? png : Buffer.from('not an image'), extra);
+        expect([name, res.status, res.body.thumbnail_path]).toEqual([name, 201, null]);
+        const thumb = await thumbnailOf(res.body.id);
+        expect([name, thumb.res.status, JSON.parse(thumb.bytes.toString()).error.message]).toEqual([
+          name,
+          404,
+          'Thumbnail not found.',
+        ]);
+      }
+    },
+  );
 
-  it('refuses, storing nothing: HTML as an image, an HTML/PNG polyglot, a truncated PNG, text declared kind image, and SVG by JSON, multipart and with a charset', async () => {
-    const chat = await newChat();
-    const before = await storedKeys();
-    const html = Buffer.from('<!doctype html><script>alert(document.cookie)</script>');
-    const polyglot = Buffer.concat([png.subarray(0, 16), Buffer.from('<html><script>alert(1)</script></html>')]);
-    const refusals: [string, Response][] = [
-      ['html as png', await upload(chat, 'x.png', 'image/png', html)],
-      ['polyglot', await uploadForm(chat, 'poly.png', 'image/png', polyglot)],
-      ['truncated', await upload(chat, 'cut.png', 'image/png', png.subarray(0, Math.floor(png.length / 2)))],
-      ['declared image', await upload(chat, 'notes.txt', 'text/plain', Buffer.from('plain words'), { kind: 'image' })],
-    ];
-    for (const [label, res] of refusals) {
-      expect([label, res.status, res.body.error]).toEqual([
-        label,
-        415,
-        {
-          code: 'UNSUPPORTED_MEDIA_TYPE',
-          message: 'file content is not a valid image.',
-          details: { field: 'file', contentType: expect.any(String) },
-        },
-      ]);
-    }
-    const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>');
-    for (const res of [
-      await upload(chat, 'a.svg', 'image/svg+xml', svg),
-      await upload(chat, 'a.svg', 'image/svg+xml; charset=utf-8', svg),
-      await uploadForm(chat, 'a.svg', 'image/svg+xml', svg),
-    ]) {
-      expect([res.status, res.body.error.message]).toEqual([415, 'SVG uploads are not allowed.']);
-    }
-    expect(await storedKeys()).toEqual(before);
-    expect((await api.get(`/api/v1/chats/${chat}/media`)).body.data).toEqual([]);
-  });
+  it(
+    'refuses, storing nothing: HTML as an image, an HTML/PNG polyglot, a truncated PNG, text declared kind image, ' +
+      'and SVG by JSON, multipart and with a charset',
+    async () => {
+      const chat = await newChat();
+      const before = await storedKeys();
+      const html = Buffer.from('<!doctype html><script>alert(document.cookie)</script>');
+      const polyglot = Buffer.concat([png.subarray(0, 16), Buffer.from('<html><script>alert(1)</script></html>')]);
+      const refusals: [string, Response][] = [
+        ['html as png', await upload(chat, 'x.png', 'image/png', html)],
+        ['polyglot', await uploadForm(chat, 'poly.png', 'image/png', polyglot)],
+        ['truncated', await upload(chat, 'cut.png', 'image/png', png.subarray(0, Math.floor(png.length / 2)))],
+        [
+          'declared image',
+          await upload(chat, 'notes.txt', 'text/plain', Buffer.from('plain words'), { kind: 'image' }),
+        ],
+      ];
+      for (const [label, res] of refusals) {
+        expect([label, res.status, res.body.error]).toEqual([
+          label,
+          415,
+          {
+            code: 'UNSUPPORTED_MEDIA_TYPE',
+            message: 'file content is not a valid image.',
+            details: { field: 'file', contentType: expect.any(String) },
+          },
+        ]);
+      }
+      const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>');
+      for (const res of [
+        await upload(chat, 'a.svg', 'image/svg+xml', svg),
+        await upload(chat, 'a.svg', 'image/svg+xml; charset=utf-8', svg),
+        await uploadForm(chat, 'a.svg', 'image/svg+xml', svg),
+      ]) {
+        expect([res.status, res.body.error.message]).toEqual([415, 'SVG uploads are not allowed.']);
+      }
+      expect(await storedKeys()).toEqual(before);
+      expect((await api.get(`/api/v1/chats/${chat}/media`)).body.data).toEqual([]);
+    },
+  );
 });
 
 describe('media in messages and dispatch', () => {
-  it('a media-only user message previews as Attachment, an audio-only one as Voice note, and its batch lists the attachments', async () => {
-    const chat = await newChat();
-    const photo = (await upload(chat, 'shot 1.png', 'image/png', png)).body;
-    const voice = (await upload(chat, 'memo.ogg', 'audio/ogg', Buffer.from('OggS voice'))).body;
+  it(
+    'a media-only user message previews as Attachment, an audio-only one as Voice note, and its batch lists the ' +
+      'attachments',
+    async () => {
+      const chat = await newChat();
+      const photo = (await upload(chat, 'shot 1.png', 'image/png', png)).body;
+      const voice = (await upload(chat, 'memo.ogg', 'audio/ogg', Buffer.from('OggS voice'))).body;
 
-    const first = await api.post(`/api/v1/chats/${chat}/messages`, { role: 'user', trace: { mediaIds: [photo.id] } });
-    expect(first.status).toBe(201);
-    expect(first.body.content_final).toBeNull();
-    expect((await api.get(`/api/v1/chats/${chat}`)).body.last_message_preview).toBe('Attachment');
-    expect((await api.get(`/api/v1/media/${photo.id}`)).body.message_id).toBe(first.body.id);
+      const first = await api.post(`/api/v1/chats/${chat}/messages`, { role: 'user', trace: { mediaIds: [photo.id] } });
+      expect(first.status).toBe(201);
+      expect(first.body.content_final).toBeNull();
+      expect((await api.get(`/api/v1/chats/${chat}`)).body.last_message_preview).toBe('Attachment');
+      expect((await api.get(`/api/v1/media/${photo.id}`)).body.message_id).toBe(first.body.id);
 
-    const claim = await api.post('/api/v1/dispatch/claim', { workerId: 'w', waitMs: 5000 });
-    expect(claim.status).toBe(200);
-    expect(claim.body.items).toEqual([
-      expect.objectContaining({
-        sourceId: first.body.id,
-        content: '',
-        mediaIds: [photo.id],
-        attachmentNames: ['shot_1.png'],
-      }),
-    ]);
-    expect(claim.body.attachments).toEqual([
-      {
-        mediaId: photo.id,
-        fileName: 'shot_1.png',
-        kind: 'image',
-        sourceInputId: claim.body.items[0].inputId,
-        sourceIndex: 0,
-      },
-    ]);
-    expect(claim.body.compiledContent).toBe('(no text)');
-    expect((await api.post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w' })).status).toBe(204);
+      const claim = await api.post('/api/v1/dispatch/claim', { workerId: 'w', waitMs: 5000 });
+      expect(claim.status).toBe(200);
+      expect(claim.body.items).toEqual([
+        expect.objectContaining({
+          sourceId: first.body.id,
+          content: '',
+          mediaIds: [photo.id],
+          attachmentNames: ['shot_1.png'],
+        }),
+      ]);
+      expect(claim.body.attachments).toEqual([
+        {
+          mediaId: photo.id,
+          fileName: 'shot_1.png',
+          kind: 'image',
+          sourceInputId: claim.body.items[0].inputId,
+          sourceIndex: 0,
+        },
+      ]);
+      expect(claim.body.compiledContent).toBe('(no text)');
+      expect((await api.post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w' })).status).toBe(204);
 
-    const second = await api.post(`/api/v1/chats/${chat}/messages`, {
-      role: 'agent',
-      senderId: 'assistant',
-      trace: { mediaIds: [voice.id] },
-    });
-    expect(second.status).toBe(201);
-    expect((await api.get(`/api/v1/chats/${chat}`)).body.last_message_preview).toBe('Voice note');
-    // Attached now: it cannot be deleted.
-    expect((await api.request('DELETE', `/api/v1/media/${voice.id}`)).status).toBe(409);
-  });
+      const second = await api.post(`/api/v1/chats/${chat}/messages`, {
+        role: 'agent',
+        senderId: 'assistant',
+        trace: { mediaIds: [voice.id] },
+      });
+      expect(second.status).toBe(201);
+      expect((await api.get(`/api/v1/chats/${chat}`)).body.last_message_preview).toBe('Voice note');
+      // Attached now: it cannot be deleted.
+      expect((await api.request('DELETE', `/api/v1/media/${voice.id}`)).status).toBe(409);
+    },
+  );
 });

@@ -50,99 +50,106 @@ const sixMb = Buffer.alloc(20 * 1024 * 1024, 7);
 sixMb.write('%PDF-1.7 large file', 0);
 
 describe('limits', () => {
-  it('reports 50 MB in all and what one request carries, and answers 413 to direct uploads beyond it in both forms', async () => {
-    const cfg = (await api.get('/api/v1/config')).body;
-    expect([cfg.maxUploadBytes, cfg.directUploadMaxBytes]).toEqual([50_000_000, 4_194_304]);
-    const chat = await newChat();
-    const over = Buffer.alloc(4_194_305, 1);
-    const json = await api.post(`/api/v1/chats/${chat}/media`, {
-      fileName: 'big.bin',
-      contentType: 'application/octet-stream',
-      base64Data: over.toString('base64'),
-    });
-    expect([json.status, json.body.error]).toEqual([
-      413,
-      {
-        code: 'PAYLOAD_TOO_LARGE',
-        message: 'file exceeds maxUploadBytes.',
-        details: { field: 'file', maxUploadBytes: 4_194_304 },
-      },
-    ]);
-    const form = new FormData();
-    form.append('file', new Blob([over]), 'big.bin');
-    const multipart = await fetch(`${api.url}/api/v1/chats/${chat}/media`, { method: 'POST', body: form });
-    expect([multipart.status, ((await multipart.json()) as { error: { message: string } }).error.message]).toEqual([
-      413,
-      'file exceeds maxUploadBytes.',
-    ]);
-  });
+  it(
+    'reports 50 MB in all and what one request carries, and answers 413 to direct uploads beyond it in both ' + 'forms',
+    async () => {
+      const cfg = (await api.get('/api/v1/config')).body;
+      expect([cfg.maxUploadBytes, cfg.directUploadMaxBytes]).toEqual([50_000_000, 4_194_304]);
+      const chat = await newChat();
+      const over = Buffer.alloc(4_194_305, 1);
+      const json = await api.post(`/api/v1/chats/${chat}/media`, {
+        fileName: 'big.bin',
+        contentType: 'application/octet-stream',
+        base64Data: over.toString('base64'),
+      });
+      expect([json.status, json.body.error]).toEqual([
+        413,
+        {
+          code: 'PAYLOAD_TOO_LARGE',
+          message: 'file exceeds maxUploadBytes.',
+          details: { field: 'file', maxUploadBytes: 4_194_304 },
+        },
+      ]);
+      const form = new FormData();
+      form.append('file', new Blob([over]), 'big.bin');
+      const multipart = await fetch(`${api.url}/api/v1/chats/${chat}/media`, { method: 'POST', body: form });
+      expect([multipart.status, ((await multipart.json()) as { error: { message: string } }).error.message]).toEqual([
+        413,
+        'file exceeds maxUploadBytes.',
+      ]);
+    },
+  );
 });
 
 describe('upload sessions', () => {
-  it('a 20 MB file: session, POST to storage, finalize → the medium; downloads redirect with the same headers and ranges', async () => {
-    const chat = await newChat();
-    const opened = await openSession(chat, {
-      fileName: 'big report.pdf',
-      contentType: 'application/pdf',
-      byteSize: sixMb.length,
-    });
-    expect(opened.status).toBe(201);
-    expect(opened.body).toEqual({
-      uploadId: expect.any(String),
-      url: expect.any(String),
-      fields: expect.objectContaining({ key: `pending/${chat}/${opened.body.uploadId}` }),
-      expiresAt: expect.any(String),
-      maxUploadBytes: 50_000_000,
-    });
-    expect(await postToStorage(opened.body, sixMb)).toBeLessThan(300);
-    const done = await finalize(chat, opened.body.uploadId);
-    expect(done.status).toBe(201);
-    expect(done.body).toMatchObject({
-      chat_id: chat,
-      filename: 'big_report.pdf',
-      content_type: 'application/pdf',
-      byte_size: sixMb.length,
-      kind: 'file',
-      thumbnail_path: null,
-      message_id: null,
-    });
-    expect(await storedKeys('pending/')).toEqual([]);
-    // Finalizing again answers the same medium.
-    expect((await finalize(chat, opened.body.uploadId)).body).toEqual(done.body);
+  it(
+    'a 20 MB file: session, POST to storage, finalize → the medium; downloads redirect with the same headers and ' +
+      'ranges',
+    async () => {
+      const chat = await newChat();
+      const opened = await openSession(chat, {
+        fileName: 'big report.pdf',
+        contentType: 'application/pdf',
+        byteSize: sixMb.length,
+      });
+      expect(opened.status).toBe(201);
+      expect(opened.body).toEqual({
+        uploadId: expect.any(String),
+        url: expect.any(String),
+        fields: expect.objectContaining({ key: `pending/${chat}/${opened.body.uploadId}` }),
+        expiresAt: expect.any(String),
+        maxUploadBytes: 50_000_000,
+      });
+      expect(await postToStorage(opened.body, sixMb)).toBeLessThan(300);
+      const done = await finalize(chat, opened.body.uploadId);
+      expect(done.status).toBe(201);
+      expect(done.body).toMatchObject({
+        chat_id: chat,
+        filename: 'big_report.pdf',
+        content_type: 'application/pdf',
+        byte_size: sixMb.length,
+        kind: 'file',
+        thumbnail_path: null,
+        message_id: null,
+      });
+      expect(await storedKeys('pending/')).toEqual([]);
+      // Finalizing again answers the same medium.
+      expect((await finalize(chat, opened.body.uploadId)).body).toEqual(done.body);
 
-    const redirect = await fetch(`${api.url}/api/v1/files/${done.body.id}`, { redirect: 'manual' });
-    expect(redirect.status).toBe(307);
-    const location = redirect.headers.get('location')!;
-    expect(location).toContain(done.body.storage_path);
-    const whole = await fetch(location);
-    expect([
-      whole.status,
-      whole.headers.get('content-type'),
-      whole.headers.get('content-disposition'),
-      whole.headers.get('cache-control'),
-    ]).toEqual([200, 'application/pdf', 'inline; filename="big_report.pdf"', 'private, max-age=86400']);
-    expect(Buffer.from(await whole.arrayBuffer()).equals(sixMb)).toBe(true);
-    // Followed with a Range (as clients follow redirects): 206 and 416 come from storage.
-    const part = await fetch(`${api.url}/api/v1/files/${done.body.id}`, { headers: { range: 'bytes=0-7' } });
-    expect([part.status, part.headers.get('content-range'), await part.text()]).toEqual([
-      206,
-      `bytes 0-7/${sixMb.length}`,
-      '%PDF-1.7',
-    ]);
-    const past = await fetch(`${api.url}/api/v1/files/${done.body.id}`, {
-      headers: { range: `bytes=${sixMb.length}-` },
-    });
-    expect(past.status).toBe(416);
-    // Checked before redirecting: a bad Range is ours to refuse.
-    expect(
-      (
-        await fetch(`${api.url}/api/v1/files/${done.body.id}`, {
-          headers: { range: 'bytes=1-2,4-5' },
-          redirect: 'manual',
-        })
-      ).status,
-    ).toBe(400);
-  });
+      const redirect = await fetch(`${api.url}/api/v1/files/${done.body.id}`, { redirect: 'manual' });
+      expect(redirect.status).toBe(307);
+      const location = redirect.headers.get('location')!;
+      expect(location).toContain(done.body.storage_path);
+      const whole = await fetch(location);
+      expect([
+        whole.status,
+        whole.headers.get('content-type'),
+        whole.headers.get('content-disposition'),
+        whole.headers.get('cache-control'),
+      ]).toEqual([200, 'application/pdf', 'inline; filename="big_report.pdf"', 'private, max-age=86400']);
+      expect(Buffer.from(await whole.arrayBuffer()).equals(sixMb)).toBe(true);
+      // Followed with a Range (as clients follow redirects): 206 and 416 come from storage.
+      const part = await fetch(`${api.url}/api/v1/files/${done.body.id}`, { headers: { range: 'bytes=0-7' } });
+      expect([part.status, part.headers.get('content-range'), await part.text()]).toEqual([
+        206,
+        `bytes 0-7/${sixMb.length}`,
+        '%PDF-1.7',
+      ]);
+      const past = await fetch(`${api.url}/api/v1/files/${done.body.id}`, {
+        headers: { range: `bytes=${sixMb.length}-` },
+      });
+      expect(past.status).toBe(416);
+      // Checked before redirecting: a bad Range is ours to refuse.
+      expect(
+        (
+          await fetch(`${api.url}/api/v1/files/${done.body.id}`, {
+            headers: { range: 'bytes=1-2,4-5' },
+            redirect: 'manual',
+          })
+        ).status,
+      ).toBe(400);
+    },
+  );
 
   it('an image through a session gets its thumbnail; one that does not decode is refused and deleted', async () => {
     const chat = await newChat();
@@ -168,61 +175,69 @@ describe('upload sessions', () => {
     expect(await storedKeys('pending/')).toEqual([]);
   });
 
-  it('storage refuses a POST of another size or type; finalize refuses such a file put around the policy (deleting it), or none yet; the session stays open', async () => {
-    const chat = await newChat();
-    const s = (await openSession(chat, { fileName: 'a.txt', contentType: 'text/plain', byteSize: 5 })).body;
-    const none = await finalize(chat, s.uploadId);
-    expect([none.status, none.body.error]).toEqual([
-      400,
-      { code: 'VALIDATION_ERROR', message: 'The file has not been uploaded yet.', details: { field: 'file' } },
-    ]);
-    expect(await postToStorage(s, Buffer.from('123456'))).toBe(400);
-    expect(await postToStorage(s, Buffer.from('12345'), 'text/html')).toBe(403);
-    expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
-    await putAround(s.fields.key!, Buffer.from('123456'), 'text/plain');
-    const size = await finalize(chat, s.uploadId);
-    expect([size.status, size.body.error.details]).toEqual([400, { field: 'file', byteSize: 5, uploadedBytes: 6 }]);
-    expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
-    await putAround(s.fields.key!, Buffer.from('12345'), 'text/html');
-    const type = await finalize(chat, s.uploadId);
-    expect([type.status, type.body.error.message]).toEqual([
-      415,
-      'The uploaded file does not have the declared contentType.',
-    ]);
-    await postToStorage(s, Buffer.from('12345'));
-    const ok = await finalize(chat, s.uploadId);
-    expect([ok.status, ok.body.byte_size]).toEqual([201, 5]);
-    const file = await fetch(`${api.url}/api/v1/files/${ok.body.id}`);
-    expect([file.status, await file.text()]).toEqual([200, '12345']);
-  });
+  it(
+    'storage refuses a POST of another size or type; finalize refuses such a file put around the policy (deleting ' +
+      'it), or none yet; the session stays open',
+    async () => {
+      const chat = await newChat();
+      const s = (await openSession(chat, { fileName: 'a.txt', contentType: 'text/plain', byteSize: 5 })).body;
+      const none = await finalize(chat, s.uploadId);
+      expect([none.status, none.body.error]).toEqual([
+        400,
+        { code: 'VALIDATION_ERROR', message: 'The file has not been uploaded yet.', details: { field: 'file' } },
+      ]);
+      expect(await postToStorage(s, Buffer.from('123456'))).toBe(400);
+      expect(await postToStorage(s, Buffer.from('12345'), 'text/html')).toBe(403);
+      expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
+      await putAround(s.fields.key!, Buffer.from('123456'), 'text/plain');
+      const size = await finalize(chat, s.uploadId);
+      expect([size.status, size.body.error.details]).toEqual([400, { field: 'file', byteSize: 5, uploadedBytes: 6 }]);
+      expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
+      await putAround(s.fields.key!, Buffer.from('12345'), 'text/html');
+      const type = await finalize(chat, s.uploadId);
+      expect([type.status, type.body.error.message]).toEqual([
+        415,
+        'The uploaded file does not have the declared contentType.',
+      ]);
+      await postToStorage(s, Buffer.from('12345'));
+      const ok = await finalize(chat, s.uploadId);
+      expect([ok.status, ok.body.byte_size]).toEqual([201, 5]);
+      const file = await fetch(`${api.url}/api/v1/files/${ok.body.id}`);
+      expect([file.status, await file.text()]).toEqual([200, '12345']);
+    },
+  );
 
-  it('checks what a session declares: size over the limit, SVG, type rules, unknown chat, foreign message, other chat, unknown upload', async () => {
-    const chat = await newChat();
-    const other = await newChat();
-    const tooBig = await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 50_000_001 });
-    expect([tooBig.status, tooBig.body.error.details]).toEqual([413, { field: 'file', maxUploadBytes: 50_000_000 }]);
-    expect((await openSession(chat, { fileName: 'a.svg', contentType: 'image/svg+xml', byteSize: 10 })).status).toBe(
-      415,
-    );
-    expect((await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 0 })).status).toBe(400);
-    expect(
-      (await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 1, kind: 'video' })).body.error
-        .message,
-    ).toBe('kind must be image, audio, or file.');
-    expect(
-      (await openSession('nochat00000000000000x', { fileName: 'a', contentType: 'text/plain', byteSize: 1 })).status,
-    ).toBe(404);
-    const msg = (await api.post(`/api/v1/chats/${other}/messages`, { role: 'user', content: 'x' })).body.id;
-    expect(
-      (await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 1, messageId: msg })).body.error
-        .message,
-    ).toBe('messageId does not belong to this chat.');
-    const s = (await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 1 })).body;
-    expect((await finalize(other, s.uploadId)).status).toBe(404);
-    const unknown: Response = await finalize(chat, 'noupload000000000000x');
-    expect([unknown.status, unknown.body.error]).toEqual([
-      404,
-      { code: 'NOT_FOUND', message: 'Upload not found.', details: { uploadId: 'noupload000000000000x' } },
-    ]);
-  });
+  it(
+    'checks what a session declares: size over the limit, SVG, type rules, unknown chat, foreign message, other ' +
+      'chat, unknown upload',
+    async () => {
+      const chat = await newChat();
+      const other = await newChat();
+      const tooBig = await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 50_000_001 });
+      expect([tooBig.status, tooBig.body.error.details]).toEqual([413, { field: 'file', maxUploadBytes: 50_000_000 }]);
+      expect((await openSession(chat, { fileName: 'a.svg', contentType: 'image/svg+xml', byteSize: 10 })).status).toBe(
+        415,
+      );
+      expect((await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 0 })).status).toBe(400);
+      expect(
+        (await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 1, kind: 'video' })).body.error
+          .message,
+      ).toBe('kind must be image, audio, or file.');
+      expect(
+        (await openSession('nochat00000000000000x', { fileName: 'a', contentType: 'text/plain', byteSize: 1 })).status,
+      ).toBe(404);
+      const msg = (await api.post(`/api/v1/chats/${other}/messages`, { role: 'user', content: 'x' })).body.id;
+      expect(
+        (await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 1, messageId: msg })).body.error
+          .message,
+      ).toBe('messageId does not belong to this chat.');
+      const s = (await openSession(chat, { fileName: 'a', contentType: 'text/plain', byteSize: 1 })).body;
+      expect((await finalize(other, s.uploadId)).status).toBe(404);
+      const unknown: Response = await finalize(chat, 'noupload000000000000x');
+      expect([unknown.status, unknown.body.error]).toEqual([
+        404,
+        { code: 'NOT_FOUND', message: 'Upload not found.', details: { uploadId: 'noupload000000000000x' } },
+      ]);
+    },
+  );
 });

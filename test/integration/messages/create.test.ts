@@ -204,42 +204,54 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
     }
   });
 
-  it('stores a streaming message whose trace names a medium that does not exist (no linking while streaming)', async () => {
-    const chat = await newChat();
-    const trace = { mediaIds: [MISSING_MEDIA] };
-    const res = await send(chat.id, { role: 'agent', senderId: 'assistant', streaming: true, trace });
-    expect(res.status).toBe(201);
-    expect(res.body.trace).toEqual(trace);
-  });
+  it(
+    'stores a streaming message whose trace names a medium that does not exist (no linking while ' + 'streaming)',
+    async () => {
+      const chat = await newChat();
+      const trace = { mediaIds: [MISSING_MEDIA] };
+      const res = await send(chat.id, { role: 'agent', senderId: 'assistant', streaming: true, trace });
+      expect(res.status).toBe(201);
+      expect(res.body.trace).toEqual(trace);
+    },
+  );
 
-  it('accepts any trace.kind without a media reference (rule 9 is the legacy form only), keeping the trace as given', async () => {
-    const chat = await newChat();
-    const traces: Record<string, unknown>[] = [
-      { kind: 'note' },
-      { kind: 'video', step: 2 },
-      // Not a string: still no check without trace.mediaId; stored, and no traceKind for dispatch (§4.4.1).
-      { kind: 7 },
-      { kind: null },
-      { kind: { nested: ['x'] } },
-    ];
-    for (const trace of traces) {
-      const res = await send(chat.id, { role: 'user', content: ' note this ', trace });
-      expect([trace, res.status, res.body?.error]).toEqual([trace, 201, undefined]);
-      expect(res.body).toMatchObject({ content_final: 'note this', stream_state: 'complete', trace });
-      const stored = (await listed(chat.id)).find((m) => m.id === res.body.id);
-      expect(stored?.trace).toEqual(trace);
-    }
-    // Any role, and while streaming.
-    const agent = await send(chat.id, { role: 'agent', senderId: 'assistant', content: 'ok', trace: { kind: 'note' } });
-    expect([agent.status, agent.body.trace]).toEqual([201, { kind: 'note' }]);
-    const stream = await send(chat.id, {
-      role: 'agent',
-      senderId: 'assistant',
-      streaming: true,
-      trace: { kind: 'draft' },
-    });
-    expect([stream.status, stream.body.trace]).toEqual([201, { kind: 'draft' }]);
-  });
+  it(
+    'accepts any trace.kind without a media reference (rule 9 is the legacy form only), keeping the trace as ' +
+      'given',
+    async () => {
+      const chat = await newChat();
+      const traces: Record<string, unknown>[] = [
+        { kind: 'note' },
+        { kind: 'video', step: 2 },
+        // Not a string: still no check without trace.mediaId; stored, and no traceKind for dispatch (§4.4.1).
+        { kind: 7 },
+        { kind: null },
+        { kind: { nested: ['x'] } },
+      ];
+      for (const trace of traces) {
+        const res = await send(chat.id, { role: 'user', content: ' note this ', trace });
+        expect([trace, res.status, res.body?.error]).toEqual([trace, 201, undefined]);
+        expect(res.body).toMatchObject({ content_final: 'note this', stream_state: 'complete', trace });
+        const stored = (await listed(chat.id)).find((m) => m.id === res.body.id);
+        expect(stored?.trace).toEqual(trace);
+      }
+      // Any role, and while streaming.
+      const agent = await send(chat.id, {
+        role: 'agent',
+        senderId: 'assistant',
+        content: 'ok',
+        trace: { kind: 'note' },
+      });
+      expect([agent.status, agent.body.trace]).toEqual([201, { kind: 'note' }]);
+      const stream = await send(chat.id, {
+        role: 'agent',
+        senderId: 'assistant',
+        streaming: true,
+        trace: { kind: 'draft' },
+      });
+      expect([stream.status, stream.body.trace]).toEqual([201, { kind: 'draft' }]);
+    },
+  );
 
   it('emits the free-form trace.kind in message.created as given', async () => {
     const chat = await newChat();

@@ -55,26 +55,33 @@ const mediaItem = async (id: string) =>
   (await ddb().send(new GetCommand({ TableName: api.tableName, Key: Keys.media(id), ConsistentRead: true }))).Item;
 
 describe('media references in a message trace', () => {
-  it('links every referenced medium, emits media.attached before message.created, and previews "Attachment"', async () => {
-    const chat = await newChat();
-    const img = await putMedia(chat.id, 'image');
-    const doc = await putMedia(chat.id, 'file');
-    const before = (await readEvents(api.tableName)).length;
-    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, {
-      role: 'agent',
-      senderId: 'assistant',
-      trace: { mediaIds: [img, doc] },
-    });
-    expect(res.status).toBe(201);
-    expect(res.body).toMatchObject({ content_final: null, stream_state: 'complete', trace: { mediaIds: [img, doc] } });
-    expect((await mediaItem(img))?.message_id).toBe(res.body.id);
-    expect((await mediaItem(doc))?.message_id).toBe(res.body.id);
-    const events = await eventsSince(api.tableName, before);
-    expect(events.map((e) => e.type)).toEqual(['media.attached', 'media.attached', 'message.created']);
-    expect(events[0]!.payload).toEqual({ chatId: chat.id, mediaId: img, messageId: res.body.id, kind: 'image' });
-    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
-    expect(after).toMatchObject({ last_message_preview: 'Attachment', last_message_role: 'agent', unread_count: 1 });
-  });
+  it(
+    'links every referenced medium, emits media.attached before message.created, and previews ' + '"Attachment"',
+    async () => {
+      const chat = await newChat();
+      const img = await putMedia(chat.id, 'image');
+      const doc = await putMedia(chat.id, 'file');
+      const before = (await readEvents(api.tableName)).length;
+      const res = await api.post(`/api/v1/chats/${chat.id}/messages`, {
+        role: 'agent',
+        senderId: 'assistant',
+        trace: { mediaIds: [img, doc] },
+      });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        content_final: null,
+        stream_state: 'complete',
+        trace: { mediaIds: [img, doc] },
+      });
+      expect((await mediaItem(img))?.message_id).toBe(res.body.id);
+      expect((await mediaItem(doc))?.message_id).toBe(res.body.id);
+      const events = await eventsSince(api.tableName, before);
+      expect(events.map((e) => e.type)).toEqual(['media.attached', 'media.attached', 'message.created']);
+      expect(events[0]!.payload).toEqual({ chatId: chat.id, mediaId: img, messageId: res.body.id, kind: 'image' });
+      const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+      expect(after).toMatchObject({ last_message_preview: 'Attachment', last_message_role: 'agent', unread_count: 1 });
+    },
+  );
 
   it('previews a voice note, and keeps that preview through a full recompute', async () => {
     const chat = await newChat();
@@ -90,54 +97,66 @@ describe('media references in a message trace', () => {
     expect((await api.get(`/api/v1/chats/${chat.id}`)).body.last_message_preview).toBe('Voice note');
   });
 
-  it('rejects media of another chat, unknown media, media already linked and a legacy kind mismatch, creating nothing', async () => {
-    const chat = await newChat();
-    const other = await newChat();
-    const foreign = await putMedia(other.id, 'image');
-    const linked = await putMedia(chat.id, 'image', 'somemessageid00000000');
-    const audio = await putMedia(chat.id, 'audio');
-    const before = (await readEvents(api.tableName)).length;
-    const cases: [Record<string, unknown>, string, string][] = [
-      [{ mediaIds: [foreign] }, 'A media ID in trace does not belong to this chat.', 'trace.mediaIds'],
-      [{ mediaIds: ['nosuchmedia0000000000'] }, 'A media ID in trace does not belong to this chat.', 'trace.mediaIds'],
-      [{ mediaIds: [audio, linked] }, 'A media ID in trace is already linked to another message.', 'trace.mediaIds'],
-      [{ mediaId: audio, kind: 'image' }, 'trace.kind does not match linked media kind.', 'trace.kind'],
-      // The legacy form still checks the kind (rule 9) before looking the medium up.
-      [{ mediaId: audio, kind: 'note' }, 'trace.kind must be image, audio, or file when provided.', 'trace.kind'],
-    ];
-    for (const [trace, message, field] of cases) {
-      const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'x', trace });
-      expect([res.status, res.body.error?.message, res.body.error?.details]).toEqual([400, message, { field }]);
-    }
-    expect((await mediaItem(audio))?.message_id).toBeNull();
-    expect(await eventsSince(api.tableName, before)).toEqual([]);
-    expect((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data).toEqual([]);
-  });
+  it(
+    'rejects media of another chat, unknown media, media already linked and a legacy kind mismatch, creating ' +
+      'nothing',
+    async () => {
+      const chat = await newChat();
+      const other = await newChat();
+      const foreign = await putMedia(other.id, 'image');
+      const linked = await putMedia(chat.id, 'image', 'somemessageid00000000');
+      const audio = await putMedia(chat.id, 'audio');
+      const before = (await readEvents(api.tableName)).length;
+      const cases: [Record<string, unknown>, string, string][] = [
+        [{ mediaIds: [foreign] }, 'A media ID in trace does not belong to this chat.', 'trace.mediaIds'],
+        [
+          { mediaIds: ['nosuchmedia0000000000'] },
+          'A media ID in trace does not belong to this chat.',
+          'trace.mediaIds',
+        ],
+        [{ mediaIds: [audio, linked] }, 'A media ID in trace is already linked to another message.', 'trace.mediaIds'],
+        [{ mediaId: audio, kind: 'image' }, 'trace.kind does not match linked media kind.', 'trace.kind'],
+        // The legacy form still checks the kind (rule 9) before looking the medium up.
+        [{ mediaId: audio, kind: 'note' }, 'trace.kind must be image, audio, or file when provided.', 'trace.kind'],
+      ];
+      for (const [trace, message, field] of cases) {
+        const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'x', trace });
+        expect([res.status, res.body.error?.message, res.body.error?.details]).toEqual([400, message, { field }]);
+      }
+      expect((await mediaItem(audio))?.message_id).toBeNull();
+      expect(await eventsSince(api.tableName, before)).toEqual([]);
+      expect((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data).toEqual([]);
+    },
+  );
 
-  it('with trace.mediaIds, trace.kind is free-form: not checked against the media, stored and put in the dispatch input', async () => {
-    const chat = await newChat();
-    const img = await putMedia(chat.id, 'image');
-    const trace = { mediaIds: [img], kind: 'note' };
-    const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: '  ', trace });
-    expect([res.status, res.body.error]).toEqual([201, undefined]);
-    expect(res.body).toMatchObject({ content_final: null, trace });
-    expect((await mediaItem(img))?.message_id).toBe(res.body.id);
-    const inputs = await ddb().send(
-      new QueryCommand({
-        TableName: api.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
-        ExpressionAttributeValues: { ':pk': Keys.chat(chat.id).pk, ':din': 'DIN#' },
-        ConsistentRead: true,
-      }),
-    );
-    expect(inputs.Items).toHaveLength(1);
-    expect(inputs.Items![0]).toMatchObject({
-      source_id: res.body.id,
-      content: '',
-      trace_kind: 'note',
-      media_ids: [img],
-    });
-  });
+  it(
+    'with trace.mediaIds, trace.kind is free-form: not checked against the media, stored and put in the dispatch ' +
+      'input',
+    async () => {
+      const chat = await newChat();
+      const img = await putMedia(chat.id, 'image');
+      const trace = { mediaIds: [img], kind: 'note' };
+      const res = await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: '  ', trace });
+      expect([res.status, res.body.error]).toEqual([201, undefined]);
+      expect(res.body).toMatchObject({ content_final: null, trace });
+      expect((await mediaItem(img))?.message_id).toBe(res.body.id);
+      const inputs = await ddb().send(
+        new QueryCommand({
+          TableName: api.tableName,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
+          ExpressionAttributeValues: { ':pk': Keys.chat(chat.id).pk, ':din': 'DIN#' },
+          ConsistentRead: true,
+        }),
+      );
+      expect(inputs.Items).toHaveLength(1);
+      expect(inputs.Items![0]).toMatchObject({
+        source_id: res.body.id,
+        content: '',
+        trace_kind: 'note',
+        media_ids: [img],
+      });
+    },
+  );
 
   it('of two concurrent messages referencing one medium, exactly one links it', async () => {
     const chat = await newChat();

@@ -159,26 +159,29 @@ describe('POST /push/test', () => {
     await forgetAll([device]);
   });
 
-  it('counts sent, failed and removed: 404/410/401/403 remove the device, 500 and timeouts are retried and kept', async () => {
-    const byAnswer = new Map<number | string, Device>();
-    for (const answer of [201, 404, 410, 401, 403, 500, 400, 'timeout', 'network']) {
-      const d = newDevice();
-      byAnswer.set(answer, d);
-      await subscribe(d);
-    }
-    const answerOf = new Map([...byAnswer].map(([answer, d]) => [d.endpoint, answer]));
-    pushes.answer = (request) => answerOf.get(request.endpoint) as number;
-    const res = await sendTest();
-    expect(res.body).toEqual({ ok: true, sent: 1, failed: 8, removed: 4 });
-    // Retryable failures get 3 attempts each; everything else exactly one.
-    const attempts = (answer: number | string) => pushes.to(byAnswer.get(answer)!).length;
-    expect([500, 'timeout', 'network'].map(attempts)).toEqual([3, 3, 3]);
-    expect([201, 404, 410, 401, 403, 400].map(attempts)).toEqual([1, 1, 1, 1, 1, 1]);
-    // The removed devices are gone; the failed ones are kept.
-    pushes.reset();
-    expect((await sendTest()).body).toEqual({ ok: true, sent: 5, failed: 0, removed: 0 });
-    await forgetAll([...byAnswer.values()]);
-  });
+  it(
+    'counts sent, failed and removed: 404/410/401/403 remove the device, 500 and timeouts are retried and ' + 'kept',
+    async () => {
+      const byAnswer = new Map<number | string, Device>();
+      for (const answer of [201, 404, 410, 401, 403, 500, 400, 'timeout', 'network']) {
+        const d = newDevice();
+        byAnswer.set(answer, d);
+        await subscribe(d);
+      }
+      const answerOf = new Map([...byAnswer].map(([answer, d]) => [d.endpoint, answer]));
+      pushes.answer = (request) => answerOf.get(request.endpoint) as number;
+      const res = await sendTest();
+      expect(res.body).toEqual({ ok: true, sent: 1, failed: 8, removed: 4 });
+      // Retryable failures get 3 attempts each; everything else exactly one.
+      const attempts = (answer: number | string) => pushes.to(byAnswer.get(answer)!).length;
+      expect([500, 'timeout', 'network'].map(attempts)).toEqual([3, 3, 3]);
+      expect([201, 404, 410, 401, 403, 400].map(attempts)).toEqual([1, 1, 1, 1, 1, 1]);
+      // The removed devices are gone; the failed ones are kept.
+      pushes.reset();
+      expect((await sendTest()).body).toEqual({ ok: true, sent: 5, failed: 0, removed: 0 });
+      await forgetAll([...byAnswer.values()]);
+    },
+  );
 
   it('delivers after a retry when the service recovers (429, then 201)', async () => {
     const device = newDevice();
@@ -191,27 +194,30 @@ describe('POST /push/test', () => {
 });
 
 describe('push disabled', () => {
-  it('answers 400 "Push notifications are disabled in config." on all three endpoints, after the body checks', async () => {
-    api.setConfig({ push: { enabled: false } });
-    try {
-      const device = newDevice();
-      const disabled = {
-        code: 'VALIDATION_ERROR',
-        message: 'Push notifications are disabled in config.',
-        details: null,
-      };
-      for (const res of [await subscribe(device), await unsubscribe(device.endpoint), await sendTest()]) {
-        expect(res.status).toBe(400);
-        expect(res.body.error).toEqual(disabled);
+  it(
+    'answers 400 "Push notifications are disabled in config." on all three endpoints, after the body ' + 'checks',
+    async () => {
+      api.setConfig({ push: { enabled: false } });
+      try {
+        const device = newDevice();
+        const disabled = {
+          code: 'VALIDATION_ERROR',
+          message: 'Push notifications are disabled in config.',
+          details: null,
+        };
+        for (const res of [await subscribe(device), await unsubscribe(device.endpoint), await sendTest()]) {
+          expect(res.status).toBe(400);
+          expect(res.body.error).toEqual(disabled);
+        }
+        expect((await api.post('/api/v1/push/subscribe', {})).body.error.message).toBe('endpoint is required.');
+        expect((await api.get('/api/v1/config')).body.push).toEqual({
+          enabled: false,
+          vapidPublicKey: null,
+          subject: null,
+        });
+      } finally {
+        api.setConfig(config);
       }
-      expect((await api.post('/api/v1/push/subscribe', {})).body.error.message).toBe('endpoint is required.');
-      expect((await api.get('/api/v1/config')).body.push).toEqual({
-        enabled: false,
-        vapidPublicKey: null,
-        subject: null,
-      });
-    } finally {
-      api.setConfig(config);
-    }
-  });
+    },
+  );
 });

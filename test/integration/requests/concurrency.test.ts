@@ -10,93 +10,97 @@ import { choiceBody, requestsApi, ruleError, textBody } from './support.js';
 const { api, h } = requestsApi();
 
 describe('concurrent request operations on one chat', () => {
-  it('50 mixed creates, resolves and cancels leave pending_requests_count equal to the pending list, and pending-summary agrees', async () => {
-    const chat = await h.newChat();
-    const existing: any[] = [];
-    for (let i = 0; i < 30; i++)
-      existing.push(await h.create(chat.id, i % 2 ? textBody({ title: `e${i}` }) : choiceBody({ title: `e${i}` })));
-    const resolveBody = (r: any) =>
-      r.type === 'choice' ? { selectedOptionIds: ['yes'] } : { text: `answer ${r.title}` };
-    const events = await h.eventCount();
+  it(
+    '50 mixed creates, resolves and cancels leave pending_requests_count equal to the pending list, and ' +
+      'pending-summary agrees',
+    async () => {
+      const chat = await h.newChat();
+      const existing: any[] = [];
+      for (let i = 0; i < 30; i++)
+        existing.push(await h.create(chat.id, i % 2 ? textBody({ title: `e${i}` }) : choiceBody({ title: `e${i}` })));
+      const resolveBody = (r: any) =>
+        r.type === 'choice' ? { selectedOptionIds: ['yes'] } : { text: `answer ${r.title}` };
+      const events = await h.eventCount();
 
-    type Op = { kind: 'create' | 'resolve' | 'cancel'; request?: any; contested?: boolean };
-    const ops: Op[] = [];
-    for (let i = 0; i < 20; i++) ops.push({ kind: 'create' });
-    for (const r of existing.slice(0, 10)) ops.push({ kind: 'resolve', request: r });
-    for (const r of existing.slice(10, 20)) ops.push({ kind: 'cancel', request: r });
-    // Five requests are resolved and cancelled at once: exactly one of the two may win.
-    for (const r of existing.slice(20, 25))
-      ops.push({ kind: 'resolve', request: r, contested: true }, { kind: 'cancel', request: r, contested: true });
-    expect(ops).toHaveLength(50);
-    // Interleave the kinds rather than sending them grouped.
-    const shuffled = ops
-      .map((op, i) => ({ op, k: (i * 37) % 50 }))
-      .sort((a, b) => a.k - b.k)
-      .map((x) => x.op);
+      type Op = { kind: 'create' | 'resolve' | 'cancel'; request?: any; contested?: boolean };
+      const ops: Op[] = [];
+      for (let i = 0; i < 20; i++) ops.push({ kind: 'create' });
+      for (const r of existing.slice(0, 10)) ops.push({ kind: 'resolve', request: r });
+      for (const r of existing.slice(10, 20)) ops.push({ kind: 'cancel', request: r });
+      // Five requests are resolved and cancelled at once: exactly one of the two may win.
+      for (const r of existing.slice(20, 25))
+        ops.push({ kind: 'resolve', request: r, contested: true }, { kind: 'cancel', request: r, contested: true });
+      expect(ops).toHaveLength(50);
+      // Interleave the kinds rather than sending them grouped.
+      const shuffled = ops
+        .map((op, i) => ({ op, k: (i * 37) % 50 }))
+        .sort((a, b) => a.k - b.k)
+        .map((x) => x.op);
 
-    const results = await Promise.all(
-      shuffled.map(async (op, i) => {
-        const res =
-          op.kind === 'create'
-            ? await h.post(chat.id, textBody({ title: `new ${i}` }))
-            : op.kind === 'resolve'
-              ? await h.resolve(op.request.id, resolveBody(op.request))
-              : await h.cancel(op.request.id);
-        return { op, res };
-      }),
-    );
-
-    // Every uncontested operation succeeds.
-    for (const { op, res } of results.filter((r) => !r.op.contested)) {
-      expect([op.kind, op.request?.title, res.status, res.body?.error]).toEqual([
-        op.kind,
-        op.request?.title,
-        op.kind === 'create' ? 201 : 200,
-        undefined,
-      ]);
-    }
-    // Of each contested pair, exactly one wins; the loser is told the request's final status.
-    let contestedResolved = 0;
-    for (const r of existing.slice(20, 25)) {
-      const pair = results.filter((x) => x.op.request?.id === r.id);
-      expect(pair.map((x) => x.res.status).sort()).toEqual([200, 400]);
-      const winner = pair.find((x) => x.res.status === 200)!;
-      const loser = pair.find((x) => x.res.status === 400)!;
-      const status = winner.op.kind === 'resolve' ? 'resolved' : 'cancelled';
-      if (status === 'resolved') contestedResolved++;
-      const verb = loser.op.kind === 'resolve' ? 'resolved' : 'cancelled';
-      expect(loser.res.body.error).toEqual(
-        ruleError(`Only pending requests can be ${verb}.`, { requestId: r.id, status }),
+      const results = await Promise.all(
+        shuffled.map(async (op, i) => {
+          const res =
+            op.kind === 'create'
+              ? await h.post(chat.id, textBody({ title: `new ${i}` }))
+              : op.kind === 'resolve'
+                ? await h.resolve(op.request.id, resolveBody(op.request))
+                : await h.cancel(op.request.id);
+          return { op, res };
+        }),
       );
-      expect((await h.find(chat.id, r.id)).status).toBe(status);
-    }
 
-    const pending = await h.list(chat.id, 'pending');
-    const chatAfter = await h.getChat(chat.id);
-    expect(pending).toHaveLength(30 + 20 - 10 - 10 - 5);
-    expect(chatAfter.pending_requests_count).toBe(pending.length);
-    // This file's table holds only this chat's requests.
-    expect(await h.pendingTotal()).toBe(pending.length);
-    expect(await h.pendingTotal('?archived=false')).toBe(pending.length);
-    expect((await h.list(chat.id, 'resolved')).length).toBe(10 + contestedResolved);
-    expect((await h.list(chat.id, 'cancelled')).length).toBe(10 + 5 - contestedResolved);
-    expect((await h.list(chat.id, 'all')).length).toBe(50);
+      // Every uncontested operation succeeds.
+      for (const { op, res } of results.filter((r) => !r.op.contested)) {
+        expect([op.kind, op.request?.title, res.status, res.body?.error]).toEqual([
+          op.kind,
+          op.request?.title,
+          op.kind === 'create' ? 201 : 200,
+          undefined,
+        ]);
+      }
+      // Of each contested pair, exactly one wins; the loser is told the request's final status.
+      let contestedResolved = 0;
+      for (const r of existing.slice(20, 25)) {
+        const pair = results.filter((x) => x.op.request?.id === r.id);
+        expect(pair.map((x) => x.res.status).sort()).toEqual([200, 400]);
+        const winner = pair.find((x) => x.res.status === 200)!;
+        const loser = pair.find((x) => x.res.status === 400)!;
+        const status = winner.op.kind === 'resolve' ? 'resolved' : 'cancelled';
+        if (status === 'resolved') contestedResolved++;
+        const verb = loser.op.kind === 'resolve' ? 'resolved' : 'cancelled';
+        expect(loser.res.body.error).toEqual(
+          ruleError(`Only pending requests can be ${verb}.`, { requestId: r.id, status }),
+        );
+        expect((await h.find(chat.id, r.id)).status).toBe(status);
+      }
 
-    // One event per successful operation, and one dispatch input per resolution.
-    const emitted = await eventsSince(api().tableName, events);
-    const countOf = (type: string) => emitted.filter((e) => e.type === type).length;
-    expect(emitted).toHaveLength(20 + 10 + 10 + 5);
-    expect([countOf('request.created'), countOf('request.resolved'), countOf('request.cancelled')]).toEqual([
-      20,
-      10 + contestedResolved,
-      10 + 5 - contestedResolved,
-    ]);
-    const inputs = await h.dispatchInputs(chat.id);
-    expect(inputs).toHaveLength(10 + contestedResolved);
-    expect(new Set(inputs.map((i) => i.source_id)).size).toBe(inputs.length);
-    const seqs = emitted.map((e) => e.seq);
-    expect(new Set(seqs).size).toBe(seqs.length);
-  });
+      const pending = await h.list(chat.id, 'pending');
+      const chatAfter = await h.getChat(chat.id);
+      expect(pending).toHaveLength(30 + 20 - 10 - 10 - 5);
+      expect(chatAfter.pending_requests_count).toBe(pending.length);
+      // This file's table holds only this chat's requests.
+      expect(await h.pendingTotal()).toBe(pending.length);
+      expect(await h.pendingTotal('?archived=false')).toBe(pending.length);
+      expect((await h.list(chat.id, 'resolved')).length).toBe(10 + contestedResolved);
+      expect((await h.list(chat.id, 'cancelled')).length).toBe(10 + 5 - contestedResolved);
+      expect((await h.list(chat.id, 'all')).length).toBe(50);
+
+      // One event per successful operation, and one dispatch input per resolution.
+      const emitted = await eventsSince(api().tableName, events);
+      const countOf = (type: string) => emitted.filter((e) => e.type === type).length;
+      expect(emitted).toHaveLength(20 + 10 + 10 + 5);
+      expect([countOf('request.created'), countOf('request.resolved'), countOf('request.cancelled')]).toEqual([
+        20,
+        10 + contestedResolved,
+        10 + 5 - contestedResolved,
+      ]);
+      const inputs = await h.dispatchInputs(chat.id);
+      expect(inputs).toHaveLength(10 + contestedResolved);
+      expect(new Set(inputs.map((i) => i.source_id)).size).toBe(inputs.length);
+      const seqs = emitted.map((e) => e.seq);
+      expect(new Set(seqs).size).toBe(seqs.length);
+    },
+  );
 
   it('two concurrent resolves of one request: one 200, one 400, one request.resolved, one dispatch input', async () => {
     const chat = await h.newChat();

@@ -22,58 +22,61 @@ import {
 const { api, h } = requestsApi();
 
 describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
-  it('creates a choice request with every §2.3 field, the title trimmed, body as given and config normalized', async () => {
-    const chat = await h.newChat();
-    const started = Date.now();
-    const res = await h.post(chat.id, {
-      type: 'choice',
-      title: '  Approve deploy?  ',
-      body: '  Pick one \n',
-      config: {
-        options: [
-          { id: ' yes ', label: ' Yes ', variant: 'primary', icon: 'check' },
-          { id: 'no', label: 'No', variant: null },
-        ],
-        allowOther: true,
-      },
-      trace: { workflow: 'deploy', step: 3, nested: { list: [1, 'two', null] } },
-      // Not part of the create body: ignored.
-      id: 'forced-id',
-      status: 'resolved',
-      resolved_by: 'user',
-      chat_id: 'other',
-    });
-    expect(res.status).toBe(201);
-    const request = res.body;
-    expect(Object.keys(request).sort()).toEqual(REQUEST_FIELDS);
-    expect(request.id).toMatch(ID);
-    expect(request).toEqual({
-      id: request.id,
-      chat_id: chat.id,
-      type: 'choice',
-      status: 'pending',
-      title: 'Approve deploy?',
-      body: '  Pick one \n',
-      config: {
-        options: [
-          { id: 'yes', label: 'Yes', variant: 'primary' },
-          { id: 'no', label: 'No' },
-        ],
-        maxSelections: 1,
-        minSelections: 0,
-      },
-      created_at: request.created_at,
-      resolved_at: null,
-      resolved_by: null,
-      resolution_payload: null,
-      trace: { workflow: 'deploy', step: 3, nested: { list: [1, 'two', null] } },
-    });
-    expect(request.config.options[1]).not.toHaveProperty('variant');
-    expect(request.created_at).toMatch(ISO);
-    expect(Date.parse(request.created_at)).toBeGreaterThanOrEqual(started - 1000);
-    expect(Date.parse(request.created_at)).toBeLessThanOrEqual(Date.now() + 1000);
-    expect(await h.list(chat.id)).toEqual([request]);
-  });
+  it(
+    'creates a choice request with every §2.3 field, the title trimmed, body as given and config ' + 'normalized',
+    async () => {
+      const chat = await h.newChat();
+      const started = Date.now();
+      const res = await h.post(chat.id, {
+        type: 'choice',
+        title: '  Approve deploy?  ',
+        body: '  Pick one \n',
+        config: {
+          options: [
+            { id: ' yes ', label: ' Yes ', variant: 'primary', icon: 'check' },
+            { id: 'no', label: 'No', variant: null },
+          ],
+          allowOther: true,
+        },
+        trace: { workflow: 'deploy', step: 3, nested: { list: [1, 'two', null] } },
+        // Not part of the create body: ignored.
+        id: 'forced-id',
+        status: 'resolved',
+        resolved_by: 'user',
+        chat_id: 'other',
+      });
+      expect(res.status).toBe(201);
+      const request = res.body;
+      expect(Object.keys(request).sort()).toEqual(REQUEST_FIELDS);
+      expect(request.id).toMatch(ID);
+      expect(request).toEqual({
+        id: request.id,
+        chat_id: chat.id,
+        type: 'choice',
+        status: 'pending',
+        title: 'Approve deploy?',
+        body: '  Pick one \n',
+        config: {
+          options: [
+            { id: 'yes', label: 'Yes', variant: 'primary' },
+            { id: 'no', label: 'No' },
+          ],
+          maxSelections: 1,
+          minSelections: 0,
+        },
+        created_at: request.created_at,
+        resolved_at: null,
+        resolved_by: null,
+        resolution_payload: null,
+        trace: { workflow: 'deploy', step: 3, nested: { list: [1, 'two', null] } },
+      });
+      expect(request.config.options[1]).not.toHaveProperty('variant');
+      expect(request.created_at).toMatch(ISO);
+      expect(Date.parse(request.created_at)).toBeGreaterThanOrEqual(started - 1000);
+      expect(Date.parse(request.created_at)).toBeLessThanOrEqual(Date.now() + 1000);
+      expect(await h.list(chat.id)).toEqual([request]);
+    },
+  );
 
   it('creates a choice request keeping explicit selection bounds', async () => {
     const chat = await h.newChat();
@@ -100,25 +103,33 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
     });
   });
 
-  it('creates a text_input request with an empty config, and one with validation (null pattern kept, nulls dropped)', async () => {
-    const chat = await h.newChat();
-    const empty = await h.create(chat.id, { type: 'text_input', title: 'Say something', config: {} });
-    expect(Object.keys(empty).sort()).toEqual(REQUEST_FIELDS);
-    expect(empty).toMatchObject({ type: 'text_input', status: 'pending', config: {}, body: null, trace: null });
-    const full = await h.create(chat.id, {
-      type: 'text_input',
-      title: 'Name',
-      config: { placeholder: 'Ann', validation: { minLength: 1, maxLength: null, pattern: null, flags: 'i' }, rows: 3 },
-    });
-    expect(full.config).toStrictEqual({ placeholder: 'Ann', validation: { minLength: 1, pattern: null } });
-    const patterned = await h.create(chat.id, {
-      type: 'text_input',
-      title: 'Code',
-      config: { validation: { pattern: '^[A-Z]{3}$' }, placeholder: null },
-    });
-    expect(patterned.config).toStrictEqual({ validation: { pattern: '^[A-Z]{3}$' } });
-    expect((await h.list(chat.id)).map((r) => r.config)).toEqual([empty.config, full.config, patterned.config]);
-  });
+  it(
+    'creates a text_input request with an empty config, and one with validation (null pattern kept, nulls ' +
+      'dropped)',
+    async () => {
+      const chat = await h.newChat();
+      const empty = await h.create(chat.id, { type: 'text_input', title: 'Say something', config: {} });
+      expect(Object.keys(empty).sort()).toEqual(REQUEST_FIELDS);
+      expect(empty).toMatchObject({ type: 'text_input', status: 'pending', config: {}, body: null, trace: null });
+      const full = await h.create(chat.id, {
+        type: 'text_input',
+        title: 'Name',
+        config: {
+          placeholder: 'Ann',
+          validation: { minLength: 1, maxLength: null, pattern: null, flags: 'i' },
+          rows: 3,
+        },
+      });
+      expect(full.config).toStrictEqual({ placeholder: 'Ann', validation: { minLength: 1, pattern: null } });
+      const patterned = await h.create(chat.id, {
+        type: 'text_input',
+        title: 'Code',
+        config: { validation: { pattern: '^[A-Z]{3}$' }, placeholder: null },
+      });
+      expect(patterned.config).toStrictEqual({ validation: { pattern: '^[A-Z]{3}$' } });
+      expect((await h.list(chat.id)).map((r) => r.config)).toEqual([empty.config, full.config, patterned.config]);
+    },
+  );
 
   it('creates a form request with names and options trimmed and only the given field keys kept', async () => {
     const chat = await h.newChat();
@@ -287,261 +298,280 @@ describe('create: errors', () => {
     await h.expectUnchanged(chat.id, before);
   });
 
-  it('answers every rule error of the type, title, body and config checks with its message and field, creating nothing', async () => {
-    const chat = await h.newChat();
-    const before = await h.snapshot(chat.id);
-    const cases: [label: string, body: unknown, message: string, details: Record<string, unknown>][] = [
-      ['type missing', { title: 'T', config: {} }, 'type must be one of choice, text_input, form.', { field: 'type' }],
-      [
-        'type unknown',
-        { type: 'radio', title: 'T', config: {} },
-        'type must be one of choice, text_input, form.',
-        { field: 'type' },
-      ],
-      [
-        'type number',
-        { type: 1, title: 'T', config: {} },
-        'type must be one of choice, text_input, form.',
-        { field: 'type' },
-      ],
-      ['title missing', { type: 'text_input', config: {} }, 'title must be a string.', { field: 'title' }],
-      ['title number', { type: 'text_input', title: 7, config: {} }, 'title must be a string.', { field: 'title' }],
-      ['title null', { type: 'text_input', title: null, config: {} }, 'title must be a string.', { field: 'title' }],
-      ['title blank', { type: 'text_input', title: '  \n ', config: {} }, 'title cannot be empty.', { field: 'title' }],
-      [
-        'body number',
-        { type: 'text_input', title: 'T', body: 3, config: {} },
-        'body must be a string or null.',
-        { field: 'body' },
-      ],
-      [
-        'body object',
-        { type: 'text_input', title: 'T', body: { text: 'x' }, config: {} },
-        'body must be a string or null.',
-        { field: 'body' },
-      ],
-      ['config missing', { type: 'text_input', title: 'T' }, 'config must be a JSON object.', { field: 'config' }],
-      ['config null', { type: 'form', title: 'T', config: null }, 'config must be a JSON object.', { field: 'config' }],
-      [
-        'config array',
-        { type: 'choice', title: 'T', config: [] },
-        'config must be a JSON object.',
-        { field: 'config' },
-      ],
-      // choice
-      [
-        'choice no options',
-        choiceBody({ config: { options: [] } }),
-        'choice config requires at least one option.',
-        { field: 'config.options' },
-      ],
-      [
-        'choice option not object',
-        choiceBody({ config: { options: [{ id: 'a', label: 'A' }, 'b'] } }),
-        'config.options[1] must be a JSON object.',
-        { field: 'config.options[1]' },
-      ],
-      [
-        'choice blank id',
-        choiceBody({ config: { options: [{ id: ' ', label: 'A' }] } }),
-        'config.options[0].id cannot be empty.',
-        { field: 'config.options[0].id' },
-      ],
-      [
-        'choice label number',
-        choiceBody({ config: { options: [{ id: 'a', label: 1 }] } }),
-        'config.options[0].label must be a string.',
-        { field: 'config.options[0].label' },
-      ],
-      [
-        'choice variant',
-        choiceBody({ config: { options: [{ id: 'a', label: 'A', variant: 'loud' }] } }),
-        'option.variant must be one of primary, secondary, danger.',
-        { field: 'config.options[0].variant' },
-      ],
-      [
-        'choice duplicate ids',
-        choiceBody({
-          config: {
-            options: [
-              { id: 'a', label: 'A' },
-              { id: 'a ', label: 'B' },
-            ],
-          },
-        }),
-        'choice options must have unique ids.',
-        { field: 'config.options', optionId: 'a' },
-      ],
-      [
-        'choice max 0',
-        choiceBody({ config: { options: [{ id: 'a', label: 'A' }], maxSelections: 0 } }),
-        'config.maxSelections must be an integer >= 1.',
-        { field: 'config.maxSelections' },
-      ],
-      [
-        'choice min -1',
-        choiceBody({ config: { options: [{ id: 'a', label: 'A' }], minSelections: -1 } }),
-        'config.minSelections must be an integer >= 0.',
-        { field: 'config.minSelections' },
-      ],
-      [
-        'choice min > max',
-        choiceBody({
-          config: {
-            options: [
-              { id: 'a', label: 'A' },
-              { id: 'b', label: 'B' },
-            ],
-            minSelections: 2,
-          },
-        }),
-        'config.minSelections cannot be greater than config.maxSelections.',
-        { field: 'config.minSelections' },
-      ],
-      // text_input
-      [
-        'text placeholder',
-        textBody({ config: { placeholder: 1 } }),
-        'config.placeholder must be a string.',
-        { field: 'config.placeholder' },
-      ],
-      [
-        'text validation',
-        textBody({ config: { validation: 'strict' } }),
-        'config.validation must be a JSON object.',
-        { field: 'config.validation' },
-      ],
-      [
-        'text minLength',
-        textBody({ config: { validation: { minLength: -1 } } }),
-        'config.validation.minLength must be an integer >= 0.',
-        { field: 'config.validation.minLength' },
-      ],
-      [
-        'text maxLength',
-        textBody({ config: { validation: { maxLength: 0 } } }),
-        'config.validation.maxLength must be an integer >= 1.',
-        { field: 'config.validation.maxLength' },
-      ],
-      [
-        'text min > max',
-        textBody({ config: { validation: { minLength: 4, maxLength: 3 } } }),
-        'config.validation.minLength cannot exceed maxLength.',
-        { field: 'config.validation.minLength' },
-      ],
-      [
-        'text pattern type',
-        textBody({ config: { validation: { pattern: 3 } } }),
-        'config.validation.pattern must be a string or null.',
-        { field: 'config.validation.pattern' },
-      ],
-      [
-        'text pattern invalid',
-        textBody({ config: { validation: { pattern: '([a-z]' } } }),
-        'config.validation.pattern must be a valid regular expression.',
-        { field: 'config.validation.pattern' },
-      ],
-      // form
-      [
-        'form no fields',
-        formBody({ config: { fields: [] } }),
-        'form config requires at least one field.',
-        { field: 'config.fields' },
-      ],
-      [
-        'form field not object',
-        formBody({ config: { fields: [3] } }),
-        'config.fields[0] must be a JSON object.',
-        { field: 'config.fields[0]' },
-      ],
-      [
-        'form name missing',
-        formBody({ config: { fields: [{ type: 'text' }] } }),
-        'config.fields[0].name must be a string.',
-        { field: 'config.fields[0].name' },
-      ],
-      [
-        'form bad type',
-        formBody({
-          config: {
-            fields: [
-              { name: 'a', type: 'text' },
-              { name: 'b', type: 'number' },
-            ],
-          },
-        }),
-        'form field type must be text, textarea, select, multiselect, checkbox, or date.',
-        { field: 'config.fields[1].type' },
-      ],
-      [
-        'form duplicate names',
-        formBody({
-          config: {
-            fields: [
-              { name: 'a', type: 'text' },
-              { name: ' a', type: 'date' },
-            ],
-          },
-        }),
-        'form fields must have unique names.',
-        { field: 'config.fields', name: 'a' },
-      ],
-      [
-        'form label',
-        formBody({ config: { fields: [{ name: 'a', type: 'text', label: 2 }] } }),
-        'config.fields[0].label must be a string.',
-        { field: 'config.fields[0].label' },
-      ],
-      [
-        'form required',
-        formBody({ config: { fields: [{ name: 'a', type: 'text', required: 'yes' }] } }),
-        'form field required must be a boolean.',
-        { field: 'config.fields[0].required' },
-      ],
-      [
-        'form select without options',
-        formBody({ config: { fields: [{ name: 'a', type: 'select' }] } }),
-        'select and multiselect fields require non-empty string options.',
-        { field: 'config.fields[0].options' },
-      ],
-      [
-        'form multiselect blank option',
-        formBody({ config: { fields: [{ name: 'a', type: 'multiselect', options: ['x', ' '] }] } }),
-        'select and multiselect fields require non-empty string options.',
-        { field: 'config.fields[0].options' },
-      ],
-      [
-        'form options on text',
-        formBody({ config: { fields: [{ name: 'a', type: 'text', options: ['x'] }] } }),
-        'options are only supported for select or multiselect fields.',
-        { field: 'config.fields[0].options' },
-      ],
-      [
-        'form submitLabel',
-        formBody({ config: { fields: [{ name: 'a', type: 'text' }], submitLabel: false } }),
-        'config.submitLabel must be a string.',
-        { field: 'config.submitLabel' },
-      ],
-      // A config valid for another type is validated against the given type.
-      [
-        'form with a choice config',
-        { type: 'form', title: 'T', config: choiceBody().config },
-        'form config requires at least one field.',
-        { field: 'config.fields' },
-      ],
-      [
-        'choice with a form config',
-        { type: 'choice', title: 'T', config: formBody().config },
-        'choice config requires at least one option.',
-        { field: 'config.options' },
-      ],
-    ];
-    for (const [label, body, message, details] of cases) {
-      const res = await h.post(chat.id, body);
-      expect([label, res.status, res.body?.error]).toEqual([label, 400, ruleError(message, details)]);
-    }
-    await h.expectUnchanged(chat.id, before);
-  });
+  it(
+    'answers every rule error of the type, title, body and config checks with its message and field, creating ' +
+      'nothing',
+    async () => {
+      const chat = await h.newChat();
+      const before = await h.snapshot(chat.id);
+      const cases: [label: string, body: unknown, message: string, details: Record<string, unknown>][] = [
+        [
+          'type missing',
+          { title: 'T', config: {} },
+          'type must be one of choice, text_input, form.',
+          { field: 'type' },
+        ],
+        [
+          'type unknown',
+          { type: 'radio', title: 'T', config: {} },
+          'type must be one of choice, text_input, form.',
+          { field: 'type' },
+        ],
+        [
+          'type number',
+          { type: 1, title: 'T', config: {} },
+          'type must be one of choice, text_input, form.',
+          { field: 'type' },
+        ],
+        ['title missing', { type: 'text_input', config: {} }, 'title must be a string.', { field: 'title' }],
+        ['title number', { type: 'text_input', title: 7, config: {} }, 'title must be a string.', { field: 'title' }],
+        ['title null', { type: 'text_input', title: null, config: {} }, 'title must be a string.', { field: 'title' }],
+        [
+          'title blank',
+          { type: 'text_input', title: '  \n ', config: {} },
+          'title cannot be empty.',
+          { field: 'title' },
+        ],
+        [
+          'body number',
+          { type: 'text_input', title: 'T', body: 3, config: {} },
+          'body must be a string or null.',
+          { field: 'body' },
+        ],
+        [
+          'body object',
+          { type: 'text_input', title: 'T', body: { text: 'x' }, config: {} },
+          'body must be a string or null.',
+          { field: 'body' },
+        ],
+        ['config missing', { type: 'text_input', title: 'T' }, 'config must be a JSON object.', { field: 'config' }],
+        [
+          'config null',
+          { type: 'form', title: 'T', config: null },
+          'config must be a JSON object.',
+          { field: 'config' },
+        ],
+        [
+          'config array',
+          { type: 'choice', title: 'T', config: [] },
+          'config must be a JSON object.',
+          { field: 'config' },
+        ],
+        // choice
+        [
+          'choice no options',
+          choiceBody({ config: { options: [] } }),
+          'choice config requires at least one option.',
+          { field: 'config.options' },
+        ],
+        [
+          'choice option not object',
+          choiceBody({ config: { options: [{ id: 'a', label: 'A' }, 'b'] } }),
+          'config.options[1] must be a JSON object.',
+          { field: 'config.options[1]' },
+        ],
+        [
+          'choice blank id',
+          choiceBody({ config: { options: [{ id: ' ', label: 'A' }] } }),
+          'config.options[0].id cannot be empty.',
+          { field: 'config.options[0].id' },
+        ],
+        [
+          'choice label number',
+          choiceBody({ config: { options: [{ id: 'a', label: 1 }] } }),
+          'config.options[0].label must be a string.',
+          { field: 'config.options[0].label' },
+        ],
+        [
+          'choice variant',
+          choiceBody({ config: { options: [{ id: 'a', label: 'A', variant: 'loud' }] } }),
+          'option.variant must be one of primary, secondary, danger.',
+          { field: 'config.options[0].variant' },
+        ],
+        [
+          'choice duplicate ids',
+          choiceBody({
+            config: {
+              options: [
+                { id: 'a', label: 'A' },
+                { id: 'a ', label: 'B' },
+              ],
+            },
+          }),
+          'choice options must have unique ids.',
+          { field: 'config.options', optionId: 'a' },
+        ],
+        [
+          'choice max 0',
+          choiceBody({ config: { options: [{ id: 'a', label: 'A' }], maxSelections: 0 } }),
+          'config.maxSelections must be an integer >= 1.',
+          { field: 'config.maxSelections' },
+        ],
+        [
+          'choice min -1',
+          choiceBody({ config: { options: [{ id: 'a', label: 'A' }], minSelections: -1 } }),
+          'config.minSelections must be an integer >= 0.',
+          { field: 'config.minSelections' },
+        ],
+        [
+          'choice min > max',
+          choiceBody({
+            config: {
+              options: [
+                { id: 'a', label: 'A' },
+                { id: 'b', label: 'B' },
+              ],
+              minSelections: 2,
+            },
+          }),
+          'config.minSelections cannot be greater than config.maxSelections.',
+          { field: 'config.minSelections' },
+        ],
+        // text_input
+        [
+          'text placeholder',
+          textBody({ config: { placeholder: 1 } }),
+          'config.placeholder must be a string.',
+          { field: 'config.placeholder' },
+        ],
+        [
+          'text validation',
+          textBody({ config: { validation: 'strict' } }),
+          'config.validation must be a JSON object.',
+          { field: 'config.validation' },
+        ],
+        [
+          'text minLength',
+          textBody({ config: { validation: { minLength: -1 } } }),
+          'config.validation.minLength must be an integer >= 0.',
+          { field: 'config.validation.minLength' },
+        ],
+        [
+          'text maxLength',
+          textBody({ config: { validation: { maxLength: 0 } } }),
+          'config.validation.maxLength must be an integer >= 1.',
+          { field: 'config.validation.maxLength' },
+        ],
+        [
+          'text min > max',
+          textBody({ config: { validation: { minLength: 4, maxLength: 3 } } }),
+          'config.validation.minLength cannot exceed maxLength.',
+          { field: 'config.validation.minLength' },
+        ],
+        [
+          'text pattern type',
+          textBody({ config: { validation: { pattern: 3 } } }),
+          'config.validation.pattern must be a string or null.',
+          { field: 'config.validation.pattern' },
+        ],
+        [
+          'text pattern invalid',
+          textBody({ config: { validation: { pattern: '([a-z]' } } }),
+          'config.validation.pattern must be a valid regular expression.',
+          { field: 'config.validation.pattern' },
+        ],
+        // form
+        [
+          'form no fields',
+          formBody({ config: { fields: [] } }),
+          'form config requires at least one field.',
+          { field: 'config.fields' },
+        ],
+        [
+          'form field not object',
+          formBody({ config: { fields: [3] } }),
+          'config.fields[0] must be a JSON object.',
+          { field: 'config.fields[0]' },
+        ],
+        [
+          'form name missing',
+          formBody({ config: { fields: [{ type: 'text' }] } }),
+          'config.fields[0].name must be a string.',
+          { field: 'config.fields[0].name' },
+        ],
+        [
+          'form bad type',
+          formBody({
+            config: {
+              fields: [
+                { name: 'a', type: 'text' },
+                { name: 'b', type: 'number' },
+              ],
+            },
+          }),
+          'form field type must be text, textarea, select, multiselect, checkbox, or date.',
+          { field: 'config.fields[1].type' },
+        ],
+        [
+          'form duplicate names',
+          formBody({
+            config: {
+              fields: [
+                { name: 'a', type: 'text' },
+                { name: ' a', type: 'date' },
+              ],
+            },
+          }),
+          'form fields must have unique names.',
+          { field: 'config.fields', name: 'a' },
+        ],
+        [
+          'form label',
+          formBody({ config: { fields: [{ name: 'a', type: 'text', label: 2 }] } }),
+          'config.fields[0].label must be a string.',
+          { field: 'config.fields[0].label' },
+        ],
+        [
+          'form required',
+          formBody({ config: { fields: [{ name: 'a', type: 'text', required: 'yes' }] } }),
+          'form field required must be a boolean.',
+          { field: 'config.fields[0].required' },
+        ],
+        [
+          'form select without options',
+          formBody({ config: { fields: [{ name: 'a', type: 'select' }] } }),
+          'select and multiselect fields require non-empty string options.',
+          { field: 'config.fields[0].options' },
+        ],
+        [
+          'form multiselect blank option',
+          formBody({ config: { fields: [{ name: 'a', type: 'multiselect', options: ['x', ' '] }] } }),
+          'select and multiselect fields require non-empty string options.',
+          { field: 'config.fields[0].options' },
+        ],
+        [
+          'form options on text',
+          formBody({ config: { fields: [{ name: 'a', type: 'text', options: ['x'] }] } }),
+          'options are only supported for select or multiselect fields.',
+          { field: 'config.fields[0].options' },
+        ],
+        [
+          'form submitLabel',
+          formBody({ config: { fields: [{ name: 'a', type: 'text' }], submitLabel: false } }),
+          'config.submitLabel must be a string.',
+          { field: 'config.submitLabel' },
+        ],
+        // A config valid for another type is validated against the given type.
+        [
+          'form with a choice config',
+          { type: 'form', title: 'T', config: choiceBody().config },
+          'form config requires at least one field.',
+          { field: 'config.fields' },
+        ],
+        [
+          'choice with a form config',
+          { type: 'choice', title: 'T', config: formBody().config },
+          'choice config requires at least one option.',
+          { field: 'config.options' },
+        ],
+      ];
+      for (const [label, body, message, details] of cases) {
+        const res = await h.post(chat.id, body);
+        expect([label, res.status, res.body?.error]).toEqual([label, 400, ruleError(message, details)]);
+      }
+      await h.expectUnchanged(chat.id, before);
+    },
+  );
 });
 
 describe('GET /api/v1/chats/{chatId}/requests', () => {

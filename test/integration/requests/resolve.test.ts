@@ -123,28 +123,31 @@ describe('resolve: success per type', () => {
     });
   });
 
-  it('resolves a multi-select choice keeping the given order, and an empty selection when minSelections is 0', async () => {
-    const chat = await h.newChat();
-    const multi = await h.create(
-      chat.id,
-      choiceBody({
-        config: {
-          options: [
-            { id: 'a', label: 'A' },
-            { id: 'b', label: 'B' },
-            { id: 'c', label: 'C' },
-          ],
-          maxSelections: 3,
-        },
-      }),
-    );
-    const { res } = await act('resolve', multi, { selectedOptionIds: ['c', 'a'] });
-    expect(res.body.resolution_payload).toStrictEqual({ selectedOptionIds: ['c', 'a'] });
-    const none = await h.create(chat.id, choiceBody());
-    const { res: empty, event } = await act('resolve', none, { selectedOptionIds: [] });
-    expect(empty.body.resolution_payload).toStrictEqual({ selectedOptionIds: [] });
-    expect(event.payload.resolutionPayload).toStrictEqual({ selectedOptionIds: [] });
-  });
+  it(
+    'resolves a multi-select choice keeping the given order, and an empty selection when minSelections ' + 'is 0',
+    async () => {
+      const chat = await h.newChat();
+      const multi = await h.create(
+        chat.id,
+        choiceBody({
+          config: {
+            options: [
+              { id: 'a', label: 'A' },
+              { id: 'b', label: 'B' },
+              { id: 'c', label: 'C' },
+            ],
+            maxSelections: 3,
+          },
+        }),
+      );
+      const { res } = await act('resolve', multi, { selectedOptionIds: ['c', 'a'] });
+      expect(res.body.resolution_payload).toStrictEqual({ selectedOptionIds: ['c', 'a'] });
+      const none = await h.create(chat.id, choiceBody());
+      const { res: empty, event } = await act('resolve', none, { selectedOptionIds: [] });
+      expect(empty.body.resolution_payload).toStrictEqual({ selectedOptionIds: [] });
+      expect(event.payload.resolutionPayload).toStrictEqual({ selectedOptionIds: [] });
+    },
+  );
 
   it('resolves a text_input request as the backend, with the text trimmed', async () => {
     const chat = await h.newChat();
