@@ -5,19 +5,23 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { NotFoundError } from '../../functions/errors.js';
-import { http } from '../../functions/middleware/http.js';
-import { reloadEnvForTests } from '../../functions/platform/env.js';
-import { logger } from '../../functions/platform/logger.js';
+
+const saved = { ...process.env };
+// The logger takes its base level from POWERTOOLS_LOG_LEVEL when it is constructed and returns to
+// it on every warm invocation (the test run sets SILENT for all workers), so the modules are
+// loaded only after the level is set, as a Lambda container configured for INFO would load them.
+process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+const { NotFoundError } = await import('../../functions/errors.js');
+const { http } = await import('../../functions/middleware/http.js');
+const { reloadEnvForTests } = await import('../../functions/platform/env.js');
+const { logger } = await import('../../functions/platform/logger.js');
 
 const lines: Record<string, unknown>[] = [];
 const write = process.stdout.write.bind(process.stdout);
-const saved = { ...process.env };
 beforeAll(() => {
-  Object.assign(process.env, { TABLE_NAME: 'unused', POWERTOOLS_LOG_LEVEL: 'INFO' });
+  Object.assign(process.env, { TABLE_NAME: 'unused' });
   delete process.env.INSTANCE_CONFIG;
   reloadEnvForTests();
-  logger.setLogLevel('INFO');
   process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk !== 'string' || !chunk.startsWith('{'))
       return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
