@@ -3,6 +3,7 @@
  * the real HTTP server on a free loopback port, serving the same handlers Lambda runs.
  * Tests talk to it with real HTTP requests.
  */
+import { afterAll, beforeAll } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -148,6 +149,45 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     },
   };
 }
+
+/**
+ * The test file's API: started before its tests and closed after them. Call it once, at the top
+ * level of the file; the object it returns is usable inside tests (it is filled in by beforeAll).
+ */
+export function useApi(options: StartOptions = {}): TestApi {
+  const api = {} as TestApi;
+  beforeAll(async () => {
+    Object.assign(api, await startApi(options));
+  });
+  afterAll(async () => {
+    if ('close' in api) await api.close();
+  });
+  return api;
+}
+
+/** An instance configuration with these agents and models, each named by its id. */
+export const configOf = (agentIds: string[], modelIds: string[]) => ({
+  agents: agentIds.map((id) => ({ id, name: id, description: '' })),
+  models: modelIds.map((id) => ({ id, name: id, description: '' })),
+});
+
+/** An instance configuration with one agent (`assistant`) and one model (`m`). */
+export const oneAgentConfig = {
+  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
+  models: [{ id: 'm', name: 'M', description: '' }],
+};
+
+/** An instance configuration with two agents (`assistant`, `coder`) and two models (`model-a`, `model-b`). */
+export const twoAgentConfig = {
+  agents: [
+    { id: 'assistant', name: 'Assistant', description: 'a' },
+    { id: 'coder', name: 'Coder', description: 'c' },
+  ],
+  models: [
+    { id: 'model-a', name: 'A', description: '' },
+    { id: 'model-b', name: 'B', description: '' },
+  ],
+};
 
 /** A valid chat-create body, with overrides. */
 export const newChat = (overrides: Record<string, unknown> = {}) => ({

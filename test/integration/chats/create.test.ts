@@ -1,27 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { twoAgentConfig, useApi } from '../../support/api.js';
+import { CHAT_KEYS, ISO } from '../../support/shapes.js';
 
-const config = {
-  titleMaxChars: 20,
-  agents: [
-    { id: 'assistant', name: 'Assistant', description: 'a' },
-    { id: 'coder', name: 'Coder', description: 'c' },
-  ],
-  models: [
-    { id: 'model-a', name: 'A', description: '' },
-    { id: 'model-b', name: 'B', description: '' },
-  ],
-};
+const config = { titleMaxChars: 20, ...twoAgentConfig };
 const body = (o: Record<string, unknown> = {}) => ({ agentIds: ['assistant'], modelId: 'model-a', ...o });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
-
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const api = useApi({ config });
 
 describe('POST /api/v1/chats', () => {
   it('creates a chat with every field present and the contract defaults', async () => {
@@ -31,27 +15,7 @@ describe('POST /api/v1/chats', () => {
     );
     expect(res.status).toBe(201);
     const chat = res.body;
-    expect(Object.keys(chat).sort()).toEqual(
-      [
-        'id',
-        'is_archived',
-        'title',
-        'title_source',
-        'tags',
-        'pinned',
-        'agent_ids',
-        'model_id',
-        'last_message_preview',
-        'last_message_role',
-        'pending_requests_count',
-        'last_read_at',
-        'unread_count',
-        'notifications_muted',
-        'created_at',
-        'updated_at',
-        'last_message_at',
-      ].sort(),
-    );
+    expect(Object.keys(chat).sort()).toEqual(CHAT_KEYS);
     expect(chat.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
     expect(chat).toMatchObject({
       is_archived: false,

@@ -1,24 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { configOf, useApi } from '../../support/api.js';
+import { sleep } from '../../support/shapes.js';
 
-const config = {
-  agents: [
-    { id: 'alpha', name: 'Alpha', description: '' },
-    { id: 'beta', name: 'Beta', description: '' },
-  ],
-  models: [{ id: 'm', name: 'M', description: '' }],
-};
-
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: configOf(['alpha', 'beta'], ['m']) });
 
 const create = async (agentIds: string[], extra: Record<string, unknown> = {}) =>
   (await api.post('/api/v1/chats', { agentIds, modelId: 'm', ...extra })).body;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('mark-read, mark-unread and the summaries', () => {
   it('mark-unread clears last_read_at and forces unread_count to 1, even with no messages', async () => {

@@ -1,20 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { configOf, useApi } from '../../support/api.js';
 
-const config = {
-  agents: [
-    { id: 'alpha', name: 'Alpha', description: '' },
-    { id: 'beta', name: 'Beta', description: '' },
-  ],
-  models: [{ id: 'm', name: 'M', description: '' }],
-};
-
-let fresh: TestApi;
-beforeAll(async () => {
-  fresh = await startApi({ config });
-});
-afterAll(async () => fresh?.close());
+const fresh = useApi({ config: configOf(['alpha', 'beta'], ['m']) });
 
 describe('GET /api/v1/chats/unread-summary and /pending-summary', () => {
   it('start empty', async () => {

@@ -1,28 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { sweepCatalogParts } from '../../../functions/core/tags.js';
 import { ddb, queryAll } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { pendingParts, readPart } from '../../../functions/store/tags-repo.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { twoAgentConfig, useApi } from '../../support/api.js';
+import { sleep } from '../../support/shapes.js';
 
-const config = {
-  titleMaxChars: 10,
-  agents: [{ id: 'assistant', name: 'A', description: '' }],
-  models: [
-    { id: 'model-a', name: 'A', description: '' },
-    { id: 'model-b', name: 'B', description: '' },
-  ],
-};
+const config = { titleMaxChars: 10, ...twoAgentConfig };
 const body = (o: Record<string, unknown> = {}) => ({ agentIds: ['assistant'], modelId: 'model-a', ...o });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const suggestions = async (q: string) =>
   (await api.get(`/api/v1/tags/suggestions?q=${encodeURIComponent(q)}&limit=100`)).body.data;
 

@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(async () => api?.close());
+const api = useApi();
 
 describe('GET /api/v1/config', () => {
   it('reports the defaults, with the effective upload limit and the complete dispatch settings', async () => {

@@ -9,22 +9,13 @@
  * local front in local/s3.ts checks it), so finalize's own checks are exercised with objects
  * put around the policy.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import sharp from 'sharp';
-import { startApi } from '../../support/api.js';
-import type { Response, TestApi } from '../../support/api.js';
+import { oneAgentConfig, useApi } from '../../support/api.js';
+import type { Response } from '../../support/api.js';
 import { putAround, storedKeys } from './support.js';
 
-const config = {
-  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-  models: [{ id: 'm', name: 'M', description: '' }],
-};
-
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: oneAgentConfig });
 
 const newChat = async (): Promise<string> =>
   (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;

@@ -2,47 +2,15 @@
  * POST /api/v1/chats/{chatId}/messages (contract §5.4.1), the message shape (§2.2), the chat's
  * derived fields after messages (§3.2–§3.4) and the `message.created` event (§6.2).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { RequestOptions, TestApi } from '../../support/api.js';
+import { twoAgentConfig, useApi } from '../../support/api.js';
+import type { RequestOptions, Response } from '../../support/api.js';
+import { ID, ISO, MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, sleep } from '../../support/shapes.js';
 
-const config = {
-  agents: [
-    { id: 'assistant', name: 'Assistant', description: 'a' },
-    { id: 'coder', name: 'Coder', description: 'c' },
-  ],
-  models: [
-    { id: 'model-a', name: 'A', description: '' },
-    { id: 'model-b', name: 'B', description: '' },
-  ],
-};
+const api = useApi({ config: twoAgentConfig });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
-
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const ID = /^[A-Za-z0-9_-]{21}$/;
-const MESSAGE_FIELDS = [
-  'id',
-  'chat_id',
-  'role',
-  'sender_id',
-  'created_at',
-  'updated_at',
-  'content_final',
-  'content_partial',
-  'stream_state',
-  'model_id',
-  'trace',
-].sort();
-const UNKNOWN_CHAT = 'ZZZZZZZZZZZZZZZZZZZZZ';
 const MISSING_MEDIA = 'MMMMMMMMMMMMMMMMMMMMM';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const newChat = async (extra: Record<string, unknown> = {}) => {
   const res = await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'model-a', ...extra });
@@ -67,6 +35,12 @@ const listed = async (chatId: string) => {
   return res.body.data as any[];
 };
 
+/** The message.created event (§6.2) of `msg`: its ids and creation time, and the rest as given. */
+const messageCreated = (chatId: string, msg: { id: string; created_at: string }, rest: Record<string, unknown>) => ({
+  type: 'message.created',
+  payload: { chatId, messageId: msg.id, createdAt: msg.created_at, ...rest },
+});
+
 /** Everything a failed create must leave alone: the chat, its messages and the event log. */
 async function snapshot(chatId: string) {
   return {
@@ -81,6 +55,12 @@ async function expectUnchanged(chatId: string, before: Awaited<ReturnType<typeof
   expect(await eventsSince(api.tableName, before.events)).toEqual([]);
 }
 
+/** A 400 rule error (§1.7) with this message and details. */
+function expectRuleError(res: Response, message: string, details: Record<string, unknown>) {
+  expect(res.status).toBe(400);
+  expect(res.body.error).toEqual({ code: 'VALIDATION_ERROR', message, details });
+}
+
 type ErrorCase = [label: string, body: unknown, message: string, details: Record<string, unknown>];
 
 async function expectRuleErrors(chatId: string, cases: ErrorCase[]) {
@@ -91,6 +71,13 @@ async function expectRuleErrors(chatId: string, cases: ErrorCase[]) {
   }
   await expectUnchanged(chatId, before);
 }
+
+/** Rule errors on `senderId` for bodies with content "x", each with its role's message. */
+const senderCases = (
+  message: (role: string) => string,
+  cases: [label: string, body: { role: string; senderId?: string; agentId?: string }][],
+): ErrorCase[] =>
+  cases.map(([label, body]) => [label, { ...body, content: 'x' }, message(body.role), { field: 'senderId' }]);
 
 async function expectSchemaErrors(chatId: string, cases: [label: string, body: unknown, field: string][]) {
   const before = await snapshot(chatId);
@@ -121,7 +108,7 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
     });
     expect(res.status).toBe(201);
     const msg = res.body;
-    expect(Object.keys(msg).sort()).toEqual(MESSAGE_FIELDS);
+    expect(Object.keys(msg).sort()).toEqual(MESSAGE_KEYS);
     expect(msg.id).toMatch(ID);
     expect(msg).toMatchObject({
       chat_id: chat.id,
@@ -156,7 +143,7 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
       modelId: 'not-a-configured-model',
     });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(MESSAGE_FIELDS);
+    expect(Object.keys(res.body).sort()).toEqual(MESSAGE_KEYS);
     expect(res.body).toMatchObject({
       chat_id: chat.id,
       role,
@@ -176,7 +163,7 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
     const chat = await newChat();
     const res = await send(chat.id, { role: 'agent', senderId: 'assistant', streaming: true, trace: { run: 'r1' } });
     expect(res.status).toBe(201);
-    expect(Object.keys(res.body).sort()).toEqual(MESSAGE_FIELDS);
+    expect(Object.keys(res.body).sort()).toEqual(MESSAGE_KEYS);
     expect(res.body).toMatchObject({
       role: 'agent',
       sender_id: 'assistant',
@@ -282,7 +269,7 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
     expect(res.status).toBe(201);
     expect(res.body.id).not.toBe('forced');
     expect(res.body.chat_id).toBe(chat.id);
-    expect(Object.keys(res.body).sort()).toEqual(MESSAGE_FIELDS);
+    expect(Object.keys(res.body).sort()).toEqual(MESSAGE_KEYS);
   });
 });
 
@@ -305,12 +292,7 @@ describe('seed aliases and default senders (§5.4.1 [Divergence])', () => {
     });
     expect(unknownAlias.sender_id).toBe('assistant');
     const res = await send(chat.id, { role: 'agent', senderId: 'ghost', agentId: 'assistant', content: 'c' });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toEqual({
-      code: 'VALIDATION_ERROR',
-      message: 'senderId must match a configured agent id for role agent.',
-      details: { field: 'senderId' },
-    });
+    expectRuleError(res, 'senderId must match a configured agent id for role agent.', { field: 'senderId' });
   });
 
   it('accepts stream:true as streaming, and lets streaming win over stream', async () => {
@@ -341,12 +323,7 @@ describe('seed aliases and default senders (§5.4.1 [Divergence])', () => {
     expect(streamFalse).toMatchObject({ stream_state: 'complete', content_final: 'also plain' });
     // stream:true on a user message is a streaming start for a non-agent role.
     const userStream = await send(chat.id, { role: 'user', stream: true });
-    expect(userStream.status).toBe(400);
-    expect(userStream.body.error).toEqual({
-      code: 'VALIDATION_ERROR',
-      message: 'streaming start is only supported for role agent.',
-      details: { field: 'streaming' },
-    });
+    expectRuleError(userStream, 'streaming start is only supported for role agent.', { field: 'streaming' });
   });
 
   it('defaults the sender by role: user → user:primary, system → system, tool → tool', async () => {
@@ -418,94 +395,42 @@ describe('validation (§5.4.1 rule table)', () => {
 
   it('rejects an empty senderId (also through the alias)', async () => {
     const chat = await newChat();
-    await expectRuleErrors(chat.id, [
+    const cases = senderCases(
+      () => 'senderId is required.',
       [
-        'user, empty senderId',
-        { role: 'user', senderId: '', content: 'x' },
-        'senderId is required.',
-        { field: 'senderId' },
+        ['user, empty senderId', { role: 'user', senderId: '' }],
+        ['agent, empty senderId', { role: 'agent', senderId: '' }],
+        ['agent, empty agentId', { role: 'agent', agentId: '' }],
+        ['empty senderId wins over agentId', { role: 'agent', senderId: '', agentId: 'assistant' }],
       ],
-      [
-        'agent, empty senderId',
-        { role: 'agent', senderId: '', content: 'x' },
-        'senderId is required.',
-        { field: 'senderId' },
-      ],
-      [
-        'agent, empty agentId',
-        { role: 'agent', agentId: '', content: 'x' },
-        'senderId is required.',
-        { field: 'senderId' },
-      ],
-      [
-        'empty senderId wins over agentId',
-        { role: 'agent', senderId: '', agentId: 'assistant', content: 'x' },
-        'senderId is required.',
-        { field: 'senderId' },
-      ],
-    ]);
+    );
+    await expectRuleErrors(chat.id, cases);
   });
 
   it("rejects a sender that does not match the role, with each role's message", async () => {
     const chat = await newChat();
-    const f = { field: 'senderId' };
-    await expectRuleErrors(chat.id, [
+    const messages: Record<string, string> = {
+      user: 'senderId must be user:primary for role user.',
+      agent: 'senderId must match a configured agent id for role agent.',
+      system: 'senderId must be system for role system.',
+      tool: 'senderId must be tool for role tool.',
+    };
+    const cases = senderCases(
+      (role) => messages[role]!,
       [
-        'user as agent',
-        { role: 'user', senderId: 'assistant', content: 'x' },
-        'senderId must be user:primary for role user.',
-        f,
+        ['user as agent', { role: 'user', senderId: 'assistant' }],
+        ['user as system', { role: 'user', senderId: 'system' }],
+        ['unknown agent', { role: 'agent', senderId: 'ghost' }],
+        ['agent as user', { role: 'agent', senderId: 'user:primary' }],
+        ['unknown agent via alias', { role: 'agent', agentId: 'ghost' }],
+        ['agent id of another case', { role: 'agent', senderId: 'Assistant' }],
+        ['system as tool', { role: 'system', senderId: 'tool' }],
+        ['system as agent', { role: 'system', senderId: 'assistant' }],
+        ['tool as system', { role: 'tool', senderId: 'system' }],
+        ['tool as user', { role: 'tool', senderId: 'user:primary' }],
       ],
-      [
-        'user as system',
-        { role: 'user', senderId: 'system', content: 'x' },
-        'senderId must be user:primary for role user.',
-        f,
-      ],
-      [
-        'unknown agent',
-        { role: 'agent', senderId: 'ghost', content: 'x' },
-        'senderId must match a configured agent id for role agent.',
-        f,
-      ],
-      [
-        'agent as user',
-        { role: 'agent', senderId: 'user:primary', content: 'x' },
-        'senderId must match a configured agent id for role agent.',
-        f,
-      ],
-      [
-        'unknown agent via alias',
-        { role: 'agent', agentId: 'ghost', content: 'x' },
-        'senderId must match a configured agent id for role agent.',
-        f,
-      ],
-      [
-        'agent id of another case',
-        { role: 'agent', senderId: 'Assistant', content: 'x' },
-        'senderId must match a configured agent id for role agent.',
-        f,
-      ],
-      [
-        'system as tool',
-        { role: 'system', senderId: 'tool', content: 'x' },
-        'senderId must be system for role system.',
-        f,
-      ],
-      [
-        'system as agent',
-        { role: 'system', senderId: 'assistant', content: 'x' },
-        'senderId must be system for role system.',
-        f,
-      ],
-      ['tool as system', { role: 'tool', senderId: 'system', content: 'x' }, 'senderId must be tool for role tool.', f],
-      [
-        'tool as user',
-        { role: 'tool', senderId: 'user:primary', content: 'x' },
-        'senderId must be tool for role tool.',
-        f,
-      ],
-    ]);
+    );
+    await expectRuleErrors(chat.id, cases);
   });
 
   it('rejects streaming for every role but agent', async () => {
@@ -781,43 +706,25 @@ describe('order of the checks (§1.8, §5.4.1)', () => {
 
   it('checks the sender (14) before the chat (15), and the chat before the media (16)', async () => {
     const before = (await readEvents(api.tableName)).length;
+    const sender = { field: 'senderId' };
+    const chat = { chatId: UNKNOWN_CHAT };
     const cases: [Record<string, unknown>, number, string, Record<string, unknown>][] = [
       [
         { role: 'user', senderId: 'assistant', content: 'x' },
         400,
         'senderId must be user:primary for role user.',
-        { field: 'senderId' },
+        sender,
       ],
       [
         { role: 'agent', senderId: 'ghost', content: 'x' },
         400,
         'senderId must match a configured agent id for role agent.',
-        { field: 'senderId' },
+        sender,
       ],
-      [
-        { role: 'system', senderId: 'tool', content: 'x' },
-        400,
-        'senderId must be system for role system.',
-        { field: 'senderId' },
-      ],
-      [
-        { role: 'tool', senderId: 'system', content: 'x' },
-        400,
-        'senderId must be tool for role tool.',
-        { field: 'senderId' },
-      ],
-      [
-        { role: 'user', content: 'x', trace: { mediaIds: [MISSING_MEDIA] } },
-        404,
-        'Chat not found.',
-        { chatId: UNKNOWN_CHAT },
-      ],
-      [
-        { role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA } },
-        404,
-        'Chat not found.',
-        { chatId: UNKNOWN_CHAT },
-      ],
+      [{ role: 'system', senderId: 'tool', content: 'x' }, 400, 'senderId must be system for role system.', sender],
+      [{ role: 'tool', senderId: 'system', content: 'x' }, 400, 'senderId must be tool for role tool.', sender],
+      [{ role: 'user', content: 'x', trace: { mediaIds: [MISSING_MEDIA] } }, 404, 'Chat not found.', chat],
+      [{ role: 'user', content: ' ', trace: { mediaId: MISSING_MEDIA } }, 404, 'Chat not found.', chat],
     ];
     for (const [body, status, message, details] of cases) {
       const res = await send(UNKNOWN_CHAT, body);
@@ -970,19 +877,7 @@ describe('events (§6.2, §6.3)', () => {
     const msg = await created(chat.id, body);
     const events = await eventsSince(api.tableName, before);
     expect(events.map((e) => ({ type: e.type, payload: e.payload }))).toEqual([
-      {
-        type: 'message.created',
-        payload: {
-          chatId: chat.id,
-          messageId: msg.id,
-          role: body.role,
-          senderId,
-          streamState: 'complete',
-          contentFinal,
-          createdAt: msg.created_at,
-          trace,
-        },
-      },
+      messageCreated(chat.id, msg, { role: body.role, senderId, streamState: 'complete', contentFinal, trace }),
     ]);
     expect(events[0]!.id).toMatch(ID);
     expect(events[0]!.timestamp).toMatch(ISO);
@@ -999,19 +894,13 @@ describe('events (§6.2, §6.3)', () => {
     });
     const events = await eventsSince(api.tableName, before);
     expect(events.map((e) => ({ type: e.type, payload: e.payload }))).toEqual([
-      {
-        type: 'message.created',
-        payload: {
-          chatId: chat.id,
-          messageId: msg.id,
-          role: 'agent',
-          senderId: 'coder',
-          streamState: 'streaming',
-          contentFinal: null,
-          createdAt: msg.created_at,
-          trace: { mediaIds: [MISSING_MEDIA] },
-        },
-      },
+      messageCreated(chat.id, msg, {
+        role: 'agent',
+        senderId: 'coder',
+        streamState: 'streaming',
+        contentFinal: null,
+        trace: { mediaIds: [MISSING_MEDIA] },
+      }),
     ]);
   });
 });

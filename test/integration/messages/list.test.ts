@@ -3,9 +3,9 @@
  * limit 1..200 (default 50), streaming messages with their partial text, and empty cancelled
  * streams hidden (§4.2).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
+import { MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, sleep } from '../../support/shapes.js';
 
 const config = {
   agents: [
@@ -15,26 +15,7 @@ const config = {
   models: [{ id: 'model-a', name: 'A', description: '' }],
 };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
-
-const MESSAGE_FIELDS = [
-  'id',
-  'chat_id',
-  'role',
-  'sender_id',
-  'created_at',
-  'updated_at',
-  'content_final',
-  'content_partial',
-  'stream_state',
-  'model_id',
-  'trace',
-].sort();
-const UNKNOWN_CHAT = 'ZZZZZZZZZZZZZZZZZZZZZ';
+const api = useApi({ config });
 
 interface Msg {
   id: string;
@@ -45,8 +26,6 @@ interface Msg {
   content_partial: string | null;
   [key: string]: unknown;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const newChat = async () => {
   const res = await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'model-a' });
@@ -120,7 +99,7 @@ describe('GET /api/v1/chats/{chatId}/messages', () => {
     const res = await page(chat.id);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ data: [third, second, first], cursor: { next: null, hasMore: false } });
-    for (const m of res.body.data) expect(Object.keys(m).sort()).toEqual(MESSAGE_FIELDS);
+    for (const m of res.body.data) expect(Object.keys(m).sort()).toEqual(MESSAGE_KEYS);
   });
 
   it('lists an empty chat as an empty page', async () => {
@@ -249,7 +228,7 @@ describe('streaming and cancelled messages in the listing', () => {
       content_partial: 'Hello ',
       content_final: null,
     });
-    expect(Object.keys(data[0]!).sort()).toEqual(MESSAGE_FIELDS);
+    expect(Object.keys(data[0]!).sort()).toEqual(MESSAGE_KEYS);
     const done = await api.post(`/api/v1/messages/${stream.id}/complete`, {});
     expect(done.status).toBe(200);
     data = (await page(chat.id)).body.data;

@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { oneAgentConfig, useApi } from '../../support/api.js';
 
-const config = {
-  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-  models: [{ id: 'm', name: 'M', description: '' }],
-};
-
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: oneAgentConfig });
 
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const startStream = async (chatId: string) => {

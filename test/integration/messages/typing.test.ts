@@ -1,22 +1,12 @@
 /** Typing indicators (§5.3.8, §5.3.9) and the ephemeral chunk events (§5.4.3). */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEphemeral, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { oneAgentConfig, useApi } from '../../support/api.js';
 
-const config = {
-  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-  models: [{ id: 'm', name: 'M', description: '' }],
-};
-
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: oneAgentConfig });
 
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const UNKNOWN = 'ZZZZZZZZZZZZZZZZZZZZZ';
