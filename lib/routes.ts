@@ -36,6 +36,8 @@ export interface RouteSpec {
   images?: boolean;
   /** Sends web push: reads the VAPID key pair (the only routes that may). */
   pushSender?: boolean;
+  /** Reads the search index: its bucket's segments and a cache in the function's /tmp. */
+  searchIndex?: boolean;
 }
 
 export const routes = [
@@ -176,6 +178,7 @@ export const routes = [
   },
 
   { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
+  { method: 'GET', path: '/api/v1/search', handler: 'search/get', writes: false, searchIndex: true },
 
   { method: 'POST', path: '/api/v1/push/subscribe', handler: 'push/subscribe', writes: true },
   { method: 'DELETE', path: '/api/v1/push/subscribe', handler: 'push/unsubscribe', writes: true },

@@ -1,6 +1,6 @@
 /**
- * The local S3: a second fauxqs emulator in-process (its S3 side), with the media bucket
- * created as the stack creates it, behind a small front server. With a data folder (npm
+ * The local S3: a second fauxqs emulator in-process (its S3 side), with the media and search
+ * index buckets created as the stack creates them, behind a small front server. With a data folder (npm
  * start: DATA_DIR/s3) the objects are kept between runs; without one they live in memory.
  *
  * The front passes every request through to fauxqs except browser-style form uploads
@@ -25,6 +25,7 @@ import busboy from 'busboy';
 import { startFauxqs } from 'fauxqs';
 
 export const LOCAL_MEDIA_BUCKET = 'chat-relay-media';
+export const LOCAL_SEARCH_BUCKET = 'chat-relay-search';
 
 /** A form upload's file is buffered up to this size (the media maximum is 50 MB). */
 const MAX_FORM_FILE_BYTES = 5 * 1024 * 1024 * 1024;
@@ -33,6 +34,7 @@ const PART_BYTES = 8 * 1024 * 1024;
 export interface LocalS3 {
   endpoint: string;
   bucket: string;
+  searchBucket: string;
   stop: () => Promise<void>;
 }
 
@@ -46,11 +48,13 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  try {
-    await s3.send(new CreateBucketCommand({ Bucket: LOCAL_MEDIA_BUCKET }));
-  } catch (error) {
-    const name = (error as Error).name;
-    if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
+  for (const bucket of [LOCAL_MEDIA_BUCKET, LOCAL_SEARCH_BUCKET]) {
+    try {
+      await s3.send(new CreateBucketCommand({ Bucket: bucket }));
+    } catch (error) {
+      const name = (error as Error).name;
+      if (name !== 'BucketAlreadyOwnedByYou' && name !== 'BucketAlreadyExists') throw error;
+    }
   }
 
   const front = createServer((req, res) => {
@@ -76,6 +80,7 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
   return {
     endpoint: `http://127.0.0.1:${port}`,
     bucket: LOCAL_MEDIA_BUCKET,
+    searchBucket: LOCAL_SEARCH_BUCKET,
     stop: async () => {
       front.closeAllConnections();
       await new Promise<void>((ok) => front.close(() => ok()));

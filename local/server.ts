@@ -4,6 +4,7 @@
  * Unmatched requests go to the same catch-all handler as the $default route.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -21,6 +22,7 @@ import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 import { startLocalPushTail } from './push-tail.js';
+import { startLocalSearchTail } from './search-tail.js';
 import { startLocalTagSweep } from './tag-sweep.js';
 import { ensureVapidKeys } from './vapid.js';
 
@@ -205,6 +207,13 @@ export interface LocalApiOptions {
    * a file of its own in the temporary folder when absent.
    */
   vapidKeysFile?: string;
+  /**
+   * Run the search index writer on a tail of the event log (default true). Test files that do
+   * not search turn it off, to keep the shared DynamoDB Local free of its polling.
+   */
+  search?: boolean;
+  /** The folder of the search index segments' local copies (npm start: under DATA_DIR); a temporary one when absent. */
+  searchCacheDir?: string;
 }
 
 /**
@@ -244,7 +253,12 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await sqs?.stop();
     throw error;
   }
-  Object.assign(process.env, { S3_ENDPOINT: s3.endpoint, MEDIA_BUCKET: s3.bucket });
+  Object.assign(process.env, {
+    S3_ENDPOINT: s3.endpoint,
+    MEDIA_BUCKET: s3.bucket,
+    SEARCH_BUCKET: s3.searchBucket,
+    SEARCH_CACHE_DIR: options.searchCacheDir ?? mkdtempSync(join(tmpdir(), 'chat-relay-search-')),
+  });
   // The VAPID key pair, held apart from the configuration as the stack's secret holds it.
   const vapidKeysFile = options.vapidKeysFile ?? join(tmpdir(), `chat-relay-vapid-${process.pid}.json`);
   Object.assign(process.env, { VAPID_KEYS_FILE: vapidKeysFile, VAPID_PUBLIC_KEY: ensureVapidKeys(vapidKeysFile) });
@@ -253,10 +267,13 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const tagSweep = startLocalTagSweep();
   // The push notifier, fed by a tail of the event log (local/push-tail.ts says why).
   const pushTail = startLocalPushTail();
+  // The search index writer, fed the same way (local/search-tail.ts).
+  const searchTail = options.search === false ? undefined : startLocalSearchTail();
   const stopServices = async () => {
     streamTimers?.stop();
     tagSweep.stop();
     await pushTail.stop();
+    await searchTail?.stop();
     await sqs?.stop();
     await s3.stop();
   };

@@ -27,6 +27,9 @@ const Env = z.object({
   FLUSH_QUEUE_URL: text.optional(),
   /** The media bucket (platform/media-storage.ts): required by the media functions. */
   MEDIA_BUCKET: text.optional(),
+  /** The search index bucket and the folder of its segments' local copies (platform/search-storage.ts). */
+  SEARCH_BUCKET: text.optional(),
+  SEARCH_CACHE_DIR: text.optional(),
   /** The stream-timeout state machine (platform/stream-timer.ts); without it streams expire lazily. */
   STREAM_TIMEOUT_STATE_MACHINE_ARN: text.optional(),
   /** The instance configuration document (JSON, contract §12), without secrets in a deployed stack. */

@@ -13,21 +13,13 @@ import {
   NoSuchKey,
   NotFound,
   PutObjectCommand,
-  S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 
-import { env, requiredEnv } from './env.js';
-
-let client: S3Client | undefined;
-
-function s3(): S3Client {
-  const endpoint = env().S3_ENDPOINT;
-  client ??= new S3Client({ endpoint, forcePathStyle: endpoint !== undefined, maxAttempts: 4 });
-  return client;
-}
+import { requiredEnv } from './env.js';
+import { s3 } from './s3-client.js';
 
 const bucket = (): string => requiredEnv('MEDIA_BUCKET');
 
@@ -39,7 +31,7 @@ export interface ObjectHeaders {
 }
 
 /** S3's answer for a key that does not exist (GetObject: NoSuchKey, HeadObject: NotFound). */
-const isMissing = (error: unknown) =>
+export const isMissing = (error: unknown): boolean =>
   error instanceof NoSuchKey ||
   error instanceof NotFound ||
   (error instanceof S3ServiceException && error.$metadata.httpStatusCode === 404);

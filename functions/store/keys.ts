@@ -30,6 +30,8 @@
  * | setting           | SETTINGS           | <name>                      |
  * | push subscription | PUSH               | SUB#<sha256(endpoint)>      |
  * | push sent mark    | PUSHSENT#<eventId> | SENT                        | (TTL)
+ * | search manifest   | SEARCH             | MANIFEST                    |
+ * | search log tail   | SEARCH             | TAIL                        | (local runtime only)
  */
 
 /** Zero-padded so that string order is numeric order. 15 digits hold any epoch-ms or sequence. */
@@ -73,6 +75,10 @@ export const Keys = {
     skAfter: `MSG#${pad(Date.parse(time))}#~`,
   }),
   messagePointer: (messageId: string) => ({ pk: `MSG#${messageId}`, sk: 'PTR' }),
+  /** The message id in a MSG#<messageId> partition key. */
+  messageIdOf: (pk: string) => pk.slice('MSG#'.length),
+  /** The creation time (epoch ms) in a message's sort key. */
+  createdMsOf: (messageSk: string) => Number(messageSk.split('#')[1]),
   /** Chunk `seq` (1-based) of a streaming message: its own small item, assembled on read. */
   chunk: (messageId: string, seq: number) => ({ pk: `MSG#${messageId}`, sk: `CHUNK#${pad(seq)}` }),
   /** Chunks with from <= seq <= to. */
@@ -163,4 +169,8 @@ export const Keys = {
   idempotency: (keyHash: string) => ({ pk: `IDEM#${keyHash}`, sk: 'IDEM' }),
   rateLimit: (client: string) => ({ pk: `RL#${client}`, sk: 'RL' }),
   setting: (name: string) => ({ pk: 'SETTINGS', sk: name }),
+  /** The list of the search index's segment files (functions/core/search.ts), versioned. */
+  searchManifest: { pk: 'SEARCH', sk: 'MANIFEST' },
+  /** The last event the local runtime's index tail handed to the writer. */
+  searchTailPosition: { pk: 'SEARCH', sk: 'TAIL' },
 } as const;

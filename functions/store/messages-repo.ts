@@ -97,6 +97,12 @@ export async function locate(messageId: string): Promise<MessageLocation | undef
   return { chatId: String(out.Item.chat_id), sk: String(out.Item.message_sk) };
 }
 
+/** A message's chat and creation time (epoch ms), from its pointer; undefined when it does not exist. */
+export async function messageOrigin(messageId: string): Promise<{ chatId: string; createdMs: number } | undefined> {
+  const loc = await locate(messageId);
+  return loc && { chatId: loc.chatId, createdMs: Keys.createdMsOf(loc.sk) };
+}
+
 export async function getMessage(loc: MessageLocation): Promise<MessageRecord | undefined> {
   const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: messageKey(loc), ConsistentRead: true }));
   return out.Item as MessageRecord | undefined;

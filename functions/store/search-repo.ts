@@ -1,0 +1,166 @@
+/**
+ * The search index's manifest (functions/core/search.ts): which segment files make up the
+ * index now, and which were replaced and wait to be deleted. One small item, written only by
+ * the index writer with a version condition, so two writers can never drop each other's
+ * segments; every search reads it once (0.5 RCU, eventually consistent).
+ */
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
+import { ddb, queryAll, tableName } from './db.js';
+import { Keys } from './keys.js';
+
+export interface SegmentEntry {
+  /** The segment's object key (immutable: a changed segment is a new object). */
+  key: string;
+  docs: number;
+  bytes: number;
+  minCreatedMs: number;
+  maxCreatedMs: number;
+}
+
+export interface RetiredSegment {
+  key: string;
+  /** When it left the index (ms): readers may still be using it for a while. */
+  retiredAt: number;
+}
+
+export interface SearchManifest {
+  version: number;
+  /** Oldest first. */
+  segments: SegmentEntry[];
+  retired: RetiredSegment[];
+}
+
+export const EMPTY_MANIFEST: SearchManifest = { version: 0, segments: [], retired: [] };
+
+/** The current manifest; `consistent` for the writer (it must see its own last write). */
+export async function getManifest(consistent: boolean): Promise<SearchManifest> {
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.searchManifest, ConsistentRead: consistent }),
+  );
+  if (!out.Item) return EMPTY_MANIFEST;
+  return {
+    version: Number(out.Item.version),
+    segments: (out.Item.segments ?? []) as SegmentEntry[],
+    retired: (out.Item.retired ?? []) as RetiredSegment[],
+  };
+}
+
+/**
+ * Replaces the manifest read at `previous.version` with `next` (its version one higher).
+ * Returns false when another writer changed it meanwhile: the caller reads it again.
+ */
+export async function replaceManifest(
+  previous: SearchManifest,
+  next: Omit<SearchManifest, 'version'>,
+): Promise<boolean> {
+  try {
+    await ddb().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...Keys.searchManifest,
+          type: 'search-manifest',
+          version: previous.version + 1,
+          segments: next.segments,
+          retired: next.retired,
+        },
+        ...(previous.version === 0
+          ? { ConditionExpression: 'attribute_not_exists(pk)' }
+          : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': previous.version } }),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/** What a search hit shows of its chat (§2.8) and the fields of its sort key (§9.1). */
+export interface ChatSummary {
+  id: string;
+  title: string;
+  agent_ids: string[];
+  last_message_at: string | null;
+  updated_at: string;
+  created_at: string;
+}
+
+const SUMMARY_FIELDS = ['id', 'title', 'agent_ids', 'last_message_at', 'updated_at', 'created_at'];
+const projection = {
+  ProjectionExpression: SUMMARY_FIELDS.map((_, i) => `#f${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(SUMMARY_FIELDS.map((f, i) => [`#f${i}`, f])),
+};
+
+/**
+ * Chats whose lower-cased title contains `lowered` (archived ones too: gsi1 lists every chat).
+ * The contract's title search is a substring match over all chats (§9.1), which no key can
+ * serve: this reads the whole chat list (about 1 RCU per 8 chats, eventually consistent), and
+ * the filter only saves transfer. The caller applies the exact ASCII-only case rule.
+ */
+export async function chatsWithTitleContaining(lowered: string): Promise<ChatSummary[]> {
+  const { index, pkName, pk } = Keys.chatsIndex(undefined);
+  const items = await queryAll({
+    IndexName: index,
+    KeyConditionExpression: `${pkName} = :pk`,
+    FilterExpression: 'contains(title_lc, :q)',
+    ...projection,
+    ExpressionAttributeValues: { ':pk': pk, ':q': lowered },
+  });
+  return items as unknown as ChatSummary[];
+}
+
+/**
+ * The chats and the still-existing messages among the given ids, in BatchGetItem calls of up
+ * to 100 keys (eventually consistent: a hit comes from an index that lags the table anyway).
+ * A message exists when its pointer item does (0.5 RCU each).
+ */
+export async function hitContext(
+  chatIds: readonly string[],
+  messageIds: readonly string[],
+): Promise<{ chats: Map<string, ChatSummary>; messages: Set<string> }> {
+  const chats = new Map<string, ChatSummary>();
+  const messages = new Set<string>();
+  const keys: Record<string, unknown>[] = [
+    ...[...new Set(chatIds)].map((id) => Keys.chat(id)),
+    ...[...new Set(messageIds)].map((id) => Keys.messagePointer(id)),
+  ];
+  for (let i = 0; i < keys.length; i += 100) {
+    let batch: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
+    while (batch && batch.length > 0) {
+      const out: BatchGetCommandOutput = await ddb().send(
+        new BatchGetCommand({
+          RequestItems: {
+            [tableName()]: {
+              Keys: batch,
+              ProjectionExpression: `pk, sk, ${projection.ProjectionExpression}`,
+              ExpressionAttributeNames: projection.ExpressionAttributeNames,
+            },
+          },
+        }),
+      );
+      for (const item of out.Responses?.[tableName()] ?? []) {
+        if (item.sk === Keys.messagePointer('').sk) messages.add(Keys.messageIdOf(String(item.pk)));
+        else chats.set(String(item.id), item as unknown as ChatSummary);
+      }
+      batch = out.UnprocessedKeys?.[tableName()]?.Keys;
+    }
+  }
+  return { chats, messages };
+}
+
+/** How far the local runtime's index tail has read the event log (local/search-tail.ts). */
+export async function getTailPosition(): Promise<number> {
+  const out = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.searchTailPosition, ConsistentRead: true }),
+  );
+  return Number(out.Item?.seq ?? 0);
+}
+
+export async function setTailPosition(seq: number): Promise<void> {
+  await ddb().send(
+    new PutCommand({ TableName: tableName(), Item: { ...Keys.searchTailPosition, type: 'search-tail', seq } }),
+  );
+}

@@ -1,0 +1,88 @@
+/**
+ * A tail of the event log: the local stand-in for the consumers that AWS feeds from the table's
+ * stream (the push notifier, the search index writer). It reads new events in sequence order
+ * with the same reads the SSE stream uses and hands them to the consumer, batch by batch.
+ *
+ * Why not DynamoDB Local's stream: its stream keeps every record of the session, and every
+ * write gets slower as they pile up (measured: the local runtime must stay fast after hours of
+ * use). A tail costs one Query per poll and nothing grows.
+ */
+import type { StoredEvent } from '../functions/store/events-repo.js';
+import { currentSequence, readLog } from '../functions/store/events-repo.js';
+import { asInvocation } from './invocations.js';
+
+/** Poll period: what an event may wait locally before a consumer sees it. */
+const POLL_MS = 200;
+/** A missing number may be a transaction still in flight; after this it is taken as a hole. */
+const HOLE_GRACE_MS = 3_000;
+/** Events read per poll. */
+const PAGE = 100;
+
+export interface TailOptions {
+  /** For the error lines. */
+  name: string;
+  /** The first sequence number to read (called when the tail starts, or restarts after being off). */
+  start: () => Promise<number>;
+  /** Handles the events read in one poll, in order; the tail moves on when it resolves. */
+  consume: (events: StoredEvent[], through: number) => Promise<void>;
+  /** While false, the tail reads nothing and restarts from `start()` when it turns true again. */
+  enabled?: () => Promise<boolean>;
+}
+
+export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
+  let stopped = false;
+  let next: number | undefined;
+  let waitingSince: number | undefined;
+  let running: Promise<void> = Promise.resolve();
+
+  const poll = async () => {
+    if (options.enabled && !(await options.enabled())) {
+      next = undefined;
+      return;
+    }
+    next ??= await options.start();
+    const entries = await readLog(next, PAGE);
+    const events: StoredEvent[] = [];
+    let through = next - 1;
+    for (const entry of entries) {
+      if (entry.seq > through + 1) {
+        // A gap: wait for it to fill, then step over it.
+        waitingSince ??= Date.now();
+        if (Date.now() - waitingSince < HOLE_GRACE_MS) break;
+      }
+      waitingSince = undefined;
+      if (!('void' in entry)) events.push(entry);
+      through = entry.seq;
+    }
+    if (entries.length === 0) {
+      // Nothing at `next` or after it in its bucket: a hole at a bucket's end is stepped over
+      // once the log has moved past it.
+      waitingSince ??= Date.now();
+      if (Date.now() - waitingSince >= HOLE_GRACE_MS) {
+        if ((await currentSequence()) >= next) through = next;
+        waitingSince = undefined;
+      }
+    }
+    if (through >= next) {
+      await options.consume(events, through);
+      next = through + 1;
+    }
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  const loop = async () => {
+    running = asInvocation(poll).catch((error: unknown) => {
+      if (!stopped) console.error(`local ${options.name}:`, error);
+    });
+    await running;
+    if (!stopped) timer = setTimeout(() => void loop(), POLL_MS);
+  };
+  void loop();
+  return {
+    stop: async () => {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
