@@ -59,6 +59,13 @@ export interface StartOptions {
   dispatch?: boolean;
   /** Where the local runtime keeps its VAPID key pair (a temporary file of its own by default). */
   vapidKeysFile?: string;
+  /**
+   * Run the search index writer on its tail of the event log, as npm start does (off by
+   * default: the search tests turn it on; the others keep the shared DynamoDB Local free of it).
+   */
+  search?: boolean;
+  /** The folder of the search index's local segment copies (a temporary one by default). */
+  searchCacheDir?: string;
 }
 
 let started = false;
@@ -94,6 +101,8 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   const api = await startLocalApi(0, {
     streamTimers: options.streamTimers ?? false,
     dispatch: options.dispatch ?? false,
+    search: options.search ?? false,
+    ...(options.searchCacheDir ? { searchCacheDir: options.searchCacheDir } : {}),
     s3DataDir,
     ...(sqsDataDir ? { sqsDataDir } : {}),
     ...(options.vapidKeysFile ? { vapidKeysFile: options.vapidKeysFile } : {}),

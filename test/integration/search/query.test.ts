@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { oneAgentConfig, useApi } from '../../support/api.js';
 import { indexed, messageIdsFor, searchAll } from './support.js';
 
-const api = useApi({ config: oneAgentConfig });
+const api = useApi({ config: oneAgentConfig, search: true });
 
 /** Message texts by name; each one goes into its own chat with an unrelated title. */
 const TEXTS = {
