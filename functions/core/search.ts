@@ -26,7 +26,7 @@ import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import type { StoredEvent } from '../store/events-repo.js';
 import { asciiLower } from '../store/keys.js';
 import { messageOrigin } from '../store/messages-repo.js';
-import { chatsWithTitleContaining, getManifest, hitContext, replaceManifest } from '../store/search-repo.js';
+import { allChatSummaries, getManifest, hitContext, replaceManifest } from '../store/search-repo.js';
 import type { ChatSummary, SearchManifest, SegmentEntry } from '../store/search-repo.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ const chatSortMs = (c: ChatSummary) => Date.parse(c.last_message_at ?? c.updated
 type Ranked = { key: OrderKey; hit: { chat: ChatHit } | { message: MessageHit } };
 
 async function titleHits(q: string, want: number, cursor: OrderKey | undefined): Promise<Ranked[]> {
-  const found = await chatsWithTitleContaining(q.toLowerCase());
+  const found = await allChatSummaries();
   return found
     .filter((c) => titleMatches(c.title, q))
     .map((c) => ({
@@ -270,6 +270,13 @@ class SearchIndex {
     }
     return best;
   }
+}
+
+/** Tests only: forgets this container's open segments, as a new container would start. */
+export function forgetReadersForTests(): void {
+  for (const reader of readers.values()) reader.close();
+  readers.clear();
+  lastVersion = -1;
 }
 
 async function readerFor(key: string): Promise<SegmentReader> {

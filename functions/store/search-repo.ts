@@ -95,19 +95,19 @@ const projection = {
 };
 
 /**
- * Chats whose lower-cased title contains `lowered` (archived ones too: gsi1 lists every chat).
- * The contract's title search is a substring match over all chats (§9.1), which no key can
- * serve: this reads the whole chat list (about 1 RCU per 8 chats, eventually consistent), and
- * the filter only saves transfer. The caller applies the exact ASCII-only case rule.
+ * Every chat's search fields (archived ones too: gsi1 lists every chat). The contract's title
+ * search is a substring match over all chats with an ASCII-only case rule (§9.1), which no key
+ * or filter expression can serve exactly: this reads the whole chat list (capacity is charged
+ * on the items read, about 1 RCU per 8 chats eventually consistent; the projection only saves
+ * transfer), and the caller matches.
  */
-export async function chatsWithTitleContaining(lowered: string): Promise<ChatSummary[]> {
+export async function allChatSummaries(): Promise<ChatSummary[]> {
   const { index, pkName, pk } = Keys.chatsIndex(undefined);
   const items = await queryAll({
     IndexName: index,
     KeyConditionExpression: `${pkName} = :pk`,
-    FilterExpression: 'contains(title_lc, :q)',
     ...projection,
-    ExpressionAttributeValues: { ':pk': pk, ':q': lowered },
+    ExpressionAttributeValues: { ':pk': pk },
   });
   return items as unknown as ChatSummary[];
 }
