@@ -1,6 +1,6 @@
 /** Dispatch basics (§4.4, §5.11) in batched_sequential mode with short timings. */
 import { describe, expect, it } from '@jest/globals';
-import { dispatchApi } from './support.js';
+import { dispatchApi, userItem } from './support.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -47,15 +47,7 @@ describe('dispatch', () => {
       attachments: [],
     });
     expect(res.body.items.map((i: { sourceId: string }) => i.sourceId)).toEqual([a.body.id, b.body.id]);
-    expect(res.body.items[0]).toEqual({
-      inputId: expect.any(String),
-      sourceKind: 'user_message',
-      sourceId: a.body.id,
-      senderId: 'user:primary',
-      content: 'first',
-      mediaIds: [],
-      attachmentNames: [],
-    });
+    expect(res.body.items[0]).toEqual(userItem(a.body.id, 'first'));
     const done = await api().post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
     expect(done.status).toBe(204);
     const again = await api().post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });

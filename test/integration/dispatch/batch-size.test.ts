@@ -4,18 +4,10 @@
  * small ones (a message may hold up to the content limit of §5.4.1).
  */
 import { describe, expect, it } from '@jest/globals';
-import { blocks, configWith, dispatchApi, sleep } from './support.js';
+import { batchedConfig, blocks, dispatchApi, sleep } from './support.js';
 
 const DEBOUNCE = 800;
-const config = configWith({
-  mode: 'batched_sequential',
-  batchDebounceMs: DEBOUNCE,
-  typingGraceMs: 1000,
-  maxBatchWaitMs: 3000,
-  retryBaseMs: 200,
-  retryMaxMs: 1000,
-  maxAttempts: 2,
-});
+const config = batchedConfig(DEBOUNCE);
 
 const { d } = dispatchApi(config);
 const W = 'worker-1';

@@ -6,7 +6,7 @@
  * batches held by workers at once.
  */
 import { describe, expect, it } from '@jest/globals';
-import { blocks, configWith, dispatchApi, sleep } from './support.js';
+import { QUICK_RETRIES, blocks, configWith, dispatchApi, sleep } from './support.js';
 import type { Batch } from './support.js';
 
 const config = configWith({
@@ -16,8 +16,7 @@ const config = configWith({
   batchDebounceMs: 2000,
   typingGraceMs: 1000,
   maxBatchWaitMs: 4000,
-  retryBaseMs: 200,
-  retryMaxMs: 1000,
+  ...QUICK_RETRIES,
   maxAttempts: 3,
 });
 

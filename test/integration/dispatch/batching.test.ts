@@ -7,7 +7,7 @@
  * test/unit/dispatch-sealing.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
-import { blocks, configWith, dispatchApi, sleep } from './support.js';
+import { QUICK_RETRIES, blocks, configWith, dispatchApi, sleep, userItem } from './support.js';
 import type { Batch } from './support.js';
 
 const DEBOUNCE = 1000;
@@ -21,13 +21,24 @@ const config = configWith({
   batchDebounceMs: DEBOUNCE,
   typingGraceMs: GRACE,
   maxBatchWaitMs: MAX_WAIT,
-  retryBaseMs: 200,
-  retryMaxMs: 1000,
+  ...QUICK_RETRIES,
   maxAttempts: 2,
 });
 
 const { d } = dispatchApi(config);
 const W = 'worker-1';
+
+/** A new chat whose message "first" is claimed as a batch of its own, leased for `leaseMs` (rule 2 applies). */
+async function leasedFirst(leaseMs: number) {
+  const chat = await d.newChat();
+  const m1 = await d.say(chat.id, 'first');
+  const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs });
+  expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+  return { chat, b1 };
+}
+
+/** Claims and completes what is left, and gives each batch's source ids. */
+const drainedGroups = async () => (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
 
 describe('batched_sequential sealing', () => {
   it(
@@ -57,33 +68,9 @@ describe('batched_sequential sealing', () => {
           '[Message 1]\n[attachments: ["plan.pdf"]]\nsee attached\n\n[Message 2]\nand summarize it\n\n[Message ' +
           '3]\nthanks',
         items: [
-          {
-            inputId: expect.any(String),
-            sourceKind: 'user_message',
-            sourceId: ids[0],
-            senderId: 'user:primary',
-            content: 'see attached',
-            mediaIds: [media],
-            attachmentNames: ['plan.pdf'],
-          },
-          {
-            inputId: expect.any(String),
-            sourceKind: 'user_message',
-            sourceId: ids[1],
-            senderId: 'user:primary',
-            content: 'and summarize it',
-            mediaIds: [],
-            attachmentNames: [],
-          },
-          {
-            inputId: expect.any(String),
-            sourceKind: 'user_message',
-            sourceId: ids[2],
-            senderId: 'user:primary',
-            content: 'thanks',
-            mediaIds: [],
-            attachmentNames: [],
-          },
+          userItem(ids[0], 'see attached', { mediaIds: [media], attachmentNames: ['plan.pdf'] }),
+          userItem(ids[1], 'and summarize it'),
+          userItem(ids[2], 'thanks'),
         ],
         attachments: [
           {
@@ -162,10 +149,7 @@ describe('batched_sequential sealing', () => {
   it(
     'rule 2: inputs arriving while a batch is leased accumulate and are sealed together after it ' + 'completes',
     async () => {
-      const chat = await d.newChat();
-      const m1 = await d.say(chat.id, 'first');
-      const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
-      expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+      const { chat, b1 } = await leasedFirst(30_000);
       // Two inputs further apart than the debounce: without rule 2 they would be two batches.
       const m2 = await d.say(chat.id, 'second');
       await sleep(DEBOUNCE + 500);
@@ -184,33 +168,24 @@ describe('batched_sequential sealing', () => {
   it(
     'rule 2 ends when the leased batch goes back to pending for a retry: inputs seal on their own debounce ' + 'again',
     async () => {
-      const chat = await d.newChat();
-      const m1 = await d.say(chat.id, 'first');
-      const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
-      expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+      const { chat, b1 } = await leasedFirst(30_000);
       const m2 = await d.say(chat.id, 'second');
       // m2's debounce passes while b1 is leased: rule 2 holds it.
       await sleep(DEBOUNCE + 700);
       // The lease ends (retry in 5 s): the chat has no leased batch, so m2 is eligible at once.
-      expect(
-        (await d.fail(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 })).status,
-      ).toBe(204);
+      await d.failOk(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 });
       await sleep(DEBOUNCE + LATE);
       // m3 comes after m2 was due to be sealed: it is a batch of its own.
       const m3 = await d.say(chat.id, 'third');
       const retried = await d.claimOne({ workerId: 'worker-2', waitMs: 8000 });
       expect(retried.batchId).toBe(b1.batchId);
       await d.completeOk(retried.batchId, 'worker-2');
-      const groups = (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
-      expect(groups).toEqual([[m2], [m3]]);
+      expect(await drainedGroups()).toEqual([[m2], [m3]]);
     },
   );
 
   it('rule 2 ends when the lease expires: inputs held by it are sealed then, before later ones arrive', async () => {
-    const chat = await d.newChat();
-    const m1 = await d.say(chat.id, 'first');
-    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 2000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+    const { chat, b1 } = await leasedFirst(2000);
     const m2 = await d.say(chat.id, 'second');
     // Past the lease's end and m2's debounce: m2 is sealed on its own.
     await sleep(2000 + LATE);
@@ -218,21 +193,16 @@ describe('batched_sequential sealing', () => {
     const again = await d.claimOne({ workerId: 'worker-2', waitMs: 5000, leaseMs: 20_000 });
     expect(again.batchId).toBe(b1.batchId);
     await d.completeOk(again.batchId, 'worker-2');
-    const groups = (await d.drain(DEBOUNCE + 2000)).map((b) => b.items.map((i) => i.sourceId));
-    expect(groups).toEqual([[m2], [m3]]);
+    expect(await drainedGroups()).toEqual([[m2], [m3]]);
   });
 
   it('rule 2 also holds across a terminal failure: the accumulated inputs are sealed together after it', async () => {
-    const chat = await d.newChat();
-    const m1 = await d.say(chat.id, 'first');
-    const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs: 30_000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
+    const { chat, b1 } = await leasedFirst(30_000);
     const m2 = await d.say(chat.id, 'second');
     await sleep(DEBOUNCE + 500);
     const m3 = await d.say(chat.id, 'third');
     await sleep(DEBOUNCE + 500);
-    const failed = await d.fail(b1.batchId, { workerId: W, reason: 'agent down', retryable: false });
-    expect(failed.status).toBe(204);
+    await d.failOk(b1.batchId, { workerId: W, reason: 'agent down', retryable: false });
     const b2 = await d.claimOne({ workerId: 'worker-2', waitMs: 5000 });
     expect(b2.items.map((i) => i.sourceId)).toEqual([m2, m3]);
     await d.completeOk(b2.batchId, 'worker-2');

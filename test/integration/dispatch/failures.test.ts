@@ -29,7 +29,7 @@ describe('fail', () => {
       expect(b1.items.map((i) => i.sourceId)).toEqual([msg]);
 
       // Attempt 1 fails: back in BASE × 2^0 ms (not 2^1: the attempt was counted at claim, once).
-      expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'first', retryable: true })).status).toBe(204);
+      await d.failOk(b1.batchId, { workerId: 'w1', reason: 'first', retryable: true });
       const failed1 = Date.now();
       await d.claimNone({ workerId: 'w2', waitMs: 0 });
       const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
@@ -44,17 +44,13 @@ describe('fail', () => {
       expect(b2.compiledContent).toBe('do it');
 
       // Attempt 2 fails (retried at once: the doubled backoff is the unit test's).
-      expect(
-        (await d.fail(b2.batchId, { workerId: 'w2', reason: 'second', retryable: true, retryDelayMs: 0 })).status,
-      ).toBe(204);
+      await d.failOk(b2.batchId, { workerId: 'w2', reason: 'second', retryable: true, retryDelayMs: 0 });
       const b3 = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
       expect(b3.batchId).toBe(b1.batchId);
 
       // Attempt 3 = maxAttempts: a retryable failure is terminal now.
       const eventCount = (await readEvents(api().tableName)).length;
-      expect((await d.fail(b3.batchId, { workerId: 'w3', reason: '  third time  ', retryable: true })).status).toBe(
-        204,
-      );
+      await d.failOk(b3.batchId, { workerId: 'w3', reason: '  third time  ', retryable: true });
       const text = 'Dispatch failed after 3 attempts: third time';
       const messages = await messagesOf(chat.id);
       expect(messages).toHaveLength(2);
@@ -101,9 +97,7 @@ describe('fail', () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'override');
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'now', retryable: true, retryDelayMs: 0 })).status).toBe(
-      204,
-    );
+    await d.failOk(b1.batchId, { workerId: 'w1', reason: 'now', retryable: true, retryDelayMs: 0 });
     const failedAt = Date.now();
     // Back to pending, the batch is leased to no one: the old owner gets 409 everywhere.
     expectLeaseLost(await d.heartbeat(b1.batchId, { workerId: 'w1' }), b1.batchId, 'w1');
@@ -115,7 +109,7 @@ describe('fail', () => {
     expect(Date.now() - failedAt).toBeLessThan(BASE);
     expect(b2.batchId).toBe(b1.batchId);
     // Second attempt, non-retryable: terminal with the attempt count.
-    expect((await d.fail(b2.batchId, { workerId: 'w2', reason: 'give up', retryable: false })).status).toBe(204);
+    await d.failOk(b2.batchId, { workerId: 'w2', reason: 'give up', retryable: false });
     expect((await messagesOf(chat.id))[0]).toMatchObject({
       role: 'system',
       content_final: 'Dispatch failed after 2 attempts: give up',
@@ -126,9 +120,7 @@ describe('fail', () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'odd delay');
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect(
-      (await d.fail(b1.batchId, { workerId: 'w1', reason: 'soon', retryable: true, retryDelayMs: 1300 })).status,
-    ).toBe(204);
+    await d.failOk(b1.batchId, { workerId: 'w1', reason: 'soon', retryable: true, retryDelayMs: 1300 });
     const failedAt = Date.now();
     const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
     const after = Date.now() - failedAt;
@@ -146,9 +138,7 @@ describe('fail', () => {
     const chat = await d.newChat();
     await d.say(chat.id, 'not yet');
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect(
-      (await d.fail(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 2900 })).status,
-    ).toBe(204);
+    await d.failOk(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 2900 });
     // Its message reappears after 2 s (whole seconds, rounded down); this claim's wait ends at
     // 2.4 s, before the batch is due at 2.9 s (half a second of slack for a busy machine): it
     // looks, gives the message back, and pauses.
@@ -167,7 +157,7 @@ describe('fail', () => {
     const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     const eventCount = (await readEvents(api().tableName)).length;
-    expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'bad input', retryable: false })).status).toBe(204);
+    await d.failOk(b1.batchId, { workerId: 'w1', reason: 'bad input', retryable: false });
     const messages = await messagesOf(chat.id);
     expect(messages[0]).toMatchObject({
       role: 'system',
@@ -195,9 +185,7 @@ describe('fail', () => {
     const b1 = await d.say(b.id, 'b1');
     const first = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(first.items.map((i) => i.sourceId)).toEqual([a1]);
-    expect(
-      (await d.fail(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 })).status,
-    ).toBe(204);
+    await d.failOk(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 });
     const failedAt = Date.now();
     // Chat B flows; chat A's second batch does not jump the queue.
     const other = await d.claimOne({ workerId: 'w2', waitMs: 2000 });

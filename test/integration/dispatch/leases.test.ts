@@ -4,7 +4,7 @@
  * default wait, the 25 s cap, early wake-up), claim-many limits, and body validation.
  */
 import { describe, expect, it } from '@jest/globals';
-import { configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
+import { QUICK_RETRIES, configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
 
 const CLAIM_WAIT = 1500;
 /** How late an expired lease or a new batch may become claimable (about one tick, plus a loaded machine). */
@@ -14,8 +14,7 @@ const config = configWith({
   mode: 'sequential',
   leaseMs: 30_000,
   claimWaitMs: CLAIM_WAIT,
-  retryBaseMs: 200,
-  retryMaxMs: 1000,
+  ...QUICK_RETRIES,
   maxAttempts: 2,
   claim: { claimManyLimit: 3 },
 });
@@ -235,7 +234,7 @@ describe('leases', () => {
     // attempt 3 > maxAttempts 2: expiry does not check it.
     const b3 = await d.claimOne({ workerId: 'w3', waitMs: 4000, leaseMs: 10_000 });
     expect(b3.batchId).toBe(b1.batchId);
-    expect((await d.fail(b3.batchId, { workerId: 'w3', reason: 'too slow', retryable: true })).status).toBe(204);
+    await d.failOk(b3.batchId, { workerId: 'w3', reason: 'too slow', retryable: true });
     const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
     expect(messages[0]).toMatchObject({
       role: 'system',

@@ -4,18 +4,10 @@
  * and no input for request creation or cancellation.
  */
 import { describe, expect, it } from '@jest/globals';
-import { blocks, configWith, dispatchApi } from './support.js';
+import { batchedConfig, blocks, dispatchApi, userItem } from './support.js';
 
 const DEBOUNCE = 600;
-const config = configWith({
-  mode: 'batched_sequential',
-  batchDebounceMs: DEBOUNCE,
-  typingGraceMs: 1000,
-  maxBatchWaitMs: 3000,
-  retryBaseMs: 200,
-  retryMaxMs: 1000,
-  maxAttempts: 2,
-});
+const config = batchedConfig(DEBOUNCE);
 
 const { api, d } = dispatchApi(config);
 const W = 'worker-1';
@@ -155,16 +147,7 @@ describe('request resolutions', () => {
       const line3 = '[Request resolved: "Third"] Selected: no';
       expect(mixed.kind).toBe('user_batch');
       expect(mixed.items).toEqual([
-        {
-          inputId: expect.any(String),
-          sourceKind: 'user_message',
-          sourceId: msg,
-          senderId: 'user:primary',
-          content: 'also this',
-          traceKind: 'file',
-          mediaIds: [],
-          attachmentNames: [],
-        },
+        userItem(msg, 'also this', { traceKind: 'file' }),
         resolution(r3, 'user:primary', line3),
       ]);
       expect('traceKind' in mixed.items[1]!).toBe(false);

@@ -44,7 +44,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       expect(first.batch?.items.map((i) => i.sourceId)).toEqual([id]);
       const b1 = first.batch!;
 
-      expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
+      await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
       const failedAt = Date.now();
       const second = await claimUntil({ workerId: 'w1', leaseMs }, 20_000);
       expect(second.statuses.filter((s) => s !== 200 && s !== 204)).toEqual([]);
@@ -53,7 +53,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       expect(Date.now() - failedAt).toBeLessThan(3000);
 
       // Attempt 2 fails too: back after 1 s.
-      expect((await d.fail(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true })).status).toBe(204);
+      await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
       const failedAgain = Date.now();
       const third = await claimUntil({ workerId: 'w2', leaseMs }, 20_000);
       expect(third.batch).toEqual(b1);
@@ -80,16 +80,12 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
         let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
         expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
         for (let attempt = 1; attempt <= 2; attempt++) {
-          expect(
-            (await d.fail(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true })).status,
-          ).toBe(204);
+          await d.failOk(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true });
           const again = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 20_000)).batch;
           expect(again?.batchId).toBe(batch.batchId);
           batch = again!;
         }
-        expect((await d.fail(batch.batchId, { workerId: 'w1', reason: 'failure 3', retryable: true })).status).toBe(
-          204,
-        );
+        await d.failOk(batch.batchId, { workerId: 'w1', reason: 'failure 3', retryable: true });
         expect(await Store.getBatch(batch.batchId)).toMatchObject({
           status: 'failed',
           attempt_count: 3,

@@ -4,18 +4,10 @@
  * holds with concurrent workers.
  */
 import { describe, expect, it } from '@jest/globals';
-import { configWith, dispatchApi, sleep } from './support.js';
+import { LONG_BATCHING, QUICK_RETRIES, configWith, dispatchApi, sleep, userBatch, userItem } from './support.js';
 import type { Batch } from './support.js';
 
-const config = configWith({
-  mode: 'sequential',
-  batchDebounceMs: 5000,
-  typingGraceMs: 5000,
-  maxBatchWaitMs: 10_000,
-  retryBaseMs: 200,
-  retryMaxMs: 1000,
-  maxAttempts: 3,
-});
+const config = configWith({ mode: 'sequential', ...LONG_BATCHING, ...QUICK_RETRIES, maxAttempts: 3 });
 
 const { d } = dispatchApi(config);
 
@@ -27,25 +19,7 @@ describe('sequential mode', () => {
     const id = await d.say(chat.id, 'right away');
     await d.typing(chat.id);
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 0 });
-    expect(batch).toEqual({
-      batchId: expect.any(String),
-      chatId: chat.id,
-      kind: 'user_batch',
-      agentIdHint: 'assistant',
-      compiledContent: 'right away',
-      items: [
-        {
-          inputId: expect.any(String),
-          sourceKind: 'user_message',
-          sourceId: id,
-          senderId: 'user:primary',
-          content: 'right away',
-          mediaIds: [],
-          attachmentNames: [],
-        },
-      ],
-      attachments: [],
-    });
+    expect(batch).toEqual(userBatch(chat.id, 'right away', [userItem(id, 'right away')]));
     await d.completeOk(batch.batchId, 'w1');
   });
 
@@ -95,9 +69,7 @@ describe('sequential mode', () => {
       const first = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
       expect(first.items[0]!.sourceId).toBe(a1);
       // Back at once, but available only from now: b1 has been available since its creation.
-      expect(
-        (await d.fail(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 })).status,
-      ).toBe(204);
+      await d.failOk(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 });
       await sleep(200);
       const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
       const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
@@ -141,17 +113,7 @@ describe('sequential mode', () => {
     const id = await d.say(chat.id, '', { trace: { mediaIds: [media] } });
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(batch.compiledContent).toBe('(no text)');
-    expect(batch.items).toEqual([
-      {
-        inputId: expect.any(String),
-        sourceKind: 'user_message',
-        sourceId: id,
-        senderId: 'user:primary',
-        content: '',
-        mediaIds: [media],
-        attachmentNames: ['scan.png'],
-      },
-    ]);
+    expect(batch.items).toEqual([userItem(id, '', { mediaIds: [media], attachmentNames: ['scan.png'] })]);
     await d.completeOk(batch.batchId, 'w1');
   });
 

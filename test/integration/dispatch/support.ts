@@ -55,9 +55,56 @@ export const configWith = (dispatch: Record<string, unknown>) => ({
   server: { dispatch },
 });
 
+/** Retries 200 ms apart, doubling up to 1 s: a retried batch comes back within a test. */
+export const QUICK_RETRIES = { retryBaseMs: 200, retryMaxMs: 1000 };
+
+/** Batching settings no test waits out: in a mode that does not batch, they are seen to be ignored. */
+export const LONG_BATCHING = { batchDebounceMs: 5000, typingGraceMs: 5000, maxBatchWaitMs: 10_000 };
+
+/** batched_sequential with this debounce, a 1 s typing grace, a 3 s max wait, quick retries and 2 attempts. */
+export const batchedConfig = (batchDebounceMs: number) =>
+  configWith({
+    mode: 'batched_sequential',
+    batchDebounceMs,
+    typingGraceMs: 1000,
+    maxBatchWaitMs: 3000,
+    ...QUICK_RETRIES,
+    maxAttempts: 2,
+  });
+
 /** What a worker receives (contract §2.5): the service's own wire types. */
 export type Item = BatchItem;
 export type Batch = ClaimedBatch;
+
+/**
+ * A user message's item in a claimed batch (§2.5), exactly: sent by user:primary, with no trace
+ * kind, media or attachment names unless `extra` gives them.
+ */
+export const userItem = (
+  sourceId: string | undefined,
+  content: string,
+  extra: Pick<Partial<Item>, 'traceKind' | 'mediaIds' | 'attachmentNames'> = {},
+) => ({
+  inputId: expect.any(String),
+  sourceKind: 'user_message',
+  sourceId,
+  senderId: 'user:primary',
+  content,
+  mediaIds: [],
+  attachmentNames: [],
+  ...extra,
+});
+
+/** A claimed batch of user messages for the agent `assistant` (§2.5), exactly. */
+export const userBatch = (chatId: string, compiledContent: string, items: unknown[], attachments: unknown[] = []) => ({
+  batchId: expect.any(String),
+  chatId,
+  kind: 'user_batch',
+  agentIdHint: 'assistant',
+  compiledContent,
+  items,
+  attachments,
+});
 
 export interface ClaimBody {
   workerId: string;
@@ -131,6 +178,10 @@ export function dispatch(api: () => TestApi) {
       const res = await self.claim(body);
       if (res.status !== 204) throw new Error(`expected 204, got ${res.status}: ${res.text}`);
       expect(res.text).toBe('');
+    },
+    /** Fails a batch and expects it accepted (204). */
+    async failOk(batchId: string, body: Record<string, unknown>): Promise<void> {
+      expect((await self.fail(batchId, body)).status).toBe(204);
     },
     async completeOk(batchId: string, workerId: string): Promise<void> {
       const res = await self.complete(batchId, workerId);

@@ -4,9 +4,9 @@
  * is a string (omitted otherwise). `immediate` mode, so each message is claimable at once.
  */
 import { describe, expect, it } from '@jest/globals';
-import { configWith, dispatchApi } from './support.js';
+import { QUICK_RETRIES, configWith, dispatchApi, userBatch, userItem } from './support.js';
 
-const config = configWith({ mode: 'immediate', retryBaseMs: 200, retryMaxMs: 1000, maxAttempts: 3 });
+const config = configWith({ mode: 'immediate', ...QUICK_RETRIES, maxAttempts: 3 });
 
 const { d } = dispatchApi(config);
 
@@ -15,26 +15,9 @@ describe('trace.kind in dispatch items', () => {
     const chat = await d.newChat();
     const note = await d.say(chat.id, 'remember this', { trace: { kind: 'note' } });
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
-    expect(batch).toEqual({
-      batchId: expect.any(String),
-      chatId: chat.id,
-      kind: 'user_batch',
-      agentIdHint: 'assistant',
-      compiledContent: 'remember this',
-      items: [
-        {
-          inputId: expect.any(String),
-          sourceKind: 'user_message',
-          sourceId: note,
-          senderId: 'user:primary',
-          content: 'remember this',
-          traceKind: 'note',
-          mediaIds: [],
-          attachmentNames: [],
-        },
-      ],
-      attachments: [],
-    });
+    expect(batch).toEqual(
+      userBatch(chat.id, 'remember this', [userItem(note, 'remember this', { traceKind: 'note' })]),
+    );
     await d.completeOk(batch.batchId, 'w1');
   });
 
@@ -44,16 +27,7 @@ describe('trace.kind in dispatch items', () => {
     const id = await d.say(chat.id, '', { trace: { mediaIds: [photo], kind: 'screenshot' } });
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(batch.items).toEqual([
-      {
-        inputId: expect.any(String),
-        sourceKind: 'user_message',
-        sourceId: id,
-        senderId: 'user:primary',
-        content: '',
-        traceKind: 'screenshot',
-        mediaIds: [photo],
-        attachmentNames: ['photo.jpg'],
-      },
+      userItem(id, '', { traceKind: 'screenshot', mediaIds: [photo], attachmentNames: ['photo.jpg'] }),
     ]);
     expect(batch.attachments).toEqual([
       { mediaId: photo, fileName: 'photo.jpg', kind: 'image', sourceInputId: batch.items[0]!.inputId, sourceIndex: 0 },
