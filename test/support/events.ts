@@ -6,6 +6,26 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../functions/store/db.js';
 import { EPHEMERAL_BUCKET_MS, Keys } from '../../functions/store/keys.js';
 
+/** Every item of partition `pk`, page after page, read consistently. */
+async function queryPartition(tableName: string, pk: string): Promise<Record<string, any>[]> {
+  const items: Record<string, any>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
 export interface LoggedEvent {
   seq: number;
   id: string;
@@ -16,30 +36,17 @@ export interface LoggedEvent {
 
 export async function readEvents(tableName: string): Promise<LoggedEvent[]> {
   const events: LoggedEvent[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': 'EVT#0' },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      // Voided numbers (a mutation that reserved them and then failed) hold no event.
-      if (!item.void)
-        events.push({
-          seq: item.seq,
-          id: item.id,
-          type: item.eventType,
-          timestamp: item.timestamp,
-          payload: item.payload,
-        });
-    }
-    start = out.LastEvaluatedKey;
-  } while (start);
+  for (const item of await queryPartition(tableName, 'EVT#0')) {
+    // Voided numbers (a mutation that reserved them and then failed) hold no event.
+    if (!item.void)
+      events.push({
+        seq: item.seq,
+        id: item.id,
+        type: item.eventType,
+        timestamp: item.timestamp,
+        payload: item.payload,
+      });
+  }
   return events;
 }
 
@@ -68,23 +75,10 @@ export async function readEphemeral(tableName: string, sinceMs: number): Promise
     bucket++
   ) {
     const { pk } = Keys.ephemeralEvent(bucket * EPHEMERAL_BUCKET_MS, 'x');
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await ddb().send(
-        new QueryCommand({
-          TableName: tableName,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) {
-        if (Date.parse(item.timestamp) >= sinceMs)
-          events.push({ id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
-      }
-      start = out.LastEvaluatedKey;
-    } while (start);
+    for (const item of await queryPartition(tableName, pk)) {
+      if (Date.parse(item.timestamp) >= sinceMs)
+        events.push({ id: item.id, type: item.eventType, timestamp: item.timestamp, payload: item.payload });
+    }
   }
   return events;
 }

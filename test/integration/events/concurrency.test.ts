@@ -3,36 +3,15 @@
  * on different chats while clients are connected. Each client receives every persisted event
  * written after it connected exactly once, in the log's sequence order, and nothing else.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
 import { readEvents } from '../../support/events.js';
 import type { SseConnection } from '../../support/sse.js';
-import {
-  config,
-  expectWellFramed,
-  idsOf,
-  lastLoggedId,
-  logAfter,
-  ok,
-  persisted,
-  pool,
-  sleep,
-  streams,
-} from './support.js';
+import { expectWellFramed, idsOf, lastLoggedId, logAfter, ok, persisted, pool, sleep, streamsApi } from './support.js';
 
 const WRITERS = 20;
 const WRITES = 10;
 
-let api: TestApi;
-const s = streams(() => api);
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
-});
+const { api, s } = streamsApi();
 
 /** Ten writes on one chat, each appending one persisted event, plus one typing indicator. */
 const writer = (chatId: string) => async () => {

@@ -4,13 +4,10 @@
  * ids that are the log's. Each operation waits for its events before the next one, so the
  * whole sequence (ephemeral events included) is deterministic.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
 import { readEvents } from '../../support/events.js';
 import type { SseConnection, SseEvent } from '../../support/sse.js';
 import {
-  config,
   EPHEMERAL_TYPES,
   expectWellFramed,
   ISO,
@@ -18,18 +15,10 @@ import {
   logAfter,
   ok,
   persisted,
-  streams,
+  streamsApi,
 } from './support.js';
 
-let api: TestApi;
-const s = streams(() => api);
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
-});
+const { api, s } = streamsApi();
 
 describe('event types and payloads (§6.2)', () => {
   it('delivers every event type with its exact payload, in emission order, with the log ids', async () => {
@@ -46,6 +35,21 @@ describe('event types and payloads (§6.2)', () => {
       return got;
     };
     const typed = (events: SseEvent[]) => events.map((e) => ({ type: e.event, payload: e.data.payload }));
+    /** Starts an agent stream in `chatId` and waits for its message.created. */
+    const startStream = async (chatId: string) => {
+      let message: any;
+      await expectEvents(1, async () => {
+        message = ok(
+          await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
+        ).body;
+      });
+      return message;
+    };
+    /** The message.streaming.complete of an agent message of `chat`. */
+    const streamCompleted = (messageId: string, streamState: string, finalText: string | null) => ({
+      type: 'message.streaming.complete',
+      payload: { chatId: chat.id, messageId, role: 'agent', streamState, finalText },
+    });
 
     // chat.created, without and with a first message.
     let chat: any;
@@ -192,65 +196,26 @@ describe('event types and payloads (§6.2)', () => {
       completed = ok(await api.post(`/api/v1/messages/${streamed.id}/complete`)).body;
     });
     expect(completed.content_final).toBe('Hello  ');
-    expect(typed(complete)).toEqual([
-      {
-        type: 'message.streaming.complete',
-        payload: {
-          chatId: chat.id,
-          messageId: streamed.id,
-          role: 'agent',
-          streamState: 'complete',
-          finalText: 'Hello  ',
-        },
-      },
-    ]);
+    expect(typed(complete)).toEqual([streamCompleted(streamed.id, 'complete', 'Hello  ')]);
 
     // A stream completed with an explicit finalText, and one cancelled.
-    const second = ok(
-      await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
-    ).body;
-    await c.waitFor((x) => x.events().length >= seen + 1, 5000);
-    seen += 1;
+    const second = await startStream(chat.id);
     expect(
       typed(
         await expectEvents(1, async () =>
           ok(await api.post(`/api/v1/messages/${second.id}/complete`, { finalText: ' Final ' })),
         ),
       ),
-    ).toEqual([
-      {
-        type: 'message.streaming.complete',
-        payload: {
-          chatId: chat.id,
-          messageId: second.id,
-          role: 'agent',
-          streamState: 'complete',
-          finalText: ' Final ',
-        },
-      },
-    ]);
-    const third = ok(
-      await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
-    ).body;
-    await c.waitFor((x) => x.events().length >= seen + 1, 5000);
-    seen += 1;
+    ).toEqual([streamCompleted(second.id, 'complete', ' Final ')]);
+    const third = await startStream(chat.id);
     await expectEvents(1, async () =>
       ok(await api.post(`/api/v1/messages/${third.id}/chunks`, { deltaText: 'partial' })),
     );
     expect(typed(await expectEvents(1, async () => ok(await api.post(`/api/v1/messages/${third.id}/cancel`))))).toEqual(
-      [
-        {
-          type: 'message.streaming.complete',
-          payload: { chatId: chat.id, messageId: third.id, role: 'agent', streamState: 'cancelled', finalText: null },
-        },
-      ],
+      [streamCompleted(third.id, 'cancelled', null)],
     );
     // Bulk cancel: one event per message (the role key is optional on this path, §5.4.6).
-    const fourth = ok(
-      await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', streaming: true }),
-    ).body;
-    await c.waitFor((x) => x.events().length >= seen + 1, 5000);
-    seen += 1;
+    const fourth = await startStream(chat.id);
     const bulk = await expectEvents(1, async () =>
       ok(await api.post(`/api/v1/chats/${chat.id}/messages/cancel-streaming`)),
     );

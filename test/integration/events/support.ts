@@ -2,7 +2,8 @@
  * Shared helpers for the SSE tests (contract §6.4). Each test file starts its own API
  * (startApi) and hands it to `streams(api)`.
  */
-import { expect } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
+import { startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { LoggedEvent } from '../../support/events.js';
@@ -40,6 +41,23 @@ export function streams(api: () => TestApi) {
       for (const c of open) c.close();
     },
   };
+}
+
+/**
+ * The test file's API (with `config`) and its stream connections: started before the tests;
+ * after them the connections are closed, then the API. Call it at the top level of the file.
+ */
+export function streamsApi() {
+  const api = {} as TestApi;
+  const s = streams(() => api);
+  beforeAll(async () => {
+    Object.assign(api, await startApi({ config }));
+  });
+  afterAll(async () => {
+    s.closeAll();
+    if ('close' in api) await api.close();
+  });
+  return { api, s };
 }
 
 export const persisted = (c: SseConnection): SseEvent[] => c.events().filter((e) => !EPHEMERAL_TYPES.includes(e.event));

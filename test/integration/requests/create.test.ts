@@ -5,19 +5,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import {
-  ID,
-  ISO,
-  REQUEST_FIELDS,
-  UNKNOWN_ID,
-  choiceBody,
-  expectSchemaError,
-  formBody,
-  requestsApi,
-  ruleError,
-  sleep,
-  textBody,
-} from './support.js';
+import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
+import { choiceBody, expectSchemaError, formBody, requestsApi, ruleError, textBody } from './support.js';
 
 const { api, h } = requestsApi();
 
@@ -47,7 +36,7 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
       });
       expect(res.status).toBe(201);
       const request = res.body;
-      expect(Object.keys(request).sort()).toEqual(REQUEST_FIELDS);
+      expect(Object.keys(request).sort()).toEqual(REQUEST_KEYS);
       expect(request.id).toMatch(ID);
       expect(request).toEqual({
         id: request.id,
@@ -109,7 +98,7 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
     async () => {
       const chat = await h.newChat();
       const empty = await h.create(chat.id, { type: 'text_input', title: 'Say something', config: {} });
-      expect(Object.keys(empty).sort()).toEqual(REQUEST_FIELDS);
+      expect(Object.keys(empty).sort()).toEqual(REQUEST_KEYS);
       expect(empty).toMatchObject({ type: 'text_input', status: 'pending', config: {}, body: null, trace: null });
       const full = await h.create(chat.id, {
         type: 'text_input',
@@ -607,7 +596,7 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
     expect((await h.list(chat.id, 'cancelled')).map((r) => r.title)).toEqual(['r2']);
     const all = await h.list(chat.id, 'all');
     expect(all.map((r) => r.title)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
-    for (const r of all) expect(Object.keys(r).sort()).toEqual(REQUEST_FIELDS);
+    for (const r of all) expect(Object.keys(r).sort()).toEqual(REQUEST_KEYS);
     expect(all.map((r) => r.status)).toEqual(['pending', 'resolved', 'cancelled', 'resolved', 'pending']);
   });
 

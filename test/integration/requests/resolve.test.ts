@@ -6,20 +6,16 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import {
-  choiceBody,
-  formBody,
-  ID,
-  ISO,
-  REQUEST_FIELDS,
-  requestsApi,
-  ruleError,
-  sleep,
-  textBody,
-  UNKNOWN_ID,
-} from './support.js';
+import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
+import { choiceBody, expectRequestNotFound, formBody, requestsApi, ruleError, textBody } from './support.js';
 
 const { api, h } = requestsApi();
+
+const ABC_OPTIONS = [
+  { id: 'a', label: 'A' },
+  { id: 'b', label: 'B' },
+  { id: 'c', label: 'C' },
+];
 
 type Case = [label: string, body: unknown, message: string, details: Record<string, unknown>];
 
@@ -47,7 +43,7 @@ async function act(kind: 'resolve' | 'cancel', request: any, body?: unknown) {
   const res = kind === 'resolve' ? await h.resolve(request.id, body) : await h.cancel(request.id);
   const ended = Date.now();
   expect([res.status, res.body?.error]).toEqual([200, undefined]);
-  expect(Object.keys(res.body).sort()).toEqual(REQUEST_FIELDS);
+  expect(Object.keys(res.body).sort()).toEqual(REQUEST_KEYS);
 
   const chat = await h.getChat(request.chat_id);
   expect(chat.pending_requests_count).toBe(chatBefore.pending_requests_count - 1);
@@ -77,6 +73,46 @@ async function act(kind: 'resolve' | 'cancel', request: any, body?: unknown) {
   };
 }
 
+/**
+ * A resolution's request.resolved event (§6.2, the payload under both spellings) and its one
+ * dispatch input (§4.4.1).
+ */
+function expectResolutionRecorded(
+  event: { payload: unknown },
+  newInputs: Record<string, any>[],
+  r: {
+    chatId: string;
+    requestId: string;
+    type: string;
+    title: string;
+    senderId: string;
+    inputSenderId: string;
+    payload: unknown;
+    trace: unknown;
+  },
+) {
+  expect(event.payload).toStrictEqual({
+    chatId: r.chatId,
+    requestId: r.requestId,
+    type: r.type,
+    title: r.title,
+    status: 'resolved',
+    senderId: r.senderId,
+    resolution_payload: r.payload,
+    resolutionPayload: r.payload,
+    trace: r.trace,
+  });
+  expect(newInputs).toHaveLength(1);
+  expect(newInputs[0]).toMatchObject({
+    source_kind: 'request_resolved',
+    source_id: r.requestId,
+    sender_id: r.inputSenderId,
+    request_type: r.type,
+    request_title: r.title,
+    resolution_payload: r.payload,
+  });
+}
+
 describe('resolve: success per type', () => {
   it('resolves a choice request as the user by default, storing only selectedOptionIds', async () => {
     const chat = await h.newChat();
@@ -101,25 +137,15 @@ describe('resolve: success per type', () => {
     expect(await h.list(chat.id, 'resolved')).toEqual([resolved]);
     expect(await h.list(chat.id, 'pending')).toEqual([]);
 
-    expect(event.payload).toStrictEqual({
+    expectResolutionRecorded(event, newInputs, {
       chatId: chat.id,
       requestId: request.id,
       type: 'choice',
       title: 'Deploy?',
-      status: 'resolved',
       senderId: 'user',
-      resolution_payload: { selectedOptionIds: ['yes'] },
-      resolutionPayload: { selectedOptionIds: ['yes'] },
+      inputSenderId: 'user:primary',
+      payload: { selectedOptionIds: ['yes'] },
       trace: { workflow: 'deploy' },
-    });
-    expect(newInputs).toHaveLength(1);
-    expect(newInputs[0]).toMatchObject({
-      source_kind: 'request_resolved',
-      source_id: request.id,
-      sender_id: 'user:primary',
-      request_type: 'choice',
-      request_title: 'Deploy?',
-      resolution_payload: { selectedOptionIds: ['yes'] },
     });
   });
 
@@ -131,11 +157,7 @@ describe('resolve: success per type', () => {
         chat.id,
         choiceBody({
           config: {
-            options: [
-              { id: 'a', label: 'A' },
-              { id: 'b', label: 'B' },
-              { id: 'c', label: 'C' },
-            ],
+            options: ABC_OPTIONS,
             maxSelections: 3,
           },
         }),
@@ -163,25 +185,15 @@ describe('resolve: success per type', () => {
       resolution_payload: { text: 'Ann Lee' },
     });
     expect(res.body.resolution_payload).toStrictEqual({ text: 'Ann Lee' });
-    expect(event.payload).toStrictEqual({
+    expectResolutionRecorded(event, newInputs, {
       chatId: chat.id,
       requestId: request.id,
       type: 'text_input',
       title: 'Your name?',
-      status: 'resolved',
       senderId: 'backend',
-      resolution_payload: { text: 'Ann Lee' },
-      resolutionPayload: { text: 'Ann Lee' },
+      inputSenderId: 'backend',
+      payload: { text: 'Ann Lee' },
       trace: null,
-    });
-    expect(newInputs).toHaveLength(1);
-    expect(newInputs[0]).toMatchObject({
-      source_kind: 'request_resolved',
-      source_id: request.id,
-      sender_id: 'backend',
-      request_type: 'text_input',
-      request_title: 'Your name?',
-      resolution_payload: { text: 'Ann Lee' },
     });
   });
 
@@ -192,25 +204,15 @@ describe('resolve: success per type', () => {
     const { res, event, newInputs } = await act('resolve', request, { values, resolvedBy: 'user', text: 'ignored' });
     expect(res.body).toMatchObject({ status: 'resolved', resolved_by: 'user' });
     expect(res.body.resolution_payload).toStrictEqual({ values });
-    expect(event.payload).toStrictEqual({
+    expectResolutionRecorded(event, newInputs, {
       chatId: chat.id,
       requestId: request.id,
       type: 'form',
       title: 'Details',
-      status: 'resolved',
       senderId: 'user',
-      resolution_payload: { values },
-      resolutionPayload: { values },
+      inputSenderId: 'user:primary',
+      payload: { values },
       trace: { form: 1 },
-    });
-    expect(newInputs).toHaveLength(1);
-    expect(newInputs[0]).toMatchObject({
-      source_kind: 'request_resolved',
-      source_id: request.id,
-      sender_id: 'user:primary',
-      request_type: 'form',
-      request_title: 'Details',
-      resolution_payload: { values },
     });
   });
 
@@ -229,11 +231,7 @@ describe('resolve: invalid payloads per type (400, nothing changes)', () => {
       chat.id,
       choiceBody({
         config: {
-          options: [
-            { id: 'a', label: 'A' },
-            { id: 'b', label: 'B' },
-            { id: 'c', label: 'C' },
-          ],
+          options: ABC_OPTIONS,
           minSelections: 1,
           maxSelections: 2,
         },
@@ -405,10 +403,7 @@ describe('resolve and cancel: not found and not pending', () => {
   it('answers 404 Request not found for unknown ids', async () => {
     for (const id of [UNKNOWN_ID, 'nope']) {
       for (const res of [await h.resolve(id, { selectedOptionIds: ['yes'] }), await h.cancel(id)]) {
-        expect([res.status, res.body.error]).toEqual([
-          404,
-          { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: id } },
-        ]);
+        expectRequestNotFound(res, id);
       }
     }
   });

@@ -3,10 +3,8 @@
  * starts its own API through `requestsApi`.
  */
 import { afterAll, beforeAll, expect } from '@jest/globals';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb } from '../../../functions/store/db.js';
-import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
+import { dispatchInputs as storedInputs } from '../../support/table.js';
 import { startApi } from '../../support/api.js';
 import type { RequestOptions, TestApi } from '../../support/api.js';
 
@@ -20,27 +18,6 @@ export const config = {
   // a batch) is held off for the file's lifetime. Dispatch itself is tested in test/integration/dispatch.
   server: { dispatch: { mode: 'batched_sequential', batchDebounceMs: 3_600_000, maxBatchWaitMs: 3_600_000 } },
 };
-
-export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-export const ID = /^[A-Za-z0-9_-]{21}$/;
-export const REQUEST_FIELDS = [
-  'id',
-  'chat_id',
-  'type',
-  'status',
-  'title',
-  'body',
-  'config',
-  'created_at',
-  'resolved_at',
-  'resolved_by',
-  'resolution_payload',
-  'trace',
-].sort();
-/** A well-formed id no chat or request has. */
-export const UNKNOWN_ID = 'ZZZZZZZZZZZZZZZZZZZZZ';
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const choiceBody = (extra: Record<string, unknown> = {}) => ({
   type: 'choice',
@@ -124,17 +101,7 @@ export function helpers(api: () => TestApi) {
     return res.body.pending_requests_total;
   };
   /** The dispatch inputs stored in a chat's partition (§4.4.1), oldest first. */
-  const dispatchInputs = async (chatId: string): Promise<Record<string, any>[]> => {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: api().tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
-        ExpressionAttributeValues: { ':pk': Keys.chat(chatId).pk, ':din': 'DIN#' },
-        ConsistentRead: true,
-      }),
-    );
-    return out.Items ?? [];
-  };
+  const dispatchInputs = (chatId: string) => storedInputs(api().tableName, chatId);
   const eventCount = async () => (await readEvents(api().tableName)).length;
 
   /** Everything a failed operation must leave alone: the chat, its requests, its dispatch inputs and the event log. */
@@ -175,6 +142,14 @@ export const ruleError = (message: string, details: Record<string, unknown> | nu
   message,
   details,
 });
+
+/** The 404 of a request id that names no request. */
+export function expectRequestNotFound(res: { status: number; body: any }, requestId: string) {
+  expect([res.status, res.body.error]).toEqual([
+    404,
+    { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId } },
+  ]);
+}
 
 /** A schema error (§1.8) naming `field`. */
 export function expectSchemaError(res: { status: number; body: any }, field: string) {

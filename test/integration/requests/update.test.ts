@@ -8,16 +8,15 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince } from '../../support/events.js';
+import { REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
 import {
   choiceBody,
+  expectRequestNotFound,
   expectSchemaError,
   formBody,
-  REQUEST_FIELDS,
   requestsApi,
   ruleError,
-  sleep,
   textBody,
-  UNKNOWN_ID,
 } from './support.js';
 
 const { api, h } = requestsApi();
@@ -63,7 +62,7 @@ function beforePatchWrite(requestId: string, between: () => Promise<void>): { fi
 async function patched(requestId: string, body: unknown): Promise<any> {
   const res = await h.patch(requestId, body);
   expect([res.status, res.body?.error]).toEqual([200, undefined]);
-  expect(Object.keys(res.body).sort()).toEqual(REQUEST_FIELDS);
+  expect(Object.keys(res.body).sort()).toEqual(REQUEST_KEYS);
   return res.body;
 }
 
@@ -264,10 +263,7 @@ describe('PATCH errors', () => {
   it('answers 404 Request not found for an unknown request', async () => {
     for (const id of [UNKNOWN_ID, 'not-a-request']) {
       const res = await h.patch(id, { title: 'x' });
-      expect([res.status, res.body.error]).toEqual([
-        404,
-        { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: id } },
-      ]);
+      expectRequestNotFound(res, id);
     }
   });
 
@@ -477,10 +473,7 @@ describe('PATCH racing a resolve or a removal (one conditional write)', () => {
       });
       const res = await h.patch(request.id, { title: 'Ghost' });
       expect(hook.fired()).toBe(true);
-      expect([res.status, res.body.error]).toEqual([
-        404,
-        { code: 'NOT_FOUND', message: 'Request not found.', details: { requestId: request.id } },
-      ]);
+      expectRequestNotFound(res, request.id);
       // Without its condition the update would have created a fragment of a request from the key.
       expect(
         (await ddb().send(new GetCommand({ TableName: api().tableName, Key: key, ConsistentRead: true }))).Item,
