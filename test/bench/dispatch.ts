@@ -50,7 +50,7 @@ import { latency } from './events.js';
 import type { Latency } from './events.js';
 import { BENCH_CONFIG, BenchClient, CHATS, Rng, SCALE, inPool, phaseRunner } from './scenario.js';
 import type { Failure, PhaseTiming } from './scenario.js';
-import { summarize, textTable } from './stats.js';
+import { SUMMARY_HEADER, f1, f2, summarize, summaryCells, textTable } from './stats.js';
 import type { Sample, Summary } from './stats.js';
 
 const DISPATCH = '/api/v1/dispatch';
@@ -611,8 +611,6 @@ function reportProblems(name: string, d: Delivery, fail: (label: string, detail:
     fail(label, `${d.multiInputBatches} batch(es) held more than one message; the scenario expects one each`);
 }
 
-const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
-const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
 const latencyCells = (l: Latency) => [f1(l.min), f1(l.p50), f1(l.p95), f1(l.p99), f1(l.max)];
 const LATENCY_HEADER = ['min ms', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'];
 const deliveryCells = (d: Delivery) => [
@@ -680,30 +678,8 @@ export function dispatchTables(report: DispatchReport): string {
   if (present.length > 0) {
     parts.push(
       textTable(
-        [
-          'dispatch request (DynamoDB per request: mean)',
-          'count',
-          'err',
-          'p50 ms',
-          'p95 ms',
-          'p99 ms',
-          'max ms',
-          'calls',
-          'RCU',
-          'WCU',
-        ],
-        present.map(([what, s]) => [
-          what,
-          String(s.count),
-          String(s.errors),
-          f1(s.latencyMs.p50),
-          f1(s.latencyMs.p95),
-          f1(s.latencyMs.p99),
-          f1(s.latencyMs.max),
-          f2(s.calls.mean),
-          f2(s.rcu.mean),
-          f2(s.wcu.mean),
-        ]),
+        ['dispatch request (DynamoDB per request: mean)', ...SUMMARY_HEADER, 'calls', 'RCU', 'WCU'],
+        present.map(([what, s]) => [what, ...summaryCells(s), f2(s.calls.mean), f2(s.rcu.mean), f2(s.wcu.mean)]),
       ),
     );
   }

@@ -120,33 +120,27 @@ export function textTable(header: readonly string[], rows: readonly (readonly st
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
-const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+export const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-');
+export const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '-');
+
+/** The columns of `summaryCells`: count, errors and latency percentiles. */
+export const SUMMARY_HEADER = ['count', 'err', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'];
+
+/** A summary's count, errors and latency percentiles (p50, p95, p99, max), as table cells. */
+export const summaryCells = (s: Summary): string[] => [
+  String(s.count),
+  String(s.errors),
+  f1(s.latencyMs.p50),
+  f1(s.latencyMs.p95),
+  f1(s.latencyMs.p99),
+  f1(s.latencyMs.max),
+];
 
 export function summaryTable(summaries: readonly Summary[]): string {
-  const header = [
-    'endpoint',
-    'count',
-    'err',
-    'p50 ms',
-    'p95 ms',
-    'p99 ms',
-    'max ms',
-    'calls',
-    'max',
-    'RCU',
-    'max',
-    'WCU',
-    'max',
-  ];
+  const header = ['endpoint', ...SUMMARY_HEADER, 'calls', 'max', 'RCU', 'max', 'WCU', 'max'];
   const rows = summaries.map((s) => [
     s.label,
-    String(s.count),
-    String(s.errors),
-    f1(s.latencyMs.p50),
-    f1(s.latencyMs.p95),
-    f1(s.latencyMs.p99),
-    f1(s.latencyMs.max),
+    ...summaryCells(s),
     f2(s.calls.mean),
     String(s.calls.max),
     f2(s.rcu.mean),
@@ -158,25 +152,14 @@ export function summaryTable(summaries: readonly Summary[]): string {
 }
 
 export function trendTable(trends: readonly Trend[]): string {
-  const header = [
-    'endpoint (first vs last tenth)',
-    'n',
-    'ms first',
-    'ms last',
-    'calls first',
-    'calls last',
-    'CU first',
-    'CU last',
-  ];
-  const rows = trends.map((t) => [
-    t.label,
-    String(t.slice),
-    f1(t.first.ms),
-    f1(t.last.ms),
-    f2(t.first.calls),
-    f2(t.last.calls),
-    f2(t.first.capacity),
-    f2(t.last.capacity),
-  ]);
+  const measures = ['ms', 'calls', 'CU'].flatMap((m) => [`${m} first`, `${m} last`]);
+  const header = ['endpoint (first vs last tenth)', 'n', ...measures];
+  const rows = trends.map((t) => {
+    const firstLast = (format: (n: number) => string, key: keyof Trend['first']) => [
+      format(t.first[key]),
+      format(t.last[key]),
+    ];
+    return [t.label, String(t.slice), ...firstLast(f1, 'ms'), ...firstLast(f2, 'calls'), ...firstLast(f2, 'capacity')];
+  });
   return textTable(header, rows);
 }
