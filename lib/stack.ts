@@ -3,7 +3,8 @@
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
  * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the
- * CloudFront distribution that puts the API and its stream under one base URL (edge.ts) and,
+ * search index with its writer on the table's stream (search-index.ts), the CloudFront
+ * distribution that puts the API and its stream under one base URL (edge.ts) and,
  * when the instance secret is on, its Secrets Manager secret (instance-secret.ts).
  * Environment-agnostic: no account or region lookups.
  */
@@ -22,6 +23,7 @@ import { EventStream } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
 import { MediaBucket } from './constructs/media-bucket.js';
 import { Storage } from './constructs/storage.js';
+import { SearchIndex } from './constructs/search-index.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
 import { WebPush } from './constructs/web-push.js';
@@ -82,6 +84,7 @@ export class ChatRelayStack extends Stack {
   readonly edge: Edge;
   readonly instanceSecret: InstanceSecret | undefined;
   readonly webPush: WebPush | undefined;
+  readonly searchIndex: SearchIndex;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
     const { config, instanceSecretArn, vapidKeysSecretArn, serviceVersion, domain, ...stackProps } = props;
@@ -147,12 +150,14 @@ export class ChatRelayStack extends Stack {
     this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', wiring);
     this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
+    this.searchIndex = new SearchIndex(this, 'Search', wiring);
     this.api = new Api(this, 'Api', {
       ...wiring,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
       dispatchQueues: this.dispatchQueues,
       mediaBucket: this.media,
       webPush: this.webPush,
+      searchIndex: this.searchIndex,
     });
     this.eventStream = new EventStream(this, 'EventStream', wiring);
 
@@ -182,6 +187,10 @@ export class ChatRelayStack extends Stack {
     new CfnOutput(this, 'MediaBucketName', {
       value: this.media.bucket.bucketName,
       description: 'Private bucket of media originals and thumbnails',
+    });
+    new CfnOutput(this, 'SearchIndexBucketName', {
+      value: this.searchIndex.bucket.bucketName,
+      description: 'Private bucket of the search index segments (derived from the table; rebuildable)',
     });
     new CfnOutput(this, 'StreamTimeoutStateMachineArn', {
       value: this.streamTimeouts.stateMachine.stateMachineArn,

@@ -7,7 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { CfnElement, Duration, Size, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -74,6 +74,10 @@ export interface ApiFunctionProps {
    * @default false
    */
   images?: boolean;
+  /** /tmp size (MB), for functions that keep files there (the search index's segments). @default 512 */
+  ephemeralStorageMb?: number;
+  /** Reserved (and maximum) concurrency, e.g. 1 for a single writer. @default unreserved */
+  reservedConcurrency?: number;
 }
 
 /**
@@ -195,6 +199,8 @@ export class ApiFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       timeout: props.timeout ?? Duration.seconds(15),
       memorySize: props.memorySize ?? 1024,
+      ...(props.ephemeralStorageMb ? { ephemeralStorageSize: Size.mebibytes(props.ephemeralStorageMb) } : {}),
+      ...(props.reservedConcurrency ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
       role,
       logGroup,
       projectRoot,

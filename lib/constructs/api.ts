@@ -14,6 +14,7 @@ import { Construct } from 'constructs';
 import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
+import type { SearchIndex } from './search-index.js';
 import type { WebPush } from './web-push.js';
 import type { MediaBucket } from './media-bucket.js';
 import type { FunctionWiring, TableAccess } from './api-function.js';
@@ -34,6 +35,8 @@ export interface ApiProps extends FunctionWiring {
   mediaBucket: MediaBucket;
   /** Web push when enabled: the functions of `pushSender` routes (and only those) may read its keys (web-push.ts). */
   webPush?: WebPush | undefined;
+  /** The search index: the functions of `searchIndex` routes read its segments (search-index.ts). */
+  searchIndex: SearchIndex;
 }
 
 /**
@@ -110,6 +113,7 @@ export class Api extends Construct {
       if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);
       if (route.mediaBucket) props.mediaBucket.bind(fn, route.mediaBucket);
       if (route.pushSender) props.webPush?.bindSender(fn);
+      if (route.searchIndex) props.searchIndex.bindReader(fn);
       this.httpApi.addRoutes({
         path: route.path,
         methods: [HttpMethod[route.method]],

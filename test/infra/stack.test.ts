@@ -43,6 +43,7 @@ const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
 const tagSweepFunctionPath = 'ChatRelay/Tags/Sweep/Resource';
+const searchWriterPath = 'ChatRelay/Search/Writer/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
@@ -51,12 +52,13 @@ const expectedFunctionPaths = [
   flushFunctionPath,
   sweepFunctionPath,
   tagSweepFunctionPath,
+  searchWriterPath,
 ];
 /**
  * Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush
- * consumer and the dispatch and tag sweepers.
+ * consumer, the dispatch and tag sweepers and the search index writer.
  */
-const extraFunctions = 6;
+const extraFunctions = 7;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -170,6 +172,7 @@ describe('HTTP API', () => {
         'FlushDeadLetterQueueName',
         'FlushQueueUrl',
         'MediaBucketName',
+        'SearchIndexBucketName',
         'StreamTimeoutStateMachineArn',
         'TableName',
       ]);
@@ -193,6 +196,7 @@ describe('functions', () => {
       expect(imagePaths.size).toBe(2);
       timeouts.set(flushFunctionPath, 30);
       timeouts.set(sweepFunctionPath, 30);
+      timeouts.set(searchWriterPath, 300);
       for (const fn of fns) {
         if (fn.path === streamFunctionPath) {
           expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
@@ -622,6 +626,8 @@ describe('dispatch queues', () => {
       for (const resource of resourcesOf(s)) {
         // Only whole queue ARNs: no wildcard, no other resource.
         const id = refId(resource)!;
+        // The search writer's dead-letter destination is checked with the search index.
+        if (cdkPath(main.json.Resources[id]!).startsWith('ChatRelay/Search/')) continue;
         expect([id, resource]).toEqual([id, arnOf(id)]);
         grants[id] = sorted([...(grants[id] ?? []), ...actions]);
       }
@@ -633,7 +639,8 @@ describe('dispatch queues', () => {
     'has four queues: the batch queue and its dead-letter queue (FIFO), the flush queue and its dead-letter queue ' +
       '(standard)',
     () => {
-      expect(resourcesOfType(main.json, 'AWS::SQS::Queue')).toHaveLength(4);
+      const queues = resourcesOfType(main.json, 'AWS::SQS::Queue').filter(([, q]) => cdkPath(q).includes('/Dispatch/'));
+      expect(queues).toHaveLength(4);
       for (const [, props] of [batches(), batchDlq()]) expect(props.FifoQueue).toBe(true);
       for (const [, props] of [flushes(), flushDlq()]) expect(props.FifoQueue).toBeUndefined();
     },
@@ -695,7 +702,9 @@ describe('dispatch queues', () => {
   it(
     'the flush queue feeds the flush function: batches of 10, no batching window, partial batch failures ' + 'reported',
     () => {
-      const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties ?? {});
+      const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
+        .map(([, m]) => m.Properties ?? {})
+        .filter((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: flushFn().id }));
       expect(mappings).toEqual([
         {
           EventSourceArn: arnOf(flushes()[0]),
@@ -812,7 +821,11 @@ describe('dispatch queues', () => {
       for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
         const roles = (policy.Properties?.Roles as unknown[]).map(refId);
         const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
-        if (statements.some((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))) {
+        const onDispatchQueues = (s: PolicyStatementJson) =>
+          resourcesOf(s).some((r) =>
+            cdkPath(main.json.Resources[refId(r) ?? ''] ?? { Type: '' }).includes('/Dispatch/'),
+          );
+        if (statements.some((s) => actionsOf(s).some((a) => a.startsWith('sqs:')) && onDispatchQueues(s))) {
           expect([id, roles.every((r) => boundRoles.has(r!))]).toEqual([id, true]);
         }
       }
@@ -820,7 +833,9 @@ describe('dispatch queues', () => {
   );
 
   it('alarms (without actions) when either dead-letter queue has visible messages', () => {
-    const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties ?? {});
+    const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm')
+      .filter(([, a]) => cdkPath(a).includes('/Dispatch/'))
+      .map(([, a]) => a.Properties ?? {});
     expect(alarms).toHaveLength(2);
     const watched = alarms.map((alarm) => {
       expect(alarm).toMatchObject({
@@ -898,7 +913,7 @@ describe('tag catalog sweeper', () => {
 
 describe('media bucket', () => {
   const bucket = () => {
-    const found = resourcesOfType(main.json, 'AWS::S3::Bucket');
+    const found = resourcesOfType(main.json, 'AWS::S3::Bucket').filter(([, b]) => cdkPath(b).includes('/Media/'));
     expect(found).toHaveLength(1);
     return { id: found[0]![0], resource: found[0]![1] };
   };
@@ -960,7 +975,9 @@ describe('media bucket', () => {
       ],
     };
     for (const fn of fns) {
-      const s3Statements = fn.statements.filter((st) => actionsOf(st).some((a) => a.startsWith('s3:')));
+      const s3Statements = fn.statements.filter(
+        (st) => actionsOf(st).some((a) => a.startsWith('s3:')) && JSON.stringify(resourcesOf(st)).includes(id),
+      );
       const use = uses.get(fn.path);
       const env = fn.props.Environment.Variables as Record<string, unknown>;
       if (!use) {
@@ -984,6 +1001,116 @@ describe('media bucket', () => {
     expect(bucket().resource.Properties?.LifecycleConfiguration?.Rules).toEqual(
       expect.arrayContaining([expect.objectContaining({ Prefix: 'pending/', ExpirationInDays: 1, Status: 'Enabled' })]),
     );
+  });
+});
+
+describe('search index', () => {
+  const searchBucketId = () => {
+    const found = resourcesOfType(main.json, 'AWS::S3::Bucket').filter(([, b]) => cdkPath(b).includes('/Search/'));
+    expect(found).toHaveLength(1);
+    return found[0]![0];
+  };
+  const writer = () => fns.find((f) => f.path === searchWriterPath)!;
+
+  it('keeps segments in a private, encrypted, TLS-only, retained bucket', () => {
+    const resource = main.json.Resources[searchBucketId()]!;
+    expect(resource.Properties?.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(resource.Properties?.BucketEncryption?.ServerSideEncryptionConfiguration).toEqual([
+      { ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } },
+    ]);
+    expect([resource.DeletionPolicy, resource.UpdateReplacePolicy]).toEqual(['Retain', 'Retain']);
+    const policy = resourcesOfType(main.json, 'AWS::S3::BucketPolicy').find(
+      ([, p]) => refId(p.Properties?.Bucket) === searchBucketId(),
+    );
+    expect(policy?.[1].Properties?.PolicyDocument?.Statement).toEqual([
+      expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+    ]);
+  });
+
+  it('lets only the search routes read segments and only the writer change them, under segments/', () => {
+    const id = searchBucketId();
+    const segments = JSON.stringify([{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Arn'] }, '/segments/*']] }]);
+    const readers = new Set(
+      (routes as readonly RouteSpec[]).filter((r) => r.searchIndex).map((r) => functionPathOf(routeId(r))),
+    );
+    expect([...readers]).toEqual([functionPathOf(routeId(routes.find((r) => r.handler === 'search/get')!))]);
+    for (const fn of fns) {
+      const lines = fn.statements
+        .filter((st) => JSON.stringify(resourcesOf(st)).includes(id))
+        .map((st) => `${JSON.stringify(resourcesOf(st))}: ${actionsOf(st).sort().join(',')}`);
+      const env = (fn.props.Environment?.Variables ?? {}) as Record<string, unknown>;
+      if (fn.path === searchWriterPath) {
+        expect(lines).toEqual([`${segments}: s3:DeleteObject,s3:GetObject,s3:PutObject`]);
+      } else if (readers.has(fn.path)) {
+        expect(lines).toEqual([`${segments}: s3:GetObject`]);
+        expect(fn.props.EphemeralStorage).toEqual({ Size: 2048 });
+      } else {
+        expect([fn.path, lines, env.SEARCH_BUCKET]).toEqual([fn.path, [], undefined]);
+        continue;
+      }
+      expect([fn.path, env.SEARCH_BUCKET]).toEqual([fn.path, { Ref: id }]);
+    }
+  });
+
+  it('runs one writer on the table stream, fed only message events that can carry searchable text', () => {
+    const fn = writer();
+    expect([fn.props.ReservedConcurrentExecutions, fn.props.EphemeralStorage, fn.props.Timeout]).toEqual([
+      1,
+      { Size: 2048 },
+      300,
+    ]);
+    const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
+      .map(([, m]) => m.Properties ?? {})
+      .filter((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: fn.id }));
+    expect(mappings).toHaveLength(1);
+    const mapping = mappings[0]!;
+    expect(mapping).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [tableId, 'StreamArn'] },
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 100,
+      MaximumBatchingWindowInSeconds: 1,
+      ParallelizationFactor: 1,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 5,
+    });
+    const filters = (mapping.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern));
+    expect(filters).toEqual([
+      {
+        eventName: ['INSERT'],
+        dynamodb: {
+          NewImage: {
+            type: { S: ['event'] },
+            eventType: { S: ['message.created'] },
+            payload: { M: { contentFinal: { S: [{ exists: true }] } } },
+          },
+        },
+      },
+      {
+        eventName: ['INSERT'],
+        dynamodb: {
+          NewImage: {
+            type: { S: ['event'] },
+            eventType: { S: ['message.streaming.complete'] },
+            payload: { M: { streamState: { S: ['complete'] } } },
+          },
+        },
+      },
+    ]);
+    const dlq = refId(
+      mapping.DestinationConfig?.OnFailure?.Destination?.['Fn::GetAtt']?.[0]
+        ? { Ref: mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] }
+        : undefined,
+    );
+    expect(cdkPath(main.json.Resources[dlq!]!)).toBe('ChatRelay/Search/WriterDeadLetters/Resource');
+    const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+      JSON.stringify(a.Properties?.Dimensions ?? a.Properties?.Metrics ?? '').includes(dlq!),
+    );
+    expect(alarms).toHaveLength(1);
   });
 });
 

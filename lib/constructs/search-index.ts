@@ -1,0 +1,142 @@
+/**
+ * The search index (contract §9; docs/search.md): derived data, rebuilt from the table's events.
+ * - a private bucket of immutable SQLite FTS5 segment files under `segments/`;
+ * - the writer (functions/jobs/search-index.ts), a consumer of the table's stream whose event
+ *   source mapping lets through only new message events that can carry searchable text, with
+ *   reserved concurrency 1 (one writer; its manifest writes are conditional anyway), batches
+ *   of up to 100 records gathered for a second, failed batches bisected and retried, then sent
+ *   to an alarmed dead-letter queue;
+ * - the readers (the `searchIndex` routes): read access to the segments and 2 GB of /tmp for
+ *   their local copies (bindReader).
+ */
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
+import type { FunctionWiring } from './api-function.js';
+
+/** Every segment object lives under this prefix (functions/platform/search-storage.ts). */
+export const SEGMENT_PREFIX = 'segments/';
+/** /tmp of every function that keeps segment copies: 100,000 messages make about 60 MB of index. */
+export const SEARCH_EPHEMERAL_MB = 2048;
+
+/** New event items of `eventType` whose payload matches `payload`. */
+const newEvent = (eventType: string, payload: Record<string, unknown>) =>
+  FilterCriteria.filter({
+    eventName: FilterRule.isEqual('INSERT'),
+    dynamodb: {
+      NewImage: {
+        type: { S: FilterRule.isEqual('event') },
+        eventType: { S: FilterRule.isEqual(eventType) },
+        payload: { M: payload },
+      },
+    },
+  });
+
+export class SearchIndex extends Construct {
+  readonly bucket: Bucket;
+  readonly writer: ApiFunction;
+  readonly deadLetterQueue: Queue;
+  readonly deadLetterAlarm: Alarm;
+
+  constructor(scope: Construct, id: string, wiring: FunctionWiring & { table: ITable }) {
+    super(scope, id);
+    this.bucket = new Bucket(this, 'Bucket', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      encryption: BucketEncryption.S3_MANAGED,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      // Derived data, but message texts: kept with the table rather than deleted with the stack.
+      removalPolicy: RemovalPolicy.RETAIN,
+      lifecycleRules: [{ id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
+    });
+    Validations.of(this.bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason:
+        'Server access logs would add a second bucket and a write per request to a private bucket that only the ' +
+        'index writer and the search route reach (both log every invocation).',
+    });
+
+    this.writer = ApiFunction.wired(this, 'Writer', wiring, 'readWrite', {
+      entry: jobEntry('search-index'),
+      description: 'Adds searchable messages to the search index (DynamoDB stream consumer, single writer)',
+      // A merge of the largest size class (25,000 messages) takes seconds; 5 minutes is ample.
+      timeout: Duration.minutes(5),
+      memorySize: 1024,
+      ephemeralStorageMb: SEARCH_EPHEMERAL_MB,
+      reservedConcurrency: 1,
+    });
+    this.bind(this.writer, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
+    this.deadLetterQueue = new Queue(this, 'WriterDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: "This queue is the index writer's dead-letter destination (batches given up on), alarmed below.",
+    });
+    Validations.of(this.writer.role!).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'Reading a DynamoDB stream needs dynamodb:ListStreams, which supports no resource scoping.',
+    });
+    this.writer.addEventSource(
+      new DynamoEventSource(wiring.table, {
+        // From the oldest record the stream keeps (24 hours): a new deployment indexes what it can.
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        // One segment per second at most while messages flow: searchable within about 2 s.
+        maxBatchingWindow: Duration.seconds(1),
+        parallelizationFactor: 1,
+        bisectBatchOnError: true,
+        retryAttempts: 5,
+        onFailure: new SqsDlq(this.deadLetterQueue),
+        filters: [
+          newEvent('message.created', { contentFinal: { S: FilterRule.exists() } }),
+          newEvent('message.streaming.complete', { streamState: { S: FilterRule.isEqual('complete') } }),
+        ],
+      }),
+    );
+    this.deadLetterAlarm = new Alarm(this, 'WriterDeadLettersAlarm', {
+      alarmDescription: 'Messages left out of the search index: batches on the index writer dead-letter queue.',
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(1),
+        statistic: 'Maximum',
+      }),
+      threshold: 0,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+    });
+  }
+
+  /** A search route: SEARCH_BUCKET, GetObject on the segments, and room in /tmp for their copies. */
+  bindReader(fn: ApiFunction): void {
+    this.bind(fn, ['s3:GetObject']);
+    (fn.node.defaultChild as CfnFunction).ephemeralStorage = { size: SEARCH_EPHEMERAL_MB };
+  }
+
+  private bind(fn: ApiFunction, actions: string[]): void {
+    fn.addEnvironment('SEARCH_BUCKET', this.bucket.bucketName);
+    fn.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions,
+        resources: [this.bucket.arnForObjects(`${SEGMENT_PREFIX}*`)],
+      }),
+    );
+    Validations.of(fn.role!).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/${SEGMENT_PREFIX}*]`,
+      reason:
+        'Segment objects are named by time and id under this prefix (functions/platform/search-storage.ts); the ' +
+        'wildcard covers that prefix of this one bucket only.',
+    });
+  }
+}
