@@ -4,6 +4,7 @@
  * functions/store/requests-repo.ts) and sorted for comparing with `Object.keys(x).sort()`, and
  * the id and timestamp formats.
  */
+import { expect } from '@jest/globals';
 import { CHAT_FIELDS, MESSAGE_FIELDS } from '../../functions/model.js';
 import type { Chat, Message } from '../../functions/model.js';
 import { REQUEST_FIELDS } from '../../functions/store/requests-repo.js';
@@ -36,3 +37,11 @@ export const ID = /^[A-Za-z0-9_-]{21}$/;
 export const UNKNOWN_ID = 'ZZZZZZZZZZZZZZZZZZZZZ';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Expects a 201 whose body has exactly `keys` (sorted) and a generated id; returns the body. */
+export function createdWith(res: { status: number; body: any }, keys: readonly string[]): any {
+  expect(res.status).toBe(201);
+  expect(Object.keys(res.body).sort()).toEqual(keys);
+  expect(res.body.id).toMatch(ID);
+  return res.body;
+}

@@ -6,6 +6,9 @@ import { describe, expect, it } from '@jest/globals';
 import { normalizeConfig, normalizeResolution } from '../../functions/core/request-config.js';
 import type { RequestConfig, RequestType } from '../../functions/core/request-config.js';
 
+/** A rule error on `field`, as a case's message and details. */
+const ruleOn = (field: string, message: string) => [message, { field }] as const;
+
 interface Caught {
   status: unknown;
   code: unknown;
@@ -253,12 +256,9 @@ describe('normalizeConfig: choice', () => {
 
   it('rejects selection bounds that are not integers in range, and min above max', () => {
     const options = [opt('a', 'A'), opt('b', 'B'), opt('c', 'C')];
-    const max = ['config.maxSelections must be an integer >= 1.', { field: 'config.maxSelections' }] as const;
-    const min = ['config.minSelections must be an integer >= 0.', { field: 'config.minSelections' }] as const;
-    const order = [
-      'config.minSelections cannot be greater than config.maxSelections.',
-      { field: 'config.minSelections' },
-    ] as const;
+    const max = ruleOn('config.maxSelections', 'config.maxSelections must be an integer >= 1.');
+    const min = ruleOn('config.minSelections', 'config.minSelections must be an integer >= 0.');
+    const order = ruleOn('config.minSelections', 'config.minSelections cannot be greater than config.maxSelections.');
     expectConfigErrors('choice', [
       ['max 0', { options, maxSelections: 0 }, ...max],
       ['max -1', { options, maxSelections: -1 }, ...max],
@@ -314,7 +314,7 @@ describe('normalizeConfig: text_input', () => {
   });
 
   it('rejects a placeholder that is not a string', () => {
-    const rule = ['config.placeholder must be a string.', { field: 'config.placeholder' }] as const;
+    const rule = ruleOn('config.placeholder', 'config.placeholder must be a string.');
     expectConfigErrors('text_input', [
       ['number', { placeholder: 5 }, ...rule],
       ['object', { placeholder: {} }, ...rule],
@@ -323,7 +323,7 @@ describe('normalizeConfig: text_input', () => {
   });
 
   it('rejects a validation that is not an object', () => {
-    const rule = ['config.validation must be a JSON object.', { field: 'config.validation' }] as const;
+    const rule = ruleOn('config.validation', 'config.validation must be a JSON object.');
     expectConfigErrors('text_input', [
       ['string', { validation: 'strict' }, ...rule],
       ['array', { validation: [] }, ...rule],
@@ -333,14 +333,8 @@ describe('normalizeConfig: text_input', () => {
   });
 
   it('rejects lengths that are not integers in range, and minLength above maxLength', () => {
-    const min = [
-      'config.validation.minLength must be an integer >= 0.',
-      { field: 'config.validation.minLength' },
-    ] as const;
-    const max = [
-      'config.validation.maxLength must be an integer >= 1.',
-      { field: 'config.validation.maxLength' },
-    ] as const;
+    const min = ruleOn('config.validation.minLength', 'config.validation.minLength must be an integer >= 0.');
+    const max = ruleOn('config.validation.maxLength', 'config.validation.maxLength must be an integer >= 1.');
     expectConfigErrors('text_input', [
       ['min -1', { validation: { minLength: -1 } }, ...min],
       ['min 1.5', { validation: { minLength: 1.5 } }, ...min],
@@ -360,14 +354,11 @@ describe('normalizeConfig: text_input', () => {
   });
 
   it('rejects a pattern that is neither a string nor null, or does not compile', () => {
-    const type = [
-      'config.validation.pattern must be a string or null.',
-      { field: 'config.validation.pattern' },
-    ] as const;
-    const invalid = [
+    const type = ruleOn('config.validation.pattern', 'config.validation.pattern must be a string or null.');
+    const invalid = ruleOn(
+      'config.validation.pattern',
       'config.validation.pattern must be a valid regular expression.',
-      { field: 'config.validation.pattern' },
-    ] as const;
+    );
     expectConfigErrors('text_input', [
       ['number', { validation: { pattern: 5 } }, ...type],
       ['object', { validation: { pattern: {} } }, ...type],
@@ -420,7 +411,7 @@ describe('normalizeConfig: form', () => {
   });
 
   it('rejects a missing, non-array or empty fields list', () => {
-    const rule = ['form config requires at least one field.', { field: 'config.fields' }] as const;
+    const rule = ruleOn('config.fields', 'form config requires at least one field.');
     expectConfigErrors('form', [
       ['missing', {}, ...rule],
       ['null', { fields: null }, ...rule],
@@ -648,10 +639,7 @@ describe('normalizeResolution: choice', () => {
   });
 
   it('rejects anything but an array of strings', () => {
-    const rule = [
-      'choice resolution requires selectedOptionIds string array.',
-      { field: 'selectedOptionIds' },
-    ] as const;
+    const rule = ruleOn('selectedOptionIds', 'choice resolution requires selectedOptionIds string array.');
     expectResolutionErrors('choice', config, [
       ['missing', {}, ...rule],
       ['null', { selectedOptionIds: null }, ...rule],
@@ -723,7 +711,7 @@ describe('normalizeResolution: text_input', () => {
   });
 
   it('rejects text that is missing, not a string, or blank after trimming', () => {
-    const rule = ['text_input resolution requires non-empty text.', { field: 'text' }] as const;
+    const rule = ruleOn('text', 'text_input resolution requires non-empty text.');
     expectResolutionErrors('text_input', plain, [
       ['missing', {}, ...rule],
       ['null', { text: null }, ...rule],
@@ -816,7 +804,7 @@ describe('normalizeResolution: form', () => {
   });
 
   it('rejects values that are not an object, and unknown field names', () => {
-    const rule = ['form resolution requires values object.', { field: 'values' }] as const;
+    const rule = ruleOn('values', 'form resolution requires values object.');
     expectResolutionErrors('form', config, [
       ['missing', {}, ...rule],
       ['null', { values: null }, ...rule],

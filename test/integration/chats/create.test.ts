@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { twoAgentConfig, useApi } from '../../support/api.js';
-import { CHAT_KEYS, ISO } from '../../support/shapes.js';
+import { CHAT_KEYS, ISO, createdWith } from '../../support/shapes.js';
 
 const config = { titleMaxChars: 20, ...twoAgentConfig };
 const body = (o: Record<string, unknown> = {}) => ({ agentIds: ['assistant'], modelId: 'model-a', ...o });
@@ -13,10 +13,7 @@ describe('POST /api/v1/chats', () => {
       '/api/v1/chats',
       body({ title: '  Quarterly report  ', tags: [' work', 'finance', 'work', ''] }),
     );
-    expect(res.status).toBe(201);
-    const chat = res.body;
-    expect(Object.keys(chat).sort()).toEqual(CHAT_KEYS);
-    expect(chat.id).toMatch(/^[A-Za-z0-9_-]{21}$/);
+    const chat = createdWith(res, CHAT_KEYS);
     expect(chat).toMatchObject({
       is_archived: false,
       title: 'Quarterly report',

@@ -1,24 +1,17 @@
 /** Dispatch basics (§4.4, §5.11) in batched_sequential mode with short timings. */
 import { describe, expect, it } from '@jest/globals';
-import { dispatchApi, userItem } from './support.js';
+import { QUICK_RETRIES, configWith, dispatchApi, userItem } from './support.js';
 
-const config = {
-  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-  models: [{ id: 'm', name: 'M', description: '' }],
-  server: {
-    dispatch: {
-      mode: 'batched_sequential',
-      batchDebounceMs: 1000,
-      typingGraceMs: 800,
-      maxBatchWaitMs: 3000,
-      retryBaseMs: 200,
-      retryMaxMs: 1000,
-      maxAttempts: 2,
-    },
-  },
-};
+const config = configWith({
+  mode: 'batched_sequential',
+  batchDebounceMs: 1000,
+  typingGraceMs: 800,
+  maxBatchWaitMs: 3000,
+  ...QUICK_RETRIES,
+  maxAttempts: 2,
+});
 
-const { api } = dispatchApi(config, { drainAfterEach: false });
+const { api, d } = dispatchApi(config, { drainAfterEach: false });
 
 const newChat = async () => (await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const say = (chatId: string, content: string) =>
@@ -86,18 +79,7 @@ describe('dispatch', () => {
         retryable: true,
       });
       expect(terminal.status).toBe(204);
-      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data;
-      expect(messages[0]).toMatchObject({
-        role: 'system',
-        sender_id: 'system',
-        content_final: 'Dispatch failed after 2 attempts: still broken',
-        trace: { dispatchFailure: true },
-      });
-      const chatAfter = (await api().get(`/api/v1/chats/${chat.id}`)).body;
-      expect(chatAfter).toMatchObject({
-        last_message_role: 'system',
-        last_message_preview: 'Dispatch failed after 2 attempts: still broken',
-      });
+      await d.expectFailureMessage(chat.id, 'Dispatch failed after 2 attempts: still broken');
     },
   );
 });

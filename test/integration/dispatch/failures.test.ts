@@ -94,9 +94,7 @@ describe('fail', () => {
 
   it('retryDelayMs 0 overrides the backoff: claimable again at once, and the old owner holds nothing', async () => {
     // A longer override in real time is the next test's (1300 ms, over the computed BASE ms).
-    const chat = await d.newChat();
-    await d.say(chat.id, 'override');
-    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    const { chat, batch: b1 } = await d.claimNewMessage('override', { workerId: 'w1', waitMs: 3000 });
     await d.failOk(b1.batchId, { workerId: 'w1', reason: 'now', retryable: true, retryDelayMs: 0 });
     const failedAt = Date.now();
     // Back to pending, the batch is leased to no one: the old owner gets 409 everywhere.
@@ -117,9 +115,7 @@ describe('fail', () => {
   });
 
   it('a retry delay that is not a whole number of seconds ends within about one tick (§11)', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'odd delay');
-    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    const { batch: b1 } = await d.claimNewMessage('odd delay', { workerId: 'w1', waitMs: 3000 });
     await d.failOk(b1.batchId, { workerId: 'w1', reason: 'soon', retryable: true, retryDelayMs: 1300 });
     const failedAt = Date.now();
     const b2 = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
@@ -135,9 +131,7 @@ describe('fail', () => {
   });
 
   it('a claim that ends before a batch is due waits quietly instead of spinning on it', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'not yet');
-    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    const { batch: b1 } = await d.claimNewMessage('not yet', { workerId: 'w1', waitMs: 3000 });
     await d.failOk(b1.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 2900 });
     // Its message reappears after 2 s (whole seconds, rounded down); this claim's wait ends at
     // 2.4 s, before the batch is due at 2.9 s (half a second of slack for a busy machine): it
@@ -158,19 +152,8 @@ describe('fail', () => {
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     const eventCount = (await readEvents(api().tableName)).length;
     await d.failOk(b1.batchId, { workerId: 'w1', reason: 'bad input', retryable: false });
-    const messages = await messagesOf(chat.id);
-    expect(messages[0]).toMatchObject({
-      role: 'system',
-      sender_id: 'system',
-      content_final: 'Dispatch failed after 1 attempts: bad input',
-      trace: { dispatchFailure: true },
-    });
-    const after = (await api().get(`/api/v1/chats/${chat.id}`)).body;
-    expect(after).toMatchObject({
-      last_message_role: 'system',
-      last_message_preview: 'Dispatch failed after 1 attempts: bad input',
-      unread_count: before.unread_count + 1,
-    });
+    const after = await d.expectFailureMessage(chat.id, 'Dispatch failed after 1 attempts: bad input');
+    expect(after.unread_count).toBe(before.unread_count + 1);
     const created = (await eventsSince(api().tableName, eventCount)).filter((e) => e.type === 'message.created');
     expect(created.map((e) => e.payload.trace)).toEqual([{ dispatchFailure: true }]);
     await d.claimNone({ workerId: 'w2', waitMs: 1500 });

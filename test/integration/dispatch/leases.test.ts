@@ -84,9 +84,7 @@ describe('claim long-poll', () => {
 
 describe('leases', () => {
   it('heartbeat extends the lease past its original end; another worker gets 409; unknown batches 404', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'long job');
-    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1500 });
+    const { batch } = await d.claimNewMessage('long job', { workerId: 'w1', waitMs: 3000, leaseMs: 1500 });
     const claimedAt = Date.now();
     await sleep(800);
     const hb = await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 });
@@ -158,9 +156,7 @@ describe('leases', () => {
   );
 
   it('a waiting claim takes over an expired lease within about one tick', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'takeover');
-    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
+    const { batch } = await d.claimNewMessage('takeover', { workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
     const claimedAt = Date.now();
     const again = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
     const after = Date.now() - claimedAt;
@@ -226,9 +222,7 @@ describe('leases', () => {
   });
 
   it('expiry never makes a batch terminal, even past maxAttempts; the expired attempts stay counted', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'slow');
-    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
+    const { chat, batch: b1 } = await d.claimNewMessage('slow', { workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
     const b2 = await d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 1000 });
     expect(b2.batchId).toBe(b1.batchId);
     // attempt 3 > maxAttempts 2: expiry does not check it.

@@ -179,6 +179,28 @@ export function dispatch(api: () => TestApi) {
       if (res.status !== 204) throw new Error(`expected 204, got ${res.status}: ${res.text}`);
       expect(res.text).toBe('');
     },
+    /** A new chat with one message, claimed as a batch of its own with `claim`. */
+    async claimNewMessage(content: string, claim: ClaimBody): Promise<{ chat: any; id: string; batch: Batch }> {
+      const chat = await self.newChat();
+      const id = await self.say(chat.id, content);
+      return { chat, id, batch: await self.claimOne(claim) };
+    },
+    /**
+     * The system message a terminal failure leaves (§4.4.5) is the chat's newest, with `text`,
+     * and the chat's last message; returns the chat.
+     */
+    async expectFailureMessage(chatId: string, text: string): Promise<any> {
+      const messages = (await api().get(`/api/v1/chats/${chatId}/messages`)).body.data;
+      expect(messages[0]).toMatchObject({
+        role: 'system',
+        sender_id: 'system',
+        content_final: text,
+        trace: { dispatchFailure: true },
+      });
+      const chat = (await api().get(`/api/v1/chats/${chatId}`)).body;
+      expect(chat).toMatchObject({ last_message_role: 'system', last_message_preview: text });
+      return chat;
+    },
     /** Fails a batch and expects it accepted (204). */
     async failOk(batchId: string, body: Record<string, unknown>): Promise<void> {
       expect((await self.fail(batchId, body)).status).toBe(204);

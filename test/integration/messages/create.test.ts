@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { twoAgentConfig, useApi } from '../../support/api.js';
 import type { RequestOptions, Response } from '../../support/api.js';
-import { ID, ISO, MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, sleep } from '../../support/shapes.js';
+import { ID, ISO, MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, createdWith, sleep } from '../../support/shapes.js';
 
 const api = useApi({ config: twoAgentConfig });
 
@@ -106,10 +106,7 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
       content: '  Hello there \n ',
       modelId: 'model-b',
     });
-    expect(res.status).toBe(201);
-    const msg = res.body;
-    expect(Object.keys(msg).sort()).toEqual(MESSAGE_KEYS);
-    expect(msg.id).toMatch(ID);
+    const msg = createdWith(res, MESSAGE_KEYS);
     expect(msg).toMatchObject({
       chat_id: chat.id,
       role: 'user',

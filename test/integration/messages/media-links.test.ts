@@ -3,26 +3,21 @@
  * §3.1 previews). Uploads arrive with the media issue, so this file puts media items in the
  * table the way an upload stores them.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from '@jest/globals';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { dispatchInputs } from '../../support/table.js';
+import { oneAgentConfig, useApi } from '../../support/api.js';
 
 const config = {
-  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-  models: [{ id: 'm', name: 'M', description: '' }],
+  ...oneAgentConfig,
   // One test reads the dispatch inputs user messages write: hold sealing off (it consumes them).
   server: { dispatch: { mode: 'batched_sequential', batchDebounceMs: 3_600_000, maxBatchWaitMs: 3_600_000 } },
 };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config });
 
 let counter = 0;
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
@@ -140,16 +135,9 @@ describe('media references in a message trace', () => {
       expect([res.status, res.body.error]).toEqual([201, undefined]);
       expect(res.body).toMatchObject({ content_final: null, trace });
       expect((await mediaItem(img))?.message_id).toBe(res.body.id);
-      const inputs = await ddb().send(
-        new QueryCommand({
-          TableName: api.tableName,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
-          ExpressionAttributeValues: { ':pk': Keys.chat(chat.id).pk, ':din': 'DIN#' },
-          ConsistentRead: true,
-        }),
-      );
-      expect(inputs.Items).toHaveLength(1);
-      expect(inputs.Items![0]).toMatchObject({
+      const inputs = await dispatchInputs(api.tableName, chat.id);
+      expect(inputs).toHaveLength(1);
+      expect(inputs[0]).toMatchObject({
         source_id: res.body.id,
         content: '',
         trace_kind: 'note',
@@ -208,16 +196,9 @@ describe('media references in a message trace', () => {
       content: 'ok',
     });
     expect(agent.status).toBe(201);
-    const inputs = await ddb().send(
-      new QueryCommand({
-        TableName: api.tableName,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :din)',
-        ExpressionAttributeValues: { ':pk': Keys.chat(chat.id).pk, ':din': 'DIN#' },
-        ConsistentRead: true,
-      }),
-    );
-    expect(inputs.Items).toHaveLength(1);
-    expect(inputs.Items![0]).toMatchObject({
+    const inputs = await dispatchInputs(api.tableName, chat.id);
+    expect(inputs).toHaveLength(1);
+    expect(inputs[0]).toMatchObject({
       source_kind: 'user_message',
       source_id: ok.body.id,
       sender_id: 'user:primary',

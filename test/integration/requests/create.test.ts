@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
+import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, createdWith, sleep } from '../../support/shapes.js';
 import { choiceBody, expectSchemaError, formBody, requestsApi, ruleError, textBody } from './support.js';
 
 const { api, h } = requestsApi();
@@ -34,10 +34,7 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
         resolved_by: 'user',
         chat_id: 'other',
       });
-      expect(res.status).toBe(201);
-      const request = res.body;
-      expect(Object.keys(request).sort()).toEqual(REQUEST_KEYS);
-      expect(request.id).toMatch(ID);
+      const request = createdWith(res, REQUEST_KEYS);
       expect(request).toEqual({
         id: request.id,
         chat_id: chat.id,

@@ -273,6 +273,8 @@ describe('PATCH errors', () => {
     const text = await h.create(chat.id, textBody());
     const form = await h.create(chat.id, formBody());
     const before = await h.snapshot(chat.id);
+    const option = (id: string, label: string) => ({ id, label });
+    const textField = (name: string) => ({ name, type: 'text' });
     const cases: [label: string, id: string, body: unknown, message: string, details: Record<string, unknown>][] = [
       ['title blank', choice.id, { title: '   ' }, 'title cannot be empty.', { field: 'title' }],
       ['title number', choice.id, { title: 5 }, 'title must be a string.', { field: 'title' }],
@@ -292,14 +294,7 @@ describe('PATCH errors', () => {
       [
         'choice duplicate ids',
         choice.id,
-        {
-          config: {
-            options: [
-              { id: 'a', label: 'A' },
-              { id: 'a', label: 'B' },
-            ],
-          },
-        },
+        { config: { options: [option('a', 'A'), option('a', 'B')] } },
         'choice options must have unique ids.',
         { field: 'config.options', optionId: 'a' },
       ],
@@ -327,14 +322,7 @@ describe('PATCH errors', () => {
       [
         'form duplicate names',
         form.id,
-        {
-          config: {
-            fields: [
-              { name: 'n', type: 'text' },
-              { name: 'n', type: 'text' },
-            ],
-          },
-        },
+        { config: { fields: [textField('n'), textField('n')] } },
         'form fields must have unique names.',
         { field: 'config.fields', name: 'n' },
       ],
