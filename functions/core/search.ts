@@ -26,8 +26,16 @@ import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import type { StoredEvent } from '../store/events-repo.js';
 import { asciiLower } from '../store/keys.js';
 import { messageOrigin } from '../store/messages-repo.js';
-import { allChatSummaries, getManifest, hitContext, replaceManifest } from '../store/search-repo.js';
-import type { ChatSummary, SearchManifest, SegmentEntry } from '../store/search-repo.js';
+import {
+  allChatSummaries,
+  forgetRetired,
+  getManifest,
+  hitContext,
+  recordRetired,
+  replaceManifest,
+  retiredBefore,
+} from '../store/search-repo.js';
+import type { ChatSummary, RetiredSegment, SearchManifest, SegmentEntry } from '../store/search-repo.js';
 
 // ---------------------------------------------------------------------------------------------
 // Query text (§9.2) and snippets (§9.3)
@@ -360,48 +368,58 @@ export async function indexEvents(events: readonly StoredEvent[]): Promise<numbe
   const added = await publish(path, buildSegment(path, docs));
   for (;;) {
     const manifest = await getManifest(true);
-    if (await replaceManifest(manifest, { segments: [...manifest.segments, added], retired: manifest.retired })) break;
+    const next = { segments: [...manifest.segments, added] };
+    if (await replaceManifest(manifest, next)) {
+      await compact(Date.now(), { version: manifest.version + 1, ...next });
+      return docs.length;
+    }
   }
-  await compact();
-  return docs.length;
 }
 
-/** Merges full size classes and deletes replaced segments past their grace period. */
-export async function compact(now = Date.now()): Promise<void> {
+/** How often (ms) one writer container looks for replaced segments past their grace period. */
+const CLEANUP_EVERY_MS = 60_000;
+let lastCleanup = 0;
+
+/**
+ * Merges while a size class is full, then (at most once a minute) deletes replaced segments past
+ * their grace period. `known`: the manifest the caller just wrote, to save a read.
+ */
+export async function compact(now = Date.now(), known?: SearchManifest): Promise<void> {
+  let manifest = known ?? (await getManifest(true));
   for (let round = 0; round < 16; round++) {
-    const manifest = await getManifest(true);
-    const expired = manifest.retired.filter((r) => now - r.retiredAt >= RETIRE_GRACE_MS);
     const group = planMerge(manifest.segments);
-    if (!group && expired.length === 0) return;
-    let merged: SegmentEntry | undefined;
-    if (group) {
-      const sources = await Promise.all(group.map((s) => localSegment(s.key)));
-      const path = scratchPath();
-      // Newest first, so a document indexed twice keeps its latest text.
-      merged = await publish(path, mergeSegments(path, sources.reverse()));
-    }
-    const gone = new Set(group?.map((s) => s.key));
-    const segments: SegmentEntry[] = [];
-    for (const s of manifest.segments) {
-      if (!gone.has(s.key)) segments.push(s);
-      else if (merged && s.key === group![0]!.key) segments.push(merged);
-    }
-    const retired = [
-      ...manifest.retired.filter((r) => !expired.includes(r)),
-      ...(group ?? []).map((s) => ({ key: s.key, retiredAt: now })),
-    ];
-    if (!(await replaceManifest(manifest, { segments, retired }))) {
+    if (!group) break;
+    const sources = await Promise.all(group.map((s) => localSegment(s.key)));
+    const path = scratchPath();
+    // Newest first, so a document indexed twice keeps its latest text.
+    const merged = await publish(path, mergeSegments(path, sources.reverse()));
+    const gone = new Set(group.map((s) => s.key));
+    const segments = manifest.segments.flatMap((s) =>
+      !gone.has(s.key) ? [s] : s.key === group[0]!.key ? [merged] : [],
+    );
+    if (await replaceManifest(manifest, { segments })) {
+      await recordRetired([...gone], now);
+      manifest = { version: manifest.version + 1, segments };
+    } else {
       // Another writer moved first: drop this merge's output and look again.
-      if (merged) await deleteSegments([merged.key]);
-      continue;
-    }
-    if (expired.length > 0) {
-      await deleteSegments(expired.map((r) => r.key)).catch((error: unknown) =>
-        logger.warn('search index: deleting replaced segments failed', { error }),
-      );
+      await deleteSegments([merged.key]);
+      manifest = await getManifest(true);
     }
   }
+  if (now - lastCleanup < CLEANUP_EVERY_MS) return;
+  lastCleanup = now;
+  const expired = await retiredBefore(now - RETIRE_GRACE_MS);
+  if (expired.length === 0) return;
+  try {
+    await deleteSegments(expired.map((r) => r.key));
+    await forgetRetired(expired);
+  } catch (error) {
+    logger.warn('search index: deleting replaced segments failed', { error });
+  }
 }
+
+/** Segments replaced by merges and not deleted yet (tests and the benchmark). */
+export const retiredSegments = (): Promise<RetiredSegment[]> => retiredBefore(Number.MAX_SAFE_INTEGER);
 
 /** The manifest (tests and the benchmark). */
 export const indexManifest = (): Promise<SearchManifest> => getManifest(true);

@@ -6,7 +6,14 @@
  *
  * Configuration (platform/env.ts): SEARCH_BUCKET, SEARCH_CACHE_DIR, and S3_ENDPOINT locally.
  */
-import { DeleteObjectsCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+} from '@aws-sdk/client-s3';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +26,7 @@ import { s3 } from './s3-client.js';
 const bucket = (): string => requiredEnv('SEARCH_BUCKET');
 const SEGMENT_PREFIX = 'segments/';
 const SUFFIX = '.sqlite';
+const SEGMENT_TYPE = 'application/vnd.sqlite3';
 
 export function cacheDir(): string {
   const dir = env().SEARCH_CACHE_DIR ?? join(tmpdir(), 'search-index');
@@ -35,18 +43,30 @@ export const cachedPath = (key: string): string => join(cacheDir(), key.slice(SE
 /** A path in the cache folder for a file being built (not a segment until published). */
 export const scratchPath = (): string => join(cacheDir(), `build-${newId()}.tmp`);
 
+/** Files above this go up in parts of this size (faster, and the local emulator takes at most 11 MiB a request). */
+const PART_BYTES = 8 * 1024 * 1024;
+
 /** Publishes a built file as segment `key`: uploaded, then kept as that key's local copy. */
 export async function publishSegment(builtPath: string, key: string): Promise<number> {
   const bytes = readFileSync(builtPath);
-  await s3().send(
-    new PutObjectCommand({
-      Bucket: bucket(),
-      Key: key,
-      Body: bytes,
-      ContentLength: bytes.byteLength,
-      ContentType: 'application/vnd.sqlite3',
-    }),
-  );
+  const common = { Bucket: bucket(), Key: key };
+  if (bytes.byteLength <= PART_BYTES) {
+    await s3().send(
+      new PutObjectCommand({ ...common, Body: bytes, ContentLength: bytes.byteLength, ContentType: SEGMENT_TYPE }),
+    );
+  } else {
+    const { UploadId } = await s3().send(new CreateMultipartUploadCommand({ ...common, ContentType: SEGMENT_TYPE }));
+    const parts: { ETag: string | undefined; PartNumber: number }[] = [];
+    for (let offset = 0, n = 1; offset < bytes.byteLength; offset += PART_BYTES, n++) {
+      const body = bytes.subarray(offset, offset + PART_BYTES);
+      const out = await s3().send(
+        new UploadPartCommand({ ...common, UploadId, PartNumber: n, Body: body, ContentLength: body.byteLength }),
+      );
+      parts.push({ ETag: out.ETag, PartNumber: n });
+    }
+    // An upload never completed is aborted by the bucket's lifecycle rule after a day.
+    await s3().send(new CompleteMultipartUploadCommand({ ...common, UploadId, MultipartUpload: { Parts: parts } }));
+  }
   renameSync(builtPath, cachedPath(key));
   return bytes.byteLength;
 }

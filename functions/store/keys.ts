@@ -32,6 +32,7 @@
  * | push sent mark    | PUSHSENT#<eventId> | SENT                        | (TTL)
  * | search manifest   | SEARCH             | MANIFEST                    |
  * | search log tail   | SEARCH             | TAIL                        | (local runtime only)
+ * | replaced segment  | SEARCH#RETIRED     | <retiredMs>#<object key>    |
  */
 
 /** Zero-padded so that string order is numeric order. 15 digits hold any epoch-ms or sequence. */
@@ -173,4 +174,7 @@ export const Keys = {
   searchManifest: { pk: 'SEARCH', sk: 'MANIFEST' },
   /** The last event the local runtime's index tail handed to the writer. */
   searchTailPosition: { pk: 'SEARCH', sk: 'TAIL' },
+  /** A segment a merge replaced, deleted after a grace period (readers may still be reading it). */
+  searchRetired: (retiredMs: number, key: string) => ({ pk: 'SEARCH#RETIRED', sk: `${pad(retiredMs)}#${key}` }),
+  searchRetiredBefore: (ms: number) => ({ pk: 'SEARCH#RETIRED', skBefore: pad(ms) }),
 } as const;

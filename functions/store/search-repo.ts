@@ -1,14 +1,15 @@
 /**
  * The search index's manifest (functions/core/search.ts): which segment files make up the
- * index now, and which were replaced and wait to be deleted. One small item, written only by
+ * index now. One small item (about 150 bytes a segment, a few dozen segments), written only by
  * the index writer with a version condition, so two writers can never drop each other's
- * segments; every search reads it once (0.5 RCU, eventually consistent).
+ * segments; every search reads it once (0.5 RCU, eventually consistent). Segments a merge
+ * replaced wait for deletion as small items of their own, so the manifest does not grow.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ddb, queryAll, tableName } from './db.js';
-import { Keys } from './keys.js';
+import { Keys, pad } from './keys.js';
 
 export interface SegmentEntry {
   /** The segment's object key (immutable: a changed segment is a new object). */
@@ -29,10 +30,9 @@ export interface SearchManifest {
   version: number;
   /** Oldest first. */
   segments: SegmentEntry[];
-  retired: RetiredSegment[];
 }
 
-export const EMPTY_MANIFEST: SearchManifest = { version: 0, segments: [], retired: [] };
+export const EMPTY_MANIFEST: SearchManifest = { version: 0, segments: [] };
 
 /** The current manifest; `consistent` for the writer (it must see its own last write). */
 export async function getManifest(consistent: boolean): Promise<SearchManifest> {
@@ -43,7 +43,6 @@ export async function getManifest(consistent: boolean): Promise<SearchManifest> 
   return {
     version: Number(out.Item.version),
     segments: (out.Item.segments ?? []) as SegmentEntry[],
-    retired: (out.Item.retired ?? []) as RetiredSegment[],
   };
 }
 
@@ -64,7 +63,6 @@ export async function replaceManifest(
           type: 'search-manifest',
           version: previous.version + 1,
           segments: next.segments,
-          retired: next.retired,
         },
         ...(previous.version === 0
           ? { ConditionExpression: 'attribute_not_exists(pk)' }
@@ -163,4 +161,41 @@ export async function setTailPosition(seq: number): Promise<void> {
   await ddb().send(
     new PutCommand({ TableName: tableName(), Item: { ...Keys.searchTailPosition, type: 'search-tail', seq } }),
   );
+}
+
+/** Lists segments a merge replaced, to be deleted after their grace period (1 WCU each). */
+export async function recordRetired(keys: readonly string[], retiredAt: number): Promise<void> {
+  const puts = keys.map((key) => ({
+    PutRequest: { Item: { ...Keys.searchRetired(retiredAt, key), type: 'search-retired', key, retiredAt } },
+  }));
+  await batchWrite(puts);
+}
+
+/** Replaced segments retired before `ms` (up to 1,000, oldest first). */
+export async function retiredBefore(ms: number): Promise<RetiredSegment[]> {
+  const { pk, skBefore } = Keys.searchRetiredBefore(ms);
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk < :before',
+      ExpressionAttributeValues: { ':pk': pk, ':before': skBefore },
+      Limit: 1000,
+    }),
+  );
+  return (out.Items ?? []).map((i) => ({ key: String(i.key), retiredAt: Number(i.retiredAt) }));
+}
+
+/** Forgets replaced segments whose objects are deleted. */
+export async function forgetRetired(entries: readonly RetiredSegment[]): Promise<void> {
+  await batchWrite(entries.map((e) => ({ DeleteRequest: { Key: Keys.searchRetired(e.retiredAt, e.key) } })));
+}
+
+async function batchWrite(requests: Record<string, unknown>[]): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let items: Record<string, unknown>[] | undefined = requests.slice(i, i + 25);
+    while (items && items.length > 0) {
+      const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName()]: items as never } }));
+      items = out.UnprocessedItems?.[tableName()] as Record<string, unknown>[] | undefined;
+    }
+  }
 }

@@ -15,13 +15,14 @@
  * download throughput for 1 MB and 20 MB files (direct and through upload sessions and
  * presigned storage URLs) and thumbnail time (media.ts, on the local S3 emulator); and web push:
  * from an agent message's response to the last of 50 devices' push requests leaving, and the
- * DynamoDB cost of one notification (push.ts).
+ * DynamoDB cost of one notification (push.ts); and search: latency at 10,000 and 100,000 messages,
+ * freshness and the index's write cost (search.ts).
  *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
  * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages, BENCH_ONLY=requests,
- * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media or BENCH_ONLY=push plays one part only (all seven
- * by default).
+ * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media, BENCH_ONLY=push or BENCH_ONLY=search plays one part only
+ * (all eight by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -42,6 +43,8 @@ import { runMessageScenarios, streamingTables } from './messages.js';
 import { pushTables, runPushScenarios } from './push.js';
 import type { PushReport } from './push.js';
 import { runRequestScenarios } from './requests.js';
+import { runSearchScenarios, searchTables } from './search.js';
+import type { SearchReport } from './search.js';
 import type { StreamingReport } from './messages.js';
 import { BENCH_CONFIG, SCALE, runScenario } from './scenario.js';
 import type { ScenarioResult } from './scenario.js';
@@ -114,6 +117,8 @@ interface Results {
   media?: MediaReport;
   /** Web push: message → last of 50 push requests leaving, cost per notification. All parts or BENCH_ONLY=push. */
   push?: PushReport;
+  /** Search: latency at 10,000 and 100,000 messages, freshness, index write cost. All parts or BENCH_ONLY=search. */
+  search?: SearchReport;
 }
 
 function git(args: string[]): string | null {
@@ -154,8 +159,10 @@ async function main(): Promise<number> {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
   const only = process.env.BENCH_ONLY ?? '';
-  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media', 'push'].includes(only)) {
-    throw new Error(`BENCH_ONLY must be chats, messages, requests, events, dispatch, media or push, not "${only}".`);
+  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media', 'push', 'search'].includes(only)) {
+    throw new Error(
+      `BENCH_ONLY must be chats, messages, requests, events, dispatch, media, push or search, not "${only}".`,
+    );
   }
 
   log('Starting DynamoDB Local (in memory)...');
@@ -187,6 +194,8 @@ async function main(): Promise<number> {
   const dispatch = plays('dispatch') ? await runDispatchScenarios({ seed, concurrency }, log) : undefined;
   const media = plays('media') ? await runMediaScenarios(api.url, log) : undefined;
   const push = plays('push') ? await runPushScenarios(api.url, log) : undefined;
+  // Last: it fills the table with 100,000 messages' pointers.
+  const searchPart = plays('search') ? await runSearchScenarios(api.url, log) : undefined;
   for (const part of [messages, interactive, events, dispatch, media, push]) {
     if (!part) continue;
     result.samples.push(...part.samples);
@@ -223,6 +232,7 @@ async function main(): Promise<number> {
     ...(dispatch ? { dispatch: dispatch.dispatch } : {}),
     ...(media ? { media: media.media } : {}),
     ...(push ? { push: push.push } : {}),
+    ...(searchPart ? { search: searchPart.search } : {}),
   };
 
   console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
@@ -310,6 +320,14 @@ async function main(): Promise<number> {
         `200 ms (in AWS: the table's stream).\n`,
     );
     console.log(pushTables(p));
+  }
+  if (searchPart) {
+    console.log(
+      '\nSearch: generated corpus (Zipf over 200 common words and 3,000 rare ones, 10–80 words per message, 50 ' +
+        'chats), indexed in batches of 100; latency over HTTP, one request at a time, limit 50, 10 runs per query ' +
+        'after one warm-up.\n',
+    );
+    console.log(searchTables(searchPart.search));
   }
   console.log(
     '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or ' +
