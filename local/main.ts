@@ -69,6 +69,7 @@ async function main(): Promise<void> {
       api = await startLocalApi(port, {
         sqsDataDir: join(dataDir, 'sqs'),
         s3DataDir: join(dataDir, 's3'),
+        searchCacheDir: join(dataDir, 'search-cache'),
         vapidKeysFile,
       });
     } catch (error) {

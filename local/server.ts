@@ -4,7 +4,7 @@
  * Unmatched requests go to the same catch-all handler as the $default route.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
@@ -253,11 +253,13 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await sqs?.stop();
     throw error;
   }
+  // The search index's local segment copies: a temporary folder (removed on close) unless given.
+  const searchCacheDir = options.searchCacheDir ?? mkdtempSync(join(tmpdir(), 'chat-relay-search-'));
   Object.assign(process.env, {
     S3_ENDPOINT: s3.endpoint,
     MEDIA_BUCKET: s3.bucket,
     SEARCH_BUCKET: s3.searchBucket,
-    SEARCH_CACHE_DIR: options.searchCacheDir ?? mkdtempSync(join(tmpdir(), 'chat-relay-search-')),
+    SEARCH_CACHE_DIR: searchCacheDir,
   });
   // The VAPID key pair, held apart from the configuration as the stack's secret holds it.
   const vapidKeysFile = options.vapidKeysFile ?? join(tmpdir(), `chat-relay-vapid-${process.pid}.json`);
@@ -274,6 +276,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     tagSweep.stop();
     await pushTail.stop();
     await searchTail?.stop();
+    if (!options.searchCacheDir) rmSync(searchCacheDir, { recursive: true, force: true });
     await sqs?.stop();
     await s3.stop();
   };
