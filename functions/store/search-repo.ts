@@ -9,7 +9,7 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
 import { ddb, queryAll, tableName } from './db.js';
-import { Keys, pad } from './keys.js';
+import { Keys } from './keys.js';
 
 export interface SegmentEntry {
   /** The segment's object key (immutable: a changed segment is a new object). */
