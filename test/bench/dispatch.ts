@@ -49,7 +49,7 @@ import type { ChildServer } from './child.js';
 import { latency } from './events.js';
 import type { Latency } from './events.js';
 import { BENCH_CONFIG, BenchClient, CHATS, Rng, SCALE, inPool, phaseRunner } from './scenario.js';
-import type { Failure, PhaseTiming } from './scenario.js';
+import type { Failure, Log, PhaseTiming, ScenarioOptions } from './scenario.js';
 import { SUMMARY_HEADER, f1, f2, summarize, summaryCells, textTable } from './stats.js';
 import type { Sample, Summary } from './stats.js';
 
@@ -196,10 +196,7 @@ function delivery(sent: readonly Sent[], got: readonly Got[], batches: readonly 
   };
 }
 
-export async function runDispatchScenarios(
-  options: { seed: number; concurrency: number },
-  log: (line: string) => void,
-): Promise<DispatchScenarioResult> {
+export async function runDispatchScenarios(options: ScenarioOptions, log: Log): Promise<DispatchScenarioResult> {
   const { concurrency } = options;
   const rng = new Rng(options.seed + 5);
   const phases: PhaseTiming[] = [];

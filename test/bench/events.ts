@@ -37,7 +37,7 @@
 import { startChildServer } from './child.js';
 import type { ChildServer } from './child.js';
 import { BENCH_CONFIG, BenchClient, CHATS, SCALE, inPool, phaseRunner } from './scenario.js';
-import type { Failure, PhaseTiming } from './scenario.js';
+import type { Failure, Log, PhaseTiming, ScenarioOptions } from './scenario.js';
 import { openStream } from './sse.js';
 import type { BenchStream } from './sse.js';
 import { percentile, textTable } from './stats.js';
@@ -144,8 +144,8 @@ const chunkNumber = (text: unknown): number | undefined => {
 
 export async function runEventScenarios(
   baseUrl: string,
-  options: { seed: number; concurrency: number },
-  log: (line: string) => void,
+  options: ScenarioOptions,
+  log: Log,
 ): Promise<EventScenarioResult> {
   const { concurrency } = options;
   const client = new BenchClient(baseUrl);

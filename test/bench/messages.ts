@@ -14,7 +14,7 @@
  * every completed message's content_final to be the whole text; a mismatch is a failure.
  */
 import { BENCH_CONFIG, BenchClient, CHATS, Rng, SCALE, inPool, phaseRunner } from './scenario.js';
-import type { Failure, PhaseTiming } from './scenario.js';
+import type { Failure, Log, PhaseTiming, ScenarioOptions } from './scenario.js';
 import { percentile, textTable } from './stats.js';
 import type { Sample } from './stats.js';
 
@@ -156,8 +156,8 @@ const point = (what: string, s: Sample | undefined): StreamPoint =>
 
 export async function runMessageScenarios(
   baseUrl: string,
-  options: { seed: number; concurrency: number },
-  log: (line: string) => void,
+  options: ScenarioOptions,
+  log: Log,
 ): Promise<MessageScenarioResult> {
   const { concurrency } = options;
   // A generator of its own, so the chat workload's choices do not depend on this one.

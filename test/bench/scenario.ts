@@ -361,11 +361,16 @@ function chatBody(rng: Rng, i: number): Record<string, unknown> {
   };
 }
 
-export async function runScenario(
-  baseUrl: string,
-  options: { seed: number; concurrency: number },
-  log: (line: string) => void,
-): Promise<ScenarioResult> {
+/** What each scenario runner is given: the seed of its random choices and how many requests to keep in flight. */
+export interface ScenarioOptions {
+  seed: number;
+  concurrency: number;
+}
+
+/** Where a scenario reports its progress, a line at a time. */
+export type Log = (line: string) => void;
+
+export async function runScenario(baseUrl: string, options: ScenarioOptions, log: Log): Promise<ScenarioResult> {
   const { seed, concurrency } = options;
   const rng = new Rng(seed);
   const client = new BenchClient(baseUrl);
