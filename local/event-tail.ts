@@ -15,6 +15,8 @@ import { asInvocation } from './invocations.js';
 const POLL_MS = 200;
 /** A missing number may be a transaction still in flight; after this it is taken as a hole. */
 const HOLE_GRACE_MS = 3_000;
+/** While a tail is off, how often it looks at where it would start. */
+const OFF_POLL_MS = 1_000;
 /** Events read per poll. */
 const PAGE = 100;
 
@@ -25,7 +27,10 @@ export interface TailOptions {
   start: () => Promise<number>;
   /** Handles the events read in one poll, in order; the tail moves on when it resolves. */
   consume: (events: StoredEvent[], through: number) => Promise<void>;
-  /** While false, the tail reads nothing and restarts from `start()` when it turns true again. */
+  /**
+   * While false, the tail reads nothing and only keeps `start()` in view (once a second), so it
+   * resumes from about where it was turned back on.
+   */
   enabled?: () => Promise<boolean>;
 }
 
@@ -35,9 +40,13 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
   let waitingSince: number | undefined;
   let running: Promise<void> = Promise.resolve();
 
+  let offSince = 0;
   const poll = async () => {
     if (options.enabled && !(await options.enabled())) {
-      next = undefined;
+      if (next === undefined || Date.now() - offSince >= OFF_POLL_MS) {
+        next = await options.start();
+        offSince = Date.now();
+      }
       return;
     }
     next ??= await options.start();
