@@ -43,6 +43,7 @@ export interface RouteSpec {
 export const routes = [
   { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public' },
   { method: 'GET', path: '/api/v1/config', handler: 'config/get', writes: false },
+  { method: 'PATCH', path: '/api/v1/config/admin', handler: 'config/admin', writes: true },
 
   { method: 'POST', path: '/api/v1/chats', handler: 'chats/create', writes: true, dispatchInputs: true },
   { method: 'GET', path: '/api/v1/chats', handler: 'chats/list', writes: false },

@@ -6,7 +6,7 @@
  */
 import pLimit from 'p-limit';
 import * as Push from '../functions/core/push.js';
-import { getConfig } from '../functions/platform/config.js';
+import { getConfig } from '../functions/core/live-config.js';
 import { currentSequence } from '../functions/store/events-repo.js';
 import { startLogTail } from './event-tail.js';
 import { asInvocation } from './invocations.js';

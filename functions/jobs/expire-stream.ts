@@ -5,7 +5,7 @@
  * it saw, and otherwise tells the loop how long to wait before looking again.
  */
 import * as Streaming from '../core/streaming.js';
-import { getConfig } from '../platform/config.js';
+import { getConfig } from '../core/live-config.js';
 import { logger } from '../platform/logger.js';
 
 export interface ExpireStreamInput {

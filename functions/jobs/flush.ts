@@ -6,7 +6,7 @@
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import * as Dispatch from '../core/dispatch.js';
-import { getConfig } from '../platform/config.js';
+import { getConfig } from '../core/live-config.js';
 import { logger } from '../platform/logger.js';
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {

@@ -9,7 +9,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import * as Push from '../core/push.js';
-import { getConfig } from '../platform/config.js';
+import { getConfig } from '../core/live-config.js';
 import { eventFromStreamImage } from '../store/events-repo.js';
 
 const processor = new BatchProcessor(EventType.DynamoDBStreams);

@@ -1,15 +1,16 @@
 /**
- * The live instance configuration. The raw document arrives in INSTANCE_CONFIG (JSON,
- * never holding secrets in a deployed stack); the instance secret comes from Secrets
+ * Resolving the instance configuration. The deployed raw document arrives in INSTANCE_CONFIG
+ * (JSON, never holding secrets in a deployed stack); the instance secret comes from Secrets
  * Manager when INSTANCE_SECRET_ARN is set (fetched once, cached 5 minutes by Powertools).
  * Every variable comes through platform/env.ts (read once per container; tests that change
  * the configuration reload it there). §12.2 overrides are applied on every read; the parsed
- * result is memoized per input.
+ * result is memoized per input. core/live-config.ts decides which document is live (an
+ * administrator's stored one wins over the deployed one).
  */
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { env } from './env.js';
 import { resolveConfig } from './instance-config.js';
-import type { InstanceConfig } from './instance-config.js';
+import type { ConfigOverrides, InstanceConfig } from './instance-config.js';
 
 let memo: { key: string; config: InstanceConfig } | undefined;
 
@@ -20,20 +21,43 @@ async function storedSecret(): Promise<string | undefined> {
   return typeof value === 'string' ? value : undefined;
 }
 
-export async function getConfig(): Promise<InstanceConfig> {
+/** The document the deployment was given (INSTANCE_CONFIG), before any administrator change. */
+export function deployedDocument(): Record<string, unknown> {
+  const raw = env().INSTANCE_CONFIG ?? '';
+  return raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+}
+
+/**
+ * The effective configuration of a raw document: §12.1 defaults, the document, the §12.2
+ * overrides, validated (§12.3; throws ConfigValidationError). `key` identifies the document for
+ * the memo (the stored version, or the deployed text).
+ */
+export async function configFrom(document: unknown, key: string): Promise<InstanceConfig> {
+  const overrides = await currentOverrides();
+  const memoKey = `${key}\u0000${JSON.stringify(overrides)}`;
+  if (memo?.key !== memoKey) memo = { key: memoKey, config: resolveConfig(document, overrides) };
+  return memo.config;
+}
+
+async function currentOverrides(): Promise<ConfigOverrides> {
   const e = env();
-  const raw = e.INSTANCE_CONFIG ?? '';
-  const overrides = {
+  return {
     OPENGRAM_INSTANCE_SECRET: e.OPENGRAM_INSTANCE_SECRET || (await storedSecret()),
     OPENGRAM_PUBLIC_BASE_URL: e.OPENGRAM_PUBLIC_BASE_URL,
     OPENGRAM_CORS_ORIGINS: e.OPENGRAM_CORS_ORIGINS,
     OPENGRAM_SERVER_PORT: e.OPENGRAM_SERVER_PORT,
     VAPID_PUBLIC_KEY: e.VAPID_PUBLIC_KEY,
   };
-  const key = `${raw}\u0000${JSON.stringify(overrides)}`;
-  if (memo?.key !== key) memo = { key, config: resolveConfig(raw ? JSON.parse(raw) : {}, overrides) };
-  return memo.config;
 }
+
+/** Validates a candidate document as it would resolve (throws ConfigValidationError); remembers nothing. */
+export async function checkDocument(document: unknown): Promise<InstanceConfig> {
+  return resolveConfig(document, await currentOverrides());
+}
+
+/** The deployed configuration (no administrator change): INSTANCE_CONFIG with the overrides. */
+export const deployedConfig = (): Promise<InstanceConfig> =>
+  configFrom(deployedDocument(), `deployed:${env().INSTANCE_CONFIG ?? ''}`);
 
 /** §1.12 write rate limit parameters: positive numbers, floored; anything below 1 → default. */
 export function rateLimitSettings(): { max: number; windowMs: number; trustProxyHeaders: boolean } {

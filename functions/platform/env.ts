@@ -32,6 +32,8 @@ const Env = z.object({
   SEARCH_CACHE_DIR: text.optional(),
   /** The stream-timeout state machine (platform/stream-timer.ts); without it streams expire lazily. */
   STREAM_TIMEOUT_STATE_MACHINE_ARN: text.optional(),
+  /** How long (ms) a function keeps the administrator's stored configuration before reading it again. */
+  CONFIG_CACHE_MS: z.coerce.number().int().nonnegative().default(5_000),
   /** The instance configuration document (JSON, contract §12), without secrets in a deployed stack. */
   INSTANCE_CONFIG: z.string().optional(),
   /** ARN of the Secrets Manager secret holding the instance secret, when enabled. */

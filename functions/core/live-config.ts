@@ -1,0 +1,114 @@
+/**
+ * The live configuration (contract §5.2, §12): the document an administrator stored at runtime
+ * (PATCH /config/admin) wins over the deployed one (INSTANCE_CONFIG), both under the §12.2
+ * overrides. Every function reads the stored document through a per-container cache of
+ * CONFIG_CACHE_MS (default 5 s; one strongly consistent GetItem per refresh), so a change is
+ * seen by every instance within that bound, and at once by the instance that made it.
+ */
+import { ValidationError } from '../errors.js';
+import { checkDocument, configFrom, deployedConfig, deployedDocument } from '../platform/config.js';
+import { env } from '../platform/env.js';
+import { ConfigValidationError } from '../platform/instance-config.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
+import { getStoredConfig, saveStoredConfig } from '../store/config-repo.js';
+import type { StoredConfig } from '../store/config-repo.js';
+
+let cache: { stored: StoredConfig | undefined; at: number } | undefined;
+let loading: Promise<StoredConfig | undefined> | undefined;
+
+async function storedNow(): Promise<StoredConfig | undefined> {
+  if (cache && Date.now() - cache.at < env().CONFIG_CACHE_MS) return cache.stored;
+  loading ??= getStoredConfig()
+    .then((stored) => {
+      cache = { stored, at: Date.now() };
+      return stored;
+    })
+    .finally(() => (loading = undefined));
+  return loading;
+}
+
+/** The configuration every request and job works with. */
+export async function getConfig(): Promise<InstanceConfig> {
+  const stored = await storedNow();
+  return stored ? configFrom(stored.document, `stored:${stored.version}`) : deployedConfig();
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** §5.2.2: the document after an admin change (pure). Throws 400 for a non-object rawConfig. */
+export function applyAdminChange(
+  base: Record<string, unknown>,
+  body: Record<string, unknown>,
+): Record<string, unknown> {
+  if ('rawConfig' in body) {
+    if (!isObject(body.rawConfig)) throw new ValidationError('rawConfig must be a JSON object');
+    return body.rawConfig;
+  }
+  const next = structuredClone(base);
+  if (body.agents !== undefined) {
+    next.agents = body.agents;
+    if (body.models === undefined && Array.isArray(body.agents)) {
+      const models = Array.isArray(next.models) ? [...(next.models as unknown[])] : [];
+      const known = new Set(models.map((m) => (isObject(m) ? m.id : undefined)));
+      for (const agent of body.agents) {
+        const id = isObject(agent) ? agent.defaultModelId : undefined;
+        if (typeof id !== 'string' || id === '' || known.has(id)) continue;
+        models.push({ id, name: id, description: '' });
+        known.add(id);
+      }
+      next.models = models;
+    }
+  }
+  if (body.models !== undefined) {
+    next.models = body.models;
+    delete next.defaultModelIdForNewChats;
+  }
+  if (body.security !== undefined) {
+    next.security = {
+      ...(isObject(next.security) ? next.security : {}),
+      ...(isObject(body.security) ? body.security : {}),
+    };
+  }
+  if ('autoRename' in body) {
+    if (body.autoRename === null) delete next.autoRename;
+    else if (isObject(body.autoRename)) {
+      const merged: Record<string, unknown> = {
+        ...(isObject(next.autoRename) ? next.autoRename : {}),
+        ...body.autoRename,
+      };
+      if (body.autoRename.apiKey === '') delete merged.apiKey;
+      next.autoRename = merged;
+    }
+  }
+  return next;
+}
+
+/**
+ * PATCH /config/admin: merges the change onto the current document, validates the result as a
+ * whole (§12.3: nothing is saved on a failure) and stores it conditionally on the version it
+ * read; a concurrent change makes it read and merge again, so no field is lost.
+ */
+export async function updateAdminConfig(body: Record<string, unknown>): Promise<{ ok: true }> {
+  for (let attempt = 0; ; attempt++) {
+    const current = await getStoredConfig();
+    const next = applyAdminChange(current?.document ?? deployedDocument(), body);
+    try {
+      await checkDocument(next);
+    } catch (error) {
+      if (error instanceof ConfigValidationError) throw new ValidationError(error.message);
+      throw error;
+    }
+    if (await saveStoredConfig(next, current?.version, new Date().toISOString())) {
+      // This instance sees its own change from the very next request.
+      cache = { stored: { document: next, version: (current?.version ?? 0) + 1 }, at: Date.now() };
+      return { ok: true };
+    }
+    if (attempt >= 20) throw new Error('PATCH /config/admin: too many concurrent configuration changes');
+    await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
+  }
+}
+
+/** Tests only: forgets the cached stored document, as a new container would. */
+export function forgetConfigCacheForTests(): void {
+  cache = undefined;
+}
