@@ -37,8 +37,7 @@ describe('batch size', () => {
   });
 
   it("a chat's later small message is still dispatched after a large one", async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'y'.repeat(250_000));
+    const { chat } = await d.chatWithMessage('y'.repeat(250_000));
     await sleep(DEBOUNCE + 1500);
     const first = await d.claim({ workerId: W, waitMs: 2000 });
     if (first.status === 200) await d.completeOk(first.body.batchId, W);
@@ -53,8 +52,7 @@ describe('batch size', () => {
     expect(got).toContain(small);
   });
   it('seals all inputs held back by a lease into one batch, even 120 of them', async () => {
-    const chat = await d.newChat();
-    const m0 = await d.say(chat.id, 'start');
+    const { chat, id: m0 } = await d.chatWithMessage('start');
     const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 4000, leaseMs: 60_000 });
     expect(b1.items.map((i) => i.sourceId)).toEqual([m0]);
     const ids: string[] = [];

@@ -6,7 +6,7 @@
  * batches held by workers at once.
  */
 import { describe, expect, it } from '@jest/globals';
-import { QUICK_RETRIES, blocks, configWith, dispatchApi, sleep } from './support.js';
+import { QUICK_RETRIES, blocks, configWith, dispatchApi, runLoops, sleep } from './support.js';
 import type { Batch } from './support.js';
 
 const config = configWith({
@@ -114,16 +114,10 @@ describe('batched_sequential with concurrent workers', () => {
 
       // Well inside the test's own timeout, so a slow machine fails on the assertions below (with
       // what was missing) rather than on a timeout with loops still talking to a closed server.
-      const deadline = setTimeout(() => {
+      const workers = () => Array.from({ length: WORKERS }, (_, w) => worker(w));
+      await runLoops(senders, workers, 180_000, () => {
         done = true;
-      }, 180_000);
-      try {
-        const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
-        await Promise.all(senders);
-        await Promise.all(workers);
-      } finally {
-        clearTimeout(deadline);
-      }
+      });
 
       expect(completeErrors).toEqual([]);
       expect(violations).toEqual([]);

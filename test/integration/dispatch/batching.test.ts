@@ -30,8 +30,7 @@ const W = 'worker-1';
 
 /** A new chat whose message "first" is claimed as a batch of its own, leased for `leaseMs` (rule 2 applies). */
 async function leasedFirst(leaseMs: number) {
-  const chat = await d.newChat();
-  const m1 = await d.say(chat.id, 'first');
+  const { chat, id: m1 } = await d.chatWithMessage('first');
   const b1 = await d.claimOne({ workerId: W, waitMs: DEBOUNCE + 5000, leaseMs });
   expect(b1.items.map((i) => i.sourceId)).toEqual([m1]);
   return { chat, b1 };
@@ -94,8 +93,7 @@ describe('batched_sequential sealing', () => {
   );
 
   it('user typing after the first message holds the batch for the typing grace', async () => {
-    const chat = await d.newChat();
-    const first = await d.say(chat.id, 'hello');
+    const { chat, id: first } = await d.chatWithMessage('hello');
     const sentAt = Date.now();
     await sleep(300);
     await d.typing(chat.id);
@@ -203,9 +201,7 @@ describe('batched_sequential sealing', () => {
     const m3 = await d.say(chat.id, 'third');
     await sleep(DEBOUNCE + 500);
     await d.failOk(b1.batchId, { workerId: W, reason: 'agent down', retryable: false });
-    const b2 = await d.claimOne({ workerId: 'worker-2', waitMs: 5000 });
-    expect(b2.items.map((i) => i.sourceId)).toEqual([m2, m3]);
-    await d.completeOk(b2.batchId, 'worker-2');
+    await d.takeBatchOf([m2, m3], { workerId: 'worker-2', waitMs: 5000 });
     // The failure's system message is not an input.
     await d.claimNone({ workerId: 'worker-2', waitMs: DEBOUNCE + 500 });
   });

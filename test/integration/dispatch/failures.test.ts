@@ -22,8 +22,7 @@ describe('fail', () => {
     'retries after the computed backoff (attempts counted at claim), then fails for good at maxAttempts with the ' +
       'system message',
     async () => {
-      const chat = await d.newChat();
-      const msg = await d.say(chat.id, 'do it');
+      const { chat, id: msg } = await d.chatWithMessage('do it');
       const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
       const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
       expect(b1.items.map((i) => i.sourceId)).toEqual([msg]);
@@ -146,8 +145,7 @@ describe('fail', () => {
   });
 
   it('a non-retryable failure is terminal at once', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'fragile');
+    const { chat } = await d.chatWithMessage('fragile');
     const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     const eventCount = (await readEvents(api().tableName)).length;
@@ -161,19 +159,15 @@ describe('fail', () => {
   });
 
   it("a batch waiting out its retry delay blocks its chat's later batches while other chats flow", async () => {
-    const a = await d.newChat();
-    const a1 = await d.say(a.id, 'a1');
+    const { chat: a, id: a1 } = await d.chatWithMessage('a1');
     const a2 = await d.say(a.id, 'a2');
-    const b = await d.newChat();
-    const b1 = await d.say(b.id, 'b1');
+    const { id: b1 } = await d.chatWithMessage('b1');
     const first = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(first.items.map((i) => i.sourceId)).toEqual([a1]);
     await d.failOk(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 });
     const failedAt = Date.now();
     // Chat B flows; chat A's second batch does not jump the queue.
-    const other = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
-    expect(other.items.map((i) => i.sourceId)).toEqual([b1]);
-    await d.completeOk(other.batchId, 'w2');
+    await d.takeBatchOf([b1], { workerId: 'w2', waitMs: 2000 });
     await d.claimNone({ workerId: 'w2', waitMs: 1000 });
     // After the delay: chat A's first batch again, then its second.
     const retried = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
@@ -181,14 +175,11 @@ describe('fail', () => {
     expect(retried.batchId).toBe(first.batchId);
     await d.claimNone({ workerId: 'w3', waitMs: 500 });
     await d.completeOk(retried.batchId, 'w2');
-    const second = await d.claimOne({ workerId: 'w3', waitMs: 3000 });
-    expect(second.items.map((i) => i.sourceId)).toEqual([a2]);
-    await d.completeOk(second.batchId, 'w3');
+    await d.takeBatchOf([a2], { workerId: 'w3', waitMs: 3000 });
   });
 
   it('validates the fail body and answers 409 to another worker and 404 to an unknown batch', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'validate');
+    const { chat } = await d.chatWithMessage('validate');
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 20_000 });
     const id = batch.batchId;
 

@@ -120,8 +120,7 @@ describe('leases', () => {
   it(
     'a worker that stops heartbeating loses the lease: 409 at once, and another claim gets the same ' + 'batch',
     async () => {
-      const chat = await d.newChat();
-      const m1 = await d.say(chat.id, 'first');
+      const { chat, id: m1 } = await d.chatWithMessage('first');
       const m2 = await d.say(chat.id, 'second');
       const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
       expect(batch.items.map((i) => i.sourceId)).toEqual([m1]);
@@ -146,9 +145,7 @@ describe('leases', () => {
         'w1',
       );
       await d.completeOk(batch.batchId, 'w2');
-      const second = await d.claimOne({ workerId: 'w2', waitMs: 3000 });
-      expect(second.items.map((i) => i.sourceId)).toEqual([m2]);
-      await d.completeOk(second.batchId, 'w2');
+      await d.takeBatchOf([m2], { workerId: 'w2', waitMs: 3000 });
       // The old worker's failures wrote no system message.
       const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
       expect(messages.map((m) => m.role)).toEqual(['user', 'user']);
@@ -169,8 +166,7 @@ describe('leases', () => {
   it(
     'a lease that is not a whole number of seconds is claimable again within about one tick of its end ' + '(§11)',
     async () => {
-      const chat = await d.newChat();
-      await d.say(chat.id, 'odd lease');
+      await d.chatWithMessage('odd lease');
       // Claimed with 1100 ms: expires 1100 ms after the claim.
       const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1100 });
       const claimedAt = Date.now();
@@ -196,8 +192,7 @@ describe('leases', () => {
   );
 
   it('leaseMs and extendMs below 1000 give a 1000 ms lease', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'short');
+    const { chat } = await d.chatWithMessage('short');
     await d.say(chat.id, 'shorter');
     // leaseMs 0: still held right after the claim, lost after about a second.
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 0 });
@@ -346,8 +341,7 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
     const key = { headers: { 'Idempotency-Key': 'dispatch-claim-many-key' } };
     const body = { workerId: 'w1', waitMs: 1000, limit: 2 };
     expect((await api().post('/api/v1/dispatch/claim-many', body, key)).status).toBe(204);
-    const chat = await d.newChat();
-    const id = await d.say(chat.id, 'now there is work');
+    const { id } = await d.chatWithMessage('now there is work');
     const res = await api().post('/api/v1/dispatch/claim-many', body, key);
     expect(res.status).toBe(200);
     expect(res.body.batches.map((x: any) => x.items[0].sourceId)).toEqual([id]);
@@ -374,8 +368,7 @@ describe('request validation', () => {
   });
 
   it('rejects bad heartbeat and complete bodies with schema errors', async () => {
-    const chat = await d.newChat();
-    await d.say(chat.id, 'validate');
+    await d.chatWithMessage('validate');
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expectSchemaError(await d.heartbeat(batch.batchId, {}), 'workerId');
     expectSchemaError(await d.heartbeat(batch.batchId, { workerId: '' }), 'workerId');

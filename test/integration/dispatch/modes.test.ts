@@ -54,8 +54,7 @@ describe('immediate mode', () => {
   });
 
   it("a batch waiting out a retry delay does not hold back the chat's other batches", async () => {
-    const chat = await d.newChat();
-    const m1 = await d.say(chat.id, 'first');
+    const { chat, id: m1 } = await d.chatWithMessage('first');
     const first = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(first.items[0]!.sourceId).toBe(m1);
     await d.failOk(first.batchId, { workerId: 'w1', reason: 'later', retryable: true, retryDelayMs: 3000 });

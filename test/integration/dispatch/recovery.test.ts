@@ -39,9 +39,7 @@ describe('dispatch sweeper', () => {
     const id = await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(chat.id, 'stranded'));
     await d.claimNone({ workerId: 'w1', waitMs: 1200 });
     expect(await sweepNow(sequential)).toBe(1);
-    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
-    await d.completeOk(batch.batchId, 'w1');
+    await d.takeBatchOf([id], { workerId: 'w1', waitMs: 3000 });
     // Done: the chat's mark is gone, so the next run finds nothing.
     expect(await sweepNow(sequential)).toBe(0);
   });
@@ -51,9 +49,7 @@ describe('dispatch sweeper', () => {
     const first = await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(chat.id, 'first'));
     // The second message's send hands over the stranded first batch before its own.
     const second = await d.say(chat.id, 'second');
-    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([first]);
-    await d.completeOk(b1.batchId, 'w1');
+    await d.takeBatchOf([first], { workerId: 'w1', waitMs: 3000 });
     const b2 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(b2.items.map((i) => i.sourceId)).toEqual([second]);
     await d.completeOk(b2.batchId, 'w1');
@@ -75,9 +71,7 @@ describe('dispatch sweeper', () => {
     expect(await Store.markSent(chat.id, 1)).toBe(true);
     // A sender holding the older state still gets batch 2 out, after batch 1.
     await Dispatch.sendInOrder(chat.id, stale);
-    const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect(b1.items.map((i) => i.sourceId)).toEqual([ids[0]]);
-    await d.completeOk(b1.batchId, 'w1');
+    await d.takeBatchOf([ids[0]], { workerId: 'w1', waitMs: 3000 });
     const b2 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(b2.items.map((i) => i.sourceId)).toEqual([ids[1]]);
     await d.completeOk(b2.batchId, 'w1');
@@ -96,9 +90,7 @@ describe('dispatch sweeper', () => {
     // Nothing would ever seal them: no signal is on its way.
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1500 });
     expect(await sweepNow(batched)).toBe(1);
-    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    expect(batch.items.map((i) => i.sourceId)).toEqual(ids);
-    await d.completeOk(batch.batchId, 'w1');
+    await d.takeBatchOf(ids, { workerId: 'w1', waitMs: 3000 });
     await sleep(300);
     expect(await sweepNow(batched)).toBe(0);
   });
@@ -106,8 +98,7 @@ describe('dispatch sweeper', () => {
   it(
     'finds nothing to do when dispatch went normally, and leaves work that is still fresh to the normal ' + 'path',
     async () => {
-      const chat = await d.newChat();
-      await d.say(chat.id, 'normal');
+      await d.chatWithMessage('normal');
       const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
       await d.completeOk(batch.batchId, 'w1');
       expect(await sweepNow(sequential)).toBe(0);

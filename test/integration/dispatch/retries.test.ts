@@ -38,8 +38,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
   it.each([60_000, 5000])(
     'a batch failed with retryable: true comes back after its backoff, twice, with leaseMs %i',
     async (leaseMs) => {
-      const chat = await d.newChat();
-      const id = await d.say(chat.id, 'hi');
+      const { chat, id } = await d.chatWithMessage('hi');
       const first = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
       expect(first.batch?.items.map((i) => i.sourceId)).toEqual([id]);
       const b1 = first.batch!;
@@ -75,8 +74,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     async () => {
       api().setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
       try {
-        const chat = await d.newChat();
-        const id = await d.say(chat.id, 'try me');
+        const { chat, id } = await d.chatWithMessage('try me');
         let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
         expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
         for (let attempt = 1; attempt <= 2; attempt++) {
@@ -113,8 +111,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     'a retry delay the queue refuses to set is repaired by the sweeper: the fail answers 204 and the batch comes ' +
       'back',
     async () => {
-      const chat = await d.newChat();
-      await d.say(chat.id, 'flaky queue');
+      await d.chatWithMessage('flaky queue');
       const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
       // The visibility change fails (the batch queue answers as a missing queue for this one request).
       const res = await withBrokenQueue('DISPATCH_QUEUE_URL', () =>
@@ -135,8 +132,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
   it(
     'a repair whose message is gone (retention, dead-letter) sends a copy: the batch becomes claimable ' + 'again',
     async () => {
-      const chat = await d.newChat();
-      await d.say(chat.id, 'lost message');
+      await d.chatWithMessage('lost message');
       const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
       const { receipt_handle: receipt } = (await Store.getBatch(batch.batchId))!;
       // The worker fails it for a retry, and its message is lost on the queue meanwhile.

@@ -4,12 +4,30 @@
  * holds with concurrent workers.
  */
 import { describe, expect, it } from '@jest/globals';
-import { LONG_BATCHING, QUICK_RETRIES, configWith, dispatchApi, sleep, userBatch, userItem } from './support.js';
+import {
+  LONG_BATCHING,
+  QUICK_RETRIES,
+  configWith,
+  dispatchApi,
+  runLoops,
+  sleep,
+  userBatch,
+  userItem,
+} from './support.js';
 import type { Batch } from './support.js';
 
 const config = configWith({ mode: 'sequential', ...LONG_BATCHING, ...QUICK_RETRIES, maxAttempts: 3 });
 
 const { d } = dispatchApi(config);
+
+/** Claims for w2, then w3, expects batches of these messages in that order, and completes both. */
+async function claimInTurn(ids: string[]) {
+  const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
+  const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
+  expect([second, third].map((x) => x.items[0]!.sourceId)).toEqual(ids);
+  await d.completeOk(second.batchId, 'w2');
+  await d.completeOk(third.batchId, 'w3');
+}
 
 describe('sequential mode', () => {
   it('makes each message its own batch at once, despite typing and the batching settings', async () => {
@@ -37,11 +55,9 @@ describe('sequential mode', () => {
   });
 
   it('lets other chats flow while one is blocked, in creation order across chats', async () => {
-    const a = await d.newChat();
-    const a1 = await d.say(a.id, 'a1');
+    const { chat: a, id: a1 } = await d.chatWithMessage('a1');
     const a2 = await d.say(a.id, 'a2');
-    const b = await d.newChat();
-    const b1 = await d.say(b.id, 'b1');
+    const { id: b1 } = await d.chatWithMessage('b1');
     const c = await d.newChat();
     const c1 = await d.say(c.id, 'c1');
     const first = await d.claimOne({ workerId: 'w1', waitMs: 2000, leaseMs: 20_000 });
@@ -53,29 +69,21 @@ describe('sequential mode', () => {
     await d.completeOk(second.batchId, 'w2');
     await d.claimNone({ workerId: 'w4', waitMs: 500 });
     await d.completeOk(first.batchId, 'w1');
-    const next = await d.claimOne({ workerId: 'w4', waitMs: 2000 });
-    expect(next.items.map((x) => x.sourceId)).toEqual([a2]);
-    await d.completeOk(next.batchId, 'w4');
+    await d.takeBatchOf([a2], { workerId: 'w4', waitMs: 2000 });
   });
 
   it(
     'orders claims across chats by available_at: a batch back from a retry goes behind one that was available ' +
       'earlier',
     async () => {
-      const a = await d.newChat();
-      const a1 = await d.say(a.id, 'a1');
-      const b = await d.newChat();
-      const b1 = await d.say(b.id, 'b1');
+      const { id: a1 } = await d.chatWithMessage('a1');
+      const { id: b1 } = await d.chatWithMessage('b1');
       const first = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
       expect(first.items[0]!.sourceId).toBe(a1);
       // Back at once, but available only from now: b1 has been available since its creation.
       await d.failOk(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 });
       await sleep(200);
-      const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
-      const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
-      expect([second, third].map((x) => x.items[0]!.sourceId)).toEqual([b1, a1]);
-      await d.completeOk(second.batchId, 'w2');
-      await d.completeOk(third.batchId, 'w3');
+      await claimInTurn([b1, a1]);
     },
   );
 
@@ -83,18 +91,12 @@ describe('sequential mode', () => {
     'orders claims across chats by available_at: an expired batch goes behind one that was available before it ' +
       'expired',
     async () => {
-      const c = await d.newChat();
-      const c1 = await d.say(c.id, 'c1');
+      const { id: c1 } = await d.chatWithMessage('c1');
       const first = await d.claimOne({ workerId: 'w1', waitMs: 2000, leaseMs: 1000 });
       expect(first.items[0]!.sourceId).toBe(c1);
-      const e = await d.newChat();
-      const e1 = await d.say(e.id, 'e1');
+      const { id: e1 } = await d.chatWithMessage('e1');
       await sleep(1500);
-      const second = await d.claimOne({ workerId: 'w2', waitMs: 2000 });
-      const third = await d.claimOne({ workerId: 'w3', waitMs: 2000 });
-      expect([second, third].map((x) => x.items[0]!.sourceId)).toEqual([e1, c1]);
-      await d.completeOk(second.batchId, 'w2');
-      await d.completeOk(third.batchId, 'w3');
+      await claimInTurn([e1, c1]);
     },
   );
 
@@ -153,16 +155,14 @@ describe('sequential mode', () => {
         if (++completed >= CHATS * PER_CHAT) done = true;
       }
     };
-    const stop = setTimeout(() => {
-      done = true;
-    }, 45_000);
-    try {
-      const workers = [0, 1, 2, 3].map(worker);
-      await Promise.all(senders);
-      await Promise.all(workers);
-    } finally {
-      clearTimeout(stop);
-    }
+    await runLoops(
+      senders,
+      () => [0, 1, 2, 3].map(worker),
+      45_000,
+      () => {
+        done = true;
+      },
+    );
     expect(errors).toEqual([]);
     expect(violations).toEqual([]);
     for (let c = 0; c < CHATS; c++) {

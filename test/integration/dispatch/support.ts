@@ -179,10 +179,21 @@ export function dispatch(api: () => TestApi) {
       if (res.status !== 204) throw new Error(`expected 204, got ${res.status}: ${res.text}`);
       expect(res.text).toBe('');
     },
+    /** Claims the next batch with `claim`, expects it to carry these messages in order, and completes it. */
+    async takeBatchOf(sourceIds: (string | undefined)[], claim: ClaimBody): Promise<Batch> {
+      const batch = await self.claimOne(claim);
+      expect(batch.items.map((i) => i.sourceId)).toEqual(sourceIds);
+      await self.completeOk(batch.batchId, claim.workerId);
+      return batch;
+    },
+    /** A new chat with one user message; returns the chat and the message's id. */
+    async chatWithMessage(content: string, extra: Record<string, unknown> = {}): Promise<{ chat: any; id: string }> {
+      const chat = await self.newChat();
+      return { chat, id: await self.say(chat.id, content, extra) };
+    },
     /** A new chat with one message, claimed as a batch of its own with `claim`. */
     async claimNewMessage(content: string, claim: ClaimBody): Promise<{ chat: any; id: string; batch: Batch }> {
-      const chat = await self.newChat();
-      const id = await self.say(chat.id, content);
+      const { chat, id } = await self.chatWithMessage(content);
       return { chat, id, batch: await self.claimOne(claim) };
     },
     /**
@@ -244,6 +255,26 @@ export function dispatch(api: () => TestApi) {
     },
   };
   return self;
+}
+
+/**
+ * Starts the worker loops, waits for the senders and then for the workers; after `deadlineMs`
+ * calls `stop` (which must end the loops), so a slow run fails on the assertions that follow.
+ */
+export async function runLoops(
+  senders: Promise<unknown>[],
+  startWorkers: () => Promise<unknown>[],
+  deadlineMs: number,
+  stop: () => void,
+): Promise<void> {
+  const deadline = setTimeout(stop, deadlineMs);
+  try {
+    const workers = startWorkers();
+    await Promise.all(senders);
+    await Promise.all(workers);
+  } finally {
+    clearTimeout(deadline);
+  }
 }
 
 /** compiledContent for two or more items without attachments (§4.4.8). */

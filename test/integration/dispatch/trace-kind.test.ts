@@ -12,8 +12,7 @@ const { d } = dispatchApi(config);
 
 describe('trace.kind in dispatch items', () => {
   it('a message whose trace is {"kind":"note"} is claimed with traceKind "note"', async () => {
-    const chat = await d.newChat();
-    const note = await d.say(chat.id, 'remember this', { trace: { kind: 'note' } });
+    const { chat, id: note } = await d.chatWithMessage('remember this', { trace: { kind: 'note' } });
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(batch).toEqual(
       userBatch(chat.id, 'remember this', [userItem(note, 'remember this', { traceKind: 'note' })]),
@@ -36,8 +35,7 @@ describe('trace.kind in dispatch items', () => {
   });
 
   it('a kind that is not a string is accepted and stored, but the item has no traceKind', async () => {
-    const chat = await d.newChat();
-    const id = await d.say(chat.id, 'numbered', { trace: { kind: 7 } });
+    const { id } = await d.chatWithMessage('numbered', { trace: { kind: 7 } });
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 2000 });
     expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
     expect('traceKind' in batch.items[0]!).toBe(false);

@@ -153,15 +153,7 @@ describe('resolve: success per type', () => {
     'resolves a multi-select choice keeping the given order, and an empty selection when minSelections ' + 'is 0',
     async () => {
       const chat = await h.newChat();
-      const multi = await h.create(
-        chat.id,
-        choiceBody({
-          config: {
-            options: ABC_OPTIONS,
-            maxSelections: 3,
-          },
-        }),
-      );
+      const multi = await h.create(chat.id, choiceBody({ config: { options: ABC_OPTIONS, maxSelections: 3 } }));
       const { res } = await act('resolve', multi, { selectedOptionIds: ['c', 'a'] });
       expect(res.body.resolution_payload).toStrictEqual({ selectedOptionIds: ['c', 'a'] });
       const none = await h.create(chat.id, choiceBody());
@@ -229,13 +221,7 @@ describe('resolve: invalid payloads per type (400, nothing changes)', () => {
     const chat = await h.newChat();
     const request = await h.create(
       chat.id,
-      choiceBody({
-        config: {
-          options: ABC_OPTIONS,
-          minSelections: 1,
-          maxSelections: 2,
-        },
-      }),
+      choiceBody({ config: { options: ABC_OPTIONS, minSelections: 1, maxSelections: 2 } }),
     );
     await expectResolveErrors(chat.id, request.id, [
       ['missing', {}, 'choice resolution requires selectedOptionIds string array.', { field: 'selectedOptionIds' }],
