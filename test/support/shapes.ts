@@ -38,6 +38,13 @@ export const UNKNOWN_ID = 'ZZZZZZZZZZZZZZZZZZZZZ';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The error of a chat id that names no chat (404). */
+export const chatNotFound = (chatId: string) => ({
+  code: 'NOT_FOUND',
+  message: 'Chat not found.',
+  details: { chatId },
+});
+
 /** Expects a 201 whose body has exactly `keys` (sorted) and a generated id; returns the body. */
 export function createdWith(res: { status: number; body: any }, keys: readonly string[]): any {
   expect(res.status).toBe(201);

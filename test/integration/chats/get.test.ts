@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { newChat, useApi } from '../../support/api.js';
+import { chatNotFound } from '../../support/shapes.js';
 
 const api = useApi();
 
@@ -19,9 +20,7 @@ describe('GET /api/v1/chats/{chatId}', () => {
   ])('answers 404 with details.chatId for %s', async (_label, id) => {
     const res = await api.get(`/api/v1/chats/${id}`);
     expect(res.status).toBe(404);
-    expect(res.body).toEqual({
-      error: { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: decodeURIComponent(id) } },
-    });
+    expect(res.body).toEqual({ error: chatNotFound(decodeURIComponent(id)) });
   });
 
   it.each(['archive', 'unarchive', 'mark-read', 'mark-unread'])(
@@ -29,11 +28,7 @@ describe('GET /api/v1/chats/{chatId}', () => {
     async (verb) => {
       const res = await api.post(`/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA/${verb}`);
       expect(res.status).toBe(404);
-      expect(res.body.error).toEqual({
-        code: 'NOT_FOUND',
-        message: 'Chat not found.',
-        details: { chatId: 'AAAAAAAAAAAAAAAAAAAAA' },
-      });
+      expect(res.body.error).toEqual(chatNotFound('AAAAAAAAAAAAAAAAAAAAA'));
     },
   );
 
