@@ -21,6 +21,7 @@ import { startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
+import { startLocalHooksTail } from './hooks-tail.js';
 import { startLocalPushTail } from './push-tail.js';
 import { startLocalSearchTail } from './search-tail.js';
 import { startLocalTagSweep } from './tag-sweep.js';
@@ -269,12 +270,15 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const tagSweep = startLocalTagSweep();
   // The push notifier, fed by a tail of the event log (local/push-tail.ts says why).
   const pushTail = startLocalPushTail();
+  // Outbound webhooks, fed the same way (local/hooks-tail.ts): idle while no hook is configured.
+  const hooksTail = startLocalHooksTail();
   // The search index writer, fed the same way (local/search-tail.ts).
   const searchTail = options.search === false ? undefined : startLocalSearchTail();
   const stopServices = async () => {
     streamTimers?.stop();
     tagSweep.stop();
     await pushTail.stop();
+    await hooksTail.stop();
     await searchTail?.stop();
     if (!options.searchCacheDir) rmSync(searchCacheDir, { recursive: true, force: true });
     await sqs?.stop();

@@ -49,6 +49,8 @@ const Env = z.object({
   /** Push delivery: per-attempt timeout and retry backoff base (ms); tests shorten them. */
   PUSH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   PUSH_RETRY_BASE_MS: z.coerce.number().int().positive().default(500),
+  /** Webhook retry backoff base (ms, contract §6.6: 1000); tests shorten it. */
+  HOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(1_000),
   /** Contract §12.2 overrides. */
   OPENGRAM_INSTANCE_SECRET: text.optional(),
   OPENGRAM_PUBLIC_BASE_URL: text.optional(),

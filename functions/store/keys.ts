@@ -30,6 +30,8 @@
  * | setting           | SETTINGS           | <name>                      |
  * | push subscription | PUSH               | SUB#<sha256(endpoint)>      |
  * | push sent mark    | PUSHSENT#<eventId> | SENT                        | (TTL)
+ * | webhook claim     | HOOK#<eventId>     | CLAIM#<hookId>              | (TTL)
+ * | webhook attempt   | HOOK#<eventId>     | TRY#<hookId>#<n, 15 digits> | (TTL)
  * | search manifest   | SEARCH             | MANIFEST                    |
  * | search log tail   | SEARCH             | TAIL                        | (local runtime only)
  * | replaced segment  | SEARCH#RETIRED     | <retiredMs>#<object key>    |
@@ -170,6 +172,13 @@ export const Keys = {
   idempotency: (keyHash: string) => ({ pk: `IDEM#${keyHash}`, sk: 'IDEM' }),
   rateLimit: (client: string) => ({ pk: `RL#${client}`, sk: 'RL' }),
   setting: (name: string) => ({ pk: 'SETTINGS', sk: name }),
+  /** Taken before an event's first delivery attempt to a hook, so a redelivered record sends nothing. */
+  hookClaim: (eventId: string, hookId: string) => ({ pk: `HOOK#${eventId}`, sk: `CLAIM#${hookId}` }),
+  hookAttempt: (eventId: string, hookId: string, n: number) => ({
+    pk: `HOOK#${eventId}`,
+    sk: `TRY#${hookId}#${pad(n)}`,
+  }),
+  hookAttemptsOf: (eventId: string) => ({ pk: `HOOK#${eventId}`, skPrefix: 'TRY#' }),
   /** The list of the search index's segment files (functions/core/search.ts), versioned. */
   searchManifest: { pk: 'SEARCH', sk: 'MANIFEST' },
   /** The last event the local runtime's index tail handed to the writer. */
