@@ -38,6 +38,11 @@ export interface RouteSpec {
   pushSender?: boolean;
   /** Reads the search index: its bucket's segments and a cache in the function's /tmp. */
   searchIndex?: boolean;
+  /**
+   * Serves the OpenAPI document: the synth writes it into the function's asset
+   * (lib/openapi/write.ts); `reference` also gets the HTML renderer's files.
+   */
+  apiDocument?: 'document' | 'reference';
 }
 
 export const routes = [
@@ -191,6 +196,17 @@ export const routes = [
     writes: true,
     pushSender: true,
     timeoutSeconds: 25,
+  },
+
+  // The API's own description (§14 item 31): an OpenAPI 3.1 document and its HTML reference.
+  { method: 'GET', path: '/api/v1/doc', handler: 'doc/get', writes: false, auth: 'public', apiDocument: 'document' },
+  {
+    method: 'GET',
+    path: '/api/v1/reference',
+    handler: 'doc/reference',
+    writes: false,
+    auth: 'public',
+    apiDocument: 'reference',
   },
 ] as const satisfies readonly RouteSpec[];
 

@@ -78,6 +78,14 @@ export interface ApiFunctionProps {
   ephemeralStorageMb?: number;
   /** Reserved (and maximum) concurrency, e.g. 1 for a single writer. @default unreserved */
   reservedConcurrency?: number;
+  /**
+   * The function serves the OpenAPI document (lib/routes.ts `apiDocument`): after esbuild the
+   * synth writes it as `openapi.json` beside the bundle (lib/openapi/write.ts, from the route
+   * table and every handler's schemas), and `reference` also copies Swagger UI's browser
+   * bundle and stylesheet (about 1.9 MB) into the asset's node_modules.
+   * @default none
+   */
+  apiDocument?: 'document' | 'reference';
 }
 
 /**
@@ -172,6 +180,24 @@ function copyImageRuntime(outputDir: string): string[] {
   });
 }
 
+/** Swagger UI's files the reference page inlines (functions/http/doc/reference.ts). */
+export const REFERENCE_RENDERER_FILES = ['package.json', 'swagger-ui-bundle.js', 'swagger-ui.css'] as const;
+
+/** After esbuild: the OpenAPI document, and for the reference page the renderer's files. */
+function addApiDocument(outputDir: string, kind: 'document' | 'reference'): string[] {
+  const tsx = shellQuote(join(projectRoot, 'node_modules', '.bin', 'tsx'));
+  const writer = shellQuote(join(projectRoot, 'lib', 'openapi', 'write.ts'));
+  const commands = [`${tsx} ${writer} ${shellQuote(join(outputDir, 'openapi.json'))}`];
+  if (kind === 'reference') {
+    const root = projectRoot.replace(/[\\/]+$/, '');
+    const from = resolvePackageDir('swagger-ui-dist', root, root);
+    const to = join(outputDir, 'node_modules', 'swagger-ui-dist');
+    commands.push(`mkdir -p ${shellQuote(to)}`);
+    for (const file of REFERENCE_RENDERER_FILES) commands.push(`cp ${shellQuote(join(from, file))} ${shellQuote(to)}/`);
+  }
+  return commands;
+}
+
 /** Fails the bundling of a function that imports images.ts without `images: true`. */
 function refuseInlinedSharp(outputDir: string): string {
   const bundle = shellQuote(join(outputDir, 'index.mjs'));
@@ -225,8 +251,10 @@ export class ApiFunction extends NodejsFunction {
         commandHooks: {
           beforeBundling: () => [],
           beforeInstall: () => [],
-          afterBundling: (_inputDir, outputDir) =>
-            props.images ? copyImageRuntime(outputDir) : [refuseInlinedSharp(outputDir)],
+          afterBundling: (_inputDir, outputDir) => [
+            ...(props.images ? copyImageRuntime(outputDir) : [refuseInlinedSharp(outputDir)]),
+            ...(props.apiDocument ? addApiDocument(outputDir, props.apiDocument) : []),
+          ],
         },
       },
     });

@@ -76,11 +76,13 @@ export class Api extends Construct {
       access: TableAccess,
       timeoutSeconds?: number,
       images?: boolean,
+      apiDocument?: RouteSpec['apiDocument'],
     ) => {
       return ApiFunction.wired(this, fnId, props, access, {
         entry: httpEntry(handler),
         timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
         ...(images ? { images: true, memorySize: IMAGE_MEMORY_MB } : {}),
+        ...(apiDocument ? { apiDocument } : {}),
       });
     };
 
@@ -104,6 +106,7 @@ export class Api extends Construct {
         route.writes ? 'readWrite' : 'read',
         route.timeoutSeconds,
         route.images,
+        route.apiDocument,
       );
       if (route.streamTimer) {
         fn.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', props.streamTimeoutStateMachine.stateMachineArn);

@@ -16,12 +16,12 @@ function sharedIndex(): string | undefined {
   return text.slice(text.indexOf('### 5.0 Endpoint index'), text.indexOf('### 5.1 '));
 }
 
-/** `METHOD /path` → auth class. */
+/** `METHOD /path` → auth class; a row may list several paths (`/doc`, `/reference`). */
 function contractEndpoints(): Map<string, string> {
   const section = readFileSync(SNAPSHOT, 'utf8');
   const rows = new Map<string, string>();
-  for (const match of section.matchAll(/^\| (GET|POST|PATCH|PUT|DELETE) \| `([^`]+)` \| ([a-z ]+) \|/gm)) {
-    rows.set(`${match[1]} /api/v1${match[2]}`, match[3]!.trim());
+  for (const match of section.matchAll(/^\| (GET|POST|PATCH|PUT|DELETE) \| ((?:`[^`]+`(?:, )?)+) \| ([a-z ]+) \|/gm)) {
+    for (const path of match[2]!.matchAll(/`([^`]+)`/g)) rows.set(`${match[1]} /api/v1${path[1]}`, match[3]!.trim());
   }
   return rows;
 }

@@ -11,6 +11,9 @@ export const schemas = {
   body: z.object({ deltaText: z.unknown().optional() }),
 };
 
+/** The body as the contract defines it, for the OpenAPI document. */
+export const documented = { body: z.object({ deltaText: z.string().min(1) }) };
+
 export const handler = http('messages/chunk', schemas, async ({ path, body, config }) => {
   const { deltaText } = body;
   if (typeof deltaText !== 'string' || deltaText === '') {

@@ -15,6 +15,9 @@ export const schemas = {
   malformedJsonMessage: 'Invalid JSON body.',
 };
 
+/** The body as the contract defines it (optional, any content type), for the OpenAPI document. */
+export const documented = { body: z.object({ finalText: z.string().optional() }) };
+
 export const handler = http('messages/complete', schemas, async ({ path, body, config }) => {
   const { finalText } = body;
   if (finalText !== undefined && typeof finalText !== 'string') {

@@ -4,6 +4,7 @@ import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
 import { requestTrace } from './path.js';
+import { CreateRequestBody } from './shapes.js';
 
 export const schemas = {
   path: chatPath,
@@ -16,6 +17,9 @@ export const schemas = {
     trace: requestTrace,
   }),
 };
+
+/** The body as the contract defines it, for the OpenAPI document. */
+export const documented = { body: CreateRequestBody };
 
 export const handler = http('requests/create', schemas, async ({ path, body }) => ({
   status: 201,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath } from './path.js';
+import { ResolveRequestBody } from './shapes.js';
 
 export const schemas = {
   path: requestPath,
@@ -14,6 +15,9 @@ export const schemas = {
     resolvedBy: z.unknown().optional(),
   }),
 };
+
+/** The body as the contract defines it, for the OpenAPI document. */
+export const documented = { body: ResolveRequestBody };
 
 export const handler = http('requests/resolve', schemas, async ({ path, body, config }) => {
   const request = await Requests.resolve(config, path.requestId, body);

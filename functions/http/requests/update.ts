@@ -3,6 +3,7 @@ import { z } from 'zod';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath, requestTrace } from './path.js';
+import { UpdateRequestBody } from './shapes.js';
 
 export const schemas = {
   path: requestPath,
@@ -13,6 +14,9 @@ export const schemas = {
     trace: requestTrace,
   }),
 };
+
+/** The body as the contract defines it, for the OpenAPI document. */
+export const documented = { body: UpdateRequestBody };
 
 export const handler = http('requests/update', schemas, async ({ path, body }) => ({
   status: 200,

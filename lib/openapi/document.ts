@@ -1,0 +1,188 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP API (contract §14 item 31), built from the route table
+ * and each handler's zod input schemas (zod-openapi renders them with zod 4's JSON Schema
+ * support), plus the success answers of responses.ts, the error envelope (§1.7) and the
+ * instance secret as the security scheme (§1.11). Pure: the caller hands it the handlers'
+ * schemas (load.ts imports them), so the function that serves the document bundles none of them.
+ */
+import { z } from 'zod';
+import { createDocument } from 'zod-openapi';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
+import { authClassOf, routes } from '../routes.js';
+import type { RouteSpec } from '../routes.js';
+import { responses } from './responses.js';
+
+/**
+ * What document.ts reads from a handler module: its `schemas` (what the function validates),
+ * and optionally `documented`, the shape the contract defines for inputs the schema accepts
+ * loosely because the contract checks them as rules, after existence checks (§5.5.1).
+ */
+export interface HandlerSchemas {
+  path?: z.ZodType;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  documented?: { body?: z.ZodType };
+}
+
+export type OpenApiDocument = ReturnType<typeof createDocument>;
+
+export const ErrorEnvelope = z
+  .strictObject({
+    error: z.strictObject({
+      code: z.enum([
+        'VALIDATION_ERROR',
+        'UNAUTHORIZED',
+        'NOT_FOUND',
+        'CONFLICT',
+        'PAYLOAD_TOO_LARGE',
+        'UNSUPPORTED_MEDIA_TYPE',
+        'RATE_LIMIT_ERROR',
+        'INTERNAL_ERROR',
+      ]),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()).nullable(),
+    }),
+  })
+  .meta({ id: 'ErrorEnvelope', description: 'Every error answer (contract §1.7).' });
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: ErrorEnvelope } },
+});
+
+/** The errors every route of a kind can answer (§5.0 "Errors common to every endpoint"). */
+function errorsOf(route: RouteSpec, hasPathIds: boolean): ZodOpenApiResponsesObject {
+  const auth = authClassOf(route);
+  return {
+    '400': errorResponse('VALIDATION_ERROR: schema (§1.8) or rule validation failed.'),
+    ...(auth === 'public' ? {} : { '401': errorResponse('UNAUTHORIZED: the instance secret is missing or wrong.') }),
+    ...(hasPathIds ? { '404': errorResponse('NOT_FOUND: the addressed resource does not exist.') } : {}),
+    ...(route.method === 'POST' || route.method === 'PATCH'
+      ? { '409': errorResponse('CONFLICT: idempotency key reuse or in progress (§1.10), or a state conflict.') }
+      : {}),
+    ...(route.writes
+      ? {
+          '429': {
+            ...errorResponse('RATE_LIMIT_ERROR: the write rate limit is exceeded (§1.12).'),
+            headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
+          },
+        }
+      : {}),
+    '500': errorResponse('INTERNAL_ERROR: an unexpected failure.'),
+  };
+}
+
+/** Public: none; read: the secret or nothing (§1.11 read toggle); write: the secret. */
+function securityOf(route: RouteSpec): Record<string, string[]>[] {
+  const secret: Record<string, string[]>[] = [{ instanceSecret: [] }, { instanceSecretQuery: [] }];
+  switch (authClassOf(route)) {
+    case 'public':
+      return [];
+    case 'read':
+      return [...secret, {}];
+    case 'write':
+      return secret;
+  }
+}
+
+/**
+ * The path parameters of this route's path only, each required: a handler shared by both path
+ * forms (§5.4.3–5.4.5) has an optional `chatId` that only one of them carries.
+ */
+function pathParamsOf(route: RouteSpec, schema: z.ZodType | undefined): z.ZodObject | undefined {
+  const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  if (names.length === 0) return undefined;
+  const shape: Record<string, z.ZodType> = schema instanceof z.ZodObject ? schema.shape : {};
+  return z.object(
+    Object.fromEntries(
+      names.map((name) => {
+        const param = shape[name] ?? z.string();
+        return [name, param instanceof z.ZodOptional ? (param.unwrap() as z.ZodType) : param];
+      }),
+    ),
+  );
+}
+
+function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOperationObject {
+  const answers = responses[route.handler];
+  if (!answers) throw new Error(`lib/openapi/responses.ts has no responses for handler "${route.handler}".`);
+  const success: ZodOpenApiResponsesObject = {};
+  for (const answer of answers) {
+    const content = answer.body
+      ? { 'application/json': { schema: answer.body } }
+      : answer.raw
+        ? { [answer.raw]: { schema: { type: 'string' as const } } }
+        : undefined;
+    success[String(answer.status) as '200'] = { description: answer.description, ...(content ? { content } : {}) };
+  }
+  const body = schemas.documented?.body ?? schemas.body;
+  const idempotent = route.method === 'POST' || route.method === 'PATCH';
+  const path = pathParamsOf(route, schemas.path);
+  return {
+    operationId: route.handler.replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase()),
+    tags: [route.handler.split('/')[0]!],
+    security: securityOf(route),
+    requestParams: {
+      ...(path ? { path } : {}),
+      ...(schemas.query ? { query: schemas.query as z.ZodObject } : {}),
+      ...(idempotent
+        ? {
+            header: z.object({
+              'Idempotency-Key': z
+                .string()
+                .optional()
+                .meta({ description: 'Replays the first answer for a repeated request (§1.10).' }),
+            }),
+          }
+        : {}),
+    },
+    ...(body && route.method !== 'GET' ? { requestBody: { content: { 'application/json': { schema: body } } } } : {}),
+    responses: { ...success, ...errorsOf(route, /\{\w+\}/.test(route.path)) },
+  };
+}
+
+/**
+ * The document for `schemas` (handler name → its module's schemas). Throws when a route's
+ * handler has no schemas or no documented responses, so a new route cannot go undocumented.
+ */
+export function buildOpenApiDocument(
+  schemas: ReadonlyMap<string, HandlerSchemas>,
+  version: string,
+  table: readonly RouteSpec[] = routes,
+): OpenApiDocument {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const route of table) {
+    const handlerSchemas = schemas.get(route.handler);
+    if (!handlerSchemas) throw new Error(`No schemas loaded for handler "${route.handler}".`);
+    const item = (paths[route.path] ??= {});
+    item[route.method.toLowerCase() as 'get'] = operationOf(route, handlerSchemas);
+  }
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Chat relay HTTP API (OpenGram API v1)',
+      version,
+      description:
+        'Chats, messages, interactive requests, media, dispatch and push for AI agents. Every error answers the ' +
+        'ErrorEnvelope. The event stream (GET /api/v1/events/stream, server-sent events) is served apart and not ' +
+        'described here.',
+    },
+    paths,
+    components: {
+      schemas: { ErrorEnvelope },
+      securitySchemes: {
+        instanceSecret: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The instance secret (§1.11): `Authorization: Bearer <secret>`.',
+        },
+        instanceSecretQuery: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'token',
+          description: 'The instance secret as `?token=<secret>`, for clients that cannot send headers.',
+        },
+      },
+    },
+  });
+}

@@ -1,0 +1,278 @@
+/**
+ * What each handler answers (contract §2 and §5), as zod schemas for the OpenAPI document
+ * (document.ts). The resource shapes are built from the field lists the store copies onto the
+ * wire (functions/model.ts, store/requests-repo.ts), so a field added there without a type here
+ * fails the typecheck. Build-time only: no function imports this module.
+ */
+import { z } from 'zod';
+import { CHAT_FIELDS, MEDIA_FIELDS, MESSAGE_FIELDS } from '../../functions/model.js';
+import { REQUEST_FIELDS } from '../../functions/store/requests-repo.js';
+
+const timestamp = z.string().meta({ format: 'date-time', description: 'ISO 8601, UTC, milliseconds (§1.4).' });
+const id = z.string().meta({ description: '21-character id (§1.3).' });
+const freeObject = z.record(z.string(), z.unknown());
+
+/** A zod object with exactly the listed fields, in their order, each with its type. */
+function fromFields<const F extends readonly string[]>(fields: F, types: { [K in F[number]]: z.ZodType }) {
+  const shape: Record<string, z.ZodType> = {};
+  for (const f of fields) shape[f] = types[f as F[number]];
+  return z.strictObject(shape);
+}
+
+const MessageRole = z.enum(['user', 'agent', 'system', 'tool']);
+
+export const Chat = fromFields(CHAT_FIELDS, {
+  id,
+  is_archived: z.boolean(),
+  title: z.string(),
+  title_source: z.enum(['default', 'auto', 'manual']),
+  tags: z.array(z.string()),
+  pinned: z.boolean(),
+  agent_ids: z.array(z.string()),
+  model_id: z.string(),
+  last_message_preview: z.string().nullable(),
+  last_message_role: MessageRole.nullable(),
+  pending_requests_count: z.int().nonnegative(),
+  last_read_at: timestamp.nullable(),
+  unread_count: z.int().nonnegative(),
+  notifications_muted: z.boolean(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  last_message_at: timestamp.nullable(),
+}).meta({ id: 'Chat', description: 'A chat (contract §2.1).' });
+
+export const Message = fromFields(MESSAGE_FIELDS, {
+  id,
+  chat_id: id,
+  role: MessageRole,
+  sender_id: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  content_final: z.string().nullable(),
+  content_partial: z.string().nullable(),
+  stream_state: z.enum(['none', 'streaming', 'complete', 'cancelled']),
+  model_id: z.string().nullable(),
+  trace: freeObject.nullable(),
+}).meta({ id: 'Message', description: 'A message (contract §2.2).' });
+
+export const Request = fromFields(REQUEST_FIELDS, {
+  id,
+  chat_id: id,
+  type: z.enum(['choice', 'text_input', 'form']),
+  status: z.enum(['pending', 'resolved', 'cancelled']),
+  title: z.string(),
+  body: z.string().nullable(),
+  config: freeObject.meta({ description: 'The normalized type-specific configuration (§2.3.1).' }),
+  created_at: timestamp,
+  resolved_at: timestamp.nullable(),
+  resolved_by: z.enum(['user', 'backend']).nullable(),
+  resolution_payload: freeObject.nullable().meta({ description: 'Normalized per type (§2.3.2).' }),
+  trace: freeObject.nullable(),
+}).meta({ id: 'Request', description: 'An interactive request (contract §2.3).' });
+
+export const Media = fromFields(MEDIA_FIELDS, {
+  id,
+  chat_id: id,
+  message_id: id.nullable(),
+  storage_path: z.string(),
+  thumbnail_path: z.string().nullable(),
+  filename: z.string(),
+  content_type: z.string(),
+  byte_size: z.int().positive(),
+  kind: z.enum(['image', 'audio', 'file']),
+  created_at: timestamp,
+}).meta({ id: 'Media', description: 'A media record (contract §2.4).' });
+
+const Cursor = z
+  .strictObject({ next: z.string().nullable(), hasMore: z.boolean() })
+  .meta({ id: 'Cursor', description: 'Keyset pagination (§1.9): send `next` back as `cursor`.' });
+const page = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item), cursor: Cursor });
+
+const DispatchBatch = z
+  .strictObject({
+    batchId: id,
+    chatId: id,
+    kind: z.enum(['user_batch', 'request_batch']),
+    agentIdHint: z.string().nullable(),
+    compiledContent: z.string(),
+    items: z.array(
+      z.strictObject({
+        inputId: id,
+        sourceKind: z.enum(['user_message', 'request_resolved']),
+        sourceId: id,
+        senderId: z.string(),
+        content: z.string(),
+        traceKind: z.string().optional(),
+        mediaIds: z.array(z.string()),
+        attachmentNames: z.array(z.string()),
+      }),
+    ),
+    attachments: z.array(
+      z.strictObject({
+        mediaId: id,
+        fileName: z.string(),
+        kind: z.enum(['image', 'audio', 'file']),
+        sourceInputId: id,
+        sourceIndex: z.int().nonnegative(),
+      }),
+    ),
+  })
+  .meta({ id: 'DispatchBatch', description: 'A claimed dispatch batch (contract §2.5).' });
+
+const Ok = z.strictObject({ ok: z.literal(true) });
+
+const ConfigResponse = z
+  .looseObject({
+    appName: z.string(),
+    maxUploadBytes: z.int(),
+    allowedMimeTypes: z.array(z.string()),
+    titleMaxChars: z.int(),
+    defaultModelIdForNewChats: z.string().optional(),
+    agents: z.array(z.looseObject({ id: z.string(), name: z.string(), description: z.string() })),
+    models: z.array(z.looseObject({ id: z.string(), name: z.string(), description: z.string() })),
+    push: z.strictObject({
+      enabled: z.boolean(),
+      vapidPublicKey: z.string().nullable(),
+      subject: z.string().nullable(),
+    }),
+    security: z.looseObject({ instanceSecretEnabled: z.boolean(), readEndpointsRequireInstanceSecret: z.boolean() }),
+    server: z.looseObject({ publicBaseUrl: z.string().nullable(), port: z.int(), dispatch: freeObject }),
+    hooks: z.array(z.looseObject({ url: z.string(), events: z.array(z.string()) })),
+    autoRename: z
+      .looseObject({ enabled: z.boolean(), provider: z.string(), modelId: z.string(), hasApiKey: z.boolean() })
+      .nullable(),
+    autoRenameProviders: z.array(freeObject),
+  })
+  .meta({ id: 'Config', description: 'The public configuration, secrets left out (contract §2.11).' });
+
+/** One documented answer: its status, and its JSON body (none for 204), or a binary body. */
+export interface ResponseDoc {
+  status: number;
+  description: string;
+  /** JSON body; absent for 204. */
+  body?: z.ZodType;
+  /** Raw bytes of this content type instead of JSON (file downloads, the reference page). */
+  raw?: string;
+}
+
+const json = (status: number, description: string, body: z.ZodType): ResponseDoc => ({ status, description, body });
+const noContent = (description: string): ResponseDoc => ({ status: 204, description });
+const bytes = (status: number, description: string, contentType = 'application/octet-stream'): ResponseDoc => ({
+  status,
+  description,
+  raw: contentType,
+});
+
+/** The success answers of each handler (the errors are added per route by document.ts). */
+export const responses: Record<string, ResponseDoc[]> = {
+  'health/get': [
+    json(
+      200,
+      'The service is up (§2.10).',
+      z.strictObject({ service: z.literal('opengram'), status: z.literal('ok'), version: z.string(), uptime: z.int() }),
+    ),
+  ],
+  'config/get': [json(200, 'The public configuration.', ConfigResponse)],
+  'config/admin': [json(200, 'The configuration was changed (§5.2.2).', Ok)],
+  'config/validate-auto-rename': [json(200, 'The provider accepted the model (§5.2.3).', Ok)],
+  'chats/create': [json(201, 'The new chat.', Chat)],
+  'chats/list': [json(200, 'A page of chats (§5.3.2).', page(Chat))],
+  'chats/pending-summary': [
+    json(200, 'Pending requests over all chats (§2.9).', z.strictObject({ pending_requests_total: z.int() })),
+  ],
+  'chats/unread-summary': [
+    json(
+      200,
+      'Unread messages over all chats (§2.9).',
+      z.strictObject({ total_unread: z.int(), unread_by_agent: z.record(z.string(), z.int()) }),
+    ),
+  ],
+  'chats/get': [json(200, 'The chat.', Chat)],
+  'chats/update': [json(200, 'The updated chat.', Chat)],
+  'chats/archive': [json(200, 'Archived.', Ok)],
+  'chats/unarchive': [json(200, 'Unarchived.', Ok)],
+  'chats/mark-read': [json(200, 'Marked read.', Ok)],
+  'chats/mark-unread': [json(200, 'Marked unread.', Ok)],
+  'chats/typing': [noContent('The typing event was emitted.')],
+  'chats/user-typing': [noContent('The typing event was emitted.')],
+  'messages/create': [json(201, 'The new message.', Message)],
+  'messages/list': [json(200, 'A page of messages, newest first (§5.4.2).', page(Message))],
+  'messages/cancel-streaming': [
+    json(200, 'The messages that were cancelled.', z.strictObject({ cancelledMessageIds: z.array(id) })),
+  ],
+  'messages/chunk': [json(200, 'The streaming message with the chunk appended.', Message)],
+  'messages/complete': [json(200, 'The completed message.', Message)],
+  'messages/cancel': [json(200, 'The cancelled message.', Message)],
+  'requests/create': [json(201, 'The new request.', Request)],
+  'requests/list': [json(200, "The chat's requests, oldest first.", z.strictObject({ data: z.array(Request) }))],
+  'requests/update': [json(200, 'The updated request.', Request)],
+  'requests/resolve': [json(200, 'The resolved request.', Request)],
+  'requests/cancel': [json(200, 'The cancelled request.', Request)],
+  'dispatch/claim': [json(200, 'A claimed batch.', DispatchBatch), noContent('Nothing was claimable within waitMs.')],
+  'dispatch/claim-many': [
+    json(200, 'The claimed batches.', z.strictObject({ batches: z.array(DispatchBatch) })),
+    noContent('Nothing was claimable within waitMs.'),
+  ],
+  'dispatch/heartbeat': [noContent('The lease was extended.')],
+  'dispatch/complete': [noContent('The batch is completed.')],
+  'dispatch/fail': [noContent('The failure was recorded.')],
+  'media/upload': [json(201, 'The stored media.', Media)],
+  'media/list': [json(200, "A page of the chat's media, newest first.", page(Media))],
+  'media/upload-session': [
+    json(
+      201,
+      'A presigned POST for the file (README "Large files").',
+      z.strictObject({
+        uploadId: id,
+        url: z.string(),
+        fields: z.record(z.string(), z.string()),
+        expiresAt: timestamp,
+        maxUploadBytes: z.int(),
+      }),
+    ),
+  ],
+  'media/finalize': [json(201, 'The stored media.', Media)],
+  'media/get': [json(200, 'The media record.', Media)],
+  'media/delete': [json(200, 'The media record as it was before deletion.', Media)],
+  'files/get': [bytes(200, 'The original bytes.'), bytes(206, 'The requested byte range.')],
+  'files/thumbnail': [bytes(200, 'The WebP thumbnail.', 'image/webp')],
+  'tags/suggestions': [
+    json(
+      200,
+      'Tag suggestions, most used first.',
+      z.strictObject({ data: z.array(z.strictObject({ name: z.string(), usage_count: z.int() })) }),
+    ),
+  ],
+  'search/get': [
+    json(
+      200,
+      'Chat and message hits (§2.8).',
+      z.strictObject({
+        chats: z.array(z.strictObject({ id, title: z.string(), snippet: z.string(), agent_ids: z.array(z.string()) })),
+        messages: z.array(
+          z.strictObject({
+            id,
+            chat_id: id,
+            chat_title: z.string(),
+            snippet: z.string(),
+            agent_ids: z.array(z.string()),
+          }),
+        ),
+        cursor: Cursor,
+      }),
+    ),
+  ],
+  'push/subscribe': [json(201, 'The stored subscription.', z.strictObject({ id, endpoint: z.string() }))],
+  'push/unsubscribe': [
+    json(200, 'Whether one was removed.', z.strictObject({ ok: z.literal(true), removed: z.boolean() })),
+  ],
+  'push/test': [
+    json(
+      200,
+      'Delivery counts.',
+      z.strictObject({ ok: z.literal(true), sent: z.int(), failed: z.int(), removed: z.int() }),
+    ),
+  ],
+  'doc/get': [json(200, 'This OpenAPI 3.1 document.', freeObject)],
+  'doc/reference': [bytes(200, 'An HTML reference page of this document.', 'text/html')],
+};

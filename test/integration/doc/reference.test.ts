@@ -1,0 +1,44 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
+
+const api = useApi({
+  config: {
+    security: { instanceSecretEnabled: true, instanceSecret: 'sekrit', readEndpointsRequireInstanceSecret: true },
+  },
+});
+
+const renderer = readFileSync(createRequire(import.meta.url).resolve('swagger-ui-dist/swagger-ui-bundle.js'), 'utf8');
+
+describe('GET /api/v1/reference', () => {
+  it('answers an HTML page without the secret, even when reads require it (public, §14 item 31)', async () => {
+    const res = await api.get('/api/v1/reference');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.text).toMatch(/^<!doctype html>/);
+  });
+
+  it('inlines the renderer and loads no script, stylesheet or other resource from a URL', async () => {
+    const { text } = await api.get('/api/v1/reference');
+    // The renderer's whole browser bundle is inside the page.
+    expect(text).toContain(renderer.slice(0, 2_000));
+    expect(text).toContain(renderer.slice(-2_000));
+    expect(text).toContain('SwaggerUIBundle({');
+    // No element fetches anything: every script is inline, no stylesheet link, no src/href to a URL.
+    expect(text).not.toMatch(/<script[^>]*\ssrc=/i);
+    expect(text).not.toMatch(/<link[^>]*>/i);
+    const markup = text.replace(/<script>[\s\S]*?<\/script>|<style>[\s\S]*?<\/style>/g, '');
+    expect(markup).not.toMatch(/(src|href)=/i);
+    expect(text).toContain('validatorUrl: null');
+  });
+
+  it('embeds the same document GET /api/v1/doc serves', async () => {
+    const [page, doc] = await Promise.all([api.get('/api/v1/reference'), api.get('/api/v1/doc')]);
+    const embedded = /SwaggerUIBundle\(\{ spec: (\{.*\}), dom_id/.exec(page.text)?.[1];
+    expect(embedded).toBeDefined();
+    expect(JSON.parse(embedded!)).toEqual(doc.body);
+    // `<` is escaped, so a description cannot end the script element.
+    expect(embedded).not.toContain('<');
+  });
+});
