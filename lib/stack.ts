@@ -2,7 +2,8 @@
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
- * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the
+ * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the webhook
+ * consumer on the table's stream (webhooks.ts), the
  * search index with its writer on the table's stream (search-index.ts), the CloudFront
  * distribution that puts the API and its stream under one base URL (edge.ts) and,
  * when the instance secret is on, its Secrets Manager secret (instance-secret.ts).
@@ -26,6 +27,7 @@ import { Storage } from './constructs/storage.js';
 import { SearchIndex } from './constructs/search-index.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
+import { Webhooks } from './constructs/webhooks.js';
 import { WebPush } from './constructs/web-push.js';
 import { streamRoute } from './routes.js';
 
@@ -85,6 +87,7 @@ export class ChatRelayStack extends Stack {
   readonly instanceSecret: InstanceSecret | undefined;
   readonly webPush: WebPush | undefined;
   readonly searchIndex: SearchIndex;
+  readonly webhooks: Webhooks;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
     const { config, instanceSecretArn, vapidKeysSecretArn, serviceVersion, domain, ...stackProps } = props;
@@ -151,6 +154,7 @@ export class ChatRelayStack extends Stack {
     this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
     this.searchIndex = new SearchIndex(this, 'Search', wiring);
+    this.webhooks = new Webhooks(this, 'Webhooks', wiring);
     this.api = new Api(this, 'Api', {
       ...wiring,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,

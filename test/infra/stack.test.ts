@@ -44,6 +44,7 @@ const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
 const tagSweepFunctionPath = 'ChatRelay/Tags/Sweep/Resource';
 const searchWriterPath = 'ChatRelay/Search/Writer/Resource';
+const webhooksPath = 'ChatRelay/Webhooks/Consumer/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
@@ -53,12 +54,13 @@ const expectedFunctionPaths = [
   sweepFunctionPath,
   tagSweepFunctionPath,
   searchWriterPath,
+  webhooksPath,
 ];
 /**
  * Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush
- * consumer, the dispatch and tag sweepers and the search index writer.
+ * consumer, the dispatch and tag sweepers, the search index writer and the webhook consumer.
  */
-const extraFunctions = 7;
+const extraFunctions = 8;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -197,6 +199,7 @@ describe('functions', () => {
       timeouts.set(flushFunctionPath, 30);
       timeouts.set(sweepFunctionPath, 30);
       timeouts.set(searchWriterPath, 300);
+      timeouts.set(webhooksPath, 300);
       for (const fn of fns) {
         if (fn.path === streamFunctionPath) {
           expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
@@ -210,7 +213,7 @@ describe('functions', () => {
           fn.path,
           'nodejs22.x',
           ['arm64'],
-          imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : 1024,
+          imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : fn.path === webhooksPath ? 256 : 1024,
           timeouts.get(fn.path) ?? 15,
         ]);
         expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
@@ -626,8 +629,8 @@ describe('dispatch queues', () => {
       for (const resource of resourcesOf(s)) {
         // Only whole queue ARNs: no wildcard, no other resource.
         const id = refId(resource)!;
-        // The search writer's dead-letter destination is checked with the search index.
-        if (cdkPath(main.json.Resources[id]!).startsWith('ChatRelay/Search/')) continue;
+        // Other consumers' dead-letter destinations are checked with their consumers.
+        if (!cdkPath(main.json.Resources[id]!).startsWith('ChatRelay/Dispatch/')) continue;
         expect([id, resource]).toEqual([id, arnOf(id)]);
         grants[id] = sorted([...(grants[id] ?? []), ...actions]);
       }
@@ -1111,6 +1114,41 @@ describe('search index', () => {
       JSON.stringify(a.Properties?.Dimensions ?? a.Properties?.Metrics ?? '').includes(dlq!),
     );
     expect(alarms).toHaveLength(1);
+  });
+});
+
+describe('webhooks', () => {
+  it('runs the consumer on the table stream, filtered to new persisted events, with partial retries and a DLQ', () => {
+    const fn = fns.find((f) => f.path === webhooksPath)!;
+    expect([fn.props.MemorySize, fn.props.Timeout, fn.props.Handler]).toEqual([256, 300, 'index.handler']);
+    const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
+      .map(([, m]) => m.Properties ?? {})
+      .filter((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: fn.id }));
+    expect(mappings).toHaveLength(1);
+    const mapping = mappings[0]!;
+    expect(mapping).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [tableId, 'StreamArn'] },
+      StartingPosition: 'LATEST',
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 1,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 3,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect((mapping.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern))).toEqual([
+      {
+        eventName: ['INSERT'],
+        dynamodb: { NewImage: { type: { S: ['event'] }, eventType: { S: [{ exists: true }] } } },
+      },
+    ]);
+    const dlqId = mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] as string;
+    expect(cdkPath(main.json.Resources[dlqId]!)).toBe('ChatRelay/Webhooks/DeadLetters/Resource');
+    const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+      JSON.stringify(a.Properties?.Dimensions ?? '').includes(dlqId),
+    );
+    expect(alarms).toHaveLength(1);
+    // It reads the table (enrichment) and writes its claims and delivery records there.
+    expect(dynamoActions(fn.statements)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem']));
   });
 });
 
