@@ -125,16 +125,11 @@ describe('batched_sequential sealing', () => {
     const first: Batch = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 4000 });
     const claimedAfter = Date.now() - firstAt;
     const sentByThen = sent.length;
-    expect(claimedAfter).toBeGreaterThanOrEqual(MAX_WAIT - 200);
-    expect(claimedAfter).toBeLessThanOrEqual(MAX_WAIT + LATE);
     const firstIds = first.items.map((i) => i.sourceId);
-    expect(firstIds.length).toBeGreaterThanOrEqual(5);
-    expect(firstIds.length).toBeLessThanOrEqual(sentByThen);
-    expect(firstIds).toEqual(sent.slice(0, firstIds.length));
-    expect(first.compiledContent).toBe(blocks(first.items.map((i) => i.content)));
     await d.completeOk(first.batchId, W);
     await sender;
-    // The rest follows in later batches, in order, each input once.
+    // The rest follows in later batches, in order, each input once. Drained before any assertion,
+    // so a failure here leaves no batch of this chat for the next test's claims.
     const all = [...firstIds];
     while (all.length < sent.length) {
       const next = await d.claimOne({ workerId: W, waitMs: MAX_WAIT + 3000 });
@@ -142,6 +137,12 @@ describe('batched_sequential sealing', () => {
       await d.completeOk(next.batchId, W);
     }
     expect(all).toEqual(sent);
+    expect(claimedAfter).toBeGreaterThanOrEqual(MAX_WAIT - 200);
+    expect(claimedAfter).toBeLessThanOrEqual(MAX_WAIT + LATE);
+    expect(firstIds.length).toBeGreaterThanOrEqual(5);
+    expect(firstIds.length).toBeLessThanOrEqual(sentByThen);
+    expect(firstIds).toEqual(sent.slice(0, firstIds.length));
+    expect(first.compiledContent).toBe(blocks(first.items.map((i) => i.content)));
   });
 
   it(
