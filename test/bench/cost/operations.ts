@@ -1,0 +1,499 @@
+/**
+ * What each operation does to AWS, in AWS's billing terms: the items it writes (size, GSI
+ * copies, transactional or not), the items it reads (size, consistency), queue/bucket/state
+ * machine requests, and the Lambda it runs on. One row per operation, read off the code
+ * (functions/core/*.ts, functions/store/*-repo.ts, lib/constructs/*.ts); sizes are
+ * approximate item sizes in KB for the typical workload's messages (see SIZES).
+ *
+ * Why not just DynamoDB Local's consumed capacity: it reports a transaction as 2 WCU per KB
+ * of its largest item only, and it counts no GSI copy. The bench's measured figures (calls,
+ * mean latency, Local's RCU/WCU) are printed beside these rows by model.ts, as a cross-check.
+ *
+ * GSI copies (lib/table-schema.ts): the chat item is in gsi1 and gsi2 (projection ALL) and, while
+ * it needs attention, in gsi3 (INCLUDE: a small copy); the dispatch state is in gsi3 while it
+ * has pending work. An update that changes an index's key attributes costs two index writes
+ * (the old entry deleted, the new one put); one that changes only projected attributes, one.
+ * A transaction doubles the table write of each of its items (prepare + commit); its index
+ * copies are propagated once, as ordinary writes (see TRANSACTION_DOUBLES_INDEX_WRITES in
+ * model.ts).
+ */
+
+/** One kind of item written by an operation. */
+export interface ItemWrite {
+  item: string;
+  /** Approximate item size in KB (1 WRU per started KB, at least 1). */
+  kb: number;
+  /** Index writes per item write (2 for an index whose key changes, 1 for a projected-attribute change). */
+  indexWrites?: number;
+  /** Size of each index copy in KB when smaller than the item (INCLUDE projections). */
+  indexKb?: number;
+  /** Written inside a TransactWriteItems. */
+  tx?: boolean;
+  /** How many such items (default 1). */
+  n?: number;
+}
+
+/** One kind of read made by an operation (a GetItem, or a Query returning `kb` in all). */
+export interface ItemRead {
+  item: string;
+  kb: number;
+  /** Strongly consistent (1 RRU per started 4 KB) or eventually (0.5 RRU per started 4 KB). */
+  consistent: boolean;
+  /** How many such reads (default 1; may be fractional: an average). */
+  n?: number;
+}
+
+export type Group =
+  | 'messages'
+  | 'chunks'
+  | 'stream timeouts'
+  | 'requests'
+  | 'dispatch'
+  | 'claim pump'
+  | 'SSE connections'
+  | 'stream consumers'
+  | 'sweepers';
+
+export interface Operation {
+  id: string;
+  what: string;
+  group: Group;
+  /** Bench labels that measure it (.bench/results.json `endpoints[].label`); their samples are pooled. */
+  bench?: RegExp;
+  /** An HTTP request through CloudFront and API Gateway (false: a job invoked by AWS). */
+  http: boolean;
+  memoryMb: number;
+  /** Billed Lambda duration when the bench has no figure (ms). */
+  durationMs: number;
+  /** DynamoDB calls the code makes (cross-checked against the bench's measured calls). */
+  calls: number;
+  writes: ItemWrite[];
+  reads: ItemRead[];
+  sqsStandard?: number;
+  sqsFifo?: number;
+  s3Put?: number;
+  s3Get?: number;
+  sfnTransitions?: number;
+  xrayTraces?: number;
+  /** Response body in KB (CloudFront data out). */
+  responseKb?: number;
+  /** Request body in KB (CloudFront data to origin). */
+  requestKb?: number;
+  /** CloudWatch Logs bytes per invocation (platform START/END/REPORT ~300 B + the request's info line). */
+  logBytes: number;
+  /** Storage added per use: KB kept for `days` (TTL) or the whole month (undefined). */
+  stores?: { kb: number; days?: number };
+}
+
+/** Sizes of the typical workload's items (KB). */
+export const SIZES = {
+  /** A streamed reply: 100 chunks of ~40 B of text. */
+  chunksPerReply: 100,
+  chunkTextKb: 0.04,
+  /** A chat item: title, tags, agents, preview, counters, index keys. */
+  chat: 1,
+  /** A message item without much text (a user message, a streaming one before its end). */
+  message: 1,
+  /** A streamed reply's message item once its text (100 × 40 B) is written into it. */
+  finishedReply: 5,
+  pointer: 0.1,
+  chunk: 0.12,
+  ephemeralEvent: 0.3,
+  event: 0.6,
+  /** The streaming.complete event carries the final text. */
+  completeEvent: 4.6,
+  counter: 0.1,
+  dispatchInput: 0.5,
+  dispatchState: 0.4,
+  /** gsi3's INCLUDE copy of a chat or a dispatch state: keys + a few counters. */
+  gsi3Copy: 0.2,
+  batchHeader: 0.5,
+  batchPart: 1,
+  request: 1,
+} as const;
+
+const S = SIZES;
+/** Every write route first counts the client in its rate-limit window (functions/middleware/rate-limit.ts). */
+const rateLimit: ItemWrite = { item: 'rate-limit window RL#<client> (UpdateItem)', kb: S.counter };
+/** withEvents reserves event numbers with one UpdateItem (store/events-repo.ts reserveSequence). */
+const sequence: ItemWrite = { item: 'event sequence SEQ (UpdateItem)', kb: S.counter };
+const chatGet: ItemRead = { item: 'chat (GetItem, existingChat)', kb: S.chat, consistent: true };
+/**
+ * Chats.recordActivity with last_message_at (core/chat-writes.ts commitTouchingChat): gsi1sk
+ * moves, and gsi2 sorts on gsi1sk too, so both ALL copies are deleted and put again (4 writes).
+ */
+const chatActivity: ItemWrite = {
+  item: 'chat activity (in gsi1 + gsi2, keys move)',
+  kb: S.chat,
+  tx: true,
+  indexWrites: 4,
+};
+const API_LOG = 700;
+const JOB_LOG = 400;
+
+export const OPERATIONS: readonly Operation[] = [
+  {
+    id: 'message.create.user',
+    what: 'POST messages (user): message + dispatch input',
+    group: 'messages',
+    bench: /^POST \/api\/v1\/chats\/\{chatId\}\/messages \(user\)$/,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 40,
+    calls: 4,
+    writes: [
+      rateLimit,
+      sequence,
+      { item: 'message', kb: S.message, tx: true },
+      { item: 'message pointer', kb: S.pointer, tx: true },
+      { item: 'dispatch input DIN#', kb: S.dispatchInput, tx: true },
+      // first_pending_at / gsi3 DISPATCH#PENDING mark put (small INCLUDE copy)
+      { item: 'dispatch state (gsi3 mark)', kb: S.dispatchState, tx: true, indexWrites: 1, indexKb: S.gsi3Copy },
+      chatActivity,
+      { item: 'event message.created', kb: S.event, tx: true },
+    ],
+    reads: [chatGet],
+    // batched_sequential (the default mode): a delayed flush signal (core/dispatch.ts inputAdded)
+    sqsStandard: 1,
+    responseKb: 1,
+    requestKb: 0.5,
+    logBytes: API_LOG,
+    stores: { kb: S.message + S.pointer + S.event },
+  },
+  {
+    id: 'message.create.streaming',
+    what: 'POST messages (agent, streaming): message + open stream + timer',
+    group: 'messages',
+    bench: /^POST \/api\/v1\/chats\/\{chatId\}\/messages \(agent, streaming\)$/,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 45,
+    calls: 4,
+    writes: [
+      rateLimit,
+      sequence,
+      { item: 'message', kb: S.message, tx: true },
+      { item: 'message pointer', kb: S.pointer, tx: true },
+      { item: 'open-stream marker', kb: S.pointer, tx: true },
+      // countsUnread: unread_count moves in gsi3's INCLUDE copy too
+      { ...chatActivity, item: 'chat activity (gsi1 + gsi2 keys move, gsi3 unread)', indexWrites: 5 },
+      { item: 'event message.created', kb: S.event, tx: true },
+    ],
+    reads: [chatGet],
+    responseKb: 1,
+    requestKb: 0.2,
+    logBytes: API_LOG,
+    stores: { kb: S.pointer + S.event },
+  },
+  {
+    id: 'message.chunk',
+    what: 'POST chunks: number, chunk + ephemeral event, chat touch',
+    group: 'chunks',
+    bench: /^POST \/api\/v1\/messages\/\{messageId\}\/chunks /,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 30,
+    calls: 4,
+    writes: [
+      rateLimit,
+      { item: 'message chunk_count (UpdateItem reserveChunk)', kb: S.message },
+      { item: 'chunk CHUNK#<seq>', kb: S.chunk, tx: true },
+      { item: 'ephemeral event', kb: S.ephemeralEvent, tx: true },
+      // Chats.touchChat: updated_at only, no key change: one write per ALL copy (gsi1, gsi2)
+      { item: 'chat updated_at (UpdateItem, gsi1 + gsi2)', kb: S.chat, indexWrites: 2 },
+    ],
+    // The message pointer is cached per function instance (core/locations.ts).
+    reads: [],
+    responseKb: 1,
+    requestKb: 0.1,
+    logBytes: API_LOG,
+    stores: { kb: S.chunk, days: 7 },
+  },
+  {
+    id: 'message.complete',
+    what: 'POST complete: assemble chunks, final text, chat, event',
+    group: 'messages',
+    bench: /^POST \/api\/v1\/messages\/\{messageId\}\/complete /,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 50,
+    calls: 7,
+    writes: [
+      rateLimit,
+      sequence,
+      { item: 'message final text (conditional update)', kb: S.finishedReply, tx: true },
+      { item: 'open-stream marker (delete)', kb: S.pointer, tx: true },
+      chatActivity,
+      { item: 'event message.streaming.complete (final text)', kb: S.completeEvent, tx: true },
+    ],
+    reads: [
+      // another function than chunks': its location cache is cold for this message
+      { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
+      { item: 'message (GetItem)', kb: S.message, consistent: true },
+      // the complete function's text cache holds none of the chunk function's chunks
+      { item: 'chunks (Query)', kb: S.chunksPerReply * S.chunk, consistent: true },
+      chatGet,
+    ],
+    responseKb: 5,
+    logBytes: API_LOG,
+    stores: { kb: S.finishedReply + S.completeEvent - S.message },
+  },
+  {
+    id: 'stream.timeout',
+    what: 'stream-timeout execution: wait, expiry check, choice, succeed',
+    group: 'stream timeouts',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 30,
+    calls: 2,
+    writes: [],
+    // expireIfIdle: locate + getMessage; the stream is already complete: done
+    reads: [
+      { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
+      { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
+    ],
+    // lib/constructs/stream-timeouts.ts: Wait → ExpireIfIdle → IsStreamOver → StreamOver
+    sfnTransitions: 4,
+    xrayTraces: 1,
+    logBytes: JOB_LOG,
+  },
+  {
+    id: 'request.create',
+    what: 'POST requests: request + pointer + pending count + event',
+    group: 'requests',
+    bench: /^POST \/api\/v1\/chats\/\{chatId\}\/requests$/,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 40,
+    calls: 4,
+    writes: [
+      rateLimit,
+      sequence,
+      { item: 'request', kb: S.request, tx: true },
+      { item: 'request pointer', kb: S.pointer, tx: true },
+      // Chats.adjustPending: pending_requests_count, updated_at: gsi1, gsi2, gsi3 copies updated
+      { item: 'chat pending count (gsi1 + gsi2 + gsi3)', kb: S.chat, tx: true, indexWrites: 3 },
+      { item: 'event request.created', kb: S.event, tx: true },
+    ],
+    reads: [chatGet],
+    responseKb: 1,
+    requestKb: 0.5,
+    logBytes: API_LOG,
+    stores: { kb: S.request + S.pointer + S.event },
+  },
+  {
+    id: 'request.resolve',
+    what: 'POST resolve: request, pending count, event, dispatch input',
+    group: 'requests',
+    bench: /^POST \/api\/v1\/requests\/\{requestId\}\/resolve$/,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 45,
+    calls: 5,
+    writes: [
+      rateLimit,
+      sequence,
+      { item: 'request resolution (conditional update)', kb: S.request, tx: true },
+      { item: 'chat pending count (gsi1 + gsi2 + gsi3)', kb: S.chat, tx: true, indexWrites: 3 },
+      { item: 'event request.resolved', kb: S.event, tx: true },
+      { item: 'dispatch input DIN#', kb: S.dispatchInput, tx: true },
+      { item: 'dispatch state (gsi3 mark)', kb: S.dispatchState, tx: true, indexWrites: 1, indexKb: S.gsi3Copy },
+    ],
+    reads: [
+      { item: 'request pointer (GetItem)', kb: S.pointer, consistent: true },
+      { item: 'request (GetItem)', kb: S.request, consistent: true },
+    ],
+    sqsStandard: 1,
+    responseKb: 1,
+    requestKb: 0.3,
+    logBytes: API_LOG,
+    stores: { kb: S.event },
+  },
+  {
+    id: 'dispatch.flush',
+    what: 'flush consumer: seal the input into a batch, hand it to the FIFO queue',
+    group: 'dispatch',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 80,
+    calls: 10,
+    writes: [
+      // Store.sealWrites: batch header, payload part, batch ref, dispatch state (gsi3 sk moves)
+      { item: 'batch header', kb: S.batchHeader, tx: true },
+      { item: 'batch payload part', kb: S.batchPart, tx: true },
+      { item: 'batch ref BREF#', kb: S.pointer, tx: true },
+      { item: 'dispatch state (gsi3 key moves)', kb: S.dispatchState, tx: true, indexWrites: 2, indexKb: S.gsi3Copy },
+      // markSent: dispatch state + batch ref delete, one transaction
+      { item: 'dispatch state sent + batch ref delete', kb: S.dispatchState, tx: true, n: 2 },
+      { item: 'taken input (DeleteItem)', kb: S.dispatchInput },
+      // clearPendingMark: REMOVE gsi3pk → the gsi3 copy is deleted
+      { item: 'dispatch state pending mark', kb: S.dispatchState, indexWrites: 1, indexKb: S.gsi3Copy },
+    ],
+    reads: [
+      { item: 'dispatch state (GetItem)', kb: S.dispatchState, consistent: true, n: 3 },
+      { item: 'unsealed inputs (Query)', kb: S.dispatchInput, consistent: true },
+      { item: 'batch ref (GetItem)', kb: S.pointer, consistent: true },
+    ],
+    // the batch to the FIFO queue; the event source mapping deletes the signal
+    sqsFifo: 1,
+    sqsStandard: 1,
+    logBytes: JOB_LOG,
+    stores: { kb: S.batchHeader + S.batchPart, days: 4 },
+  },
+  {
+    id: 'dispatch.claim',
+    what: 'POST claim-many that receives a batch: lease, read payload',
+    group: 'dispatch',
+    // the backlog scenario's claims find a batch at once (others include waiting for one)
+    bench: /^POST \/api\/v1\/dispatch\/claim \(backlog/,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 40,
+    calls: 5,
+    writes: [
+      rateLimit,
+      { item: 'batch header lease (conditional update)', kb: S.batchHeader },
+      { item: 'dispatch state leased batch (noteLeased)', kb: S.dispatchState },
+    ],
+    reads: [
+      { item: 'batch header (GetItem)', kb: S.batchHeader, consistent: true },
+      { item: 'batch payload parts (Query)', kb: S.batchPart, consistent: true },
+    ],
+    sqsFifo: 1,
+    responseKb: 2,
+    logBytes: API_LOG,
+  },
+  {
+    id: 'dispatch.complete',
+    what: 'POST dispatch complete: batch ends, message deleted, flush signal',
+    group: 'dispatch',
+    bench: /^POST \/api\/v1\/dispatch\/\{batchId\}\/complete /,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 30,
+    calls: 2,
+    writes: [rateLimit, { item: 'batch header completed (conditional update)', kb: S.batchHeader }],
+    reads: [],
+    sqsFifo: 1,
+    sqsStandard: 1,
+    logBytes: API_LOG,
+  },
+  {
+    id: 'dispatch.flush.idle',
+    what: "flush consumer after a batch's end: nothing pending",
+    group: 'dispatch',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 15,
+    calls: 1,
+    writes: [],
+    reads: [{ item: 'dispatch state (GetItem)', kb: S.dispatchState, consistent: true }],
+    sqsStandard: 1,
+    logBytes: JOB_LOG,
+  },
+  {
+    id: 'claim.empty',
+    what: 'POST claim-many, waitMs 10 s, nothing to claim (a pump cycle)',
+    group: 'claim pump',
+    bench: /^POST \/api\/v1\/dispatch\/claim \(.*204 after waiting\)$/,
+    http: true,
+    memoryMb: 1024,
+    // the wait itself; the measured overhead above the bench's own wait is added (model.ts)
+    durationMs: 10_000,
+    calls: 1,
+    writes: [rateLimit],
+    reads: [],
+    // core/dispatch.ts claim: one long-poll of floor(9.99) = 9 s, then over the last second
+    // receives with no wait every ~200 ms until the deadline: ~5 more
+    sqsFifo: 6,
+    logBytes: API_LOG,
+  },
+  {
+    id: 'search.index',
+    what: 'search index writer (table stream): one segment per message event batch',
+    group: 'stream consumers',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 150,
+    calls: 2,
+    writes: [{ item: 'search manifest (conditional put)', kb: 1 }],
+    reads: [{ item: 'search manifest (GetItem)', kb: 1, consistent: true }],
+    // a segment put, and every 8 segments a merge: 8 gets + 1 put
+    s3Put: 1 + 1 / 8,
+    s3Get: 1,
+    logBytes: JOB_LOG,
+  },
+  {
+    id: 'webhooks.consume',
+    what: 'webhooks consumer (table stream): a persisted event, no hook configured',
+    group: 'stream consumers',
+    http: false,
+    memoryMb: 256,
+    durationMs: 10,
+    calls: 0,
+    writes: [],
+    reads: [],
+    logBytes: 300,
+  },
+  {
+    id: 'sweep.dispatch',
+    what: 'dispatch sweeper (every minute): stale pending work, repairs',
+    group: 'sweepers',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 25,
+    calls: 2,
+    writes: [],
+    // gsi3 queries are eventually consistent (indexes have no other kind)
+    reads: [{ item: 'gsi3 DISPATCH#PENDING / DISPATCH#REPAIR (Query)', kb: 0.1, consistent: false, n: 2 }],
+    logBytes: 300,
+  },
+  {
+    id: 'sweep.tags',
+    what: 'tag catalog sweeper (every minute): stranded catalog parts',
+    group: 'sweepers',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 15,
+    calls: 1,
+    writes: [],
+    reads: [{ item: 'gsi3 TAGS#PENDING (Query)', kb: 0.1, consistent: false }],
+    logBytes: 300,
+  },
+];
+
+/**
+ * A held SSE connection (lib/constructs/event-stream.ts: 256 MB, 15-minute timeout;
+ * core/event-stream.ts: 14-minute lifetime, then the client reconnects; polls every 100 ms
+ * while events flow, backing off to 1 s when idle; keepalive every 15 s).
+ */
+export const SSE = {
+  memoryMb: 256,
+  lifetimeMin: 14,
+  /**
+   * Idle polling per minute when the bench has no `sse.idle` figure: 60 polls × (1 eventually
+   * consistent log Query + ~1.3 ephemeral bucket Queries) + a strongly consistent sequence
+   * read every 5 s.
+   */
+  idleCallsPerMinute: 60 * 2.3 + 12,
+  strongCallsPerMinute: 12,
+  /** Keepalive comments: 15 B every 15 s (KB per minute). */
+  keepaliveKbPerMinute: 0.06,
+  logBytesPerConnection: 700,
+} as const;
+
+/** Fixed resources (per month, whatever the traffic). */
+export const FIXED = {
+  /** Dead-letter queue alarms: dispatch batches, flush signals, search writer, webhooks, auto-rename. */
+  alarms: 5,
+  /** The instance secret (issue 16 prices the secret-enabled deployment). */
+  secrets: 1,
+  /** Each cached secret is read again after 300 s (functions/platform/config.ts maxAge). */
+  secretMaxAgeSeconds: 300,
+  /**
+   * The flush queue's SQS event source mapping long-polls all month: Lambda starts with 5
+   * concurrent pollers, each making one ReceiveMessage per 20 s of wait.
+   */
+  flushPollers: 5,
+  pollWaitSeconds: 20,
+} as const;

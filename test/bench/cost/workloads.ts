@@ -1,0 +1,76 @@
+/**
+ * The named workloads of issue 16, as operations per day and held connections.
+ *
+ * typical: 1 user, 5 agents; 2,000 messages/day: 1,000 user messages, each answered by a
+ * streamed agent reply of 100 chunks (100,000 chunks/day); 200 interactive requests/day, each
+ * resolved; dispatch in batched_sequential mode (the default): every user message and
+ * resolution is one batch claimed and completed by the worker; one OpenClaw worker connected
+ * all month (one claim pump, one SSE connection); one inbox tab open 8 h/day (its stream runs
+ * on up to 14 minutes after the tab closes: ~7 min a day on average).
+ * busy: 10× typical (operations, pumps and connections).
+ * idle: deployed, nothing connected, no traffic: only what runs by itself.
+ */
+import { SIZES } from './operations.js';
+import type { Workload } from './model.js';
+
+const userMessages = 1000;
+const replies = 1000;
+const requests = 200;
+const batches = userMessages + requests;
+/** Persisted events reaching the stream consumers: message.created ×2000, streaming.complete ×1000, request ×400. */
+const persistedEvents = userMessages + 2 * replies + 2 * requests;
+
+const typicalPerDay: Record<string, number> = {
+  'message.create.user': userMessages,
+  'message.create.streaming': replies,
+  'message.chunk': replies * SIZES.chunksPerReply,
+  'message.complete': replies,
+  'stream.timeout': replies,
+  'request.create': requests,
+  'request.resolve': requests,
+  'dispatch.flush': batches,
+  'dispatch.claim': batches,
+  'dispatch.complete': batches,
+  'dispatch.flush.idle': batches,
+  // finalized message text: user messages and completed replies
+  'search.index': userMessages + replies,
+  'webhooks.consume': persistedEvents,
+};
+
+const scaled = (perDay: Record<string, number>, k: number) =>
+  Object.fromEntries(Object.entries(perDay).map(([id, n]) => [id, n * k]));
+
+/** The worker's SSE connection all day + the inbox tab's 8 h and its ~7 min tail. */
+const typicalSseHours = 24 + 8 + 7 / 60;
+
+export const WORKLOADS: readonly Workload[] = [
+  {
+    name: 'idle',
+    description: 'deployed, nothing connected, no traffic',
+    perDay: {},
+    claimPumps: 0,
+    pumpPauseMs: 50,
+    sseHoursPerDay: 0,
+    deployed: true,
+  },
+  {
+    name: 'typical',
+    description:
+      '1 user, 5 agents; 1,000 user messages + 1,000 streamed replies × 100 chunks a day; 200 requests/day; ' +
+      '1 worker (1 claim pump + 1 SSE) all month; 1 inbox tab 8 h/day',
+    perDay: typicalPerDay,
+    claimPumps: 1,
+    pumpPauseMs: 50,
+    sseHoursPerDay: typicalSseHours,
+    deployed: true,
+  },
+  {
+    name: 'busy',
+    description: '10× typical: operations, claim pumps and SSE connection-hours',
+    perDay: scaled(typicalPerDay, 10),
+    claimPumps: 10,
+    pumpPauseMs: 50,
+    sseHoursPerDay: typicalSseHours * 10,
+    deployed: true,
+  },
+];

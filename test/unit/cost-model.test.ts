@@ -1,0 +1,106 @@
+/**
+ * The cost model's arithmetic (test/bench/cost/model.ts) on a small fixture: AWS capacity
+ * rules per item, and one operation's month priced by hand.
+ */
+import { MONTH_DAYS, measuredFor, monthLines, poolBench, readUnits, total, writeUnits } from '../bench/cost/model.js';
+import type { Workload } from '../bench/cost/model.js';
+import type { Operation } from '../bench/cost/operations.js';
+import { PRICES } from '../bench/cost/prices.js';
+
+describe('capacity rules', () => {
+  it('bills 1 WRU per started KB, doubles transactional table writes, and adds every index copy once', () => {
+    expect(writeUnits({ item: 'small', kb: 0.1 })).toBe(1);
+    expect(writeUnits({ item: 'exactly 1 KB', kb: 1 })).toBe(1);
+    expect(writeUnits({ item: '1.5 KB', kb: 1.5 })).toBe(2);
+    // 1 KB (table) × 2 (transaction) + 4 index writes (two keys moved) of 1 KB
+    expect(writeUnits({ item: 'chat', kb: 1, tx: true, indexWrites: 4 })).toBe(6);
+    // INCLUDE copies are priced at their own size; n items
+    expect(writeUnits({ item: 'state', kb: 0.4, indexWrites: 2, indexKb: 0.2, n: 3 })).toBe(9);
+  });
+
+  it('bills 1 RRU per started 4 KB strongly consistent, half (0.5 at least) eventually consistent', () => {
+    expect(readUnits({ item: 'get', kb: 0.1, consistent: true })).toBe(1);
+    expect(readUnits({ item: 'query', kb: 0.1, consistent: false })).toBe(0.5);
+    expect(readUnits({ item: 'query', kb: 9, consistent: true })).toBe(3);
+    expect(readUnits({ item: 'query', kb: 9, consistent: false, n: 2 })).toBe(3);
+  });
+});
+
+describe('a month of one operation', () => {
+  const op: Operation = {
+    id: 'fixture.op',
+    what: 'fixture',
+    group: 'messages',
+    bench: /^POST \/fixture$/,
+    http: false,
+    memoryMb: 512,
+    durationMs: 100,
+    calls: 2,
+    // ceil(1.5) = 2 KB × 2 (transaction) + 2 index writes × 2 KB = 8 WRU
+    writes: [{ item: 'item', kb: 1.5, tx: true, indexWrites: 2 }],
+    // ceil(5 / 4) = 2 × 0.5 = 1 RRU
+    reads: [{ item: 'query', kb: 5, consistent: false }],
+    sqsStandard: 1,
+    logBytes: 0,
+  };
+  const workload: Workload = {
+    name: 'fixture',
+    description: '1,000 a day',
+    perDay: { 'fixture.op': 1000 },
+    claimPumps: 0,
+    pumpPauseMs: 50,
+    sseHoursPerDay: 0,
+    deployed: false,
+  };
+
+  it('prices it by hand', () => {
+    const lines = monthLines(workload, [op], poolBench([]), PRICES);
+    const count = 1000 * MONTH_DAYS; // 30,000
+    expect(count).toBe(30_000);
+    const dollars = (service: string, what: string) =>
+      lines.find((l) => l.service === service && l.what === what)?.dollars;
+    // 30,000 × 0.5 GB × 0.1 s = 1,500 GB-s × $0.0000133334 = $0.0200001
+    expect(dollars('Lambda', 'duration: messages (512 MB)')).toBeCloseTo(0.0200001, 9);
+    // 30,000 × $0.20/M = $0.006
+    expect(dollars('Lambda', 'invocations: messages')).toBeCloseTo(0.006, 9);
+    // 30,000 × 8 = 240,000 WRU × $0.625/M = $0.15
+    expect(dollars('DynamoDB', 'write units: messages')).toBeCloseTo(0.15, 9);
+    // 30,000 × 1 = 30,000 RRU × $0.125/M = $0.00375
+    expect(dollars('DynamoDB', 'read units: messages')).toBeCloseTo(0.00375, 9);
+    // 30,000 × $0.40/M = $0.012
+    expect(dollars('SQS', 'standard requests: messages')).toBeCloseTo(0.012, 9);
+    // nothing else: not HTTP, no logs, not deployed (no sweepers, alarms, secret)
+    expect(lines).toHaveLength(5);
+    // 0.0200001 + 0.006 + 0.15 + 0.00375 + 0.012
+    expect(total(lines)).toBeCloseTo(0.1917501, 9);
+  });
+
+  it('bills the bench mean latency when the bench measured the operation', () => {
+    const bench = poolBench([
+      {
+        endpoints: [
+          {
+            label: 'POST /fixture',
+            count: 3,
+            latencyMs: { mean: 200 },
+            calls: { mean: 2 },
+            rcu: { mean: 1 },
+            wcu: { mean: 4 },
+          },
+          {
+            label: 'GET /other',
+            count: 9,
+            latencyMs: { mean: 1 },
+            calls: { mean: 1 },
+            rcu: { mean: 1 },
+            wcu: { mean: 0 },
+          },
+        ],
+      },
+    ]);
+    expect(measuredFor(op, bench)).toMatchObject({ samples: 3, meanMs: 200, localWcu: 4 });
+    const lines = monthLines(workload, [op], bench, PRICES);
+    // 30,000 × 0.5 GB × 0.2 s = 3,000 GB-s × $0.0000133334 = $0.0400002
+    expect(lines.find((l) => l.what === 'duration: messages (512 MB)')?.dollars).toBeCloseTo(0.0400002, 9);
+  });
+});
