@@ -49,6 +49,14 @@ export const routes = [
   { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public' },
   { method: 'GET', path: '/api/v1/config', handler: 'config/get', writes: false },
   { method: 'PATCH', path: '/api/v1/config/admin', handler: 'config/admin', writes: true },
+  // One provider call of at most 15 s (§5.2.3).
+  {
+    method: 'POST',
+    path: '/api/v1/config/admin/validate-auto-rename',
+    handler: 'config/validate-auto-rename',
+    writes: true,
+    timeoutSeconds: 20,
+  },
 
   { method: 'POST', path: '/api/v1/chats', handler: 'chats/create', writes: true, dispatchInputs: true },
   { method: 'GET', path: '/api/v1/chats', handler: 'chats/list', writes: false },

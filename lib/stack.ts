@@ -4,7 +4,8 @@
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
  * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the webhook
  * consumer on the table's stream (webhooks.ts), the
- * search index with its writer on the table's stream (search-index.ts), the CloudFront
+ * search index with its writer on the table's stream (search-index.ts), the auto-renamer on the
+ * table's stream (auto-rename.ts), the CloudFront
  * distribution that puts the API and its stream under one base URL (edge.ts) and,
  * when the instance secret is on, its Secrets Manager secret (instance-secret.ts).
  * Environment-agnostic: no account or region lookups.
@@ -16,6 +17,7 @@ import type { Construct } from 'constructs';
 import { VAPID_KEY_HELD_APART, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
+import { AutoRename } from './constructs/auto-rename.js';
 import type { FunctionWiring } from './constructs/api-function.js';
 import { DispatchQueues } from './constructs/dispatch-queues.js';
 import { Edge } from './constructs/edge.js';
@@ -88,6 +90,7 @@ export class ChatRelayStack extends Stack {
   readonly webPush: WebPush | undefined;
   readonly searchIndex: SearchIndex;
   readonly webhooks: Webhooks;
+  readonly autoRename: AutoRename;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
     const { config, instanceSecretArn, vapidKeysSecretArn, serviceVersion, domain, ...stackProps } = props;
@@ -155,6 +158,7 @@ export class ChatRelayStack extends Stack {
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
     this.searchIndex = new SearchIndex(this, 'Search', wiring);
     this.webhooks = new Webhooks(this, 'Webhooks', wiring);
+    this.autoRename = new AutoRename(this, 'AutoRename', wiring);
     this.api = new Api(this, 'Api', {
       ...wiring,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,

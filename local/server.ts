@@ -23,6 +23,7 @@ import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 import { startLocalHooksTail } from './hooks-tail.js';
 import { startLocalPushTail } from './push-tail.js';
+import { startLocalRenameTail } from './rename-tail.js';
 import { startLocalSearchTail } from './search-tail.js';
 import { startLocalTagSweep } from './tag-sweep.js';
 import { ensureVapidKeys } from './vapid.js';
@@ -215,6 +216,11 @@ export interface LocalApiOptions {
   search?: boolean;
   /** The folder of the search index segments' local copies (npm start: under DATA_DIR); a temporary one when absent. */
   searchCacheDir?: string;
+  /**
+   * Run auto-rename on a tail of the event log (default true; it reads nothing while auto-rename
+   * is off). Test files that do not test it turn it off, so no background rename touches their chats.
+   */
+  autoRename?: boolean;
 }
 
 /**
@@ -274,12 +280,15 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const hooksTail = startLocalHooksTail();
   // The search index writer, fed the same way (local/search-tail.ts).
   const searchTail = options.search === false ? undefined : startLocalSearchTail();
+  // Auto-rename, fed the same way (local/rename-tail.ts).
+  const renameTail = options.autoRename === false ? undefined : startLocalRenameTail();
   const stopServices = async () => {
     streamTimers?.stop();
     tagSweep.stop();
     await pushTail.stop();
     await hooksTail.stop();
     await searchTail?.stop();
+    await renameTail?.stop();
     if (!options.searchCacheDir) rmSync(searchCacheDir, { recursive: true, force: true });
     await sqs?.stop();
     await s3.stop();

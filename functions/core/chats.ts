@@ -387,6 +387,38 @@ export async function update(
   return Chats.toChat(chat);
 }
 
+/** Thrown inside a rewrite when the chat's title is no longer auto-renamable. */
+class TitleNotDefault extends Error {}
+
+/**
+ * Auto-rename's write (§10.4): applied exactly like PATCH with `{ title, titleAutoRenamed: true }`
+ * (titleMaxChars cut, title_source `auto`, updated_at, full recompute, `chat.updated`), but only
+ * while the chat's title_source is `default`. The rewrite checks it on the chat it read and
+ * conditions its transaction on that chat's version, so a title set in between (which bumps
+ * the version) fails the condition, and the re-read sees it and gives up: a manual title is never
+ * overwritten, and the event numbers taken are voided. Answers the renamed chat, or undefined.
+ */
+export async function applyAutoTitle(
+  config: InstanceConfig,
+  chatId: string,
+  title: string,
+  deps: ChatDeps = defaultDeps,
+): Promise<Chat | undefined> {
+  const newTitle = checkTitle(title, config);
+  try {
+    const chat = await rewrite(chatId, deps, (next) => {
+      if (next.title_source !== 'default') throw new TitleNotDefault();
+      next.title = newTitle;
+      next.title_source = 'auto';
+      return { events: [{ type: 'chat.updated', payload: { chatId: next.id } }] };
+    });
+    return Chats.toChat(chat);
+  } catch (error) {
+    if (error instanceof TitleNotDefault) return undefined;
+    throw error;
+  }
+}
+
 /** Archive or unarchive (§4.1): idempotent in state, but always bumps updated_at and emits. */
 export async function setArchived(chatId: string, archived: boolean, deps: ChatDeps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);

@@ -67,6 +67,24 @@ const Env = z.object({
   GOOGLE_API_KEY: text.optional(),
   XAI_API_KEY: text.optional(),
   OPENROUTER_API_KEY: text.optional(),
+  /**
+   * Auto-rename providers' base URLs by provider id, as JSON (`{"openai":"http://127.0.0.1:9/openai"}`):
+   * tests point the adapters at a fake provider on loopback; unset, each provider's public API.
+   */
+  AUTO_RENAME_BASE_URLS: z
+    .preprocess(
+      (value) => {
+        try {
+          return typeof value === 'string' ? JSON.parse(value) : value;
+        } catch {
+          return value;
+        }
+      },
+      z.partialRecord(z.enum(['anthropic', 'openai', 'google', 'xai', 'openrouter']), z.string().url()),
+    )
+    .optional(),
+  /** Per-call timeout of an auto-rename provider request (ms; §5.2.3 states 15 s). */
+  AUTO_RENAME_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   SERVICE_VERSION: text.default('0.1.0'),
   /** SSE stream lifetime and timers (ms); defaults in core/event-stream.ts. Tests shorten them. */
   SSE_LIFETIME_MS: z.coerce.number().int().positive().optional(),

@@ -15,7 +15,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../model.js';
-import type { Message } from '../model.js';
+import type { Message, MessageRole } from '../model.js';
 import { ddb, guarded, queryAll, tableName } from './db.js';
 import type { TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
@@ -311,3 +311,40 @@ export async function queryMessages(
 
 export const sortKeyOf = (message: Pick<Message, 'chat_id' | 'created_at' | 'id'>): string =>
   Keys.message(message.chat_id, message.created_at, message.id).sk;
+
+/**
+ * A chat's first `count` messages with one of `roles`, oldest first (created_at asc, id asc),
+ * with only the fields a caller reading their text needs. Other roles are filtered out by
+ * DynamoDB after reading, so this keeps reading pages until `count` are found or the chat ends;
+ * they are rare among a chat's first messages, so it costs about one Query of `count` items
+ * (capacity is charged on whole items read, projection or not).
+ */
+export async function earliestMessages(
+  chatId: string,
+  count: number,
+  roles: readonly MessageRole[],
+): Promise<Pick<MessageRecord, 'role' | 'content_final' | 'created_at'>[]> {
+  const { pk, skPrefix } = Keys.messagesOf(chatId);
+  const roleValues = Object.fromEntries(roles.map((role, i) => [`:r${i}`, role]));
+  const found: Pick<MessageRecord, 'role' | 'content_final' | 'created_at'>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await ddb().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        FilterExpression: `#role IN (${Object.keys(roleValues).join(', ')})`,
+        ProjectionExpression: '#role, content_final, created_at',
+        ExpressionAttributeNames: { '#role': 'role' },
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ...roleValues },
+        ScanIndexForward: true,
+        Limit: count,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    found.push(...((out.Items ?? []) as Pick<MessageRecord, 'role' | 'content_final' | 'created_at'>[]));
+    start = out.LastEvaluatedKey;
+  } while (found.length < count && start);
+  return found.slice(0, count);
+}

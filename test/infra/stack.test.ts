@@ -45,6 +45,7 @@ const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
 const tagSweepFunctionPath = 'ChatRelay/Tags/Sweep/Resource';
 const searchWriterPath = 'ChatRelay/Search/Writer/Resource';
 const webhooksPath = 'ChatRelay/Webhooks/Consumer/Resource';
+const renamerPath = 'ChatRelay/AutoRename/Renamer/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
@@ -55,12 +56,14 @@ const expectedFunctionPaths = [
   tagSweepFunctionPath,
   searchWriterPath,
   webhooksPath,
+  renamerPath,
 ];
 /**
  * Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush
- * consumer, the dispatch and tag sweepers, the search index writer and the webhook consumer.
+ * consumer, the dispatch and tag sweepers, the search index writer, the webhook consumer and the
+ * auto-renamer.
  */
-const extraFunctions = 8;
+const extraFunctions = 9;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -200,6 +203,7 @@ describe('functions', () => {
       timeouts.set(sweepFunctionPath, 30);
       timeouts.set(searchWriterPath, 300);
       timeouts.set(webhooksPath, 300);
+      timeouts.set(renamerPath, 60);
       for (const fn of fns) {
         if (fn.path === streamFunctionPath) {
           expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
@@ -213,7 +217,13 @@ describe('functions', () => {
           fn.path,
           'nodejs22.x',
           ['arm64'],
-          imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : fn.path === webhooksPath ? 256 : 1024,
+          imagePaths.has(fn.path)
+            ? IMAGE_MEMORY_MB
+            : fn.path === webhooksPath
+              ? 256
+              : fn.path === renamerPath
+                ? 512
+                : 1024,
           timeouts.get(fn.path) ?? 15,
         ]);
         expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
@@ -751,11 +761,12 @@ describe('dispatch queues', () => {
 
   it(
     'gives the claim routes (long-polls up to 25 s) and the media finalize (a 50 MB image) 29 s, the push test ' +
-      '(waits for deliveries) 25 s, and every other route 15 s',
+      '(waits for deliveries) 25 s, the auto-rename check (one 15 s provider call) 20 s, and every other route 15 s',
     () => {
       const longer = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
       expect(longer.map((r) => [routeKey(r), r.timeoutSeconds]).sort()).toEqual([
         ['POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', 29],
+        ['POST /api/v1/config/admin/validate-auto-rename', 20],
         ['POST /api/v1/dispatch/claim', 29],
         ['POST /api/v1/dispatch/claim-many', 29],
         ['POST /api/v1/push/test', 25],
@@ -1149,6 +1160,86 @@ describe('webhooks', () => {
     expect(alarms).toHaveLength(1);
     // It reads the table (enrichment) and writes its claims and delivery records there.
     expect(dynamoActions(fn.statements)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem']));
+  });
+});
+
+describe('auto-rename', () => {
+  const renamer = () => fns.find((f) => f.path === renamerPath)!;
+
+  it('runs functions/jobs/auto-rename.ts with the table (read-write) and its stream, and no bucket or secret', () => {
+    const fn = renamer();
+    expect([fn.props.Timeout, fn.props.MemorySize, fn.props.Handler]).toEqual([60, 512, 'index.handler']);
+    expect(dynamoActions(fn.statements)).toEqual(
+      expect.arrayContaining([
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        'dynamodb:PutItem',
+        'dynamodb:UpdateItem',
+        'dynamodb:DeleteItem',
+        'dynamodb:GetRecords',
+        'dynamodb:GetShardIterator',
+        'dynamodb:DescribeStream',
+        'dynamodb:ListStreams',
+      ]),
+    );
+    // Beside the table and its logs, only sending given-up records to its own dead-letter queue.
+    const other = fn.statements.flatMap(actionsOf).filter((a) => !/^(dynamodb|logs):/.test(a));
+    expect([...new Set(other)].sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    const queues = fn.statements
+      .filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))
+      .flatMap(resourcesOf)
+      .map((r) => cdkPath(main.json.Resources[refId(r)!]!));
+    expect([...new Set(queues)]).toEqual(['ChatRelay/AutoRename/RenamerDeadLetters/Resource']);
+    const env = fn.props.Environment.Variables as Record<string, unknown>;
+    expect(refId(env.TABLE_NAME)).toBe(tableId);
+    expect(Object.keys(env).filter((k) => /API_KEY|BASE_URL|SECRET|BUCKET|QUEUE/.test(k))).toEqual([]);
+  });
+
+  it('is fed only new events of finalized agent messages, retried, then dead-lettered (alarmed)', () => {
+    const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
+      .map(([, m]) => m.Properties ?? {})
+      .filter((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: renamer().id }));
+    expect(mappings).toHaveLength(1);
+    const mapping = mappings[0]!;
+    expect(mapping).toMatchObject({
+      EventSourceArn: { 'Fn::GetAtt': [tableId, 'StreamArn'] },
+      StartingPosition: 'LATEST',
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 0,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 3,
+      MaximumRecordAgeInSeconds: 3600,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    const finalized = (eventType: string) => ({
+      eventName: ['INSERT'],
+      dynamodb: {
+        NewImage: {
+          type: { S: ['event'] },
+          eventType: { S: [eventType] },
+          payload: { M: { role: { S: ['agent'] }, streamState: { S: ['complete'] } } },
+        },
+      },
+    });
+    expect((mapping.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern))).toEqual([
+      finalized('message.created'),
+      finalized('message.streaming.complete'),
+    ]);
+    const dlqId = mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] as string;
+    expect(cdkPath(main.json.Resources[dlqId]!)).toBe('ChatRelay/AutoRename/RenamerDeadLetters/Resource');
+    expect(main.json.Resources[dlqId]!.Properties).toEqual({
+      MessageRetentionPeriod: 14 * 86_400,
+      SqsManagedSseEnabled: true,
+    });
+    const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+      JSON.stringify(a.Properties?.Dimensions ?? '').includes(dlqId),
+    );
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]![1].Properties).toMatchObject({
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 0,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
   });
 });
 

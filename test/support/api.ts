@@ -66,6 +66,11 @@ export interface StartOptions {
   search?: boolean;
   /** The folder of the search index's local segment copies (a temporary one by default). */
   searchCacheDir?: string;
+  /**
+   * Run auto-rename on its tail of the event log, as npm start does (off by default: the
+   * auto-rename tests turn it on; in the others no background rename touches a chat).
+   */
+  autoRename?: boolean;
 }
 
 let started = false;
@@ -102,6 +107,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     streamTimers: options.streamTimers ?? false,
     dispatch: options.dispatch ?? false,
     search: options.search ?? false,
+    autoRename: options.autoRename ?? false,
     ...(options.searchCacheDir ? { searchCacheDir: options.searchCacheDir } : {}),
     s3DataDir,
     ...(sqsDataDir ? { sqsDataDir } : {}),
