@@ -3,8 +3,14 @@
  * invocation after another in one container, no per-request context): a key a handler appends
  * belongs to its own request's lines only, and every request ends with one `request` line.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+
+// No table here: the live configuration finds no administrator's document (the deployed one applies).
+jest.unstable_mockModule('../../functions/store/config-repo.js', () => ({
+  getStoredConfig: async () => undefined,
+  saveStoredConfig: async () => true,
+}));
 
 const saved = { ...process.env };
 // The logger takes its base level from POWERTOOLS_LOG_LEVEL when it is constructed and returns to
