@@ -64,12 +64,16 @@ export interface ContextMessage {
  */
 export function contextText(messages: readonly ContextMessage[]): string | undefined {
   if (messages.length === 0) return undefined;
-  const texts = messages.map((m) => ({ role: m.role, text: (m.content_final ?? '').trim() }));
-  const userChars = texts.filter((t) => t.role === 'user').reduce((sum, t) => sum + t.text.length, 0);
+  // Characters are code points, as `cut` counts them (an emoji is one, not two UTF-16 units).
+  const texts = messages.map((m) => {
+    const text = (m.content_final ?? '').trim();
+    return { role: m.role, text, chars: Array.from(text).length };
+  });
+  const userChars = texts.filter((t) => t.role === 'user').reduce((sum, t) => sum + t.chars, 0);
   if (userChars < MIN_USER_CHARS) return undefined;
   return texts
-    .map(({ role, text }) => {
-      const shown = text.length > CONTEXT_MESSAGE_CHARS ? `${cut(text, CONTEXT_MESSAGE_CHARS)}…` : text;
+    .map(({ role, text, chars }) => {
+      const shown = chars > CONTEXT_MESSAGE_CHARS ? `${cut(text, CONTEXT_MESSAGE_CHARS)}…` : text;
       return `${role === 'user' ? 'User' : 'Assistant'}: ${shown}`;
     })
     .join('\n');

@@ -17,6 +17,7 @@ import { PROVIDER_IDS, replyOf, startFakeProvider } from '../../support/fake-pro
 import type { FakeProvider, RecordedRequest } from '../../support/fake-provider.js';
 import { sleep } from '../../support/shapes.js';
 import { renameForEvent } from '../../../functions/core/auto-rename.js';
+import { withUsage } from '../../../functions/platform/usage.js';
 
 const TIMEOUT_MS = 1000;
 const base = {
@@ -472,5 +473,39 @@ describe('the stream consumer (AWS)', () => {
     expect((await getChat(chat.id)).title).toBe('Fake Title');
     expect(await consume([record(4, agent)])).toEqual({ batchItemFailures: [] });
     expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe('cost per finalized agent message', () => {
+  /** The DynamoDB calls and capacity of one check, the configuration read beforehand (it is cached). */
+  async function measured(event: Awaited<ReturnType<typeof readEvents>>[number]) {
+    const { getConfig } = await import('../../../functions/core/live-config.js');
+    const config = await getConfig();
+    const { usage, result } = withUsage(() => renameForEvent(event, config));
+    return { outcome: await result, ...usage };
+  }
+  const agentEventOf = async (chatId: string) =>
+    (await readEvents(api.tableName)).find(
+      (e) => e.type === 'message.created' && e.payload.chatId === chatId && e.payload.role === 'agent',
+    )!;
+
+  it('is no call while off, one GetItem once renamed, and seven calls for the rename itself', async () => {
+    renameWith('openai', { enabled: false });
+    const chat = await newChat(LISBON);
+    await agentSays(chat.id, 'Sure.');
+    const event = await agentEventOf(chat.id);
+    expect(await measured(event)).toMatchObject({ outcome: 'disabled', calls: 0, writeUnits: 0 });
+
+    renameWith('openai');
+    // Reads: the chat, its first messages; the rewrite's chat, newest two, unread count. Writes: the event
+    // number, then one transaction of the chat and chat.updated (DynamoDB Local counts 5 RCU and 9 WCU with the
+    // transaction's double rate and the chat's index copies).
+    const rename = await measured(event);
+    expect(rename).toMatchObject({ outcome: 'renamed', calls: 7 });
+    expect(rename.readUnits).toBeLessThanOrEqual(5);
+    expect(rename.writeUnits).toBeLessThanOrEqual(10);
+    const again = await measured(event);
+    expect(again).toMatchObject({ outcome: 'not-default', calls: 1, writeUnits: 0 });
+    expect(again.readUnits).toBeLessThanOrEqual(1);
   });
 });
