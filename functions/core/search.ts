@@ -21,6 +21,7 @@ import {
   pruneCache,
   publishSegment,
   scratchPath,
+  SegmentGoneError,
 } from '../platform/search-storage.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import type { StoredEvent } from '../store/events-repo.js';
@@ -166,13 +167,23 @@ async function titleHits(q: string, want: number, cursor: OrderKey | undefined):
 async function messageHits(q: string, want: number, cursor: OrderKey | undefined): Promise<Ranked[]> {
   const match = ftsQuery(q);
   if (!match) return [];
-  const index = await SearchIndex.current();
+  let index = await SearchIndex.current();
+  let refreshed = false;
   const ranked: Ranked[] = [];
   let after = messagesAfter(cursor);
   // Hits whose message or chat is gone (the index is derived and may lag a deletion) are
   // dropped, and the page is filled from further on.
   for (;;) {
-    const hits = await index.search(match, want - ranked.length, after);
+    let hits: SegmentHit[];
+    try {
+      hits = await index.search(match, want - ranked.length, after);
+    } catch (error) {
+      // A segment was replaced (and deleted) after the manifest was read: read it again, once.
+      if (!(error instanceof SegmentGoneError) || refreshed) throw error;
+      refreshed = true;
+      index = await SearchIndex.current(true);
+      continue;
+    }
     if (hits.length === 0) return ranked;
     const context = await hitContext(
       hits.map((h) => h.chatId),
@@ -241,8 +252,8 @@ class SearchIndex {
   private constructor(private readonly segments: SegmentEntry[]) {}
 
   /** The index as the manifest lists it now (one eventually consistent GetItem). */
-  static async current(): Promise<SearchIndex> {
-    const manifest = await getManifest(false);
+  static async current(consistent = false): Promise<SearchIndex> {
+    const manifest = await getManifest(consistent);
     if (manifest.version !== lastVersion) {
       const live = new Set(manifest.segments.map((s) => s.key));
       for (const [key, reader] of readers) {

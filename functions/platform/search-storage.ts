@@ -21,6 +21,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { env, requiredEnv } from './env.js';
 import { newId } from './ids.js';
+import { isMissing } from './media-storage.js';
 import { s3 } from './s3-client.js';
 
 const bucket = (): string => requiredEnv('SEARCH_BUCKET');
@@ -71,6 +72,13 @@ export async function publishSegment(builtPath: string, key: string): Promise<nu
   return bytes.byteLength;
 }
 
+/** A segment the manifest listed is no longer in the bucket (replaced since the manifest was read). */
+export class SegmentGoneError extends Error {
+  constructor(readonly key: string) {
+    super(`search segment ${key} is gone`);
+  }
+}
+
 const downloads = new Map<string, Promise<string>>();
 
 /** The local copy of segment `key`, fetched from the bucket the first time. */
@@ -80,7 +88,11 @@ export function localSegment(key: string): Promise<string> {
   let pending = downloads.get(key);
   if (!pending) {
     pending = (async () => {
-      const out = await s3().send(new GetObjectCommand({ Bucket: bucket(), Key: key }));
+      const out = await s3()
+        .send(new GetObjectCommand({ Bucket: bucket(), Key: key }))
+        .catch((error: unknown) => {
+          throw isMissing(error) ? new SegmentGoneError(key) : error;
+        });
       const partial = `${path}.${newId()}.part`;
       await pipeline(out.Body as Readable, createWriteStream(partial));
       renameSync(partial, path);

@@ -5,6 +5,7 @@
  * segments; every search reads it once (0.5 RCU, eventually consistent). Segments a merge
  * replaced wait for deletion as small items of their own, so the manifest does not grow.
  */
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
@@ -48,12 +49,15 @@ export async function getManifest(consistent: boolean): Promise<SearchManifest> 
 
 /**
  * Replaces the manifest read at `previous.version` with `next` (its version one higher).
- * Returns false when another writer changed it meanwhile: the caller reads it again.
+ * Returns false when another writer changed it meanwhile: the caller reads it again. Each write
+ * carries its own id, so a write whose answer was lost and retried (the retry then fails the
+ * version condition) is still recognized as ours.
  */
 export async function replaceManifest(
   previous: SearchManifest,
   next: Omit<SearchManifest, 'version'>,
 ): Promise<boolean> {
+  const writeId = randomUUID();
   try {
     await ddb().send(
       new PutCommand({
@@ -63,6 +67,7 @@ export async function replaceManifest(
           type: 'search-manifest',
           version: previous.version + 1,
           segments: next.segments,
+          write_id: writeId,
         },
         ...(previous.version === 0
           ? { ConditionExpression: 'attribute_not_exists(pk)' }
@@ -71,8 +76,11 @@ export async function replaceManifest(
     );
     return true;
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    const now = await ddb().send(
+      new GetCommand({ TableName: tableName(), Key: Keys.searchManifest, ConsistentRead: true }),
+    );
+    return now.Item?.write_id === writeId;
   }
 }
 

@@ -88,6 +88,33 @@ describe('the search index', () => {
     expect(await messageIdsFor(api, 'lemur')).toHaveLength(20);
   });
 
+  it('recognizes its own manifest write when the answer was lost and the retry failed the condition', async () => {
+    const { ddb } = await import('../../../functions/store/db.js');
+    const before = (await Search.indexManifest()).segments.map((s) => s.key);
+    let replayed = 0;
+    ddb().middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { Item?: { sk?: unknown } };
+        if (replayed === 0 && input.Item?.sk === 'MANIFEST') {
+          replayed += 1;
+          await next(args); // the write lands...
+          return next(args); // ...and its retry fails the version condition
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'lose-manifest-answer' },
+    );
+    try {
+      expect(await Search.indexEvents([{ ...events[7]!, id: 'evt-lost-answer' }])).toBe(1);
+    } finally {
+      ddb().middlewareStack.remove('lose-manifest-answer');
+    }
+    expect(replayed).toBe(1);
+    const after = (await Search.indexManifest()).segments.map((s) => s.key);
+    expect(new Set(after).size).toBe(after.length);
+    expect(after.filter((k) => !before.includes(k))).toHaveLength(1);
+  });
+
   it('fetches segments into an empty cache (a new container) and keeps only live ones there', async () => {
     rmSync(cacheDir, { recursive: true, force: true });
     Search.forgetReadersForTests();
