@@ -2,12 +2,12 @@
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
- * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the webhook
- * consumer on the table's stream (webhooks.ts), the
- * search index with its writer on the table's stream (search-index.ts), the auto-renamer on the
- * table's stream (auto-rename.ts), the CloudFront
- * distribution that puts the API and its stream under one base URL (edge.ts) and,
- * when the instance secret is on, its Secrets Manager secret (instance-secret.ts).
+ * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the two
+ * readers of the table's stream — the search index writer (search-index.ts) and the consumer of
+ * events' side effects: web push, webhooks, auto-rename (event-effects.ts) — the VAPID key pair
+ * when push is on (web-push.ts), the CloudFront distribution that puts the API and its stream
+ * under one base URL (edge.ts) and, when the instance secret is on, its Secrets Manager secret
+ * (instance-secret.ts).
  * Environment-agnostic: no account or region lookups.
  */
 import { readFileSync } from 'node:fs';
@@ -17,10 +17,10 @@ import type { Construct } from 'constructs';
 import { VAPID_KEY_HELD_APART, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Api } from './constructs/api.js';
-import { AutoRename } from './constructs/auto-rename.js';
 import type { FunctionWiring } from './constructs/api-function.js';
 import { DispatchQueues } from './constructs/dispatch-queues.js';
 import { Edge } from './constructs/edge.js';
+import { EventEffects } from './constructs/event-effects.js';
 import type { EdgeDomain } from './constructs/edge.js';
 import { EventStream } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
@@ -29,7 +29,6 @@ import { Storage } from './constructs/storage.js';
 import { SearchIndex } from './constructs/search-index.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
-import { Webhooks } from './constructs/webhooks.js';
 import { WebPush } from './constructs/web-push.js';
 import { streamRoute } from './routes.js';
 
@@ -89,8 +88,7 @@ export class ChatRelayStack extends Stack {
   readonly instanceSecret: InstanceSecret | undefined;
   readonly webPush: WebPush | undefined;
   readonly searchIndex: SearchIndex;
-  readonly webhooks: Webhooks;
-  readonly autoRename: AutoRename;
+  readonly eventEffects: EventEffects;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
     const { config, instanceSecretArn, vapidKeysSecretArn, serviceVersion, domain, ...stackProps } = props;
@@ -137,7 +135,7 @@ export class ChatRelayStack extends Stack {
       );
     }
 
-    // Web push when enabled: the VAPID key pair (made once) and the notifier on the table's stream.
+    // Web push when enabled: the VAPID key pair (made once); the effects consumer sends.
     this.webPush = config.push.enabled
       ? new WebPush(this, 'Push', { table: this.storage.table, existingKeysSecretArn: vapidArn })
       : undefined;
@@ -152,13 +150,12 @@ export class ChatRelayStack extends Stack {
         ...(this.webPush ? { VAPID_PUBLIC_KEY: this.webPush.publicKey } : {}),
       },
     };
-    this.webPush?.addNotifier(wiring);
     this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', wiring);
     this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
     this.searchIndex = new SearchIndex(this, 'Search', wiring);
-    this.webhooks = new Webhooks(this, 'Webhooks', wiring);
-    this.autoRename = new AutoRename(this, 'AutoRename', wiring);
+    // Push, webhooks and auto-rename: one reader of the table's stream (event-effects.ts says why).
+    this.eventEffects = new EventEffects(this, 'Effects', { ...wiring, webPush: this.webPush });
     this.api = new Api(this, 'Api', {
       ...wiring,
       streamTimeoutStateMachine: this.streamTimeouts.stateMachine,

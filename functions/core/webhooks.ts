@@ -3,7 +3,7 @@
  * POSTed to it as `{ id, type, timestamp, payload }`, the payload enriched for message.created,
  * request.resolved and request.cancelled, signed with HMAC-SHA256 over the exact raw body when
  * the hook has a signing secret. Deliveries run off the request path: in AWS from the table's
- * stream (functions/jobs/webhooks.ts), locally from a tail of the event log (local/hooks-tail.ts).
+ * stream (functions/jobs/event-effects.ts), locally from a tail of the event log (local/hooks-tail.ts).
  *
  * Each hook is delivered independently: up to 1 + maxRetries attempts, each with its own
  * timeout; 2xx ends it, 4xx (any non-2xx below 500) ends it as a permanent failure, 5xx,

@@ -4,19 +4,12 @@
  *   first deploy (functions/jobs/vapid-keys.ts) and kept after; its public key is handed to
  *   every function (VAPID_PUBLIC_KEY: GET /config shows it), and only the senders may read
  *   the secret (bindSender);
- * - the notifier (functions/jobs/push-notify.ts), a consumer of the table's stream whose event
- *   source mapping lets through only new event items that can notify (agent messages created
- *   complete, completed agent streams, new requests), so no other write costs an invocation;
- *   failed records are retried (bisected) and then sent to a dead-letter queue, alarmed.
+ * - the notifications themselves are sent by the consumer of events' side effects
+ *   (event-effects.ts), which this construct binds as a sender.
  */
 import { CustomResource, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
-import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
@@ -27,32 +20,10 @@ export interface WebPushProps {
   existingKeysSecretArn?: string | undefined;
 }
 
-/** The stream filter: which new items can notify (core/push.ts notificationFor decides the rest). */
-const notifying = (eventType: string, payload?: Record<string, string>) =>
-  FilterCriteria.filter({
-    eventName: FilterRule.isEqual('INSERT'),
-    dynamodb: {
-      NewImage: {
-        type: { S: FilterRule.isEqual('event') },
-        eventType: { S: FilterRule.isEqual(eventType) },
-        ...(payload
-          ? {
-              payload: {
-                M: Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, { S: FilterRule.isEqual(v) }])),
-              },
-            }
-          : {}),
-      },
-    },
-  });
-
 export class WebPush extends Construct {
   readonly keysSecret: ISecret;
   /** The public key (a deploy-time token): every function's VAPID_PUBLIC_KEY. */
   readonly publicKey: string;
-  notifier?: ApiFunction;
-  deadLetterQueue?: Queue;
-  deadLetterAlarm?: Alarm;
 
   constructor(scope: Construct, id: string, props: WebPushProps & Pick<FunctionWiring, 'table'>) {
     super(scope, id);
@@ -102,61 +73,6 @@ export class WebPush extends Construct {
     );
     const keys = new CustomResource(this, 'KeyPair', { serviceToken: provider.serviceToken });
     this.publicKey = keys.getAttString('PublicKey');
-  }
-
-  /** The notifier on the table's stream (after the wiring exists: it needs the public key too). */
-  addNotifier(wiring: FunctionWiring & { table: ITable }): void {
-    const fn = ApiFunction.wired(this, 'Notifier', wiring, 'readWrite', {
-      entry: jobEntry('push-notify'),
-      description: 'Sends web push for notifying events (DynamoDB stream consumer)',
-      // Deliveries to all devices in parallel, each at most 3 attempts of 5 s.
-      timeout: Duration.seconds(60),
-      memorySize: 512,
-    });
-    this.bindSender(fn);
-    this.deadLetterQueue = new Queue(this, 'NotifierDeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    Validations.of(this.deadLetterQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: "This queue is the notifier's dead-letter destination (records given up on), alarmed below.",
-    });
-    Validations.of(fn.role!).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'Reading a DynamoDB stream needs dynamodb:ListStreams, which supports no resource scoping.',
-    });
-    fn.addEventSource(
-      new DynamoEventSource(wiring.table, {
-        startingPosition: StartingPosition.LATEST,
-        batchSize: 10,
-        maxBatchingWindow: Duration.seconds(0),
-        bisectBatchOnError: true,
-        retryAttempts: 3,
-        // A notification hours late is noise: give up on records older than an hour.
-        maxRecordAge: Duration.hours(1),
-        reportBatchItemFailures: true,
-        onFailure: new SqsDlq(this.deadLetterQueue),
-        filters: [
-          notifying('message.created', { role: 'agent', streamState: 'complete' }),
-          notifying('message.streaming.complete', { role: 'agent', streamState: 'complete' }),
-          notifying('request.created'),
-        ],
-      }),
-    );
-    this.deadLetterAlarm = new Alarm(this, 'NotifierDeadLettersAlarm', {
-      alarmDescription: 'Push notifications given up on: records on the notifier dead-letter queue.',
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(1),
-        statistic: 'Maximum',
-      }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
-    this.notifier = fn;
   }
 
   /** A function that sends pushes: VAPID_SECRET_ARN and read access to the key pair. */

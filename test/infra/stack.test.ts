@@ -44,8 +44,7 @@ const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
 const tagSweepFunctionPath = 'ChatRelay/Tags/Sweep/Resource';
 const searchWriterPath = 'ChatRelay/Search/Writer/Resource';
-const webhooksPath = 'ChatRelay/Webhooks/Consumer/Resource';
-const renamerPath = 'ChatRelay/AutoRename/Renamer/Resource';
+const effectsPath = 'ChatRelay/Effects/Consumer/Resource';
 const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
@@ -55,15 +54,14 @@ const expectedFunctionPaths = [
   sweepFunctionPath,
   tagSweepFunctionPath,
   searchWriterPath,
-  webhooksPath,
-  renamerPath,
+  effectsPath,
 ];
 /**
  * Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush
  * consumer, the dispatch and tag sweepers, the search index writer, the webhook consumer and the
  * auto-renamer.
  */
-const extraFunctions = 9;
+const extraFunctions = 8;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -202,8 +200,7 @@ describe('functions', () => {
       timeouts.set(flushFunctionPath, 30);
       timeouts.set(sweepFunctionPath, 30);
       timeouts.set(searchWriterPath, 300);
-      timeouts.set(webhooksPath, 300);
-      timeouts.set(renamerPath, 60);
+      timeouts.set(effectsPath, 300);
       for (const fn of fns) {
         if (fn.path === streamFunctionPath) {
           expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
@@ -217,13 +214,7 @@ describe('functions', () => {
           fn.path,
           'nodejs22.x',
           ['arm64'],
-          imagePaths.has(fn.path)
-            ? IMAGE_MEMORY_MB
-            : fn.path === webhooksPath
-              ? 256
-              : fn.path === renamerPath
-                ? 512
-                : 1024,
+          imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : fn.path === effectsPath ? 512 : 1024,
           timeouts.get(fn.path) ?? 15,
         ]);
         expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
@@ -1128,47 +1119,20 @@ describe('search index', () => {
   });
 });
 
-describe('webhooks', () => {
-  it('runs the consumer on the table stream, filtered to new persisted events, with partial retries and a DLQ', () => {
-    const fn = fns.find((f) => f.path === webhooksPath)!;
-    expect([fn.props.MemorySize, fn.props.Timeout, fn.props.Handler]).toEqual([256, 300, 'index.handler']);
-    const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
+describe('event effects (push, webhooks, auto-rename)', () => {
+  const effects = () => fns.find((f) => f.path === effectsPath)!;
+
+  it('the table stream has two readers: the search index writer and the effects consumer', () => {
+    const readers = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
       .map(([, m]) => m.Properties ?? {})
-      .filter((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: fn.id }));
-    expect(mappings).toHaveLength(1);
-    const mapping = mappings[0]!;
-    expect(mapping).toMatchObject({
-      EventSourceArn: { 'Fn::GetAtt': [tableId, 'StreamArn'] },
-      StartingPosition: 'LATEST',
-      BatchSize: 10,
-      MaximumBatchingWindowInSeconds: 1,
-      BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: 3,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-    });
-    expect((mapping.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern))).toEqual([
-      {
-        eventName: ['INSERT'],
-        dynamodb: { NewImage: { type: { S: ['event'] }, eventType: { S: [{ exists: true }] } } },
-      },
-    ]);
-    const dlqId = mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] as string;
-    expect(cdkPath(main.json.Resources[dlqId]!)).toBe('ChatRelay/Webhooks/DeadLetters/Resource');
-    const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
-      JSON.stringify(a.Properties?.Dimensions ?? '').includes(dlqId),
-    );
-    expect(alarms).toHaveLength(1);
-    // It reads the table (enrichment) and writes its claims and delivery records there.
-    expect(dynamoActions(fn.statements)).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem']));
+      .filter((m) => JSON.stringify(m.EventSourceArn).includes('StreamArn'))
+      .map((m) => fns.find((f) => f.id === refId(m.FunctionName))!.path);
+    expect(readers.sort()).toEqual([effectsPath, searchWriterPath].sort());
   });
-});
 
-describe('auto-rename', () => {
-  const renamer = () => fns.find((f) => f.path === renamerPath)!;
-
-  it('runs functions/jobs/auto-rename.ts with the table (read-write) and its stream, and no bucket or secret', () => {
-    const fn = renamer();
-    expect([fn.props.Timeout, fn.props.MemorySize, fn.props.Handler]).toEqual([60, 512, 'index.handler']);
+  it('runs functions/jobs/event-effects.ts with the table (read-write) and its stream, and no bucket or secret', () => {
+    const fn = effects();
+    expect([fn.props.Timeout, fn.props.MemorySize, fn.props.Handler]).toEqual([300, 512, 'index.handler']);
     expect(dynamoActions(fn.statements)).toEqual(
       expect.arrayContaining([
         'dynamodb:GetItem',
@@ -1182,23 +1146,24 @@ describe('auto-rename', () => {
         'dynamodb:ListStreams',
       ]),
     );
-    // Beside the table and its logs, only sending given-up records to its own dead-letter queue.
+    // Beside the table and its logs, only sending given-up records to its own dead-letter queue
+    // (with push off: no VAPID secret either, see web-push.test.ts for push on).
     const other = fn.statements.flatMap(actionsOf).filter((a) => !/^(dynamodb|logs):/.test(a));
     expect([...new Set(other)].sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
     const queues = fn.statements
       .filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))
       .flatMap(resourcesOf)
       .map((r) => cdkPath(main.json.Resources[refId(r)!]!));
-    expect([...new Set(queues)]).toEqual(['ChatRelay/AutoRename/RenamerDeadLetters/Resource']);
+    expect([...new Set(queues)]).toEqual(['ChatRelay/Effects/DeadLetters/Resource']);
     const env = fn.props.Environment.Variables as Record<string, unknown>;
     expect(refId(env.TABLE_NAME)).toBe(tableId);
     expect(Object.keys(env).filter((k) => /API_KEY|BASE_URL|SECRET|BUCKET|QUEUE/.test(k))).toEqual([]);
   });
 
-  it('is fed only new events of finalized agent messages, retried, then dead-lettered (alarmed)', () => {
+  it('is fed only new persisted events, partial failures retried, then dead-lettered (alarmed)', () => {
     const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
       .map(([, m]) => m.Properties ?? {})
-      .filter((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: renamer().id }));
+      .filter((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: effects().id }));
     expect(mappings).toHaveLength(1);
     const mapping = mappings[0]!;
     expect(mapping).toMatchObject({
@@ -1208,25 +1173,16 @@ describe('auto-rename', () => {
       MaximumBatchingWindowInSeconds: 0,
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 3,
-      MaximumRecordAgeInSeconds: 3600,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
-    const finalized = (eventType: string) => ({
-      eventName: ['INSERT'],
-      dynamodb: {
-        NewImage: {
-          type: { S: ['event'] },
-          eventType: { S: [eventType] },
-          payload: { M: { role: { S: ['agent'] }, streamState: { S: ['complete'] } } },
-        },
-      },
-    });
     expect((mapping.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern))).toEqual([
-      finalized('message.created'),
-      finalized('message.streaming.complete'),
+      {
+        eventName: ['INSERT'],
+        dynamodb: { NewImage: { type: { S: ['event'] }, eventType: { S: [{ exists: true }] } } },
+      },
     ]);
     const dlqId = mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] as string;
-    expect(cdkPath(main.json.Resources[dlqId]!)).toBe('ChatRelay/AutoRename/RenamerDeadLetters/Resource');
+    expect(cdkPath(main.json.Resources[dlqId]!)).toBe('ChatRelay/Effects/DeadLetters/Resource');
     expect(main.json.Resources[dlqId]!.Properties).toEqual({
       MessageRetentionPeriod: 14 * 86_400,
       SqsManagedSseEnabled: true,

@@ -1,9 +1,9 @@
 /**
  * Web push in the synthesized template (lib/constructs/web-push.ts): present only when push is
  * enabled; the VAPID key pair in a retained secret made once by a custom resource; the public
- * key in every function's environment; the secret readable by the senders only (the notifier
- * and POST /push/test); the notifier on the table's stream, filtered to the events that can
- * notify, with partial-batch retries and an alarmed dead-letter queue.
+ * key in every function's environment; the secret readable by the senders only (the consumer of
+ * events' side effects, which sends the notifications, and POST /push/test). The consumer itself
+ * (its stream mapping, filter, retries and dead-letter queue) is checked in stack.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -13,7 +13,7 @@ import { actionsOf, cdkPath, refId, resourcesOf, resourcesOfType, statementsOfRo
 import type { CfnTemplate, Synthesized } from './synth.js';
 
 const pushConfig = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
-const notifierPath = 'ChatRelay/Push/Notifier/Resource';
+const notifierPath = 'ChatRelay/Effects/Consumer/Resource';
 const keyMakerPath = 'ChatRelay/Push/KeyMaker/Resource';
 
 const functionsOf = (json: CfnTemplate) =>
@@ -68,50 +68,6 @@ describe('web push enabled', () => {
       expect([fn.path, refId(fn.env.VAPID_SECRET_ARN) !== undefined]).toEqual([fn.path, senders.includes(fn.path)]);
   });
 
-  it(
-    'runs the notifier on the table stream, filtered to notifying events, with partial retries and a dead-letter ' +
-      'queue',
-    () => {
-      // The notifier's own mapping (other consumers of the stream, such as the search index writer, have theirs).
-      const mappings = resourcesOfType(synth.json, 'AWS::Lambda::EventSourceMapping').filter(
-        ([, m]) =>
-          JSON.stringify(m.Properties?.EventSourceArn).includes('StreamArn') &&
-          cdkPath(m).startsWith('ChatRelay/Push/'),
-      );
-      expect(mappings).toHaveLength(1);
-      const props = mappings[0]![1].Properties!;
-      expect(refId(props.FunctionName)).toBe(functionsOf(synth.json).find((f) => f.path === notifierPath)!.id);
-      expect(props).toMatchObject({
-        StartingPosition: 'LATEST',
-        BisectBatchOnFunctionError: true,
-        MaximumRetryAttempts: 3,
-        MaximumRecordAgeInSeconds: 3600,
-        FunctionResponseTypes: ['ReportBatchItemFailures'],
-      });
-      expect(props.DestinationConfig.OnFailure.Destination).toBeDefined();
-      const patterns = (props.FilterCriteria.Filters as { Pattern: string }[]).map((f) => JSON.parse(f.Pattern));
-      const image = (eventType: string, payload?: Record<string, string>) => ({
-        eventName: ['INSERT'],
-        dynamodb: {
-          NewImage: {
-            type: { S: ['event'] },
-            eventType: { S: [eventType] },
-            ...(payload
-              ? { payload: { M: Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, { S: [v] }])) } }
-              : {}),
-          },
-        },
-      });
-      expect(patterns).toEqual([
-        image('message.created', { role: 'agent', streamState: 'complete' }),
-        image('message.streaming.complete', { role: 'agent', streamState: 'complete' }),
-        image('request.created'),
-      ]);
-      const alarms = resourcesOfType(synth.json, 'AWS::CloudWatch::Alarm').map(([, a]) => cdkPath(a));
-      expect(alarms).toContain('ChatRelay/Push/NotifierDeadLettersAlarm/Resource');
-    },
-  );
-
   it('passes cdk-nag', () => {
     const report = new AwsSolutionsChecks().validateScope(synth.stack);
     const findings = report.violations.flatMap((v) =>
@@ -134,7 +90,7 @@ describe('web push with an existing key pair, and off', () => {
     }
   });
 
-  it('makes nothing for push when it is off: no secret, no notifier, no VAPID variables', () => {
+  it('makes nothing for push when it is off: no secret, no key maker, no VAPID variables', () => {
     const off = synthesize({});
     try {
       expect(resourcesOfType(off.json, 'AWS::CloudFormation::CustomResource')).toHaveLength(0);

@@ -453,9 +453,9 @@ describe('the stream consumer (AWS)', () => {
     },
   });
   const consume = async (records: ReturnType<typeof record>[]) => {
-    const { handler } = await import('../../../functions/jobs/auto-rename.js');
+    const { handler } = await import('../../../functions/jobs/event-effects.js');
     const { asInvocation } = await import('../../../local/invocations.js');
-    const context = { awsRequestId: 'r', functionName: 'auto-rename' } as never;
+    const context = { awsRequestId: 'r', functionName: 'event-effects' } as never;
     return asInvocation(() => handler({ Records: records } as DynamoDBStreamEvent, context));
   };
 

@@ -205,9 +205,9 @@ describe('at most once per event', () => {
       eventName: 'INSERT' as const,
       dynamodb: { NewImage: marshall(copy, { removeUndefinedValues: true }) as never, SequenceNumber: String(n) },
     });
-    const { handler } = await import('../../../functions/jobs/push-notify.js');
+    const { handler } = await import('../../../functions/jobs/event-effects.js');
     const { asInvocation } = await import('../../../local/invocations.js');
-    const context = { awsRequestId: 'r', functionName: 'push-notify' } as never;
+    const context = { awsRequestId: 'r', functionName: 'event-effects' } as never;
     const consume = (records: ReturnType<typeof record>[]) =>
       asInvocation(() => handler({ Records: records } as DynamoDBStreamEvent, context));
     expect(await consume([record(1), record(2)])).toEqual({ batchItemFailures: [] });

@@ -1,10 +1,17 @@
 /**
- * Outbound webhooks (contract §6.6): the consumer (functions/jobs/webhooks.ts) on the table's
- * stream, whose event source mapping lets through only new persisted event items (the hooks are
- * runtime configuration, so the filter cannot name their event types; with no hook configured a
- * batch costs one short invocation). Batches of up to 10 events gathered for a second; a record
- * whose bookkeeping fails is retried alone (reportBatchItemFailures), bisected, then sent to an
- * alarmed dead-letter queue. 256 MB: the function mostly waits on the hooks' answers.
+ * The side effects of persisted events (functions/jobs/event-effects.ts): web push (§7), outbound
+ * webhooks (§6.6) and auto-rename (§10), from ONE consumer of the table's stream. DynamoDB Streams
+ * serves at most two readers per shard without throttling (each Lambda event source mapping polls
+ * every shard several times a second), and the search index writer is the other reader; a
+ * consumer per effect would throttle them all and delay every notification.
+ *
+ * The mapping lets through only new persisted event items: webhooks are runtime configuration
+ * and may list any persisted type, so the filter cannot be narrower; push and auto-rename decide
+ * from the event itself and cost no storage call for events that do not concern them. Batches of
+ * up to 10 with no batching window (push latency); a record whose effects hit a storage failure
+ * is retried alone (partial batch failures), bisected, then sent to an alarmed dead-letter queue.
+ * 512 MB: the function mostly waits on push services, hooks and providers; 5 minutes: a hook may
+ * take 1 + maxRetries attempts of timeoutMs with back-off.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -15,21 +22,23 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
+import type { WebPush } from './web-push.js';
 
-export class Webhooks extends Construct {
+export class EventEffects extends Construct {
   readonly consumer: ApiFunction;
   readonly deadLetterQueue: Queue;
   readonly deadLetterAlarm: Alarm;
 
-  constructor(scope: Construct, id: string, wiring: FunctionWiring & { table: ITable }) {
+  constructor(scope: Construct, id: string, props: FunctionWiring & { table: ITable; webPush?: WebPush | undefined }) {
     super(scope, id);
-    this.consumer = ApiFunction.wired(this, 'Consumer', wiring, 'readWrite', {
-      entry: jobEntry('webhooks'),
-      description: 'Delivers persisted events to the configured webhooks (DynamoDB stream consumer)',
-      // 1 + maxRetries attempts of timeoutMs each, with back-off: ~30 s with the defaults.
+    this.consumer = ApiFunction.wired(this, 'Consumer', props, 'readWrite', {
+      entry: jobEntry('event-effects'),
+      description: 'Web push, webhooks and auto-rename for persisted events (DynamoDB stream consumer)',
       timeout: Duration.minutes(5),
-      memorySize: 256,
+      memorySize: 512,
     });
+    // Only when push is on may it read the VAPID key pair (the senders' grant).
+    props.webPush?.bindSender(this.consumer);
     this.deadLetterQueue = new Queue(this, 'DeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -37,17 +46,17 @@ export class Webhooks extends Construct {
     });
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: "This queue is the webhook consumer's dead-letter destination (records given up on), alarmed below.",
+      reason: "This queue is the event-effects consumer's dead-letter destination (records given up on), alarmed.",
     });
     Validations.of(this.consumer.role!).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason: 'Reading a DynamoDB stream needs dynamodb:ListStreams, which supports no resource scoping.',
     });
     this.consumer.addEventSource(
-      new DynamoEventSource(wiring.table, {
+      new DynamoEventSource(props.table, {
         startingPosition: StartingPosition.LATEST,
         batchSize: 10,
-        maxBatchingWindow: Duration.seconds(1),
+        maxBatchingWindow: Duration.seconds(0),
         bisectBatchOnError: true,
         retryAttempts: 3,
         reportBatchItemFailures: true,
@@ -61,7 +70,8 @@ export class Webhooks extends Construct {
       }),
     );
     this.deadLetterAlarm = new Alarm(this, 'DeadLettersAlarm', {
-      alarmDescription: 'Webhook deliveries given up on: records on the webhook consumer dead-letter queue.',
+      alarmDescription:
+        'Push, webhook or auto-rename work given up on: records on the event-effects dead-letter queue.',
       metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
         period: Duration.minutes(1),
         statistic: 'Maximum',
