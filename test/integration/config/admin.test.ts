@@ -144,6 +144,20 @@ describe('fields (§5.2.2)', () => {
     expect((await storedDocument())?.futureSetting).toEqual({ nested: [1, 2] });
   });
 
+  it('turns push on at run time with the instance key pair (never returning its private half)', async () => {
+    expect(
+      (await patch({ rawConfig: { ...BASE, push: { enabled: true, subject: 'mailto:ops@example.com' } } })).status,
+    ).toBe(200);
+    const res = await api.get('/api/v1/config', bearer);
+    expect(res.body.push).toEqual({
+      enabled: true,
+      vapidPublicKey: process.env.VAPID_PUBLIC_KEY,
+      subject: 'mailto:ops@example.com',
+    });
+    expect(process.env.VAPID_PUBLIC_KEY).toMatch(/^[A-Za-z0-9_-]{80,}$/);
+    expect(res.text).not.toContain('vapidPrivateKey');
+  });
+
   it.each([null, [], 'text', 3])('rawConfig %j is 400 "rawConfig must be a JSON object"', async (rawConfig) => {
     const res = await patch({ rawConfig });
     expect(res.status).toBe(400);
