@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { CfnElement, Duration, Size, Stack, Validations } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { Architecture, LoggingFormat, Runtime, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
@@ -225,6 +225,11 @@ export class ApiFunction extends NodejsFunction {
       architecture: Architecture.ARM_64,
       timeout: props.timeout ?? Duration.seconds(15),
       memorySize: props.memorySize ?? 1024,
+      // JSON logs, and Lambda's own START/END/REPORT lines only at WARN: three lines per
+      // invocation would cost more CloudWatch ingestion than the application's sampled ones
+      // (the duration and error metrics are unaffected). The application's level: POWERTOOLS_LOG_LEVEL.
+      loggingFormat: LoggingFormat.JSON,
+      systemLogLevelV2: SystemLogLevel.WARN,
       ...(props.ephemeralStorageMb ? { ephemeralStorageSize: Size.mebibytes(props.ephemeralStorageMb) } : {}),
       ...(props.reservedConcurrency ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
       role,
