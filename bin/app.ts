@@ -78,6 +78,8 @@ try {
     instanceSecretArn: contextString(app, 'instanceSecretArn'),
     vapidKeysSecretArn: contextString(app, 'vapidKeysSecretArn'),
     domain: loadDomain(app),
+    logLevel: contextString(app, 'logLevel'),
+    logSampleRate: contextString(app, 'logSampleRate'),
   });
 } catch (error) {
   // Inputs the stack cannot deploy (secret ARN format, size, a config needing a stripped secret).

@@ -20,7 +20,12 @@ import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
-import { DeploymentConfigError, INSTANCE_CONFIG_MAX_BYTES, deployableConfig } from '../../lib/stack.js';
+import {
+  DeploymentConfigError,
+  INSTANCE_CONFIG_MAX_BYTES,
+  deployableConfig,
+  loggingEnvironment,
+} from '../../lib/stack.js';
 import {
   actionsOf,
   cdkPath,
@@ -1476,6 +1481,34 @@ describe('configuration size', () => {
       }
     },
   );
+});
+
+describe('logging', () => {
+  it('every function logs JSON at WARN with 1% of invocations sampled in full, platform lines at WARN', () => {
+    for (const fn of fns) {
+      const env = fn.props.Environment.Variables as Record<string, unknown>;
+      expect([fn.path, env.LOG_LEVEL, env.POWERTOOLS_LOGGER_SAMPLE_RATE, fn.props.LoggingConfig]).toEqual([
+        fn.path,
+        'WARN',
+        '0.01',
+        expect.objectContaining({ LogFormat: 'JSON', SystemLogLevel: 'WARN' }),
+      ]);
+    }
+  });
+
+  it('takes the level and the sample rate from the stack props, and refuses bad ones', () => {
+    expect(loggingEnvironment('info', '0.25')).toEqual({
+      LOG_LEVEL: 'INFO',
+      POWERTOOLS_LOGGER_SAMPLE_RATE: '0.25',
+    });
+    expect(loggingEnvironment(undefined, 0)).toEqual({
+      LOG_LEVEL: 'WARN',
+      POWERTOOLS_LOGGER_SAMPLE_RATE: '0',
+    });
+    expect(() => loggingEnvironment('LOUD', undefined)).toThrow(DeploymentConfigError);
+    expect(() => loggingEnvironment('WARN', '1.5')).toThrow(/logSampleRate must be a number from 0 to 1/);
+    expect(() => loggingEnvironment('WARN', 'often')).toThrow(DeploymentConfigError);
+  });
 });
 
 describe('bin/app.ts', () => {
