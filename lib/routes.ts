@@ -28,6 +28,13 @@ export interface RouteSpec {
   /** Function timeout when the default (15 s) is too short, e.g. claim long-polls. */
   timeoutSeconds?: number;
   /**
+   * Memory (MB) when the default (1,024) is wrong for the route: the claim long-polls mostly
+   * wait, and Lambda bills their memory for every second they wait (WAITING_MEMORY_MB).
+   */
+  memoryMb?: number;
+  /** Reserved (and maximum) concurrency: the long-polls, so a runaway client cannot exhaust the account. */
+  reservedConcurrency?: number;
+  /**
    * Uses the media bucket: `read` (downloads), `write` (uploads: put and delete), `delete`
    * (deletion), `presign` (signs uploads of pending files), `finalize` (moves pending files).
    */
@@ -44,6 +51,15 @@ export interface RouteSpec {
    */
   apiDocument?: 'document' | 'reference';
 }
+
+/**
+ * Memory of the functions that mostly wait (the claim long-polls; the event stream uses it too):
+ * Lambda bills memory × time, and a worker's claim pump holds one of these all month. 128 MB
+ * keeps an idle pump at the price of one 128 MB Lambda held continuously (~$4.3/month on arm64).
+ */
+export const WAITING_MEMORY_MB = 128;
+/** At most this many claim long-polls at once per claim route (a handful of workers need a few). */
+export const CLAIM_CONCURRENCY = 10;
 
 export const routes = [
   { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public' },
@@ -128,6 +144,8 @@ export const routes = [
     writes: true,
     dispatch: true,
     timeoutSeconds: 29,
+    memoryMb: WAITING_MEMORY_MB,
+    reservedConcurrency: CLAIM_CONCURRENCY,
   },
   {
     method: 'POST',
@@ -136,6 +154,8 @@ export const routes = [
     writes: true,
     dispatch: true,
     timeoutSeconds: 29,
+    memoryMb: WAITING_MEMORY_MB,
+    reservedConcurrency: CLAIM_CONCURRENCY,
   },
   {
     method: 'POST',

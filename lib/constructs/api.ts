@@ -74,15 +74,17 @@ export class Api extends Construct {
       fnId: string,
       handler: string,
       access: TableAccess,
-      timeoutSeconds?: number,
-      images?: boolean,
-      apiDocument?: RouteSpec['apiDocument'],
+      route: Partial<
+        Pick<RouteSpec, 'timeoutSeconds' | 'images' | 'apiDocument' | 'memoryMb' | 'reservedConcurrency'>
+      > = {},
     ) => {
       return ApiFunction.wired(this, fnId, props, access, {
         entry: httpEntry(handler),
-        timeout: timeoutSeconds === undefined ? undefined : Duration.seconds(timeoutSeconds),
-        ...(images ? { images: true, memorySize: IMAGE_MEMORY_MB } : {}),
-        ...(apiDocument ? { apiDocument } : {}),
+        timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
+        ...(route.memoryMb ? { memorySize: route.memoryMb } : {}),
+        ...(route.images ? { images: true, memorySize: IMAGE_MEMORY_MB } : {}),
+        ...(route.apiDocument ? { apiDocument: route.apiDocument } : {}),
+        ...(route.reservedConcurrency ? { reservedConcurrency: route.reservedConcurrency } : {}),
       });
     };
 
@@ -100,14 +102,7 @@ export class Api extends Construct {
 
     for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
-      const fn = makeFunction(
-        id,
-        route.handler,
-        route.writes ? 'readWrite' : 'read',
-        route.timeoutSeconds,
-        route.images,
-        route.apiDocument,
-      );
+      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read', route);
       if (route.streamTimer) {
         fn.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', props.streamTimeoutStateMachine.stateMachineArn);
         props.streamTimeoutStateMachine.grantStartExecution(fn);

@@ -11,7 +11,7 @@ import { Duration } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { streamRoute } from '../routes.js';
+import { WAITING_MEMORY_MB, streamRoute } from '../routes.js';
 import { ApiFunction, functionEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 
@@ -27,7 +27,12 @@ const STREAM_TIMEOUT = Duration.minutes(15);
  * The function mostly waits between polls, and each open connection holds one instance for
  * up to 15 minutes, so its memory is billed for all of that time.
  */
-const STREAM_MEMORY_MB = 256;
+const STREAM_MEMORY_MB = WAITING_MEMORY_MB;
+/**
+ * At most this many open event streams at once (each holds an instance): a browser tab or a
+ * worker needs one; a runaway client cannot exhaust the account's concurrency.
+ */
+export const STREAM_CONCURRENCY = 25;
 
 export class EventStream extends Construct {
   readonly function: ApiFunction;
@@ -41,6 +46,7 @@ export class EventStream extends Construct {
       entry: functionEntry(streamRoute.handler),
       timeout: STREAM_TIMEOUT,
       memorySize: STREAM_MEMORY_MB,
+      reservedConcurrency: STREAM_CONCURRENCY,
       description: `${streamRoute.method} ${streamRoute.path} (SSE over a response-streaming function URL)`,
     });
 

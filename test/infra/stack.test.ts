@@ -206,6 +206,22 @@ describe('functions', () => {
       timeouts.set(sweepFunctionPath, 30);
       timeouts.set(searchWriterPath, 300);
       timeouts.set(effectsPath, 300);
+      const memories = new Map<string, number>(
+        (routes as readonly RouteSpec[]).flatMap((r) => (r.memoryMb ? [[functionPathOf(routeId(r)), r.memoryMb]] : [])),
+      );
+      // The claim long-polls wait at 128 MB, with their concurrency capped.
+      const claims = (routes as readonly RouteSpec[]).filter((r) => r.handler.startsWith('dispatch/claim'));
+      expect(claims.map((r) => [r.handler, r.memoryMb, r.reservedConcurrency])).toEqual([
+        ['dispatch/claim', 128, 10],
+        ['dispatch/claim-many', 128, 10],
+      ]);
+      for (const fn of fns) {
+        const reserved = (routes as readonly RouteSpec[]).find(
+          (r) => functionPathOf(routeId(r)) === fn.path,
+        )?.reservedConcurrency;
+        if (fn.path === streamFunctionPath || fn.path === searchWriterPath) continue;
+        expect([fn.path, fn.props.ReservedConcurrentExecutions]).toEqual([fn.path, reserved]);
+      }
       for (const fn of fns) {
         if (fn.path === streamFunctionPath) {
           expect([fn.props.Runtime, fn.props.Architectures, fn.props.Environment.Variables.NODE_OPTIONS]).toEqual([
@@ -219,7 +235,7 @@ describe('functions', () => {
           fn.path,
           'nodejs22.x',
           ['arm64'],
-          imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : fn.path === effectsPath ? 512 : 1024,
+          imagePaths.has(fn.path) ? IMAGE_MEMORY_MB : fn.path === effectsPath ? 512 : (memories.get(fn.path) ?? 1024),
           timeouts.get(fn.path) ?? 15,
         ]);
         expect(fn.props.Environment.Variables.NODE_OPTIONS).toBe('--enable-source-maps');
@@ -519,7 +535,7 @@ describe('event stream', () => {
 
   it(
     'runs the streaming handler of streamRoute on arm64 Node.js 22, for 15 minutes (beyond the stream lifetime) ' +
-      'with 256 MB',
+      'with 128 MB and at most 25 streams at once',
     () => {
       const fn = stream();
       expect(streamRoute.handler).toBe('stream/events');
@@ -528,7 +544,7 @@ describe('event stream', () => {
         ['arm64'],
         'index.handler',
       ]);
-      expect([fn.props.Timeout, fn.props.MemorySize]).toEqual([900, 256]);
+      expect([fn.props.Timeout, fn.props.MemorySize, fn.props.ReservedConcurrentExecutions]).toEqual([900, 128, 25]);
       // The stream ends on its own, with a minute to spare, before Lambda would cut it off.
       expect(fn.props.Timeout * 1000 - DEFAULT_TIMING.lifetimeMs).toBeGreaterThanOrEqual(60_000);
       const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
