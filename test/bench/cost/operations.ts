@@ -128,8 +128,14 @@ const chatActivity: ItemWrite = {
   tx: true,
   indexWrites: 4,
 };
-const API_LOG = 700;
-const JOB_LOG = 400;
+/**
+ * Log bytes per invocation: a request line is ~700 B (a job's ~400 B), but functions log at WARN
+ * with 1% of invocations sampled in full (lib/stack.ts loggingEnvironment), and Lambda's own
+ * START/END/REPORT lines are kept to WARN too (api-function.ts): 1% of the line on average.
+ */
+const LOG_SAMPLE_RATE = 0.01;
+const API_LOG = 700 * LOG_SAMPLE_RATE;
+const JOB_LOG = 400 * LOG_SAMPLE_RATE;
 
 export const OPERATIONS: readonly Operation[] = [
   {
@@ -347,7 +353,8 @@ export const OPERATIONS: readonly Operation[] = [
     // the backlog scenario's claims find a batch at once (others include waiting for one)
     bench: /^POST \/api\/v1\/dispatch\/claim \(backlog/,
     http: true,
-    memoryMb: 1024,
+    // lib/routes.ts WAITING_MEMORY_MB
+    memoryMb: 128,
     durationMs: 40,
     calls: 5,
     writes: [
@@ -397,7 +404,8 @@ export const OPERATIONS: readonly Operation[] = [
     group: 'claim pump',
     bench: /^POST \/api\/v1\/dispatch\/claim \(.*204 after waiting\)$/,
     http: true,
-    memoryMb: 1024,
+    // lib/routes.ts WAITING_MEMORY_MB: an idle pump holds a 128 MB function
+    memoryMb: 128,
     // the wait itself; the measured overhead above the bench's own wait is added (model.ts)
     durationMs: 10_000,
     calls: 1,
@@ -463,12 +471,12 @@ export const OPERATIONS: readonly Operation[] = [
 ];
 
 /**
- * A held SSE connection (lib/constructs/event-stream.ts: 256 MB, 15-minute timeout;
+ * A held SSE connection (lib/constructs/event-stream.ts: 128 MB, 15-minute timeout;
  * core/event-stream.ts: 14-minute lifetime, then the client reconnects; polls every 100 ms
  * while events flow, backing off to 1 s when idle; keepalive every 15 s).
  */
 export const SSE = {
-  memoryMb: 256,
+  memoryMb: 128,
   lifetimeMin: 14,
   /**
    * Idle polling per minute when the bench has no `sse.idle` figure: 60 polls × (1 eventually
@@ -479,13 +487,13 @@ export const SSE = {
   strongCallsPerMinute: 12,
   /** Keepalive comments: 15 B every 15 s (KB per minute). */
   keepaliveKbPerMinute: 0.06,
-  logBytesPerConnection: 700,
+  logBytesPerConnection: 700 * LOG_SAMPLE_RATE,
 } as const;
 
 /** Fixed resources (per month, whatever the traffic). */
 export const FIXED = {
-  /** Dead-letter queue alarms: dispatch batches, flush signals, search writer, webhooks, auto-rename. */
-  alarms: 5,
+  /** Dead-letter queue alarms: dispatch batches, flush signals, search writer, events' effects consumer. */
+  alarms: 4,
   /** The instance secret (issue 16 prices the secret-enabled deployment). */
   secrets: 1,
   /** Each cached secret is read again after 300 s (functions/platform/config.ts maxAge). */
