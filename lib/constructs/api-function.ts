@@ -1,17 +1,26 @@
 /**
- * The house Lambda function: Node.js 22 on arm64, esbuild-bundled ESM (minified, source
- * maps, AWS SDK bundled and tree-shaken), its own log group kept one month, and a role that
- * can write to that log group and nothing else until a `bind*` helper grants more.
- * A function that makes thumbnails sets `images: true` (see imageRuntimePackages).
+ * The house Lambda function: Node.js 22 on arm64, esbuild-bundled ESM (minified, AWS SDK
+ * bundled and tree-shaken, zod's unused parts and locales left out: lib/constructs/bundle.ts),
+ * source maps written beside the bundle but not loaded at init, its own log group kept one
+ * month, and a role that can write to that log group and nothing else until a `bind*` helper
+ * grants more. A function that makes thumbnails sets `images: true` (see imageRuntimePackages).
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CfnElement, Duration, Size, Stack, Validations } from 'aws-cdk-lib';
+import { AssetHashType, CfnElement, DockerImage, Duration, Size, Stack, Validations } from 'aws-cdk-lib';
+import type { ILocalBundling } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, SystemLogLevel } from 'aws-cdk-lib/aws-lambda';
-import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import {
+  Architecture,
+  Code,
+  Function as LambdaFunction,
+  LoggingFormat,
+  Runtime,
+  SystemLogLevel,
+} from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct, IConstruct } from 'constructs';
@@ -55,7 +64,10 @@ export type TableAccess = 'none' | 'read' | 'readWrite';
 export interface ApiFunctionProps {
   /** Absolute path of the module exporting `handler`. */
   entry: string;
-  /** Merged over the house defaults (NODE_OPTIONS); the caller's value wins. */
+  /**
+   * The function's environment. No NODE_OPTIONS by default: --enable-source-maps made every cold
+   * start read and parse the source map (45–85 ms); set it here to debug a function.
+   */
   environment?: Record<string, string>;
   /** @default 15 seconds */
   timeout?: Duration;
@@ -87,14 +99,6 @@ export interface ApiFunctionProps {
    */
   apiDocument?: 'document' | 'reference';
 }
-
-/**
- * ESM output still meets CommonJS dependencies that call `require` (Node built-ins inside
- * bundled CJS packages); esbuild's shim needs a real `require` in module scope.
- */
-const requireBanner =
-  "import { createRequire as __houseCreateRequire } from 'node:module'; const require = " +
-  '__houseCreateRequire(import.meta.url);';
 
 /** The packages an images function loads from its asset's node_modules, with their dependencies. */
 export const IMAGE_RUNTIME_ROOTS = ['sharp', '@img/sharp-wasm32'] as const;
@@ -208,7 +212,39 @@ function refuseInlinedSharp(outputDir: string): string {
   return `if grep -qF ${shellQuote(SHARP_LOADER_MARK)} ${bundle}; then echo ${message} >&2; exit 1; fi`;
 }
 
-export class ApiFunction extends NodejsFunction {
+/**
+ * Local bundling, synchronous as CDK wants it: lib/constructs/bundle.ts in a child process (esbuild
+ * runs plugins only asynchronously), then the shell commands that complete the asset. Its fields
+ * are part of the asset's cache key (CDK hashes the bundling options), so two functions never
+ * share a bundle.
+ */
+class LocalBundle implements ILocalBundling {
+  constructor(
+    readonly entry: string,
+    readonly external: string[],
+    readonly afterBundling: (outputDir: string) => string[],
+  ) {}
+
+  tryBundle(outputDir: string): boolean {
+    const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
+    const script = join(projectRoot, 'lib', 'constructs', 'bundle.ts');
+    const request = JSON.stringify({ entry: this.entry, outdir: outputDir, external: this.external });
+    const built = spawnSync(tsx, [script, request], { cwd: projectRoot, encoding: 'utf8' });
+    if (built.stderr) process.stderr.write(built.stderr);
+    if (built.status !== 0) {
+      throw new Error(`esbuild failed for ${this.entry} (${built.status ?? built.signal}): ${built.stderr}`);
+    }
+    const commands = this.afterBundling(outputDir);
+    if (commands.length === 0) return true;
+    const after = spawnSync('bash', ['-c', commands.join(' && ')], { cwd: outputDir, encoding: 'utf8' });
+    if (after.status !== 0) {
+      throw new Error(`Completing the asset of ${this.entry} failed (${after.status}): ${after.stderr}`);
+    }
+    return true;
+  }
+}
+
+export class ApiFunction extends LambdaFunction {
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     // Created beside the function because `this` does not exist before super().
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH });
@@ -217,9 +253,27 @@ export class ApiFunction extends NodejsFunction {
     // log group only (granted below).
     const role = new Role(scope, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
 
+    const external = props.images ? ['sharp'] : [];
+    const afterBundling = (outputDir: string) => [
+      ...(props.images ? copyImageRuntime(outputDir) : [refuseInlinedSharp(outputDir)]),
+      ...(props.apiDocument ? addApiDocument(outputDir, props.apiDocument) : []),
+    ];
+
     super(scope, id, {
-      entry: props.entry,
-      handler: 'handler',
+      // Nothing external but sharp for an images function: the AWS SDK is bundled (and
+      // tree-shaken) rather than taken from the runtime, so the deployed code runs the versions
+      // the tests ran; an images function loads sharp from files beside it (copyImageRuntime).
+      code: Code.fromAsset(projectRoot, {
+        // The asset is identified by the bundle (the source folder is the whole project).
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          local: new LocalBundle(props.entry, external, afterBundling),
+          // Never used: local bundling answers or fails the synth; there is no Docker fallback.
+          image: DockerImage.fromRegistry('local-bundling-only'),
+          command: ['lib/constructs/bundle.ts', relative(projectRoot, props.entry)],
+        },
+      }),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -234,34 +288,7 @@ export class ApiFunction extends NodejsFunction {
       ...(props.reservedConcurrency ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
       role,
       logGroup,
-      projectRoot,
-      depsLockFilePath: `${projectRoot}package-lock.json`,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        mainFields: ['module', 'main'],
-        minify: true,
-        keepNames: true,
-        sourceMap: true,
-        banner: requireBanner,
-        // Warnings and errors only (esbuild's default also prints a size table per function).
-        logLevel: LogLevel.WARNING,
-        // Nothing external: the AWS SDK is bundled (and tree-shaken) rather than taken from
-        // the runtime, so the deployed code runs the versions the tests ran. Except sharp for
-        // an images function: it loads its binary from files beside it, copied below.
-        externalModules: props.images ? ['sharp'] : [],
-        // Local esbuild (a devDependency); there is no Docker fallback.
-        forceDockerBundling: false,
-        commandHooks: {
-          beforeBundling: () => [],
-          beforeInstall: () => [],
-          afterBundling: (_inputDir, outputDir) => [
-            ...(props.images ? copyImageRuntime(outputDir) : [refuseInlinedSharp(outputDir)]),
-            ...(props.apiDocument ? addApiDocument(outputDir, props.apiDocument) : []),
-          ],
-        },
-      },
+      environment: { ...props.environment },
     });
     logGroup.grantWrite(role);
 

@@ -16,13 +16,15 @@
  * presigned storage URLs) and thumbnail time (media.ts, on the local S3 emulator); and web push:
  * from an agent message's response to the last of 50 devices' push requests leaving, and the
  * DynamoDB cost of one notification (push.ts); and search: latency at 10,000 and 100,000 messages,
- * freshness and the index's write cost (search.ts).
+ * freshness and the index's write cost (search.ts); and bundles: every function's bundle size and cold
+ * import time in a fresh Node 22 process, after a `cdk synth` (bundles.ts; played first, before
+ * DynamoDB Local starts, so the machine is quiet).
  *
  * Environment: BENCH_SEED (default 42) changes the scenario's choices; BENCH_CONCURRENCY
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
  * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages, BENCH_ONLY=requests,
- * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media, BENCH_ONLY=push or BENCH_ONLY=search plays one part only
- * (all eight by default).
+ * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media, BENCH_ONLY=push, BENCH_ONLY=search or BENCH_ONLY=bundles plays one
+ * part only (all nine by default).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -32,6 +34,8 @@ import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
 import type { LocalDynamo } from '../../local/dynamo.js';
 import type { LocalApi } from '../../local/server.js';
 import { ensureTable } from '../../local/table.js';
+import { bundleTables, runBundleScenarios } from './bundles.js';
+import type { BundleReport } from './bundles.js';
 import { killChildServers, stopChildServers } from './child.js';
 import { dispatchTables, runDispatchScenarios } from './dispatch.js';
 import type { DispatchReport } from './dispatch.js';
@@ -119,6 +123,8 @@ interface Results {
   push?: PushReport;
   /** Search: latency at 10,000 and 100,000 messages, freshness, index write cost. All parts or BENCH_ONLY=search. */
   search?: SearchReport;
+  /** Bundles: size and cold import time of every function's bundle. All parts or BENCH_ONLY=bundles. */
+  bundles?: BundleReport;
 }
 
 function git(args: string[]): string | null {
@@ -159,11 +165,15 @@ async function main(): Promise<number> {
     throw new Error(`BENCH_CONCURRENCY must be a positive integer, not "${process.env.BENCH_CONCURRENCY}".`);
   }
   const only = process.env.BENCH_ONLY ?? '';
-  if (!['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media', 'push', 'search'].includes(only)) {
+  if (
+    !['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media', 'push', 'search', 'bundles'].includes(only)
+  ) {
     throw new Error(
-      `BENCH_ONLY must be chats, messages, requests, events, dispatch, media, push or search, not "${only}".`,
+      `BENCH_ONLY must be chats, messages, requests, events, dispatch, media, push, search or bundles, not "${only}".`,
     );
   }
+  // First, on a quiet machine: a synth and fresh Node processes, no server needed.
+  const bundlePart = only === '' || only === 'bundles' ? await runBundleScenarios(log) : undefined;
 
   log('Starting DynamoDB Local (in memory)...');
   dynamo = await startDynamo();
@@ -233,6 +243,7 @@ async function main(): Promise<number> {
     ...(media ? { media: media.media } : {}),
     ...(push ? { push: push.push } : {}),
     ...(searchPart ? { search: searchPart.search } : {}),
+    ...(bundlePart ? { bundles: bundlePart.bundles } : {}),
   };
 
   console.log('\nPer endpoint (latency is client-side, ms; calls/RCU/WCU are DynamoDB per request: mean, then max)\n');
@@ -328,6 +339,14 @@ async function main(): Promise<number> {
         'after one warm-up.\n',
     );
     console.log(searchTables(searchPart.search));
+  }
+  if (bundlePart) {
+    console.log(
+      `\nBundles (cdk synth ${(bundlePart.bundles.synthMs / 1000).toFixed(0)} s): index.mjs size, its source map ` +
+        `(not loaded at init), and the median of 5 cold imports in fresh Node ${bundlePart.bundles.node} processes ` +
+        '(goals: 250 KB, 150 ms).\n',
+    );
+    console.log(bundleTables(bundlePart.bundles));
   }
   console.log(
     '\nNote: DynamoDB Local reports a flat figure per TransactWriteItems (2 WCU per KB of its largest item: 1, 2 or ' +

@@ -1,0 +1,192 @@
+/**
+ * `BENCH_ONLY=bundles`: what each Lambda function costs before its first request. Synthesizes
+ * the stack (`cdk synth --quiet` into a temporary folder: esbuild for every function, offline),
+ * then for every function of the template: its bundle's size (index.mjs; the source map beside
+ * it is not loaded at init) and the time a fresh Node 22 process takes to import it (median of
+ * 5, each in its own process, from the asset folder so nothing resolves from the project),
+ * with the function's own NODE_OPTIONS if the template sets any. Functions that share a bundle
+ * (a route and its alias) are measured once. Goals (issue 16): <= 250 KB and <= 150 ms.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { textTable } from './stats.js';
+
+const RUNS = 5;
+export const BUNDLE_GOALS = { bytes: 250 * 1024, importMs: 150 } as const;
+
+export interface BundleSample {
+  /** Construct path without the stack and `/Resource`, e.g. `Api/GetApiV1Chats`. */
+  functions: string[];
+  /** http, stream, job, doc. */
+  kind: string;
+  bytes: number;
+  mapBytes: number;
+  importMs: { median: number; runs: number[] };
+}
+
+export interface BundleReport {
+  node: string;
+  synthMs: number;
+  bundles: BundleSample[];
+  summary: { count: number; bytes: Stats; importMs: Stats; overBytes: number; overImportMs: number };
+}
+
+interface Stats {
+  median: number;
+  max: number;
+  min: number;
+}
+
+/** Node 22 as pinned by the project (the Lambda runtime's version), whatever Node runs the bench. */
+function node22(): string {
+  const pinned = resolve('node_modules', 'node', 'bin', 'node');
+  return existsSync(pinned) ? pinned : process.execPath;
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const stats = (values: number[]): Stats => ({
+  median: median(values),
+  max: Math.max(...values),
+  min: Math.min(...values),
+});
+
+function kindOf(path: string, description: string): string {
+  if (path.startsWith('Api/GetApiV1Doc') || path.startsWith('Api/GetApiV1Reference')) return 'doc';
+  if (path.startsWith('Api/')) return 'http';
+  if (path.startsWith('EventStream/')) return 'stream';
+  return description ? 'job' : 'other';
+}
+
+/** One cold import of the bundle in a fresh process; the time is measured inside it, around import(). */
+function importOnce(node: string, assetDir: string, nodeOptions: string | undefined): number {
+  const url = pathToFileURL(join(assetDir, 'index.mjs')).href;
+  // The Lambda runtime's global that response-streaming handlers (the event stream) call at load.
+  const runtimeGlobal =
+    'globalThis.awslambda = { streamifyResponse: (f) => f, HttpResponseStream: { from: (s) => s } };';
+  const script =
+    `${runtimeGlobal} const t = performance.now(); await import(${JSON.stringify(url)}); ` +
+    'process.stdout.write(String(performance.now() - t));';
+  const child = spawnSync(node, ['--input-type=module', '-e', script], {
+    cwd: assetDir,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: {
+      PATH: process.env.PATH ?? '',
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'bench',
+      AWS_SECRET_ACCESS_KEY: 'bench',
+      AWS_LAMBDA_FUNCTION_NAME: 'bench',
+      TABLE_NAME: 'bench',
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+    },
+  });
+  const ms = Number(child.stdout);
+  if (child.status !== 0 || !Number.isFinite(ms)) {
+    const why = String(child.stderr || child.error).slice(-2000);
+    throw new Error(`Importing ${assetDir}/index.mjs failed (${child.status}): ${why}`);
+  }
+  return ms;
+}
+
+export async function runBundleScenarios(log: (line: string) => void): Promise<{ bundles: BundleReport }> {
+  const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-bundles-'));
+  try {
+    log('Bundles: cdk synth (esbuild for every function)...');
+    const started = performance.now();
+    const synth = spawnSync('npx', ['cdk', 'synth', '--quiet', '-o', outdir], { encoding: 'utf8' });
+    if (synth.status !== 0) throw new Error(`cdk synth failed (${synth.status}): ${synth.stderr}`);
+    const synthMs = performance.now() - started;
+
+    const template = JSON.parse(readFileSync(join(outdir, 'ChatRelay.template.json'), 'utf8')) as {
+      Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties?: any }>;
+    };
+    const byAsset = new Map<string, { functions: string[]; kind: string; nodeOptions: string | undefined }>();
+    for (const resource of Object.values(template.Resources)) {
+      const asset = resource.Metadata?.['aws:asset:path'];
+      if (resource.Type !== 'AWS::Lambda::Function' || !asset) continue;
+      const path = String(resource.Metadata?.['aws:cdk:path'] ?? '')
+        .replace(/^ChatRelay\//, '')
+        .replace(/\/Resource$/, '');
+      const nodeOptions = resource.Properties?.Environment?.Variables?.NODE_OPTIONS as string | undefined;
+      const entry = byAsset.get(asset) ?? {
+        functions: [],
+        kind: kindOf(path, resource.Properties?.Description ?? ''),
+        nodeOptions,
+      };
+      entry.functions.push(path);
+      byAsset.set(asset, entry);
+    }
+
+    const node = node22();
+    const nodeVersion = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    log(`Bundles: importing ${byAsset.size} bundles ${RUNS} times each in fresh Node ${nodeVersion} processes...`);
+    const bundles: BundleSample[] = [];
+    for (const [asset, { functions, kind, nodeOptions }] of byAsset) {
+      const dir = join(outdir, asset);
+      const runs = Array.from({ length: RUNS }, () => importOnce(node, dir, nodeOptions));
+      const mapFile = join(dir, 'index.mjs.map');
+      bundles.push({
+        functions: functions.sort(),
+        kind,
+        bytes: statSync(join(dir, 'index.mjs')).size,
+        mapBytes: existsSync(mapFile) ? statSync(mapFile).size : 0,
+        importMs: { median: median(runs), runs },
+      });
+    }
+    bundles.sort((a, b) => a.bytes - b.bytes);
+    const report: BundleReport = {
+      node: nodeVersion,
+      synthMs,
+      bundles,
+      summary: {
+        count: bundles.length,
+        bytes: stats(bundles.map((b) => b.bytes)),
+        importMs: stats(bundles.map((b) => b.importMs.median)),
+        overBytes: bundles.filter((b) => b.bytes > BUNDLE_GOALS.bytes).length,
+        overImportMs: bundles.filter((b) => b.importMs.median > BUNDLE_GOALS.importMs).length,
+      },
+    };
+    return { bundles: report };
+  } finally {
+    rmSync(outdir, { recursive: true, force: true });
+  }
+}
+
+const kb = (bytes: number) => (bytes / 1024).toFixed(0);
+
+export function bundleTables(report: BundleReport): string {
+  const rows = report.bundles.map((b) => [
+    b.functions.join(', '),
+    b.kind,
+    kb(b.bytes),
+    kb(b.mapBytes),
+    b.importMs.median.toFixed(0),
+    `${b.bytes > BUNDLE_GOALS.bytes ? 'size' : ''}${b.importMs.median > BUNDLE_GOALS.importMs ? ' import' : ''}`.trim(),
+  ]);
+  const perFunction = textTable(['function(s)', 'kind', 'KB', 'map KB', 'import ms', 'over goal'], rows);
+  const kinds = [...new Set(report.bundles.map((b) => b.kind))].sort();
+  const perKind = textTable(
+    ['kind', 'bundles', 'KB median', 'KB max', 'import ms median', 'import ms max'],
+    kinds.map((kind) => {
+      const group = report.bundles.filter((b) => b.kind === kind);
+      const bytes = stats(group.map((b) => b.bytes));
+      const ms = stats(group.map((b) => b.importMs.median));
+      return [kind, String(group.length), kb(bytes.median), kb(bytes.max), ms.median.toFixed(0), ms.max.toFixed(0)];
+    }),
+  );
+  const { summary: s } = report;
+  const total =
+    `${s.count} bundles: size median ${kb(s.bytes.median)} KB, max ${kb(s.bytes.max)} KB; import median ` +
+    `${s.importMs.median.toFixed(0)} ms, max ${s.importMs.max.toFixed(0)} ms; over ${kb(BUNDLE_GOALS.bytes)} KB: ` +
+    `${s.overBytes}, over ${BUNDLE_GOALS.importMs} ms: ${s.overImportMs}`;
+  return `${perFunction}\n\n${perKind}\n\n${total}`;
+}
