@@ -4,9 +4,10 @@
  * the message rules both this and messages.ts use (size cap, 404, overdue streams).
  *
  * Storage and cost (see store/messages-repo.ts):
- * - chunk: one conditional UpdateItem that numbers the chunk + one TransactWriteItems (chunk
- *   item, ephemeral event) + the chat's updated_at. Both are the same size at chunk 1 and
- *   chunk 2,000; the text for the response comes from the instance cache (stream-text.ts);
+ * - chunk: one conditional UpdateItem that numbers the chunk, then side by side a conditional
+ *   PutItem of the chunk, a PutItem of its ephemeral event and the chat's updated_at (see
+ *   appendChunk). All are the same size at chunk 1 and chunk 2,000;
+ *   the text for the response comes from the instance cache (stream-text.ts);
  * - complete / cancel / timeout: the assembled text is written into the message item once.
  */
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
@@ -15,7 +16,7 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, retryConflicts, transact } from '../store/db.js';
-import { ephemeralEventPut, withEventNumbers } from '../store/events-repo.js';
+import { putEphemeralEvent, withEventNumbers } from '../store/events-repo.js';
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
@@ -63,18 +64,59 @@ const locate = locationCache(Store.locate, messageNotFound);
 
 /**
  * Finds a message by id. With `chatId` (the seed's chat-scoped paths), the chat must exist
- * and own the message (§5.4.5).
+ * (its 404 first) and own the message (§5.4.5). A message found in that chat proves the chat
+ * exists (a message is created only in an existing chat, and chats are never deleted), so the
+ * chat is read only when the message is not there: a warm instance reads nothing.
  */
 async function find(messageId: string, chatId?: string): Promise<MessageLocation> {
-  if (chatId !== undefined) {
-    await existingChat(chatId);
+  if (chatId === undefined) return locate(messageId);
+  let loc: MessageLocation | undefined;
+  try {
+    loc = await locate(messageId);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
   }
-  const loc = await locate(messageId);
-  if (chatId !== undefined && loc.chatId !== chatId) throw messageNotFound(messageId);
-  return loc;
+  if (loc?.chatId === chatId) return loc;
+  await existingChat(chatId);
+  throw messageNotFound(messageId);
 }
 
-/** POST …/messages/{messageId}/chunks (§5.4.3). */
+/**
+ * How often a stream's chunks bump the chat's updated_at. 0 (the setting): every chunk, as
+ * §4.2/§5.4.3 say ("set to now") and test/integration/messages/typing.test.ts pins; the bump
+ * is 3 of a chunk's WRU on AWS (the chat item and its gsi1 and gsi2 ALL copies).
+ *
+ * N > 0: a chunk bumps the chat only when it is the message's first activity in a new N-ms
+ * bucket of time (its previous chunk, or its creation, fell in an earlier bucket). Every
+ * chunk still bumps the message's updated_at (the stream timeout runs from it), and complete
+ * and cancel bump the chat as before. While a message streams, the chat's updated_at then
+ * trails its latest chunk by less than N (plus the clock skew between instances): walking
+ * back from the latest chunk through its predecessors, the first one whose predecessor lies in
+ * an earlier bucket bumped the chat with a time in the latest chunk's bucket (the message's
+ * creation bumped the chat itself). With N = 1000 a stream of 4 chunks a second pays the bump
+ * once a second: 4.0 WRU per chunk on AWS terms instead of 6.25 (test/bench/cost/operations.ts),
+ * but a reader may see the chat's updated_at up to a second behind the latest chunk, which
+ * typing.test.ts (chat updated_at === the last chunk's) rejects; hence 0.
+ */
+export const CHAT_TOUCH_BUCKET_MS: number = 0;
+
+export const bumpsChat = (previousUpdatedAt: string, nowMs: number, bucketMs = CHAT_TOUCH_BUCKET_MS): boolean =>
+  bucketMs <= 0 || Math.floor(Date.parse(previousUpdatedAt) / bucketMs) < Math.floor(nowMs / bucketMs);
+
+/**
+ * POST …/messages/{messageId}/chunks (§5.4.3). Two sequential round trips on a warm instance:
+ * 1. the chunk number (a conditional UpdateItem on the message: streaming, not overdue,
+ *    within the size cap);
+ * 2. side by side: the chunk item (a conditional PutItem that fails if the number was voided),
+ *    its ephemeral event (a PutItem) and the chat's updated_at (see CHAT_TOUCH_BUCKET_MS).
+ * The answer is 200 only once the chunk item is stored. No transaction: the chunk is the only
+ * item whose write decides the outcome; the event is best-effort by contract (§6.1) and the
+ * chat bump is a side effect, so neither is rolled back with it. A failed event or bump after
+ * a stored chunk is logged, not answered as an error (a retry would append the chunk twice).
+ * A chunk answered 409 because its number was voided (only possible when the chunk write came
+ * more than about 1.4 s after its numbering, see finish) may have had its ephemeral event
+ * delivered to open streams; the final text, complete's event and every read exclude it.
+ */
 export async function appendChunk(
   config: InstanceConfig,
   messageId: string,
@@ -101,28 +143,32 @@ export async function appendChunk(
     if (isOverdue(current, config, now.getTime())) throw await expiredConflict(config, loc, messageId, deps);
     throw tooLong();
   }
-  const { seq, message } = reserved;
-  // The chunk and its event commit together; the chat's updated_at is bumped beside them by
-  // a plain UpdateItem, so concurrent chunks of one chat never contend in a transaction.
-  const [written, touched] = await Promise.allSettled([
-    transact([
-      guarded(Store.chunkWrite(messageId, seq, deltaText, nowIso), () => new ChunkVoided()),
-      ephemeralEventPut(
-        { type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } },
-        nowIso,
-      ),
-    ]),
-    retryConflicts(() => Chats.touchChat(loc.chatId, nowIso)),
+  const { seq, message, previousUpdatedAt } = reserved;
+  const touchChat = bumpsChat(previousUpdatedAt, now.getTime());
+  const [written, evented, touched] = await Promise.allSettled([
+    Store.putChunk(messageId, seq, deltaText, nowIso),
+    putEphemeralEvent(
+      { type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } },
+      nowIso,
+    ),
+    touchChat ? retryConflicts(() => Chats.touchChat(loc.chatId, nowIso)) : Promise.resolve(),
   ]);
-  if (written.status === 'rejected') {
-    if (!(written.reason instanceof ChunkVoided)) throw written.reason;
+  if (written.status === 'rejected') throw written.reason;
+  if (!written.value) {
     // A complete, cancel or timeout finished the stream between our numbering and our write.
     StreamText.markHoles(messageId, [seq]);
     const current = await Store.getMessage(loc);
     throw notStreaming(messageId, current?.stream_state ?? 'cancelled');
   }
+  // The chunk is stored and must not be reported as failed (a retry would repeat it).
+  if (evented.status === 'rejected') {
+    logger.error('chunk appended but its ephemeral event failed', {
+      chatId: loc.chatId,
+      messageId,
+      error: evented.reason,
+    });
+  }
   if (touched.status === 'rejected') {
-    // The chunk is committed and must not be reported as failed (a retry would repeat it).
     logger.error('chunk appended but the chat updated_at bump failed', {
       chatId: loc.chatId,
       messageId,
@@ -132,8 +178,6 @@ export async function appendChunk(
   const { text } = await StreamText.assemble(messageId, seq, { seq, text: deltaText });
   return Store.toMessage({ ...message, content_partial: text });
 }
-
-class ChunkVoided extends Error {}
 
 /** The 409 for an operation on an overdue stream, after making its cancellation real. */
 async function expiredConflict(

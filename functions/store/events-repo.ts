@@ -9,6 +9,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
 import { ddb, queryAll, tableName } from './db.js';
@@ -218,6 +219,12 @@ export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactI
       },
     },
   };
+}
+
+/** The same put on its own, outside any transaction (a chunk's event: 1 WRU under 1 KB). */
+export async function putEphemeralEvent(event: NewEvent, timestamp: string): Promise<void> {
+  const { Put } = ephemeralEventPut(event, timestamp);
+  await ddb().send(new PutCommand(Put as PutCommandInput));
 }
 
 /** The highest sequence number handed out so far (0 before the first event). One GetItem. */

@@ -11,7 +11,8 @@
  * - An open-stream marker (CHAT#<chatId>/STREAM#<id>) exists while the message streams, so
  *   cancel-streaming reads a chat's open streams without reading its history.
  */
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../model.js';
@@ -109,13 +110,22 @@ export async function getMessage(loc: MessageLocation): Promise<MessageRecord | 
 }
 
 export type ReserveOutcome =
-  { ok: true; seq: number; message: MessageRecord } | { ok: false; message: MessageRecord | undefined };
+  | {
+      ok: true;
+      seq: number;
+      /** The message as the reservation left it. */
+      message: MessageRecord;
+      /** The message's updated_at before this reservation (its previous chunk, or its creation). */
+      previousUpdatedAt: string;
+    }
+  | { ok: false; message: MessageRecord | undefined };
 
 /**
  * Reserves the next chunk number of a streaming message and bumps its updated_at, in one
  * conditional UpdateItem: it succeeds only while the message streams, has had activity after
  * `idleCutoff` (not overdue) and stays within `maxBytes` once `bytes` are added. On failure,
- * the message as it was (or undefined) tells the caller why.
+ * the message as it was (or undefined) tells the caller why. The item comes back as it was
+ * (ALL_OLD, the same read size as ALL_NEW) so the caller also learns the previous activity.
  */
 export async function reserveChunk(
   loc: MessageLocation,
@@ -136,12 +146,19 @@ export async function reserveChunk(
           ':cutoff': args.idleCutoff,
           ':room': args.maxBytes - args.bytes,
         },
-        ReturnValues: 'ALL_NEW',
+        ReturnValues: 'ALL_OLD',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
     );
-    const message = out.Attributes as MessageRecord;
-    return { ok: true, seq: Number(message.chunk_count), message };
+    const old = out.Attributes as MessageRecord;
+    // What the update expression above made of it.
+    const message: MessageRecord = {
+      ...old,
+      updated_at: args.now,
+      chunk_count: Number(old.chunk_count ?? 0) + 1,
+      content_bytes: Number(old.content_bytes ?? 0) + args.bytes,
+    };
+    return { ok: true, seq: message.chunk_count!, message, previousUpdatedAt: old.updated_at };
   } catch (error) {
     if (error instanceof ConditionalCheckFailedException) {
       return { ok: false, message: error.Item ? (unmarshall(error.Item) as MessageRecord) : undefined };
@@ -154,6 +171,7 @@ export async function reserveChunk(
  * The put of chunk `seq`. It fails if the number was voided: a complete, cancel or timeout
  * that could not wait for it any longer wrote a tombstone there, so a chunk numbered just
  * before the stream ended is refused (409) rather than left out of a final text already written.
+ * A single-item conditional put: no transaction needed (see putChunk).
  */
 export function chunkWrite(messageId: string, seq: number, text: string, now: string): TransactItem {
   return {
@@ -169,6 +187,21 @@ export function chunkWrite(messageId: string, seq: number, text: string, now: st
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
+}
+
+/**
+ * Writes chunk `seq` on its own (a conditional PutItem, 1 WRU for a chunk under 1 KB): true
+ * when written, false when its number was voided meanwhile.
+ */
+export async function putChunk(messageId: string, seq: number, text: string, now: string): Promise<boolean> {
+  const { Put } = chunkWrite(messageId, seq, text, now);
+  try {
+    await ddb().send(new PutCommand(Put as PutCommandInput));
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }
 
 /** The tombstone of a chunk number that was handed out but never written (empty text). */

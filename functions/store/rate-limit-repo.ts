@@ -1,7 +1,14 @@
 /**
  * Fixed-window write counters shared by every function instance (contract §1.12). One
- * item per client holds the window start and its count. Cost: one conditional UpdateItem
- * per counted write; a second one when a window rolls over.
+ * item per client holds the window start and its count.
+ *
+ * An instance does not count one request at a time: it leases a block of the window's
+ * writes (`want`, fewer when fewer are left) with one conditional UpdateItem and spends
+ * them locally (middleware/rate-limit.ts). The counter therefore holds the writes handed out
+ * to instances, never more than `max`: the limit is never exceeded, and the approximation is
+ * on the strict side (a block leased by one instance and not used up is not available to
+ * another in that window). Cost: one UpdateItem per lease; a second one when a window rolls
+ * over or when fewer than `want` writes are left.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -9,32 +16,49 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ddb, tableName } from './db.js';
 import { Keys } from './keys.js';
 
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
+/** `granted` >= 1 writes of the window that ends at `windowEnd` (epoch ms), or none until then. */
+export interface Lease {
+  granted: number;
+  windowEnd: number;
+}
 
-export async function countWrite(client: string, now: number, max: number, windowMs: number): Promise<RateDecision> {
+export async function leaseWrites(
+  client: string,
+  now: number,
+  max: number,
+  windowMs: number,
+  want: number,
+): Promise<Lease> {
   const key = Keys.rateLimit(client);
   const ttl = Math.ceil((now + windowMs) / 1000) + 60;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    // 1. Count into the open window, if there is one with room left.
+  let size = Math.max(1, Math.min(want, max));
+  for (let attempt = 0; attempt < 4; attempt++) {
+    // 1. Lease from the open window, if there is one with room for `size` more.
     try {
-      await ddb().send(
+      const out = await ddb().send(
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          UpdateExpression: 'SET #count = #count + :one',
-          ConditionExpression: 'attribute_exists(pk) AND windowStart > :openAfter AND #count < :max',
+          UpdateExpression: 'SET #count = #count + :size',
+          ConditionExpression: 'attribute_exists(pk) AND windowStart > :openAfter AND #count <= :room',
           ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':one': 1, ':openAfter': now - windowMs, ':max': max },
+          ExpressionAttributeValues: { ':size': size, ':openAfter': now - windowMs, ':room': max - size },
+          ReturnValues: 'ALL_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { allowed: true };
+      return { granted: size, windowEnd: Number(out.Attributes?.windowStart) + windowMs };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       const old = error.Item ? unmarshall(error.Item) : undefined;
       if (old && Number(old.windowStart) > now - windowMs) {
+        const windowEnd = Number(old.windowStart) + windowMs;
+        const left = max - Number(old.count);
         // The window is open and full: not counted, retry after it ends.
-        return { allowed: false, retryAfterMs: Number(old.windowStart) + windowMs - now };
+        if (left <= 0) return { granted: 0, windowEnd };
+        // Fewer than `size` left: lease what is left (a concurrent lease may take it first).
+        size = Math.min(size, left);
+        continue;
       }
     }
     // 2. No open window: this request opens one (unless a concurrent request just did).
@@ -43,23 +67,23 @@ export async function countWrite(client: string, now: number, max: number, windo
         new UpdateCommand({
           TableName: tableName(),
           Key: key,
-          UpdateExpression: 'SET windowStart = :now, #count = :one, #type = :type, #ttl = :ttl',
+          UpdateExpression: 'SET windowStart = :now, #count = :size, #type = :type, #ttl = :ttl',
           ConditionExpression: 'attribute_not_exists(pk) OR windowStart <= :openAfter',
           ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
           ExpressionAttributeValues: {
             ':now': now,
-            ':one': 1,
+            ':size': size,
             ':openAfter': now - windowMs,
             ':type': 'rate-limit',
             ':ttl': ttl,
           },
         }),
       );
-      return { allowed: true };
+      return { granted: size, windowEnd: now + windowMs };
     } catch (error) {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
     }
   }
-  // Three lost races in a row: the window is under heavy contention; let this one through.
-  return { allowed: true };
+  // Lost races in a row: the window is under heavy contention; let this one through.
+  return { granted: 1, windowEnd: now + 1 };
 }
