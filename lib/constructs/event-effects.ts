@@ -13,15 +13,15 @@
  * 512 MB: the function mostly waits on push services, hooks and providers; 5 minutes: a hook may
  * take 1 + maxRetries attempts of timeoutMs with back-off.
  */
-import { Duration, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Duration } from 'aws-cdk-lib';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
+import { consumeTableStream } from './stream-consumer.js';
 import type { WebPush } from './web-push.js';
 
 export class EventEffects extends Construct {
@@ -39,47 +39,28 @@ export class EventEffects extends Construct {
     });
     // Only when push is on may it read the VAPID key pair (the senders' grant).
     props.webPush?.bindSender(this.consumer);
-    this.deadLetterQueue = new Queue(this, 'DeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    Validations.of(this.deadLetterQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: "This queue is the event-effects consumer's dead-letter destination (records given up on), alarmed.",
-    });
-    Validations.of(this.consumer.role!).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'Reading a DynamoDB stream needs dynamodb:ListStreams, which supports no resource scoping.',
-    });
-    this.consumer.addEventSource(
-      new DynamoEventSource(props.table, {
+    ({ deadLetterQueue: this.deadLetterQueue, deadLetterAlarm: this.deadLetterAlarm } = consumeTableStream(
+      this,
+      this.consumer,
+      props.table,
+      {
+        deadLetterId: 'DeadLetters',
+        consumerName: 'the event-effects consumer',
+        alarmDescription:
+          'Push, webhook or auto-rename work given up on: records on the event-effects dead-letter queue.',
         startingPosition: StartingPosition.LATEST,
         batchSize: 10,
         maxBatchingWindow: Duration.seconds(0),
         bisectBatchOnError: true,
         retryAttempts: 3,
         reportBatchItemFailures: true,
-        onFailure: new SqsDlq(this.deadLetterQueue),
         filters: [
           FilterCriteria.filter({
             eventName: FilterRule.isEqual('INSERT'),
             dynamodb: { NewImage: { type: { S: FilterRule.isEqual('event') }, eventType: { S: FilterRule.exists() } } },
           }),
         ],
-      }),
-    );
-    this.deadLetterAlarm = new Alarm(this, 'DeadLettersAlarm', {
-      alarmDescription:
-        'Push, webhook or auto-rename work given up on: records on the event-effects dead-letter queue.',
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(1),
-        statistic: 'Maximum',
-      }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+      },
+    ));
   }
 }

@@ -10,17 +10,17 @@
  *   their local copies (bindReader).
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
+import { consumeTableStream } from './stream-consumer.js';
 
 /** Every segment object lives under this prefix (functions/platform/search-storage.ts). */
 export const SEGMENT_PREFIX = 'segments/';
@@ -74,21 +74,14 @@ export class SearchIndex extends Construct {
       reservedConcurrency: 1,
     });
     this.bind(this.writer, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
-    this.deadLetterQueue = new Queue(this, 'WriterDeadLetters', {
-      encryption: QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    Validations.of(this.deadLetterQueue).acknowledge({
-      id: 'AwsSolutions-SQS3',
-      reason: "This queue is the index writer's dead-letter destination (batches given up on), alarmed below.",
-    });
-    Validations.of(this.writer.role!).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'Reading a DynamoDB stream needs dynamodb:ListStreams, which supports no resource scoping.',
-    });
-    this.writer.addEventSource(
-      new DynamoEventSource(wiring.table, {
+    ({ deadLetterQueue: this.deadLetterQueue, deadLetterAlarm: this.deadLetterAlarm } = consumeTableStream(
+      this,
+      this.writer,
+      wiring.table,
+      {
+        deadLetterId: 'WriterDeadLetters',
+        consumerName: 'the index writer',
+        alarmDescription: 'Messages left out of the search index: batches on the index writer dead-letter queue.',
         // From the oldest record the stream keeps (24 hours): a new deployment indexes what it can.
         startingPosition: StartingPosition.TRIM_HORIZON,
         batchSize: 100,
@@ -97,24 +90,12 @@ export class SearchIndex extends Construct {
         parallelizationFactor: 1,
         bisectBatchOnError: true,
         retryAttempts: 5,
-        onFailure: new SqsDlq(this.deadLetterQueue),
         filters: [
           newEvent('message.created', { contentFinal: { S: FilterRule.exists() } }),
           newEvent('message.streaming.complete', { streamState: { S: FilterRule.isEqual('complete') } }),
         ],
-      }),
-    );
-    this.deadLetterAlarm = new Alarm(this, 'WriterDeadLettersAlarm', {
-      alarmDescription: 'Messages left out of the search index: batches on the index writer dead-letter queue.',
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        period: Duration.minutes(1),
-        statistic: 'Maximum',
-      }),
-      threshold: 0,
-      comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: TreatMissingData.NOT_BREACHING,
-    });
+      },
+    ));
   }
 
   /** A search route: SEARCH_BUCKET, GetObject on the segments, and room in /tmp for their copies. */
