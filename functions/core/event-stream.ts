@@ -12,7 +12,8 @@
  * - Ephemeral events (typing, chunks) are read from their time buckets, re-reading a short
  *   overlap window on every poll (writers' clocks and commit delays differ) and dropping the
  *   ones already sent.
- * - Polls are fast while events flow and back off to once a second when idle.
+ * - Polls are fast while events flow and back off to once a second when idle; a write made in
+ *   the same process (the local runtime) wakes a waiting stream at once (platform/write-bell.ts).
  */
 import { createHash } from 'node:crypto';
 import { FieldRuleError } from '../errors.js';
@@ -27,6 +28,7 @@ import {
 } from '../store/events-repo.js';
 import type { EphemeralEntry, LogEntry } from '../store/events-repo.js';
 import { EVENT_BUCKET_SIZE } from '../store/keys.js';
+import { sleepUntilWrite } from '../platform/write-bell.js';
 
 export interface StreamTiming {
   /** The stream ends cleanly after this long (well under the function's time limit). */
@@ -120,8 +122,6 @@ export const frame = (event: { id: string; type: string; timestamp: string; payl
   `event: ${event.type}\ndata: ` +
   `${JSON.stringify({ id: event.id, type: event.type, timestamp: event.timestamp, payload: event.payload })}\nid: ` +
   `${event.id}\n\n`;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Streams events to `sink` from `start` until the lifetime ends or the client goes away.
@@ -235,6 +235,7 @@ export async function runStream(
     if (sink.closed) return;
     if (Date.now() - lastWrite >= timing.keepaliveMs) await send(': keepalive\n\n');
     pollMs = delivered > 0 || gap ? timing.fastPollMs : Math.min(timing.idlePollMs, pollMs * 1.5);
-    await sleep(Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt)));
+    // A write in this process (the local runtime) ends the wait early; in AWS it never rings here.
+    await sleepUntilWrite(Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt)));
   }
 }

@@ -8,6 +8,7 @@ import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { env } from '../platform/env.js';
 import { recordCall } from '../platform/usage.js';
+import { ringWriteBell } from '../platform/write-bell.js';
 
 const READS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
 const WRITES = new Set([
@@ -42,6 +43,7 @@ export function ddb(): DynamoDBDocumentClient {
       try {
         const out = await next(args);
         recordCall((out.output as { ConsumedCapacity?: never }).ConsumedCapacity, kind);
+        if (kind === 'write') ringWriteBell();
         return out;
       } catch (error) {
         // A failed call still costs a round trip (and, for a failed condition, write units

@@ -1,0 +1,28 @@
+/**
+ * A wake-up call for readers that poll the table from the same process: every successful write
+ * through the DynamoDB client rings it (store/db.ts), and the event stream's wait between polls
+ * ends at the ring instead of its timer (core/event-stream.ts).
+ *
+ * In AWS a writer and an event stream are different function instances, so the bell never rings
+ * in a stream's process and the stream keeps its adaptive polling (100 ms while events flow, up
+ * to 1 s when quiet): no extra reads, no extra cost. In the local runtime every handler shares one
+ * process, so a write reaches open streams after one poll's read instead of up to a second later.
+ */
+const waiters = new Set<() => void>();
+
+export function ringWriteBell(): void {
+  for (const wake of [...waiters]) wake();
+}
+
+/** Waits `ms`, or less if a write in this process rings the bell first. */
+export function sleepUntilWrite(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const wake = () => {
+      clearTimeout(timer);
+      waiters.delete(wake);
+      resolve();
+    };
+    const timer = setTimeout(wake, ms);
+    waiters.add(wake);
+  });
+}

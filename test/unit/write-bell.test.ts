@@ -1,0 +1,27 @@
+/** The write bell (platform/write-bell.ts): a waiting reader wakes at a write, or at its timer. */
+import { describe, expect, it } from '@jest/globals';
+import { ringWriteBell, sleepUntilWrite } from '../../functions/platform/write-bell.js';
+
+describe('write bell', () => {
+  it('ends every wait at the next ring', async () => {
+    const started = Date.now();
+    const waits = [sleepUntilWrite(10_000), sleepUntilWrite(10_000)];
+    setTimeout(ringWriteBell, 20);
+    await Promise.all(waits);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('ends a wait at its timer when nothing rings, and a later ring finds no stale waiter', async () => {
+    const started = Date.now();
+    await sleepUntilWrite(60);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(55);
+    ringWriteBell(); // nothing waits: no effect, no error
+    let woken = false;
+    const wait = sleepUntilWrite(10_000).then(() => (woken = true));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(woken).toBe(false);
+    ringWriteBell();
+    await wait;
+    expect(woken).toBe(true);
+  });
+});
