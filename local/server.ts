@@ -221,6 +221,13 @@ export interface LocalApiOptions {
    * is off). Test files that do not test it turn it off, so no background rename touches their chats.
    */
   autoRename?: boolean;
+  /**
+   * Resolves once the table answers (npm start boots DynamoDB Local meanwhile): the emulators
+   * start and the handlers load before it; the background jobs and the listener start after it.
+   */
+  tableReady?: Promise<unknown>;
+  /** Told when the emulators are up and when the handlers are loaded (npm start prints it). */
+  onProgress?: (step: 'emulators' | 'handlers') => void;
 }
 
 /**
@@ -245,7 +252,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // TABLE_NAME and DYNAMODB_ENDPOINT are set already) starts first, and its variables are set,
   // before any handler is mounted: functions/platform/env.ts reads the environment once.
   // The dispatch queues, as in AWS.
-  const sqs = options.dispatch === false ? undefined : await startLocalSqs(options.sqsDataDir);
+  const sqs = options.dispatch === false ? undefined : await startLocalSqs(options.sqsDataDir, options.tableReady);
   if (sqs)
     Object.assign(process.env, {
       SQS_ENDPOINT: sqs.endpoint,
@@ -271,6 +278,19 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // The VAPID key pair, held apart from the configuration as the stack's secret holds it.
   const vapidKeysFile = options.vapidKeysFile ?? join(tmpdir(), `chat-relay-vapid-${process.pid}.json`);
   Object.assign(process.env, { VAPID_KEYS_FILE: vapidKeysFile, VAPID_PUBLIC_KEY: ensureVapidKeys(vapidKeysFile) });
+  options.onProgress?.('emulators');
+  let handlers: Awaited<ReturnType<typeof mountAll>>;
+  try {
+    assertEnvironmentRead(sqs, s3);
+    handlers = await mountAll();
+    options.onProgress?.('handlers');
+    await options.tableReady;
+  } catch (error) {
+    if (!options.searchCacheDir) rmSync(searchCacheDir, { recursive: true, force: true });
+    await sqs?.stop();
+    await s3.stop();
+    throw error;
+  }
   // The stream-timeout loop and the tag sweep (in-process timers standing in for AWS schedules).
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
   const tagSweep = startLocalTagSweep();
@@ -293,14 +313,6 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await sqs?.stop();
     await s3.stop();
   };
-  let handlers: Awaited<ReturnType<typeof mountAll>>;
-  try {
-    assertEnvironmentRead(sqs, s3);
-    handlers = await mountAll();
-  } catch (error) {
-    await stopServices();
-    throw error;
-  }
   const { mounted, fallback, stream } = handlers;
   const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
   const server = createServer((req, res) => {

@@ -72,8 +72,12 @@ async function repairPersistence(): Promise<void> {
   repaired = true;
 }
 
-/** `dataDir` keeps queued messages between runs (npm start); without it the queues live in memory. */
-export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
+/**
+ * `dataDir` keeps queued messages between runs (npm start); without it the queues live in memory.
+ * `consumeAfter`: the flush consumer polls only once it resolves (npm start: once the table is
+ * there, since the emulator starts while DynamoDB Local is still booting); it never polls if it rejects.
+ */
+export async function startLocalSqs(dataDir?: string, consumeAfter?: Promise<unknown>): Promise<LocalSqs> {
   if (dataDir) {
     mkdirSync(dataDir, { recursive: true });
     await repairPersistence();
@@ -129,6 +133,7 @@ export async function startLocalSqs(dataDir?: string): Promise<LocalSqs> {
     }
   };
   const poll = (async () => {
+    if (consumeAfter) await consumeAfter.catch(() => (stopped = true));
     while (!stopped) {
       try {
         if (inFlight.size >= MAX_CONCURRENT_INVOCATIONS) await Promise.race(inFlight);

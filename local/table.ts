@@ -9,7 +9,8 @@ import {
 import type { AttributeDefinition } from '@aws-sdk/client-dynamodb';
 import { tableSchema } from '../lib/table-schema.js';
 
-export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+/** Creates the table unless it exists; true when it was created. */
+export async function ensureTable(endpoint: string, tableName: string): Promise<boolean> {
   const client = new DynamoDBClient({
     endpoint,
     region: 'us-east-1',
@@ -18,7 +19,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
   try {
     try {
       await client.send(new DescribeTableCommand({ TableName: tableName }));
-      return;
+      return false;
     } catch (error) {
       if (!(error instanceof ResourceNotFoundException)) throw error;
     }
@@ -61,6 +62,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
         TimeToLiveSpecification: { AttributeName: tableSchema.ttlAttribute, Enabled: true },
       }),
     );
+    return true;
   } finally {
     client.destroy();
   }

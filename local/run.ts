@@ -1,0 +1,122 @@
+/**
+ * The local runtime that `npm start` runs (local/main.ts launches it, precompiled): boots
+ * DynamoDB Local and the SQS emulator (both keep their data under DATA_DIR between runs),
+ * creates the table and queues as the stack does, and serves every route on 127.0.0.1:PORT with
+ * the same handlers Lambda runs.
+ *
+ * The JVM's start (about 2.8 s) is the floor, so it is launched first, with nothing but Node's
+ * built-ins loaded, and everything else happens while it boots: the configuration check and the
+ * VAPID key pair, the emulators, loading every handler. Only the table, then the background jobs
+ * and the listener, wait for it. Each step prints a progress line with the time since start.
+ *
+ * Environment: PORT (3000), CONFIG_PATH (a JSON file shaped like the contract's §12
+ * configuration), DATA_DIR (./.data), and the §12.2 OPENGRAM_* overrides.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { LOCAL_AWS_ENV, launchDynamo } from './dynamo.js';
+import type { LocalDynamo } from './dynamo.js';
+
+export const LOCAL_TABLE_NAME = 'chat-relay';
+
+/** When `npm start`'s launcher started (epoch ms, local/main.ts sets it), else this process. */
+const STARTED_AT = Number(process.env.CHAT_RELAY_STARTED_AT) || performance.timeOrigin;
+const since = (from = STARTED_AT) => Math.round(Date.now() - from);
+const progress = (line: string) => console.log(`[${String(since()).padStart(5)} ms] ${line}`);
+
+function readConfigFile(path: string | undefined): string {
+  if (!path) return '{}';
+  const full = resolve(path);
+  if (!existsSync(full)) throw new Error(`CONFIG_PATH ${full} does not exist.`);
+  const text = readFileSync(full, 'utf8');
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    throw new Error(`CONFIG_PATH ${full} is not valid JSON: ${(error as Error).message}`);
+  }
+  return text;
+}
+
+async function main(): Promise<void> {
+  let dynamo: LocalDynamo | undefined;
+  let stopping = false;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    await dynamo?.stop().catch(() => undefined);
+    process.exit(code);
+  };
+  // `on`, not `once`: Ctrl-C reaches this process twice (from the terminal and from the launcher).
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+  // The launcher went away (killed, or its terminal closed): stop too.
+  process.once('disconnect', () => void stop(0));
+  process.once('exit', () => dynamo?.process.kill('SIGKILL'));
+
+  try {
+    const port = Number(process.env.PORT ?? 3000);
+    if (!Number.isInteger(port) || port < 0 || port > 65_535)
+      throw new Error(`PORT must be an integer from 0 to 65535, not "${process.env.PORT}".`);
+    const dataDir = resolve(process.env.DATA_DIR ?? '.data');
+    const rawConfig = readConfigFile(process.env.CONFIG_PATH);
+
+    // The JVM first: everything below overlaps its start.
+    const launchedAt = Date.now();
+    const launched = await launchDynamo({ dataDir: join(dataDir, 'dynamodb') });
+    dynamo = launched;
+    Object.assign(process.env, LOCAL_AWS_ENV, {
+      TABLE_NAME: LOCAL_TABLE_NAME,
+      DYNAMODB_ENDPOINT: launched.endpoint,
+      INSTANCE_CONFIG: rawConfig,
+    });
+    const tableModule = import('./table.js');
+    const tableReady = launched.ready.then(async () => {
+      progress(`DynamoDB Local up (${since(launchedAt)} ms after launch)`);
+      const created = await (await tableModule).ensureTable(launched.endpoint, LOCAL_TABLE_NAME);
+      progress(`table ${LOCAL_TABLE_NAME} ${created ? 'created' : 'found'}`);
+    });
+    // Observed here so an early failure (Java missing) is not an unhandled rejection while
+    // the handlers load; startLocalApi awaits and reports it.
+    tableReady.catch(() => undefined);
+
+    // Fail fast on a configuration the handlers would refuse.
+    // The VAPID key pair first: with push enabled, the configuration is valid only with one (§12.3).
+    const [{ resolveConfig }, { ensureVapidKeys }] = await Promise.all([
+      import('../functions/platform/instance-config.js'),
+      import('./vapid.js'),
+    ]);
+    const vapidKeysFile = join(dataDir, 'vapid-keys.json');
+    const config = resolveConfig(JSON.parse(rawConfig), {
+      ...process.env,
+      VAPID_PUBLIC_KEY: ensureVapidKeys(vapidKeysFile),
+    });
+
+    const { startLocalApi } = await import('./server.js');
+    let api;
+    try {
+      api = await startLocalApi(port, {
+        sqsDataDir: join(dataDir, 'sqs'),
+        s3DataDir: join(dataDir, 's3'),
+        searchCacheDir: join(dataDir, 'search-cache'),
+        vapidKeysFile,
+        tableReady,
+        onProgress: (step) => progress(step === 'emulators' ? 'SQS and S3 emulators up' : 'handlers loaded'),
+      });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new Error(`Port ${port} on 127.0.0.1 is already in use: stop the other server or set PORT.`);
+      }
+      throw error;
+    }
+    const secret = config.security.instanceSecretEnabled
+      ? 'required for writes (Authorization: Bearer <secret>)'
+      : 'disabled';
+    progress('ready');
+    console.log(`chat relay listening on ${api.url}/api/v1  (data: ${dataDir}, instance secret: ${secret})`);
+  } catch (error) {
+    console.error(`npm start failed: ${(error as Error).message}`);
+    await stop(1);
+  }
+}
+
+void main();
