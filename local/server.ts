@@ -101,6 +101,19 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
   });
 }
 
+/**
+ * A path parameter as API Gateway hands it over: percent-decoded, or as sent when it is no valid
+ * encoding (a malformed escape, an encoded lone surrogate), so the route answers its own 4xx (an
+ * unknown id) instead of the adapter failing.
+ */
+function decodePathParameter(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
 function toEvent(
   req: IncomingMessage,
   body: Buffer,
@@ -344,7 +357,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
         );
       }
       const params: Record<string, string> = {};
-      found?.params.forEach((name, i) => (params[name] = decodeURIComponent(values[i] ?? '')));
+      found?.params.forEach((name, i) => (params[name] = decodePathParameter(values[i] ?? '')));
       const event = toEvent(req, body, { route: found?.route, params });
       // Tells long waits (dispatch claims) that the client left; Lambda behind API Gateway cannot.
       const clientGone = new AbortController();

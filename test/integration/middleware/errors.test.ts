@@ -26,6 +26,19 @@ describe('routing and the error envelope', () => {
     expect(res.body).toEqual(NOT_FOUND);
   });
 
+  it.each([
+    ['GET', '/api/v1/chats/%E0%A4%A'],
+    ['POST', '/api/v1/chats/%/archive'],
+    ['GET', '/api/v1/messages/%ED%A0%80/x'],
+    ['PATCH', '/api/v1/requests/%ZZ'],
+    ['GET', '/api/v1/media/%C0%AF'],
+  ])('%s %s (no valid percent-encoding) is a 4xx in the envelope, never a 500', async (method, path) => {
+    const res = await api.request(method, path, method === 'GET' ? undefined : {});
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(res.status).toBeLessThan(500);
+    expect(Object.keys(res.body.error).sort()).toEqual(['code', 'details', 'message']);
+  });
+
   it('matches literal segments before parameters and accepts a trailing slash', async () => {
     expect((await api.get('/api/v1/chats/unread-summary')).body).toHaveProperty('total_unread');
     expect((await api.get('/api/v1/chats/pending-summary')).body).toHaveProperty('pending_requests_total');
