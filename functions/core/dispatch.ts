@@ -419,7 +419,7 @@ export async function claim(
   deps: DispatchDeps = defaultDeps,
 ): Promise<ClaimedBatch[]> {
   const d = dispatchConfig(config);
-  const leaseMs = Math.max(1000, req.leaseMs ?? d.leaseMs);
+  const leaseMs = hideable(Math.max(1000, req.leaseMs ?? d.leaseMs));
   const deadline = deps.clock().getTime() + Math.min(MAX_CLAIM_WAIT_MS, req.waitMs ?? d.claimWaitMs);
   const gone = () => req.clientGone?.aborted === true;
   const claimed: ClaimedBatch[] = [];
@@ -698,7 +698,7 @@ export async function heartbeat(
 ): Promise<void> {
   checkBatchId(batchId);
   const now = deps.clock().getTime();
-  const extend = Math.max(1000, extendMs ?? dispatchConfig(config).leaseMs);
+  const extend = hideable(Math.max(1000, extendMs ?? dispatchConfig(config).leaseMs));
   const outcome = await Store.extendLease(batchId, workerId, now, extend);
   if (!outcome.ok) throw await leaseFailure(batchId, workerId, outcome.batch);
   const receipt = outcome.batch.receipt_handle;
@@ -735,8 +735,16 @@ export function retryDelay(
   attemptCount: number,
   override?: number,
 ): number {
-  return override ?? Math.min(d.retryMaxMs, d.retryBaseMs * 2 ** (attemptCount - 1));
+  return hideable(override ?? Math.min(d.retryMaxMs, d.retryBaseMs * 2 ** (attemptCount - 1)));
 }
+
+/**
+ * The queue hides a message for at most 12 hours (SQS's visibility limit), so a lease, an
+ * extension or a retry delay is capped there: a larger one (the contract sets no maximum) would
+ * fail the queue call after the table decided, stranding the batch (issue 17, finding 4).
+ */
+export const MAX_HIDE_MS = 12 * 3600 * 1000;
+const hideable = (ms: number): number => Math.min(ms, MAX_HIDE_MS);
 
 /** POST /dispatch/{batchId}/fail (§4.4.5, §4.4.6). */
 export async function fail(

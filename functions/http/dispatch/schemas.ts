@@ -1,6 +1,10 @@
 /** Shared pieces of the dispatch route schemas (contract §5.11). */
 import { z } from 'zod';
 
-export const workerId = z.string({ error: 'workerId is required.' }).min(1, 'workerId is required.');
+/** At most 1,000 characters: it is stored on the batch and compared in its lease conditions. */
+export const workerId = z
+  .string({ error: 'workerId is required.' })
+  .min(1, 'workerId is required.')
+  .max(1000, 'workerId must be at most 1000 characters.');
 export const nonNegativeInt = z.number().int().min(0);
 export const batchPath = z.object({ batchId: z.string() });
