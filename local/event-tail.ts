@@ -7,6 +7,7 @@
  * write gets slower as they pile up (measured: the local runtime must stay fast after hours of
  * use). A tail costs one Query per poll and nothing grows.
  */
+import pLimit from 'p-limit';
 import type { StoredEvent } from '../functions/store/events-repo.js';
 import { currentSequence, readLog } from '../functions/store/events-repo.js';
 import { asInvocation } from './invocations.js';
@@ -92,6 +93,54 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
       stopped = true;
       clearTimeout(timer);
       await running;
+    },
+  };
+}
+
+export interface EffectTailOptions {
+  /** For the error lines. */
+  name: string;
+  /** While false, nothing is read (the tail keeps the log's head in view and resumes from there). */
+  enabled: () => Promise<boolean>;
+  /** Whether an event concerns this effect at all (the others are skipped without work). */
+  wants: (event: StoredEvent) => boolean;
+  /** The effect for one event (core code, as the AWS consumer runs it), in an invocation of its own. */
+  handle: (event: StoredEvent) => Promise<unknown>;
+  /** Events handled at once: one slow push service, hook or provider does not hold up the next event. */
+  inFlight: number;
+}
+
+/**
+ * A tail for an effect of persisted events (push, webhooks, auto-rename): it starts at the log's
+ * head (events written while the runtime was down trigger nothing; in AWS the stream keeps them 24
+ * hours) and hands each event it wants to `handle`, a few at a time, without waiting for them.
+ */
+export function startEffectTail(options: EffectTailOptions): { stop(): Promise<void> } {
+  let stopped = false;
+  const limit = pLimit(options.inFlight);
+  const inFlight = new Set<Promise<unknown>>();
+  const tail = startLogTail({
+    name: options.name,
+    start: async () => (await currentSequence()) + 1,
+    enabled: options.enabled,
+    consume: async (events) => {
+      for (const event of events) {
+        if (!options.wants(event)) continue;
+        const run = limit(() =>
+          asInvocation(() => options.handle(event)).catch((error: unknown) => {
+            if (!stopped) console.error(`local ${options.name}:`, error);
+          }),
+        );
+        inFlight.add(run);
+        void run.finally(() => inFlight.delete(run));
+      }
+    },
+  });
+  return {
+    stop: async () => {
+      stopped = true;
+      await tail.stop();
+      await Promise.all(inFlight);
     },
   };
 }
