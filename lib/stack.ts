@@ -195,7 +195,7 @@ export class ChatRelayStack extends Stack {
     this.eventEffects = new EventEffects(this, 'Effects', { ...wiring, webPush: this.webPush });
     this.api = new Api(this, 'Api', {
       ...wiring,
-      streamTimeoutStateMachine: this.streamTimeouts.stateMachine,
+      streamTimeouts: this.streamTimeouts,
       dispatchQueues: this.dispatchQueues,
       mediaBucket: this.media,
       webPush: this.webPush,

@@ -1,8 +1,9 @@
 /**
  * The stream-timeout task (contract §4.2): invoked by the stream-timeout state machine after
- * each wait (and by the local runtime's in-process timer). It cancels the stream if it has
+ * each wait (and by the local runtime's in-process loop). It cancels the stream if it has
  * been idle longer than server.streamTimeoutSeconds, with a write conditioned on the activity
- * it saw, and otherwise tells the loop how long to wait before looking again.
+ * it saw, and otherwise tells the loop how long to wait before looking again. The loop only
+ * runs for a stream still active at its first check (functions/jobs/check-stream.ts).
  */
 import * as Streaming from '../core/streaming.js';
 import { getConfig } from '../core/live-config.js';
@@ -21,13 +22,16 @@ export interface ExpireStreamInput {
  */
 export const MIN_LOOP_SECONDS = 15;
 
+/** The state machine's next wait for a stream that could be overdue in `waitMs`: whole seconds, at least the floor. */
+export const loopWaitSeconds = (waitMs: number): number => Math.max(MIN_LOOP_SECONDS, Math.ceil(waitMs / 1000));
+
 export interface ExpireStreamOutput {
   messageId: string;
   /** True when the stream is over: the state machine stops. */
   done: boolean;
   /** The next wait, in whole seconds (Step Functions' Wait state), at least MIN_LOOP_SECONDS. */
   waitSeconds: number;
-  /** The exact wait in milliseconds, for the local timer (no history budget there). */
+  /** The exact wait in milliseconds, for the local loop (no history budget there). */
   waitMs: number;
 }
 
@@ -38,7 +42,7 @@ export async function handler(event: ExpireStreamInput): Promise<ExpireStreamOut
   return {
     messageId: event.messageId,
     done: outcome.done,
-    waitSeconds: Math.max(MIN_LOOP_SECONDS, Math.ceil(outcome.waitMs / 1000)),
+    waitSeconds: loopWaitSeconds(outcome.waitMs),
     waitMs: Math.max(1, outcome.waitMs),
   };
 }

@@ -30,7 +30,12 @@ const Env = z.object({
   /** The search index bucket and the folder of its segments' local copies (platform/search-storage.ts). */
   SEARCH_BUCKET: text.optional(),
   SEARCH_CACHE_DIR: text.optional(),
-  /** The stream-timeout state machine (platform/stream-timer.ts); without it streams expire lazily. */
+  /**
+   * The stream timers (platform/stream-timer.ts): the queue of delayed stream checks (the routes
+   * that create streams) and the stream-timeout state machine (the check function). Without
+   * them streams expire lazily.
+   */
+  STREAM_CHECK_QUEUE_URL: text.optional(),
   STREAM_TIMEOUT_STATE_MACHINE_ARN: text.optional(),
   /** How long (ms) a function keeps the administrator's stored configuration before reading it again. */
   CONFIG_CACHE_MS: z.coerce.number().int().nonnegative().default(5_000),

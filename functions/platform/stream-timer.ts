@@ -1,55 +1,118 @@
 /**
- * Starts the wake-up loop that cancels an abandoned stream (contract §4.2, §13 item 6).
- * In AWS it is an execution of the stream-timeout state machine (wait → expiry function →
- * loop while the stream is active), named by the message id so a retried start is a no-op.
- * The local runtime installs an in-process timer that runs the same expiry code
- * (local/stream-timers.ts). Correctness never rests on it: every read and write of a stream
- * treats an overdue stream as cancelled.
+ * The timers that cancel an abandoned stream (contract §4.2, §13 item 6), in two stages:
+ *
+ * 1. `startStreamTimer`, when a streaming message is created: one delayed SQS message
+ *    (`{ messageId }`, delivered once the timeout has passed, at most 900 s later) on the
+ *    stream-check queue, whose consumer (functions/jobs/check-stream.ts) looks at the stream
+ *    once. Most streams are over by then (a reply streams for seconds), and an abandoned one
+ *    is overdue and cancelled right there: neither ever starts a state machine execution.
+ * 2. `startStreamTimeoutLoop`, by that consumer, for a stream still active at its check: an
+ *    execution of the stream-timeout state machine (wait → expiry function → loop while the
+ *    stream is active, functions/jobs/expire-stream.ts), named by the message id so a
+ *    repeated start is a no-op.
+ *
+ * Before, every stream started an execution: 4 Standard transitions (and an X-Ray trace) per
+ * stream, even one finished in a second; stage 1 costs about 3 SQS requests (send, the
+ * poller's receive, its delete).
+ *
+ * The local runtime installs in-process timers that run the same check and expiry code
+ * (local/stream-timers.ts). Correctness never rests on either stage: every read and write of
+ * a stream treats an overdue stream as cancelled.
  */
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { env } from './env.js';
 import { logger } from './logger.js';
+import { sqs } from './queues.js';
 
 export interface StreamTimerInput {
   messageId: string;
-  /** Seconds until the first check (the configured idle timeout). */
+  /** Seconds until the stream can be overdue (stage 1: the configured idle timeout). */
   waitSeconds: number;
+  /** Stage 2: the exact wait in milliseconds, for the local loop (no history budget there to floor it). */
+  waitMs?: number;
 }
 
 export type StreamTimerStarter = (input: StreamTimerInput) => Promise<void>;
 
-let installed: StreamTimerStarter | undefined;
-let sfn: SFNClient | undefined;
+/** SQS's longest per-message delay. A longer timeout is finished by the state machine. */
+export const MAX_CHECK_DELAY_SECONDS = 900;
 
-/** Replaces the Step Functions starter (the local runtime's in-process timer). */
-export function installStreamTimer(starter: StreamTimerStarter | undefined): void {
-  installed = starter;
+/**
+ * The check comes this long after the deadline, so that it finds an abandoned stream already
+ * overdue (the timeout counts from updated_at, §4.2, and "overdue" is strictly later) even
+ * with a little clock skew between the function that wrote updated_at and the one checking;
+ * otherwise the check would find it "due in a moment" and start an execution for nothing.
+ * The contract allows cancelling up to 30 s after the timeout.
+ */
+export const CHECK_MARGIN_SECONDS = 1;
+
+/** The stream-check message of stage 1: its body and delay. */
+export function streamCheckMessage(input: StreamTimerInput): { body: string; delaySeconds: number } {
+  const delaySeconds = Math.min(
+    MAX_CHECK_DELAY_SECONDS,
+    Math.max(0, Math.ceil(input.waitSeconds)) + CHECK_MARGIN_SECONDS,
+  );
+  return { body: JSON.stringify({ messageId: input.messageId }), delaySeconds };
 }
 
-async function startExecution(input: StreamTimerInput): Promise<void> {
-  const stateMachineArn = env().STREAM_TIMEOUT_STATE_MACHINE_ARN;
-  if (!stateMachineArn) {
+let installedCheck: StreamTimerStarter | undefined;
+let installedLoop: StreamTimerStarter | undefined;
+let sfn: SFNClient | undefined;
+
+/**
+ * Replaces the AWS starters (the local runtime's in-process timers): `check` stands in for the
+ * delayed SQS message, `loop` for the state machine execution. `undefined` restores AWS.
+ */
+export function installStreamTimer(
+  starters: { check: StreamTimerStarter; loop: StreamTimerStarter } | undefined,
+): void {
+  installedCheck = starters?.check;
+  installedLoop = starters?.loop;
+}
+
+async function sendCheck(input: StreamTimerInput): Promise<void> {
+  const queueUrl = env().STREAM_CHECK_QUEUE_URL;
+  if (!queueUrl) {
     logger.warn('stream timer not configured: an abandoned stream is cancelled when next read or written', {
       messageId: input.messageId,
     });
     return;
   }
+  const message = streamCheckMessage(input);
+  await sqs().send(
+    new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: message.body, DelaySeconds: message.delaySeconds }),
+  );
+}
+
+async function startExecution(input: StreamTimerInput): Promise<void> {
+  const stateMachineArn = env().STREAM_TIMEOUT_STATE_MACHINE_ARN;
+  if (!stateMachineArn) throw new Error('STREAM_TIMEOUT_STATE_MACHINE_ARN is not configured');
   sfn ??= new SFNClient({});
   try {
     await sfn.send(new StartExecutionCommand({ stateMachineArn, name: input.messageId, input: JSON.stringify(input) }));
   } catch (error) {
+    // Started before (a redelivered check): the running or finished execution is the loop.
     if (!(error instanceof ExecutionAlreadyExists)) throw error;
   }
 }
 
 /**
- * Starts the timer for a stream that was just created. A failure is logged, not thrown: the
- * message is committed, and reads and writes still expire it lazily.
+ * Stage 1, for a stream that was just created. A failure is logged, not thrown: the message
+ * is committed, and reads and writes still expire it lazily.
  */
 export async function startStreamTimer(input: StreamTimerInput): Promise<void> {
   try {
-    await (installed ?? startExecution)(input);
+    await (installedCheck ?? sendCheck)(input);
   } catch (error) {
     logger.error('could not start the stream timer', { messageId: input.messageId, error });
   }
+}
+
+/**
+ * Stage 2, for a stream still active at its check: the state machine loop, first waiting
+ * `waitSeconds`. Throws on failure, so the check is retried (its SQS message comes back).
+ */
+export async function startStreamTimeoutLoop(input: StreamTimerInput): Promise<void> {
+  await (installedLoop ?? startExecution)(input);
 }

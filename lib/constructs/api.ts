@@ -9,7 +9,6 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
@@ -19,13 +18,14 @@ import type { WebPush } from './web-push.js';
 import type { MediaBucket } from './media-bucket.js';
 import type { FunctionWiring, TableAccess } from './api-function.js';
 import type { DispatchQueues } from './dispatch-queues.js';
+import type { StreamTimeouts } from './stream-timeouts.js';
 
 export interface ApiProps extends FunctionWiring {
   /**
-   * The stream-timeout state machine: the functions of `streamTimer` routes (and only those)
-   * get STREAM_TIMEOUT_STATE_MACHINE_ARN and may start its executions.
+   * The stream timers: the functions of `streamTimer` routes (and only those) get
+   * STREAM_CHECK_QUEUE_URL and may send the delayed stream checks.
    */
-  streamTimeoutStateMachine: IStateMachine;
+  streamTimeouts: StreamTimeouts;
   /**
    * The dispatch queues: the functions of `dispatch` and `dispatchInputs` routes (and only
    * those) get their URLs and the queue actions they use (dispatch-queues.ts).
@@ -103,10 +103,7 @@ export class Api extends Construct {
     for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
       const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read', route);
-      if (route.streamTimer) {
-        fn.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', props.streamTimeoutStateMachine.stateMachineArn);
-        props.streamTimeoutStateMachine.grantStartExecution(fn);
-      }
+      if (route.streamTimer) props.streamTimeouts.bindStarter(fn);
       if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
       if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);
       if (route.mediaBucket) props.mediaBucket.bind(fn, route.mediaBucket);
