@@ -20,8 +20,11 @@ const RETRY_MS = 1000;
 export interface LocalStreamTimers {
   /** Timers currently waiting, of both stages (for tests). */
   pending(): number;
-  /** How many state machine loops were started since the start (for tests: a stream over by its check starts none). */
-  loopsStarted(): number;
+  /**
+   * The messages whose state machine loop was started (for tests: a stream over by its check
+   * starts none). One id per stream that outlived its check, kept for the life of the process.
+   */
+  looped(): ReadonlySet<string>;
   stop(): void;
 }
 
@@ -46,10 +49,15 @@ const checkEvent = (body: string): SQSEvent => ({
   ],
 });
 
+let current: LocalStreamTimers | undefined;
+
+/** The running local stream timers, if any (tests look at them). */
+export const localStreamTimers = (): LocalStreamTimers | undefined => current;
+
 export function startLocalStreamTimers(): LocalStreamTimers {
   const timers = new Set<NodeJS.Timeout>();
   const looping = new Set<string>();
-  let loops = 0;
+  const looped = new Set<string>();
   let stopped = false;
 
   const after = (ms: number, run: () => void) => {
@@ -99,18 +107,20 @@ export function startLocalStreamTimers(): LocalStreamTimers {
       // A second start of a running execution is a no-op in AWS (named by the message id).
       if (stopped || looping.has(messageId)) return;
       looping.add(messageId);
-      loops += 1;
+      looped.add(messageId);
       loop(messageId, waitMs ?? waitSeconds * 1000);
     },
   });
-  return {
+  current = {
     pending: () => timers.size,
-    loopsStarted: () => loops,
+    looped: () => looped,
     stop: () => {
       stopped = true;
       for (const t of timers) clearTimeout(t);
       timers.clear();
       installStreamTimer(undefined);
+      current = undefined;
     },
   };
+  return current;
 }

@@ -1,7 +1,8 @@
 /**
- * Stream timeouts (§4.2) with server.streamTimeoutSeconds = 3: the local runtime's timer runs
- * the same expiry task the state machine runs in AWS, and reads and writes treat an overdue
- * stream as cancelled even before the timer gets to it.
+ * Stream timeouts (§4.2) with server.streamTimeoutSeconds = 3: the local runtime's timers run
+ * the same two stages as AWS (the delayed check, then the state machine loop for a stream
+ * still active at its check: local/stream-timers.ts), and reads and writes treat an overdue
+ * stream as cancelled even before a timer gets to it.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -9,6 +10,7 @@ import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { startApi } from '../../support/api.js';
+import { localStreamTimers } from '../../../local/stream-timers.js';
 import type { TestApi } from '../../support/api.js';
 
 const config = {
@@ -23,6 +25,9 @@ beforeAll(async () => {
   api = await startApi({ config, streamTimers: true });
 });
 afterAll(async () => api?.close());
+
+/** Whether the stream got a state machine loop (stage 2) rather than ending at its check. */
+const looped = (messageId: string) => localStreamTimers()!.looped().has(messageId);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
@@ -98,10 +103,50 @@ describe('stream timeout', () => {
 
   it('an empty stream cancelled by the timer disappears from the listing', async () => {
     const chat = await newChat();
+    const before = (await readEvents(api.tableName)).length;
     const msg = await startStream(chat.id);
     expect((await listed(chat.id)).map((m) => m.id)).toEqual([msg.id]);
     const gone = await eventually(async () => (await listed(chat.id)).length === 0, 7000);
     expect(gone).toBe(true);
+    // (Reads hide an overdue empty stream at once; the check cancels it for real, T + 1 s after its start.)
+    const cancelled = async () =>
+      (await eventsSince(api.tableName, before)).some(
+        (e) => e.type === 'message.streaming.complete' && e.payload.messageId === msg.id,
+      );
+    expect(await eventually(cancelled, 5000)).toBe(true);
+    // Overdue at its check: cancelled there, without a state machine loop.
+    expect(looped(msg.id)).toBe(false);
+  });
+
+  it('hands a stream still active at its check to the loop, which cancels it the timeout after its last chunk', async () => {
+    const chat = await newChat();
+    const before = (await readEvents(api.tableName)).length;
+    const msg = await startStream(chat.id);
+    // Chunks for about 5.6 s: past the check (3 s + 1 s after the start).
+    let last = '';
+    for (let i = 0; i < 8; i++) {
+      await sleep(700);
+      const res = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: `${i}` });
+      expect(res.status).toBe(200);
+      last = res.body.updated_at;
+    }
+    expect(looped(msg.id)).toBe(true);
+    // (The previous test's stream may be cancelled meanwhile: look at this message only.)
+    const endsOf = async () =>
+      (await eventsSince(api.tableName, before)).filter(
+        (e) => e.type === 'message.streaming.complete' && e.payload.messageId === msg.id,
+      );
+    expect(await eventually(async () => (await endsOf()).length > 0, 8000)).toBe(true);
+    const ends = await endsOf();
+    expect(ends.map((e) => [e.payload.messageId, e.payload.streamState])).toEqual([[msg.id, 'cancelled']]);
+    const idle = Date.parse(ends[0]!.timestamp) - Date.parse(last);
+    expect(idle).toBeGreaterThan(3000);
+    expect(idle).toBeLessThan(3000 + 30_000);
+    expect((await listed(chat.id))[0]).toMatchObject({
+      id: msg.id,
+      stream_state: 'cancelled',
+      content_partial: '01234567',
+    });
   });
 
   it('a stream kept alive by chunks is not cancelled, and completes normally', async () => {
@@ -129,6 +174,8 @@ describe('stream timeout', () => {
       ['message.streaming.complete', 'complete'],
     ]);
     expect((await listed(chat.id))[0]).toMatchObject({ stream_state: 'complete', content_final: 'quick' });
+    // Over at its check: no state machine loop (in AWS: no execution, no transition).
+    expect(looped(msg.id)).toBe(false);
   });
 
   it('reads show an overdue stream as cancelled before any timer runs', async () => {
