@@ -49,7 +49,9 @@ function spyOnStepFunctions(
 ) {
   return jest.spyOn(SFNClient.prototype, 'send').mockImplementation(answer as never);
 }
-afterEach(() => jest.restoreAllMocks());
+afterEach(() => {
+  jest.restoreAllMocks();
+});
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
