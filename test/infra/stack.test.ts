@@ -44,6 +44,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { ve
 const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
 const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
+const checkFunctionPath = 'ChatRelay/StreamTimeouts/CheckStream/Resource';
 const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
@@ -54,6 +55,7 @@ const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
   expiryFunctionPath,
+  checkFunctionPath,
   streamFunctionPath,
   flushFunctionPath,
   sweepFunctionPath,
@@ -62,11 +64,11 @@ const expectedFunctionPaths = [
   effectsPath,
 ];
 /**
- * Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush
- * consumer, the dispatch and tag sweepers, the search index writer, the webhook consumer and the
- * auto-renamer.
+ * Functions besides the routes': the fallback, the stream check and expiry functions, the event stream,
+ * the flush consumer, the dispatch and tag sweepers, the search index writer, the webhook consumer and
+ * the auto-renamer.
  */
-const extraFunctions = 8;
+const extraFunctions = 9;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -487,31 +489,136 @@ describe('stream timeouts', () => {
     );
   });
 
-  it('gives the state machine ARN and states:StartExecution on it to the streamTimer routes only', () => {
-    const timerRoutes = (routes as readonly RouteSpec[]).filter((r) => r.streamTimer);
-    expect(timerRoutes.map(routeKey)).toContain('POST /api/v1/chats/{chatId}/messages');
-    const timerPaths = new Set(timerRoutes.map((r) => functionPathOf(routeId(r))));
-    const onStates = (statements: PolicyStatementJson[]) =>
-      statements.filter((s) => actionsOf(s).some((a) => a.startsWith('states:')));
-    for (const fn of fns) {
-      const env = fn.props.Environment.Variables as Record<string, unknown>;
-      const starts = onStates(fn.statements);
-      if (timerPaths.has(fn.path)) {
-        expect([fn.path, env.STREAM_TIMEOUT_STATE_MACHINE_ARN]).toEqual([fn.path, { Ref: stateMachineId }]);
-        expect(starts.flatMap(actionsOf)).toEqual(['states:StartExecution']);
-        expect(starts.flatMap(resourcesOf)).toEqual([{ Ref: stateMachineId }]);
-      } else {
-        expect([fn.path, env.STREAM_TIMEOUT_STATE_MACHINE_ARN, starts]).toEqual([fn.path, undefined, []]);
+  const checkFn = () => fns.find((f) => f.path === checkFunctionPath)!;
+  const checkQueueAt = (name: string): [string, Record<string, any>] => {
+    const found = resourcesOfType(main.json, 'AWS::SQS::Queue').find(
+      ([, q]) => cdkPath(q) === `ChatRelay/StreamTimeouts/${name}/Resource`,
+    );
+    if (!found) throw new Error(`no queue ${name}`);
+    return [found[0], found[1].Properties ?? {}];
+  };
+  const checks = () => checkQueueAt('Checks');
+  const checkDlq = () => checkQueueAt('CheckDeadLetters');
+  const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+
+  it(
+    'has a standard check queue (SSE-SQS, TLS only, kept 1 day, dead letters after 5 receives, visibility 6x the ' +
+      'check function timeout) and its dead-letter queue, without an alarm',
+    () => {
+      const [checkId, props] = checks();
+      const [dlqId, dlq] = checkDlq();
+      expect(checkFn().props.Timeout).toBe(10);
+      expect(props).toEqual({
+        VisibilityTimeout: 60,
+        MessageRetentionPeriod: 86_400,
+        SqsManagedSseEnabled: true,
+        RedrivePolicy: { deadLetterTargetArn: arnOf(dlqId), maxReceiveCount: 5 },
+      });
+      expect(dlq).toEqual({ MessageRetentionPeriod: 14 * 86_400, SqsManagedSseEnabled: true });
+      const policies = resourcesOfType(main.json, 'AWS::SQS::QueuePolicy').map(([, p]) => p.Properties ?? {});
+      for (const id of [checkId, dlqId]) {
+        const statements = policies
+          .filter((p) => (p.Queues as unknown[]).some((q) => refId(q) === id))
+          .flatMap((p) => p.PolicyDocument.Statement as PolicyStatementJson[]);
+        expect([id, statements]).toEqual([
+          id,
+          [expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
+        ]);
       }
-    }
-    // No other role of the stack may touch Step Functions either.
-    const timerRoles = new Set(fns.filter((f) => timerPaths.has(f.path)).map((f) => f.roleId));
-    for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
-      const roles = (policy.Properties?.Roles as unknown[]).map(refId);
-      const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
-      if (onStates(statements).length > 0) expect([id, roles.every((r) => timerRoles.has(r!))]).toEqual([id, true]);
-    }
+      const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
+        cdkPath(a).startsWith('ChatRelay/StreamTimeouts/'),
+      );
+      expect(alarms).toEqual([]);
+    },
+  );
+
+  it('feeds the check function from the check queue: batches of 10, no batching window, partial failures', () => {
+    const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
+      .map(([, m]) => m.Properties ?? {})
+      .filter((m) => JSON.stringify(m.EventSourceArn) === JSON.stringify(arnOf(checks()[0])));
+    expect(mappings).toEqual([
+      {
+        EventSourceArn: arnOf(checks()[0]),
+        FunctionName: { Ref: checkFn().id },
+        BatchSize: 10,
+        MaximumBatchingWindowInSeconds: 0,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      },
+    ]);
   });
+
+  it('runs functions/jobs/check-stream.ts with the table (read-write), the configuration and the state machine ARN', () => {
+    const fn = checkFn();
+    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
+      'nodejs22.x',
+      ['arm64'],
+      'index.handler',
+    ]);
+    const env = fn.props.Environment.Variables as Record<string, unknown>;
+    expect(refId(env.TABLE_NAME)).toBe(tableId);
+    expect(JSON.parse(env.INSTANCE_CONFIG as string).server.streamTimeoutSeconds).toBe(60);
+    expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toEqual({ Ref: stateMachineId });
+    expect(env.STREAM_CHECK_QUEUE_URL).toBeUndefined();
+    expect(dynamoActions(fn.statements)).toEqual(
+      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
+    );
+    const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
+    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('stream check');
+  });
+
+  it(
+    'gives the check queue URL and sqs:SendMessage on it to the streamTimer routes only, and states:StartExecution ' +
+      'to the check function only',
+    () => {
+      const timerRoutes = (routes as readonly RouteSpec[]).filter((r) => r.streamTimer);
+      expect(timerRoutes.map(routeKey)).toContain('POST /api/v1/chats/{chatId}/messages');
+      const timerPaths = new Set(timerRoutes.map((r) => functionPathOf(routeId(r))));
+      const [checkId, dlqId] = [checks()[0], checkDlq()[0]];
+      const onStates = (statements: PolicyStatementJson[]) =>
+        statements.filter((s) => actionsOf(s).some((a) => a.startsWith('states:')));
+      const onChecks = (statements: PolicyStatementJson[]) =>
+        statements.filter((s) => resourcesOf(s).some((r) => [checkId, dlqId].includes(refId(r)!)));
+      for (const fn of fns) {
+        const env = fn.props.Environment.Variables as Record<string, unknown>;
+        const starts = onStates(fn.statements);
+        const sends = onChecks(fn.statements);
+        if (timerPaths.has(fn.path)) {
+          expect([fn.path, env.STREAM_CHECK_QUEUE_URL, env.STREAM_TIMEOUT_STATE_MACHINE_ARN]).toEqual([
+            fn.path,
+            { Ref: checkId },
+            undefined,
+          ]);
+          expect([fn.path, sends.flatMap(actionsOf), sends.flatMap(resourcesOf)]).toEqual([
+            fn.path,
+            ['sqs:SendMessage'],
+            [arnOf(checkId)],
+          ]);
+          expect([fn.path, starts]).toEqual([fn.path, []]);
+        } else if (fn.path === checkFunctionPath) {
+          expect(starts.flatMap(actionsOf)).toEqual(['states:StartExecution']);
+          expect(starts.flatMap(resourcesOf)).toEqual([{ Ref: stateMachineId }]);
+          // Its poller's receive, delete and visibility changes, on the check queue only.
+          expect(sends.flatMap(resourcesOf)).toEqual([arnOf(checkId)]);
+          expect(sends.flatMap(actionsOf)).not.toContain('sqs:SendMessage');
+        } else {
+          expect([fn.path, env.STREAM_CHECK_QUEUE_URL, env.STREAM_TIMEOUT_STATE_MACHINE_ARN, starts, sends]).toEqual([
+            fn.path,
+            undefined,
+            undefined,
+            [],
+            [],
+          ]);
+        }
+      }
+      // No other role of the stack may touch Step Functions either.
+      const checkRole = checkFn().roleId;
+      for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
+        const roles = (policy.Properties?.Roles as unknown[]).map(refId);
+        const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
+        if (onStates(statements).length > 0) expect([id, roles]).toEqual([id, [checkRole]]);
+      }
+    },
+  );
 });
 
 describe('event stream', () => {

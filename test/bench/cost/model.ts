@@ -309,6 +309,13 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       'requests',
       p.sqs.standardRequest,
     );
+    lines.add(
+      'SQS',
+      'standard requests: stream-check queue event source long-polls',
+      (FIXED.streamCheckPollers * MONTH_SECONDS) / FIXED.pollWaitSeconds,
+      'requests',
+      p.sqs.standardRequest,
+    );
     lines.add('CloudWatch', 'dead-letter queue alarms', FIXED.alarms, 'alarm-months', p.cloudWatch.alarmMonth);
     lines.add('Secrets Manager', 'instance secret', FIXED.secrets, 'secret-months', p.secretsManager.secretMonth);
     const calls = [...secretCalls.values()].reduce((a, b) => a + b, 0);

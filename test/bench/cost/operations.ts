@@ -251,19 +251,38 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     id: 'stream.timeout',
-    what: 'stream-timeout execution: wait, expiry check, choice, succeed',
+    what: 'stream check: one delayed SQS message per new stream, one look at a stream over by then',
     group: 'stream timeouts',
     http: false,
     memoryMb: 1024,
     durationMs: 30,
     calls: 2,
     writes: [],
-    // expireIfIdle: locate + getMessage; the stream is already complete: done
+    // expireIfIdle: locate + getMessage; the stream is already complete: done, no execution
+    reads: [
+      { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
+      { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
+    ],
+    // functions/platform/stream-timer.ts: SendMessage (the create route), the event source's
+    // ReceiveMessage and DeleteMessage (one each per message at this rate: an upper bound)
+    sqsStandard: 3,
+    logBytes: JOB_LOG,
+  },
+  {
+    id: 'stream.timeout.loop',
+    what: 'a stream still active at its check: one stream-timeout execution, one round',
+    group: 'stream timeouts',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 30,
+    calls: 2,
+    writes: [],
     reads: [
       { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
       { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
     ],
     // lib/constructs/stream-timeouts.ts: Wait → ExpireIfIdle → IsStreamOver → StreamOver
+    // (+3 per further round: Wait → ExpireIfIdle → IsStreamOver)
     sfnTransitions: 4,
     xrayTraces: 1,
     logBytes: JOB_LOG,
@@ -509,4 +528,6 @@ export const FIXED = {
    */
   flushPollers: 5,
   pollWaitSeconds: 20,
+  /** The stream-check queue's event source mapping (lib/constructs/stream-timeouts.ts): the same. */
+  streamCheckPollers: 5,
 } as const;

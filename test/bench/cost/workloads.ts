@@ -17,6 +17,12 @@ const userMessages = 1000;
 const replies = 1000;
 const requests = 200;
 const batches = userMessages + requests;
+/**
+ * Share of replies still streaming when their check comes (server.streamTimeoutSeconds, 60 s,
+ * after the start): an assumption (a 100-chunk reply streams for seconds); each gets one
+ * stream-timeout execution.
+ */
+const LONG_STREAM_SHARE = 0.01;
 /** Persisted events reaching the stream consumers: message.created ×2000, streaming.complete ×1000, request ×400. */
 const persistedEvents = userMessages + 2 * replies + 2 * requests;
 
@@ -26,6 +32,7 @@ const typicalPerDay: Record<string, number> = {
   'message.chunk': replies * SIZES.chunksPerReply,
   'message.complete': replies,
   'stream.timeout': replies,
+  'stream.timeout.loop': replies * LONG_STREAM_SHARE,
   'request.create': requests,
   'request.resolve': requests,
   'dispatch.flush': batches,
