@@ -195,7 +195,7 @@ describe('HTTP API', () => {
 describe('functions', () => {
   it(
     "run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route's timeoutSeconds; " +
-      'the flush consumer 30 s), without NODE_OPTIONS: source maps are not loaded at init (the event stream: see its ' +
+      'the flush consumer 30 s, the stream check 10 s), without NODE_OPTIONS: source maps are not loaded at init (the event stream: see its ' +
       'own test)',
     () => {
       const timeouts = new Map<string, number>(
@@ -206,6 +206,7 @@ describe('functions', () => {
       );
       expect(imagePaths.size).toBe(2);
       timeouts.set(flushFunctionPath, 30);
+      timeouts.set(checkFunctionPath, 10);
       timeouts.set(sweepFunctionPath, 30);
       timeouts.set(searchWriterPath, 300);
       timeouts.set(effectsPath, 300);
