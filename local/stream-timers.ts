@@ -3,19 +3,31 @@
  * on in-process timers, calling the very handlers AWS invokes:
  * 1. the delayed stream check: after the same delay as the SQS message's, the check-stream
  *    handler gets a real-shaped SQS event with one record; a record it reports as failed
- *    comes back a little later, as SQS would redeliver it;
+ *    comes back a little later, as SQS would redeliver it, at most CHECK_MAX_RECEIVES times
+ *    in all (then the queue dead-letters it);
  * 2. the state machine: wait, run the expiry task, wait again while the stream is active
- *    (at most one loop per message, as executions are named by the message id).
+ *    (at most one loop per message, as executions are named by the message id); a failed run
+ *    is retried as the task's retrier does, then the loop ends (the execution fails).
+ * Either way, a stream a timer gives up on is still expired by its next read or write.
  */
 import { randomUUID } from 'node:crypto';
-import type { SQSEvent } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { handler as checkStream } from '../functions/jobs/check-stream.js';
 import { handler as expireStream } from '../functions/jobs/expire-stream.js';
-import { installStreamTimer, streamCheckMessage } from '../functions/platform/stream-timer.js';
+import type { ExpireStreamInput, ExpireStreamOutput } from '../functions/jobs/expire-stream.js';
+import { CHECK_MAX_RECEIVES, installStreamTimer, streamCheckMessage } from '../functions/platform/stream-timer.js';
 import { asInvocation } from './invocations.js';
 
-/** When a check or an expiry run fails: look again this much later (SQS redelivery, Step Functions' retry). */
-const RETRY_MS = 1000;
+/** Runs of one expiry task before the execution fails: 1 + the States.TaskFailed retrier's 3. */
+export const EXPIRY_MAX_RUNS = 4;
+
+export interface LocalStreamTimerOptions {
+  /** The handlers run (tests substitute them); by default the ones AWS invokes. */
+  checkHandler?: (event: SQSEvent) => Promise<SQSBatchResponse>;
+  expireHandler?: (input: ExpireStreamInput) => Promise<ExpireStreamOutput>;
+  /** Wait before a failed check or expiry runs again (ms). @default 1000 */
+  retryMs?: number;
+}
 
 export interface LocalStreamTimers {
   /** Timers currently waiting, of both stages (for tests). */
@@ -54,7 +66,10 @@ let current: LocalStreamTimers | undefined;
 /** The running local stream timers, if any (tests look at them). */
 export const localStreamTimers = (): LocalStreamTimers | undefined => current;
 
-export function startLocalStreamTimers(): LocalStreamTimers {
+export function startLocalStreamTimers(options: LocalStreamTimerOptions = {}): LocalStreamTimers {
+  const runCheck = options.checkHandler ?? checkStream;
+  const runExpiry = options.expireHandler ?? expireStream;
+  const retryMs = options.retryMs ?? 1000;
   const timers = new Set<NodeJS.Timeout>();
   const looping = new Set<string>();
   const looped = new Set<string>();
@@ -70,31 +85,37 @@ export function startLocalStreamTimers(): LocalStreamTimers {
     timers.add(timer);
   };
 
-  const check = (body: string, delayMs: number) =>
+  const check = (body: string, delayMs: number, receives = 1) => {
+    const again = () => {
+      if (stopped) return;
+      if (receives < CHECK_MAX_RECEIVES) check(body, retryMs, receives + 1);
+      else console.error('local stream check: given up (dead-lettered in AWS)', body);
+    };
     after(delayMs, () => {
-      asInvocation(() => checkStream(checkEvent(body)))
+      asInvocation(() => runCheck(checkEvent(body)))
         .then((out) => {
-          if (out.batchItemFailures.length > 0) check(body, RETRY_MS);
+          if (out.batchItemFailures.length > 0) again();
         })
         .catch((error: unknown) => {
-          if (stopped) return;
-          console.error('local stream check failed', body, error);
-          check(body, RETRY_MS);
+          if (!stopped) console.error('local stream check failed', body, error);
+          again();
         });
     });
+  };
 
-  const loop = (messageId: string, waitMs: number) =>
+  const loop = (messageId: string, waitMs: number, runs = 1) =>
     after(waitMs, () => {
-      asInvocation(() => expireStream({ messageId }))
+      asInvocation(() => runExpiry({ messageId }))
         .then((out) => {
           if (out.done) looping.delete(messageId);
           else loop(messageId, out.waitMs);
         })
         .catch((error: unknown) => {
           if (stopped) return;
-          // As Step Functions would retry a failed task: look again a little later.
           console.error('local stream timer: expiry failed', messageId, error);
-          loop(messageId, RETRY_MS);
+          // As the state machine's retrier would: a few more runs, then the execution fails.
+          if (runs < EXPIRY_MAX_RUNS) loop(messageId, retryMs, runs + 1);
+          else looping.delete(messageId);
         });
     });
 

@@ -47,6 +47,12 @@ export const MAX_CHECK_DELAY_SECONDS = 900;
  */
 export const CHECK_MARGIN_SECONDS = 1;
 
+/**
+ * Receives of one stream check before the queue dead-letters it (lib/constructs/stream-timeouts.ts;
+ * the local stand-in gives up after as many runs). A check is idempotent and cheap to redo.
+ */
+export const CHECK_MAX_RECEIVES = 5;
+
 /** The stream-check message of stage 1: its body and delay. */
 export function streamCheckMessage(input: StreamTimerInput): { body: string; delaySeconds: number } {
   const delaySeconds = Math.min(

@@ -50,7 +50,10 @@ export const CHECK_TIMEOUT = Duration.seconds(10);
  */
 const CHECK_VISIBILITY = Duration.seconds(CHECK_TIMEOUT.toSeconds() * 6);
 
-/** A check is idempotent and cheap to redo; five failed runs means something is wrong. */
+/**
+ * A check is idempotent and cheap to redo; five failed runs means something is wrong. The
+ * same as CHECK_MAX_RECEIVES of functions/platform/stream-timer.ts, which the local stand-in follows.
+ */
 const CHECK_MAX_RECEIVES = 5;
 
 export class StreamTimeouts extends Construct {

@@ -15,6 +15,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
 import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
+import { CHECK_MAX_RECEIVES } from '../../functions/platform/stream-timer.js';
 import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
@@ -515,6 +516,8 @@ describe('stream timeouts', () => {
         SqsManagedSseEnabled: true,
         RedrivePolicy: { deadLetterTargetArn: arnOf(dlqId), maxReceiveCount: 5 },
       });
+      // The local stand-in gives up after as many runs.
+      expect(CHECK_MAX_RECEIVES).toBe(5);
       expect(dlq).toEqual({ MessageRetentionPeriod: 14 * 86_400, SqsManagedSseEnabled: true });
       const policies = resourcesOfType(main.json, 'AWS::SQS::QueuePolicy').map(([, p]) => p.Properties ?? {});
       for (const id of [checkId, dlqId]) {
