@@ -196,7 +196,8 @@ describe('HTTP API', () => {
 describe('functions', () => {
   it(
     "run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route's timeoutSeconds; " +
-      'the flush consumer 30 s, the stream check 10 s), without NODE_OPTIONS: source maps are not loaded at init (the event stream: see its ' +
+      'the flush consumer 30 s, the stream check 10 s), without NODE_OPTIONS: source maps are not loaded at init ' +
+      '(the event stream: see its ' +
       'own test)',
     () => {
       const timeouts = new Map<string, number>(
@@ -551,7 +552,7 @@ describe('stream timeouts', () => {
     ]);
   });
 
-  it('runs functions/jobs/check-stream.ts with the table (read-write), the configuration and the state machine ARN', () => {
+  it('runs functions/jobs/check-stream.ts with the table (read-write), the configuration and the SM ARN', () => {
     const fn = checkFn();
     expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
       'nodejs22.x',

@@ -61,7 +61,7 @@ async function until(check: () => boolean, ms = 3000): Promise<void> {
 }
 
 describe('local stream checks', () => {
-  it('runs the check once, the timeout + 1 s after the start, with one SQS-shaped record naming the message', async () => {
+  it('runs the check once, the timeout + 1 s after the start, with one SQS-shaped record naming it', async () => {
     const check = checks();
     start({ checkHandler: check.handler });
     const startedAt = Date.now();
@@ -100,7 +100,7 @@ describe('local stream checks', () => {
 });
 
 describe('local stream-timeout loop', () => {
-  it('waits the given milliseconds, runs the expiry until the stream is over, and runs one loop per message', async () => {
+  it('waits the given milliseconds, runs the expiry until the stream is over, one loop per message', async () => {
     const expiry = expiries(false, true);
     start({ expireHandler: expiry.handler });
     await startStreamTimeoutLoop({ messageId: 'msg-4', waitSeconds: 15, waitMs: 20 });

@@ -103,7 +103,7 @@ describe('stream checks (AWS path)', () => {
     expect(streamCheckMessage({ messageId: 'm', waitSeconds: 3600 }).delaySeconds).toBe(900);
   });
 
-  it('a new stream sends one check, invisible until the timeout (+1 s) has passed; other messages send none', async () => {
+  it('a new stream sends one check, invisible until the timeout + 1 s; other messages send none', async () => {
     const sfn = spyOnStepFunctions();
     const chat = await newChat();
     const plain = await api.post(`/api/v1/chats/${chat.id}/messages`, {

@@ -118,7 +118,7 @@ describe('stream timeout', () => {
     expect(looped(msg.id)).toBe(false);
   });
 
-  it('hands a stream still active at its check to the loop, which cancels it the timeout after its last chunk', async () => {
+  it('hands a stream active at its check to the loop, which cancels it the timeout after its last chunk', async () => {
     const chat = await newChat();
     const before = (await readEvents(api.tableName)).length;
     const msg = await startStream(chat.id);
