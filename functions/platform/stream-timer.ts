@@ -6,7 +6,7 @@
  * (local/stream-timers.ts). Correctness never rests on it: every read and write of a stream
  * treats an overdue stream as cancelled.
  */
-import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { env } from './env.js';
 import { logger } from './logger.js';
 
@@ -34,6 +34,9 @@ async function startExecution(input: StreamTimerInput): Promise<void> {
     });
     return;
   }
+  // The Step Functions client is imported on the first streamed message, not at load: most
+  // requests of the functions that share this module start no stream.
+  const { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } = await import('@aws-sdk/client-sfn');
   sfn ??= new SFNClient({});
   try {
     await sfn.send(new StartExecutionCommand({ stateMachineArn, name: input.messageId, input: JSON.stringify(input) }));

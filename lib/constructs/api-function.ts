@@ -204,7 +204,8 @@ function addApiDocument(outputDir: string, kind: 'document' | 'reference'): stri
 
 /** Fails the bundling of a function that imports images.ts without `images: true`. */
 function refuseInlinedSharp(outputDir: string): string {
-  const bundle = shellQuote(join(outputDir, 'index.mjs'));
+  // index.mjs and its chunks (sharp is imported with import(), so it would land in a chunk).
+  const bundle = `-r --include='*.mjs' ${shellQuote(outputDir)}`;
   const message = shellQuote(
     'This function imports sharp (functions/platform/images.ts) but its ApiFunction lacks images: true; inlined, ' +
       'sharp would find no binary on Lambda.',

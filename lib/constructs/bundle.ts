@@ -80,10 +80,117 @@ export const lambdaCredentials: esbuild.Plugin = {
   },
 };
 
+/**
+ * One copy of each AWS SDK client: a package that pins another version of a client (today
+ * @aws-sdk/s3-presigned-post pins client-s3 3.1164.0 beside our 3.1173.0, and takes only
+ * PutObjectCommand's endpoint parameters from it) gets the project's copy, so the bundle does not
+ * carry two S3 clients (~90 KB). Same major version, same command shapes.
+ */
+export const oneSdkClientCopy: esbuild.Plugin = {
+  name: 'one-sdk-client-copy',
+  setup(build) {
+    build.onResolve({ filter: /^@aws-sdk\/client-[a-z0-9-]+$/ }, async (args) => {
+      if (!/[\/]node_modules[\/]/.test(args.importer)) return undefined;
+      const pluginData = { oneSdkClientCopy: true };
+      if ((args.pluginData as typeof pluginData | undefined)?.oneSdkClientCopy) return undefined;
+      const result = await build.resolve(args.path, { kind: args.kind, resolveDir: projectRoot, pluginData });
+      return result.errors.length > 0 ? undefined : { path: result.path, sideEffects: result.sideEffects };
+    });
+  },
+};
+
+/**
+ * The SDK clients' schema modules (`@aws-sdk/client-*\/dist-es/schemas/schemas_0.js`) describe
+ * every operation of the service as `export var X$ = [...]`, with traits written as computed keys
+ * of module constants (`{ [_hH]: _xaebo }`). esbuild cannot prove such a key free of side effects
+ * (a computed key may call toString), so it keeps every schema of the service: all of S3's ~600
+ * (68 KB minified) for the two or three operations a function sends. Each such key is rewritten
+ * to the constant's string literal (`{ ["x-amz-expected-bucket-owner"]: _xaebo }`): the same
+ * object, and unused schemas are then dropped.
+ */
+export const sdkSchemaLiteralKeys: esbuild.Plugin = {
+  name: 'sdk-schema-literal-keys',
+  setup(build) {
+    build.onLoad(
+      { filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ },
+      async ({ path }) => {
+        const source = await readFile(path, 'utf8');
+        const strings = new Map<string, string>();
+        for (const [, name, literal] of source.matchAll(/^const (\w+) = ("(?:[^"\\\n]|\\.)*");$/gm)) {
+          strings.set(name!, literal!);
+        }
+        const contents = source.replace(/\[(\w+)\]:/g, (key, name: string) => {
+          const literal = strings.get(name);
+          return literal === undefined ? key : `[${literal}]:`;
+        });
+        return { contents, loader: 'js', resolveDir: dirname(path) };
+      },
+    );
+  },
+};
+
+/**
+ * zod converts schemas to JSON Schema (`z.toJSONSchema`, `schema.toJSONSchema()`, the Standard
+ * Schema `jsonSchema` property): the OpenAPI document uses it at synth (lib/openapi), no function
+ * does at run time, yet every classic schema references the converters (~18 KB minified). In
+ * the bundles the converters keep their exports' names but throw if called (the factories of
+ * the two methods return such a function). What classic schemas read at run time from that
+ * code, `aggregateChecks` (a string's minLength, a number's isInt…), is kept as is: the part of
+ * json-schema-processors.js before its converters. If zod's layout ever changes so that the cut
+ * is not found, the modules are bundled unchanged (the bench shows the size).
+ */
+export const ZOD_JSON_SCHEMA_LEFT_OUT =
+  'JSON Schema conversion is left out of the Lambda bundles (lib/constructs/bundle.ts zodWithoutJsonSchema).';
+const ZOD_CONVERTERS = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
+const PROCESSORS_CUT = '\nconst formatMap = {';
+const METHOD_FACTORIES = new Set(['createToJSONSchemaMethod', 'createStandardJSONSchemaMethod']);
+
+function exportedNames(source: string): string[] {
+  const names = new Set<string>();
+  for (const [, name] of source.matchAll(/^export (?:const|function|let|var|class) (\w+)/gm)) names.add(name!);
+  for (const [, list] of source.matchAll(/^export \{([^}]*)\};?$/gm)) {
+    for (const item of list!.split(',')) {
+      const exported = item
+        .trim()
+        .split(/\s+as\s+/)
+        .pop();
+      if (exported) names.add(exported);
+    }
+  }
+  return [...names];
+}
+
+export const zodWithoutJsonSchema: esbuild.Plugin = {
+  name: 'zod-without-json-schema',
+  setup(build) {
+    build.onLoad({ filter: ZOD_CONVERTERS }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      let kept = '';
+      let converters = source;
+      if (path.endsWith('json-schema-processors.js')) {
+        const cut = source.indexOf(PROCESSORS_CUT);
+        if (cut < 0 || !/^export function aggregateChecks\(/m.test(source.slice(0, cut))) return undefined;
+        [kept, converters] = [source.slice(0, cut), source.slice(cut)];
+      }
+      const thrower = `() => { throw new Error(${JSON.stringify(ZOD_JSON_SCHEMA_LEFT_OUT)}); }`;
+      const stubs = exportedNames(converters).map(
+        (name) => `export const ${name} = ${METHOD_FACTORIES.has(name) ? `() => ${thrower}` : thrower};`,
+      );
+      return { contents: `${kept}\n${stubs.join('\n')}\n`, loader: 'js', resolveDir: dirname(path) };
+    });
+  },
+};
+
 export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
   return {
     entryPoints: [request.entry],
-    outfile: join(request.outdir, 'index.mjs'),
+    // index.mjs, and one chunk per module imported with `import()` (chunks/*.mjs, each with its
+    // map): code a function needs only on some paths is not read at init.
+    outdir: request.outdir,
+    entryNames: 'index',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
     absWorkingDir: projectRoot,
     bundle: true,
     platform: 'node',
@@ -99,7 +206,14 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
     external: request.external,
     logLevel: 'warning',
     metafile: request.metafile !== undefined,
-    plugins: [zodNamespace, zodEnglishOnly, lambdaCredentials],
+    plugins: [
+      zodNamespace,
+      zodEnglishOnly,
+      zodWithoutJsonSchema,
+      lambdaCredentials,
+      oneSdkClientCopy,
+      sdkSchemaLiteralKeys,
+    ],
   };
 }
 
