@@ -21,8 +21,8 @@
  *   link only, the environment, which is where Lambda puts the function's role credentials
  *   (lambda-credentials.ts).
  */
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -205,7 +205,8 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
     banner: { js: REQUIRE_BANNER },
     external: request.external,
     logLevel: 'warning',
-    metafile: request.metafile !== undefined,
+    // Always: bundle() reads it to drop the chunks no code can load (unreachableChunks).
+    metafile: true,
     plugins: [
       zodNamespace,
       zodEnglishOnly,
@@ -217,12 +218,40 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
   };
 }
 
+/**
+ * The output files that nothing can load. With splitting, esbuild emits a chunk for every
+ * `import()` it meets, even one in code that tree shaking then removed (upload-session imports
+ * media-upload.ts for presigning, and with it images.ts, whose `import('sharp')` it never runs):
+ * such a chunk is never read, but it would still ship, and it would carry sharp into a function
+ * that has no sharp runtime (ApiFunction's check refuses that). Reachable: index.mjs, and every
+ * output imported, statically or with `import()`, by a reachable one.
+ */
+export function unreachableChunks(metafile: esbuild.Metafile, entry: string): string[] {
+  const outputs = metafile.outputs;
+  const index = Object.keys(outputs).find((path) => outputs[path]!.entryPoint === entry);
+  if (!index) throw new Error(`esbuild wrote no output for ${entry}`);
+  const reachable = new Set<string>();
+  const visit = (path: string) => {
+    if (reachable.has(path) || !outputs[path]) return;
+    reachable.add(path);
+    for (const edge of outputs[path].imports) if (!edge.external) visit(edge.path);
+  };
+  visit(index);
+  return Object.keys(outputs).filter((path) => !path.endsWith('.map') && !reachable.has(path));
+}
+
 export async function bundle(request: BundleRequest): Promise<esbuild.BuildResult> {
-  const result = await esbuild.build(bundleOptions(request));
-  if (request.metafile && result.metafile) {
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(request.metafile, JSON.stringify(result.metafile));
+  const options = bundleOptions(request);
+  const result = await esbuild.build(options);
+  const metafile = result.metafile!;
+  const entry = relative(projectRoot, request.entry).split(sep).join('/');
+  for (const chunk of unreachableChunks(metafile, entry)) {
+    for (const file of [chunk, `${chunk}.map`]) {
+      await rm(join(projectRoot, file), { force: true });
+      delete metafile.outputs[file];
+    }
   }
+  if (request.metafile) await writeFile(request.metafile, JSON.stringify(metafile));
   return result;
 }
 
