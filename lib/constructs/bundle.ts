@@ -214,9 +214,25 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
       lambdaCredentials,
       oneSdkClientCopy,
       sdkSchemaLiteralKeys,
+      sdkManifestVersionOnly,
     ],
   };
 }
+
+/**
+ * Each SDK client reads its own package.json for one field, `version` (the user agent), but a
+ * default JSON import keeps the whole manifest (~2.4 KB minified per client). The bundles get
+ * the name and version only.
+ */
+export const sdkManifestVersionOnly: esbuild.Plugin = {
+  name: 'sdk-manifest-version-only',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]package\.json$/ }, async ({ path }) => {
+      const { name, version } = JSON.parse(await readFile(path, 'utf8')) as { name: string; version: string };
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
+  },
+};
 
 /**
  * The output files that nothing can load. With splitting, esbuild emits a chunk for every
