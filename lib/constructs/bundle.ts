@@ -4,8 +4,12 @@
  * process (`tsx lib/constructs/bundle.ts '<json>'`) because CDK's local bundling is synchronous
  * and esbuild runs plugins only in its asynchronous build. Offline, no Docker.
  *
- * Output: `<outdir>/index.mjs`, minified ESM for Node 22, with `index.mjs.map` beside it (the
- * functions do not load it at init: no --enable-source-maps; it is there for debugging).
+ * Output: `<outdir>/index.mjs`, minified ESM for Node 22, and `<outdir>/chunks/*.mjs`: esbuild
+ * splits at every `import()`, so a module that only some requests need (the Secrets Manager
+ * client, web-push, the S3 presigners, the Step Functions client, sharp) is read on its first
+ * use, not at init; chunks that no code can load are deleted (unreachableChunks). Each file has
+ * its `.map` beside it (the functions do not load them at init: no --enable-source-maps; they
+ * are there for debugging).
  *
  * What keeps the bundles small and quick to import (each measured by `BENCH_ONLY=bundles npm run
  * bench`, test/bench/bundles.ts):
@@ -16,10 +20,19 @@
  *   follows, and only what a function uses is kept (~100 KB). Same values, same behaviour.
  * - zodEnglishOnly: zod's locales module keeps English only; zod configures English itself on
  *   load (zod/v4/classic/external.js), and no code of ours selects another locale.
+ * - zodWithoutJsonSchema: zod's JSON Schema converters (used at synth only) are stubs.
  * - lambdaCredentials: the SDK's default credential chain (env, SSO, ini files, processes, web
  *   identity, ECS/EC2 metadata, with the STS/SSO clients they need: ~100 KB) becomes its first
  *   link only, the environment, which is where Lambda puts the function's role credentials
  *   (lambda-credentials.ts).
+ * - oneSdkClientCopy, sdkSchemaLiteralKeys, sdkManifestVersionOnly: one copy of each SDK client,
+ *   only the operation schemas a function uses, and only the version of each client's manifest.
+ *
+ * Kept on purpose: keepNames (~7% of a bundle). The SDK tells its logger apart by class name
+ * (`constructor.name === 'NoOpLogger'`, else its warnings would be swallowed) and falls back to
+ * class names in `instanceof` of service exceptions. The AWS SDK is bundled, not taken from
+ * the runtime: the runtime's copy is whatever version AWS ships at the time (not ours, and it
+ * changes without a deploy), and importing it at init costs the same work from another folder.
  */
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
