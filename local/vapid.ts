@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { generateVapidKeys } from '../functions/platform/web-push.js';
+import { generateVapidKeys } from '../functions/platform/vapid-keys.js';
 import type { VapidKeyPair } from '../functions/platform/web-push.js';
 
 function readPair(path: string): VapidKeyPair | undefined {

@@ -121,7 +121,7 @@ async function deliver(
       limit(async (): Promise<Outcome> => {
         let request;
         try {
-          request = pushRequestFor(sub, payload, keys, config.push.subject);
+          request = await pushRequestFor(sub, payload, keys, config.push.subject);
         } catch (error) {
           // Keys the encryption refuses (not a P-256 point, wrong auth length): nothing to retry.
           logger.warn('push delivery failed', { subscriptionId: sub.id, failure: (error as Error).message });

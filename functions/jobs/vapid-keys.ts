@@ -8,7 +8,7 @@ import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } fr
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { requiredEnv } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
-import { generateVapidKeys } from '../platform/web-push.js';
+import { generateVapidKeys } from '../platform/vapid-keys.js';
 import type { VapidKeyPair } from '../platform/web-push.js';
 
 const client = new SecretsManagerClient({});

@@ -1,13 +1,13 @@
 /**
  * Resolving the instance configuration. The deployed raw document arrives in INSTANCE_CONFIG
  * (JSON, never holding secrets in a deployed stack); the instance secret comes from Secrets
- * Manager when INSTANCE_SECRET_ARN is set (fetched once, cached 5 minutes by Powertools).
+ * Manager when INSTANCE_SECRET_ARN is set (fetched once, cached 5 minutes by Powertools; the
+ * client is imported on that first fetch, not at load).
  * Every variable comes through platform/env.ts (read once per container; tests that change
  * the configuration reload it there). §12.2 overrides are applied on every read; the parsed
  * result is memoized per input. core/live-config.ts decides which document is live (an
  * administrator's stored one wins over the deployed one).
  */
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
 import { env } from './env.js';
 import { resolveConfig } from './instance-config.js';
 import type { ConfigOverrides, InstanceConfig } from './instance-config.js';
@@ -17,6 +17,9 @@ let memo: { key: string; config: InstanceConfig } | undefined;
 async function storedSecret(): Promise<string | undefined> {
   const arn = env().INSTANCE_SECRET_ARN;
   if (!arn) return undefined;
+  // Loaded on first use (its own chunk in the bundles): the Secrets Manager client is ~30 KB that a
+  // function without INSTANCE_SECRET_ARN would parse at every cold start and never call.
+  const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
   const value = await getSecret(arn, { maxAge: 300 });
   return typeof value === 'string' ? value : undefined;
 }

@@ -4,6 +4,9 @@
  *
  * Configuration (platform/env.ts): MEDIA_BUCKET, and S3_ENDPOINT for the local emulator
  * (path-style addressing; the local runtime starts it before it mounts the handlers).
+ *
+ * The two presigners are imported on first use (each its own chunk in the bundles): most of
+ * the functions that share this module never presign.
  */
 import {
   CopyObjectCommand,
@@ -15,9 +18,6 @@ import {
   PutObjectCommand,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-
 import { requiredEnv } from './env.js';
 import { s3 } from './s3-client.js';
 
@@ -119,6 +119,7 @@ export async function presignUpload(
   bytes: number,
   expiresSeconds: number,
 ): Promise<{ url: string; fields: Record<string, string> }> {
+  const { createPresignedPost } = await import('@aws-sdk/s3-presigned-post');
   return createPresignedPost(s3(), {
     Bucket: bucket(),
     Key: key,
@@ -137,6 +138,7 @@ export async function presignDownload(
   headers: Required<ObjectHeaders>,
   expiresSeconds: number,
 ): Promise<string> {
+  const { getSignedUrl } = await import('@aws-sdk/s3-request-presigner');
   return getSignedUrl(
     s3(),
     new GetObjectCommand({

@@ -20,7 +20,7 @@
  * a stream treats an overdue stream as cancelled.
  */
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import type { SFNClient } from '@aws-sdk/client-sfn';
 import { env } from './env.js';
 import { logger } from './logger.js';
 import { sqs } from './queues.js';
@@ -94,6 +94,9 @@ async function sendCheck(input: StreamTimerInput): Promise<void> {
 async function startExecution(input: StreamTimerInput): Promise<void> {
   const stateMachineArn = env().STREAM_TIMEOUT_STATE_MACHINE_ARN;
   if (!stateMachineArn) throw new Error('STREAM_TIMEOUT_STATE_MACHINE_ARN is not configured');
+  // The Step Functions client is imported by the check function's first loop start, not at load:
+  // most checks find the stream over and start none.
+  const { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } = await import('@aws-sdk/client-sfn');
   sfn ??= new SFNClient({});
   try {
     await sfn.send(new StartExecutionCommand({ stateMachineArn, name: input.messageId, input: JSON.stringify(input) }));

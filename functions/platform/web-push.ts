@@ -8,10 +8,13 @@
  * apart from it (a Secrets Manager secret in AWS, VAPID_SECRET_ARN; a file under DATA_DIR
  * locally, VAPID_KEYS_FILE), read only by the functions that send. The private key is never
  * logged or returned.
+ *
+ * `web-push` (with its JWT, ASN.1 and big-number code, ~110 KB bundled) and the Secrets Manager
+ * client are imported on first use, not at load: the subscribe and unsubscribe routes share
+ * this module with the sender and never send. Key generation lives in vapid-keys.ts.
  */
 import { readFile } from 'node:fs/promises';
-import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
-import webpush from 'web-push';
+import type webpushModule from 'web-push';
 import { env } from './env.js';
 import { VAPID_KEY_HELD_APART } from './instance-config.js';
 import type { InstanceConfig } from './instance-config.js';
@@ -59,17 +62,32 @@ const isKeyPair = (value: unknown): value is VapidKeyPair =>
   typeof (value as VapidKeyPair).publicKey === 'string' &&
   typeof (value as VapidKeyPair).privateKey === 'string';
 
-/** A new P-256 key pair, both halves base64url (§7.7). */
-export function generateVapidKeys(): VapidKeyPair {
-  return webpush.generateVAPIDKeys();
+type WebPush = typeof webpushModule;
+let loading: Promise<WebPush> | undefined;
+
+/** web-push (a CommonJS module: its exports object), imported once on first use; a failed import is retried. */
+function loadWebPush(): Promise<WebPush> {
+  loading ??= import('web-push').then(
+    (module) => (module as unknown as { default: WebPush }).default,
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
 }
 
 async function keyPairHeldApart(): Promise<VapidKeyPair> {
   const e = env();
   let value: unknown;
-  if (e.VAPID_SECRET_ARN) value = await getSecret(e.VAPID_SECRET_ARN, { transform: 'json', maxAge: 300 });
-  else if (e.VAPID_KEYS_FILE) value = JSON.parse(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
-  else throw new Error('VAPID_SECRET_ARN is not configured');
+  if (e.VAPID_SECRET_ARN) {
+    const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
+    value = await getSecret(e.VAPID_SECRET_ARN, { transform: 'json', maxAge: 300 });
+  } else if (e.VAPID_KEYS_FILE) {
+    value = JSON.parse(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
+  } else {
+    throw new Error('VAPID_SECRET_ARN is not configured');
+  }
   if (!isKeyPair(value)) throw new Error('The stored VAPID key pair is malformed');
   return value;
 }
@@ -88,7 +106,13 @@ export interface PushTarget {
 }
 
 /** The encrypted, signed request for one subscription (§7.5 headers: TTL, Urgency normal). */
-export function pushRequestFor(target: PushTarget, payload: string, keys: VapidKeyPair, subject: string): PushRequest {
+export async function pushRequestFor(
+  target: PushTarget,
+  payload: string,
+  keys: VapidKeyPair,
+  subject: string,
+): Promise<PushRequest> {
+  const webpush = await loadWebPush();
   const details = webpush.generateRequestDetails(
     { endpoint: target.endpoint, keys: { p256dh: target.keys_p256dh, auth: target.keys_auth } },
     payload,

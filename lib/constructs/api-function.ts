@@ -1,6 +1,7 @@
 /**
- * The house Lambda function: Node.js 22 on arm64, esbuild-bundled ESM (minified, AWS SDK
- * bundled and tree-shaken, zod's unused parts and locales left out: lib/constructs/bundle.ts),
+ * The house Lambda function: Node.js 22 on arm64, esbuild-bundled ESM (minified, split into
+ * index.mjs and chunks loaded on first use, AWS SDK bundled and tree-shaken, zod's unused parts
+ * and locales left out: lib/constructs/bundle.ts),
  * source maps written beside the bundle but not loaded at init, its own log group kept one
  * month, and a role that can write to that log group and nothing else until a `bind*` helper
  * grants more. A function that makes thumbnails sets `images: true` (see imageRuntimePackages).
@@ -204,7 +205,8 @@ function addApiDocument(outputDir: string, kind: 'document' | 'reference'): stri
 
 /** Fails the bundling of a function that imports images.ts without `images: true`. */
 function refuseInlinedSharp(outputDir: string): string {
-  const bundle = shellQuote(join(outputDir, 'index.mjs'));
+  // index.mjs and its chunks (sharp is imported with import(), so it would land in a chunk).
+  const bundle = `-r --include='*.mjs' ${shellQuote(outputDir)}`;
   const message = shellQuote(
     'This function imports sharp (functions/platform/images.ts) but its ApiFunction lacks images: true; inlined, ' +
       'sharp would find no binary on Lambda.',

@@ -4,8 +4,12 @@
  * process (`tsx lib/constructs/bundle.ts '<json>'`) because CDK's local bundling is synchronous
  * and esbuild runs plugins only in its asynchronous build. Offline, no Docker.
  *
- * Output: `<outdir>/index.mjs`, minified ESM for Node 22, with `index.mjs.map` beside it (the
- * functions do not load it at init: no --enable-source-maps; it is there for debugging).
+ * Output: `<outdir>/index.mjs`, minified ESM for Node 22, and `<outdir>/chunks/*.mjs`: esbuild
+ * splits at every `import()`, so a module that only some requests need (the Secrets Manager
+ * client, web-push, the S3 presigners, the Step Functions client, sharp) is read on its first
+ * use, not at init; chunks that no code can load are deleted (unreachableChunks). Each file has
+ * its `.map` beside it (the functions do not load them at init: no --enable-source-maps; they
+ * are there for debugging).
  *
  * What keeps the bundles small and quick to import (each measured by `BENCH_ONLY=bundles npm run
  * bench`, test/bench/bundles.ts):
@@ -16,13 +20,22 @@
  *   follows, and only what a function uses is kept (~100 KB). Same values, same behaviour.
  * - zodEnglishOnly: zod's locales module keeps English only; zod configures English itself on
  *   load (zod/v4/classic/external.js), and no code of ours selects another locale.
+ * - zodWithoutJsonSchema: zod's JSON Schema converters (used at synth only) are stubs.
  * - lambdaCredentials: the SDK's default credential chain (env, SSO, ini files, processes, web
  *   identity, ECS/EC2 metadata, with the STS/SSO clients they need: ~100 KB) becomes its first
  *   link only, the environment, which is where Lambda puts the function's role credentials
  *   (lambda-credentials.ts).
+ * - oneSdkClientCopy, sdkSchemaLiteralKeys, sdkManifestVersionOnly: one copy of each SDK client,
+ *   only the operation schemas a function uses, and only the version of each client's manifest.
+ *
+ * Kept on purpose: keepNames (~7% of a bundle). The SDK tells its logger apart by class name
+ * (`constructor.name === 'NoOpLogger'`, else its warnings would be swallowed) and falls back to
+ * class names in `instanceof` of service exceptions. The AWS SDK is bundled, not taken from
+ * the runtime: the runtime's copy is whatever version AWS ships at the time (not ours, and it
+ * changes without a deploy), and importing it at init costs the same work from another folder.
  */
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -80,10 +93,117 @@ export const lambdaCredentials: esbuild.Plugin = {
   },
 };
 
+/**
+ * One copy of each AWS SDK client: a package that pins another version of a client (today
+ * @aws-sdk/s3-presigned-post pins client-s3 3.1164.0 beside our 3.1173.0, and takes only
+ * PutObjectCommand's endpoint parameters from it) gets the project's copy, so the bundle does not
+ * carry two S3 clients (~90 KB). Same major version, same command shapes.
+ */
+export const oneSdkClientCopy: esbuild.Plugin = {
+  name: 'one-sdk-client-copy',
+  setup(build) {
+    build.onResolve({ filter: /^@aws-sdk\/client-[a-z0-9-]+$/ }, async (args) => {
+      if (!/[\/]node_modules[\/]/.test(args.importer)) return undefined;
+      const pluginData = { oneSdkClientCopy: true };
+      if ((args.pluginData as typeof pluginData | undefined)?.oneSdkClientCopy) return undefined;
+      const result = await build.resolve(args.path, { kind: args.kind, resolveDir: projectRoot, pluginData });
+      return result.errors.length > 0 ? undefined : { path: result.path, sideEffects: result.sideEffects };
+    });
+  },
+};
+
+/**
+ * The SDK clients' schema modules (`@aws-sdk/client-*\/dist-es/schemas/schemas_0.js`) describe
+ * every operation of the service as `export var X$ = [...]`, with traits written as computed keys
+ * of module constants (`{ [_hH]: _xaebo }`). esbuild cannot prove such a key free of side effects
+ * (a computed key may call toString), so it keeps every schema of the service: all of S3's ~600
+ * (68 KB minified) for the two or three operations a function sends. Each such key is rewritten
+ * to the constant's string literal (`{ ["x-amz-expected-bucket-owner"]: _xaebo }`): the same
+ * object, and unused schemas are then dropped.
+ */
+export const sdkSchemaLiteralKeys: esbuild.Plugin = {
+  name: 'sdk-schema-literal-keys',
+  setup(build) {
+    build.onLoad(
+      { filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]dist-es[\\/]schemas[\\/]schemas_\d+\.js$/ },
+      async ({ path }) => {
+        const source = await readFile(path, 'utf8');
+        const strings = new Map<string, string>();
+        for (const [, name, literal] of source.matchAll(/^const (\w+) = ("(?:[^"\\\n]|\\.)*");$/gm)) {
+          strings.set(name!, literal!);
+        }
+        const contents = source.replace(/\[(\w+)\]:/g, (key, name: string) => {
+          const literal = strings.get(name);
+          return literal === undefined ? key : `[${literal}]:`;
+        });
+        return { contents, loader: 'js', resolveDir: dirname(path) };
+      },
+    );
+  },
+};
+
+/**
+ * zod converts schemas to JSON Schema (`z.toJSONSchema`, `schema.toJSONSchema()`, the Standard
+ * Schema `jsonSchema` property): the OpenAPI document uses it at synth (lib/openapi), no function
+ * does at run time, yet every classic schema references the converters (~18 KB minified). In
+ * the bundles the converters keep their exports' names but throw if called (the factories of
+ * the two methods return such a function). What classic schemas read at run time from that
+ * code, `aggregateChecks` (a string's minLength, a number's isInt…), is kept as is: the part of
+ * json-schema-processors.js before its converters. If zod's layout ever changes so that the cut
+ * is not found, the modules are bundled unchanged (the bench shows the size).
+ */
+export const ZOD_JSON_SCHEMA_LEFT_OUT =
+  'JSON Schema conversion is left out of the Lambda bundles (lib/constructs/bundle.ts zodWithoutJsonSchema).';
+const ZOD_CONVERTERS = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
+const PROCESSORS_CUT = '\nconst formatMap = {';
+const METHOD_FACTORIES = new Set(['createToJSONSchemaMethod', 'createStandardJSONSchemaMethod']);
+
+function exportedNames(source: string): string[] {
+  const names = new Set<string>();
+  for (const [, name] of source.matchAll(/^export (?:const|function|let|var|class) (\w+)/gm)) names.add(name!);
+  for (const [, list] of source.matchAll(/^export \{([^}]*)\};?$/gm)) {
+    for (const item of list!.split(',')) {
+      const exported = item
+        .trim()
+        .split(/\s+as\s+/)
+        .pop();
+      if (exported) names.add(exported);
+    }
+  }
+  return [...names];
+}
+
+export const zodWithoutJsonSchema: esbuild.Plugin = {
+  name: 'zod-without-json-schema',
+  setup(build) {
+    build.onLoad({ filter: ZOD_CONVERTERS }, async ({ path }) => {
+      const source = await readFile(path, 'utf8');
+      let kept = '';
+      let converters = source;
+      if (path.endsWith('json-schema-processors.js')) {
+        const cut = source.indexOf(PROCESSORS_CUT);
+        if (cut < 0 || !/^export function aggregateChecks\(/m.test(source.slice(0, cut))) return undefined;
+        [kept, converters] = [source.slice(0, cut), source.slice(cut)];
+      }
+      const thrower = `() => { throw new Error(${JSON.stringify(ZOD_JSON_SCHEMA_LEFT_OUT)}); }`;
+      const stubs = exportedNames(converters).map(
+        (name) => `export const ${name} = ${METHOD_FACTORIES.has(name) ? `() => ${thrower}` : thrower};`,
+      );
+      return { contents: `${kept}\n${stubs.join('\n')}\n`, loader: 'js', resolveDir: dirname(path) };
+    });
+  },
+};
+
 export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
   return {
     entryPoints: [request.entry],
-    outfile: join(request.outdir, 'index.mjs'),
+    // index.mjs, and one chunk per module imported with `import()` (chunks/*.mjs, each with its
+    // map): code a function needs only on some paths is not read at init.
+    outdir: request.outdir,
+    entryNames: 'index',
+    chunkNames: 'chunks/[name]-[hash]',
+    outExtension: { '.js': '.mjs' },
+    splitting: true,
     absWorkingDir: projectRoot,
     bundle: true,
     platform: 'node',
@@ -98,17 +218,69 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
     banner: { js: REQUIRE_BANNER },
     external: request.external,
     logLevel: 'warning',
-    metafile: request.metafile !== undefined,
-    plugins: [zodNamespace, zodEnglishOnly, lambdaCredentials],
+    // Always: bundle() reads it to drop the chunks no code can load (unreachableChunks).
+    metafile: true,
+    plugins: [
+      zodNamespace,
+      zodEnglishOnly,
+      zodWithoutJsonSchema,
+      lambdaCredentials,
+      oneSdkClientCopy,
+      sdkSchemaLiteralKeys,
+      sdkManifestVersionOnly,
+    ],
   };
 }
 
+/**
+ * Each SDK client reads its own package.json for one field, `version` (the user agent), but a
+ * default JSON import keeps the whole manifest (~2.4 KB minified per client). The bundles get
+ * the name and version only.
+ */
+export const sdkManifestVersionOnly: esbuild.Plugin = {
+  name: 'sdk-manifest-version-only',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@aws-sdk[\\/]client-[^\\/]+[\\/]package\.json$/ }, async ({ path }) => {
+      const { name, version } = JSON.parse(await readFile(path, 'utf8')) as { name: string; version: string };
+      return { contents: JSON.stringify({ name, version }), loader: 'json' };
+    });
+  },
+};
+
+/**
+ * The output files that nothing can load. With splitting, esbuild emits a chunk for every
+ * `import()` it meets, even one in code that tree shaking then removed (upload-session imports
+ * media-upload.ts for presigning, and with it images.ts, whose `import('sharp')` it never runs):
+ * such a chunk is never read, but it would still ship, and it would carry sharp into a function
+ * that has no sharp runtime (ApiFunction's check refuses that). Reachable: index.mjs, and every
+ * output imported, statically or with `import()`, by a reachable one.
+ */
+export function unreachableChunks(metafile: esbuild.Metafile, entry: string): string[] {
+  const outputs = metafile.outputs;
+  const index = Object.keys(outputs).find((path) => outputs[path]!.entryPoint === entry);
+  if (!index) throw new Error(`esbuild wrote no output for ${entry}`);
+  const reachable = new Set<string>();
+  const visit = (path: string) => {
+    if (reachable.has(path) || !outputs[path]) return;
+    reachable.add(path);
+    for (const edge of outputs[path].imports) if (!edge.external) visit(edge.path);
+  };
+  visit(index);
+  return Object.keys(outputs).filter((path) => !path.endsWith('.map') && !reachable.has(path));
+}
+
 export async function bundle(request: BundleRequest): Promise<esbuild.BuildResult> {
-  const result = await esbuild.build(bundleOptions(request));
-  if (request.metafile && result.metafile) {
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(request.metafile, JSON.stringify(result.metafile));
+  const options = bundleOptions(request);
+  const result = await esbuild.build(options);
+  const metafile = result.metafile!;
+  const entry = relative(projectRoot, request.entry).split(sep).join('/');
+  for (const chunk of unreachableChunks(metafile, entry)) {
+    for (const file of [chunk, `${chunk}.map`]) {
+      await rm(join(projectRoot, file), { force: true });
+      delete metafile.outputs[file];
+    }
   }
+  if (request.metafile) await writeFile(request.metafile, JSON.stringify(metafile));
   return result;
 }
 

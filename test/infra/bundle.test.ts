@@ -1,28 +1,38 @@
 /**
  * A function's bundle as ApiFunction builds it (lib/constructs/bundle.ts, run the way the
  * construct runs it: tsx in a child process), checked on one route: what it leaves out (zod's
- * other locales, the SDK's credential chain beyond the environment), its source map beside it
- * and not loaded at init, and that it still works from the bundle alone in a fresh Node 22
- * process: zod's English messages and field errors, and SDK calls signed with the credentials
- * Lambda puts in the environment (against a stand-in DynamoDB on loopback).
+ * other locales and JSON Schema converters, the SDK's credential chain beyond the environment,
+ * chunks no code loads), what it reads at init and what only on first use (the Secrets Manager
+ * client, event-stream decoding), its source maps beside it and not loaded at init, and that it
+ * still works from the bundle alone in a fresh Node 22 process: zod's English messages and field
+ * errors, SDK calls signed with the credentials Lambda puts in the environment (against a
+ * stand-in DynamoDB on loopback), and the instance secret fetched through the lazily loaded
+ * Secrets Manager chunk (a stand-in Secrets Manager on the same server).
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { httpEntry, projectRoot } from '../../lib/constructs/api-function.js';
+import { ZOD_JSON_SCHEMA_LEFT_OUT } from '../../lib/constructs/bundle.js';
+import { initFiles } from '../bench/bundles.js';
 
 let outdir: string;
+/** Every .mjs of the bundle, by path relative to outdir. */
+let modules: Map<string, string>;
+/** All of them, joined: what the bundle holds anywhere. */
 let code: string;
+/** The files a cold start reads (index.mjs and the chunks it imports statically). */
+let atInit: string[];
 
 const node22 = () => {
   const pinned = join(projectRoot, 'node_modules', 'node', 'bin', 'node');
   return existsSync(pinned) ? pinned : process.execPath;
 };
 
-beforeAll(() => {
+beforeAll(async () => {
   outdir = mkdtempSync(join(tmpdir(), 'chat-relay-bundle-'));
   const request = JSON.stringify({ entry: httpEntry('chats/list'), outdir, external: [] });
   const built = spawnSync(
@@ -31,33 +41,51 @@ beforeAll(() => {
     { cwd: projectRoot, encoding: 'utf8' },
   );
   if (built.status !== 0) throw new Error(`bundling failed: ${built.stderr}`);
-  code = readFileSync(join(outdir, 'index.mjs'), 'utf8');
+  const paths = readdirSync(outdir, { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.mjs'));
+  modules = new Map(paths.map((path) => [path.split('\\').join('/'), readFileSync(join(outdir, path), 'utf8')]));
+  code = [...modules.values()].join('\n');
+  atInit = await initFiles(outdir);
 });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-/** Runs the bundle's handler on one API Gateway event in a fresh Node 22 process outside the project. */
-function invoke(query: Record<string, string>) {
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:instance-AbCdEf';
+
+/**
+ * Runs the bundle's handler on one API Gateway event in a fresh Node 22 process outside the
+ * project. One loopback server stands in for DynamoDB (every call answers `{}`) and, when
+ * `secret` is given, for Secrets Manager (GetSecretValue answers it).
+ */
+function invoke(
+  query: Record<string, string>,
+  options: { secret?: string; headers?: Record<string, string>; instanceConfig?: unknown } = {},
+) {
   const script = `
     import { createServer } from 'node:http';
     const targets = [];
     let authorization = '';
+    const secret = ${JSON.stringify(options.secret ?? null)};
     const server = createServer((req, res) => {
-      targets.push(req.headers['x-amz-target']);
+      const target = String(req.headers['x-amz-target']);
+      targets.push(target);
       authorization = String(req.headers.authorization ?? '');
       req.resume().on('end', () => {
-        res.setHeader('content-type', 'application/x-amz-json-1.0');
-        res.end('{}');
+        res.setHeader('content-type', 'application/x-amz-json-1.' + (target.startsWith('secretsmanager.') ? 1 : 0));
+        res.end(target === 'secretsmanager.GetSecretValue'
+          ? JSON.stringify({ ARN: ${JSON.stringify(SECRET_ARN)}, Name: 'instance', SecretString: secret })
+          : '{}');
       });
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-    process.env.DYNAMODB_ENDPOINT = 'http://127.0.0.1:' + server.address().port;
+    const endpoint = 'http://127.0.0.1:' + server.address().port;
+    process.env.DYNAMODB_ENDPOINT = endpoint;
+    if (secret !== null) process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = endpoint;
     const { handler } = await import(${JSON.stringify(pathToFileURL(join(outdir, 'index.mjs')).href)});
     const query = ${JSON.stringify(query)};
     const rawQueryString = new URLSearchParams(query).toString();
     const response = await handler(
       {
         version: '2.0', routeKey: 'GET /api/v1/chats', rawPath: '/api/v1/chats', rawQueryString,
-        headers: {}, queryStringParameters: query, isBase64Encoded: false,
+        headers: ${JSON.stringify(options.headers ?? {})}, queryStringParameters: query, isBase64Encoded: false,
         requestContext: { http: { method: 'GET', path: '/api/v1/chats', sourceIp: '203.0.113.1' }, requestId: 'r1' },
       },
       { awsRequestId: 'r1', getRemainingTimeInMillis: () => 10_000 },
@@ -77,6 +105,8 @@ function invoke(query: Record<string, string>) {
       AWS_SESSION_TOKEN: 'token',
       TABLE_NAME: 'bundle-test',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
+      ...(options.secret === undefined ? {} : { INSTANCE_SECRET_ARN: SECRET_ARN }),
+      ...(options.instanceConfig === undefined ? {} : { INSTANCE_CONFIG: JSON.stringify(options.instanceConfig) }),
     },
   });
   if (child.status !== 0) throw new Error(`the bundle failed (${child.status}): ${child.stderr}`);
@@ -99,14 +129,43 @@ describe('a function bundle', () => {
       expect([provider, code.includes(`"${provider}"`)]).toEqual([provider, false]);
     }
     expect(code).toContain('Unable to find environment variable credentials');
-    // A regression guard, not the goal (test/bench/bundles.ts measures every function).
-    expect(statSync(join(outdir, 'index.mjs')).size).toBeLessThan(500 * 1024);
+    // zod's JSON Schema converters are stubs (a classic schema still references them).
+    expect(code).toContain(ZOD_JSON_SCHEMA_LEFT_OUT);
+    expect(code).not.toContain('Cannot convert to JSON Schema');
   });
 
-  it('keeps its source map beside it, referenced but not loaded at init (no NODE_OPTIONS)', () => {
-    expect(existsSync(join(outdir, 'index.mjs.map'))).toBe(true);
-    expect(code.trimEnd().endsWith('//# sourceMappingURL=index.mjs.map')).toBe(true);
-    expect(code.startsWith("import { createRequire as __houseCreateRequire } from 'node:module';")).toBe(true);
+  it('reads at init only what every request needs; the rest is in chunks loaded on first use', () => {
+    const initCode = atInit.map((path) => modules.get(path)!).join('\n');
+    expect(atInit).toContain('index.mjs');
+    // The Secrets Manager client (used only when INSTANCE_SECRET_ARN is set) is in the bundle,
+    // but not read at init.
+    for (const lazy of ['secretsmanager', 'GetSecretValue', 'SecretsManagerClient']) {
+      expect([lazy, initCode.includes(lazy)]).toEqual([lazy, false]);
+    }
+    expect(code).toContain('GetSecretValue');
+    // No chunk that nothing imports (esbuild makes one per import(), even in removed code).
+    for (const [path] of modules) {
+      if (path === 'index.mjs') continue;
+      const name = path.split('/').pop()!;
+      expect([path, [...modules.values()].some((other) => other.includes(`/${name}"`))]).toEqual([path, true]);
+    }
+    // A regression guard, not the goal (test/bench/bundles.ts measures every function).
+    const initBytes = atInit.reduce((total, path) => total + statSync(join(outdir, path)).size, 0);
+    expect(initBytes).toBeLessThan(400 * 1024);
+  });
+
+  it('keeps each source map beside its file, referenced but not loaded at init (no NODE_OPTIONS)', () => {
+    expect(modules.size).toBeGreaterThan(1);
+    for (const [path, text] of modules) {
+      const name = path.split('/').pop()!;
+      expect([path, existsSync(join(outdir, `${path}.map`))]).toEqual([path, true]);
+      expect([path, text.trimEnd().endsWith(`//# sourceMappingURL=${name}.map`)]).toEqual([path, true]);
+      // Every chunk may meet CommonJS code that calls require.
+      expect([path, text.startsWith("import { createRequire as __houseCreateRequire } from 'node:module';")]).toEqual([
+        path,
+        true,
+      ]);
+    }
   });
 
   it("answers with zod's English messages and field errors, its SDK calls signed with Lambda's env credentials", () => {
@@ -125,5 +184,25 @@ describe('a function bundle', () => {
     // The live configuration's read reached the stand-in table, signed with the environment's key.
     expect(targets).toContain('DynamoDB_20120810.GetItem');
     expect(authorization).toContain('Credential=AKIDLAMBDAROLE/');
+  });
+
+  it('fetches the instance secret through its lazily loaded Secrets Manager chunk, and enforces it', () => {
+    const instanceConfig = { security: { readEndpointsRequireInstanceSecret: true } };
+    const secret = 'bundle-test-instance-secret';
+    const refused = invoke({}, { secret, instanceConfig });
+    expect(refused.targets).toContain('secretsmanager.GetSecretValue');
+    expect(refused.authorization).toContain('Credential=AKIDLAMBDAROLE/');
+    expect(refused.response.statusCode).toBe(401);
+    expect(JSON.parse(refused.response.body).error.code).toBe('UNAUTHORIZED');
+
+    const wrong = invoke({}, { secret, instanceConfig, headers: { authorization: 'Bearer not-the-secret' } });
+    expect(wrong.response.statusCode).toBe(401);
+    // The right secret passes authentication (the stand-in table then answers the query).
+    const admitted = invoke(
+      { limit: 'abc' },
+      { secret, instanceConfig, headers: { authorization: `Bearer ${secret}` } },
+    );
+    expect(admitted.response.statusCode).toBe(400);
+    expect(JSON.parse(admitted.response.body).error.code).toBe('VALIDATION_ERROR');
   });
 });
