@@ -15,6 +15,7 @@ import type { TransactItem, TransactWrite } from '../store/db.js';
 import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
 import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
 import { putMessage } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
@@ -189,17 +190,20 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
       }),
     );
   }
+  const result = Chats.toChat(chat);
+  // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+  const completion = completionInTransaction(result);
   const catalog = catalogWrites(
     Tags.adjustmentsBetween([], tags),
-    TRANSACTION_MAX_ITEMS - items.length - events.length,
+    TRANSACTION_MAX_ITEMS - items.length - completion.length - events.length,
     deps.newId(),
     now,
   );
-  await withEvents(events, now, (eventItems) => transact([...items, ...catalog.items, ...eventItems]));
+  await withEvents(events, now, (eventItems) => transact([...items, ...completion, ...catalog.items, ...eventItems]));
   await Tags.applyParts(catalog.parts);
   // A first message is a user message, hence a dispatch input (§4.4.1).
   if (first) await Dispatch.inputAdded(config, chatId);
-  return Chats.toChat(chat);
+  return result;
 }
 
 export async function get(chatId: string): Promise<Chat> {
@@ -321,7 +325,9 @@ async function rewrite(
         stale = true;
         return undefined;
       });
-      await transact([replace, ...extra, ...reservation.items(events, now)]).catch((error: unknown) => {
+      // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+      const completion = completionInTransaction(Chats.toChat(next));
+      await transact([replace, ...extra, ...completion, ...reservation.items(events, now)]).catch((error: unknown) => {
         if (!stale || Date.now() - started >= REWRITE_BUDGET_MS) throw error;
       });
       if (!stale) {
@@ -373,7 +379,8 @@ export async function update(
       // Beside the chat and its event; a new change id per attempt (an uncommitted attempt leaves no part).
       catalog = catalogWrites(
         Tags.adjustmentsBetween(next.tags, newTags),
-        TRANSACTION_MAX_ITEMS - 1 - events.length,
+        // the chat, the events and the Idempotency-Key's completion
+        TRANSACTION_MAX_ITEMS - 2 - events.length,
         deps.newId(),
         now,
       );
@@ -424,7 +431,11 @@ export async function setArchived(chatId: string, archived: boolean, deps: ChatD
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
   await withEvents([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now, (items) =>
-    transact([guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)), ...items]),
+    transact([
+      guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)),
+      ...completionInTransaction(undefined),
+      ...items,
+    ]),
   );
 }
 

@@ -15,6 +15,7 @@ import { guarded } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
@@ -233,11 +234,14 @@ export async function create(
     ...(preview !== null ? { preview: { text: preview, role } } : {}),
     countsUnread: role !== 'user',
   };
+  const result = Store.toMessage(message);
+  // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+  items.push(...completionInTransaction(result));
   await withEvents(events, now, (eventItems) => commitTouchingChat(chatId, activity, items, eventItems));
   if (streaming) await startStreamTimer({ messageId: message.id, waitSeconds: config.server.streamTimeoutSeconds });
   // A user message is a dispatch input (§4.4.1): seal it or schedule the sealing.
   if (role === 'user') await Dispatch.inputAdded(config, chatId);
-  return Store.toMessage(message);
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatNotFound, existingChat } from './chats.js';
@@ -95,7 +96,13 @@ export async function create(
     now,
     (eventItems) =>
       // The chat's update is conditioned on the chat existing.
-      transact([...puts, guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)), ...eventItems]),
+      transact([
+        ...puts,
+        guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)),
+        // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+        ...completionInTransaction(request),
+        ...eventItems,
+      ]),
   );
   return request;
 }
@@ -206,6 +213,7 @@ export async function resolve(
         state: 'pending',
         created_at: now,
       }),
+      ...completionInTransaction(resolved),
       ...eventItems,
     ]),
   );
@@ -219,6 +227,7 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();
+  const cancelled: RequestRecord = { ...request, status: 'cancelled' };
   const event = {
     type: 'request.cancelled',
     payload: {
@@ -237,10 +246,11 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
         (old) => lostRace('cancelled', requestId, old),
       ),
       Chats.adjustPending(loc.chatId, -1, now),
+      ...completionInTransaction(cancelled),
       ...eventItems,
     ]),
   );
-  return { ...request, status: 'cancelled' };
+  return cancelled;
 }
 
 /**

@@ -17,6 +17,7 @@ import { logger } from '../platform/logger.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, retryConflicts, transact } from '../store/db.js';
 import { putEphemeralEvent, withEventNumbers } from '../store/events-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
@@ -361,12 +362,23 @@ async function finishAttempts(
         finalText: contentFinal,
       },
     };
+    const finished: MessageRecord = {
+      ...message,
+      stream_state: cancelled ? 'cancelled' : 'complete',
+      content_final: contentFinal,
+      content_partial: contentPartial,
+      updated_at: nowIso,
+    };
+    // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+    // Not for a timeout's cancel: it is not the reply of the request that found the stream overdue.
+    const completion = how.kind === 'expire' ? [] : completionInTransaction(Store.toMessage(finished));
     try {
       const eventItems = (await eventNumber()).items([event], nowIso);
       if (cancelled) {
         await transact([
           ...finishing,
           ...voidItems,
+          ...completion,
           guarded(Chats.touchUpdatedAt(loc.chatId, nowIso), () => chatNotFound(loc.chatId)),
           ...eventItems,
         ]);
@@ -377,7 +389,7 @@ async function finishAttempts(
         await commitTouchingChat(
           loc.chatId,
           { now: nowIso, pinned: chat.pinned, lastMessageAt: nowIso, preview: { text: preview, role: message.role } },
-          [...finishing, ...voidItems],
+          [...finishing, ...voidItems, ...completion],
           eventItems,
         );
       }
@@ -386,13 +398,6 @@ async function finishAttempts(
       continue;
     }
     StreamText.forget(messageId);
-    const finished: MessageRecord = {
-      ...message,
-      stream_state: cancelled ? 'cancelled' : 'complete',
-      content_final: contentFinal,
-      content_partial: contentPartial,
-      updated_at: nowIso,
-    };
     return { message: Store.toMessage(finished), finished: true };
   }
 }

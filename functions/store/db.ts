@@ -109,6 +109,8 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 export interface GuardedItem {
   item: TransactItem;
   onConditionFailed: (old: Record<string, unknown> | undefined) => Error | undefined;
+  /** Called once the transaction holding the item has committed. */
+  onCommitted?: () => void;
 }
 
 export type TransactWrite = TransactItem | GuardedItem;
@@ -133,6 +135,7 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
+      for (const w of writes) if (isGuarded(w)) w.onCommitted?.();
       return;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
