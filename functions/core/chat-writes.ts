@@ -99,8 +99,15 @@ export async function commitTouchingChat(
         chat.last_message_at !== null &&
         current.lastMessageAt !== undefined &&
         chat.last_message_at > current.lastMessageAt;
+      const { streamOpened, streamClosed } = current;
       current = newer
-        ? { now: current.now, pinned: chat.pinned, countsUnread: current.countsUnread ?? false }
+        ? {
+            now: current.now,
+            pinned: chat.pinned,
+            countsUnread: current.countsUnread ?? false,
+            ...(streamOpened !== undefined ? { streamOpened } : {}),
+            ...(streamClosed !== undefined ? { streamClosed } : {}),
+          }
         : { ...current, pinned: chat.pinned };
     }
   }

@@ -16,7 +16,7 @@ import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js
 import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
-import { putMessage } from '../store/messages-repo.js';
+import { putMessage, streamActivity } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
@@ -207,7 +207,28 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
 }
 
 export async function get(chatId: string): Promise<Chat> {
-  return Chats.toChat(await existingChat(chatId));
+  const [chat] = await withStreamActivity([await existingChat(chatId)]);
+  return chat!;
+}
+
+/**
+ * The chats as the API shows them: a chunk sets its chat's updated_at to its time (§5.4.3) by
+ * moving only its message's updated_at (a chunk does not write the chat item, whose gsi1 and
+ * gsi2 copies would triple the cost), so a chat with open streams shows the latest of its own
+ * updated_at and its streaming messages'. Costs nothing for chats without open streams, else
+ * one BatchGetItem for the whole page (1 RRU per streaming message, strongly consistent).
+ */
+async function withStreamActivity(chats: readonly ChatRecord[]): Promise<Chat[]> {
+  const streams = chats.flatMap((c) => [...(c.open_streams ?? [])].map((sk) => ({ chatId: c.id, sk })));
+  const activity = streams.length > 0 ? await streamActivity(streams) : new Map<string, string>();
+  return chats.map((c) => {
+    const chat = Chats.toChat(c);
+    for (const sk of c.open_streams ?? []) {
+      const at = activity.get(sk);
+      if (at !== undefined && at > chat.updated_at) chat.updated_at = at;
+    }
+    return chat;
+  });
 }
 
 export interface ChatListQuery {
@@ -244,7 +265,7 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
   });
   const last = page.chats.at(-1);
   const next = page.hasMore && last ? await encodeCursor(listName, { s: page.sortKeyOf(last), id: last.id }) : null;
-  return { data: page.chats.map(Chats.toChat), cursor: { next, hasMore: next !== null } };
+  return { data: await withStreamActivity(page.chats), cursor: { next, hasMore: next !== null } };
 }
 
 /**

@@ -233,6 +233,8 @@ export async function create(
     lastMessageAt: now,
     ...(preview !== null ? { preview: { text: preview, role } } : {}),
     countsUnread: role !== 'user',
+    // Its chunks bump the chat's updated_at through the message (core/chats.ts withStreamActivity).
+    ...(streaming ? { streamOpened: Store.sortKeyOf(message) } : {}),
   };
   const result = Store.toMessage(message);
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
