@@ -67,6 +67,32 @@ export async function existingChat(chatId: string): Promise<ChatRecord> {
   return chat;
 }
 
+/** What a message takes from its chat. */
+export type ChatFacts = Pick<ChatRecord, 'id' | 'model_id' | 'pinned'>;
+
+const facts = new Map<string, ChatFacts>();
+const MAX_FACTS = 10_000;
+
+/**
+ * A chat's model and pinned flag as this container last saw them, read (with the 404) only the
+ * first time: a warm function writes a message without reading its chat. Chats are never
+ * deleted, and the message's transaction is conditioned on both values (Chats.recordActivity:
+ * `pinned` and `modelId`), so a stale entry costs a retry (see rememberChatFacts), never a
+ * wrong write.
+ */
+export async function chatFacts(chatId: string): Promise<ChatFacts> {
+  const known = facts.get(chatId);
+  if (known) return known;
+  const chat = await existingChat(chatId);
+  rememberChatFacts(chat);
+  return facts.get(chatId)!;
+}
+
+export function rememberChatFacts(chat: ChatFacts): void {
+  if (facts.size >= MAX_FACTS) facts.clear();
+  facts.set(chat.id, { id: chat.id, model_id: chat.model_id, pinned: chat.pinned });
+}
+
 /** Trimmed, empty dropped, duplicates removed keeping the first occurrence (§2.1). */
 export function normalizeTags(tags: readonly string[]): string[] {
   const out = [...new Set(tags.map((t) => t.trim()).filter((t) => t !== ''))];

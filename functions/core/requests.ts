@@ -19,7 +19,7 @@ import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
-import { chatNotFound, existingChat } from './chats.js';
+import { chatFacts, chatNotFound } from './chats.js';
 import * as Dispatch from './dispatch.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';
@@ -65,7 +65,8 @@ export async function create(
   input: NewRequest,
   deps: RequestDeps = defaultDeps,
 ): Promise<RequestRecord> {
-  await existingChat(chatId);
+  // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
+  await chatFacts(chatId);
   if (!REQUEST_TYPES.includes(input.type as RequestType)) {
     throw new FieldRuleError('type', 'type must be one of choice, text_input, form.');
   }
@@ -111,7 +112,8 @@ export type StatusFilter = RequestStatus | 'all';
 
 /** GET /chats/{chatId}/requests (§5.5.2): oldest first, no pagination. */
 export async function list(chatId: string, status: StatusFilter): Promise<{ data: RequestRecord[] }> {
-  await existingChat(chatId);
+  // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
+  await chatFacts(chatId);
   return { data: await Store.listRequests(chatId, status === 'all' ? undefined : status) };
 }
 

@@ -132,6 +132,8 @@ export interface ChatActivity {
   now: string;
   /** The chat's `pinned` as read: the list-order key depends on it. */
   pinned: boolean;
+  /** The chat's model_id as the caller used it (a message copies it): the write fails if it changed. */
+  modelId?: string;
   /** Sets last_message_at (and the list-order key) unless the chat already has a newer one. */
   lastMessageAt?: string;
   /** Sets last_message_preview and last_message_role, together with lastMessageAt. */
@@ -156,6 +158,10 @@ export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
   const adds = ['ver :one'];
   const conditions = ['attribute_exists(pk)'];
   const values: Record<string, unknown> = { ':now': a.now, ':one': 1 };
+  if (a.modelId !== undefined) {
+    conditions.push('model_id = :model');
+    values[':model'] = a.modelId;
+  }
   if (a.lastMessageAt !== undefined) {
     sets.push('last_message_at = :at', 'gsi1sk = :listing');
     conditions.push('pinned = :pinned', '(attribute_type(last_message_at, :nullType) OR last_message_at <= :at)');
