@@ -124,7 +124,11 @@ const chatGet: ItemRead = { item: 'chat (GetItem, existingChat)', kb: S.chat, co
  * chat, taken here as 1 create in 10.
  */
 const CHAT_READ_SHARE = 0.1;
-const chatGetCold: ItemRead = { ...chatGet, item: 'chat (GetItem, chatFacts: cold container only)', n: CHAT_READ_SHARE };
+const chatGetCold: ItemRead = {
+  ...chatGet,
+  item: 'chat (GetItem, chatFacts: cold container only)',
+  n: CHAT_READ_SHARE,
+};
 /**
  * Chats.recordActivity with last_message_at (core/chat-writes.ts commitTouchingChat): gsi1sk
  * moves, and gsi2 sorts on gsi1sk too, so both ALL copies are deleted and put again (4 writes).
