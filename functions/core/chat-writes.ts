@@ -71,17 +71,28 @@ export function systemMessage(
 }
 
 /**
+ * The chat's model changed since the caller read it (ChatActivity.modelId): what the caller
+ * built from it (a message's model_id) is stale, so it starts over from `chat`.
+ */
+export class StaleChat extends Error {
+  constructor(readonly chat: ChatRecord) {
+    super('The chat changed since it was read.');
+  }
+}
+
+/**
  * Commits `items` + the chat's activity update + the event items in one transaction. The
  * chat part is conditional (see Chats.recordActivity); when it fails because `pinned` changed
  * or a newer message already set last_message_*, it is adjusted from the chat as it is and
- * the transaction retried with the same event numbers.
+ * the transaction retried with the same event numbers. When the chat's model is not
+ * `activity.modelId` any more, StaleChat is thrown. Answers the activity that committed.
  */
 export async function commitTouchingChat(
   chatId: string,
   activity: ChatActivity,
   items: TransactWrite[],
   eventItems: TransactItem[],
-): Promise<void> {
+): Promise<ChatActivity> {
   let current = activity;
   for (let attempt = 1; ; attempt++) {
     let chatNow: Record<string, unknown> | undefined | 'untouched' = 'untouched';
@@ -91,16 +102,25 @@ export async function commitTouchingChat(
     });
     try {
       await transact([...items, touch, ...eventItems]);
-      return;
+      return current;
     } catch (error) {
       if (!(error instanceof RetryChatUpdate) || attempt >= 10 || chatNow === 'untouched' || !chatNow) throw error;
       const chat = chatNow as unknown as ChatRecord;
+      if (current.modelId !== undefined && chat.model_id !== current.modelId) throw new StaleChat(chat);
       const newer =
         chat.last_message_at !== null &&
         current.lastMessageAt !== undefined &&
         chat.last_message_at > current.lastMessageAt;
+      const { streamOpened, streamClosed } = current;
       current = newer
-        ? { now: current.now, pinned: chat.pinned, countsUnread: current.countsUnread ?? false }
+        ? {
+            now: current.now,
+            pinned: chat.pinned,
+            countsUnread: current.countsUnread ?? false,
+            ...(current.modelId !== undefined ? { modelId: current.modelId } : {}),
+            ...(streamOpened !== undefined ? { streamOpened } : {}),
+            ...(streamClosed !== undefined ? { streamClosed } : {}),
+          }
         : { ...current, pinned: chat.pinned };
     }
   }

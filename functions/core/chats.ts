@@ -15,7 +15,8 @@ import type { TransactItem, TransactWrite } from '../store/db.js';
 import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
 import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
-import { putMessage } from '../store/messages-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
+import { putMessage, streamActivity } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
@@ -64,6 +65,32 @@ export async function existingChat(chatId: string): Promise<ChatRecord> {
   const chat = isId(chatId) ? await Chats.getChat(chatId) : undefined;
   if (!chat) throw chatNotFound(chatId);
   return chat;
+}
+
+/** What a message takes from its chat. */
+export type ChatFacts = Pick<ChatRecord, 'id' | 'model_id' | 'pinned'>;
+
+const facts = new Map<string, ChatFacts>();
+const MAX_FACTS = 10_000;
+
+/**
+ * A chat's model and pinned flag as this container last saw them, read (with the 404) only the
+ * first time: a warm function writes a message without reading its chat. Chats are never
+ * deleted, and the message's transaction is conditioned on both values (Chats.recordActivity:
+ * `pinned` and `modelId`), so a stale entry costs a retry (see rememberChatFacts), never a
+ * wrong write.
+ */
+export async function chatFacts(chatId: string): Promise<ChatFacts> {
+  const known = facts.get(chatId);
+  if (known) return known;
+  const chat = await existingChat(chatId);
+  rememberChatFacts(chat);
+  return facts.get(chatId)!;
+}
+
+export function rememberChatFacts(chat: ChatFacts): void {
+  if (facts.size >= MAX_FACTS) facts.clear();
+  facts.set(chat.id, { id: chat.id, model_id: chat.model_id, pinned: chat.pinned });
 }
 
 /** Trimmed, empty dropped, duplicates removed keeping the first occurrence (§2.1). */
@@ -189,21 +216,45 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
       }),
     );
   }
+  const result = Chats.toChat(chat);
+  // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+  const completion = completionInTransaction(result);
   const catalog = catalogWrites(
     Tags.adjustmentsBetween([], tags),
-    TRANSACTION_MAX_ITEMS - items.length - events.length,
+    TRANSACTION_MAX_ITEMS - items.length - completion.length - events.length,
     deps.newId(),
     now,
   );
-  await withEvents(events, now, (eventItems) => transact([...items, ...catalog.items, ...eventItems]));
+  await withEvents(events, now, (eventItems) => transact([...items, ...completion, ...catalog.items, ...eventItems]));
   await Tags.applyParts(catalog.parts);
   // A first message is a user message, hence a dispatch input (§4.4.1).
   if (first) await Dispatch.inputAdded(config, chatId);
-  return Chats.toChat(chat);
+  return result;
 }
 
 export async function get(chatId: string): Promise<Chat> {
-  return Chats.toChat(await existingChat(chatId));
+  const [chat] = await withStreamActivity([await existingChat(chatId)]);
+  return chat!;
+}
+
+/**
+ * The chats as the API shows them: a chunk sets its chat's updated_at to its time (§5.4.3) by
+ * moving only its message's updated_at (a chunk does not write the chat item, whose gsi1 and
+ * gsi2 copies would triple the cost), so a chat with open streams shows the latest of its own
+ * updated_at and its streaming messages'. Costs nothing for chats without open streams, else
+ * one BatchGetItem for the whole page (1 RRU per streaming message, strongly consistent).
+ */
+async function withStreamActivity(chats: readonly ChatRecord[]): Promise<Chat[]> {
+  const streams = chats.flatMap((c) => [...(c.open_streams ?? [])].map((sk) => ({ chatId: c.id, sk })));
+  const activity = streams.length > 0 ? await streamActivity(streams) : new Map<string, string>();
+  return chats.map((c) => {
+    const chat = Chats.toChat(c);
+    for (const sk of c.open_streams ?? []) {
+      const at = activity.get(sk);
+      if (at !== undefined && at > chat.updated_at) chat.updated_at = at;
+    }
+    return chat;
+  });
 }
 
 export interface ChatListQuery {
@@ -240,7 +291,7 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
   });
   const last = page.chats.at(-1);
   const next = page.hasMore && last ? await encodeCursor(listName, { s: page.sortKeyOf(last), id: last.id }) : null;
-  return { data: page.chats.map(Chats.toChat), cursor: { next, hasMore: next !== null } };
+  return { data: await withStreamActivity(page.chats), cursor: { next, hasMore: next !== null } };
 }
 
 /**
@@ -321,7 +372,9 @@ async function rewrite(
         stale = true;
         return undefined;
       });
-      await transact([replace, ...extra, ...reservation.items(events, now)]).catch((error: unknown) => {
+      // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+      const completion = completionInTransaction(Chats.toChat(next));
+      await transact([replace, ...extra, ...completion, ...reservation.items(events, now)]).catch((error: unknown) => {
         if (!stale || Date.now() - started >= REWRITE_BUDGET_MS) throw error;
       });
       if (!stale) {
@@ -373,7 +426,8 @@ export async function update(
       // Beside the chat and its event; a new change id per attempt (an uncommitted attempt leaves no part).
       catalog = catalogWrites(
         Tags.adjustmentsBetween(next.tags, newTags),
-        TRANSACTION_MAX_ITEMS - 1 - events.length,
+        // the chat, the events and the Idempotency-Key's completion
+        TRANSACTION_MAX_ITEMS - 2 - events.length,
         deps.newId(),
         now,
       );
@@ -424,7 +478,11 @@ export async function setArchived(chatId: string, archived: boolean, deps: ChatD
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
   await withEvents([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now, (items) =>
-    transact([guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)), ...items]),
+    transact([
+      guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)),
+      ...completionInTransaction(undefined),
+      ...items,
+    ]),
   );
 }
 

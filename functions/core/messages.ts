@@ -15,13 +15,15 @@ import { guarded } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
-import { existingChat } from './chats.js';
-import { commitTouchingChat } from './chat-writes.js';
+import { chatFacts, existingChat, rememberChatFacts } from './chats.js';
+import type { ChatFacts } from './chats.js';
+import { StaleChat, commitTouchingChat } from './chat-writes.js';
 import * as Dispatch from './dispatch.js';
 import type { Page } from './chats.js';
 import { USER_SENDER_ID, previewOf } from '../model.js';
@@ -166,11 +168,40 @@ export async function create(
   checkSender(role, senderId, config);
   if (Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
 
-  const chat = await existingChat(chatId);
+  let chat = await chatFacts(chatId);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createIn(config, chat, { role, senderId, streaming, content, refs, trace: input.trace }, deps);
+    } catch (error) {
+      // The chat's model changed since this container cached it: once more with the chat as it is.
+      if (!(error instanceof StaleChat) || attempt >= 3) throw error;
+      rememberChatFacts(error.chat);
+      chat = error.chat;
+    }
+  }
+}
+
+interface CheckedMessage {
+  role: MessageRole;
+  senderId: string;
+  streaming: boolean;
+  content: string;
+  refs: MediaRefs;
+  trace: Record<string, unknown> | undefined;
+}
+
+/** The writes of a checked message into `chat` (checks 16 to 18 included). */
+async function createIn(
+  config: InstanceConfig,
+  chat: ChatFacts,
+  { role, senderId, streaming, content, refs, trace: givenTrace }: CheckedMessage,
+  deps: MessageDeps,
+): Promise<Message> {
+  const chatId = chat.id;
   const media = streaming ? [] : await checkMedia(chatId, refs);
 
   const now = deps.clock().toISOString();
-  const trace = input.trace ?? null;
+  const trace = givenTrace ?? null;
   const message: MessageRecord = {
     id: deps.newId(),
     chat_id: chatId,
@@ -232,12 +263,20 @@ export async function create(
     lastMessageAt: now,
     ...(preview !== null ? { preview: { text: preview, role } } : {}),
     countsUnread: role !== 'user',
+    // Its chunks bump the chat's updated_at through the message (core/chats.ts withStreamActivity).
+    ...(streaming ? { streamOpened: Store.sortKeyOf(message) } : {}),
   };
-  await withEvents(events, now, (eventItems) => commitTouchingChat(chatId, activity, items, eventItems));
+  const result = Store.toMessage(message);
+  // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+  items.push(...completionInTransaction(result));
+  const committed = await withEvents(events, now, (eventItems) =>
+    commitTouchingChat(chatId, { ...activity, modelId: chat.model_id }, items, eventItems),
+  );
+  rememberChatFacts({ ...chat, pinned: committed.pinned });
   if (streaming) await startStreamTimer({ messageId: message.id, waitSeconds: config.server.streamTimeoutSeconds });
   // A user message is a dispatch input (§4.4.1): seal it or schedule the sealing.
   if (role === 'user') await Dispatch.inputAdded(config, chatId);
-  return Store.toMessage(message);
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------

@@ -16,9 +16,10 @@ import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
-import { chatNotFound, existingChat } from './chats.js';
+import { chatFacts, chatNotFound } from './chats.js';
 import * as Dispatch from './dispatch.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';
@@ -64,7 +65,8 @@ export async function create(
   input: NewRequest,
   deps: RequestDeps = defaultDeps,
 ): Promise<RequestRecord> {
-  await existingChat(chatId);
+  // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
+  await chatFacts(chatId);
   if (!REQUEST_TYPES.includes(input.type as RequestType)) {
     throw new FieldRuleError('type', 'type must be one of choice, text_input, form.');
   }
@@ -95,7 +97,13 @@ export async function create(
     now,
     (eventItems) =>
       // The chat's update is conditioned on the chat existing.
-      transact([...puts, guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)), ...eventItems]),
+      transact([
+        ...puts,
+        guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)),
+        // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+        ...completionInTransaction(request),
+        ...eventItems,
+      ]),
   );
   return request;
 }
@@ -104,7 +112,8 @@ export type StatusFilter = RequestStatus | 'all';
 
 /** GET /chats/{chatId}/requests (§5.5.2): oldest first, no pagination. */
 export async function list(chatId: string, status: StatusFilter): Promise<{ data: RequestRecord[] }> {
-  await existingChat(chatId);
+  // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
+  await chatFacts(chatId);
   return { data: await Store.listRequests(chatId, status === 'all' ? undefined : status) };
 }
 
@@ -206,6 +215,7 @@ export async function resolve(
         state: 'pending',
         created_at: now,
       }),
+      ...completionInTransaction(resolved),
       ...eventItems,
     ]),
   );
@@ -219,6 +229,7 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();
+  const cancelled: RequestRecord = { ...request, status: 'cancelled' };
   const event = {
     type: 'request.cancelled',
     payload: {
@@ -237,10 +248,11 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
         (old) => lostRace('cancelled', requestId, old),
       ),
       Chats.adjustPending(loc.chatId, -1, now),
+      ...completionInTransaction(cancelled),
       ...eventItems,
     ]),
   );
-  return { ...request, status: 'cancelled' };
+  return cancelled;
 }
 
 /**

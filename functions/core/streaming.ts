@@ -4,9 +4,9 @@
  * the message rules both this and messages.ts use (size cap, 404, overdue streams).
  *
  * Storage and cost (see store/messages-repo.ts):
- * - chunk: one conditional UpdateItem that numbers the chunk, then side by side a conditional
- *   PutItem of the chunk, a PutItem of its ephemeral event and the chat's updated_at (see
- *   appendChunk). All are the same size at chunk 1 and chunk 2,000;
+ * - chunk: one conditional UpdateItem that numbers the chunk and moves the message's
+ *   updated_at, then side by side a conditional PutItem of the chunk and a PutItem of its
+ *   ephemeral event (see appendChunk). All are the same size at chunk 1 and chunk 2,000;
  *   the text for the response comes from the instance cache (stream-text.ts);
  * - complete / cancel / timeout: the assembled text is written into the message item once.
  */
@@ -17,6 +17,7 @@ import { logger } from '../platform/logger.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, retryConflicts, transact } from '../store/db.js';
 import { putEphemeralEvent, withEventNumbers } from '../store/events-repo.js';
+import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
@@ -82,37 +83,20 @@ async function find(messageId: string, chatId?: string): Promise<MessageLocation
 }
 
 /**
- * How often a stream's chunks bump the chat's updated_at. 0 (the setting): every chunk, as
- * §4.2/§5.4.3 say ("set to now") and test/integration/messages/typing.test.ts pins; the bump
- * is 3 of a chunk's WRU on AWS (the chat item and its gsi1 and gsi2 ALL copies).
- *
- * N > 0: a chunk bumps the chat only when it is the message's first activity in a new N-ms
- * bucket of time (its previous chunk, or its creation, fell in an earlier bucket). Every
- * chunk still bumps the message's updated_at (the stream timeout runs from it), and complete
- * and cancel bump the chat as before. While a message streams, the chat's updated_at then
- * trails its latest chunk by less than N (plus the clock skew between instances): walking
- * back from the latest chunk through its predecessors, the first one whose predecessor lies in
- * an earlier bucket bumped the chat with a time in the latest chunk's bucket (the message's
- * creation bumped the chat itself). With N = 1000 a stream of 4 chunks a second pays the bump
- * once a second: 4.0 WRU per chunk on AWS terms instead of 6.25 (test/bench/cost/operations.ts),
- * but a reader may see the chat's updated_at up to a second behind the latest chunk, which
- * typing.test.ts (chat updated_at === the last chunk's) rejects; hence 0.
- */
-export const CHAT_TOUCH_BUCKET_MS: number = 0;
-
-export const bumpsChat = (previousUpdatedAt: string, nowMs: number, bucketMs = CHAT_TOUCH_BUCKET_MS): boolean =>
-  bucketMs <= 0 || Math.floor(Date.parse(previousUpdatedAt) / bucketMs) < Math.floor(nowMs / bucketMs);
-
-/**
  * POST …/messages/{messageId}/chunks (§5.4.3). Two sequential round trips on a warm instance:
  * 1. the chunk number (a conditional UpdateItem on the message: streaming, not overdue,
- *    within the size cap);
- * 2. side by side: the chunk item (a conditional PutItem that fails if the number was voided),
- *    its ephemeral event (a PutItem) and the chat's updated_at (see CHAT_TOUCH_BUCKET_MS).
+ *    within the size cap), which also sets the message's updated_at to the chunk's time;
+ * 2. side by side: the chunk item (a conditional PutItem that fails if the number was voided)
+ *    and its ephemeral event (a PutItem).
+ * The chat's updated_at (§5.4.3: set to now) is not written: the chat lists the message among
+ * its open streams, and readers show the chat's updated_at as the latest of its own and its
+ * streaming messages' (core/chats.ts withStreamActivity), so the chat and its two ALL index
+ * copies (3 WRU) are not rewritten per chunk. On AWS terms a warm chunk is 3.25 WRU: the
+ * numbering 1, the chunk 1, the event 1, the leased rate-limit counter ~0.25.
  * The answer is 200 only once the chunk item is stored. No transaction: the chunk is the only
- * item whose write decides the outcome; the event is best-effort by contract (§6.1) and the
- * chat bump is a side effect, so neither is rolled back with it. A failed event or bump after
- * a stored chunk is logged, not answered as an error (a retry would append the chunk twice).
+ * item whose write decides the outcome; the event is best-effort by contract (§6.1), so it is
+ * not rolled back with it. A failed event after a stored chunk is logged, not answered as an
+ * error (a retry would append the chunk twice).
  * A chunk answered 409 because its number was voided (only possible when the chunk write came
  * more than about 1.4 s after its numbering, see finish) may have had its ephemeral event
  * delivered to open streams; the final text, complete's event and every read exclude it.
@@ -143,15 +127,13 @@ export async function appendChunk(
     if (isOverdue(current, config, now.getTime())) throw await expiredConflict(config, loc, messageId, deps);
     throw tooLong();
   }
-  const { seq, message, previousUpdatedAt } = reserved;
-  const touchChat = bumpsChat(previousUpdatedAt, now.getTime());
-  const [written, evented, touched] = await Promise.allSettled([
+  const { seq, message } = reserved;
+  const [written, evented] = await Promise.allSettled([
     Store.putChunk(messageId, seq, deltaText, nowIso),
     putEphemeralEvent(
       { type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } },
       nowIso,
     ),
-    touchChat ? retryConflicts(() => Chats.touchChat(loc.chatId, nowIso)) : Promise.resolve(),
   ]);
   if (written.status === 'rejected') throw written.reason;
   if (!written.value) {
@@ -166,13 +148,6 @@ export async function appendChunk(
       chatId: loc.chatId,
       messageId,
       error: evented.reason,
-    });
-  }
-  if (touched.status === 'rejected') {
-    logger.error('chunk appended but the chat updated_at bump failed', {
-      chatId: loc.chatId,
-      messageId,
-      error: touched.reason,
     });
   }
   const { text } = await StreamText.assemble(messageId, seq, { seq, text: deltaText });
@@ -361,13 +336,24 @@ async function finishAttempts(
         finalText: contentFinal,
       },
     };
+    const finished: MessageRecord = {
+      ...message,
+      stream_state: cancelled ? 'cancelled' : 'complete',
+      content_final: contentFinal,
+      content_partial: contentPartial,
+      updated_at: nowIso,
+    };
+    // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+    // Not for a timeout's cancel: it is not the reply of the request that found the stream overdue.
+    const completion = how.kind === 'expire' ? [] : completionInTransaction(Store.toMessage(finished));
     try {
       const eventItems = (await eventNumber()).items([event], nowIso);
       if (cancelled) {
         await transact([
           ...finishing,
           ...voidItems,
-          guarded(Chats.touchUpdatedAt(loc.chatId, nowIso), () => chatNotFound(loc.chatId)),
+          ...completion,
+          guarded(Chats.closeStream(loc.chatId, loc.sk, nowIso), () => chatNotFound(loc.chatId)),
           ...eventItems,
         ]);
       } else {
@@ -376,8 +362,14 @@ async function finishAttempts(
         if (!chat) throw chatNotFound(loc.chatId);
         await commitTouchingChat(
           loc.chatId,
-          { now: nowIso, pinned: chat.pinned, lastMessageAt: nowIso, preview: { text: preview, role: message.role } },
-          [...finishing, ...voidItems],
+          {
+            now: nowIso,
+            pinned: chat.pinned,
+            lastMessageAt: nowIso,
+            preview: { text: preview, role: message.role },
+            streamClosed: loc.sk,
+          },
+          [...finishing, ...voidItems, ...completion],
           eventItems,
         );
       }
@@ -386,13 +378,6 @@ async function finishAttempts(
       continue;
     }
     StreamText.forget(messageId);
-    const finished: MessageRecord = {
-      ...message,
-      stream_state: cancelled ? 'cancelled' : 'complete',
-      content_final: contentFinal,
-      content_partial: contentPartial,
-      updated_at: nowIso,
-    };
     return { message: Store.toMessage(finished), finished: true };
   }
 }

@@ -18,6 +18,7 @@ import { authClassOf, routes } from '../../lib/routes.js';
 import type { AuthClass, HttpMethod } from '../../lib/routes.js';
 import { clientGoneSignal } from '../platform/client-gone.js';
 import { logger } from '../platform/logger.js';
+import { heldKey, startKeyedRequest } from '../platform/keyed-request.js';
 import { startUsage } from '../platform/usage.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { authenticate } from './auth.js';
@@ -97,18 +98,35 @@ function resultOf(reply: Reply): HttpResult {
  */
 type HttpFn<S extends InputSchemas> = (input: HttpInput<S>) => Promise<Reply>;
 
-export function http<S extends InputSchemas>(route: string | RouteShape, schemas: S, fn: HttpFn<S>): HttpHandler;
+export interface HttpOptions {
+  streaming?: boolean;
+  /**
+   * The route's success reply, declared so that the service's business transaction can store it
+   * with the Idempotency-Key (store/idempotency-repo.ts completionInTransaction): `status`, and
+   * `body` when it does not depend on the service's result (otherwise the result is the body).
+   * The handler must answer exactly that on success; if it does not, the key is completed again
+   * after the handler with what it answered.
+   */
+  committedReply?: { status: number; body?: unknown };
+}
+
 export function http<S extends InputSchemas>(
   route: string | RouteShape,
   schemas: S,
   fn: HttpFn<S>,
-  options: { streaming: true },
+  options?: HttpOptions & { streaming?: false },
+): HttpHandler;
+export function http<S extends InputSchemas>(
+  route: string | RouteShape,
+  schemas: S,
+  fn: HttpFn<S>,
+  options: HttpOptions & { streaming: true },
 ): StreamingHttpHandler;
 export function http<S extends InputSchemas>(
   route: string | RouteShape,
   schemas: S,
   fn: HttpFn<S>,
-  options: { streaming?: boolean } = {},
+  options: HttpOptions = {},
 ): HttpHandler | StreamingHttpHandler {
   const shape = typeof route === 'string' ? shapeOf(route) : route;
   const chain: HttpMiddleware[] = [
@@ -123,8 +141,12 @@ export function http<S extends InputSchemas>(
   ];
   const pipeline = middy<HttpEvent, HttpResult>({
     timeoutEarlyInMillis: 0,
-    // Synchronously before the chain, so every DynamoDB call of the request is counted.
-    requestStart: startUsage,
+    // Synchronously before the chain, so every DynamoDB call of the request is counted and
+    // the request's Idempotency-Key can reach its business transaction.
+    requestStart: () => {
+      startUsage();
+      startKeyedRequest();
+    },
     ...(options.streaming ? { executionMode: executionModeStreamifyResponse } : {}),
   })
     .use(chain)
@@ -132,6 +154,14 @@ export function http<S extends InputSchemas>(
       const state = stateOf({ event });
       if (state.replay) return state.replay;
       const { path, query, body } = state.input;
+      const held = heldKey();
+      const declared = options.committedReply;
+      if (held && declared) {
+        held.replyOf = (result) => {
+          const { statusCode, body: text } = jsonResult(declared.status, declared.body ?? result);
+          return { statusCode, body: text };
+        };
+      }
       const reply = await fn({
         path: path as Out<S['path']>,
         query: query as Out<S['query']>,

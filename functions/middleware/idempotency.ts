@@ -6,8 +6,10 @@
  * wait (re-checking every 25 ms for up to 2 s) before answering 409, and has exact error
  * messages; Powertools hashes the raw payload and fails an in-progress duplicate at once.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { ConflictError, FieldRuleError } from '../errors.js';
+import { holdKey } from '../platform/keyed-request.js';
+import type { HeldKey } from '../platform/keyed-request.js';
 import { logger } from '../platform/logger.js';
 import * as Records from '../store/idempotency-repo.js';
 import type { IdempotencyRecord } from '../store/idempotency-repo.js';
@@ -18,8 +20,6 @@ const FIELD = 'Idempotency-Key';
 const MAX_KEY_LENGTH = 255;
 const WAIT_MS = 2000;
 const RECHECK_MS = 25;
-/** Bodies above this are not stored (an item holds 400 KB); the key is released instead. */
-const MAX_STORED_BODY = 350_000;
 
 /** JSON with object keys sorted recursively and array order kept. */
 export function canonicalJson(value: unknown): string {
@@ -39,12 +39,8 @@ export function fingerprintOf(method: string, path: string, body: unknown): stri
     .digest('hex');
 }
 
-interface Held {
-  keyHash: string;
-  fingerprint: string;
-}
 /** The reservation this invocation holds, keyed by its event. */
-const reservations = new WeakMap<object, Held>();
+const reservations = new WeakMap<object, HeldKey>();
 const held = (request: HttpRequest) => reservations.get(request.event);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -74,12 +70,22 @@ export function idempotency(): HttpMiddleware {
       const conflict = (message: string) => new ConflictError(message, { field: FIELD, key });
       const lockMs = Math.max(5000, request.context.getRemainingTimeInMillis?.() ?? 30_000);
 
+      const owner = randomUUID();
       const deadline = Date.now() + WAIT_MS;
       for (;;) {
         const now = Date.now();
-        const outcome = await Records.reserve(keyHash, fingerprint, now, lockMs);
+        const outcome = await Records.reserve(keyHash, fingerprint, owner, now, lockMs);
         if (outcome.reserved) {
-          reservations.set(request.event, { keyHash, fingerprint });
+          const mine: HeldKey = {
+            key,
+            keyHash,
+            fingerprint,
+            owner,
+            ttlSeconds: state.config.server.idempotencyTtlSeconds,
+          };
+          reservations.set(request.event, mine);
+          // The service's transaction may store the reply with its effect (Records.completionInTransaction).
+          holdKey(mine);
           return;
         }
         let record: IdempotencyRecord | undefined = outcome.existing;
@@ -107,24 +113,31 @@ export function idempotency(): HttpMiddleware {
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       // An answer that changed nothing (an empty claim) is not cached, so a retry can claim (§14 item 5).
       const state = stateOf(request);
-      if (!ok || state.forget || response.body.length > MAX_STORED_BODY || state.replay) {
-        await Records.release(mine.keyHash, mine.fingerprint);
+      const stored = { statusCode: response.statusCode, body: response.body };
+      // Already stored by the business transaction, with the effect: nothing left to write.
+      if (mine.committed && mine.committed.statusCode === stored.statusCode && mine.committed.body === stored.body) {
         return;
       }
-      const ttl = stateOf(request).config.server.idempotencyTtlSeconds;
-      const stored = { statusCode: response.statusCode, body: response.body };
+      if (!mine.committed && (!ok || state.forget || response.body.length > Records.MAX_STORED_BODY || state.replay)) {
+        await Records.release(mine);
+        return;
+      }
+      // A committed effect keeps its stored reply even when the handler went on to fail.
+      if (!ok) return;
       try {
-        await Records.complete(mine.keyHash, mine.fingerprint, stored, Date.now(), ttl);
+        await Records.complete(mine, stored, Date.now(), mine.ttlSeconds);
       } catch (error) {
-        // The effect has happened: answer it. A retry with this key may execute again.
+        // The effect has happened: answer it. Routes that store their reply in the business
+        // transaction are safe; on others a retry with this key may execute again.
         logger.error('idempotency record could not be stored', { error });
       }
     },
     onError: async (request) => {
       const mine = held(request);
       if (!mine) return;
+      if (mine.committed) return;
       try {
-        await Records.release(mine.keyHash, mine.fingerprint);
+        await Records.release(mine);
       } catch (error) {
         logger.warn('idempotency release failed; the key lapses with its lock', { error });
       }

@@ -17,6 +17,8 @@ export interface RequestState {
   requestId: string;
   /** When the chain started (ms since the epoch), for the request line. */
   started: number;
+  /** The same moment on the monotonic clock (performance.now()), for sub-millisecond durations. */
+  startedPerf: number;
   config: InstanceConfig;
   /** Validated path, query and body (zod outputs). */
   input: { path: unknown; query: unknown; body: unknown };

@@ -16,12 +16,26 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Message } from '@aws-sdk/client-sqs';
 import { env, requiredEnv } from './env.js';
+import { callStarted } from './usage.js';
 
 let client: SQSClient | undefined;
 
 /** The functions' one SQS client (exported for tests, which inject faults through its middleware stack). */
 export function sqs(): SQSClient {
-  client ??= new SQSClient({ endpoint: env().SQS_ENDPOINT, maxAttempts: 4 });
+  if (client) return client;
+  client = new SQSClient({ endpoint: env().SQS_ENDPOINT, maxAttempts: 4 });
+  // Queue calls are storage round trips too: counted in the request's storage time (platform/usage.ts).
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const finished = callStarted();
+      try {
+        return await next(args);
+      } finally {
+        finished();
+      }
+    },
+    { step: 'initialize', name: 'storageTime' },
+  );
   return client;
 }
 

@@ -9,12 +9,38 @@ export interface Usage {
   calls: number;
   readUnits: number;
   writeUnits: number;
+  /**
+   * Wall-clock milliseconds during which at least one storage call (DynamoDB, SQS) was in
+   * flight: calls made side by side count once, so this is the storage floor of the latency.
+   */
+  storageMs: number;
+  /**
+   * Sequential round trips: how many times the request went from no call in flight to one
+   * (calls started while another is in flight ride the same trip).
+   */
+  trips: number;
 }
 
-const store = new AsyncLocalStorage<Usage>();
+/** The counters plus the bookkeeping of calls in flight. */
+interface Tally extends Usage {
+  inFlight: number;
+  busySince: number;
+}
+
+const store = new AsyncLocalStorage<Tally>();
+
+const freshTally = (): Tally => ({
+  calls: 0,
+  readUnits: 0,
+  writeUnits: 0,
+  storageMs: 0,
+  trips: 0,
+  inFlight: 0,
+  busySince: 0,
+});
 
 export function withUsage<T>(fn: () => Promise<T>): { usage: Usage; result: Promise<T> } {
-  const usage: Usage = { calls: 0, readUnits: 0, writeUnits: 0 };
+  const usage = freshTally();
   return { usage, result: store.run(usage, fn) };
 }
 
@@ -23,12 +49,36 @@ export function withUsage<T>(fn: () => Promise<T>): { usage: Usage; result: Prom
  * middy's `requestStart` hook, which runs synchronously before the middleware chain.
  */
 export function startUsage(): void {
-  store.enterWith({ calls: 0, readUnits: 0, writeUnits: 0 });
+  store.enterWith(freshTally());
+}
+
+/**
+ * Marks a storage call as started; the returned function marks it as finished. Feeds
+ * storageMs and trips (see Usage).
+ */
+export function callStarted(): () => void {
+  const tally = store.getStore();
+  if (!tally) return () => undefined;
+  if (tally.inFlight === 0) {
+    tally.trips += 1;
+    tally.busySince = performance.now();
+  }
+  tally.inFlight += 1;
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    tally.inFlight -= 1;
+    if (tally.inFlight === 0) tally.storageMs += performance.now() - tally.busySince;
+  };
 }
 
 /** The usage counted so far in this invocation, if counting was started. */
 export function currentUsage(): Usage | undefined {
-  return store.getStore();
+  const tally = store.getStore();
+  if (!tally) return undefined;
+  const { calls, readUnits, writeUnits, storageMs, trips } = tally;
+  return { calls, readUnits, writeUnits, storageMs: Math.round(storageMs * 100) / 100, trips };
 }
 
 interface Capacity {

@@ -4,8 +4,8 @@
  * gsi2) and, while it may need attention, in the summary index (gsi3).
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { CHAT_FIELDS, pick } from '../model.js';
 import type { Chat, MessageRole } from '../model.js';
 import type { MessageRecord } from './messages-repo.js';
@@ -19,6 +19,14 @@ export interface ChatRecord extends Chat {
   ver: number;
   /** Messages whose role is not `user`: the unread count when last_read_at is null (§3.3). */
   non_user_message_count: number;
+  /**
+   * The sort keys of the chat's messages that are streaming (absent when none). Their chunks
+   * move the message's updated_at, not the chat item's (a chat write costs three with its
+   * gsi1 and gsi2 copies): readers take the chat's updated_at as the latest of its own and
+   * these messages' (core/chats.ts withStreamActivity). Added by a streaming message's
+   * creation, removed when the stream ends, both in the transaction that writes the chat anyway.
+   */
+  open_streams?: Set<string>;
 }
 
 export const toChat = (item: object): Chat => pick<Chat>(item, CHAT_FIELDS);
@@ -124,12 +132,18 @@ export interface ChatActivity {
   now: string;
   /** The chat's `pinned` as read: the list-order key depends on it. */
   pinned: boolean;
+  /** The chat's model_id as the caller used it (a message copies it): the write fails if it changed. */
+  modelId?: string;
   /** Sets last_message_at (and the list-order key) unless the chat already has a newer one. */
   lastMessageAt?: string;
   /** Sets last_message_preview and last_message_role, together with lastMessageAt. */
   preview?: { text: string | null; role: MessageRole };
   /** A non-user message: unread_count and non_user_message_count += 1. */
   countsUnread?: boolean;
+  /** A streaming message created (its sort key joins open_streams). */
+  streamOpened?: string;
+  /** A stream ended (its sort key leaves open_streams). */
+  streamClosed?: string;
 }
 
 /**
@@ -144,6 +158,10 @@ export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
   const adds = ['ver :one'];
   const conditions = ['attribute_exists(pk)'];
   const values: Record<string, unknown> = { ':now': a.now, ':one': 1 };
+  if (a.modelId !== undefined) {
+    conditions.push('model_id = :model');
+    values[':model'] = a.modelId;
+  }
   if (a.lastMessageAt !== undefined) {
     sets.push('last_message_at = :at', 'gsi1sk = :listing');
     conditions.push('pinned = :pinned', '(attribute_type(last_message_at, :nullType) OR last_message_at <= :at)');
@@ -169,11 +187,17 @@ export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
     values[':g3pk'] = attention.gsi3pk;
     values[':g3sk'] = attention.gsi3sk;
   }
+  if (a.streamOpened !== undefined) {
+    adds.push('open_streams :opened');
+    values[':opened'] = new Set([a.streamOpened]);
+  }
+  if (a.streamClosed !== undefined) values[':closed'] = new Set([a.streamClosed]);
+  const deletes = a.streamClosed !== undefined ? ' DELETE open_streams :closed' : '';
   return {
     Update: {
       TableName: tableName(),
       Key: Keys.chat(chatId),
-      UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}`,
+      UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}${deletes}`,
       ConditionExpression: conditions.join(' AND '),
       ExpressionAttributeValues: values,
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -211,22 +235,20 @@ export const chatExists = (chatId: string): TransactItem => ({
   ConditionCheck: { TableName: tableName(), Key: Keys.chat(chatId), ConditionExpression: 'attribute_exists(pk)' },
 });
 
-/** Bumps only the chat's updated_at (cancels): no version bump, no condition but existence. */
-export const touchUpdatedAt = (chatId: string, now: string): TransactItem => ({
+/**
+ * A stream cancelled (or timed out): the chat's updated_at bumped and the message dropped from
+ * its open streams. The version is bumped, so a version-conditioned rewrite that read the chat
+ * before cannot put the stream back.
+ */
+export const closeStream = (chatId: string, messageSk: string, now: string): TransactItem => ({
   Update: {
     TableName: tableName(),
     Key: Keys.chat(chatId),
-    UpdateExpression: 'SET updated_at = :now',
+    UpdateExpression: 'SET updated_at = :now ADD ver :one DELETE open_streams :closed',
     ConditionExpression: 'attribute_exists(pk)',
-    ExpressionAttributeValues: { ':now': now },
+    ExpressionAttributeValues: { ':now': now, ':one': 1, ':closed': new Set([messageSk]) },
   },
 });
-
-/** The same bump as a single UpdateItem outside any transaction (chunks). */
-export async function touchChat(chatId: string, now: string): Promise<void> {
-  const { Update } = touchUpdatedAt(chatId, now);
-  await ddb().send(new UpdateCommand(Update as UpdateCommandInput));
-}
 
 /** The newest `count` messages of a chat, newest first. Cost: one Query reading `count` items. */
 export async function newestMessages(chatId: string, count: number): Promise<MessageRecord[]> {

@@ -7,7 +7,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteC
 import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { env } from '../platform/env.js';
-import { recordCall } from '../platform/usage.js';
+import { callStarted, recordCall } from '../platform/usage.js';
 import { ringWriteBell } from '../platform/write-bell.js';
 
 const READS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
@@ -40,12 +40,15 @@ export function ddb(): DynamoDBDocumentClient {
       const kind = READS.has(name) ? 'read' : WRITES.has(name) ? 'write' : undefined;
       if (!kind) return next(args);
       (args.input as { ReturnConsumedCapacity?: string }).ReturnConsumedCapacity ??= 'TOTAL';
+      const finished = callStarted();
       try {
         const out = await next(args);
+        finished();
         recordCall((out.output as { ConsumedCapacity?: never }).ConsumedCapacity, kind);
         if (kind === 'write') ringWriteBell();
         return out;
       } catch (error) {
+        finished();
         // A failed call still costs a round trip (and, for a failed condition, write units
         // that the error does not report): count it.
         recordCall(undefined, kind);
@@ -106,6 +109,8 @@ export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems'
 export interface GuardedItem {
   item: TransactItem;
   onConditionFailed: (old: Record<string, unknown> | undefined) => Error | undefined;
+  /** Called once the transaction holding the item has committed. */
+  onCommitted?: () => void;
 }
 
 export type TransactWrite = TransactItem | GuardedItem;
@@ -130,6 +135,7 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
+      for (const w of writes) if (isGuarded(w)) w.onCommitted?.();
       return;
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;

@@ -3,19 +3,29 @@
  * IN_PROGRESS while the first request runs (with a lock that lapses if its function dies),
  * then COMPLETED with the 2xx status and body until `expiresAt`. DynamoDB's TTL removes
  * old items eventually; `expiresAt` makes an expired record count as absent right away.
+ *
+ * Each reservation carries an `owner` token. The writes that end it (completion, release) are
+ * conditioned on it, so a request whose lock lapsed cannot complete or release a key that a
+ * retry has taken over meanwhile. Where the route allows, the completion is written inside the
+ * business transaction itself (completionInTransaction), so the effect and the stored reply
+ * commit together: a crash between them cannot make a retry execute twice.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { ConflictError } from '../errors.js';
+import { heldKey } from '../platform/keyed-request.js';
+import type { HeldKey, StoredReply } from '../platform/keyed-request.js';
 import { ddb, tableName } from './db.js';
+import type { GuardedItem, TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
-export interface StoredResponse {
-  statusCode: number;
-  body: string;
-}
+/** Bodies above this are not stored (an item holds 400 KB); the key is released instead. */
+export const MAX_STORED_BODY = 350_000;
+
 export interface IdempotencyRecord {
   fingerprint: string;
+  owner?: string;
   status: 'IN_PROGRESS' | 'COMPLETED';
   lockExpiresAt?: number;
   expiresAt?: number;
@@ -29,7 +39,13 @@ export type Reservation = { reserved: true } | { reserved: false; existing: Idem
 export const isLive = (record: IdempotencyRecord, now: number): boolean =>
   record.status === 'COMPLETED' ? (record.expiresAt ?? 0) > now : (record.lockExpiresAt ?? 0) > now;
 
-export async function reserve(keyHash: string, fingerprint: string, now: number, lockMs: number): Promise<Reservation> {
+export async function reserve(
+  keyHash: string,
+  fingerprint: string,
+  owner: string,
+  now: number,
+  lockMs: number,
+): Promise<Reservation> {
   try {
     await ddb().send(
       new PutCommand({
@@ -39,6 +55,7 @@ export async function reserve(keyHash: string, fingerprint: string, now: number,
           type: 'idempotency',
           status: 'IN_PROGRESS',
           fingerprint,
+          owner,
           lockExpiresAt: now + lockMs,
           ttl: Math.ceil((now + lockMs) / 1000) + 3600,
         },
@@ -64,47 +81,93 @@ export async function read(keyHash: string): Promise<IdempotencyRecord | undefin
   return out.Item as IdempotencyRecord | undefined;
 }
 
-/** Stores the response of our own reservation; lasts `ttlSeconds` from now. */
-export async function complete(
-  keyHash: string,
-  fingerprint: string,
-  response: StoredResponse,
+/**
+ * The update that stores our reservation's reply, lasting `ttlSeconds` from now. `inProgressOnly`:
+ * only while the key is still in progress (inside the business transaction); otherwise also over
+ * a reply of ours stored earlier (after the handler, when the reply differs from it).
+ */
+function completionUpdate(
+  held: Pick<HeldKey, 'keyHash' | 'owner'>,
+  reply: StoredReply,
   now: number,
   ttlSeconds: number,
-): Promise<void> {
+  inProgressOnly: boolean,
+): TransactItem {
   const expiresAt = now + ttlSeconds * 1000;
-  await ddb().send(
-    new UpdateCommand({
+  return {
+    Update: {
       TableName: tableName(),
-      Key: Keys.idempotency(keyHash),
+      Key: Keys.idempotency(held.keyHash),
       UpdateExpression:
         'SET #status = :completed, statusCode = :code, body = :body, expiresAt = :expiresAt, #ttl = :ttl REMOVE ' +
         'lockExpiresAt',
-      ConditionExpression: 'fingerprint = :fp AND #status = :inProgress',
-      ExpressionAttributeNames: { '#status': 'status', '#ttl': 'ttl' },
+      ConditionExpression: inProgressOnly ? '#owner = :owner AND #status = :inProgress' : '#owner = :owner',
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        '#ttl': 'ttl',
+        '#owner': 'owner',
+      },
       ExpressionAttributeValues: {
         ':completed': 'COMPLETED',
-        ':inProgress': 'IN_PROGRESS',
-        ':code': response.statusCode,
-        ':body': response.body,
+        ...(inProgressOnly ? { ':inProgress': 'IN_PROGRESS' } : {}),
+        ':code': reply.statusCode,
+        ':body': reply.body,
         ':expiresAt': expiresAt,
         ':ttl': Math.ceil(expiresAt / 1000),
-        ':fp': fingerprint,
+        ':owner': held.owner,
       },
-    }),
-  );
+    },
+  };
+}
+
+/** Stores the reply of our own reservation (after the handler); lasts `ttlSeconds` from now. */
+export async function complete(
+  held: Pick<HeldKey, 'keyHash' | 'owner'>,
+  reply: StoredReply,
+  now: number,
+  ttlSeconds: number,
+): Promise<void> {
+  const { Update } = completionUpdate(held, reply, now, ttlSeconds, false);
+  await ddb().send(new UpdateCommand(Update as never));
+}
+
+export const inProgressConflict = (key: string): ConflictError =>
+  new ConflictError('Idempotency request is already in progress. Retry shortly.', { field: 'Idempotency-Key', key });
+
+/**
+ * For the business transaction of a request that holds an Idempotency-Key: the completion of
+ * the key with the reply `result` becomes, so the effect and its stored reply commit together
+ * (issue 17 finding 6). Empty when the request holds no key, its route does not say how a
+ * result becomes its reply, a transaction already stored it, or the reply is too large to
+ * store. If the key lapsed and another request took it, the condition fails and the whole
+ * transaction with it: the answer is the in-progress 409 and nothing is written.
+ */
+export function completionInTransaction(result: unknown): GuardedItem[] {
+  const held = heldKey();
+  if (!held?.replyOf || held.committed) return [];
+  const reply = held.replyOf(result);
+  if (reply.statusCode < 200 || reply.statusCode >= 300 || reply.body.length > MAX_STORED_BODY) return [];
+  return [
+    {
+      item: completionUpdate(held, reply, Date.now(), held.ttlSeconds, true),
+      onConditionFailed: () => inProgressConflict(held.key),
+      onCommitted: () => {
+        held.committed = reply;
+      },
+    },
+  ];
 }
 
 /** Releases our own in-progress reservation so a retry executes again. */
-export async function release(keyHash: string, fingerprint: string): Promise<void> {
+export async function release(held: Pick<HeldKey, 'keyHash' | 'owner'>): Promise<void> {
   try {
     await ddb().send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: Keys.idempotency(keyHash),
-        ConditionExpression: 'fingerprint = :fp AND #status = :inProgress',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':fp': fingerprint, ':inProgress': 'IN_PROGRESS' },
+        Key: Keys.idempotency(held.keyHash),
+        ConditionExpression: '#owner = :owner AND #status = :inProgress',
+        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+        ExpressionAttributeValues: { ':owner': held.owner, ':inProgress': 'IN_PROGRESS' },
       }),
     );
   } catch (error) {

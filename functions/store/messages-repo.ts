@@ -11,8 +11,8 @@
  * - An open-stream marker (CHAT#<chatId>/STREAM#<id>) exists while the message streams, so
  *   cancel-streaming reads a chat's open streams without reading its history.
  */
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { BatchGetCommandOutput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../model.js';
@@ -294,6 +294,37 @@ export function finishStream(
     ),
     { Delete: { TableName: tableName(), Key: Keys.openStream(message.chat_id, message.id) } },
   ];
+}
+
+/**
+ * The latest activity (updated_at) of each streaming message among `locations`, by sort key:
+ * BatchGetItem, strongly consistent (a chat read right after a chunk sees it), up to 100 keys
+ * a call. Capacity is charged on the whole item (1 RRU per started 4 KB each), projection or not.
+ * Messages that are no longer streaming are left out.
+ */
+export async function streamActivity(locations: readonly MessageLocation[]): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (let i = 0; i < locations.length; i += 100) {
+    let keys: Record<string, unknown>[] | undefined = locations.slice(i, i + 100).map(messageKey);
+    while (keys && keys.length > 0) {
+      const out: BatchGetCommandOutput = await ddb().send(
+        new BatchGetCommand({
+          RequestItems: {
+            [tableName()]: {
+              Keys: keys,
+              ConsistentRead: true,
+              ProjectionExpression: 'sk, updated_at, stream_state',
+            },
+          },
+        }),
+      );
+      for (const item of out.Responses?.[tableName()] ?? []) {
+        if (item.stream_state === 'streaming') found.set(String(item.sk), String(item.updated_at));
+      }
+      keys = out.UnprocessedKeys?.[tableName()]?.Keys;
+    }
+  }
+  return found;
 }
 
 /** The ids of a chat's messages that are streaming (their open-stream markers). */

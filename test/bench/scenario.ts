@@ -248,6 +248,10 @@ export class BenchClient {
       if (value === null) this.missingUsage.add(label);
       return value === null ? 0 : Number(value);
     };
+    const optional = (key: 'storageMs' | 'trips' | 'serverMs', name: string) => {
+      const value = res.headers.get(name);
+      return value === null ? {} : { [key]: Number(value) };
+    };
     const expected = options.expect ?? 200;
     const ok = typeof expected === 'number' ? res.status === expected : expected.includes(res.status);
     const sample: Sample = {
@@ -258,6 +262,9 @@ export class BenchClient {
       calls: usage('x-ddb-calls'),
       rcu: usage('x-ddb-rcu'),
       wcu: usage('x-ddb-wcu'),
+      ...optional('storageMs', 'x-storage-ms'),
+      ...optional('trips', 'x-storage-trips'),
+      ...optional('serverMs', 'x-server-ms'),
       bytes: Buffer.byteLength(text, 'utf8'),
     };
     this.samples.push(sample);

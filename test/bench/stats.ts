@@ -16,6 +16,14 @@ export interface Sample {
   calls: number;
   rcu: number;
   wcu: number;
+  /**
+   * From the x-storage-* / x-server-ms headers (undefined when missing): time inside DynamoDB
+   * and SQS calls (overlapping calls once), sequential storage round trips, and the time the
+   * server's middleware chain took around them.
+   */
+  storageMs?: number;
+  trips?: number;
+  serverMs?: number;
   /** Response body size in bytes. */
   bytes: number;
 }
@@ -34,6 +42,12 @@ export interface Summary {
   calls: Stat;
   rcu: Stat;
   wcu: Stat;
+  /**
+   * Server-side split, over the samples that carried the headers: p50 of the time inside
+   * storage calls, p50 of the server's total, p50 of each request's overhead (server total
+   * minus storage time), and the mean sequential storage round trips. Absent without headers.
+   */
+  server?: { storageP50: number; totalP50: number; overheadP50: number; overheadP95: number; trips: Stat };
 }
 
 /** The p-th percentile (0..100) of ascending `sorted`, linearly interpolated between ranks. */
@@ -74,6 +88,23 @@ export function summarize(label: string, samples: readonly Sample[]): Summary {
     calls: stat(samples.map((s) => s.calls)),
     rcu: stat(samples.map((s) => s.rcu)),
     wcu: stat(samples.map((s) => s.wcu)),
+    ...serverSplit(samples),
+  };
+}
+
+function serverSplit(samples: readonly Sample[]): Pick<Summary, 'server'> {
+  const timed = samples.filter((s) => s.storageMs !== undefined && s.serverMs !== undefined);
+  if (timed.length === 0) return {};
+  const sorted = (values: number[]) => values.sort((a, b) => a - b);
+  const overhead = sorted(timed.map((s) => s.serverMs! - s.storageMs!));
+  return {
+    server: {
+      storageP50: percentile(sorted(timed.map((s) => s.storageMs!)), 50),
+      totalP50: percentile(sorted(timed.map((s) => s.serverMs!)), 50),
+      overheadP50: percentile(overhead, 50),
+      overheadP95: percentile(overhead, 95),
+      trips: stat(timed.map((s) => s.trips ?? 0)),
+    },
   };
 }
 
@@ -137,7 +168,7 @@ export const summaryCells = (s: Summary): string[] => [
 ];
 
 export function summaryTable(summaries: readonly Summary[]): string {
-  const header = ['endpoint', ...SUMMARY_HEADER, 'calls', 'max', 'RCU', 'max', 'WCU', 'max'];
+  const header = ['endpoint', ...SUMMARY_HEADER, 'calls', 'max', 'RCU', 'max', 'WCU', 'max', 'trips'];
   const rows = summaries.map((s) => [
     s.label,
     ...summaryCells(s),
@@ -147,7 +178,28 @@ export function summaryTable(summaries: readonly Summary[]): string {
     f2(s.rcu.max),
     f2(s.wcu.mean),
     f2(s.wcu.max),
+    s.server ? f2(s.server.trips.mean) : '-',
   ]);
+  return textTable(header, rows);
+}
+
+/**
+ * Per endpoint, where the server's time goes: p50 inside storage calls (DynamoDB + SQS, the
+ * floor on AWS is ~5-10 ms per round trip), p50 of the server's total, and p50/p95 of the
+ * overhead above storage (the goal is <= 1.5 ms p50). Client-side latency adds the HTTP hop.
+ */
+export function serverTable(summaries: readonly Summary[]): string {
+  const header = ['endpoint', 'trips', 'storage p50', 'server p50', 'overhead p50', 'overhead p95'];
+  const rows = summaries
+    .filter((s) => s.server)
+    .map((s) => [
+      s.label,
+      f2(s.server!.trips.mean),
+      f2(s.server!.storageP50),
+      f2(s.server!.totalP50),
+      f2(s.server!.overheadP50),
+      f2(s.server!.overheadP95),
+    ]);
   return textTable(header, rows);
 }
 

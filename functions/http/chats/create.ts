@@ -13,7 +13,12 @@ export const schemas = {
   }),
 };
 
-export const handler = http('chats/create', schemas, async ({ body, config }) => {
-  const chat = await Chats.create(config, body);
-  return { status: 201, body: chat };
-});
+export const handler = http(
+  'chats/create',
+  schemas,
+  async ({ body, config }) => {
+    const chat = await Chats.create(config, body);
+    return { status: 201, body: chat };
+  },
+  { committedReply: { status: 201 } },
+);

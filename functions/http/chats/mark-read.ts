@@ -5,7 +5,12 @@ import { chatPath } from './path.js';
 
 export const schemas = { path: chatPath };
 
-export const handler = http('chats/mark-read', schemas, async ({ path }) => {
-  await Chats.markRead(path.chatId);
-  return { status: 200, body: { ok: true } };
-});
+export const handler = http(
+  'chats/mark-read',
+  schemas,
+  async ({ path }) => {
+    await Chats.markRead(path.chatId);
+    return { status: 200, body: { ok: true } };
+  },
+  { committedReply: { status: 200, body: { ok: true } } },
+);

@@ -5,7 +5,12 @@ import { chatPath } from './path.js';
 
 export const schemas = { path: chatPath };
 
-export const handler = http('chats/unarchive', schemas, async ({ path }) => {
-  await Chats.setArchived(path.chatId, false);
-  return { status: 200, body: { ok: true } };
-});
+export const handler = http(
+  'chats/unarchive',
+  schemas,
+  async ({ path }) => {
+    await Chats.setArchived(path.chatId, false);
+    return { status: 200, body: { ok: true } };
+  },
+  { committedReply: { status: 200, body: { ok: true } } },
+);

@@ -16,7 +16,12 @@ export const schemas = {
   }),
 };
 
-export const handler = http('chats/update', schemas, async ({ path, body, config }) => ({
-  status: 200,
-  body: await Chats.update(config, path.chatId, body),
-}));
+export const handler = http(
+  'chats/update',
+  schemas,
+  async ({ path, body, config }) => ({
+    status: 200,
+    body: await Chats.update(config, path.chatId, body),
+  }),
+  { committedReply: { status: 200 } },
+);

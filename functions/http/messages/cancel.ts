@@ -5,7 +5,12 @@ import { messagePath } from './path.js';
 
 export const schemas = { path: messagePath };
 
-export const handler = http('messages/cancel', schemas, async ({ path, config }) => ({
-  status: 200,
-  body: await Streaming.cancel(config, path.messageId, path.chatId),
-}));
+export const handler = http(
+  'messages/cancel',
+  schemas,
+  async ({ path, config }) => ({
+    status: 200,
+    body: await Streaming.cancel(config, path.messageId, path.chatId),
+  }),
+  { committedReply: { status: 200 } },
+);

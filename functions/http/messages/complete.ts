@@ -18,10 +18,15 @@ export const schemas = {
 /** The body as the contract defines it (optional, any content type), for the OpenAPI document. */
 export const documented = { body: z.object({ finalText: z.string().optional() }) };
 
-export const handler = http('messages/complete', schemas, async ({ path, body, config }) => {
-  const { finalText } = body;
-  if (finalText !== undefined && typeof finalText !== 'string') {
-    throw new FieldRuleError('finalText', 'finalText must be a string.');
-  }
-  return { status: 200, body: await Streaming.complete(config, path.messageId, finalText, path.chatId) };
-});
+export const handler = http(
+  'messages/complete',
+  schemas,
+  async ({ path, body, config }) => {
+    const { finalText } = body;
+    if (finalText !== undefined && typeof finalText !== 'string') {
+      throw new FieldRuleError('finalText', 'finalText must be a string.');
+    }
+    return { status: 200, body: await Streaming.complete(config, path.messageId, finalText, path.chatId) };
+  },
+  { committedReply: { status: 200 } },
+);

@@ -18,7 +18,12 @@ export const schemas = {
   }),
 };
 
-export const handler = http('messages/create', schemas, async ({ path, body, config }) => {
-  const message = await Messages.create(config, path.chatId, body);
-  return { status: 201, body: message };
-});
+export const handler = http(
+  'messages/create',
+  schemas,
+  async ({ path, body, config }) => {
+    const message = await Messages.create(config, path.chatId, body);
+    return { status: 201, body: message };
+  },
+  { committedReply: { status: 201 } },
+);

@@ -5,7 +5,12 @@ import { requestPath } from './path.js';
 
 export const schemas = { path: requestPath };
 
-export const handler = http('requests/cancel', schemas, async ({ path }) => ({
-  status: 200,
-  body: await Requests.cancel(path.requestId),
-}));
+export const handler = http(
+  'requests/cancel',
+  schemas,
+  async ({ path }) => ({
+    status: 200,
+    body: await Requests.cancel(path.requestId),
+  }),
+  { committedReply: { status: 200 } },
+);

@@ -21,7 +21,12 @@ export const schemas = {
 /** The body as the contract defines it, for the OpenAPI document. */
 export const documented = { body: CreateRequestBody };
 
-export const handler = http('requests/create', schemas, async ({ path, body }) => ({
-  status: 201,
-  body: await Requests.create(path.chatId, body),
-}));
+export const handler = http(
+  'requests/create',
+  schemas,
+  async ({ path, body }) => ({
+    status: 201,
+    body: await Requests.create(path.chatId, body),
+  }),
+  { committedReply: { status: 201 } },
+);

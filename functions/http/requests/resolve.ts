@@ -19,7 +19,12 @@ export const schemas = {
 /** The body as the contract defines it, for the OpenAPI document. */
 export const documented = { body: ResolveRequestBody };
 
-export const handler = http('requests/resolve', schemas, async ({ path, body, config }) => {
-  const request = await Requests.resolve(config, path.requestId, body);
-  return { status: 200, body: request };
-});
+export const handler = http(
+  'requests/resolve',
+  schemas,
+  async ({ path, body, config }) => {
+    const request = await Requests.resolve(config, path.requestId, body);
+    return { status: 200, body: request };
+  },
+  { committedReply: { status: 200 } },
+);

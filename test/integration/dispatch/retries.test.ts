@@ -43,20 +43,22 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       expect(first.batch?.items.map((i) => i.sourceId)).toEqual([id]);
       const b1 = first.batch!;
 
-      await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
+      // Taken before the fail is sent: the server's backoff runs from its own later clock reading,
+      // so the batch cannot come back earlier than this plus the backoff (same clock, in process).
       const failedAt = Date.now();
+      await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
       const second = await claimUntil({ workerId: 'w1', leaseMs }, 20_000);
       expect(second.statuses.filter((s) => s !== 200 && s !== 204)).toEqual([]);
       expect(second.batch).toEqual(b1); // same batchId, items, compiledContent, attachments
-      expect(Date.now() - failedAt).toBeGreaterThanOrEqual(450);
+      expect(Date.now() - failedAt).toBeGreaterThanOrEqual(500);
       expect(Date.now() - failedAt).toBeLessThan(3000);
 
       // Attempt 2 fails too: back after 1 s.
-      await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
       const failedAgain = Date.now();
+      await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
       const third = await claimUntil({ workerId: 'w2', leaseMs }, 20_000);
       expect(third.batch).toEqual(b1);
-      expect(Date.now() - failedAgain).toBeGreaterThanOrEqual(950);
+      expect(Date.now() - failedAgain).toBeGreaterThanOrEqual(1000);
       expect(Date.now() - failedAgain).toBeLessThan(4000);
       expect((await Store.getBatch(b1.batchId))?.attempt_count).toBe(3);
       await d.completeOk(b1.batchId, 'w2');

@@ -9,7 +9,6 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import * as Store from '../../../functions/store/messages-repo.js';
-import { bumpsChat } from '../../../functions/core/streaming.js';
 import { readEphemeral } from '../../support/events.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
 
@@ -45,8 +44,9 @@ async function commandsDuring(fn: () => Promise<unknown>): Promise<string[]> {
 }
 
 describe('chunk writes', () => {
-  const EXPECTED = ['PutItemCommand EPH', 'PutItemCommand MSG', 'UpdateItemCommand CHAT', 'UpdateItemCommand CHAT'];
-  it('a warm chunk is a numbering UpdateItem, then the chunk and event puts and the chat bump: no transaction', async () => {
+  // The numbering UpdateItem is on the message item (in its chat's partition); the chat item is not written.
+  const EXPECTED = ['PutItemCommand EPH', 'PutItemCommand MSG', 'UpdateItemCommand CHAT'];
+  it('a warm chunk is a numbering UpdateItem, then the chunk and event puts: no transaction, no chat write', async () => {
     const chat = await newChat();
     const msg = await startStream(chat.id);
     // Warm: the location is cached and the rate-limit block leased.
@@ -94,13 +94,6 @@ describe('chunk writes', () => {
     expect(stored.Item?.text).toBe('first');
   });
 
-  it('bumps the chat at every chunk by default; with a bucket, once per bucket of the message activity', () => {
-    const t = Date.parse('2026-01-01T00:00:00.500Z');
-    expect(bumpsChat(new Date(t).toISOString(), t + 1)).toBe(true);
-    expect(bumpsChat(new Date(t).toISOString(), t + 1, 1000)).toBe(false);
-    expect(bumpsChat(new Date(t).toISOString(), t + 500, 1000)).toBe(true);
-  });
-
   it('the chat updated_at equals the latest chunk time', async () => {
     const chat = await newChat();
     const msg = await startStream(chat.id);
@@ -108,5 +101,47 @@ describe('chunk writes', () => {
     const b = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'y' });
     expect(a.status).toBe(200);
     expect((await api.get(`/api/v1/chats/${chat.id}`)).body.updated_at).toBe(b.body.updated_at);
+  });
+
+  const chatItem = async (chatId: string) =>
+    (await ddb().send(new GetCommand({ TableName: api.tableName, Key: Keys.chat(chatId), ConsistentRead: true })))
+      .Item!;
+  const listed = async (chatId: string, query = '') =>
+    ((await api.get(`/api/v1/chats?limit=100${query}`)).body.data as { id: string; updated_at: string }[]).find(
+      (c) => c.id === chatId,
+    );
+
+  it('every chunk sets the chat updated_at that GET and the lists show, through the open stream', async () => {
+    const chat = await newChat();
+    const msg = await startStream(chat.id);
+    const other = await startStream(chat.id);
+    expect([...(await chatItem(chat.id)).open_streams].sort()).toEqual(
+      [Store.sortKeyOf(msg), Store.sortKeyOf(other)].sort(),
+    );
+    for (const text of ['a', 'b', 'c']) {
+      const chunk = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: text });
+      // Strongly consistent by id; the lists read an index, so allow them a moment.
+      expect((await api.get(`/api/v1/chats/${chat.id}`)).body.updated_at).toBe(chunk.body.updated_at);
+      await new Promise((r) => setTimeout(r, 5));
+      expect((await listed(chat.id))?.updated_at).toBe(chunk.body.updated_at);
+      expect((await listed(chat.id, '&archived=false'))?.updated_at).toBe(chunk.body.updated_at);
+    }
+    // A write to the chat in between (PATCH rewrites the whole item) keeps the open streams.
+    const patched = await api.patch(`/api/v1/chats/${chat.id}`, { title: 'Renamed' });
+    expect(patched.status).toBe(200);
+    const later = await api.post(`/api/v1/messages/${other.id}/chunks`, { deltaText: 'z' });
+    expect(later.body.updated_at > patched.body.updated_at).toBe(true);
+    expect((await api.get(`/api/v1/chats/${chat.id}`)).body.updated_at).toBe(later.body.updated_at);
+
+    // Ending a stream writes the chat's updated_at itself and drops the stream.
+    const completed = await api.post(`/api/v1/messages/${msg.id}/complete`);
+    expect((await chatItem(chat.id)).open_streams).toEqual(new Set([Store.sortKeyOf(other)]));
+    expect((await api.get(`/api/v1/chats/${chat.id}`)).body.updated_at).toBe(completed.body.updated_at);
+    const cancelled = await api.post(`/api/v1/messages/${other.id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    const item = await chatItem(chat.id);
+    expect(item.open_streams).toBeUndefined();
+    expect(item.updated_at).toBe(cancelled.body.updated_at);
+    expect((await api.get(`/api/v1/chats/${chat.id}`)).body.updated_at).toBe(cancelled.body.updated_at);
   });
 });

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
+import { ddb } from '../../../functions/store/db.js';
 import { twoAgentConfig, useApi } from '../../support/api.js';
 import type { RequestOptions, Response } from '../../support/api.js';
 import { ID, ISO, MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, createdWith, sleep } from '../../support/shapes.js';
@@ -244,6 +245,41 @@ describe('POST /api/v1/chats/{chatId}/messages: success shapes', () => {
     const events = await eventsSince(api.tableName, before);
     expect(events.map((e) => e.type)).toEqual(['message.created']);
     expect(events[0]!.payload).toMatchObject({ messageId: res.id, trace: { kind: 'note' } });
+  });
+
+  it('a warm function does not read the chat again, yet follows a pin or model change made since', async () => {
+    const chat = await newChat();
+    await created(chat.id, { role: 'agent', senderId: 'assistant', content: 'warm-up' });
+    const trips = async (body: Record<string, unknown>) => {
+      const res = await api.post(`/api/v1/chats/${chat.id}/messages`, body);
+      expect(res.status).toBe(201);
+      return res;
+    };
+    // Warm: the chat item is not read (its model and pin are cached; the transaction checks them).
+    const reads: string[] = [];
+    const name = `chat-reads-${Math.random()}`;
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: { pk?: string; sk?: string } }).Key;
+        if (context.commandName === 'GetItemCommand' && key?.pk === `CHAT#${chat.id}` && key.sk === 'CHAT')
+          reads.push(key.pk);
+        return next(args);
+      },
+      { step: 'initialize', name },
+    );
+    const plain = await trips({ role: 'agent', senderId: 'assistant', content: 'cached' }).finally(() =>
+      ddb().middlewareStack.remove(name),
+    );
+    expect(reads).toEqual([]);
+    expect(plain.body.model_id).toBe('model-a');
+    expect((await api.patch(`/api/v1/chats/${chat.id}`, { pinned: true, modelId: 'model-b' })).status).toBe(200);
+    const after = await trips({ role: 'agent', senderId: 'assistant', content: 'after the change' });
+    expect(after.body.model_id).toBe('model-b');
+    const got = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(got).toMatchObject({ pinned: true, model_id: 'model-b', last_message_preview: 'after the change' });
+    expect(got.last_message_at).toBe(after.body.created_at);
+    const first = (await api.get('/api/v1/chats?limit=1')).body.data[0];
+    expect(first.id).toBe(chat.id);
   });
 
   it('snapshots the chat model at creation: a later model change affects only new messages', async () => {
