@@ -109,7 +109,12 @@ describe('event stream behind CloudFront (edgeOnly)', () => {
 
   it('answers a request without the secret with the 404 envelope before anything else runs', async () => {
     useEnv({ ORIGIN_VERIFY_SECRET: SECRET });
-    for (const headers of [{}, { [ORIGIN_VERIFY_HEADER]: 'guess' }, { authorization: `Bearer ${SECRET}` }]) {
+    const attempts: Record<string, string>[] = [
+      {},
+      { [ORIGIN_VERIFY_HEADER]: 'guess' },
+      { authorization: `Bearer ${SECRET}` },
+    ];
+    for (const headers of attempts) {
       const answer = await run(headers);
       expect(answer.innerRan).toBe(false);
       expect(answer.statusCode).toBe(404);
