@@ -11,7 +11,7 @@
  *                  [-c apiThrottleRate=50 -c apiThrottleBurst=100]    # API Gateway stage throttle
  *                  [-c alarmTopicArn=arn:aws:sns:… | -c alarmEmail=ops@example.com]
  *   npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name [-c githubBranch=main]
- *                  [-c bootstrapQualifier=…] [-c githubOidcProviderArn=…]   # CI roles, once
+ *                  [-c githubOidcProviderArn=…]                      # CI roles, once
  */
 import { readFileSync } from 'node:fs';
 import { App, Validations } from 'aws-cdk-lib';
@@ -115,7 +115,6 @@ try {
       repository,
       branch: contextString(app, 'githubBranch'),
       appStackName: 'ChatRelay',
-      bootstrapQualifier: contextString(app, 'bootstrapQualifier'),
       oidcProviderArn: contextString(app, 'githubOidcProviderArn'),
     });
   }

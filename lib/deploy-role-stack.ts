@@ -23,8 +23,9 @@ import { DeploymentConfigError } from './stack.js';
 /** GitHub Actions' token issuer, and the audience the official AWS credentials action asks for. */
 export const GITHUB_OIDC_ISSUER = 'token.actions.githubusercontent.com';
 export const GITHUB_OIDC_AUDIENCE = 'sts.amazonaws.com';
-/** The qualifier `cdk bootstrap` uses unless told otherwise. */
+/** The qualifier `cdk bootstrap` uses unless told otherwise, and the context key that changes it. */
 export const DEFAULT_BOOTSTRAP_QUALIFIER = 'hnb659fds';
+export const BOOTSTRAP_QUALIFIER_CONTEXT = '@aws-cdk/core:bootstrapQualifier';
 
 export interface DeployRoleStackProps extends StackProps {
   /** The GitHub repository as owner/name (`-c githubRepository=`). */
@@ -33,8 +34,6 @@ export interface DeployRoleStackProps extends StackProps {
   branch?: string | undefined;
   /** The name of the app stack the roles may read (bin/app.ts names it ChatRelay). */
   appStackName: string;
-  /** The bootstrap qualifier (`-c bootstrapQualifier=`). @default hnb659fds */
-  bootstrapQualifier?: string | undefined;
   /**
    * ARN of the account's existing GitHub OIDC provider (`-c githubOidcProviderArn=`): an account
    * has at most one provider per issuer, so a second stack cannot create another.
@@ -53,8 +52,10 @@ export class DeployRoleStack extends Stack {
   readonly diffRole: Role;
 
   constructor(scope: Construct, id: string, props: DeployRoleStackProps) {
-    const { repository, branch = 'main', appStackName, bootstrapQualifier, oidcProviderArn, ...stackProps } = props;
-    const qualifier = bootstrapQualifier ?? DEFAULT_BOOTSTRAP_QUALIFIER;
+    const { repository, branch = 'main', appStackName, oidcProviderArn, ...stackProps } = props;
+    // The qualifier CDK's synthesizers use, so the roles named here are the ones the CLI assumes
+    // (`-c @aws-cdk/core:bootstrapQualifier=`, as given to `cdk bootstrap --qualifier`).
+    const qualifier = String(scope.node.tryGetContext(BOOTSTRAP_QUALIFIER_CONTEXT) ?? DEFAULT_BOOTSTRAP_QUALIFIER);
     if (!REPOSITORY.test(repository)) {
       throw new DeploymentConfigError(`githubRepository must be owner/name, got "${repository}".`);
     }
@@ -62,7 +63,9 @@ export class DeployRoleStack extends Stack {
       throw new DeploymentConfigError(`githubBranch must be a branch name, got "${branch}".`);
     }
     if (!QUALIFIER.test(qualifier)) {
-      throw new DeploymentConfigError(`bootstrapQualifier must be 1 to 10 letters or digits, got "${qualifier}".`);
+      throw new DeploymentConfigError(
+        `${BOOTSTRAP_QUALIFIER_CONTEXT} must be 1 to 10 letters, digits, - or _, got "${qualifier}".`,
+      );
     }
     if (oidcProviderArn !== undefined && !OIDC_PROVIDER_ARN.test(oidcProviderArn)) {
       throw new DeploymentConfigError(
