@@ -62,6 +62,27 @@ export interface FunctionWiring {
  *   route creates the cursor-signing key on first use, settings-repo.ts; lib/routes.ts `cursors`);
  * - `readWrite`: read and write data.
  */
+/**
+ * The DynamoDB actions the functions' requests need (store/db.ts sends Get, Query, BatchGet and
+ * TransactGet, which IAM authorizes as GetItem per item; Put, Update, Delete, BatchWrite and
+ * TransactWrite, authorized per item as Put/Update/Delete/ConditionCheckItem). No Scan,
+ * DescribeTable or stream reads, which CDK's grantReadData/grantReadWriteData would add: nothing
+ * here scans, and the stream readers get their stream grant from their event source.
+ */
+export const TABLE_READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+] as const;
+export const TABLE_READ_WRITE_ACTIONS = [
+  ...TABLE_READ_ACTIONS,
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+
 export type TableAccess = 'none' | 'config' | 'read' | 'readCursors' | 'readWrite';
 
 export interface ApiFunctionProps {
@@ -334,11 +355,7 @@ export class ApiFunction extends LambdaFunction {
       );
       return;
     }
-    if (access === 'readWrite') {
-      table.grantReadWriteData(this);
-    } else {
-      table.grantReadData(this);
-    }
+    table.grant(this, ...(access === 'readWrite' ? TABLE_READ_WRITE_ACTIONS : TABLE_READ_ACTIONS));
     if (access === 'readCursors') {
       this.addToRolePolicy(
         new PolicyStatement({
@@ -349,7 +366,7 @@ export class ApiFunction extends LambdaFunction {
         }),
       );
     }
-    // grantReadData covers the table's indexes as `<table arn>/index/*`.
+    // Table.grant covers the table's indexes as `<table arn>/index/*`.
     Validations.of(this.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(table)}.Arn>/index/*]`,
       reason:
