@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
 import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
@@ -23,6 +23,7 @@ import { resolveConfig } from '../../functions/platform/instance-config.js';
 import {
   DeploymentConfigError,
   INSTANCE_CONFIG_MAX_BYTES,
+  apiThrottle,
   closedConfig,
   deployableConfig,
   loggingEnvironment,
@@ -401,6 +402,153 @@ describe('permissions', () => {
         expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query']),
       ]);
     }
+  });
+
+  it('grants each function exactly the actions it uses, besides writing its logs and reading the instance secret', () => {
+    const READ = ['ddb:BatchGetItem', 'ddb:ConditionCheckItem', 'ddb:GetItem', 'ddb:Query'];
+    const READ_WRITE = [...READ, 'ddb:BatchWriteItem', 'ddb:DeleteItem', 'ddb:PutItem', 'ddb:UpdateItem'];
+    const expected: Record<string, string[]> = {
+      'StreamTimeouts/ExpireStream': [...READ_WRITE],
+      'Dispatch/Flush': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Dispatch/Sweep': [...READ_WRITE, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:SendMessage'],
+      'Tags/Sweep': [...READ_WRITE],
+      'Search/Writer': [
+        ...READ_WRITE,
+        'ddb:DescribeStream',
+        'ddb:GetRecords',
+        'ddb:GetShardIterator',
+        'ddb:ListStreams',
+        's3:DeleteObject',
+        's3:GetObject',
+        's3:PutObject',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+      ],
+      'Effects/Consumer': [
+        ...READ_WRITE,
+        'ddb:DescribeStream',
+        'ddb:GetRecords',
+        'ddb:GetShardIterator',
+        'ddb:ListStreams',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+      ],
+      'Api/Fallback': [],
+      'Api/GetApiV1Health': ['ddb:GetItem'],
+      'Api/GetApiV1Config': ['ddb:GetItem'],
+      'Api/PatchApiV1ConfigAdmin': [...READ_WRITE],
+      'Api/PostApiV1ConfigAdminValidateAutoRename': [...READ_WRITE],
+      'Api/PostApiV1Chats': [...READ_WRITE, 'sqs:SendMessage'],
+      'Api/GetApiV1Chats': [...READ, 'ddb:PutItem'],
+      'Api/GetApiV1ChatsPendingSummary': [...READ],
+      'Api/GetApiV1ChatsUnreadSummary': [...READ],
+      'Api/GetApiV1ChatsChatid': [...READ],
+      'Api/PatchApiV1ChatsChatid': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidArchive': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidUnarchive': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMarkRead': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMarkUnread': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidTyping': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidUserTyping': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMessages': [...READ_WRITE, 'sqs:SendMessage', 'states:StartExecution'],
+      'Api/GetApiV1ChatsChatidMessages': [...READ, 'ddb:PutItem'],
+      'Api/PostApiV1ChatsChatidMessagesCancelStreaming': [...READ_WRITE],
+      'Api/PostApiV1MessagesMessageidChunks': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMessagesMessageidChunks': [...READ_WRITE],
+      'Api/PostApiV1MessagesMessageidComplete': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMessagesMessageidComplete': [...READ_WRITE],
+      'Api/PostApiV1MessagesMessageidCancel': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMessagesMessageidCancel': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidRequests': [...READ_WRITE],
+      'Api/GetApiV1ChatsChatidRequests': [...READ],
+      'Api/PatchApiV1RequestsRequestid': [...READ_WRITE],
+      'Api/PostApiV1RequestsRequestidResolve': [...READ_WRITE, 'sqs:SendMessage'],
+      'Api/PostApiV1RequestsRequestidCancel': [...READ_WRITE],
+      'Api/PostApiV1DispatchClaim': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchClaimMany': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchBatchidHeartbeat': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchBatchidComplete': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchBatchidFail': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1ChatsChatidMedia': [...READ_WRITE, 's3:DeleteObject', 's3:PutObject'],
+      'Api/GetApiV1ChatsChatidMedia': [...READ, 'ddb:PutItem'],
+      'Api/PostApiV1ChatsChatidMediaUploads': [...READ_WRITE, 's3:PutObject'],
+      'Api/PostApiV1ChatsChatidMediaUploadsUploadidComplete': [
+        ...READ_WRITE,
+        's3:DeleteObject',
+        's3:GetObject',
+        's3:ListBucket',
+        's3:PutObject',
+      ],
+      'Api/GetApiV1MediaMediaid': [...READ],
+      'Api/DeleteApiV1MediaMediaid': [...READ_WRITE, 's3:DeleteObject'],
+      'Api/GetApiV1FilesMediaid': [...READ, 's3:GetObject', 's3:ListBucket'],
+      'Api/GetApiV1FilesMediaidThumbnail': [...READ, 's3:GetObject', 's3:ListBucket'],
+      'Api/GetApiV1TagsSuggestions': [...READ],
+      'Api/GetApiV1Search': [...READ, 'ddb:PutItem', 's3:GetObject'],
+      'Api/PostApiV1PushSubscribe': [...READ_WRITE],
+      'Api/DeleteApiV1PushSubscribe': [...READ_WRITE],
+      'Api/PostApiV1PushTest': [...READ_WRITE],
+      'Api/GetApiV1Doc': ['ddb:GetItem'],
+      'Api/GetApiV1Reference': ['ddb:GetItem'],
+      'EventStream/Events': [...READ],
+    };
+    const everyone = [
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+    ];
+    const actual = Object.fromEntries(
+      fns.map((fn) => {
+        const actions = [...new Set(fn.statements.flatMap(actionsOf))];
+        expect([fn.path, everyone.filter((a) => !actions.includes(a))]).toEqual([fn.path, []]);
+        const own = actions.filter((a) => !everyone.includes(a)).map((a) => a.replace(/^dynamodb:/, 'ddb:'));
+        return [fn.path.replace(/^ChatRelay\//, '').replace(/\/Resource$/, ''), own.sort()];
+      }),
+    );
+    expect(actual).toEqual(
+      Object.fromEntries(Object.entries(expected).map(([path, actions]) => [path, [...actions].sort()])),
+    );
   });
 
   it('the fallback has no table access at all', () => {
@@ -1553,6 +1701,258 @@ describe('logging', () => {
     expect(() => loggingEnvironment('LOUD', undefined)).toThrow(DeploymentConfigError);
     expect(() => loggingEnvironment('WARN', '1.5')).toThrow(/logSampleRate must be a number from 0 to 1/);
     expect(() => loggingEnvironment('WARN', 'often')).toThrow(DeploymentConfigError);
+  });
+});
+
+describe('closed and capped by default (issue 17 finding 8)', () => {
+  const originSecretId = () =>
+    resourcesOfType(main.json, 'AWS::SecretsManager::Secret').find(([, r]) =>
+      cdkPath(r).startsWith('ChatRelay/OriginVerify/'),
+    )?.[0] ?? '(none)';
+  const readersOf = (json: CfnTemplate, secretId: string) =>
+    functionsOf(json)
+      .filter((fn) =>
+        fn.statements.some(
+          (s) =>
+            actionsOf(s).includes('secretsmanager:GetSecretValue') && resourcesOf(s).some((r) => refId(r) === secretId),
+        ),
+      )
+      .map((fn) => fn.path)
+      .sort();
+
+  it('throttles the API stage: 50 requests a second, bursts of 100', () => {
+    const stage = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Stage')[0]![1].Properties!;
+    expect(stage.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+  });
+
+  it('protects the table from deletion (and retains it with the stack)', () => {
+    const [, table] = resourcesOfType(main.json, 'AWS::DynamoDB::Table')[0]!;
+    expect(table.Properties?.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+  });
+
+  it('has CloudFront add the generated origin-verify secret to both origins, as a dynamic reference', () => {
+    const [, secret] = resourcesOfType(main.json, 'AWS::SecretsManager::Secret').find(
+      ([id]) => id === originSecretId(),
+    )!;
+    expect(secret.Properties?.GenerateSecretString).toMatchObject({ PasswordLength: 48, ExcludePunctuation: true });
+    expect(secret.Properties?.SecretString).toBeUndefined();
+    const config = resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![1].Properties!.DistributionConfig;
+    expect(config.Origins).toHaveLength(2);
+    for (const origin of config.Origins as any[]) {
+      expect(origin.OriginCustomHeaders).toHaveLength(1);
+      const [header] = origin.OriginCustomHeaders;
+      expect(header.HeaderName).toBe('X-Origin-Verify');
+      expect(joinedString(header.HeaderValue)).toBe(
+        `{{resolve:secretsmanager:\${${originSecretId()}}:SecretString:::}}`,
+      );
+    }
+  });
+
+  it('lets the stream function and the write routes (the rate limit) read the origin-verify secret, and no other', () => {
+    const expected = [
+      streamFunctionPath,
+      ...(routes as readonly RouteSpec[]).filter((r) => r.writes).map((r) => functionPathOf(routeId(r))),
+    ].sort();
+    expect(readersOf(main.json, originSecretId())).toEqual(expected);
+    for (const fn of fns) {
+      const arn = (fn.props.Environment.Variables as Record<string, unknown>).ORIGIN_VERIFY_SECRET_ARN;
+      expect([fn.path, arn === undefined ? undefined : refId(arn)]).toEqual([
+        fn.path,
+        expected.includes(fn.path) ? originSecretId() : undefined,
+      ]);
+    }
+  });
+
+  it('gives the instance secret to every function', () => {
+    expect(readersOf(main.json, instanceSecretId())).toEqual([...expectedFunctionPaths].sort());
+  });
+
+  const alarmsOf = (json: CfnTemplate) =>
+    new Map(
+      resourcesOfType(json, 'AWS::CloudWatch::Alarm').map(([, a]) => [
+        cdkPath(a)
+          .replace(/^ChatRelay\//, '')
+          .replace(/\/Resource$/, ''),
+        a.Properties ?? {},
+      ]),
+    );
+
+  it('alarms on API 5xx, Lambda errors and throttles, stream concurrency, table throttles and state machine failures', () => {
+    const alarms = alarmsOf(main.json);
+    expect([...alarms.keys()].sort()).toEqual([
+      'Alarms/Api5xx',
+      'Alarms/LambdaErrors',
+      'Alarms/LambdaThrottles',
+      'Alarms/StateMachineFailures',
+      'Alarms/StreamConcurrency',
+      'Alarms/TableThrottles',
+      'Dispatch/BatchDeadLettersAlarm',
+      'Dispatch/FlushDeadLettersAlarm',
+      'Effects/DeadLettersAlarm',
+      'Search/DeadLettersAlarm',
+    ]);
+    const anyIn5Minutes = {
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    };
+    const httpApiId = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Api')[0]![0];
+    expect(alarms.get('Alarms/Api5xx')).toMatchObject({
+      ...anyIn5Minutes,
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Statistic: 'Sum',
+      Period: 300,
+      Dimensions: [{ Name: 'ApiId', Value: { Ref: httpApiId } }],
+    });
+    for (const [name, metric] of [
+      ['Alarms/LambdaErrors', 'Errors'],
+      ['Alarms/LambdaThrottles', 'Throttles'],
+    ] as const) {
+      expect(alarms.get(name)).toMatchObject({
+        ...anyIn5Minutes,
+        Namespace: 'AWS/Lambda',
+        MetricName: metric,
+        Period: 300,
+      });
+      expect(alarms.get(name)!.Dimensions).toBeUndefined();
+    }
+    const streamId = fns.find((f) => f.path === streamFunctionPath)!.id;
+    expect(alarms.get('Alarms/StreamConcurrency')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'ConcurrentExecutions',
+      Statistic: 'Maximum',
+      Period: 60,
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: streamId } }],
+      Threshold: 20, // 80% of the 25 reserved
+      EvaluationPeriods: 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    const mathOf = (name: string) =>
+      (alarms.get(name)!.Metrics as any[]).map((m) =>
+        m.Expression
+          ? `= ${m.Expression}`
+          : `${m.Id} ${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`,
+      );
+    expect(alarms.get('Alarms/TableThrottles')).toMatchObject(anyIn5Minutes);
+    expect(mathOf('Alarms/TableThrottles').sort()).toEqual([
+      '= reads + writes',
+      'reads AWS/DynamoDB/ReadThrottleEvents',
+      'writes AWS/DynamoDB/WriteThrottleEvents',
+    ]);
+    expect(alarms.get('Alarms/StateMachineFailures')).toMatchObject(anyIn5Minutes);
+    expect(mathOf('Alarms/StateMachineFailures').sort()).toEqual([
+      '= failed + timedOut',
+      'failed AWS/States/ExecutionsFailed',
+      'timedOut AWS/States/ExecutionsTimedOut',
+    ]);
+    // No topic given: no actions anywhere, and no topic.
+    for (const [name, alarm] of alarms) expect([name, alarm.AlarmActions]).toEqual([name, undefined]);
+    expect(resourcesOfType(main.json, 'AWS::SNS::Topic')).toEqual([]);
+    expect(main.json.Outputs?.AlarmTopicArn).toBeUndefined();
+  });
+
+  it('notifies a topic made for -c alarmEmail from every alarm, dead-letter alarms included', () => {
+    const synth = synthesize({ deployment: { alarmEmail: 'ops@example.com' } });
+    try {
+      const [topicId] = resourcesOfType(synth.json, 'AWS::SNS::Topic')[0]!;
+      synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+        Protocol: 'email',
+        Endpoint: 'ops@example.com',
+        TopicArn: { Ref: topicId },
+      });
+      // enforceSSL: the topic policy refuses publishing without TLS.
+      expect(JSON.stringify(resourcesOfType(synth.json, 'AWS::SNS::TopicPolicy')[0]![1])).toContain(
+        'aws:SecureTransport',
+      );
+      const alarms = alarmsOf(synth.json);
+      expect(alarms.size).toBe(10);
+      for (const [name, alarm] of alarms) expect([name, alarm.AlarmActions]).toEqual([name, [{ Ref: topicId }]]);
+      expect(synth.json.Outputs?.AlarmTopicArn?.Value).toEqual({ Ref: topicId });
+      expect(nagFindings(synth.stack)).toEqual([]);
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('notifies an existing topic given by -c alarmTopicArn, and refuses bad or conflicting topic options', () => {
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:relay-alarms';
+    const synth = synthesize({ deployment: { alarmTopicArn: arn } });
+    try {
+      expect(resourcesOfType(synth.json, 'AWS::SNS::Topic')).toEqual([]);
+      for (const [name, alarm] of alarmsOf(synth.json)) expect([name, alarm.AlarmActions]).toEqual([name, [arn]]);
+    } finally {
+      synth.dispose();
+    }
+    for (const deployment of [
+      { alarmTopicArn: 'relay-alarms' },
+      { alarmEmail: 'not-an-address' },
+      { alarmTopicArn: arn, alarmEmail: 'ops@example.com' },
+    ]) {
+      expect(() => synthesize({ deployment })).toThrow(DeploymentConfigError);
+    }
+  });
+
+  it('takes the stage throttle from the props, and refuses a rate or burst that is no whole number', () => {
+    expect(apiThrottle(undefined, undefined)).toEqual({ rateLimit: 50, burstLimit: 100 });
+    expect(apiThrottle('200', undefined)).toEqual({ rateLimit: 200, burstLimit: 200 });
+    expect(apiThrottle(5, '10')).toEqual({ rateLimit: 5, burstLimit: 10 });
+    for (const [rate, burst] of [
+      ['0', undefined],
+      ['1.5', undefined],
+      ['many', undefined],
+      [undefined, '-1'],
+      ['20', '10'],
+    ] as const) {
+      expect(() => apiThrottle(rate, burst)).toThrow(DeploymentConfigError);
+    }
+    const synth = synthesize({ deployment: { apiThrottleRate: '7', apiThrottleBurst: '9' } });
+    try {
+      const stage = resourcesOfType(synth.json, 'AWS::ApiGatewayV2::Stage')[0]![1].Properties!;
+      expect(stage.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 });
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('deploys no instance secret only with allowOpenAccess, and warns at synth what is open', () => {
+    const warnings = (synth: Synthesized) =>
+      Annotations.fromStack(synth.stack).findWarning('*', Match.stringLikeRegexp('allowOpenAccess'));
+    expect(warnings(main)).toEqual([]);
+    const open = synthesize({ deployment: { allowOpenAccess: true } });
+    try {
+      expect(instanceSecretsOf(open.json)).toEqual([]);
+      expect(open.json.Outputs?.InstanceSecretArn).toBeUndefined();
+      for (const fn of functionsOf(open.json)) {
+        const env = fn.props.Environment.Variables as Record<string, unknown>;
+        expect([fn.path, env.INSTANCE_SECRET_ARN]).toEqual([fn.path, undefined]);
+        expect(JSON.parse(env.INSTANCE_CONFIG as string).security).toEqual({
+          instanceSecretEnabled: false,
+          readEndpointsRequireInstanceSecret: false,
+        });
+      }
+      expect(warnings(open).map((w) => w.entry.data)).toEqual([expect.stringContaining('no instance secret')]);
+    } finally {
+      open.dispose();
+    }
+    // Open access with the configuration's own secret: reads stay public as configured, and it says so.
+    const readsOpen = synthesize({
+      config: { security: { instanceSecretEnabled: true, instanceSecret: 'x'.repeat(32) } },
+      deployment: { allowOpenAccess: true },
+    });
+    try {
+      expect(instanceSecretsOf(readsOpen.json)).toHaveLength(1);
+      const env = functionsOf(readsOpen.json)[0]!.props.Environment.Variables;
+      expect(JSON.parse(env.INSTANCE_CONFIG).security).toEqual({
+        instanceSecretEnabled: true,
+        readEndpointsRequireInstanceSecret: false,
+      });
+      expect(warnings(readsOpen).map((w) => w.entry.data)).toEqual([expect.stringContaining('every read route')]);
+    } finally {
+      readsOpen.dispose();
+    }
   });
 });
 
