@@ -358,7 +358,8 @@ export class ChatRelayStack extends Stack {
     new CfnOutput(this, 'EventsUrl', {
       value: this.eventStream.url,
       description:
-        'Event stream (SSE) function URL alone; <EventsUrl>api/v1/events/stream (the function ignores the path)',
+        'Event stream (SSE) function URL: it answers only requests that came through BaseUrl (the origin-verify ' +
+        'header); <EventsUrl>api/v1/events/stream (the function ignores the path)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
     new CfnOutput(this, 'MediaBucketName', {

@@ -114,8 +114,9 @@ export class Edge extends Construct {
       {
         id: 'AwsSolutions-CFR2',
         reason:
-          'No WAF by default: every request is authenticated by the instance secret and rate-limited per client in ' +
-          'the functions; a web ACL adds a fixed monthly cost an operator can attach when wanted.',
+          'No WAF by default: every request is authenticated by the instance secret, writes are rate-limited per ' +
+          "viewer in the functions and API Gateway's stage throttle caps all requests together; a web ACL adds a " +
+          'fixed monthly cost an operator can attach when wanted.',
       },
       {
         id: 'AwsSolutions-CFR3',
