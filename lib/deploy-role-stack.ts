@@ -153,7 +153,9 @@ export class DeployRoleStack extends Stack {
 
     for (const role of [this.deployRole, this.diffRole]) {
       Validations.of(role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:stack/${appStackName}/*]`,
+        id:
+          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:' +
+          `stack/${appStackName}/*]`,
         reason:
           'A stack ARN ends in the id CloudFormation gives the stack when it is created; the wildcard stands for ' +
           'that id only, the stack name is fixed.',

@@ -6,7 +6,7 @@
  * are checked here too, so they share that one synth.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -404,7 +404,7 @@ describe('permissions', () => {
     }
   });
 
-  it('grants each function exactly the actions it uses, besides writing its logs and reading the instance secret', () => {
+  it('grants each function exactly the actions it uses, besides its logs and the instance secret', () => {
     const READ = ['ddb:BatchGetItem', 'ddb:ConditionCheckItem', 'ddb:GetItem', 'ddb:Query'];
     const READ_WRITE = [...READ, 'ddb:BatchWriteItem', 'ddb:DeleteItem', 'ddb:PutItem', 'ddb:UpdateItem'];
     const expected: Record<string, string[]> = {
@@ -1749,7 +1749,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     }
   });
 
-  it('lets the stream function and the write routes (the rate limit) read the origin-verify secret, and no other', () => {
+  it('lets the stream function and the write routes (rate limit) read the origin-verify secret, no other', () => {
     const expected = [
       streamFunctionPath,
       ...(routes as readonly RouteSpec[]).filter((r) => r.writes).map((r) => functionPathOf(routeId(r))),
@@ -1778,7 +1778,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
       ]),
     );
 
-  it('alarms on API 5xx, Lambda errors and throttles, stream concurrency, table throttles and state machine failures', () => {
+  it('alarms on API 5xx, Lambda errors and throttles, stream concurrency, table throttles, state machine fails', () => {
     const alarms = alarmsOf(main.json);
     expect([...alarms.keys()].sort()).toEqual([
       'Alarms/Api5xx',
@@ -1790,7 +1790,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
       'Dispatch/BatchDeadLettersAlarm',
       'Dispatch/FlushDeadLettersAlarm',
       'Effects/DeadLettersAlarm',
-      'Search/DeadLettersAlarm',
+      'Search/WriterDeadLettersAlarm',
     ]);
     const anyIn5Minutes = {
       Threshold: 1,
@@ -1958,15 +1958,17 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
 
 describe('bin/app.ts', () => {
   /** Runs bin/app.ts as `cdk synth` would, with extra environment built from a scratch folder. */
-  function runApp(env: (dir: string) => Record<string, string>) {
+  function runApp(env: (dir: string) => Record<string, string>, inspect?: (outdir: string) => void) {
     const dir = mkdtempSync(join(tmpdir(), 'chat-relay-app-'));
     try {
-      return spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
+      const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
         cwd: root,
         env: { ...process.env, CDK_OUTDIR: join(dir, 'out'), ...env(dir) },
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: 120_000,
       });
+      inspect?.(join(dir, 'out'));
+      return run;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -1981,6 +1983,38 @@ describe('bin/app.ts', () => {
     expect(run.stderr.trim()).toBe('Config validation error: at least one model is required.');
     expect(run.status).toBe(1);
   });
+
+  it('fails the synth when allowOpenAccess is neither true nor false', () => {
+    const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ allowOpenAccess: 'yes please' }) }));
+    expect(run.stderr.trim()).toBe('Context "allowOpenAccess" must be true or false.');
+    expect(run.status).toBe(1);
+  });
+
+  it('adds the CI deploy-role stack when a repository is named, and fails on a bad one', () => {
+    const context = (repository: string) => ({
+      CDK_CONTEXT_JSON: JSON.stringify({ githubRepository: repository, 'aws:cdk:bundling-stacks': [] }),
+    });
+    const bad = runApp(() => context('not a repository'));
+    expect(bad.stderr.trim()).toBe('githubRepository must be owner/name, got "not a repository".');
+    expect(bad.status).toBe(1);
+    let stacks: string[] = [];
+    let trust: unknown;
+    const good = runApp(
+      () => context('acme/chat-relay'),
+      (outdir) => {
+        stacks = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
+        const template = JSON.parse(readFileSync(join(outdir, 'ChatRelayDeployRole.template.json'), 'utf8'));
+        trust = (Object.values(template.Resources) as { Type: string; Properties: any }[])
+          .filter((r) => r.Type === 'AWS::IAM::Role')
+          .map((r) => r.Properties.AssumeRolePolicyDocument.Statement[0].Condition.StringEquals)
+          .map((c: Record<string, string>) => c['token.actions.githubusercontent.com:sub'])
+          .sort();
+      },
+    );
+    expect(good.status).toBe(0);
+    expect(stacks.sort()).toEqual(['ChatRelay.template.json', 'ChatRelayDeployRole.template.json']);
+    expect(trust).toEqual(['repo:acme/chat-relay:pull_request', 'repo:acme/chat-relay:ref:refs/heads/main']);
+  }, 180_000);
 
   it('fails the synth when a custom domain comes without its certificate', () => {
     const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ domainName: 'relay.example.com' }) }));
