@@ -12,6 +12,7 @@
  */
 import { RateLimitedError } from '../errors.js';
 import { rateLimitSettings } from '../platform/config.js';
+import { logger } from '../platform/logger.js';
 import { cameThroughEdge } from '../platform/origin-verify.js';
 import { leaseWrites } from '../store/rate-limit-repo.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
@@ -46,7 +47,12 @@ export function viewerAddressOf(value: string | undefined): string | undefined {
  */
 export async function clientOf(event: HttpEvent, trustProxyHeaders: boolean): Promise<string> {
   const viewer = viewerAddressOf(header(event, 'cloudfront-viewer-address'));
-  if (viewer && (await cameThroughEdge(event))) return viewer;
+  try {
+    if (viewer && (await cameThroughEdge(event))) return viewer;
+  } catch (error) {
+    // The secret could not be read: a coarser bucket (the edge's address) rather than a 500.
+    logger.warn('origin-verify secret unreadable: rate limit keyed on the source IP', { error });
+  }
   const ip = usable(event.requestContext?.http?.sourceIp);
   if (ip) return ip;
   if (trustProxyHeaders) {

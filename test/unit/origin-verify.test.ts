@@ -66,6 +66,20 @@ describe('write rate limit client behind CloudFront', () => {
     expect(await clientOf(through, false)).toBe('130.176.1.1');
   });
 
+  it('falls back to the source IP when the secret cannot be read (no 500 for a rate-limit key)', async () => {
+    // An ARN with no Secrets Manager behind it: the fetch fails (no endpoint, no credentials).
+    useEnv({
+      ORIGIN_VERIFY_SECRET: undefined,
+      ORIGIN_VERIFY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:missing-AbC123',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_MAX_ATTEMPTS: '1',
+    });
+    const through = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', [ORIGIN_VERIFY_HEADER]: SECRET });
+    expect(await clientOf(through, false)).toBe('130.176.1.1');
+  });
+
   it('without an origin-verify secret (local runtime) never believes the header', async () => {
     useEnv({ ORIGIN_VERIFY_SECRET: undefined, ORIGIN_VERIFY_SECRET_ARN: undefined });
     const spoofed = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', [ORIGIN_VERIFY_HEADER]: SECRET });
@@ -127,6 +141,23 @@ describe('event stream behind CloudFront (edgeOnly)', () => {
     useEnv({ ORIGIN_VERIFY_SECRET: SECRET });
     const answer = await run({ [ORIGIN_VERIFY_HEADER]: SECRET, authorization: 'Bearer instance' });
     expect(answer).toMatchObject({ innerRan: true, body: 'inner' });
+  });
+
+  it('answers the 500 envelope, running nothing, when the secret cannot be read', async () => {
+    useEnv({
+      ORIGIN_VERIFY_SECRET: undefined,
+      ORIGIN_VERIFY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:missing-AbC123',
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
+      AWS_ACCESS_KEY_ID: 'test',
+      AWS_SECRET_ACCESS_KEY: 'test',
+      AWS_MAX_ATTEMPTS: '1',
+    });
+    const answer = await run({ [ORIGIN_VERIFY_HEADER]: SECRET });
+    expect(answer.innerRan).toBe(false);
+    expect(answer.statusCode).toBe(500);
+    expect(JSON.parse(answer.body)).toEqual({
+      error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null },
+    });
   });
 
   it('runs the stream as is where no secret is configured (the local runtime)', async () => {
