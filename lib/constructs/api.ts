@@ -168,8 +168,9 @@ export class Api extends Construct {
       id: 'AwsSolutions-APIG4',
       reason:
         "Authorization is the contract's instance secret (§1.11) as a bearer token, checked in every function by " +
-        'the auth middleware with per-route classes (public / read / write) and a live on/off switch; there are no ' +
-        'Cognito or IAM principals to authorize at API Gateway.',
+        'the auth middleware with per-route classes (public / read / write) and a live on/off switch, deployed on ' +
+        'and required by reads unless -c allowOpenAccess=true; there are no Cognito or IAM principals to authorize ' +
+        'at API Gateway.',
     });
   }
 
