@@ -7,12 +7,18 @@
  *   npx cdk deploy -c configPath=./config.json [-c instanceSecretArn=arn:aws:secretsmanager:…]
  *                  [-c domainName=relay.example.com -c certificateArn=arn:aws:acm:us-east-1:…]
  *                  [-c vapidKeysSecretArn=arn:aws:secretsmanager:…]   # push: an existing VAPID key pair
+ *                  [-c allowOpenAccess=true]                          # no instance secret (warned)
+ *                  [-c apiThrottleRate=50 -c apiThrottleBurst=100]    # API Gateway stage throttle
+ *                  [-c alarmTopicArn=arn:aws:sns:… | -c alarmEmail=ops@example.com]
+ *   npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name [-c githubBranch=main]
+ *                  [-c githubOidcProviderArn=…]                      # CI roles, once
  */
 import { readFileSync } from 'node:fs';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ConfigValidationError, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
+import { DeployRoleStack } from '../lib/deploy-role-stack.js';
 import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY, DeploymentConfigError } from '../lib/stack.js';
 
 /** Stops the synth with one readable line instead of a stack trace. */
@@ -26,6 +32,21 @@ function contextString(app: App, key: string): string | undefined {
   if (value === undefined || value === null || value === '') return undefined;
   if (typeof value !== 'string') fail(`Context "${key}" must be a string.`);
   return value;
+}
+
+/** A number given on the command line (a string) or in cdk.json (a number); the stack validates it. */
+function contextNumber(app: App, key: string): string | number | undefined {
+  const value: unknown = app.node.tryGetContext(key);
+  if (typeof value === 'number') return value;
+  return contextString(app, key);
+}
+
+/** A yes/no context value: `-c name=true` (a string on the command line, a boolean in cdk.json). */
+function contextFlag(app: App, key: string): boolean {
+  const value: unknown = app.node.tryGetContext(key);
+  if (value === undefined || value === null || value === '' || value === false || value === 'false') return false;
+  if (value === true || value === 'true') return true;
+  fail(`Context "${key}" must be true or false.`);
 }
 
 function readRawConfig(path: string | undefined): unknown {
@@ -80,7 +101,23 @@ try {
     domain: loadDomain(app),
     logLevel: contextString(app, 'logLevel'),
     logSampleRate: contextString(app, 'logSampleRate'),
+    allowOpenAccess: contextFlag(app, 'allowOpenAccess'),
+    apiThrottleRate: contextNumber(app, 'apiThrottleRate'),
+    apiThrottleBurst: contextNumber(app, 'apiThrottleBurst'),
+    alarmTopicArn: contextString(app, 'alarmTopicArn'),
+    alarmEmail: contextString(app, 'alarmEmail'),
   });
+  // The CI deploy's roles (README, "Deploying from CI"): only when a repository is named, and
+  // deployed by name, once: npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name
+  const repository = contextString(app, 'githubRepository');
+  if (repository) {
+    new DeployRoleStack(app, 'ChatRelayDeployRole', {
+      repository,
+      branch: contextString(app, 'githubBranch'),
+      appStackName: 'ChatRelay',
+      oidcProviderArn: contextString(app, 'githubOidcProviderArn'),
+    });
+  }
 } catch (error) {
   // Inputs the stack cannot deploy (secret ARN format, size, a config needing a stripped secret).
   if (error instanceof DeploymentConfigError) fail(error.message);

@@ -19,6 +19,18 @@ export interface RouteSpec {
   writes: boolean;
   /** Auth class; defaults to 'write' for writes and 'read' for reads. */
   auth?: AuthClass;
+  /**
+   * `config`: the route reads no data, only the live configuration (one GetItem in the SETTINGS
+   * partition, core/live-config.ts), and gets exactly that grant instead of reading the table.
+   * test/infra/grants.test.ts checks it against what the handler's bundle uses.
+   */
+  table?: 'config';
+  /**
+   * Signs or checks pagination cursors (store/cursor.ts): may create the cursor-signing key on
+   * first use (PutItem in the SETTINGS partition). Other read routes get no write at all.
+   * test/infra/grants.test.ts checks the flag against the handler's bundle.
+   */
+  cursors?: boolean;
   /** Starts stream-timeout executions (streaming message creation, §4.2). */
   streamTimer?: boolean;
   /** Uses the dispatch queues (claims and leases; inputs are written by other routes too, see `dispatchInputs`). */
@@ -62,8 +74,8 @@ export const WAITING_MEMORY_MB = 128;
 export const CLAIM_CONCURRENCY = 10;
 
 export const routes = [
-  { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public' },
-  { method: 'GET', path: '/api/v1/config', handler: 'config/get', writes: false },
+  { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public', table: 'config' },
+  { method: 'GET', path: '/api/v1/config', handler: 'config/get', writes: false, table: 'config' },
   { method: 'PATCH', path: '/api/v1/config/admin', handler: 'config/admin', writes: true },
   // One provider call of at most 15 s (§5.2.3).
   {
@@ -75,7 +87,7 @@ export const routes = [
   },
 
   { method: 'POST', path: '/api/v1/chats', handler: 'chats/create', writes: true, dispatchInputs: true },
-  { method: 'GET', path: '/api/v1/chats', handler: 'chats/list', writes: false },
+  { method: 'GET', path: '/api/v1/chats', handler: 'chats/list', writes: false, cursors: true },
   { method: 'GET', path: '/api/v1/chats/pending-summary', handler: 'chats/pending-summary', writes: false },
   { method: 'GET', path: '/api/v1/chats/unread-summary', handler: 'chats/unread-summary', writes: false },
   { method: 'GET', path: '/api/v1/chats/{chatId}', handler: 'chats/get', writes: false },
@@ -95,7 +107,7 @@ export const routes = [
     streamTimer: true,
     dispatchInputs: true,
   },
-  { method: 'GET', path: '/api/v1/chats/{chatId}/messages', handler: 'messages/list', writes: false },
+  { method: 'GET', path: '/api/v1/chats/{chatId}/messages', handler: 'messages/list', writes: false, cursors: true },
   {
     method: 'POST',
     path: '/api/v1/chats/{chatId}/messages/cancel-streaming',
@@ -181,7 +193,7 @@ export const routes = [
     mediaBucket: 'write',
     images: true,
   },
-  { method: 'GET', path: '/api/v1/chats/{chatId}/media', handler: 'media/list', writes: false },
+  { method: 'GET', path: '/api/v1/chats/{chatId}/media', handler: 'media/list', writes: false, cursors: true },
   // Files larger than one request carries: an upload session, then its finalize (README "Large files").
   {
     method: 'POST',
@@ -212,7 +224,14 @@ export const routes = [
   },
 
   { method: 'GET', path: '/api/v1/tags/suggestions', handler: 'tags/suggestions', writes: false },
-  { method: 'GET', path: '/api/v1/search', handler: 'search/get', writes: false, searchIndex: true },
+  {
+    method: 'GET',
+    path: '/api/v1/search',
+    handler: 'search/get',
+    writes: false,
+    searchIndex: true,
+    cursors: true,
+  },
 
   { method: 'POST', path: '/api/v1/push/subscribe', handler: 'push/subscribe', writes: true },
   { method: 'DELETE', path: '/api/v1/push/subscribe', handler: 'push/unsubscribe', writes: true },
@@ -227,13 +246,22 @@ export const routes = [
   },
 
   // The API's own description (§14 item 31): an OpenAPI 3.1 document and its HTML reference.
-  { method: 'GET', path: '/api/v1/doc', handler: 'doc/get', writes: false, auth: 'public', apiDocument: 'document' },
+  {
+    method: 'GET',
+    path: '/api/v1/doc',
+    handler: 'doc/get',
+    writes: false,
+    auth: 'public',
+    table: 'config',
+    apiDocument: 'document',
+  },
   {
     method: 'GET',
     path: '/api/v1/reference',
     handler: 'doc/reference',
     writes: false,
     auth: 'public',
+    table: 'config',
     apiDocument: 'reference',
   },
 ] as const satisfies readonly RouteSpec[];

@@ -7,24 +7,39 @@
  * events' side effects: web push, webhooks, auto-rename (event-effects.ts) — the VAPID key pair
  * when push is on (web-push.ts), the CloudFront distribution that puts the API and its stream
  * under one base URL (edge.ts) and, when the instance secret is on, its Secrets Manager secret
- * (instance-secret.ts).
+ * (instance-secret.ts), the origin-verify secret CloudFront adds to origin requests
+ * (origin-verify.ts) and the alarms (alarms.ts).
+ *
+ * Closed and capped by default: the instance secret on and required by every non-public route
+ * (`-c allowOpenAccess=true` opts out, with a synth warning), the event stream's function URL
+ * answering only requests that came through CloudFront and holding at most STREAM_CONCURRENCY
+ * instances, API Gateway's stage throttle, the table protected from deletion, and alarms that
+ * notify an optional SNS topic.
  * Environment-agnostic: no account or region lookups.
  */
 import { readFileSync } from 'node:fs';
-import { Annotations, CfnOutput, Stack } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
+import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { VAPID_KEY_HELD_APART, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
-import { Api } from './constructs/api.js';
+import { Alarms } from './constructs/alarms.js';
+import { Api, DEFAULT_API_THROTTLE } from './constructs/api.js';
+import type { ApiThrottle } from './constructs/api.js';
 import type { FunctionWiring } from './constructs/api-function.js';
 import { DispatchQueues } from './constructs/dispatch-queues.js';
 import { Edge } from './constructs/edge.js';
 import { EventEffects } from './constructs/event-effects.js';
 import type { EdgeDomain } from './constructs/edge.js';
-import { EventStream } from './constructs/event-stream.js';
+import { EventStream, STREAM_CONCURRENCY } from './constructs/event-stream.js';
 import { InstanceSecret } from './constructs/instance-secret.js';
 import { MediaBucket } from './constructs/media-bucket.js';
+import { ORIGIN_VERIFY_HEADER_NAME, OriginVerify } from './constructs/origin-verify.js';
 import { Storage } from './constructs/storage.js';
 import { SearchIndex } from './constructs/search-index.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
@@ -61,6 +76,20 @@ export interface ChatRelayStackProps extends StackProps {
    * CloudWatch ingestion (~$0.01) a month for the typical workload, against ~$1.5 with every line.
    */
   logSampleRate?: string | number | undefined;
+  /**
+   * `-c allowOpenAccess=true`: deploy the configuration's security settings as written, which by
+   * the contract's defaults means no instance secret at all (a synth warning says what is open).
+   * @default false: the instance secret is on (generated unless given) and every route but the
+   * public ones (health, the API description) requires it, reads included.
+   */
+  allowOpenAccess?: boolean | undefined;
+  /** API Gateway's stage throttle (`-c apiThrottleRate=`, `-c apiThrottleBurst=`). @default DEFAULT_API_THROTTLE */
+  apiThrottleRate?: string | number | undefined;
+  apiThrottleBurst?: string | number | undefined;
+  /** Complete ARN of an existing SNS topic every alarm notifies (`-c alarmTopicArn=`). */
+  alarmTopicArn?: string | undefined;
+  /** An address to notify: the stack makes a topic and subscribes it (`-c alarmEmail=`; confirm the mail). */
+  alarmEmail?: string | undefined;
 }
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
@@ -77,6 +106,68 @@ export function loggingEnvironment(level: string | undefined, sampleRate: string
   }
   // LOG_LEVEL: Powertools' shorter alias of POWERTOOLS_LOG_LEVEL (every byte counts: Lambda's 4 KB).
   return { LOG_LEVEL: chosen, POWERTOOLS_LOGGER_SAMPLE_RATE: String(rate) };
+}
+
+/** The stage throttle from the stack props: whole numbers of at least 1, the burst at least the rate. */
+export function apiThrottle(rate: string | number | undefined, burst: string | number | undefined): ApiThrottle {
+  const read = (value: string | number | undefined, fallback: number, name: string) => {
+    if (value === undefined || value === '') return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) {
+      throw new DeploymentConfigError(`${name} must be a whole number of at least 1, got "${value}".`);
+    }
+    return n;
+  };
+  const rateLimit = read(rate, DEFAULT_API_THROTTLE.rateLimit, 'apiThrottleRate');
+  const burstLimit = read(burst, Math.max(DEFAULT_API_THROTTLE.burstLimit, rateLimit), 'apiThrottleBurst');
+  if (burstLimit < rateLimit) {
+    throw new DeploymentConfigError(
+      `apiThrottleBurst (${burstLimit}) must be at least apiThrottleRate (${rateLimit}): the burst is the ` +
+        'requests accepted at once.',
+    );
+  }
+  return { rateLimit, burstLimit };
+}
+
+const SNS_TOPIC_ARN = /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_.-]{1,256}$/;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The alarms' topic from the stack props: an existing one, a new one for an address, or none. */
+function alarmTopic(scope: Construct, arn: string | undefined, email: string | undefined): ITopic | undefined {
+  const topicArn = arn?.trim() || undefined;
+  const address = email?.trim() || undefined;
+  if (topicArn && address) {
+    throw new DeploymentConfigError('Give -c alarmTopicArn or -c alarmEmail, not both.');
+  }
+  if (topicArn) {
+    if (!SNS_TOPIC_ARN.test(topicArn)) {
+      throw new DeploymentConfigError(`alarmTopicArn must be the ARN of an SNS topic, got "${topicArn}".`);
+    }
+    return Topic.fromTopicArn(scope, 'AlarmTopic', topicArn);
+  }
+  if (!address) return undefined;
+  if (!EMAIL.test(address)) throw new DeploymentConfigError(`alarmEmail must be an email address, got "${address}".`);
+  const topic = new Topic(scope, 'AlarmTopic', { displayName: 'Chat relay alarms', enforceSSL: true });
+  topic.addSubscription(new EmailSubscription(address));
+  Validations.of(topic).acknowledge({
+    id: 'AwsSolutions-SNS2',
+    reason:
+      'Alarm notifications carry alarm names and states only. CloudWatch cannot publish to a topic encrypted ' +
+      'with the AWS managed key, and a customer managed key would cost more than every other idle resource of ' +
+      'the stack together.',
+  });
+  return topic;
+}
+
+/**
+ * The configuration as a closed deployment serves it: the instance secret on and required by
+ * every route but the public ones, reads included (contract §1.11). Unchanged with allowOpenAccess.
+ */
+export function closedConfig(config: InstanceConfig): InstanceConfig {
+  return {
+    ...config,
+    security: { ...config.security, instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true },
+  };
 }
 
 /**
@@ -96,12 +187,13 @@ const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:se
 
 /**
  * Lambda allows 4 KB of environment in total, measured as the variables' JSON object, so the
- * configuration counts as a JSON string (its quotes escaped). This leaves about 850 bytes for
- * the other variables of the fullest function (NODE_OPTIONS, version, table name, secret ARN,
- * state machine ARN, both dispatch queue URLs) once CloudFormation resolves them; the bounds
- * are in test/infra/stack.test.ts ("configuration size").
+ * configuration counts as a JSON string (its quotes escaped). This leaves about 1,050 bytes for
+ * the other variables of the fullest function (version, logging, table name, the instance and
+ * origin-verify secret ARNs, state machine ARN, both dispatch queue URLs) once CloudFormation
+ * resolves them (at most 1,018 today); the bounds are in test/infra/stack.test.ts
+ * ("configuration size").
  */
-export const INSTANCE_CONFIG_MAX_BYTES = 3200;
+export const INSTANCE_CONFIG_MAX_BYTES = 3050;
 
 export class ChatRelayStack extends Stack {
   readonly storage: Storage;
@@ -116,6 +208,9 @@ export class ChatRelayStack extends Stack {
   readonly webPush: WebPush | undefined;
   readonly searchIndex: SearchIndex;
   readonly eventEffects: EventEffects;
+  readonly originVerify: OriginVerify;
+  readonly alarms: Alarms;
+  readonly alarmTopic: ITopic | undefined;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
     const {
@@ -126,6 +221,11 @@ export class ChatRelayStack extends Stack {
       domain,
       logLevel,
       logSampleRate,
+      allowOpenAccess,
+      apiThrottleRate,
+      apiThrottleBurst,
+      alarmTopicArn,
+      alarmEmail,
       ...stackProps
     } = props;
     super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
@@ -136,7 +236,20 @@ export class ChatRelayStack extends Stack {
           `"${secretArn}".`,
       );
     }
-    const secretEnabled = config.security.instanceSecretEnabled || secretArn !== undefined;
+    // Closed unless the deployer opts out: the secret on, and required by reads too.
+    const deployed = allowOpenAccess ? config : closedConfig(config);
+    const secretEnabled = deployed.security.instanceSecretEnabled || secretArn !== undefined;
+    if (allowOpenAccess && (!secretEnabled || !deployed.security.readEndpointsRequireInstanceSecret)) {
+      Annotations.of(this).addWarningV2(
+        'chat-relay:open-access',
+        secretEnabled
+          ? 'allowOpenAccess: every read route (chats, messages, media, search) answers without the instance ' +
+              'secret; writes and the event stream require it.'
+          : 'allowOpenAccess: no instance secret. Anyone who finds the URL can read, write and stream every ' +
+              'chat, and spend on this account within the stage throttle. Remove -c allowOpenAccess to close it.',
+      );
+    }
+    const throttle = apiThrottle(apiThrottleRate, apiThrottleBurst);
     const vapidArn = vapidKeysSecretArn?.trim() || undefined;
     if (vapidArn !== undefined && !COMPLETE_SECRET_ARN.test(vapidArn)) {
       throw new DeploymentConfigError(
@@ -145,7 +258,7 @@ export class ChatRelayStack extends Stack {
       );
     }
 
-    const instanceConfig = JSON.stringify(deployableConfig(config, secretEnabled));
+    const instanceConfig = JSON.stringify(deployableConfig(deployed, secretEnabled));
     const instanceConfigBytes = Buffer.byteLength(JSON.stringify(instanceConfig));
     if (instanceConfigBytes > INSTANCE_CONFIG_MAX_BYTES) {
       throw new DeploymentConfigError(
@@ -193,22 +306,44 @@ export class ChatRelayStack extends Stack {
     this.searchIndex = new SearchIndex(this, 'Search', wiring);
     // Push, webhooks and auto-rename: one reader of the table's stream (event-effects.ts says why).
     this.eventEffects = new EventEffects(this, 'Effects', { ...wiring, webPush: this.webPush });
+    this.originVerify = new OriginVerify(this, 'OriginVerify');
     this.api = new Api(this, 'Api', {
       ...wiring,
+      originVerify: this.originVerify.secret,
+      throttle,
       streamTimeouts: this.streamTimeouts,
       dispatchQueues: this.dispatchQueues,
       mediaBucket: this.media,
       webPush: this.webPush,
       searchIndex: this.searchIndex,
     });
-    this.eventStream = new EventStream(this, 'EventStream', wiring);
+    this.eventStream = new EventStream(this, 'EventStream', { ...wiring, originVerify: this.originVerify.secret });
 
     this.edge = new Edge(this, 'Edge', {
       apiEndpoint: this.api.httpApi.apiEndpoint,
       streamUrl: this.eventStream.functionUrl,
       streamPath: streamRoute.path,
       domain,
+      originHeaders: { [ORIGIN_VERIFY_HEADER_NAME]: this.originVerify.headerValue },
     });
+
+    this.alarms = new Alarms(this, 'Alarms', {
+      httpApi: this.api.httpApi,
+      streamFunction: this.eventStream.function,
+      streamConcurrency: STREAM_CONCURRENCY,
+      table: this.storage.table,
+      stateMachine: this.streamTimeouts.stateMachine,
+    });
+    // Every alarm of the stack (these and the dead-letter alarms) notifies the topic, if any.
+    this.alarmTopic = alarmTopic(this, alarmTopicArn, alarmEmail);
+    if (this.alarmTopic) {
+      const action = new SnsAction(this.alarmTopic);
+      for (const construct of this.node.findAll()) if (construct instanceof Alarm) construct.addAlarmAction(action);
+      new CfnOutput(this, 'AlarmTopicArn', {
+        value: this.alarmTopic.topicArn,
+        description: 'SNS topic every alarm notifies',
+      });
+    }
 
     new CfnOutput(this, 'BaseUrl', {
       value: this.edge.url,
@@ -223,7 +358,8 @@ export class ChatRelayStack extends Stack {
     new CfnOutput(this, 'EventsUrl', {
       value: this.eventStream.url,
       description:
-        'Event stream (SSE) function URL alone; <EventsUrl>api/v1/events/stream (the function ignores the path)',
+        'Event stream (SSE) function URL: it answers only requests that came through BaseUrl (the origin-verify ' +
+        'header); <EventsUrl>api/v1/events/stream (the function ignores the path)',
     });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
     new CfnOutput(this, 'MediaBucketName', {

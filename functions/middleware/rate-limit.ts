@@ -12,6 +12,8 @@
  */
 import { RateLimitedError } from '../errors.js';
 import { rateLimitSettings } from '../platform/config.js';
+import { logger } from '../platform/logger.js';
+import { cameThroughEdge } from '../platform/origin-verify.js';
 import { leaseWrites } from '../store/rate-limit-repo.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header } from './types.js';
@@ -21,8 +23,36 @@ const usable = (v: string | undefined) => {
   return value && value.toLowerCase() !== 'unknown' ? value : undefined;
 };
 
-/** The client's bucket: the platform's source IP; forwarded headers only when trusted and no IP is known. */
-export function clientOf(event: HttpEvent, trustProxyHeaders: boolean): string {
+/**
+ * The address in CloudFront's CloudFront-Viewer-Address header, which is the address and the
+ * source port joined by a colon ("198.51.100.10:46532", "2001:db8::8a2e:370:7334:46532").
+ */
+export function viewerAddressOf(value: string | undefined): string | undefined {
+  const text = usable(value);
+  const colon = text?.lastIndexOf(':') ?? -1;
+  if (!text || colon <= 0 || !/^\d+$/.test(text.slice(colon + 1))) return undefined;
+  return usable(text.slice(0, colon).replace(/^\[(.*)\]$/, '$1'));
+}
+
+/**
+ * The client's bucket (contract §1.12): the client address as the platform sees it, forwarded
+ * headers only when trusted and the platform knows no address.
+ *
+ * In the deployed stack the platform is CloudFront in front of API Gateway, whose source IP is
+ * then an edge server's address, shared by every viewer of that edge; CloudFront reports the
+ * viewer's own address in CloudFront-Viewer-Address (forwarded by the distribution's origin
+ * request policy). That header is believed only on a request carrying the origin-verify secret
+ * (platform/origin-verify.ts): anyone can send it to the API's own endpoint. Otherwise, and in the
+ * local runtime, the source IP.
+ */
+export async function clientOf(event: HttpEvent, trustProxyHeaders: boolean): Promise<string> {
+  const viewer = viewerAddressOf(header(event, 'cloudfront-viewer-address'));
+  try {
+    if (viewer && (await cameThroughEdge(event))) return viewer;
+  } catch (error) {
+    // The secret could not be read: a coarser bucket (the edge's address) rather than a 500.
+    logger.warn('origin-verify secret unreadable: rate limit keyed on the source IP', { error });
+  }
   const ip = usable(event.requestContext?.http?.sourceIp);
   if (ip) return ip;
   if (trustProxyHeaders) {
@@ -101,7 +131,7 @@ export function rateLimit(): HttpMiddleware {
     before: async (request) => {
       if (request.event.requestContext?.http?.method === 'OPTIONS') return;
       const { max, windowMs, trustProxyHeaders } = rateLimitSettings();
-      const client = clientOf(request.event, trustProxyHeaders);
+      const client = await clientOf(request.event, trustProxyHeaders);
       const decision = await instanceAllowances.admit(client, Date.now(), max, windowMs);
       if (!decision.allowed) throw new RateLimitedError(Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
     },

@@ -44,6 +44,13 @@ const Env = z.object({
   /** ARN of the Secrets Manager secret holding the instance secret, when enabled. */
   INSTANCE_SECRET_ARN: text.optional(),
   /**
+   * The origin-verify secret CloudFront adds to every request it sends to the functions
+   * (platform/origin-verify.ts): its Secrets Manager ARN in a deployed stack, or the value itself
+   * (tests). Unset (the local runtime): there is no edge and nothing to verify.
+   */
+  ORIGIN_VERIFY_SECRET_ARN: text.optional(),
+  ORIGIN_VERIFY_SECRET: text.optional(),
+  /**
    * Web push VAPID keys (§7.7), held apart from the configuration document: the public key
    * (every function: GET /config shows it) and where the key pair is kept, for the functions
    * that send: a Secrets Manager secret in AWS, a file under DATA_DIR locally.

@@ -17,6 +17,7 @@ import { header } from '../middleware/types.js';
 import { queryBoolean, queryInt } from '../middleware/validate.js';
 import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
+import { edgeOnly } from '../platform/origin-verify.js';
 import { withUsage } from '../platform/usage.js';
 import { streamRoute } from '../../lib/routes.js';
 
@@ -92,7 +93,7 @@ const ROUTE_KEY = `${streamRoute.method} ${streamRoute.path}`;
 
 // The event stream always needs the secret when it is enabled (§1.11), whatever the read
 // toggle: it is authenticated as a write route is.
-export const handler = http(
+const streamHandler = http(
   { method: 'GET', writes: false, auth: 'write', routeKey: ROUTE_KEY },
   { query: Query },
   async ({ event, query, requestId }) => {
@@ -112,3 +113,7 @@ export const handler = http(
   },
   { streaming: true },
 );
+
+// Before anything else: in a deployed stack a request that did not come through CloudFront gets a
+// 404 at once (platform/origin-verify.ts).
+export const handler = edgeOnly(streamHandler);

@@ -56,11 +56,35 @@ export interface FunctionWiring {
 /**
  * How a function may use the table:
  * - `none`: only its name (functions/platform/env.ts requires TABLE_NAME everywhere);
- * - `read`: read data, plus PutItem on the SETTINGS partition only (a read route may create
- *   a generated setting such as the cursor-signing key on first use, settings-repo.ts);
+ * - `config`: GetItem in the SETTINGS partition only, where the live configuration is
+ *   (core/live-config.ts): the routes that read no data (lib/routes.ts `table: 'config'`);
+ * - `read`: read data, and write nothing;
+ * - `readCursors`: read data, plus PutItem in the SETTINGS partition only (a paginating read
+ *   route creates the cursor-signing key on first use, settings-repo.ts; lib/routes.ts `cursors`);
  * - `readWrite`: read and write data.
  */
-export type TableAccess = 'none' | 'read' | 'readWrite';
+/**
+ * The DynamoDB actions the functions' requests need (store/db.ts sends Get, Query, BatchGet and
+ * TransactGet, which IAM authorizes as GetItem per item; Put, Update, Delete, BatchWrite and
+ * TransactWrite, authorized per item as Put/Update/Delete/ConditionCheckItem). No Scan,
+ * DescribeTable or stream reads, which CDK's grantReadData/grantReadWriteData would add: nothing
+ * here scans, and the stream readers get their stream grant from their event source.
+ */
+export const TABLE_READ_ACTIONS = [
+  'dynamodb:GetItem',
+  'dynamodb:BatchGetItem',
+  'dynamodb:Query',
+  'dynamodb:ConditionCheckItem',
+] as const;
+export const TABLE_READ_WRITE_ACTIONS = [
+  ...TABLE_READ_ACTIONS,
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+] as const;
+
+export type TableAccess = 'none' | 'config' | 'read' | 'readCursors' | 'readWrite';
 
 export interface ApiFunctionProps {
   /** Absolute path of the module exporting `handler`. */
@@ -319,28 +343,47 @@ export class ApiFunction extends LambdaFunction {
 
   bindTable(table: ITable, access: TableAccess): void {
     this.addEnvironment('TABLE_NAME', table.tableName);
+    // Keys.setting(...).pk is the SETTINGS partition; keys are spelled only in keys.ts.
+    const settingsOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.setting('').pk] } };
     if (access === 'none') return;
-    if (access === 'readWrite') {
-      table.grantReadWriteData(this);
-    } else {
-      table.grantReadData(this);
+    if (access === 'config') {
+      this.addToRolePolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['dynamodb:GetItem'],
+          resources: [table.tableArn],
+          conditions: settingsOnly,
+        }),
+      );
+      return;
+    }
+    table.grant(this, ...(access === 'readWrite' ? TABLE_READ_WRITE_ACTIONS : TABLE_READ_ACTIONS));
+    if (access === 'readCursors') {
       this.addToRolePolicy(
         new PolicyStatement({
           effect: Effect.ALLOW,
           actions: ['dynamodb:PutItem'],
           resources: [table.tableArn],
-          // Keys.setting(...).pk is the SETTINGS partition; keys are spelled only in keys.ts.
-          conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.setting('').pk] } },
+          conditions: settingsOnly,
         }),
       );
     }
-    // grantReadData covers the table's indexes as `<table arn>/index/*`.
+    // Table.grant covers the table's indexes as `<table arn>/index/*`.
     Validations.of(this.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(table)}.Arn>/index/*]`,
       reason:
         'Queries on the global secondary indexes of this table (gsi1..n, listed in lib/table-schema.ts); the ' +
         'wildcard is limited to the indexes of this one table.',
     });
+  }
+
+  /**
+   * Sets ORIGIN_VERIFY_SECRET_ARN and grants reading that secret: the function can tell a request
+   * that came through the stack's CloudFront distribution (functions/platform/origin-verify.ts).
+   */
+  bindOriginVerify(secret: ISecret): void {
+    this.addEnvironment('ORIGIN_VERIFY_SECRET_ARN', secret.secretArn);
+    secret.grantRead(this);
   }
 
   /** Sets INSTANCE_SECRET_ARN and grants reading that secret (its value is fetched at run time). */

@@ -9,6 +9,7 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
@@ -37,6 +38,36 @@ export interface ApiProps extends FunctionWiring {
   webPush?: WebPush | undefined;
   /** The search index: the functions of `searchIndex` routes read its segments (search-index.ts). */
   searchIndex: SearchIndex;
+  /**
+   * The secret CloudFront adds to every origin request (origin-verify.ts): the write routes read
+   * it, to believe CloudFront's report of the viewer's address for the rate limit (and only they).
+   */
+  originVerify: ISecret;
+  /** The stage's throttle (requests per second, steady and burst) for all routes together. */
+  throttle: ApiThrottle;
+}
+
+export interface ApiThrottle {
+  /** Steady-state requests per second. */
+  rateLimit: number;
+  /** Requests accepted at once above the steady rate (the token bucket's size). */
+  burstLimit: number;
+}
+
+/**
+ * Default stage throttle: far above what a few agents, workers and browser tabs send (each
+ * client's writes are limited to 100 a second by the functions, §1.12), low enough to cap what
+ * a flood can cost: 50 requests a second held for a day is 4.3 M requests, about $4.3 of API
+ * Gateway plus the functions' time, instead of an unbounded bill. `-c apiThrottleRate=` and
+ * `-c apiThrottleBurst=` change it.
+ */
+export const DEFAULT_API_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
+
+/** Which table grant a route's function gets (api-function.ts TableAccess), from its route entry. */
+export function tableAccessOf(route: RouteSpec): TableAccess {
+  if (route.table === 'config') return 'config';
+  if (route.writes) return 'readWrite';
+  return route.cursors ? 'readCursors' : 'read';
 }
 
 /**
@@ -102,7 +133,8 @@ export class Api extends Construct {
 
     for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
-      const fn = makeFunction(id, route.handler, route.writes ? 'readWrite' : 'read', route);
+      const fn = makeFunction(id, route.handler, tableAccessOf(route), route);
+      if (route.writes) fn.bindOriginVerify(props.originVerify);
       if (route.streamTimer) props.streamTimeouts.bindStarter(fn);
       if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
       if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);
@@ -123,6 +155,8 @@ export class Api extends Construct {
       stageName: '$default',
       autoDeploy: true,
       accessLogSettings: { destination: new LogGroupLogDestination(accessLogs), format: accessLogFormat },
+      // Requests above it get API Gateway's 429 before any function runs (the cost cap).
+      throttle: { rateLimit: props.throttle.rateLimit, burstLimit: props.throttle.burstLimit },
     });
 
     // (AwsSolutions-COG4, Cognito authorizers, only inspects REST API methods, so it has no
@@ -131,8 +165,9 @@ export class Api extends Construct {
       id: 'AwsSolutions-APIG4',
       reason:
         "Authorization is the contract's instance secret (§1.11) as a bearer token, checked in every function by " +
-        'the auth middleware with per-route classes (public / read / write) and a live on/off switch; there are no ' +
-        'Cognito or IAM principals to authorize at API Gateway.',
+        'the auth middleware with per-route classes (public / read / write) and a live on/off switch, deployed on ' +
+        'and required by reads unless -c allowOpenAccess=true; there are no Cognito or IAM principals to authorize ' +
+        'at API Gateway.',
     });
   }
 

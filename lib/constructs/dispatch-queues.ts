@@ -4,8 +4,8 @@
  *   claims long-poll; a received message's visibility is the batch's lease;
  * - a standard queue of flush signals (`{chatId}`, per-message DelaySeconds = the debounce),
  *   consumed by the flush function (functions/jobs/flush.ts) through an event source mapping.
- * Each has a dead-letter queue with an alarm on its visible messages (no actions: wire them
- * to a topic when there is one). The table holds the truth; the queues only deliver and time.
+ * Each has a dead-letter queue with an alarm on its visible messages (notifying the stack's
+ * alarm topic when there is one, lib/stack.ts). The table holds the truth; the queues only deliver and time.
  * A sweeper function (functions/jobs/dispatch-sweep.ts), scheduled every minute, resumes work
  * that a crash or a failed queue call left between the table and the queues.
  *

@@ -7,7 +7,11 @@
  *
  * Both behaviors pass requests through untouched: caching disabled, every viewer header,
  * cookie and query string forwarded except Host (each origin needs its own); with caching
- * disabled that includes `Authorization`, which carries the instance secret. Compression is
+ * disabled that includes `Authorization`, which carries the instance secret. The managed
+ * AllViewerExceptHostHeader policy also forwards CloudFront's own headers, among them
+ * CloudFront-Viewer-Address (the viewer's address and port), which the write rate limit keys
+ * on (functions/middleware/rate-limit.ts). CloudFront adds the origin-verify secret
+ * (origin-verify.ts) to every origin request. Compression is
  * off, as the stream requires (§13 item 4). Origin read timeouts: 45 s for the API (claims
  * long-poll up to 25 s and API Gateway gives up at about 30 s, so the gateway answers first)
  * and 30 s for the stream (it writes a keep-alive comment every 15 s).
@@ -49,6 +53,11 @@ export interface EdgeProps {
   /** The stream's path (lib/routes.ts streamRoute.path). */
   streamPath: string;
   domain?: EdgeDomain | undefined;
+  /**
+   * Custom headers CloudFront adds to every request it sends to either origin: the origin-verify
+   * secret (origin-verify.ts), which the stream function requires and the rate limit checks.
+   */
+  originHeaders: Record<string, string>;
 }
 
 export class Edge extends Construct {
@@ -71,13 +80,17 @@ export class Edge extends Construct {
         origin: new HttpOrigin(apiDomain, {
           protocolPolicy: OriginProtocolPolicy.HTTPS_ONLY,
           readTimeout: Duration.seconds(45),
+          customHeaders: props.originHeaders,
         }),
         allowedMethods: AllowedMethods.ALLOW_ALL,
         ...passThrough,
       },
       additionalBehaviors: {
         [`${props.streamPath}*`]: {
-          origin: new FunctionUrlOrigin(props.streamUrl, { readTimeout: Duration.seconds(30) }),
+          origin: new FunctionUrlOrigin(props.streamUrl, {
+            readTimeout: Duration.seconds(30),
+            customHeaders: props.originHeaders,
+          }),
           allowedMethods: AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
           ...passThrough,
         },
@@ -101,8 +114,9 @@ export class Edge extends Construct {
       {
         id: 'AwsSolutions-CFR2',
         reason:
-          'No WAF by default: every request is authenticated by the instance secret and rate-limited per client in ' +
-          'the functions; a web ACL adds a fixed monthly cost an operator can attach when wanted.',
+          'No WAF by default: every request is authenticated by the instance secret, writes are rate-limited per ' +
+          "viewer in the functions and API Gateway's stage throttle caps all requests together; a web ACL adds a " +
+          'fixed monthly cost an operator can attach when wanted.',
       },
       {
         id: 'AwsSolutions-CFR3',

@@ -10,12 +10,20 @@
 import { Duration } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
+import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { WAITING_MEMORY_MB, streamRoute } from '../routes.js';
 import { ApiFunction, functionEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 
-export type EventStreamProps = FunctionWiring;
+export interface EventStreamProps extends FunctionWiring {
+  /**
+   * The secret CloudFront adds to its origin requests: the handler answers a 404 to any request
+   * without it, before anything else (functions/platform/origin-verify.ts), so the function URL,
+   * public by necessity (auth type NONE, see below), serves viewers of the distribution only.
+   */
+  originVerify: ISecret;
+}
 
 /**
  * A connection streams for DEFAULT_TIMING.lifetimeMs (14 minutes, core/event-stream.ts) and
@@ -49,6 +57,7 @@ export class EventStream extends Construct {
       reservedConcurrency: STREAM_CONCURRENCY,
       description: `${streamRoute.method} ${streamRoute.path} (SSE over a response-streaming function URL)`,
     });
+    this.function.bindOriginVerify(props.originVerify);
 
     // No `cors` on the URL, on purpose. With it, Lambda answers preflight itself and sets the
     // CORS headers from a list fixed at deploy time. The handler already answers OPTIONS and
@@ -59,7 +68,9 @@ export class EventStream extends Construct {
     // Same choice as the HTTP API (api.ts).
     // Auth type NONE: the handler checks the contract's instance secret itself (§1.11, as a
     // bearer header or `?token=`, required whenever the secret is on); AWS_IAM would need
-    // SigV4-signed requests, which browsers and OpenGram clients do not make. CDK adds the
+    // SigV4-signed requests, which browsers and OpenGram clients do not make, and CloudFront's
+    // origin access control signs in the Authorization header the clients' secret travels in
+    // (origin-verify.ts). Reached directly, the URL answers 404 before anything runs. CDK adds the
     // public lambda:InvokeFunctionUrl permission (auth type NONE) and lambda:InvokeFunction
     // limited to calls through the URL. (The AwsSolutions pack has no rule on function URL
     // auth, so there is no finding to acknowledge.)

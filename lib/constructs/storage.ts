@@ -25,6 +25,8 @@ export class Storage extends Construct {
       // Read by the web-push notifier (ARCHITECTURE.md); both images let it see transitions.
       stream: StreamViewType.NEW_AND_OLD_IMAGES,
       removalPolicy: RemovalPolicy.RETAIN,
+      // Retained on stack deletion, and DeleteTable itself refuses until protection is turned off.
+      deletionProtection: true,
     });
 
     const indexes: readonly IndexSchema[] = tableSchema.indexes;

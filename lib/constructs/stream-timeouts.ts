@@ -149,9 +149,9 @@ export class StreamTimeouts extends Construct {
       {
         id: 'AwsSolutions-SF1',
         reason:
-          'Failed and timed-out executions are logged (level ERROR, with their input); logging ALL would write ' +
-          'about ten events per round of every streaming message for no extra insight, and X-Ray traces each ' +
-          'execution.',
+          'Failed and timed-out executions are logged (level ERROR, with their input) and alarmed (alarms.ts); ' +
+          'logging ALL would write about ten events per round of every streaming message for no extra insight, ' +
+          'and X-Ray traces each execution.',
       },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',

@@ -6,12 +6,12 @@
  * are checked here too, so they share that one synth.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
 import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
@@ -24,6 +24,8 @@ import { resolveConfig } from '../../functions/platform/instance-config.js';
 import {
   DeploymentConfigError,
   INSTANCE_CONFIG_MAX_BYTES,
+  apiThrottle,
+  closedConfig,
   deployableConfig,
   loggingEnvironment,
 } from '../../lib/stack.js';
@@ -113,6 +115,12 @@ let fns: FunctionInfo[];
 let tableId: string;
 let stateMachineId: string;
 const fnAt = (id: string) => fns.find((f) => f.path === functionPathOf(id))!;
+/** The generated instance secret (the stack has a second secret: the origin-verify one). */
+const instanceSecretsOf = (json: CfnTemplate) =>
+  resourcesOfType(json, 'AWS::SecretsManager::Secret').filter(([, r]) =>
+    cdkPath(r).startsWith('ChatRelay/InstanceSecret/'),
+  );
+const instanceSecretId = () => instanceSecretsOf(main.json)[0]?.[0] ?? '(none)';
 
 beforeAll(() => {
   main = synthesize({ bundle: true });
@@ -171,8 +179,8 @@ describe('HTTP API', () => {
   });
 
   it(
-    'outputs the base URL, the API URL, the events URL, the table name, the media bucket, the state machine ARN ' +
-      'and the dispatch queues, and no secret ARN when the secret is off',
+    'outputs the base URL, the API URL, the events URL, the table name, the media bucket, the state machine ARN, ' +
+      'the dispatch queues and the instance secret (on by default)',
     () => {
       expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual([
         'ApiUrl',
@@ -182,6 +190,7 @@ describe('HTTP API', () => {
         'EventsUrl',
         'FlushDeadLetterQueueName',
         'FlushQueueUrl',
+        'InstanceSecretArn',
         'MediaBucketName',
         'SearchIndexBucketName',
         'StreamTimeoutStateMachineArn',
@@ -272,10 +281,11 @@ describe('functions', () => {
       const env = fn.props.Environment.Variables as Record<string, unknown>;
       expect([fn.path, refId(env.TABLE_NAME)]).toEqual([fn.path, tableId]);
       expect(env.SERVICE_VERSION).toBe(pkg.version);
-      expect(env.INSTANCE_SECRET_ARN).toBeUndefined();
+      // Closed by default: the generated secret, required by reads too.
+      expect([fn.path, refId(env.INSTANCE_SECRET_ARN)]).toEqual([fn.path, instanceSecretId()]);
       const config = JSON.parse(env.INSTANCE_CONFIG as string);
       expect(config.appName).toBe('OpenGram');
-      expect(config.security).toEqual({ instanceSecretEnabled: false, readEndpointsRequireInstanceSecret: false });
+      expect(config.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true });
       expect(config.push).not.toHaveProperty('vapidPrivateKey');
     }
   });
@@ -347,19 +357,40 @@ describe('table', () => {
 describe('permissions', () => {
   const tableArn = () => ({ 'Fn::GetAtt': [tableId, 'Arn'] });
 
-  it('read routes cannot update, delete or batch-write, and may put only into the SETTINGS partition', () => {
-    for (const route of routes.filter((r) => !r.writes)) {
+  const settingsOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } };
+
+  it('read routes cannot update, delete or batch-write; only the paginating ones may put, into SETTINGS only', () => {
+    for (const route of (routes as readonly RouteSpec[]).filter((r) => !r.writes && r.table !== 'config')) {
       const fn = fnAt(routeId(route));
       const actions = dynamoActions(fn.statements);
       expect([
         routeKey(route),
-        actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite/.test(a)),
+        actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite|Scan/.test(a)),
       ]).toEqual([routeKey(route), []]);
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
       const puts = fn.statements.filter((s) => actionsOf(s).includes('dynamodb:PutItem'));
-      expect(puts).toHaveLength(1);
-      expect(puts[0]!.Condition).toEqual({ 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } });
-      expect(resourcesOf(puts[0]!)).toEqual([tableArn()]);
+      expect([routeKey(route), puts.length]).toEqual([routeKey(route), route.cursors ? 1 : 0]);
+      for (const put of puts) {
+        expect(put.Condition).toEqual(settingsOnly);
+        expect(resourcesOf(put)).toEqual([tableArn()]);
+      }
+    }
+  });
+
+  it('the routes that read only the configuration may only GetItem in the SETTINGS partition', () => {
+    const configRoutes = (routes as readonly RouteSpec[]).filter((r) => r.table === 'config');
+    expect(configRoutes.map(routeKey).sort()).toEqual([
+      'GET /api/v1/config',
+      'GET /api/v1/doc',
+      'GET /api/v1/health',
+      'GET /api/v1/reference',
+    ]);
+    for (const route of configRoutes) {
+      const table = fnAt(routeId(route)).statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
+      expect([routeKey(route), table]).toEqual([
+        routeKey(route),
+        [{ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: tableArn(), Condition: settingsOnly }],
+      ]);
     }
   });
 
@@ -376,6 +407,164 @@ describe('permissions', () => {
         expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query']),
       ]);
     }
+  });
+
+  it('grants each function exactly the actions it uses, besides its logs and the instance secret', () => {
+    const READ = ['ddb:BatchGetItem', 'ddb:ConditionCheckItem', 'ddb:GetItem', 'ddb:Query'];
+    const READ_WRITE = [...READ, 'ddb:BatchWriteItem', 'ddb:DeleteItem', 'ddb:PutItem', 'ddb:UpdateItem'];
+    const expected: Record<string, string[]> = {
+      'StreamTimeouts/ExpireStream': [...READ_WRITE],
+      // Consumes the delayed checks; starts a loop for a stream still active at its check.
+      'StreamTimeouts/CheckStream': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'states:StartExecution',
+      ],
+      'Dispatch/Flush': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Dispatch/Sweep': [...READ_WRITE, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:SendMessage'],
+      'Tags/Sweep': [...READ_WRITE],
+      'Search/Writer': [
+        ...READ_WRITE,
+        'ddb:DescribeStream',
+        'ddb:GetRecords',
+        'ddb:GetShardIterator',
+        'ddb:ListStreams',
+        's3:DeleteObject',
+        's3:GetObject',
+        's3:PutObject',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+      ],
+      'Effects/Consumer': [
+        ...READ_WRITE,
+        'ddb:DescribeStream',
+        'ddb:GetRecords',
+        'ddb:GetShardIterator',
+        'ddb:ListStreams',
+        'sqs:GetQueueAttributes',
+        'sqs:GetQueueUrl',
+        'sqs:SendMessage',
+      ],
+      'Api/Fallback': [],
+      'Api/GetApiV1Health': ['ddb:GetItem'],
+      'Api/GetApiV1Config': ['ddb:GetItem'],
+      'Api/PatchApiV1ConfigAdmin': [...READ_WRITE],
+      'Api/PostApiV1ConfigAdminValidateAutoRename': [...READ_WRITE],
+      'Api/PostApiV1Chats': [...READ_WRITE, 'sqs:SendMessage'],
+      'Api/GetApiV1Chats': [...READ, 'ddb:PutItem'],
+      'Api/GetApiV1ChatsPendingSummary': [...READ],
+      'Api/GetApiV1ChatsUnreadSummary': [...READ],
+      'Api/GetApiV1ChatsChatid': [...READ],
+      'Api/PatchApiV1ChatsChatid': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidArchive': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidUnarchive': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMarkRead': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMarkUnread': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidTyping': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidUserTyping': [...READ_WRITE],
+      // Dispatch inputs and the delayed stream check (no Step Functions: the check starts loops).
+      'Api/PostApiV1ChatsChatidMessages': [...READ_WRITE, 'sqs:SendMessage'],
+      'Api/GetApiV1ChatsChatidMessages': [...READ, 'ddb:PutItem'],
+      'Api/PostApiV1ChatsChatidMessagesCancelStreaming': [...READ_WRITE],
+      'Api/PostApiV1MessagesMessageidChunks': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMessagesMessageidChunks': [...READ_WRITE],
+      'Api/PostApiV1MessagesMessageidComplete': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMessagesMessageidComplete': [...READ_WRITE],
+      'Api/PostApiV1MessagesMessageidCancel': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidMessagesMessageidCancel': [...READ_WRITE],
+      'Api/PostApiV1ChatsChatidRequests': [...READ_WRITE],
+      'Api/GetApiV1ChatsChatidRequests': [...READ],
+      'Api/PatchApiV1RequestsRequestid': [...READ_WRITE],
+      'Api/PostApiV1RequestsRequestidResolve': [...READ_WRITE, 'sqs:SendMessage'],
+      'Api/PostApiV1RequestsRequestidCancel': [...READ_WRITE],
+      'Api/PostApiV1DispatchClaim': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchClaimMany': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchBatchidHeartbeat': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchBatchidComplete': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1DispatchBatchidFail': [
+        ...READ_WRITE,
+        'sqs:ChangeMessageVisibility',
+        'sqs:DeleteMessage',
+        'sqs:ReceiveMessage',
+        'sqs:SendMessage',
+      ],
+      'Api/PostApiV1ChatsChatidMedia': [...READ_WRITE, 's3:DeleteObject', 's3:PutObject'],
+      'Api/GetApiV1ChatsChatidMedia': [...READ, 'ddb:PutItem'],
+      'Api/PostApiV1ChatsChatidMediaUploads': [...READ_WRITE, 's3:PutObject'],
+      'Api/PostApiV1ChatsChatidMediaUploadsUploadidComplete': [
+        ...READ_WRITE,
+        's3:DeleteObject',
+        's3:GetObject',
+        's3:ListBucket',
+        's3:PutObject',
+      ],
+      'Api/GetApiV1MediaMediaid': [...READ],
+      'Api/DeleteApiV1MediaMediaid': [...READ_WRITE, 's3:DeleteObject'],
+      'Api/GetApiV1FilesMediaid': [...READ, 's3:GetObject', 's3:ListBucket'],
+      'Api/GetApiV1FilesMediaidThumbnail': [...READ, 's3:GetObject', 's3:ListBucket'],
+      'Api/GetApiV1TagsSuggestions': [...READ],
+      'Api/GetApiV1Search': [...READ, 'ddb:PutItem', 's3:GetObject'],
+      'Api/PostApiV1PushSubscribe': [...READ_WRITE],
+      'Api/DeleteApiV1PushSubscribe': [...READ_WRITE],
+      'Api/PostApiV1PushTest': [...READ_WRITE],
+      'Api/GetApiV1Doc': ['ddb:GetItem'],
+      'Api/GetApiV1Reference': ['ddb:GetItem'],
+      'EventStream/Events': [...READ],
+    };
+    const everyone = [
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+    ];
+    const actual = Object.fromEntries(
+      fns.map((fn) => {
+        const actions = [...new Set(fn.statements.flatMap(actionsOf))];
+        expect([fn.path, everyone.filter((a) => !actions.includes(a))]).toEqual([fn.path, []]);
+        const own = actions.filter((a) => !everyone.includes(a)).map((a) => a.replace(/^dynamodb:/, 'ddb:'));
+        return [fn.path.replace(/^ChatRelay\//, '').replace(/\/Resource$/, ''), own.sort()];
+      }),
+    );
+    expect(actual).toEqual(
+      Object.fromEntries(Object.entries(expected).map(([path, actions]) => [path, [...actions].sort()])),
+    );
   });
 
   it('the fallback has no table access at all', () => {
@@ -673,7 +862,7 @@ describe('event stream', () => {
     expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
   });
 
-  it("may only read the table, plus PutItem on the SETTINGS partition (exactly what 'read' access grants)", () => {
+  it("may only read the table: get, batch-get, query, condition-check (exactly what 'read' access grants)", () => {
     // One row per action (how CDK groups actions into statements varies with its settings).
     const grantsOf = (statements: PolicyStatementJson[]) =>
       statements
@@ -693,23 +882,9 @@ describe('event stream', () => {
       condition: undefined,
     });
     const grants = grantsOf(stream().statements);
-    expect(grants).toEqual([
-      read('BatchGetItem'),
-      read('ConditionCheckItem'),
-      read('DescribeTable'),
-      read('GetItem'),
-      read('GetRecords'),
-      read('GetShardIterator'),
-      {
-        action: 'dynamodb:PutItem',
-        resources: [table],
-        condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } },
-      },
-      read('Query'),
-      read('Scan'),
-    ]);
-    // The same grant as a read route's.
-    expect(grants).toEqual(grantsOf(fnAt('GetApiV1Chats').statements));
+    expect(grants).toEqual([read('BatchGetItem'), read('ConditionCheckItem'), read('GetItem'), read('Query')]);
+    // The same grant as a read route's that signs no cursor.
+    expect(grants).toEqual(grantsOf(fnAt('GetApiV1ChatsChatid').statements));
   });
 
   it(
@@ -1280,10 +1455,18 @@ describe('event effects (push, webhooks, auto-rename)', () => {
         'dynamodb:ListStreams',
       ]),
     );
-    // Beside the table and its logs, only sending given-up records to its own dead-letter queue
-    // (with push off: no VAPID secret either, see web-push.test.ts for push on).
+    // Beside the table, its logs and the instance secret, only sending given-up records to its own
+    // dead-letter queue (with push off: no VAPID secret either, see web-push.test.ts for push on).
     const other = fn.statements.flatMap(actionsOf).filter((a) => !/^(dynamodb|logs):/.test(a));
-    expect([...new Set(other)].sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    expect([...new Set(other)].sort()).toEqual([
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+      'sqs:GetQueueAttributes',
+      'sqs:GetQueueUrl',
+      'sqs:SendMessage',
+    ]);
+    const secrets = fn.statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
+    expect(secrets.flatMap(resourcesOf).map(refId)).toEqual([instanceSecretId()]);
     const queues = fn.statements
       .filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))
       .flatMap(resourcesOf)
@@ -1291,7 +1474,9 @@ describe('event effects (push, webhooks, auto-rename)', () => {
     expect([...new Set(queues)]).toEqual(['ChatRelay/Effects/DeadLetters/Resource']);
     const env = fn.props.Environment.Variables as Record<string, unknown>;
     expect(refId(env.TABLE_NAME)).toBe(tableId);
-    expect(Object.keys(env).filter((k) => /API_KEY|BASE_URL|SECRET|BUCKET|QUEUE/.test(k))).toEqual([]);
+    expect(Object.keys(env).filter((k) => /API_KEY|BASE_URL|SECRET|BUCKET|QUEUE/.test(k))).toEqual([
+      'INSTANCE_SECRET_ARN',
+    ]);
   });
 
   it('is fed only new persisted events, partial failures retried, then dead-lettered (alarmed)', () => {
@@ -1456,7 +1641,7 @@ describe('instance secret', () => {
       expect(text).toContain('INSTANCE_SECRET_ARN'); // the assembly text is really what we searched
       for (const value of Object.values(sentinels)) expect([value, text.includes(value)]).toEqual([value, false]);
 
-      const secrets = resourcesOfType(synth.json, 'AWS::SecretsManager::Secret');
+      const secrets = instanceSecretsOf(synth.json);
       expect(secrets).toHaveLength(1);
       const [secretId, secret] = secrets[0]!;
       expect(secret.Properties?.GenerateSecretString).toBeDefined();
@@ -1471,10 +1656,10 @@ describe('instance secret', () => {
         const env = fn.props.Environment.Variables;
         expect([fn.path, refId(env.INSTANCE_SECRET_ARN)]).toEqual([fn.path, secretId]);
         const config = JSON.parse(env.INSTANCE_CONFIG);
-        expect(config.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: false });
+        expect(config.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true });
         expect(config.hooks).toEqual([{ url: 'https://hooks.example.com/x', events: ['message.created'] }]);
         const reads = fn.statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
-        expect(reads.flatMap(resourcesOf).map(refId)).toEqual([secretId]);
+        expect(reads.flatMap(resourcesOf).map(refId)).toContain(secretId);
       }
       expect(nagFindings(synth.stack)).toEqual([]);
     } finally {
@@ -1486,7 +1671,7 @@ describe('instance secret', () => {
     const synth = synthesize({ overrides: { OPENGRAM_INSTANCE_SECRET: 'env-s3cr3t-value-abc' } });
     try {
       expect(synth.assemblyText()).not.toContain('env-s3cr3t-value-abc');
-      synth.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+      expect(instanceSecretsOf(synth.json)).toHaveLength(1);
       for (const fn of functionsOf(synth.json))
         expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBeDefined();
     } finally {
@@ -1498,12 +1683,12 @@ describe('instance secret', () => {
     const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay/instance-AbC123';
     const synth = synthesize({ instanceSecretArn: arn });
     try {
-      synth.template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+      expect(instanceSecretsOf(synth.json)).toHaveLength(0);
       expect(synth.json.Outputs?.InstanceSecretArn?.Value).toBe(arn);
       for (const fn of functionsOf(synth.json)) {
         expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBe(arn);
         const reads = fn.statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
-        expect(reads.flatMap(resourcesOf)).toEqual([arn]);
+        expect(reads.flatMap(resourcesOf)).toContain(arn);
       }
     } finally {
       synth.dispose();
@@ -1563,7 +1748,9 @@ describe('configuration size', () => {
   function largestConfig(extra = 0, secret = true) {
     const raw = (padding: number) => ({ agents: [{ id: 'agent', name: 'Agent', description: 'x'.repeat(padding) }] });
     const measure = (padding: number) =>
-      Buffer.byteLength(JSON.stringify(JSON.stringify(deployableConfig(resolveConfig(raw(padding)), secret))));
+      Buffer.byteLength(
+        JSON.stringify(JSON.stringify(deployableConfig(closedConfig(resolveConfig(raw(padding))), secret))),
+      );
     return raw(INSTANCE_CONFIG_MAX_BYTES - measure(0) + extra);
   }
 
@@ -1640,17 +1827,271 @@ describe('logging', () => {
   });
 });
 
+describe('closed and capped by default (issue 17 finding 8)', () => {
+  const originSecretId = () =>
+    resourcesOfType(main.json, 'AWS::SecretsManager::Secret').find(([, r]) =>
+      cdkPath(r).startsWith('ChatRelay/OriginVerify/'),
+    )?.[0] ?? '(none)';
+  const readersOf = (json: CfnTemplate, secretId: string) =>
+    functionsOf(json)
+      .filter((fn) =>
+        fn.statements.some(
+          (s) =>
+            actionsOf(s).includes('secretsmanager:GetSecretValue') && resourcesOf(s).some((r) => refId(r) === secretId),
+        ),
+      )
+      .map((fn) => fn.path)
+      .sort();
+
+  it('throttles the API stage: 50 requests a second, bursts of 100', () => {
+    const stage = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Stage')[0]![1].Properties!;
+    expect(stage.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+  });
+
+  it('protects the table from deletion (and retains it with the stack)', () => {
+    const [, table] = resourcesOfType(main.json, 'AWS::DynamoDB::Table')[0]!;
+    expect(table.Properties?.DeletionProtectionEnabled).toBe(true);
+    expect(table.DeletionPolicy).toBe('Retain');
+  });
+
+  it('has CloudFront add the generated origin-verify secret to both origins, as a dynamic reference', () => {
+    const [, secret] = resourcesOfType(main.json, 'AWS::SecretsManager::Secret').find(
+      ([id]) => id === originSecretId(),
+    )!;
+    expect(secret.Properties?.GenerateSecretString).toMatchObject({ PasswordLength: 48, ExcludePunctuation: true });
+    expect(secret.Properties?.SecretString).toBeUndefined();
+    const config = resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![1].Properties!.DistributionConfig;
+    expect(config.Origins).toHaveLength(2);
+    for (const origin of config.Origins as any[]) {
+      expect(origin.OriginCustomHeaders).toHaveLength(1);
+      const [header] = origin.OriginCustomHeaders;
+      expect(header.HeaderName).toBe('X-Origin-Verify');
+      expect(joinedString(header.HeaderValue)).toBe(
+        `{{resolve:secretsmanager:\${${originSecretId()}}:SecretString:::}}`,
+      );
+    }
+  });
+
+  it('lets the stream function and the write routes (rate limit) read the origin-verify secret, no other', () => {
+    const expected = [
+      streamFunctionPath,
+      ...(routes as readonly RouteSpec[]).filter((r) => r.writes).map((r) => functionPathOf(routeId(r))),
+    ].sort();
+    expect(readersOf(main.json, originSecretId())).toEqual(expected);
+    for (const fn of fns) {
+      const arn = (fn.props.Environment.Variables as Record<string, unknown>).ORIGIN_VERIFY_SECRET_ARN;
+      expect([fn.path, arn === undefined ? undefined : refId(arn)]).toEqual([
+        fn.path,
+        expected.includes(fn.path) ? originSecretId() : undefined,
+      ]);
+    }
+  });
+
+  it('gives the instance secret to every function', () => {
+    expect(readersOf(main.json, instanceSecretId())).toEqual([...expectedFunctionPaths].sort());
+  });
+
+  const alarmsOf = (json: CfnTemplate) =>
+    new Map(
+      resourcesOfType(json, 'AWS::CloudWatch::Alarm').map(([, a]) => [
+        cdkPath(a)
+          .replace(/^ChatRelay\//, '')
+          .replace(/\/Resource$/, ''),
+        a.Properties ?? {},
+      ]),
+    );
+
+  it('alarms on API 5xx, Lambda errors and throttles, stream concurrency, table throttles, state machine fails', () => {
+    const alarms = alarmsOf(main.json);
+    expect([...alarms.keys()].sort()).toEqual([
+      'Alarms/Api5xx',
+      'Alarms/LambdaErrors',
+      'Alarms/LambdaThrottles',
+      'Alarms/StateMachineFailures',
+      'Alarms/StreamConcurrency',
+      'Alarms/TableThrottles',
+      'Dispatch/BatchDeadLettersAlarm',
+      'Dispatch/FlushDeadLettersAlarm',
+      'Effects/DeadLettersAlarm',
+      'Search/WriterDeadLettersAlarm',
+    ]);
+    const anyIn5Minutes = {
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    };
+    const httpApiId = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Api')[0]![0];
+    expect(alarms.get('Alarms/Api5xx')).toMatchObject({
+      ...anyIn5Minutes,
+      Namespace: 'AWS/ApiGateway',
+      MetricName: '5xx',
+      Statistic: 'Sum',
+      Period: 300,
+      Dimensions: [{ Name: 'ApiId', Value: { Ref: httpApiId } }],
+    });
+    for (const [name, metric] of [
+      ['Alarms/LambdaErrors', 'Errors'],
+      ['Alarms/LambdaThrottles', 'Throttles'],
+    ] as const) {
+      expect(alarms.get(name)).toMatchObject({
+        ...anyIn5Minutes,
+        Namespace: 'AWS/Lambda',
+        MetricName: metric,
+        Period: 300,
+      });
+      expect(alarms.get(name)!.Dimensions).toBeUndefined();
+    }
+    const streamId = fns.find((f) => f.path === streamFunctionPath)!.id;
+    expect(alarms.get('Alarms/StreamConcurrency')).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'ConcurrentExecutions',
+      Statistic: 'Maximum',
+      Period: 60,
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: streamId } }],
+      Threshold: 20, // 80% of the 25 reserved
+      EvaluationPeriods: 3,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+    const mathOf = (name: string) =>
+      (alarms.get(name)!.Metrics as any[]).map((m) =>
+        m.Expression
+          ? `= ${m.Expression}`
+          : `${m.Id} ${m.MetricStat.Metric.Namespace}/${m.MetricStat.Metric.MetricName}`,
+      );
+    expect(alarms.get('Alarms/TableThrottles')).toMatchObject(anyIn5Minutes);
+    expect(mathOf('Alarms/TableThrottles').sort()).toEqual([
+      '= reads + writes',
+      'reads AWS/DynamoDB/ReadThrottleEvents',
+      'writes AWS/DynamoDB/WriteThrottleEvents',
+    ]);
+    expect(alarms.get('Alarms/StateMachineFailures')).toMatchObject(anyIn5Minutes);
+    expect(mathOf('Alarms/StateMachineFailures').sort()).toEqual([
+      '= failed + timedOut',
+      'failed AWS/States/ExecutionsFailed',
+      'timedOut AWS/States/ExecutionsTimedOut',
+    ]);
+    // No topic given: no actions anywhere, and no topic.
+    for (const [name, alarm] of alarms) expect([name, alarm.AlarmActions]).toEqual([name, undefined]);
+    expect(resourcesOfType(main.json, 'AWS::SNS::Topic')).toEqual([]);
+    expect(main.json.Outputs?.AlarmTopicArn).toBeUndefined();
+  });
+
+  it('notifies a topic made for -c alarmEmail from every alarm, dead-letter alarms included', () => {
+    const synth = synthesize({ deployment: { alarmEmail: 'ops@example.com' } });
+    try {
+      const [topicId] = resourcesOfType(synth.json, 'AWS::SNS::Topic')[0]!;
+      synth.template.hasResourceProperties('AWS::SNS::Subscription', {
+        Protocol: 'email',
+        Endpoint: 'ops@example.com',
+        TopicArn: { Ref: topicId },
+      });
+      // enforceSSL: the topic policy refuses publishing without TLS.
+      expect(JSON.stringify(resourcesOfType(synth.json, 'AWS::SNS::TopicPolicy')[0]![1])).toContain(
+        'aws:SecureTransport',
+      );
+      const alarms = alarmsOf(synth.json);
+      expect(alarms.size).toBe(10);
+      for (const [name, alarm] of alarms) expect([name, alarm.AlarmActions]).toEqual([name, [{ Ref: topicId }]]);
+      expect(synth.json.Outputs?.AlarmTopicArn?.Value).toEqual({ Ref: topicId });
+      expect(nagFindings(synth.stack)).toEqual([]);
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('notifies an existing topic given by -c alarmTopicArn, and refuses bad or conflicting topic options', () => {
+    const arn = 'arn:aws:sns:eu-west-1:123456789012:relay-alarms';
+    const synth = synthesize({ deployment: { alarmTopicArn: arn } });
+    try {
+      expect(resourcesOfType(synth.json, 'AWS::SNS::Topic')).toEqual([]);
+      for (const [name, alarm] of alarmsOf(synth.json)) expect([name, alarm.AlarmActions]).toEqual([name, [arn]]);
+    } finally {
+      synth.dispose();
+    }
+    for (const deployment of [
+      { alarmTopicArn: 'relay-alarms' },
+      { alarmEmail: 'not-an-address' },
+      { alarmTopicArn: arn, alarmEmail: 'ops@example.com' },
+    ]) {
+      expect(() => synthesize({ deployment })).toThrow(DeploymentConfigError);
+    }
+  });
+
+  it('takes the stage throttle from the props, and refuses a rate or burst that is no whole number', () => {
+    expect(apiThrottle(undefined, undefined)).toEqual({ rateLimit: 50, burstLimit: 100 });
+    expect(apiThrottle('200', undefined)).toEqual({ rateLimit: 200, burstLimit: 200 });
+    expect(apiThrottle(5, '10')).toEqual({ rateLimit: 5, burstLimit: 10 });
+    for (const [rate, burst] of [
+      ['0', undefined],
+      ['1.5', undefined],
+      ['many', undefined],
+      [undefined, '-1'],
+      ['20', '10'],
+    ] as const) {
+      expect(() => apiThrottle(rate, burst)).toThrow(DeploymentConfigError);
+    }
+    const synth = synthesize({ deployment: { apiThrottleRate: '7', apiThrottleBurst: '9' } });
+    try {
+      const stage = resourcesOfType(synth.json, 'AWS::ApiGatewayV2::Stage')[0]![1].Properties!;
+      expect(stage.DefaultRouteSettings).toMatchObject({ ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 });
+    } finally {
+      synth.dispose();
+    }
+  });
+
+  it('deploys no instance secret only with allowOpenAccess, and warns at synth what is open', () => {
+    const warnings = (synth: Synthesized) =>
+      Annotations.fromStack(synth.stack).findWarning('*', Match.stringLikeRegexp('allowOpenAccess'));
+    expect(warnings(main)).toEqual([]);
+    const open = synthesize({ deployment: { allowOpenAccess: true } });
+    try {
+      expect(instanceSecretsOf(open.json)).toEqual([]);
+      expect(open.json.Outputs?.InstanceSecretArn).toBeUndefined();
+      for (const fn of functionsOf(open.json)) {
+        const env = fn.props.Environment.Variables as Record<string, unknown>;
+        expect([fn.path, env.INSTANCE_SECRET_ARN]).toEqual([fn.path, undefined]);
+        expect(JSON.parse(env.INSTANCE_CONFIG as string).security).toEqual({
+          instanceSecretEnabled: false,
+          readEndpointsRequireInstanceSecret: false,
+        });
+      }
+      expect(warnings(open).map((w) => w.entry.data)).toEqual([expect.stringContaining('no instance secret')]);
+    } finally {
+      open.dispose();
+    }
+    // Open access with the configuration's own secret: reads stay public as configured, and it says so.
+    const readsOpen = synthesize({
+      config: { security: { instanceSecretEnabled: true, instanceSecret: 'x'.repeat(32) } },
+      deployment: { allowOpenAccess: true },
+    });
+    try {
+      expect(instanceSecretsOf(readsOpen.json)).toHaveLength(1);
+      const env = functionsOf(readsOpen.json)[0]!.props.Environment.Variables;
+      expect(JSON.parse(env.INSTANCE_CONFIG).security).toEqual({
+        instanceSecretEnabled: true,
+        readEndpointsRequireInstanceSecret: false,
+      });
+      expect(warnings(readsOpen).map((w) => w.entry.data)).toEqual([expect.stringContaining('every read route')]);
+    } finally {
+      readsOpen.dispose();
+    }
+  });
+});
+
 describe('bin/app.ts', () => {
   /** Runs bin/app.ts as `cdk synth` would, with extra environment built from a scratch folder. */
-  function runApp(env: (dir: string) => Record<string, string>) {
+  function runApp(env: (dir: string) => Record<string, string>, inspect?: (outdir: string) => void) {
     const dir = mkdtempSync(join(tmpdir(), 'chat-relay-app-'));
     try {
-      return spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
+      const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
         cwd: root,
         env: { ...process.env, CDK_OUTDIR: join(dir, 'out'), ...env(dir) },
         encoding: 'utf8',
-        timeout: 60_000,
+        timeout: 120_000,
       });
+      inspect?.(join(dir, 'out'));
+      return run;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -1665,6 +2106,38 @@ describe('bin/app.ts', () => {
     expect(run.stderr.trim()).toBe('Config validation error: at least one model is required.');
     expect(run.status).toBe(1);
   });
+
+  it('fails the synth when allowOpenAccess is neither true nor false', () => {
+    const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ allowOpenAccess: 'yes please' }) }));
+    expect(run.stderr.trim()).toBe('Context "allowOpenAccess" must be true or false.');
+    expect(run.status).toBe(1);
+  });
+
+  it('adds the CI deploy-role stack when a repository is named, and fails on a bad one', () => {
+    const context = (repository: string) => ({
+      CDK_CONTEXT_JSON: JSON.stringify({ githubRepository: repository, 'aws:cdk:bundling-stacks': [] }),
+    });
+    const bad = runApp(() => context('not a repository'));
+    expect(bad.stderr.trim()).toBe('githubRepository must be owner/name, got "not a repository".');
+    expect(bad.status).toBe(1);
+    let stacks: string[] = [];
+    let trust: unknown;
+    const good = runApp(
+      () => context('acme/chat-relay'),
+      (outdir) => {
+        stacks = readdirSync(outdir).filter((f) => f.endsWith('.template.json'));
+        const template = JSON.parse(readFileSync(join(outdir, 'ChatRelayDeployRole.template.json'), 'utf8'));
+        trust = (Object.values(template.Resources) as { Type: string; Properties: any }[])
+          .filter((r) => r.Type === 'AWS::IAM::Role')
+          .map((r) => r.Properties.AssumeRolePolicyDocument.Statement[0].Condition.StringEquals)
+          .map((c: Record<string, string>) => c['token.actions.githubusercontent.com:sub'])
+          .sort();
+      },
+    );
+    expect(good.status).toBe(0);
+    expect(stacks.sort()).toEqual(['ChatRelay.template.json', 'ChatRelayDeployRole.template.json']);
+    expect(trust).toEqual(['repo:acme/chat-relay:pull_request', 'repo:acme/chat-relay:ref:refs/heads/main']);
+  }, 180_000);
 
   it('fails the synth when a custom domain comes without its certificate', () => {
     const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ domainName: 'relay.example.com' }) }));

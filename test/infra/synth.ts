@@ -13,6 +13,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
 import type { ConfigOverrides } from '../../functions/platform/instance-config.js';
 import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY } from '../../lib/stack.js';
+import type { ChatRelayStackProps } from '../../lib/stack.js';
 
 export interface SynthOptions {
   /** The raw instance configuration document (as in a config file). */
@@ -25,6 +26,11 @@ export interface SynthOptions {
   bundle?: boolean;
   /** A custom domain for the distribution. */
   domain?: { name: string; certificateArn: string };
+  /** The deployment options bin/app.ts takes from context (allowOpenAccess, throttle, alarm topic). */
+  deployment?: Pick<
+    ChatRelayStackProps,
+    'allowOpenAccess' | 'apiThrottleRate' | 'apiThrottleBurst' | 'alarmTopicArn' | 'alarmEmail'
+  >;
 }
 
 export interface Synthesized {
@@ -80,6 +86,7 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
     instanceSecretArn: app.node.tryGetContext('instanceSecretArn') as string | undefined,
     vapidKeysSecretArn: options.vapidKeysSecretArn,
     domain: options.domain,
+    ...options.deployment,
   });
   const assembly = app.synth();
   const json = assembly.getStackByName(stack.stackName).template as CfnTemplate;

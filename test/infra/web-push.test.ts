@@ -23,6 +23,9 @@ const functionsOf = (json: CfnTemplate) =>
     env: (fn.Properties?.Environment?.Variables ?? {}) as Record<string, unknown>,
     statements: statementsOfRole(json, refId(fn.Properties?.Role)!),
   }));
+/** The stack's push secrets (beside them: the instance secret and the origin-verify secret). */
+const pushSecrets = (json: CfnTemplate) =>
+  resourcesOfType(json, 'AWS::SecretsManager::Secret').filter(([, r]) => cdkPath(r).startsWith('ChatRelay/Push/'));
 const secretReaders = (json: CfnTemplate, secretId: string) =>
   functionsOf(json)
     .filter((f) =>
@@ -41,7 +44,7 @@ afterAll(() => synth?.dispose());
 
 describe('web push enabled', () => {
   it('keeps the VAPID key pair in a retained secret that a deploy-time custom resource fills once', () => {
-    const secrets = resourcesOfType(synth.json, 'AWS::SecretsManager::Secret');
+    const secrets = pushSecrets(synth.json);
     expect(secrets).toHaveLength(1);
     const [, secret] = secrets[0]!;
     expect(cdkPath(secret)).toBe('ChatRelay/Push/Keys/Resource');
@@ -55,7 +58,7 @@ describe('web push enabled', () => {
   });
 
   it('gives every function the public key from the custom resource, and the key pair to the senders only', () => {
-    const [secretId] = resourcesOfType(synth.json, 'AWS::SecretsManager::Secret')[0]!;
+    const [secretId] = pushSecrets(synth.json)[0]!;
     const [customId] = resourcesOfType(synth.json, 'AWS::CloudFormation::CustomResource')[0]!;
     const fns = functionsOf(synth.json).filter((f) => f.path !== keyMakerPath && !f.path.includes('KeyProvider'));
     for (const fn of fns) {
@@ -82,7 +85,7 @@ describe('web push with an existing key pair, and off', () => {
     const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay/vapid-AbC123';
     const other = synthesize({ config: pushConfig, vapidKeysSecretArn: arn });
     try {
-      expect(resourcesOfType(other.json, 'AWS::SecretsManager::Secret')).toHaveLength(0);
+      expect(pushSecrets(other.json)).toHaveLength(0);
       const notifier = functionsOf(other.json).find((f) => f.path === notifierPath)!;
       expect(notifier.env.VAPID_SECRET_ARN).toBe(arn);
     } finally {

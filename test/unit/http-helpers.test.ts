@@ -60,14 +60,16 @@ describe('rate-limit client identity', () => {
     'x-real-ip': '198.51.100.2',
     'cf-connecting-ip': '192.0.2.1',
   };
-  it('prefers the platform source IP', () => {
-    expect(clientOf(event(forwarded, '1.2.3.4'), true)).toBe('1.2.3.4');
+  it('prefers the platform source IP', async () => {
+    expect(await clientOf(event(forwarded, '1.2.3.4'), true)).toBe('1.2.3.4');
   });
-  it('uses forwarded headers, in order, only when trusted and no IP is known', () => {
-    expect(clientOf(event(forwarded), true)).toBe('203.0.113.9');
-    expect(clientOf(event({ 'x-forwarded-for': 'unknown', 'x-real-ip': '198.51.100.2' }), true)).toBe('198.51.100.2');
-    expect(clientOf(event({ 'cf-connecting-ip': '192.0.2.1' }), true)).toBe('192.0.2.1');
-    expect(clientOf(event(forwarded), false)).toBe('instance');
-    expect(clientOf(event({}), true)).toBe('instance');
+  it('uses forwarded headers, in order, only when trusted and no IP is known', async () => {
+    expect(await clientOf(event(forwarded), true)).toBe('203.0.113.9');
+    expect(await clientOf(event({ 'x-forwarded-for': 'unknown', 'x-real-ip': '198.51.100.2' }), true)).toBe(
+      '198.51.100.2',
+    );
+    expect(await clientOf(event({ 'cf-connecting-ip': '192.0.2.1' }), true)).toBe('192.0.2.1');
+    expect(await clientOf(event(forwarded), false)).toBe('instance');
+    expect(await clientOf(event({}), true)).toBe('instance');
   });
 });
