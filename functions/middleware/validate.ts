@@ -51,7 +51,9 @@ function collect(
   const flat = z.flattenError(parsed.error);
   errors.formErrors.push(...flat.formErrors);
   for (const [field, messages] of Object.entries(flat.fieldErrors as Record<string, string[] | undefined>)) {
-    if (messages?.length) (errors.fieldErrors[field] ??= []).push(...messages);
+    if (!messages?.length) continue;
+    if (!Object.hasOwn(errors.fieldErrors, field)) errors.fieldErrors[field] = [];
+    errors.fieldErrors[field]!.push(...messages);
   }
   return undefined;
 }
@@ -97,11 +99,16 @@ function checkShape(
 ): void {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
   for (const [field, value] of Object.entries(raw)) {
-    const add = (message: string) => (errors.fieldErrors[field] ??= []).push(message);
     if (field === '__proto__') {
-      add('Object keys must not be "__proto__".');
+      // Not a field name: `fieldErrors.__proto__` would be the prototype, so a form error.
+      errors.formErrors.push('Object keys must not be "__proto__".');
       continue;
     }
+    // Own keys only: a field named `constructor` must not find Object's.
+    const add = (message: string) => {
+      if (!Object.hasOwn(errors.fieldErrors, field)) errors.fieldErrors[field] = [];
+      errors.fieldErrors[field]!.push(message);
+    };
     const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 0 }];
     let tooDeep = false;
     while (stack.length > 0) {
@@ -116,7 +123,7 @@ function checkShape(
       // Past the limit only `__proto__` keys still matter (an ignored field may be deep).
       for (const child of Array.isArray(v) ? children : Object.values(v)) stack.push({ v: child, depth: depth + 1 });
     }
-    if (tooDeep && isKept(field) && !errors.fieldErrors[field])
+    if (tooDeep && isKept(field) && !Object.hasOwn(errors.fieldErrors, field))
       add(`${field} must not nest deeper than ${LIMITS.jsonDepth} levels.`);
   }
 }

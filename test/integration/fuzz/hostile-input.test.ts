@@ -192,6 +192,31 @@ describe('trace shapes (finding 3)', () => {
     expect((await api.get(`/api/v1/chats/${chat.id}/requests`)).body.data).toEqual([req.body]);
   });
 
+  it('refuses a top-level __proto__ key on every route alike, and ignores other prototype-named unknown keys', async () => {
+    const chat = await newChat();
+    const routes = [
+      [`/api/v1/chats/${chat.id}/typing`, '"agentId":"assistant"'],
+      ['/api/v1/push/subscribe', '"endpoint":"https://fcm.googleapis.com/x","keys":{"p256dh":"a","auth":"b"}'],
+      ['/api/v1/dispatch/BBBBBBBBBBBBBBBBBBBBB/heartbeat', '"workerId":"w"'],
+    ] as const;
+    for (const [path, base] of routes) {
+      for (const value of ['1', 'null', '{"a":1}', '[]']) {
+        const res = await rawPost(path, `{${base},"__proto__":${value}}`);
+        expect([path, value, res.status, res.body?.error?.details]).toEqual([
+          path,
+          value,
+          400,
+          { formErrors: ['Object keys must not be "__proto__".'], fieldErrors: {} },
+        ]);
+      }
+    }
+    const typing = await rawPost(`/api/v1/chats/${chat.id}/typing`, '{"agentId":"a","constructor":1,"toString":{}}');
+    expect(typing.status).toBe(204);
+    // A field the loose push schema keeps, named constructor and too deep: its own error, no 500.
+    const deepKept = await rawPost('/api/v1/push/subscribe', `{"constructor":${deepArrays(40)}}`);
+    expect([deepKept.status, Object.keys(deepKept.body.error.details.fieldErrors)]).toEqual([400, ['constructor']]);
+  });
+
   it('stores a trace 30 levels deep and refuses 31 or more, also with an Idempotency-Key', async () => {
     const chat = await newChat();
     const url = `/api/v1/chats/${chat.id}/messages`;

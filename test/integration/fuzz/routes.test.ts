@@ -306,8 +306,10 @@ function fuzz(route: RouteSpec, schemas: { body?: z.ZodType; query?: z.ZodType }
     delete body[pick(fields)];
     variant = 'missing field';
   } else if (kind < 0.7) {
-    body[pick(['__proto__', 'constructor', 'extra'])] = pick(HOSTILE)();
-    variant = 'extra key';
+    // An own key, `__proto__` included (an assignment would set the prototype instead).
+    const key = pick(['__proto__', 'constructor', 'toString', 'extra']);
+    Object.defineProperty(body, key, { value: pick(HOSTILE)(), enumerable: true, writable: true, configurable: true });
+    variant = `extra key ${key}`;
   } else if (kind < 0.8) {
     const raw = pick(['', 'null', '[]', '"s"', '{', '{"a":1', '1', 'true', '{"a":1}{}', '\uFEFF{}']);
     return { method: route.method, path, body: raw, headers, variant: `raw ${JSON.stringify(raw)}` };
