@@ -9,7 +9,7 @@ import { readEvents } from '../../support/events.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
 import type { Response } from '../../support/api.js';
 
-const api = useApi({ config: oneAgentConfig });
+const api = useApi({ config: { ...oneAgentConfig, push: { enabled: true, subject: 'mailto:ops@example.com' } } });
 
 const newChat = async (extra: Record<string, unknown> = {}) => {
   const res = await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', ...extra });
@@ -145,6 +145,57 @@ describe('sizes that used to reach the item limit (finding 2)', () => {
     expectFieldError(await api.get(`/api/v1/tags/suggestions?q=${'q'.repeat(1_100)}`), 'q');
     const atLimit = await api.get(`/api/v1/tags/suggestions?q=${'q'.repeat(400)}`);
     expect([atLimit.status, atLimit.body]).toEqual([200, { data: [] }]);
+  });
+});
+
+describe('other unbounded inputs the fuzz test found', () => {
+  const P256DH = 'BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM';
+
+  it('bounds a push subscription: endpoint 4,096 characters, each key 1,000', async () => {
+    const endpoint = 'https://fcm.googleapis.com/fcm/send/';
+    const big = { endpoint: endpoint + 'a'.repeat(4_096), keys: { p256dh: P256DH, auth: 'tBHItJI5svbpez7KI4CCXg' } };
+    expectFieldError(await api.post('/api/v1/push/subscribe', big), 'endpoint');
+    const bigKey = { endpoint: `${endpoint}x`, keys: { p256dh: P256DH, auth: 'a'.repeat(420_000) } };
+    expectFieldError(await api.post('/api/v1/push/subscribe', bigKey), 'keys');
+    const ok = await api.post('/api/v1/push/subscribe', { ...bigKey, keys: { ...bigKey.keys, auth: 'a'.repeat(22) } });
+    expect([ok.status, ok.body?.error]).toEqual([201, undefined]);
+  });
+
+  it("bounds an upload's fileName and contentType (the name is part of the object key) at 255 characters", async () => {
+    const chat = await newChat();
+    const upload = (body: Record<string, unknown>) =>
+      api.post(`/api/v1/chats/${chat.id}/media`, {
+        fileName: 'a.txt',
+        contentType: 'text/plain',
+        base64Data: 'aGk=',
+        ...body,
+      });
+    const longName = await upload({ fileName: `a.${'x'.repeat(420_000)}` });
+    expect([longName.status, longName.body.error.details]).toEqual([400, { field: 'fileName' }]);
+    const longType = await upload({ contentType: `text/plain; x=${'y'.repeat(300)}` });
+    expect([longType.status, longType.body.error.details]).toEqual([400, { field: 'contentType' }]);
+    const session = await api.post(`/api/v1/chats/${chat.id}/media/uploads`, {
+      fileName: 'n'.repeat(256),
+      contentType: 'application/octet-stream',
+      byteSize: 10,
+    });
+    expect([session.status, session.body.error.details]).toEqual([400, { field: 'fileName' }]);
+    expect((await api.get(`/api/v1/chats/${chat.id}/media`)).body.data).toEqual([]);
+    const ok = await upload({ fileName: `${'n'.repeat(251)}.txt` });
+    expect([ok.status, ok.body?.error]).toEqual([201, undefined]);
+  });
+
+  it('refuses an admin change whose configuration would exceed 256 KiB, and keeps the configuration', async () => {
+    const agents = [{ id: 'assistant', name: 'Assistant', description: 'd'.repeat(300_000) }];
+    const res = await api.patch('/api/v1/config/admin', { agents });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toEqual({
+      code: 'VALIDATION_ERROR',
+      message: 'Config validation error: the configuration exceeds 262144 bytes of JSON.',
+      details: null,
+    });
+    const config = await api.get('/api/v1/config');
+    expect(config.body.agents.map((a: { description: string }) => a.description.length)).toEqual([0]);
   });
 });
 
