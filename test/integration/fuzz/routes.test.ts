@@ -282,6 +282,21 @@ interface Fuzzed {
   variant: string;
 }
 
+/** Every [object or array, key] below the top level of `body` (where an inner value can be swapped). */
+function innerPaths(body: Record<string, unknown>): [Record<string, unknown>, string][] {
+  const out: [Record<string, unknown>, string][] = [];
+  const stack: unknown[] = Object.values(body);
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null || v instanceof Raw) continue;
+    for (const [key, child] of Object.entries(v)) {
+      out.push([v as Record<string, unknown>, key]);
+      stack.push(child);
+    }
+  }
+  return out;
+}
+
 /** One request for `route`: a plausible body made hostile in one way (or, sometimes, left valid). */
 function fuzz(route: RouteSpec, schemas: { body?: z.ZodType; query?: z.ZodType }): Fuzzed {
   const path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => pathValue(name)) + queryString(schemas.query);
@@ -297,7 +312,18 @@ function fuzz(route: RouteSpec, schemas: { body?: z.ZodType; query?: z.ZodType }
   let variant = 'valid';
   const fields = Object.keys(shape);
   const kind = random();
-  if (kind < 0.5 && fields.length > 0) {
+  const inner = innerPaths(body);
+  if (kind < 0.15 && inner.length > 0) {
+    // Deep inside a valid body (a config option's label, a trace's media ids…).
+    const [holder, key] = pick(inner);
+    Object.defineProperty(holder, key, {
+      value: pick(HOSTILE)(),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+    variant = `inner ${key}`;
+  } else if (kind < 0.5 && fields.length > 0) {
     const field = pick(fields);
     const hostile = pick(HOSTILE)();
     body[field] = claims && field === 'waitMs' && typeof hostile === 'number' && hostile > 0 ? 0 : hostile;
