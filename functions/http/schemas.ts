@@ -6,13 +6,14 @@
  * write under those, with room to spare; a value over a limit is a schema error (400
  * `VALIDATION_ERROR`, `fieldErrors.<field>`) that changes nothing.
  *
- * Budgets, in DynamoDB's own terms (a map or list costs 3 bytes plus 1 per element, a number about
- * half its digits, so a JSON value takes at most about 1.5× its JSON size as a stored map):
+ * Budgets, in DynamoDB's own terms (a map or list costs 3 bytes plus 1 per element, a number 1
+ * byte plus 1 per two digits, a name or string its UTF-8 bytes, null and booleans 1: the most a
+ * JSON value can take stored is 4/3 of its JSON size, for a list of empty lists, `[[],[],…]`):
  * - a message item and its `message.created` event: content ≤ 300,000 bytes + trace ≤ 64 KiB of
- *   JSON (≤ ~96 KiB stored) + ids ≈ 397 KB, under 409,600 bytes;
+ *   JSON (≤ ~87 KB stored) + ids ≈ 388 KB, under 409,600 bytes (the regression test writes it);
  * - a request item: title ≤ 1,000 characters (≤ 4 KB) + body ≤ 64 KiB + config, trace and
- *   resolution ≤ 64 KiB of JSON each (≤ ~96 KiB stored each) ≈ 356 KB; its `request.resolved`
- *   event holds the resolution twice and the trace once, ≈ 292 KB.
+ *   resolution ≤ 64 KiB of JSON each (≤ ~87 KB stored each) ≈ 330 KB; its `request.resolved`
+ *   event holds the resolution twice and the trace once, ≈ 262 KB.
  */
 import { z } from 'zod';
 
