@@ -271,6 +271,7 @@ function queryString(schema: z.ZodType | undefined): string {
   }
   if (chance(0.1)) params.push('cursor=' + encodeURIComponent(pick(['eyJ4IjoxfQ', '!!!', 'a'.repeat(3_000)])));
   if (chance(0.05)) params.push('%=%&==&a=%E0%A4%A');
+  if (chance(0.05)) params.push('__proto__=x&constructor=y&limit=1&limit=2');
   return params.length > 0 ? `?${params.join('&')}` : '';
 }
 
