@@ -160,6 +160,9 @@ describe('other unbounded inputs the fuzz test found', () => {
     expectFieldError(await api.post('/api/v1/push/subscribe', bigKey), 'keys');
     const ok = await api.post('/api/v1/push/subscribe', { ...bigKey, keys: { ...bigKey.keys, auth: 'a'.repeat(22) } });
     expect([ok.status, ok.body?.error]).toEqual([201, undefined]);
+    // Gone again, so the later tests' requests send no push to it.
+    const removed = await api.request('DELETE', '/api/v1/push/subscribe', { endpoint: bigKey.endpoint });
+    expect([removed.status, removed.body]).toEqual([200, { ok: true, removed: true }]);
   });
 
   it("bounds an upload's fileName and contentType (the name is part of the object key) at 255 characters", async () => {
