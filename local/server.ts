@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { CLIENT_GONE } from '../functions/platform/client-gone.js';
 import type { ContextWithClient } from '../functions/platform/client-gone.js';
@@ -181,6 +182,42 @@ function contextFor(name: string, requestId: string, budgetMs = INVOCATION_BUDGE
   };
 }
 
+/**
+ * Node's own limit on the request line plus headers (its `maxHeaderSize` default, set explicitly
+ * so the answer below can name it); API Gateway's is lower (10 KB), so nothing that passes AWS is
+ * refused here.
+ */
+const MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * A request Node's parser refuses before any handler could see it (an over-long URL or header
+ * block, raw bytes that are no HTTP token, a broken request line): Node would write a bare
+ * 431/400 with no body; this writes the contract's envelope (§1.7) straight to the socket, as
+ * `clientError` requires. Too large → 413 PAYLOAD_TOO_LARGE (the contract's one size status);
+ * anything else → 400 VALIDATION_ERROR.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooBig = error.code === 'HPE_HEADER_OVERFLOW';
+  const status = tooBig ? '413 Payload Too Large' : '400 Bad Request';
+  const body = JSON.stringify({
+    error: tooBig
+      ? {
+          code: 'PAYLOAD_TOO_LARGE',
+          message: `Request line and headers exceed ${MAX_HEADER_BYTES} bytes.`,
+          details: { maxHeaderBytes: MAX_HEADER_BYTES },
+        }
+      : { code: 'VALIDATION_ERROR', message: 'Malformed HTTP request.', details: null },
+  });
+  socket.end(
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+}
+
 function tooLarge(res: ServerResponse): void {
   res.writeHead(413, { 'content-type': 'application/json; charset=utf-8' });
   res.end(
@@ -328,7 +365,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   };
   const { mounted, fallback, stream } = handlers;
   const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
-  const server = createServer((req, res) => {
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       const method = req.method ?? 'GET';
@@ -386,6 +423,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       );
     });
   });
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);

@@ -26,6 +26,7 @@ import { chatNotFound } from './chat-writes.js';
 import * as Dispatch from './dispatch.js';
 import * as StreamText from './stream-text.js';
 import * as Tags from './tags.js';
+import { MAX_CONTENT_BYTES, tooLong } from './streaming.js';
 
 export interface ChatDeps {
   clock: () => Date;
@@ -146,6 +147,8 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   const now = deps.clock().toISOString();
   const chatId = deps.newId();
   const firstText = input.firstMessage?.trim() ?? '';
+  // The first message is a message: the same bound and the same 413 as POST …/messages (§5.4.1).
+  if (Buffer.byteLength(firstText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong('firstMessage');
   const derivedTitle = cut(firstText.replace(/\s+/g, ' ').trim(), config.titleMaxChars);
   const first: Message | undefined =
     firstText === ''

@@ -83,6 +83,9 @@ export function applyAdminChange(
   return next;
 }
 
+/** The largest configuration document an admin change may store. */
+export const MAX_CONFIG_BYTES = 256 * 1024;
+
 /**
  * PATCH /config/admin: merges the change onto the current document, validates the result as a
  * whole (§12.3: nothing is saved on a failure) and stores it conditionally on the version it
@@ -97,6 +100,12 @@ export async function updateAdminConfig(body: Record<string, unknown>): Promise<
     } catch (error) {
       if (error instanceof ConfigValidationError) throw new ValidationError(error.message);
       throw error;
+    }
+    // Stored as one JSON string in one item (400 KB at most): bounded well under it (README "Limits").
+    if (Buffer.byteLength(JSON.stringify(next), 'utf8') > MAX_CONFIG_BYTES) {
+      throw new ValidationError(
+        `Config validation error: the configuration exceeds ${MAX_CONFIG_BYTES} bytes of JSON.`,
+      );
     }
     if (await saveStoredConfig(next, current?.version, new Date().toISOString())) {
       // This instance sees its own change from the very next request.

@@ -53,13 +53,24 @@ export interface Upload {
   messageId?: string | undefined;
 }
 
+/**
+ * Names the contract leaves unbounded (README "Limits"): the file name becomes part of the
+ * object key (S3 keys hold 1,024 bytes) and both are stored with the medium and sent as headers.
+ */
+export const MAX_FILE_NAME_CHARS = 255;
+export const MAX_CONTENT_TYPE_CHARS = 255;
+
 /** Checks 8, 9 and 11–13 of §5.6.2 on what the uploader declares: the kind it resolves to. */
 function checkDeclared(
   config: InstanceConfig,
-  input: { kind?: string | undefined; contentType: string },
+  input: { kind?: string | undefined; contentType: string; fileName: string },
   size: number,
   cap: number,
 ): MediaKind {
+  if (input.fileName.length > MAX_FILE_NAME_CHARS)
+    throw new FieldRuleError('fileName', `fileName must be at most ${MAX_FILE_NAME_CHARS} characters.`);
+  if (input.contentType.length > MAX_CONTENT_TYPE_CHARS)
+    throw new FieldRuleError('contentType', `contentType must be at most ${MAX_CONTENT_TYPE_CHARS} characters.`);
   if (input.kind !== undefined && !KINDS.includes(input.kind as MediaKind))
     throw new FieldRuleError('kind', 'kind must be image, audio, or file.');
   if (input.contentType.trim() === '') throw new FieldRuleError('file', 'file content type is required.');

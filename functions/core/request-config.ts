@@ -170,6 +170,8 @@ function formConfig(config: Record<string, unknown>): FormConfig {
     const at = `config.fields[${i}]`;
     if (!isObject(field)) throw new FieldRuleError(at, `${at} must be a JSON object.`);
     const name = requiredText(field.name, `${at}.name`);
+    // Its value would be a `__proto__` key, which no body may carry (README "Limits").
+    if (name === '__proto__') throw new FieldRuleError(`${at}.name`, 'form field name must not be __proto__.');
     if (!FIELD_TYPES.includes(field.type as never)) {
       throw new FieldRuleError(
         `${at}.type`,
@@ -284,7 +286,8 @@ function formResolution(config: FormConfig, values: unknown): ResolutionPayload 
   const out: Record<string, string | boolean | string[]> = {};
   for (const field of config.fields) {
     const at = `values.${field.name}`;
-    const value = values[field.name];
+    // Own keys only: a field named `constructor` or `toString` is not given by the prototype.
+    const value = Object.hasOwn(values, field.name) ? values[field.name] : undefined;
     if (value === undefined) {
       if (field.required) throw new FieldRuleError(at, 'missing required form value.');
       continue;
@@ -311,6 +314,6 @@ function formResolution(config: FormConfig, values: unknown): ResolutionPayload 
   }
   // Keys in submitted order: the dispatch line renders this object as JSON (§4.4.8).
   const ordered: Record<string, string | boolean | string[]> = {};
-  for (const name of Object.keys(values)) if (name in out) ordered[name] = out[name]!;
+  for (const name of Object.keys(values)) if (Object.hasOwn(out, name)) ordered[name] = out[name]!;
   return { values: ordered };
 }

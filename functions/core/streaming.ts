@@ -45,8 +45,10 @@ export const messageNotFound = (messageId: string) => NotFoundError.of('messageI
 export const notStreaming = (messageId: string, state: StreamState) =>
   new ConflictError('Message is not in streaming state.', { messageId, streamState: state });
 
-export const tooLong = () =>
+/** 413 naming the field that carried the text (§1.7: a rule violation tied to a field). */
+export const tooLong = (field = 'content') =>
   new PayloadTooLargeError(`Message content exceeds ${MAX_CONTENT_BYTES} bytes.`, {
+    field,
     maxContentBytes: MAX_CONTENT_BYTES,
   });
 
@@ -125,7 +127,7 @@ export async function appendChunk(
     if (!current) throw messageNotFound(messageId);
     if (current.stream_state !== 'streaming') throw notStreaming(messageId, current.stream_state);
     if (isOverdue(current, config, now.getTime())) throw await expiredConflict(config, loc, messageId, deps);
-    throw tooLong();
+    throw tooLong('deltaText');
   }
   const { seq, message } = reserved;
   const [written, evented] = await Promise.allSettled([
@@ -173,7 +175,7 @@ export async function complete(
   chatId?: string,
   deps: MessageDeps = defaultDeps,
 ): Promise<Message> {
-  if (finalText !== undefined && Buffer.byteLength(finalText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
+  if (finalText !== undefined && Buffer.byteLength(finalText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong('finalText');
   const loc = await find(messageId, chatId);
   const outcome = await finish(config, loc, messageId, { kind: 'complete', finalText }, deps);
   return outcome.message!;
@@ -307,7 +309,8 @@ async function finishAttempts(
     const text = assembled.text;
     const contentFinal = cancelled ? null : (how.finalText ?? text);
     const contentPartial = cancelled && text !== '' ? text : null;
-    if (contentFinal !== null && Buffer.byteLength(contentFinal, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
+    if (contentFinal !== null && Buffer.byteLength(contentFinal, 'utf8') > MAX_CONTENT_BYTES)
+      throw tooLong('finalText');
 
     // The message changed (a chunk was numbered, or another finisher won) or a chunk we meant
     // to void arrived after all: read again.

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { SchemaValidationError, ValidationError } from '../errors.js';
+import { LIMITS } from '../http/schemas.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';
 
@@ -50,7 +51,9 @@ function collect(
   const flat = z.flattenError(parsed.error);
   errors.formErrors.push(...flat.formErrors);
   for (const [field, messages] of Object.entries(flat.fieldErrors as Record<string, string[] | undefined>)) {
-    if (messages?.length) (errors.fieldErrors[field] ??= []).push(...messages);
+    if (!messages?.length) continue;
+    if (!Object.hasOwn(errors.fieldErrors, field)) errors.fieldErrors[field] = [];
+    errors.fieldErrors[field]!.push(...messages);
   }
   return undefined;
 }
@@ -80,6 +83,64 @@ export function parseOptionalObjectBody(event: HttpEvent, malformedMessage: stri
   return parsed;
 }
 
+/**
+ * Shape rules every JSON body keeps, whatever its route (README "Limits"), reported per top-level
+ * field: no object key `__proto__` at any level (JSON.parse makes it an own key, but any copy by
+ * assignment turns it into the object's prototype, and reading it back from DynamoDB drops it: it
+ * could never round-trip), and no field nested deeper than LIMITS.jsonDepth (DynamoDB nests 32
+ * levels; recursive code, the idempotency fingerprint included, must never see a deeper value).
+ * Iterative, so a body nested a million levels deep costs a walk, not a stack overflow. Fields the
+ * schema drops (unknown fields, §1.2) are exempt from the depth rule, since they are ignored.
+ */
+function checkShape(
+  raw: unknown,
+  isKept: (field: string) => boolean,
+  errors: { formErrors: string[]; fieldErrors: Record<string, string[]> },
+): void {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
+  for (const [field, value] of Object.entries(raw)) {
+    if (field === '__proto__') {
+      // Not a field name: `fieldErrors.__proto__` would be the prototype, so a form error.
+      errors.formErrors.push('Object keys must not be "__proto__".');
+      continue;
+    }
+    // Own keys only: a field named `constructor` must not find Object's.
+    const add = (message: string) => {
+      if (!Object.hasOwn(errors.fieldErrors, field)) errors.fieldErrors[field] = [];
+      errors.fieldErrors[field]!.push(message);
+    };
+    const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 0 }];
+    let tooDeep = false;
+    while (stack.length > 0) {
+      const { v, depth } = stack.pop()!;
+      if (typeof v !== 'object' || v === null) continue;
+      if (depth + 1 > LIMITS.jsonDepth) tooDeep = true;
+      const children = Array.isArray(v) ? (v as unknown[]) : Object.keys(v);
+      if (!Array.isArray(v) && (children as string[]).includes('__proto__')) {
+        add('Object keys must not be "__proto__".');
+        break;
+      }
+      // Past the limit only `__proto__` keys still matter (an ignored field may be deep).
+      for (const child of Array.isArray(v) ? children : Object.values(v)) stack.push({ v: child, depth: depth + 1 });
+    }
+    if (tooDeep && isKept(field) && !Object.hasOwn(errors.fieldErrors, field))
+      add(`${field} must not nest deeper than ${LIMITS.jsonDepth} levels.`);
+  }
+}
+
+/** Whether the schema keeps a body field: what it output, else (it failed) what its object shape names. */
+function keptFields(schema: z.ZodType, output: unknown): (field: string) => boolean {
+  if (typeof output === 'object' && output !== null)
+    return (field) => Object.prototype.hasOwnProperty.call(output, field);
+  if (schema instanceof z.ZodObject) {
+    const shape = schema.shape as Record<string, unknown>;
+    // A loose object keeps every field.
+    const loose = schema.def.catchall !== undefined && !(schema.def.catchall instanceof z.ZodNever);
+    return (field) => loose || Object.prototype.hasOwnProperty.call(shape, field);
+  }
+  return () => true;
+}
+
 export function validate(schemas: InputSchemas): HttpMiddleware {
   return {
     before: (request) => {
@@ -97,6 +158,7 @@ export function validate(schemas: InputSchemas): HttpMiddleware {
       const path = collect(schemas.path, event.pathParameters ?? {}, errors);
       const query = collect(schemas.query, event.queryStringParameters ?? {}, errors);
       const validBody = collect(schemas.body, body, errors);
+      if (schemas.body) checkShape(body, keptFields(schemas.body, validBody), errors);
       if (errors.formErrors.length > 0 || Object.keys(errors.fieldErrors).length > 0) {
         throw new SchemaValidationError(errors.formErrors, errors.fieldErrors);
       }

@@ -17,6 +17,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ddb, deleteMany, guarded, queryAll, tableName, transact } from './db.js';
 import type { TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
+import { storable } from './storable.js';
 
 export interface DispatchInput {
   id: string;
@@ -42,7 +43,12 @@ export function dispatchInputWrites(input: DispatchInput): TransactItem[] {
     {
       Put: {
         TableName: tableName(),
-        Item: { ...Keys.dispatchInput(input.chat_id, input.created_at, input.id), type: 'dispatch-input', ...input },
+        Item: {
+          ...Keys.dispatchInput(input.chat_id, input.created_at, input.id),
+          type: 'dispatch-input',
+          ...input,
+          resolution_payload: storable(input.resolution_payload),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },

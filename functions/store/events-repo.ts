@@ -15,6 +15,7 @@ import { customAlphabet } from 'nanoid';
 import { ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { EPHEMERAL_BUCKET_MS, Keys } from './keys.js';
+import { storable } from './storable.js';
 import { logger } from '../platform/logger.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -98,7 +99,8 @@ export class EventReservation {
           id: eventIdFor(this.first + i),
           eventType: e.type,
           timestamp,
-          payload: e.payload,
+          // A payload may carry a client's trace or resolution (./storable.ts says why).
+          payload: storable(e.payload),
           ttl,
         },
       },
@@ -214,7 +216,7 @@ export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactI
         id,
         eventType: event.type,
         timestamp,
-        payload: event.payload,
+        payload: storable(event.payload),
         ttl: Math.floor(timeMs / 1000) + EPHEMERAL_TTL_SECONDS,
       },
     },

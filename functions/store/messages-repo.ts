@@ -20,6 +20,7 @@ import type { Message, MessageRole } from '../model.js';
 import { ddb, guarded, queryAll, tableName } from './db.js';
 import type { TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
+import { storable } from './storable.js';
 
 /** The stored item: the API fields plus streaming and listing bookkeeping. */
 export interface MessageRecord extends Message {
@@ -61,7 +62,13 @@ export function putMessage(message: MessageRecord): TransactItem[] {
     {
       Put: {
         TableName: tableName(),
-        Item: { ...key, type: 'message', ...message, ...(streaming ? { chunk_count: 0, content_bytes: 0 } : {}) },
+        Item: {
+          ...key,
+          type: 'message',
+          ...message,
+          trace: storable(message.trace),
+          ...(streaming ? { chunk_count: 0, content_bytes: 0 } : {}),
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },

@@ -9,6 +9,7 @@ import { pick } from '../model.js';
 import { ddb, queryAll, retryConflicts, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
+import { storable } from './storable.js';
 
 export type RequestStatus = 'pending' | 'resolved' | 'cancelled';
 
@@ -56,7 +57,15 @@ export function putRequest(request: RequestRecord): TransactItem[] {
     {
       Put: {
         TableName: tableName(),
-        Item: { ...key, ...request, type: 'request', request_type: request.type },
+        Item: {
+          ...key,
+          ...request,
+          config: storable(request.config),
+          resolution_payload: storable(request.resolution_payload),
+          trace: storable(request.trace),
+          type: 'request',
+          request_type: request.type,
+        },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
@@ -116,7 +125,7 @@ export function endRequest(
         ':status': end.status,
         ':at': end.resolvedAt,
         ':by': end.resolvedBy,
-        ':payload': end.payload,
+        ':payload': storable(end.payload),
         ':pending': 'pending',
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -141,7 +150,7 @@ export async function updateRequest(
   const values: Record<string, unknown> = {};
   const sets = Object.entries(changes).map(([field, value]) => {
     names[`#${field}`] = field;
-    values[`:${field}`] = value;
+    values[`:${field}`] = storable(value);
     return `#${field} = :${field}`;
   });
   try {

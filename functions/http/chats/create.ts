@@ -2,10 +2,14 @@
 import { z } from 'zod';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
+import { LIMITS, clientId } from '../schemas.js';
 
 export const schemas = {
   body: z.object({
-    agentIds: z.array(z.string()).min(1),
+    agentIds: z
+      .array(clientId('agentIds'))
+      .min(1)
+      .max(LIMITS.agentIds, `agentIds must contain at most ${LIMITS.agentIds} ids.`),
     modelId: z.string(),
     title: z.string().optional(),
     tags: z.array(z.string()).optional(),

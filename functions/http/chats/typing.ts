@@ -3,8 +3,9 @@ import { z } from 'zod';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
+import { clientId } from '../schemas.js';
 
-export const schemas = { path: chatPath, body: z.object({ agentId: z.string() }) };
+export const schemas = { path: chatPath, body: z.object({ agentId: clientId('agentId') }) };
 
 export const handler = http('chats/typing', schemas, async ({ path, body }) => {
   await Chats.agentTyping(path.chatId, body.agentId);

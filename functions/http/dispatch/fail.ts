@@ -3,12 +3,17 @@ import { z } from 'zod';
 import * as Dispatch from '../../core/dispatch.js';
 import { http } from '../../middleware/http.js';
 import { batchPath, nonNegativeInt, workerId } from './schemas.js';
+import { LIMITS } from '../schemas.js';
 
 export const schemas = {
   path: batchPath,
   body: z.object({
     workerId,
-    reason: z.string({ error: 'reason is required.' }).trim().min(1, 'reason is required.'),
+    reason: z
+      .string({ error: 'reason is required.' })
+      .trim()
+      .min(1, 'reason is required.')
+      .max(LIMITS.reasonChars, `reason must be at most ${LIMITS.reasonChars} characters.`),
     retryable: z.boolean(),
     retryDelayMs: nonNegativeInt.optional(),
   }),

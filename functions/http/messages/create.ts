@@ -3,6 +3,7 @@ import { z } from 'zod';
 import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
+import { freeObject } from '../schemas.js';
 
 export const schemas = {
   path: chatPath,
@@ -14,7 +15,8 @@ export const schemas = {
     streaming: z.boolean({ error: 'streaming must be a boolean.' }).optional(),
     stream: z.boolean({ error: 'stream must be a boolean.' }).optional(),
     modelId: z.string({ error: 'modelId must be a string.' }).optional(),
-    trace: z.record(z.string(), z.unknown(), { error: 'trace must be a JSON object.' }).optional(),
+    // Kept exactly as sent (no copy), bounded and checked storable (README "Limits").
+    trace: freeObject('trace', 'trace must be a JSON object.').optional(),
   }),
 };
 

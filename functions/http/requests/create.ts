@@ -4,6 +4,7 @@ import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
 import { requestTrace } from './path.js';
+import { LIMITS, boundedBytes, boundedChars, freeJson } from '../schemas.js';
 import { CreateRequestBody } from './shapes.js';
 
 export const schemas = {
@@ -11,9 +12,10 @@ export const schemas = {
   // Types and values are rule checks made after the chat's existence (§5.5.1), not schema checks.
   body: z.object({
     type: z.unknown().optional(),
-    title: z.unknown().optional(),
-    body: z.unknown().optional(),
-    config: z.unknown().optional(),
+    // Sizes are bounded here (README "Limits"); types and values remain the core's rules.
+    title: boundedChars('title', LIMITS.requestTitleChars).optional(),
+    body: boundedBytes('body', LIMITS.requestTextBytes).optional(),
+    config: freeJson('config').optional(),
     trace: requestTrace,
   }),
 };

@@ -1,13 +1,14 @@
 /** The `{requestId}` path parameter. Any string; unknown ids are 404. */
 import { z } from 'zod';
+import { freeJson } from '../schemas.js';
 
 export const requestPath = z.object({ requestId: z.string() });
 
 /**
  * `trace` on create and PATCH: null is a schema error (contract §14 item 34); any other
- * non-object is the rule error `trace must be a JSON object.`, checked by the core.
+ * non-object is the rule error `trace must be a JSON object.`, checked by the core. An object is
+ * bounded and checked storable as any free-form JSON (../schemas.ts), and kept as sent.
  */
-export const requestTrace = z
-  .unknown()
+export const requestTrace = freeJson('trace')
   .refine((v) => v !== null, { message: 'trace must be a JSON object.' })
   .optional();

@@ -3,15 +3,17 @@ import { z } from 'zod';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath } from './path.js';
+import { LIMITS, boundedBytes, freeJson } from '../schemas.js';
 import { ResolveRequestBody } from './shapes.js';
 
 export const schemas = {
   path: requestPath,
   // Payload checks depend on the request's type and run after the status check (§5.5.4).
   body: z.object({
-    selectedOptionIds: z.unknown().optional(),
-    text: z.unknown().optional(),
-    values: z.unknown().optional(),
+    // Sizes are bounded here (README "Limits"): the resolution is stored with the request.
+    selectedOptionIds: freeJson('selectedOptionIds').optional(),
+    text: boundedBytes('text', LIMITS.requestTextBytes).optional(),
+    values: freeJson('values').optional(),
     resolvedBy: z.unknown().optional(),
   }),
 };

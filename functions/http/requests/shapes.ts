@@ -5,6 +5,7 @@
  * chat's or request's existence (404 first), which a schema check would pre-empt.
  */
 import { z } from 'zod';
+import { LIMITS } from '../schemas.js';
 
 const nonEmpty = z.string().min(1);
 
@@ -58,20 +59,28 @@ export const RequestConfig = z
   .union([ChoiceConfig, TextInputConfig, FormConfig])
   .meta({ description: "Validated and normalized against the request's type (§2.3.1)." });
 
-const trace = z.record(z.string(), z.unknown()).meta({ description: 'A free-form object.' });
+const trace = z
+  .record(z.string(), z.unknown())
+  .meta({ description: 'A free-form object: at most 64 KiB of JSON, 30 levels deep (README "Limits").' });
+const title = nonEmpty.max(LIMITS.requestTitleChars).meta({ description: 'Trimmed, non-empty.' });
+const body = z
+  .string()
+  .nullable()
+  .optional()
+  .meta({ description: `At most ${LIMITS.requestTextBytes} UTF-8 bytes.` });
 
 export const CreateRequestBody = z.object({
   type: z.enum(['choice', 'text_input', 'form']),
-  title: nonEmpty.meta({ description: 'Trimmed, non-empty.' }),
-  body: z.string().nullable().optional(),
+  title,
+  body,
   config: RequestConfig,
   trace: trace.optional(),
 });
 
 export const UpdateRequestBody = z
   .object({
-    title: nonEmpty.optional(),
-    body: z.string().nullable().optional(),
+    title: title.optional(),
+    body,
     config: RequestConfig.optional(),
     trace: trace.optional(),
   })

@@ -3,14 +3,16 @@ import { z } from 'zod';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath, requestTrace } from './path.js';
+import { LIMITS, boundedBytes, boundedChars, freeJson } from '../schemas.js';
 import { UpdateRequestBody } from './shapes.js';
 
 export const schemas = {
   path: requestPath,
   body: z.object({
-    title: z.unknown().optional(),
-    body: z.unknown().optional(),
-    config: z.unknown().optional(),
+    // Sizes are bounded here (README "Limits"); types and values remain the core's rules.
+    title: boundedChars('title', LIMITS.requestTitleChars).optional(),
+    body: boundedBytes('body', LIMITS.requestTextBytes).optional(),
+    config: freeJson('config').optional(),
     trace: requestTrace,
   }),
 };

@@ -1,0 +1,141 @@
+/**
+ * Input limits shared by the route schemas (README "Limits"). The contract bounds little
+ * (message text, uploads, tags); everything else a client sends ends up in a DynamoDB item, which
+ * holds at most 400 KB and nests at most 32 levels, or in a key, which holds at most 1,024 bytes
+ * (sort key) / 2,048 bytes (partition key). Each limit below keeps the largest item a route can
+ * write under those, with room to spare; a value over a limit is a schema error (400
+ * `VALIDATION_ERROR`, `fieldErrors.<field>`) that changes nothing.
+ *
+ * Budgets, in DynamoDB's own terms (a map or list costs 3 bytes plus 1 per element, a number 1
+ * byte plus 1 per two digits, a name or string its UTF-8 bytes, null and booleans 1: the most a
+ * JSON value can take stored is 4/3 of its JSON size, for a list of empty lists, `[[],[],…]`):
+ * - a message item and its `message.created` event: content ≤ 300,000 bytes + trace ≤ 64 KiB of
+ *   JSON (≤ ~87 KB stored) + ids ≈ 388 KB, under 409,600 bytes (the regression test writes it);
+ * - a request item: title ≤ 1,000 characters (≤ 4 KB) + body ≤ 64 KiB + config, trace and
+ *   resolution ≤ 64 KiB of JSON each (≤ ~87 KB stored each) ≈ 330 KB; its `request.resolved`
+ *   event holds the resolution twice and the trace once, ≈ 262 KB.
+ */
+import { z } from 'zod';
+
+export const LIMITS = {
+  /** JSON bytes of a free-form object: a trace, a request's config, a form's values. */
+  freeJsonBytes: 64 * 1024,
+  /**
+   * Nesting of any body field (`{}` is one level). DynamoDB nests 32 levels, and an event holds a
+   * trace inside its payload map, one level down; deeper values are refused before anything
+   * (the idempotency fingerprint included) walks them.
+   */
+  jsonDepth: 30,
+  /** A request's title (§5.5.1 says only "non-empty"). */
+  requestTitleChars: 1_000,
+  /** UTF-8 bytes of a request's body and of a text_input resolution's text. */
+  requestTextBytes: 64 * 1024,
+  /** Ids a client names (agent ids, typing agent ids, worker ids): configured ids are far shorter. */
+  idChars: 1_000,
+  /** Entries of a chat's agentIds (each must be a configured agent; duplicates are kept, §5.3.1). */
+  agentIds: 100,
+  /** A dispatch failure's reason: it becomes a system message's text and the batch's last error. */
+  reasonChars: 10_000,
+  /** A tag is at most 400 UTF-8 bytes, so a longer tag-suggestion prefix matches nothing. */
+  tagBytes: 400,
+  /** DynamoDB's number range, and the SDK's: beyond ±(2^53 − 1) it refuses to marshal a JS number. */
+  smallestNumber: 1e-130,
+} as const;
+
+export const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/** Why a JSON value could not be stored as a DynamoDB map faithfully, or undefined. */
+export function unstorable(value: unknown): string | undefined {
+  // Iterative: the value may be nested deeper than the stack allows (validate.ts refuses that too).
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'number') {
+      const magnitude = Math.abs(v);
+      if (!Number.isFinite(v) || magnitude > Number.MAX_SAFE_INTEGER)
+        return `Numbers must lie within ±${Number.MAX_SAFE_INTEGER}.`;
+      if (magnitude !== 0 && magnitude < LIMITS.smallestNumber)
+        return `Numbers other than 0 must be at least ${LIMITS.smallestNumber} in magnitude.`;
+    } else if (Array.isArray(v)) {
+      stack.push(...(v as unknown[]));
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, child] of Object.entries(v)) {
+        if (key === '') return 'Object keys must not be empty.';
+        stack.push(child);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Nesting depth of a JSON value (`{}` and `[]` are 1, scalars 0), without recursion. */
+export function depthOf(value: unknown): number {
+  let max = 0;
+  const stack: { v: unknown; depth: number }[] = [{ v: value, depth: 0 }];
+  while (stack.length > 0) {
+    const { v, depth } = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    max = Math.max(max, depth + 1);
+    for (const child of Object.values(v)) stack.push({ v: child, depth: depth + 1 });
+  }
+  return max;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Checks a free-form value without copying it (zod's record would rebuild the object): its JSON
+ * size and that DynamoDB can hold it as it is. Nesting and `__proto__` keys are checked for every
+ * body field by middleware/validate.ts. Values of other types pass: the caller's own check
+ * reports them (a rule error after the 404, where the contract orders it so).
+ */
+function checkFreeJson(field: string, value: unknown, ctx: z.RefinementCtx): void {
+  if (typeof value !== 'object' || value === null) return;
+  // Too deep to serialize safely: middleware/validate.ts reports it on the field.
+  if (depthOf(value) > LIMITS.jsonDepth) return;
+  const bytes = utf8Bytes(JSON.stringify(value));
+  if (bytes > LIMITS.freeJsonBytes) {
+    ctx.addIssue({ code: 'custom', message: `${field} must be at most ${LIMITS.freeJsonBytes} bytes of JSON.` });
+    return;
+  }
+  const problem = unstorable(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: `${field}: ${problem}` });
+}
+
+/** Any value; objects and arrays are bounded as free-form JSON (request config, form values). */
+export const freeJson = (field: string) => z.unknown().superRefine((v, ctx) => checkFreeJson(field, v, ctx));
+
+/**
+ * A free-form JSON object (a message's trace): kept exactly as sent, keys and all. Built on
+ * `unknown` rather than a custom type, which the OpenAPI generator cannot render; the override
+ * says what it accepts, and the cast gives the handler the object type the check guarantees.
+ */
+export const freeObject = (field: string, notObject: string) =>
+  z
+    .unknown()
+    .superRefine((v, ctx) => {
+      if (!isPlainObject(v)) ctx.addIssue({ code: 'custom', message: notObject });
+      else checkFreeJson(field, v, ctx);
+    })
+    .meta({
+      override: { type: 'object', description: 'A free-form JSON object (README "Limits").' },
+    }) as unknown as z.ZodType<Record<string, unknown>>;
+
+/** Any value; a string is bounded to `maxChars` characters (other types are the caller's rule). */
+export const boundedChars = (field: string, maxChars: number) =>
+  z.unknown().superRefine((v, ctx) => {
+    if (typeof v === 'string' && v.length > maxChars)
+      ctx.addIssue({ code: 'custom', message: `${field} must be at most ${maxChars} characters.` });
+  });
+
+/** Any value; a string is bounded to `maxBytes` UTF-8 bytes (other types are the caller's rule). */
+export const boundedBytes = (field: string, maxBytes: number) =>
+  z.unknown().superRefine((v, ctx) => {
+    if (typeof v === 'string' && utf8Bytes(v) > maxBytes)
+      ctx.addIssue({ code: 'custom', message: `${field} must be at most ${maxBytes} UTF-8 bytes.` });
+  });
+
+/** A client-named id: a string of at most LIMITS.idChars characters. */
+export const clientId = (field: string) =>
+  z.string().max(LIMITS.idChars, `${field} must be at most ${LIMITS.idChars} characters.`);
