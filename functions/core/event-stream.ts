@@ -41,6 +41,13 @@ export interface StreamTiming {
   holeGraceMs: number;
   /** Ephemeral events are re-read this far back on every poll. */
   ephemeralOverlapMs: number;
+  /**
+   * The stream ends cleanly once this long has passed without an event (keepalives do not
+   * count), so a client that went away stops costing a held function; 0 never releases.
+   */
+  idleReleaseMs: number;
+  /** The `retry:` hint: how long a client waits before it reconnects after the stream ends. */
+  reconnectMs: number;
 }
 
 export const DEFAULT_TIMING: StreamTiming = {
@@ -50,6 +57,8 @@ export const DEFAULT_TIMING: StreamTiming = {
   idlePollMs: 1000,
   holeGraceMs: 10_000,
   ephemeralOverlapMs: 3000,
+  idleReleaseMs: 0,
+  reconnectMs: 1000,
 };
 
 export interface StreamQuery {
@@ -140,6 +149,7 @@ export async function runStream(
   let ephemeralFrom = start.sinceMs;
   const sentEphemeral = new Map<string, number>();
   let lastWrite = Date.now();
+  let lastEvent = lastWrite;
   let pollMs = timing.fastPollMs;
 
   const send = async (text: string) => {
@@ -148,7 +158,20 @@ export async function runStream(
   };
 
   await send(': stream opened\n\n');
-  await send('retry: 1000\n\n');
+  await send(`retry: ${timing.reconnectMs}\n\n`);
+
+  /**
+   * Ends the stream with a comment, the retry hint and an `id:` naming the position reached
+   * (every number up to nextSeq - 1 is delivered, voided or a confirmed hole). A browser's
+   * EventSource takes that id as its Last-Event-ID even without data (WHATWG "dispatch the
+   * event", step 1), so a client that has seen no event on this connection, or only ephemeral
+   * ones, still resumes exactly here instead of starting live and missing what is written
+   * while it reconnects. The `eventsource` package commits ids only with data: such a client
+   * keeps the id of the last event it received, which resumes at or before this position, so
+   * it misses nothing either, unless it never received one (then it starts live, as before).
+   */
+  const release = (reason: string) =>
+    send(`: ${reason}\nid: ${ephemeralIdAt(nextSeq - 1)}\nretry: ${timing.reconnectMs}\n\n`);
 
   /** Delivers what the log holds from nextSeq on; returns how many events were sent. */
   const pollPersisted = async (): Promise<number> => {
@@ -174,6 +197,7 @@ export async function runStream(
       nextSeq = entry.seq + 1;
       if ('void' in entry) continue;
       await send(frame(entry));
+      lastEvent = lastWrite;
       lastSentSeq = entry.seq;
       count(1);
       if (sink.closed) return true;
@@ -217,6 +241,7 @@ export async function runStream(
       if (sentEphemeral.has(e.id) || Date.parse(e.timestamp) < start.sinceMs) continue;
       sentEphemeral.set(e.id, Date.parse(e.timestamp));
       await send(frame({ id: ephemeralIdAt(lastSentSeq), type: e.type, timestamp: e.timestamp, payload: e.payload }));
+      lastEvent = lastWrite;
       sent += 1;
       if (sink.closed) return sent;
     }
@@ -227,12 +252,17 @@ export async function runStream(
 
   while (!sink.closed) {
     if (Date.now() - openedAt >= timing.lifetimeMs) {
-      await send(': stream lifetime reached; reconnect with the last event id as cursor\n\n');
-      await send('retry: 1000\n\n');
+      await release('stream lifetime reached; reconnect with the last event id as cursor');
       return;
     }
     const delivered = (await pollPersisted()) + (q.ephemeral ? await pollEphemeral() : 0);
     if (sink.closed) return;
+    // Checked after a poll, so what was committed up to now is delivered first; never while a
+    // gap is open (the next connection would wait out its grace period again).
+    if (timing.idleReleaseMs > 0 && !gap && Date.now() - lastEvent >= timing.idleReleaseMs) {
+      await release('stream idle; reconnect with the last event id');
+      return;
+    }
     if (Date.now() - lastWrite >= timing.keepaliveMs) await send(': keepalive\n\n');
     pollMs = delivered > 0 || gap ? timing.fastPollMs : Math.min(timing.idlePollMs, pollMs * 1.5);
     // A write in this process (the local runtime) ends the wait early; in AWS it never rings here.

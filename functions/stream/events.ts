@@ -41,6 +41,9 @@ function timing(): StreamTiming {
     ...(e.SSE_LIFETIME_MS ? { lifetimeMs: e.SSE_LIFETIME_MS } : {}),
     ...(e.SSE_KEEPALIVE_MS ? { keepaliveMs: e.SSE_KEEPALIVE_MS } : {}),
     ...(e.SSE_HOLE_GRACE_MS ? { holeGraceMs: e.SSE_HOLE_GRACE_MS } : {}),
+    ...(e.SSE_IDLE_POLL_MS ? { idlePollMs: e.SSE_IDLE_POLL_MS } : {}),
+    ...(e.SSE_IDLE_RELEASE_MS !== undefined ? { idleReleaseMs: e.SSE_IDLE_RELEASE_MS } : {}),
+    ...(e.SSE_RETRY_MS ? { reconnectMs: e.SSE_RETRY_MS } : {}),
   };
 }
 
