@@ -96,6 +96,8 @@ const Env = z.object({
   SSE_IDLE_RELEASE_MS: z.coerce.number().int().nonnegative().optional(),
   /** The `retry:` hint sent to SSE clients (ms). */
   SSE_RETRY_MS: z.coerce.number().int().positive().optional(),
+  /** `off`: a stream finds writes made in its own process by polling alone, as in AWS (benchmarks). */
+  SSE_WRITE_BELL: z.enum(['on', 'off']).default('on'),
   /** Adds x-ddb-* usage headers to responses (benchmarks only). */
   EXPOSE_USAGE_HEADERS: z.enum(['0', '1']).default('0'),
 });

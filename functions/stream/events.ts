@@ -44,6 +44,7 @@ function timing(): StreamTiming {
     ...(e.SSE_IDLE_POLL_MS ? { idlePollMs: e.SSE_IDLE_POLL_MS } : {}),
     ...(e.SSE_IDLE_RELEASE_MS !== undefined ? { idleReleaseMs: e.SSE_IDLE_RELEASE_MS } : {}),
     ...(e.SSE_RETRY_MS ? { reconnectMs: e.SSE_RETRY_MS } : {}),
+    wakeOnWrites: e.SSE_WRITE_BELL === 'on',
   };
 }
 

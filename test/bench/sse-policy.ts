@@ -13,9 +13,11 @@
  *    - "same process": writes and the stream on one runtime, as `npm start` runs them: the write
  *      bell (platform/write-bell.ts) ends the stream's wait at the write.
  *    - "separate processes", per cadence: writes to the bench's own server, the stream on the
- *      cadence's server, as in AWS (a writer and a stream are different function instances, so
- *      no bell rings and only polling finds the event). Localhost has no network delay: AWS adds
- *      its round trips (~5-10 ms for the read, the streaming path to the client) on top.
+ *      cadence's server with SSE_WRITE_BELL=off, as in AWS (a writer and a stream are different
+ *      function instances, so only polling finds the event; the bell must be off because that
+ *      server's own effect tails write in reaction to the bench's events). Localhost has no
+ *      network delay: AWS adds its round trips (~5-10 ms for the read, the streaming path to
+ *      the client) on top.
  * 3. Idle release: an EventSource-style client (sse.ts openReconnecting) on a server with
  *    SSE_IDLE_RELEASE_MS = `RELEASE_TEST_MS` and SSE_RETRY_MS = 1000, writes at seeded random
  *    pauses, so it is released and reconnects several times: every event must arrive once
@@ -153,11 +155,15 @@ export async function runSsePolicyScenarios(baseUrl: string, log: Log): Promise<
       [local, releasing] = await Promise.all([
         start('the npm-start-like runtime', {}),
         start('the idle-release runtime', {
+          SSE_WRITE_BELL: 'off',
           SSE_IDLE_RELEASE_MS: String(RELEASE_TEST_MS),
           SSE_RETRY_MS: String(RELEASE_RETRY_MS),
         }),
         ...CADENCES.map((ms) =>
           start(`the ${ms} ms cadence runtime`, {
+            // Its own effect tails write when the bench's writes reach them; with the bell on, those
+            // writes would wake its streams, which no Lambda instance sees.
+            SSE_WRITE_BELL: 'off',
             SSE_IDLE_POLL_MS: String(ms),
             SSE_IDLE_RELEASE_MS: String(IDLE_WINDOW_MS),
           }).then((s) => void byCadence.set(ms, s)),
