@@ -66,11 +66,11 @@ export const DEFAULT_TIMING: StreamTiming = {
    * Chosen from BENCH_ONLY=sse (test/bench/sse-policy.ts). Lambda sees no client disconnect, so a
    * stream whose client is gone runs on: with this release, at most 5 minutes when quiet (14
    * before). A client that stays pays nothing for it: per always-open quiet connection-month
-   * $4.805 against $4.800 (128 MB held, idle polling, ~8,600 reconnects instead of ~3,100), and
-   * 0.34% of the time it is away, so that share of events written after a quiet spell waits for
-   * the 1 s reconnect. Releasing sooner costs more in reconnects than it saves (1 min: $4.83);
-   * only a long retry hint saves (2 min + 60 s: $3.24), by leaving a third of events up to a
-   * minute late, against the contract's "within about one second".
+   * $4.807 against $4.804 (128 MB held, idle polling at 89 RRU/min, ~8,600 reconnects of ~10 RRU
+   * instead of ~3,100), and it is away 0.34% of the time, so that share of events written after a
+   * quiet spell waits for the 1 s reconnect. Releasing sooner costs more in reconnects than it
+   * saves (1 min: $4.827); only a long retry hint saves (2 min + 60 s: $3.24), by leaving a third
+   * of those events up to a minute late, against the contract's "within about one second".
    */
   idleReleaseMs: 5 * 60_000,
   reconnectMs: 1000,

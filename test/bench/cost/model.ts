@@ -261,7 +261,9 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
 
   if (w.sseHoursPerDay > 0) {
     const minutes = w.sseHoursPerDay * 60 * MONTH_DAYS;
-    const connections = minutes / SSE.lifetimeMin;
+    // A quiet connection is released (and reconnects) every idleReleaseMin, a busy one every
+    // lifetimeMin: counted at the quieter rate, the higher one.
+    const connections = minutes / Math.min(SSE.idleReleaseMin, SSE.lifetimeMin);
     const group = 'SSE connections';
     lines.add(
       'Lambda',
@@ -286,6 +288,7 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       'RRU',
       p.dynamodb.rru,
     );
+    lines.add('DynamoDB', `read units: ${group} (reconnects)`, connections * SSE.reconnectRru, 'RRU', p.dynamodb.rru);
     lines.add(
       'CloudWatch',
       'Logs ingestion',
