@@ -12,8 +12,9 @@
  * - Ephemeral events (typing, chunks) are read from their time buckets, re-reading a short
  *   overlap window on every poll (writers' clocks and commit delays differ) and dropping the
  *   ones already sent.
- * - Polls are fast while events flow and back off to once a second when idle; a write made in
- *   the same process (the local runtime) wakes a waiting stream at once (platform/write-bell.ts).
+ * - Polls are fast while events flow, stay at 200 ms for 6 s after the last event, and back off to
+ *   once a second when idle; a write made in the same process (the local runtime) wakes a
+ *   waiting stream at once (platform/write-bell.ts).
  */
 import { createHash } from 'node:crypto';
 import { FieldRuleError } from '../errors.js';
@@ -37,6 +38,14 @@ export interface StreamTiming {
   /** Poll interval while events flow, and the idle ceiling it backs off to. */
   fastPollMs: number;
   idlePollMs: number;
+  /**
+   * For `warmMs` after its last event (or its start) a stream polls at least every `warmPollMs`:
+   * the next event of a conversation tends to follow soon (an agent's reply, a few seconds after
+   * the user's message), and only polling finds it in AWS. A quiet connection pays nothing for
+   * it; each burst of events costs the extra polls of one window. 0 turns it off.
+   */
+  warmMs: number;
+  warmPollMs: number;
   /** How long a missing sequence number may be waited for before it is taken as a hole. */
   holeGraceMs: number;
   /** Ephemeral events are re-read this far back on every poll. */
@@ -60,17 +69,26 @@ export const DEFAULT_TIMING: StreamTiming = {
   keepaliveMs: 15_000,
   fastPollMs: 100,
   idlePollMs: 1000,
+  /**
+   * BENCH_ONLY=sse, writer and stream in separate processes (as in AWS): first event after 3-4 s
+   * of quiet p50 78 ms, p95 190 ms (507 / 964 ms with plain 1 s polling; after 8-9 s, past the
+   * window, 529 ms); one window costs 25 calls = 12.5 RRU per connection, nothing when nothing
+   * happens.
+   */
+  warmMs: 6000,
+  warmPollMs: 200,
   holeGraceMs: 10_000,
   ephemeralOverlapMs: 3000,
   /**
    * Chosen from BENCH_ONLY=sse (test/bench/sse-policy.ts). Lambda sees no client disconnect, so a
    * stream whose client is gone runs on: with this release, at most 5 minutes when quiet (14
-   * before). A client that stays pays nothing for it: per always-open quiet connection-month
-   * $4.807 against $4.804 (128 MB held, idle polling at 89 RRU/min, ~8,600 reconnects of ~10 RRU
-   * instead of ~3,100), and it is away 0.34% of the time, so that share of events written after a
-   * quiet spell waits for the 1 s reconnect. Releasing sooner costs more in reconnects than it
-   * saves (1 min: $4.827); only a long retry hint saves (2 min + 60 s: $3.24), by leaving a third
-   * of those events up to a minute late, against the contract's "within about one second".
+   * before). A client that stays pays next to nothing for it: per always-open quiet
+   * connection-month $4.77 against $4.76 (128 MB held, idle polling at 80 RRU/min, ~8,600
+   * reconnects of ~26 RRU instead of ~3,100), and it is away 0.34% of the time, so that share of
+   * events written after a quiet spell waits for the 1 s reconnect. Releasing sooner costs more in
+   * reconnects than it saves (1 min: $4.86); only a long retry hint saves (2 min + 60 s: $3.23),
+   * by leaving a third of those events up to a minute late, against the contract's "within about
+   * one second".
    */
   idleReleaseMs: 5 * 60_000,
   reconnectMs: 1000,
@@ -283,6 +301,7 @@ export async function runStream(
     }
     if (Date.now() - lastWrite >= timing.keepaliveMs) await send(': keepalive\n\n');
     pollMs = delivered > 0 || gap ? timing.fastPollMs : Math.min(timing.idlePollMs, pollMs * 1.5);
+    if (Date.now() - lastEvent < timing.warmMs) pollMs = Math.min(pollMs, timing.warmPollMs);
     // A write in this process (the local runtime) ends the wait early; in AWS it never rings here.
     const waitMs = Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt));
     if (timing.wakeOnWrites) await sleepUntilWrite(waitMs, rung);

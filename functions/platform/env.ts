@@ -92,6 +92,9 @@ const Env = z.object({
   SSE_HOLE_GRACE_MS: z.coerce.number().int().positive().optional(),
   /** Poll interval an idle stream backs off to (ms). */
   SSE_IDLE_POLL_MS: z.coerce.number().int().positive().optional(),
+  /** For this long after its last event a stream polls at least every SSE_WARM_POLL_MS (ms; 0 off). */
+  SSE_WARM_MS: z.coerce.number().int().nonnegative().optional(),
+  SSE_WARM_POLL_MS: z.coerce.number().int().positive().optional(),
   /** An SSE stream with no event for this long ends with a retry hint (ms; 0 never). */
   SSE_IDLE_RELEASE_MS: z.coerce.number().int().nonnegative().optional(),
   /** The `retry:` hint sent to SSE clients (ms). */

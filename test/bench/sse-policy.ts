@@ -4,10 +4,12 @@
  * DynamoDB Local and table:
  *
  * 1. Idle cost per poll cadence: one ephemeral=true connection per server with
- *    SSE_IDLE_POLL_MS = 1000 (the default), 500 and 250, nothing written, until the server
- *    releases it (SSE_IDLE_RELEASE_MS = `IDLE_WINDOW_MS`); its closing `: usage` comment gives
- *    its DynamoDB calls, scaled to a minute and priced in AWS terms (0.5 RRU per eventually
- *    consistent Query that returns nothing, 1 RRU per strongly consistent GetItem).
+ *    SSE_IDLE_POLL_MS = 1000 (the default), 500 and 250 (warm window off), and one with the
+ *    default timings (1000 ms, and 200 ms for 6 s after an event or the start), nothing written,
+ *    until the server releases it (SSE_IDLE_RELEASE_MS = `IDLE_WINDOW_MS`); its closing `: usage`
+ *    comment gives its DynamoDB calls, scaled to a minute and priced in AWS terms (0.5 RRU per
+ *    eventually consistent Query that returns nothing, 1 RRU per strongly consistent GetItem).
+ *    The defaults' connection minus the 1000 ms one is what one warm window costs.
  * 2. First event after `PAUSE_MS` (+ up to `JITTER_MS`) of quiet, `SAMPLES` times per setup, 1
  *    client: latency from a write's HTTP response at the bench to its chat.read event at the client.
  *    - "same process": writes and the stream on one runtime, as `npm start` runs them: the write
@@ -18,6 +20,8 @@
  *      server's own effect tails write in reaction to the bench's events). Localhost has no
  *      network delay: AWS adds its round trips (~5-10 ms for the read, the streaming path to
  *      the client) on top.
+ *    - the same with the default timings, after 3-4 s of quiet (inside the warm window) and after
+ *      8-9 s (past it).
  * 3. Idle release: an EventSource-style client (sse.ts openReconnecting) on a server with
  *    SSE_IDLE_RELEASE_MS = `RELEASE_TEST_MS` and SSE_RETRY_MS = 1000, writes at seeded random
  *    pauses, so it is released and reconnects several times: every event must arrive once
@@ -60,7 +64,10 @@ const RELEASE_RUN_MS = 40_000;
 const MONTH_S = 30 * 24 * 3600;
 
 export interface IdleCost {
+  setup: string;
   idlePollMs: number;
+  /** The default warm window on (6 s at 200 ms after the last event, here after the start). */
+  warm: boolean;
   ms: number;
   calls: number;
   callsPerMinute: number;
@@ -71,6 +78,8 @@ export interface IdleCost {
 export interface AfterIdle {
   setup: string;
   idlePollMs: number;
+  /** The quiet before each write: pauseMs plus up to JITTER_MS. */
+  pauseMs: number;
   samples: number;
   missed: number;
   latencyMs: Latency;
@@ -97,6 +106,8 @@ export interface ReleaseRun {
 
 export interface SsePolicyReport {
   idle: IdleCost[];
+  /** DynamoDB calls one warm window adds (the defaults' idle connection against the 1 s cadence's). */
+  warmCallsPerBurst?: number;
   afterIdle: AfterIdle[];
   release?: ReleaseRun;
 }
@@ -149,21 +160,28 @@ export async function runSsePolicyScenarios(baseUrl: string, log: Log): Promise<
     let local: ChildServer | undefined;
     const byCadence = new Map<number, ChildServer>();
     let releasing: ChildServer | undefined;
-    await phase('SSE policy: start 5 runtimes', async () => {
+    let defaults: ChildServer | undefined;
+    await phase('SSE policy: start 6 runtimes', async () => {
       const start = (name: string, env: Record<string, string>) =>
         startChildServer(name, env).then((s) => (servers.push(s), s));
-      [local, releasing] = await Promise.all([
+      [local, releasing, defaults] = await Promise.all([
         start('the npm-start-like runtime', {}),
         start('the idle-release runtime', {
           SSE_WRITE_BELL: 'off',
+          SSE_WARM_MS: '0',
           SSE_IDLE_RELEASE_MS: String(RELEASE_TEST_MS),
           SSE_RETRY_MS: String(RELEASE_RETRY_MS),
+        }),
+        start('the AWS-like runtime with default timings', {
+          SSE_WRITE_BELL: 'off',
+          SSE_IDLE_RELEASE_MS: String(IDLE_WINDOW_MS),
         }),
         ...CADENCES.map((ms) =>
           start(`the ${ms} ms cadence runtime`, {
             // Its own effect tails write when the bench's writes reach them; with the bell on, those
             // writes would wake its streams, which no Lambda instance sees.
             SSE_WRITE_BELL: 'off',
+            SSE_WARM_MS: '0',
             SSE_IDLE_POLL_MS: String(ms),
             SSE_IDLE_RELEASE_MS: String(IDLE_WINDOW_MS),
           }).then((s) => void byCadence.set(ms, s)),
@@ -172,38 +190,54 @@ export async function runSsePolicyScenarios(baseUrl: string, log: Log): Promise<
     });
 
     // 1. Idle cost per cadence: all at once, nothing written meanwhile.
-    await phase(`SSE policy: idle cost, ${CADENCES.length} cadences, ${IDLE_WINDOW_MS / 1000} s`, async () => {
+    const idleSetups = [
+      ...CADENCES.map((ms) => ({ setup: `poll ${ms} ms when idle`, ms, warm: false, server: byCadence.get(ms)! })),
+      { setup: 'defaults: 1000 ms, 6 s at 200 ms after an event', ms: 1000, warm: true, server: defaults! },
+    ];
+    await phase(`SSE policy: idle cost, ${idleSetups.length} setups, ${IDLE_WINDOW_MS / 1000} s`, async () => {
       const streams = await Promise.all(
-        CADENCES.map((ms) => open(`${byCadence.get(ms)!.url}${STREAM}?ephemeral=true`, `idle ${ms} ms`)),
+        idleSetups.map((k) => open(`${k.server.url}${STREAM}?ephemeral=true`, `idle: ${k.setup}`)),
       );
       await Promise.all(streams.map((s) => s && Promise.race([s.ended, sleep(IDLE_WINDOW_MS + 15_000)])));
-      CADENCES.forEach((idlePollMs, i) => {
+      idleSetups.forEach(({ setup, ms: idlePollMs, warm }, i) => {
         const usage = streams[i]?.usage();
-        if (!usage) return fail(`idle ${idlePollMs} ms`, 'no ": usage" comment (is EXPOSE_USAGE_HEADERS=1?)');
-        if (streams[i]!.events.length > 0) fail(`idle ${idlePollMs} ms`, 'the idle connection received events');
+        if (!usage) return fail(`idle: ${setup}`, 'no ": usage" comment (is EXPOSE_USAGE_HEADERS=1?)');
+        if (streams[i]!.events.length > 0) fail(`idle: ${setup}`, 'the idle connection received events');
         const callsPerMinute = (usage.calls / usage.ms) * 60_000;
         report.idle.push({
+          setup,
           idlePollMs,
+          warm,
           ms: usage.ms,
           calls: usage.calls,
           callsPerMinute,
           rruPerMinute: rruPerMinute(callsPerMinute),
         });
       });
+      const plain = report.idle.find((k) => !k.warm && k.idlePollMs === 1000);
+      const warm = report.idle.find((k) => k.warm);
+      if (plain && warm) report.warmCallsPerBurst = warm.calls - (plain.calls / plain.ms) * warm.ms;
     });
 
     // 2. First event after quiet.
-    const afterIdle = async (setup: string, idlePollMs: number, streamBase: string, writeBase: string) => {
-      const label = `SSE policy: after ${PAUSE_MS / 1000} s quiet, ${setup}`;
+    const afterIdle = async (
+      setup: string,
+      idlePollMs: number,
+      streamBase: string,
+      writeBase: string,
+      pauseMs = PAUSE_MS,
+      samples = SAMPLES,
+    ) => {
+      const label = `SSE policy: after ${pauseMs / 1000} s quiet, ${setup}`;
       await phase(label, async () => {
         const s = await open(`${streamBase}${STREAM}?ephemeral=true`, label);
         if (!s) return;
         const writer = writeBase === baseUrl ? client : new BenchClient(writeBase);
         const values: number[] = [];
         let missed = 0;
-        const rng = new Rng(idlePollMs + setup.length);
-        for (let i = 0; i < SAMPLES; i++) {
-          await sleep(PAUSE_MS + rng.next() * JITTER_MS);
+        const rng = new Rng(idlePollMs + setup.length + pauseMs);
+        for (let i = 0; i < samples; i++) {
+          await sleep(pauseMs + rng.next() * JITTER_MS);
           const before = s.events.filter((e) => e.event === 'chat.read').length;
           const res = await writer.request(
             `POST mark-read (SSE policy, ${setup})`,
@@ -223,6 +257,7 @@ export async function runSsePolicyScenarios(baseUrl: string, log: Log): Promise<
         report.afterIdle.push({
           setup,
           idlePollMs,
+          pauseMs,
           samples: values.length,
           missed,
           latencyMs: latency(values),
@@ -233,6 +268,9 @@ export async function runSsePolicyScenarios(baseUrl: string, log: Log): Promise<
     await afterIdle('same process (npm start: write bell)', 1000, local!.url, local!.url);
     for (const ms of CADENCES)
       await afterIdle(`separate processes, poll ${ms} ms`, ms, byCadence.get(ms)!.url, baseUrl);
+    const byDefault = 'separate processes, defaults (1000 ms; 6 s at 200 ms after an event)';
+    await afterIdle(byDefault, 1000, defaults!.url, baseUrl);
+    await afterIdle(byDefault, 1000, defaults!.url, baseUrl, 8000, SAMPLES / 2);
 
     // 3. Idle release with an EventSource-style client.
     await phase(`SSE policy: idle release ${RELEASE_TEST_MS / 1000} s, ${RELEASE_RUN_MS / 1000} s run`, async () => {
@@ -276,7 +314,7 @@ export async function runSsePolicyScenarios(baseUrl: string, log: Log): Promise<
         const next = openedAt[i + 1];
         if (end !== undefined && next !== undefined) gaps.push(next - end);
       }
-      const idleRate = (report.idle.find((k) => k.idlePollMs === 1000)?.callsPerMinute ?? 0) / 60_000;
+      const idleRate = (report.idle.find((k) => !k.warm && k.idlePollMs === 1000)?.callsPerMinute ?? 0) / 60_000;
       const released = c.connections.map((x) => x.stream.usage()).filter((u) => u !== undefined);
       const extra = released.map((u) => u.calls - u.ms * idleRate);
       const missed = Math.max(0, writes.length - (events.length - duplicates));
@@ -355,9 +393,9 @@ export function ssePolicyTables(r: SsePolicyReport): string {
   const out: string[] = [];
   out.push(
     textTable(
-      ['SSE idle connection, per poll cadence', 'open s', 'calls', 'calls/min', 'RRU/min (AWS)', '$/conn-month RRU'],
+      ['SSE connection, nothing written', 'open s', 'calls', 'calls/min', 'RRU/min (AWS)', '$/conn-month RRU'],
       r.idle.map((k) => [
-        `poll ${k.idlePollMs} ms when idle`,
+        k.setup,
         f1(k.ms / 1000),
         String(k.calls),
         f1(k.callsPerMinute),
@@ -366,20 +404,21 @@ export function ssePolicyTables(r: SsePolicyReport): string {
       ]),
     ),
   );
+  if (r.warmCallsPerBurst !== undefined) {
+    const rru = r.warmCallsPerBurst * 0.5;
+    out.push(
+      `A warm window (6 s at 200 ms after a burst of events) adds ${f1(r.warmCallsPerBurst)} calls = ${f1(rru)} RRU ` +
+        `= $${(rru * PRICES.dynamodb.rru * 1e6).toFixed(2)} per million bursts per connection (the defaults' ` +
+        'connection against the 1000 ms one over the same time; both start with one).',
+    );
+  }
   out.push('');
   out.push(
     textTable(
-      [
-        `first event after ${PAUSE_MS / 1000}-${(PAUSE_MS + JITTER_MS) / 1000} s quiet (ms)`,
-        'n',
-        'missed',
-        'min',
-        'p50',
-        'p95',
-        'max',
-      ],
+      ['first event after quiet (ms)', 'quiet s', 'n', 'missed', 'min', 'p50', 'p95', 'max'],
       r.afterIdle.map((a) => [
         a.setup,
+        `${a.pauseMs / 1000}-${(a.pauseMs + JITTER_MS) / 1000}`,
         String(a.samples),
         String(a.missed),
         f1(a.latencyMs.min),
@@ -389,7 +428,7 @@ export function ssePolicyTables(r: SsePolicyReport): string {
       ]),
     ),
   );
-  for (const a of r.afterIdle) out.push(`  ${a.setup}: ${a.valuesMs.join(' ')}`);
+  for (const a of r.afterIdle) out.push(`  ${a.setup}, ${a.pauseMs / 1000} s: ${a.valuesMs.join(' ')}`);
   const rel = r.release;
   if (rel) {
     out.push('');
@@ -404,10 +443,11 @@ export function ssePolicyTables(r: SsePolicyReport): string {
       `  latency, written while connected: p50 ${f1(rel.connectedMs.p50)} ms, max ${f1(rel.connectedMs.max)} ms; ` +
         `while away (${rel.away}): p50 ${f1(rel.awayMs.p50)} ms, max ${f1(rel.awayMs.max)} ms`,
     );
-    const idle = r.idle.find((k) => k.idlePollMs === 1000);
+    const idle = r.idle.find((k) => !k.warm && k.idlePollMs === 1000);
     if (idle) {
-      // Per reconnect: 2 strongly consistent GetItems (sequence, Last-Event-ID's event), the rest polls.
-      const rru = 2 + Math.max(0, rel.callsPerReconnect - 2) * 0.5;
+      // Per reconnect: 2 strongly consistent GetItems (sequence, Last-Event-ID's event), the rest polls
+      // (the release run has no warm window; a new connection starts one: added).
+      const rru = 2 + Math.max(0, rel.callsPerReconnect - 2) * 0.5 + (r.warmCallsPerBurst ?? 0) * 0.5;
       out.push('');
       out.push(
         `Holding policies for an always-open, quiet connection (128 MB arm64, idle polling ${f1(idle.rruPerMinute)} ` +

@@ -490,11 +490,18 @@ export const SSE = {
    */
   idleReleaseMin: 5,
   /**
-   * Reads per reconnect, AWS terms (BENCH_ONLY=sse: ~22 calls beyond idle polling): the start's
-   * two strongly consistent GetItems (sequence, Last-Event-ID's event) and the fast polls of a
-   * new connection's back-off (0.5 RRU each).
+   * Reads per reconnect, AWS terms (BENCH_ONLY=sse: ~24 calls beyond idle polling without a warm
+   * window = 13 RRU): the start's two strongly consistent GetItems (sequence, Last-Event-ID's
+   * event) and the fast polls of a new connection's back-off (0.5 RRU each); plus the warm
+   * window every new connection starts with (below): 26.
    */
-  reconnectRru: 12,
+  reconnectRru: 26,
+  /**
+   * Reads of one warm window (6 s at 200 ms after a burst of events instead of backing off to
+   * 1 s; BENCH_ONLY=sse: the defaults' idle connection against the plain 1 s one, 25 calls).
+   */
+  warmRruPerBurst: 12.5,
+  warmSeconds: 6,
   /**
    * Idle polling per minute when the bench has no `sse.idle` figure: 60 polls × (1 eventually
    * consistent log Query + ~1.3 ephemeral bucket Queries) + a strongly consistent sequence

@@ -63,6 +63,7 @@ export const WORKLOADS: readonly Workload[] = [
     claimPumps: 1,
     pumpPauseMs: 50,
     sseHoursPerDay: typicalSseHours,
+    sseEventBurstsPerDay: persistedEvents,
     deployed: true,
   },
   {
@@ -72,6 +73,7 @@ export const WORKLOADS: readonly Workload[] = [
     claimPumps: 10,
     pumpPauseMs: 50,
     sseHoursPerDay: typicalSseHours * 10,
+    sseEventBurstsPerDay: persistedEvents * 10,
     deployed: true,
   },
 ];
