@@ -12,8 +12,9 @@
  * - Ephemeral events (typing, chunks) are read from their time buckets, re-reading a short
  *   overlap window on every poll (writers' clocks and commit delays differ) and dropping the
  *   ones already sent.
- * - Polls are fast while events flow and back off to once a second when idle; a write made in
- *   the same process (the local runtime) wakes a waiting stream at once (platform/write-bell.ts).
+ * - Polls are fast while events flow, stay at 200 ms for 6 s after the last event, and back off to
+ *   once a second when idle; a write made in the same process (the local runtime) wakes a
+ *   waiting stream at once (platform/write-bell.ts).
  */
 import { createHash } from 'node:crypto';
 import { FieldRuleError } from '../errors.js';
@@ -28,7 +29,7 @@ import {
 } from '../store/events-repo.js';
 import type { EphemeralEntry, LogEntry } from '../store/events-repo.js';
 import { EVENT_BUCKET_SIZE } from '../store/keys.js';
-import { sleepUntilWrite } from '../platform/write-bell.js';
+import { sleepUntilWrite, writeBellCount } from '../platform/write-bell.js';
 
 export interface StreamTiming {
   /** The stream ends cleanly after this long (well under the function's time limit). */
@@ -37,10 +38,30 @@ export interface StreamTiming {
   /** Poll interval while events flow, and the idle ceiling it backs off to. */
   fastPollMs: number;
   idlePollMs: number;
+  /**
+   * For `warmMs` after its last event (or its start) a stream polls at least every `warmPollMs`:
+   * the next event of a conversation tends to follow soon (an agent's reply, a few seconds after
+   * the user's message), and only polling finds it in AWS. A quiet connection pays nothing for
+   * it; each burst of events costs the extra polls of one window. 0 turns it off.
+   */
+  warmMs: number;
+  warmPollMs: number;
   /** How long a missing sequence number may be waited for before it is taken as a hole. */
   holeGraceMs: number;
   /** Ephemeral events are re-read this far back on every poll. */
   ephemeralOverlapMs: number;
+  /**
+   * The stream ends cleanly once this long has passed without an event (keepalives do not
+   * count), so a client that went away stops costing a held function; 0 never releases.
+   */
+  idleReleaseMs: number;
+  /** The `retry:` hint: how long a client waits before it reconnects after the stream ends. */
+  reconnectMs: number;
+  /**
+   * Whether a write in this process (the write bell) ends the wait between polls. Always true
+   * but in the bench's AWS-like figures: there, only polling finds a write, as in Lambda.
+   */
+  wakeOnWrites: boolean;
 }
 
 export const DEFAULT_TIMING: StreamTiming = {
@@ -48,8 +69,30 @@ export const DEFAULT_TIMING: StreamTiming = {
   keepaliveMs: 15_000,
   fastPollMs: 100,
   idlePollMs: 1000,
+  /**
+   * BENCH_ONLY=sse, writer and stream in separate processes (as in AWS): first event after 3-4 s
+   * of quiet p50 78 ms, p95 190 ms (507 / 964 ms with plain 1 s polling; after 8-9 s, past the
+   * window, 529 ms); one window costs 25 calls = 12.5 RRU per connection, nothing when nothing
+   * happens.
+   */
+  warmMs: 6000,
+  warmPollMs: 200,
   holeGraceMs: 10_000,
   ephemeralOverlapMs: 3000,
+  /**
+   * Chosen from BENCH_ONLY=sse (test/bench/sse-policy.ts). Lambda sees no client disconnect, so a
+   * stream whose client is gone runs on: with this release, at most 5 minutes when quiet (14
+   * before). A client that stays pays next to nothing for it: per always-open quiet
+   * connection-month $4.77 against $4.76 (128 MB held, idle polling at 80 RRU/min, ~8,600
+   * reconnects of ~26 RRU instead of ~3,100), and it is away 0.34% of the time, so that share of
+   * events written after a quiet spell waits for the 1 s reconnect. Releasing sooner costs more in
+   * reconnects than it saves (1 min: $4.86); only a long retry hint saves (2 min + 60 s: $3.23),
+   * by leaving a third of those events up to a minute late, against the contract's "within about
+   * one second".
+   */
+  idleReleaseMs: 5 * 60_000,
+  reconnectMs: 1000,
+  wakeOnWrites: true,
 };
 
 export interface StreamQuery {
@@ -140,6 +183,7 @@ export async function runStream(
   let ephemeralFrom = start.sinceMs;
   const sentEphemeral = new Map<string, number>();
   let lastWrite = Date.now();
+  let lastEvent = lastWrite;
   let pollMs = timing.fastPollMs;
 
   const send = async (text: string) => {
@@ -148,7 +192,20 @@ export async function runStream(
   };
 
   await send(': stream opened\n\n');
-  await send('retry: 1000\n\n');
+  await send(`retry: ${timing.reconnectMs}\n\n`);
+
+  /**
+   * Ends the stream with a comment, the retry hint and an `id:` naming the position reached
+   * (every number up to nextSeq - 1 is delivered, voided or a confirmed hole). A browser's
+   * EventSource takes that id as its Last-Event-ID even without data (WHATWG "dispatch the
+   * event", step 1), so a client that has seen no event on this connection, or only ephemeral
+   * ones, still resumes exactly here instead of starting live and missing what is written
+   * while it reconnects. The `eventsource` package commits ids only with data: such a client
+   * keeps the id of the last event it received, which resumes at or before this position, so
+   * it misses nothing either, unless it never received one (then it starts live, as before).
+   */
+  const release = (reason: string) =>
+    send(`: ${reason}\nid: ${ephemeralIdAt(nextSeq - 1)}\nretry: ${timing.reconnectMs}\n\n`);
 
   /** Delivers what the log holds from nextSeq on; returns how many events were sent. */
   const pollPersisted = async (): Promise<number> => {
@@ -174,6 +231,7 @@ export async function runStream(
       nextSeq = entry.seq + 1;
       if ('void' in entry) continue;
       await send(frame(entry));
+      lastEvent = lastWrite;
       lastSentSeq = entry.seq;
       count(1);
       if (sink.closed) return true;
@@ -217,6 +275,7 @@ export async function runStream(
       if (sentEphemeral.has(e.id) || Date.parse(e.timestamp) < start.sinceMs) continue;
       sentEphemeral.set(e.id, Date.parse(e.timestamp));
       await send(frame({ id: ephemeralIdAt(lastSentSeq), type: e.type, timestamp: e.timestamp, payload: e.payload }));
+      lastEvent = lastWrite;
       sent += 1;
       if (sink.closed) return sent;
     }
@@ -227,15 +286,25 @@ export async function runStream(
 
   while (!sink.closed) {
     if (Date.now() - openedAt >= timing.lifetimeMs) {
-      await send(': stream lifetime reached; reconnect with the last event id as cursor\n\n');
-      await send('retry: 1000\n\n');
+      await release('stream lifetime reached; reconnect with the last event id as cursor');
       return;
     }
+    // Taken before the reads: a write that lands while they run still ends the wait below.
+    const rung = writeBellCount();
     const delivered = (await pollPersisted()) + (q.ephemeral ? await pollEphemeral() : 0);
     if (sink.closed) return;
+    // Checked after a poll, so what was committed up to now is delivered first; never while a
+    // gap is open (the next connection would wait out its grace period again).
+    if (timing.idleReleaseMs > 0 && !gap && Date.now() - lastEvent >= timing.idleReleaseMs) {
+      await release('stream idle; reconnect with the last event id');
+      return;
+    }
     if (Date.now() - lastWrite >= timing.keepaliveMs) await send(': keepalive\n\n');
     pollMs = delivered > 0 || gap ? timing.fastPollMs : Math.min(timing.idlePollMs, pollMs * 1.5);
+    if (Date.now() - lastEvent < timing.warmMs) pollMs = Math.min(pollMs, timing.warmPollMs);
     // A write in this process (the local runtime) ends the wait early; in AWS it never rings here.
-    await sleepUntilWrite(Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt)));
+    const waitMs = Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt));
+    if (timing.wakeOnWrites) await sleepUntilWrite(waitMs, rung);
+    else await new Promise((resolve) => setTimeout(resolve, waitMs));
   }
 }

@@ -102,6 +102,17 @@ const Env = z.object({
   SSE_LIFETIME_MS: z.coerce.number().int().positive().optional(),
   SSE_KEEPALIVE_MS: z.coerce.number().int().positive().optional(),
   SSE_HOLE_GRACE_MS: z.coerce.number().int().positive().optional(),
+  /** Poll interval an idle stream backs off to (ms). */
+  SSE_IDLE_POLL_MS: z.coerce.number().int().positive().optional(),
+  /** For this long after its last event a stream polls at least every SSE_WARM_POLL_MS (ms; 0 off). */
+  SSE_WARM_MS: z.coerce.number().int().nonnegative().optional(),
+  SSE_WARM_POLL_MS: z.coerce.number().int().positive().optional(),
+  /** An SSE stream with no event for this long ends with a retry hint (ms; 0 never). */
+  SSE_IDLE_RELEASE_MS: z.coerce.number().int().nonnegative().optional(),
+  /** The `retry:` hint sent to SSE clients (ms). */
+  SSE_RETRY_MS: z.coerce.number().int().positive().optional(),
+  /** `off`: a stream finds writes made in its own process by polling alone, as in AWS (benchmarks). */
+  SSE_WRITE_BELL: z.enum(['on', 'off']).default('on'),
   /** Adds x-ddb-* usage headers to responses (benchmarks only). */
   EXPOSE_USAGE_HEADERS: z.enum(['0', '1']).default('0'),
 });

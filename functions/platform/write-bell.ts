@@ -7,15 +7,30 @@
  * in a stream's process and the stream keeps its adaptive polling (100 ms while events flow, up
  * to 1 s when quiet): no extra reads, no extra cost. In the local runtime every handler shares one
  * process, so a write reaches open streams after one poll's read instead of up to a second later.
+ *
+ * Rings are counted, so a reader that was busy reading when a write landed does not miss it: it
+ * notes `writeBellCount()` before it reads and passes it to `sleepUntilWrite`, which returns at
+ * once if the bell rang since (the read may have run before the write committed).
  */
 const waiters = new Set<() => void>();
+let rings = 0;
 
 export function ringWriteBell(): void {
+  rings += 1;
   for (const wake of [...waiters]) wake();
 }
 
-/** Waits `ms`, or less if a write in this process rings the bell first. */
-export function sleepUntilWrite(ms: number): Promise<void> {
+/** How many times the bell has rung in this process. */
+export function writeBellCount(): number {
+  return rings;
+}
+
+/**
+ * Waits `ms`, or less if a write in this process rings the bell first, or not at all if it has
+ * rung since `seen` (a `writeBellCount()` taken earlier).
+ */
+export function sleepUntilWrite(ms: number, seen?: number): Promise<void> {
+  if (seen !== undefined && rings !== seen) return Promise.resolve();
   return new Promise((resolve) => {
     const wake = () => {
       clearTimeout(timer);

@@ -42,6 +42,12 @@ function timing(): StreamTiming {
     ...(e.SSE_LIFETIME_MS ? { lifetimeMs: e.SSE_LIFETIME_MS } : {}),
     ...(e.SSE_KEEPALIVE_MS ? { keepaliveMs: e.SSE_KEEPALIVE_MS } : {}),
     ...(e.SSE_HOLE_GRACE_MS ? { holeGraceMs: e.SSE_HOLE_GRACE_MS } : {}),
+    ...(e.SSE_IDLE_POLL_MS ? { idlePollMs: e.SSE_IDLE_POLL_MS } : {}),
+    ...(e.SSE_WARM_MS !== undefined ? { warmMs: e.SSE_WARM_MS } : {}),
+    ...(e.SSE_WARM_POLL_MS ? { warmPollMs: e.SSE_WARM_POLL_MS } : {}),
+    ...(e.SSE_IDLE_RELEASE_MS !== undefined ? { idleReleaseMs: e.SSE_IDLE_RELEASE_MS } : {}),
+    ...(e.SSE_RETRY_MS ? { reconnectMs: e.SSE_RETRY_MS } : {}),
+    wakeOnWrites: e.SSE_WRITE_BELL === 'on',
   };
 }
 

@@ -24,7 +24,8 @@
  * (default 8) is how many requests are in flight in the concurrent phases (the parallel
  * streams scenario has its own fixed number of streams); BENCH_ONLY=chats, BENCH_ONLY=messages, BENCH_ONLY=requests,
  * BENCH_ONLY=events, BENCH_ONLY=dispatch, BENCH_ONLY=media, BENCH_ONLY=push, BENCH_ONLY=search or BENCH_ONLY=bundles plays one
- * part only (all nine by default).
+ * part only (all nine by default). BENCH_ONLY=sse plays the SSE holding-policy and after-idle figures
+ * (sse-policy.ts, about 4 minutes on five second runtimes), which the default run leaves out.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,8 @@ import { killChildServers, stopChildServers } from './child.js';
 import { dispatchTables, runDispatchScenarios } from './dispatch.js';
 import type { DispatchReport } from './dispatch.js';
 import { runEventScenarios, sseTables } from './events.js';
+import { runSsePolicyScenarios, ssePolicyTables } from './sse-policy.js';
+import type { SsePolicyReport } from './sse-policy.js';
 import type { SseReport } from './events.js';
 import { mediaTables, runMediaScenarios } from './media.js';
 import type { MediaReport } from './media.js';
@@ -115,6 +118,8 @@ interface Results {
    * BENCH_ONLY=events run.
    */
   sse?: SseReport;
+  /** SSE holding policy and first event after quiet (sse-policy.ts). Only with BENCH_ONLY=sse. */
+  ssePolicy?: SsePolicyReport;
   /** Dispatch: input → claimable latency, backlog throughput. Absent unless all parts or BENCH_ONLY=dispatch run. */
   dispatch?: DispatchReport;
   /** Media: upload/download throughput, thumbnail time. Absent unless all parts or BENCH_ONLY=media run. */
@@ -166,10 +171,13 @@ async function main(): Promise<number> {
   }
   const only = process.env.BENCH_ONLY ?? '';
   if (
-    !['', 'chats', 'messages', 'requests', 'events', 'dispatch', 'media', 'push', 'search', 'bundles'].includes(only)
+    !['', 'chats', 'messages', 'requests', 'events', 'sse', 'dispatch', 'media', 'push', 'search', 'bundles'].includes(
+      only,
+    )
   ) {
     throw new Error(
-      `BENCH_ONLY must be chats, messages, requests, events, dispatch, media, push, search or bundles, not "${only}".`,
+      `BENCH_ONLY must be chats, messages, requests, events, sse, dispatch, media, push, search or bundles, ` +
+        `not "${only}".`,
     );
   }
   // First, on a quiet machine: a synth and fresh Node processes, no server needed.
@@ -201,12 +209,13 @@ async function main(): Promise<number> {
   const messages = plays('messages') ? await runMessageScenarios(api.url, { seed, concurrency }, log) : undefined;
   const interactive = plays('requests') ? await runRequestScenarios(api.url, { concurrency }, log) : undefined;
   const events = plays('events') ? await runEventScenarios(api.url, { seed, concurrency }, log) : undefined;
+  const ssePolicy = only === 'sse' ? await runSsePolicyScenarios(api.url, log) : undefined;
   const dispatch = plays('dispatch') ? await runDispatchScenarios({ seed, concurrency }, log) : undefined;
   const media = plays('media') ? await runMediaScenarios(api.url, log) : undefined;
   const push = plays('push') ? await runPushScenarios(api.url, log) : undefined;
   // Last: it fills the table with 100,000 messages' pointers.
   const searchPart = plays('search') ? await runSearchScenarios(api.url, log) : undefined;
-  for (const part of [messages, interactive, events, dispatch, media, push]) {
+  for (const part of [messages, interactive, events, ssePolicy, dispatch, media, push]) {
     if (!part) continue;
     result.samples.push(...part.samples);
     result.failures.push(...part.failures);
@@ -239,6 +248,7 @@ async function main(): Promise<number> {
     trends,
     ...(messages ? { streaming: messages.streaming } : {}),
     ...(events ? { sse: events.sse } : {}),
+    ...(ssePolicy ? { ssePolicy: ssePolicy.ssePolicy } : {}),
     ...(dispatch ? { dispatch: dispatch.dispatch } : {}),
     ...(media ? { media: media.media } : {}),
     ...(push ? { push: push.push } : {}),
@@ -293,6 +303,13 @@ async function main(): Promise<number> {
         `(SSE_LIFETIME_MS=${SCALE.sseIdleMs}), cost from its closing ": usage" comment, scaled to a minute.\n`,
     );
     console.log(sseTables(events.sse));
+  }
+  if (ssePolicy) {
+    console.log(
+      "\nSSE holding policy and first event after quiet (sse-policy.ts): latency from a write's HTTP response " +
+        'at the bench to its event at the client; idle cost from the connections\' closing ": usage" comments.\n',
+    );
+    console.log(ssePolicyTables(ssePolicy.ssePolicy));
   }
   if (dispatch) {
     const d = dispatch.dispatch;

@@ -38,14 +38,26 @@ export interface BenchStream {
   ended: Promise<void>;
   /** The `: usage ms=… calls=… rcu=… wcu=…` comment, once received (EXPOSE_USAGE_HEADERS=1). */
   usage(): StreamUsage | undefined;
+  /**
+   * The last `id:` field received, in any block (an EventSource's Last-Event-ID: the WHATWG
+   * parser sets it at the end of every block, with or without data); '' before any.
+   */
+  lastEventId(): string;
+  /** The last `retry:` hint received. */
+  retryMs(): number | undefined;
+  /** performance.now() when the stream ended (undefined while open). */
+  endedAt(): number | undefined;
   close(): void;
 }
 
 const USAGE = /^usage ms=(\d+) calls=(\d+) rcu=([\d.]+) wcu=([\d.]+)$/;
 
-export async function openStream(url: string): Promise<BenchStream> {
+export async function openStream(url: string, headers: Record<string, string> = {}): Promise<BenchStream> {
   const controller = new AbortController();
-  const res = await fetch(url, { signal: controller.signal });
+  const res = await fetch(url, { headers, signal: controller.signal });
+  let lastId = '';
+  let retry: number | undefined;
+  let endedAt: number | undefined;
   const events: TimedEvent[] = [];
   const comments: TimedComment[] = [];
   const errors: string[] = [];
@@ -65,6 +77,8 @@ export async function openStream(url: string): Promise<BenchStream> {
       if (colon < 0) continue;
       fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
     }
+    if (fields.id !== undefined && !fields.id.includes('\0')) lastId = fields.id;
+    if (fields.retry !== undefined && /^\d+$/.test(fields.retry)) retry = Number(fields.retry);
     if (fields.event === undefined && fields.data === undefined) return;
     try {
       events.push({
@@ -102,6 +116,7 @@ export async function openStream(url: string): Promise<BenchStream> {
     }
   })().finally(() => {
     done = true;
+    endedAt = performance.now();
     wake();
   });
 
@@ -133,6 +148,60 @@ export async function openStream(url: string): Promise<BenchStream> {
       }
       return undefined;
     },
+    lastEventId: () => lastId,
+    retryMs: () => retry,
+    endedAt: () => endedAt,
     close: () => controller.abort(),
+  };
+}
+
+/** One connection of a reconnecting client. */
+export interface ClientConnection {
+  stream: BenchStream;
+  /** The Last-Event-ID header it was opened with ('' for none). */
+  sentId: string;
+  /** performance.now() when the request was sent. */
+  requestedAt: number;
+}
+
+export interface ReconnectingStream {
+  connections: ClientConnection[];
+  /** Every event so far, over all connections, with the connection's index. */
+  events(): (TimedEvent & { connection: number })[];
+  /** Stops reconnecting, closes the open connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * A client that reconnects as a browser's EventSource does: when the server ends the stream, it
+ * waits the last `retry:` hint (1 s before any) and opens the same URL again with the last `id:`
+ * it received as `Last-Event-ID`.
+ */
+export function openReconnecting(url: string): ReconnectingStream {
+  const connections: ClientConnection[] = [];
+  let stopped = false;
+  let lastId = '';
+  let retry = 1000;
+  const loop = (async () => {
+    while (!stopped) {
+      const requestedAt = performance.now();
+      const stream = await openStream(url, lastId ? { 'last-event-id': lastId } : {});
+      connections.push({ stream, sentId: lastId, requestedAt });
+      if (stream.status !== 200) return;
+      if (stopped) return stream.close();
+      await stream.ended;
+      lastId = stream.lastEventId() || lastId;
+      retry = stream.retryMs() ?? retry;
+      if (!stopped) await new Promise((r) => setTimeout(r, retry));
+    }
+  })();
+  return {
+    connections,
+    events: () => connections.flatMap((c, connection) => c.stream.events.map((e) => ({ ...e, connection }))),
+    async close() {
+      stopped = true;
+      connections.at(-1)?.stream.close();
+      await loop.catch(() => undefined);
+    },
   };
 }

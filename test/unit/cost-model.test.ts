@@ -4,6 +4,7 @@
  */
 import { MONTH_DAYS, measuredFor, monthLines, poolBench, readUnits, total, writeUnits } from '../bench/cost/model.js';
 import type { Workload } from '../bench/cost/model.js';
+import { SSE } from '../bench/cost/operations.js';
 import type { Operation } from '../bench/cost/operations.js';
 import { PRICES } from '../bench/cost/prices.js';
 
@@ -102,5 +103,41 @@ describe('a month of one operation', () => {
     const lines = monthLines(workload, [op], bench, PRICES);
     // 30,000 × 0.5 GB × 0.2 s = 3,000 GB-s × $0.0000133334 = $0.0400002
     expect(lines.find((l) => l.what === 'duration: messages (512 MB)')?.dollars).toBeCloseTo(0.0400002, 9);
+  });
+});
+
+describe('a month of SSE connections', () => {
+  it('prices held time, idle polling, reconnects at the idle-release rate and warm windows per burst', () => {
+    const workload: Workload = {
+      name: 'sse',
+      description: 'one connection all month, 100 bursts a day',
+      perDay: {},
+      claimPumps: 0,
+      pumpPauseMs: 50,
+      sseHoursPerDay: 24,
+      sseEventBurstsPerDay: 100,
+      deployed: false,
+    };
+    const lines = monthLines(workload, [], poolBench([]), PRICES);
+    const line = (what: string) => lines.find((l) => l.what === what);
+    const minutes = 24 * 60 * MONTH_DAYS; // 43,200
+    // 43,200 min × 60 s × 0.125 GB = 324,000 GB-s
+    expect(line(`duration: SSE connections (${SSE.memoryMb} MB)`)?.quantity).toBeCloseTo(324_000, 6);
+    // A quiet connection reconnects every 5 minutes: 8,640 connections, each reading ~12 RRU.
+    expect(line('invocations: SSE connections')?.quantity).toBeCloseTo(minutes / SSE.idleReleaseMin, 6);
+    expect(line('read units: SSE connections (reconnects)')?.quantity).toBeCloseTo(8640 * SSE.reconnectRru, 6);
+    // 100 bursts a day × 30 days × 1 connection × the reads of one warm window.
+    expect(line('read units: SSE connections (warm polling after events)')?.quantity).toBeCloseTo(
+      3000 * SSE.warmRruPerBurst,
+      6,
+    );
+    // More bursts than windows fit in a day: warm all the time, no more.
+    const busy = monthLines({ ...workload, sseEventBurstsPerDay: 1e6 }, [], poolBench([]), PRICES);
+    expect(
+      busy.find((l) => l.what === 'read units: SSE connections (warm polling after events)')?.quantity,
+    ).toBeCloseTo(((24 * 3600) / SSE.warmSeconds) * MONTH_DAYS * SSE.warmRruPerBurst, 6);
+    // Idle polling without a bench figure: the table's calls (12 strongly consistent, the rest at 0.5 RRU).
+    const idleRru = SSE.strongCallsPerMinute + (SSE.idleCallsPerMinute - SSE.strongCallsPerMinute) * 0.5;
+    expect(line('read units: SSE connections (idle polling)')?.quantity).toBeCloseTo(minutes * idleRru, 6);
   });
 });

@@ -1,6 +1,6 @@
 /** The write bell (platform/write-bell.ts): a waiting reader wakes at a write, or at its timer. */
 import { describe, expect, it } from '@jest/globals';
-import { ringWriteBell, sleepUntilWrite } from '../../functions/platform/write-bell.js';
+import { ringWriteBell, sleepUntilWrite, writeBellCount } from '../../functions/platform/write-bell.js';
 
 describe('write bell', () => {
   it('ends every wait at the next ring', async () => {
@@ -23,5 +23,18 @@ describe('write bell', () => {
     ringWriteBell();
     await wait;
     expect(woken).toBe(true);
+  });
+
+  it('a ring while the reader was busy (after its count, before its wait) ends the wait at once', async () => {
+    const seen = writeBellCount();
+    ringWriteBell(); // a write lands while the reader is reading
+    expect(writeBellCount()).toBe(seen + 1);
+    const started = Date.now();
+    await sleepUntilWrite(10_000, seen);
+    expect(Date.now() - started).toBeLessThan(1000);
+    // With the current count, the same wait runs to its timer.
+    const again = Date.now();
+    await sleepUntilWrite(60, writeBellCount());
+    expect(Date.now() - again).toBeGreaterThanOrEqual(55);
   });
 });

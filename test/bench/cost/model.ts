@@ -136,6 +136,11 @@ export interface Workload {
   pumpPauseMs: number;
   /** SSE connection-hours per day (a closed tab's stream runs on to its lifetime's end). */
   sseHoursPerDay: number;
+  /**
+   * Bursts of events per day, each seen by every open connection and followed by a warm window
+   * of faster polling (core/event-stream.ts warmMs); an upper bound is the persisted events.
+   */
+  sseEventBurstsPerDay?: number;
   /** Whether the deployment exists at all (sweepers, queue pollers, alarms, secret). */
   deployed: boolean;
 }
@@ -261,7 +266,9 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
 
   if (w.sseHoursPerDay > 0) {
     const minutes = w.sseHoursPerDay * 60 * MONTH_DAYS;
-    const connections = minutes / SSE.lifetimeMin;
+    // A quiet connection is released (and reconnects) every idleReleaseMin, a busy one every
+    // lifetimeMin: counted at the quieter rate, the higher one.
+    const connections = minutes / Math.min(SSE.idleReleaseMin, SSE.lifetimeMin);
     const group = 'SSE connections';
     lines.add(
       'Lambda',
@@ -286,6 +293,20 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       'RRU',
       p.dynamodb.rru,
     );
+    lines.add('DynamoDB', `read units: ${group} (reconnects)`, connections * SSE.reconnectRru, 'RRU', p.dynamodb.rru);
+    if (w.sseEventBurstsPerDay) {
+      // Each open connection (sseHoursPerDay / 24 on average) polls faster after each burst; at
+      // most all the time (windows back to back).
+      const perConnectionDay = Math.min(w.sseEventBurstsPerDay, (24 * 3600) / SSE.warmSeconds);
+      const windows = perConnectionDay * MONTH_DAYS * (w.sseHoursPerDay / 24);
+      lines.add(
+        'DynamoDB',
+        `read units: ${group} (warm polling after events)`,
+        windows * SSE.warmRruPerBurst,
+        'RRU',
+        p.dynamodb.rru,
+      );
+    }
     lines.add(
       'CloudWatch',
       'Logs ingestion',

@@ -509,12 +509,31 @@ export const OPERATIONS: readonly Operation[] = [
 
 /**
  * A held SSE connection (lib/constructs/event-stream.ts: 128 MB, 15-minute timeout;
- * core/event-stream.ts: 14-minute lifetime, then the client reconnects; polls every 100 ms
- * while events flow, backing off to 1 s when idle; keepalive every 15 s).
+ * core/event-stream.ts: 14-minute lifetime, released after 5 minutes without an event, then the
+ * client reconnects; polls every 100 ms while events flow, backing off to 1 s when idle;
+ * keepalive every 15 s).
  */
 export const SSE = {
   memoryMb: 128,
   lifetimeMin: 14,
+  /**
+   * A quiet connection is released after this long (core/event-stream.ts DEFAULT_TIMING), so a
+   * connection-minute costs at most 1/idleReleaseMin reconnects.
+   */
+  idleReleaseMin: 5,
+  /**
+   * Reads per reconnect, AWS terms (BENCH_ONLY=sse: ~24 calls beyond idle polling without a warm
+   * window = 13 RRU): the start's two strongly consistent GetItems (sequence, Last-Event-ID's
+   * event) and the fast polls of a new connection's back-off (0.5 RRU each); plus the warm
+   * window every new connection starts with (below): 26.
+   */
+  reconnectRru: 26,
+  /**
+   * Reads of one warm window (6 s at 200 ms after a burst of events instead of backing off to
+   * 1 s; BENCH_ONLY=sse: the defaults' idle connection against the plain 1 s one, 25 calls).
+   */
+  warmRruPerBurst: 12.5,
+  warmSeconds: 6,
   /**
    * Idle polling per minute when the bench has no `sse.idle` figure: 60 polls × (1 eventually
    * consistent log Query + ~1.3 ephemeral bucket Queries) + a strongly consistent sequence

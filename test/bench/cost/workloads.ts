@@ -6,7 +6,8 @@
  * resolved; dispatch in batched_sequential mode (the default): every user message and
  * resolution is one batch claimed and completed by the worker; one OpenClaw worker connected
  * all month (one claim pump, one SSE connection); one inbox tab open 8 h/day (its stream runs
- * on up to 14 minutes after the tab closes: ~7 min a day on average).
+ * on after the tab closes, since Lambda sees no disconnect, until 5 minutes pass without an event
+ * or its 14-minute lifetime ends: ~2.5 min a day on average).
  * busy: 10× typical (operations, pumps and connections).
  * idle: deployed, nothing connected, no traffic: only what runs by itself.
  */
@@ -47,8 +48,8 @@ const typicalPerDay: Record<string, number> = {
 const scaled = (perDay: Record<string, number>, k: number) =>
   Object.fromEntries(Object.entries(perDay).map(([id, n]) => [id, n * k]));
 
-/** The worker's SSE connection all day + the inbox tab's 8 h and its ~7 min tail. */
-const typicalSseHours = 24 + 8 + 7 / 60;
+/** The worker's SSE connection all day + the inbox tab's 8 h and its ~2.5 min tail. */
+const typicalSseHours = 24 + 8 + 2.5 / 60;
 
 export const WORKLOADS: readonly Workload[] = [
   {
@@ -69,6 +70,7 @@ export const WORKLOADS: readonly Workload[] = [
     claimPumps: 1,
     pumpPauseMs: 50,
     sseHoursPerDay: typicalSseHours,
+    sseEventBurstsPerDay: persistedEvents,
     deployed: true,
   },
   {
@@ -78,6 +80,7 @@ export const WORKLOADS: readonly Workload[] = [
     claimPumps: 10,
     pumpPauseMs: 50,
     sseHoursPerDay: typicalSseHours * 10,
+    sseEventBurstsPerDay: persistedEvents * 10,
     deployed: true,
   },
 ];

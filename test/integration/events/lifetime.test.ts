@@ -53,16 +53,18 @@ describe('keepalive and lifetime', () => {
     expect(seen).toBeGreaterThanOrEqual(2);
     expect(times[0]! - openedAt).toBeLessThan(KEEPALIVE_MS + 1500);
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeLessThan(KEEPALIVE_MS + 1500);
-    // Opening comment, retry hint, keepalives only, then a final comment and a retry hint.
+    // Opening comment, retry hint, keepalives only, then a final comment, the position reached
+    // (an id-only block: it sets a browser's Last-Event-ID) and a retry hint.
     expect(c.frames.slice(0, 2)).toEqual([
       { kind: 'comment', text: 'stream opened' },
       { kind: 'retry', ms: 1000 },
     ]);
-    const middle = c.frames.slice(2, -2);
+    const middle = c.frames.slice(2, -3);
     expect(middle.length).toBe(seen);
     for (const f of middle) expect(f).toEqual({ kind: 'comment', text: 'keepalive' });
-    const [final, retry] = c.frames.slice(-2);
+    const [final, position, retry] = c.frames.slice(-3);
     expect(final!.kind).toBe('comment');
+    expect(position).toEqual({ kind: 'id', id: expect.stringMatching(/^[A-Za-z0-9_-]{21}$/) });
     expect(final).not.toEqual({ kind: 'comment', text: 'keepalive' });
     expect((final as { text: string }).text.length).toBeGreaterThan(0);
     expect(retry).toEqual({ kind: 'retry', ms: 1000 });
