@@ -42,6 +42,27 @@ async function main(): Promise<void> {
     const { startLocalApi } = await import('../../local/server.js');
     api = await startLocalApi(0, { dispatch: false, search: false, autoRename: false, streamTimers: false });
     const base = `${api.url}/api/v1`;
+    // DynamoDB calls and cancelled transactions (version races, transaction conflicts) per burst.
+    const { ddb } = await import('../../functions/store/db.js');
+    const tally = { calls: 0, cancelled: 0, conflicts: 0, ms: {} as Record<string, number[]> };
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        tally.calls++;
+        const t0 = performance.now();
+        const name = context.commandName ?? '?';
+        try {
+          return await next(args);
+        } catch (error) {
+          const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+          if (reasons) tally.cancelled++;
+          if (reasons?.some((r) => r.Code === 'TransactionConflict')) tally.conflicts++;
+          throw error;
+        } finally {
+          (tally.ms[name] ??= []).push(performance.now() - t0);
+        }
+      },
+      { step: 'initialize', name: 'contention-tally' },
+    );
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${base}${path}`, {
         method,
@@ -57,6 +78,8 @@ async function main(): Promise<void> {
         ['mark-read', 'POST', '/mark-read', undefined],
         ['PATCH pinned', 'PATCH', '', 'pinned'],
         ['PATCH title', 'PATCH', '', 'title'],
+        // The floor: one DynamoDB read each, no write.
+        ['GET', 'GET', '', undefined],
       ] as const) {
         const chat = (await call('POST', '/chats', { agentIds: ['assistant'], modelId: 'model-fast' })).body!;
         for (let i = 0; i < 3; i++) {
@@ -64,6 +87,7 @@ async function main(): Promise<void> {
         }
         const times: number[] = [];
         const statuses = new Map<number, number>();
+        Object.assign(tally, { calls: 0, cancelled: 0, conflicts: 0, ms: {} });
         const started = performance.now();
         await Promise.all(
           Array.from({ length: n }, async (_, i) => {
@@ -86,12 +110,34 @@ async function main(): Promise<void> {
           percentile(times, 50).toFixed(0),
           percentile(times, 99).toFixed(0),
           wall.toFixed(0),
-          label === 'mark-read' ? `unread ${after.unread_count}` : `pinned ${after.pinned} "${after.title}"`,
+          (tally.calls / n).toFixed(1),
+          `${tally.cancelled} (${tally.conflicts} conflicts)`,
+          label === 'GET'
+            ? ''
+            : label === 'mark-read'
+              ? `unread ${after.unread_count}`
+              : `pinned ${after.pinned} "${after.title}"`,
         ]);
         console.error(rows.at(-1)!.join(' | '));
+        for (const [name, list] of Object.entries(tally.ms)) {
+          list.sort((a, b) => a - b);
+          console.error(
+            `  ${name}: ${list.length} calls, p50 ${percentile(list, 50).toFixed(0)} ms, p99 ${percentile(list, 99).toFixed(0)} ms`,
+          );
+        }
       }
     }
-    const header = ['burst', 'statuses', '5xx', 'p50 ms', 'p99 ms', 'wall ms', 'after'];
+    const header = [
+      'burst',
+      'statuses',
+      '5xx',
+      'p50 ms',
+      'p99 ms',
+      'wall ms',
+      'calls/request',
+      'cancelled tx',
+      'after',
+    ];
     console.log([header, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n'));
   } finally {
     await api?.close().catch(() => undefined);
