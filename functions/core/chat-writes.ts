@@ -3,7 +3,7 @@
  * dispatch): commit an activity on the chat together with the caller's items and events, and
  * build a system message. Below the services: it imports none of them, so any may use it.
  */
-import { NotFoundError } from '../errors.js';
+import { BusyError, NotFoundError } from '../errors.js';
 import { PREVIEW_MAX_CHARS, cut } from '../model.js';
 import type { Message } from '../model.js';
 import * as Chats from '../store/chats-repo.js';
@@ -93,7 +93,9 @@ export async function commitTouchingChat(
       await transact([...items, touch, ...eventItems]);
       return;
     } catch (error) {
-      if (!(error instanceof RetryChatUpdate) || attempt >= 10 || chatNow === 'untouched' || !chatNow) throw error;
+      if (!(error instanceof RetryChatUpdate) || chatNow === 'untouched' || !chatNow) throw error;
+      // The chat keeps moving under this write: nothing was written, the client may retry (429).
+      if (attempt >= 10) throw new BusyError();
       const chat = chatNow as unknown as ChatRecord;
       const newer =
         chat.last_message_at !== null &&

@@ -4,11 +4,11 @@
  * events and any dispatch input in one transaction; only tag changes beyond what one
  * transaction holds are applied right after it, each exactly once (core/tags.ts).
  */
-import { FieldRuleError, ValidationError } from '../errors.js';
+import { BusyError, FieldRuleError, ValidationError } from '../errors.js';
 import { isId, newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
-import type { ChatRecord } from '../store/chats-repo.js';
+import type { ChatRecord, RewriteField } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactItem, TransactWrite } from '../store/db.js';
@@ -42,10 +42,11 @@ export const MAX_TAGS = 1000;
 export const MAX_TAG_BYTES = 400;
 export const MAX_TAGS_TOTAL_BYTES = 100_000;
 /**
- * How long a version-conditioned rewrite keeps trying when other writes get there first: a
- * time budget rather than a count of attempts, well inside a function's 15 s.
+ * How long a rewrite keeps trying when other writes keep changing what it computed from: a time
+ * budget rather than a count of attempts, well inside a function's 15 s. Past it the client
+ * gets 429 with Retry-After (README, "Busy chats").
  */
-const REWRITE_BUDGET_MS = 11_000;
+const REWRITE_BUDGET_MS = 10_000;
 /**
  * A rewrite that lost a race takes the chat's write turn before trying again (Chats.takeWriteTurn),
  * so many writers of one chat go one after the other instead of failing each other's attempts
@@ -275,19 +276,27 @@ async function withStreamedText(message: MessageRecord): Promise<MessageRecord> 
 
 interface ChatChange {
   events: NewEvent[];
+  /** The fields the request sets on `next` itself (see Chats.rewriteChat). */
+  sets: RewriteField[];
   /** More items for the transaction, beside the chat and the events. */
   extra?: TransactItem[];
   /** Catalog parts to apply once the transaction has committed (catalogWrites). */
   parts?: CatalogPart[];
   after?: (c: ChatRecord) => void;
+  /** Only while the title is still the default one (auto-rename). */
+  whileTitleDefault?: boolean;
 }
 
 /**
- * Reads a chat, applies `change`, recomputes its derived fields and writes it back with its
- * events, conditioned on the version read. A concurrent write makes the condition fail and the
- * whole step is redone on fresh data, so no update is lost; from the second attempt on, the
- * writer first waits for the chat's write turn. Catalog parts of the attempt that committed
- * are applied last. Uncontended, this costs what it always did: no turn is taken.
+ * Reads a chat, applies `change`, recomputes its derived fields and writes back what it decided
+ * with its events (Chats.rewriteChat): the request's fields and the recomputed ones, conditioned
+ * only on what they were computed from. Concurrent rewrites of one chat therefore commute (a
+ * hundred mark-reads or PATCHes of other fields all land on their first attempt); a write that
+ * changed the inputs (a new message, a mark-read under a PATCH's recompute, another tag
+ * replacement) fails the condition, and the whole step is redone on fresh data, so no update is
+ * lost. From the second attempt on the writer first waits for the chat's write turn. Should the
+ * chat stay that contended for REWRITE_BUDGET_MS, the rewrite gives up with 429 and Retry-After
+ * (BusyError), having changed nothing. Catalog parts of the attempt that committed are applied last.
  */
 async function rewrite(
   chatId: string,
@@ -308,21 +317,22 @@ async function rewrite(
           if (!turn) await turnBackoff(n);
         }
       }
-      const current = await Chats.getChat(chatId);
-      if (!current) throw chatNotFound(chatId);
+      if (Date.now() - started >= REWRITE_BUDGET_MS) throw new BusyError();
+      const read = await Chats.getChat(chatId);
+      if (!read) throw chatNotFound(chatId);
       const now = deps.clock().toISOString();
-      const next: ChatRecord = { ...current, ver: current.ver + 1, updated_at: now };
-      const { events, extra = [], after, parts: attemptParts = [] } = change(next, now);
+      const next: ChatRecord = { ...read, updated_at: now };
+      const { events, sets, extra = [], after, parts: attemptParts = [], whileTitleDefault } = change(next, now);
       await recompute(next);
       after?.(next);
       const reservation = await take(events.length);
       let stale = false;
-      const replace = guarded(Chats.replaceChat(next, current.ver), () => {
+      const write = guarded(Chats.rewriteChat({ read, next, sets, whileTitleDefault }), () => {
         stale = true;
         return undefined;
       });
-      await transact([replace, ...extra, ...reservation.items(events, now)]).catch((error: unknown) => {
-        if (!stale || Date.now() - started >= REWRITE_BUDGET_MS) throw error;
+      await transact([write, ...extra, ...reservation.items(events, now)]).catch((error: unknown) => {
+        if (!stale) throw error;
       });
       if (!stale) {
         parts = attemptParts;
@@ -362,6 +372,12 @@ export async function update(
   if (modelId !== undefined) checkModel(config, modelId);
   const newTags = tags === undefined ? undefined : normalizeTags(tags);
 
+  const sets: RewriteField[] = [];
+  if (newTitle !== undefined) sets.push('title');
+  if (newTags !== undefined) sets.push('tags');
+  if (pinned !== undefined) sets.push('pinned');
+  if (modelId !== undefined) sets.push('model_id');
+  if (notificationsMuted !== undefined) sets.push('notifications_muted');
   const chat = await rewrite(chatId, deps, (next, now) => {
     const events: NewEvent[] = [{ type: 'chat.updated', payload: { chatId: next.id } }];
     let catalog: { items: TransactItem[]; parts: CatalogPart[] } = { items: [], parts: [] };
@@ -382,7 +398,7 @@ export async function update(
     if (pinned !== undefined) next.pinned = pinned;
     if (modelId !== undefined) next.model_id = modelId;
     if (notificationsMuted !== undefined) next.notifications_muted = notificationsMuted;
-    return { events, extra: catalog.items, parts: catalog.parts };
+    return { events, sets, extra: catalog.items, parts: catalog.parts };
   });
   return Chats.toChat(chat);
 }
@@ -394,9 +410,9 @@ class TitleNotDefault extends Error {}
  * Auto-rename's write (§10.4): applied exactly like PATCH with `{ title, titleAutoRenamed: true }`
  * (titleMaxChars cut, title_source `auto`, updated_at, full recompute, `chat.updated`), but only
  * while the chat's title_source is `default`. The rewrite checks it on the chat it read and
- * conditions its transaction on that chat's version, so a title set in between (which bumps
- * the version) fails the condition, and the re-read sees it and gives up: a manual title is never
- * overwritten, and the event numbers taken are voided. Answers the renamed chat, or undefined.
+ * conditions its write on it, so a title set in between fails the condition, and the re-read
+ * sees it and gives up: a manual title is never overwritten, and the event numbers taken are
+ * voided. Answers the renamed chat, or undefined.
  */
 export async function applyAutoTitle(
   config: InstanceConfig,
@@ -410,7 +426,11 @@ export async function applyAutoTitle(
       if (next.title_source !== 'default') throw new TitleNotDefault();
       next.title = newTitle;
       next.title_source = 'auto';
-      return { events: [{ type: 'chat.updated', payload: { chatId: next.id } }] };
+      return {
+        events: [{ type: 'chat.updated', payload: { chatId: next.id } }],
+        sets: ['title'],
+        whileTitleDefault: true,
+      };
     });
     return Chats.toChat(chat);
   } catch (error) {
@@ -432,7 +452,7 @@ export async function setArchived(chatId: string, archived: boolean, deps: ChatD
 export async function markRead(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
   await rewrite(chatId, deps, (next, now) => {
     next.last_read_at = now;
-    return { events: [{ type: 'chat.read', payload: { chatId } }] };
+    return { events: [{ type: 'chat.read', payload: { chatId } }], sets: ['last_read_at'] };
   });
 }
 
@@ -442,6 +462,7 @@ export async function markUnread(chatId: string, deps: ChatDeps = defaultDeps): 
     next.last_read_at = null;
     return {
       events: [{ type: 'chat.unread', payload: { chatId } }],
+      sets: ['last_read_at'],
       after: (c) => {
         c.unread_count = 1;
       },

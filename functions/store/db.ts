@@ -6,6 +6,7 @@ import { DynamoDBClient, TransactionCanceledException, TransactionConflictExcept
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { BusyError } from '../errors.js';
 import { env } from '../platform/env.js';
 import { recordCall } from '../platform/usage.js';
 import { ringWriteBell } from '../platform/write-bell.js';
@@ -122,8 +123,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
- * transaction is retried with jittered backoff; a failed condition is answered by the failing
- * item's own `onConditionFailed` (see `guarded`), or rethrown as DynamoDB's error.
+ * transaction is retried with jittered backoff, and answered 429 (BusyError) if it outlasts the
+ * retries; a failed condition is answered by the failing item's own `onConditionFailed` (see
+ * `guarded`), or rethrown as DynamoDB's error.
  */
 export async function transact(writes: TransactWrite[]): Promise<void> {
   const items = writes.map((w) => (isGuarded(w) ? w.item : w));
@@ -145,7 +147,9 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
         throw error;
       }
       const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
-      if (!conflict || attempt >= 6) throw error;
+      if (!conflict) throw error;
+      // Nothing was written: the client may try again (429, Retry-After).
+      if (attempt >= 6) throw new BusyError();
       await sleep(Math.random() * 20 * 2 ** attempt);
     }
   }
@@ -154,14 +158,15 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
 /**
  * Retries a single-item write (PutItem, UpdateItem, DeleteItem) that met an in-flight
  * transaction on the same item: DynamoDB rejects it with TransactionConflictException, which
- * the SDK does not retry by itself.
+ * the SDK does not retry by itself. Past the retries, 429 (BusyError): nothing was written.
  */
 export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn();
     } catch (error) {
-      if (!(error instanceof TransactionConflictException) || attempt >= 8) throw error;
+      if (!(error instanceof TransactionConflictException)) throw error;
+      if (attempt >= 8) throw new BusyError();
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }
