@@ -9,6 +9,7 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { env } from './env.js';
 import { logger } from './logger.js';
+import { CONTROL_PLANE_BUDGET, clientBudget } from './aws-clients.js';
 
 export interface StreamTimerInput {
   messageId: string;
@@ -34,7 +35,8 @@ async function startExecution(input: StreamTimerInput): Promise<void> {
     });
     return;
   }
-  sfn ??= new SFNClient({});
+  // Timeouts and attempts that end inside the route's timeout (aws-clients.ts).
+  sfn ??= new SFNClient(clientBudget(CONTROL_PLANE_BUDGET));
   try {
     await sfn.send(new StartExecutionCommand({ stateMachineArn, name: input.messageId, input: JSON.stringify(input) }));
   } catch (error) {

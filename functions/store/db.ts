@@ -7,6 +7,7 @@ import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteC
 import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BusyError } from '../errors.js';
+import { DYNAMODB_BUDGET, clientBudget } from '../platform/aws-clients.js';
 import { env } from '../platform/env.js';
 import { recordCall } from '../platform/usage.js';
 import { ringWriteBell } from '../platform/write-bell.js';
@@ -29,10 +30,10 @@ export function ddb(): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: AWS_REGION,
     endpoint: DYNAMODB_ENDPOINT,
-    maxAttempts: 4,
-    // A Lambda instance serves one request at a time, so the SDK's 50 sockets are plenty; the
-    // local runtime (DYNAMODB_ENDPOINT set) serves every request from one process and client.
-    ...(DYNAMODB_ENDPOINT ? { requestHandler: { httpAgent: { keepAlive: true, maxSockets: 256 } } } : {}),
+    // Timeouts and attempts that end inside every route's timeout (platform/aws-clients.ts). A
+    // Lambda instance serves one request at a time, so the SDK's 50 sockets are plenty; the local
+    // runtime (DYNAMODB_ENDPOINT set) serves every request from one process and client.
+    ...clientBudget(DYNAMODB_BUDGET, DYNAMODB_ENDPOINT ? { keepAlive: true, maxSockets: 256 } : undefined),
   });
   // Every data-plane call reports its consumed capacity, so each request knows its cost.
   base.middlewareStack.add(
