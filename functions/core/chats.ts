@@ -43,10 +43,11 @@ export const MAX_TAG_BYTES = 400;
 export const MAX_TAGS_TOTAL_BYTES = 100_000;
 /**
  * How long a rewrite keeps trying when other writes keep changing what it computed from: a time
- * budget rather than a count of attempts, well inside a function's 15 s. Past it the client
+ * budget rather than a count of attempts; with the last attempt (and its transaction's conflict
+ * retries, db.ts) it stays inside a function's 15 s. Past it the client
  * gets 429 with Retry-After (README, "Busy chats").
  */
-const REWRITE_BUDGET_MS = 10_000;
+const REWRITE_BUDGET_MS = 8_000;
 /**
  * A rewrite that lost a race takes the chat's write turn before trying again (Chats.takeWriteTurn),
  * so many writers of one chat go one after the other instead of failing each other's attempts
@@ -294,7 +295,7 @@ interface ChatChange {
  * hundred mark-reads or PATCHes of other fields all land on their first attempt); a write that
  * changed the inputs (a new message, a mark-read under a PATCH's recompute, another tag
  * replacement) fails the condition, and the whole step is redone on fresh data, so no update is
- * lost. From the second attempt on the writer first waits for the chat's write turn. Should the
+ * lost. From the third attempt on the writer first waits for the chat's write turn. Should the
  * chat stay that contended for REWRITE_BUDGET_MS, the rewrite gives up with 429 and Retry-After
  * (BusyError), having changed nothing. Catalog parts of the attempt that committed are applied last.
  */
@@ -311,7 +312,9 @@ async function rewrite(
   // The event numbers are taken once and reused by every attempt (a retry leaves no hole).
   const written = await withEventNumbers(async (take) => {
     for (let attempt = 1; ; attempt++) {
-      if (attempt > 1 && !turn) {
+      // Rewrites commute, so a retry (after a message landed meanwhile) normally lands at once;
+      // writers that keep losing (tag replacements racing each other) take turns.
+      if (attempt > 2 && !turn) {
         for (let n = 0; !turn && Date.now() - started < REWRITE_BUDGET_MS; n++) {
           turn = await Chats.takeWriteTurn(chatId, owner, Date.now(), WRITE_TURN_MS);
           if (!turn) await turnBackoff(n);
@@ -339,7 +342,7 @@ async function rewrite(
         return next;
       }
       // Holding the turn, only a writer on its first attempt can beat us: try again soon.
-      if (turn) await sleep(Math.random() * 10);
+      await sleep(Math.random() * (turn ? 10 : 50));
     }
   }).finally(async () => {
     if (turn) await Chats.endWriteTurn(chatId, owner).catch(() => undefined);

@@ -12,7 +12,7 @@
  * from our own handler, logged with the request id, instead of hanging.
  *
  * The budgets are far above a healthy call (DynamoDB answers in milliseconds; DynamoDB Local
- * under a loaded test machine in a few hundred) and well under the timeouts. A retried
+ * under a loaded test machine in up to a few seconds) and well under the timeouts. A retried
  * TransactWriteItems repeats its ClientRequestToken, so a transaction that committed before its
  * answer was lost is not applied twice.
  */
@@ -25,8 +25,13 @@ export interface CallBudget {
   maxAttempts: number;
 }
 
-/** DynamoDB: most calls of a request are sequential, so each must give up early. */
-export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 4000, maxAttempts: 3 };
+/**
+ * DynamoDB: one retry of a stuck call. The timeout is far above a slow call (DynamoDB Local on a
+ * loaded machine takes up to ~3 s) because a timed-out call may still have been applied, and its
+ * retry then applies it again: harmless for a transaction (its ClientRequestToken) or a
+ * conditional write (it fails), but a sequence reservation would leave a hole in the event log.
+ */
+export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 6000, maxAttempts: 2 };
 /** S3: bodies up to the API's 10 MB payload (larger files go straight to S3 with presigned URLs). */
 export const S3_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 6000, maxAttempts: 2 };
 /** SQS sends, deletes and visibility changes; a long-poll receive adds its wait (longPollTimeoutMs). */
@@ -45,8 +50,8 @@ export function worstCaseMs(budget: CallBudget, requestTimeoutMs = budget.reques
 }
 
 /**
- * A receive that long-polls `waitSeconds` must be allowed that long plus the usual budget; it is
- * passed per call (`send(command, { requestTimeout })`).
+ * A receive that long-polls `waitSeconds` must be allowed that long plus the usual budget, and
+ * no more in all (retries included); it is passed per call (`requestTimeout`, `abortSignal`).
  */
 export const longPollTimeoutMs = (waitSeconds: number) => waitSeconds * 1000 + SQS_BUDGET.requestTimeoutMs;
 

@@ -83,8 +83,9 @@ export async function receiveBatches(
       WaitTimeSeconds: wait,
       VisibilityTimeout: Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, visibilitySeconds)),
     }),
-    // The long poll itself is no timeout: the request may take its wait plus the usual budget.
-    { requestTimeout: longPollTimeoutMs(wait) },
+    // The long poll itself is no timeout: the request may take its wait plus the usual budget,
+    // and that bounds its retries too (a stuck receive must not outlast the claim's function).
+    { requestTimeout: longPollTimeoutMs(wait), abortSignal: AbortSignal.timeout(longPollTimeoutMs(wait)) },
   );
   return (out.Messages ?? []).flatMap((m: Message) => {
     try {

@@ -72,32 +72,41 @@ export interface ChatRewrite {
  * UpdateItem for its transaction. It writes only what it decides, so concurrent rewrites of one
  * chat commute instead of failing each other, and conditions only on what its decisions were
  * computed from:
- * - the recomputed fields (last_message_*, unread_count) come from the messages as read
- *   (`ver` unchanged) and from last_read_at (unchanged, unless this write sets it);
+ * - the request's own fields are always written (a PATCH of the title needs no condition at all);
+ * - a recomputed field (last_message_*, unread_count) is written only when it changed (always
+ *   for unread_count when last_read_at is set), on the messages as read (`ver` unchanged) and,
+ *   for unread_count, on last_read_at as read unless this write sets it;
  * - the list key (gsi1sk) pairs `pinned` with last_message_at: written when either changes,
  *   on the pinned read unless this write sets it;
  * - the tag catalog adjustments start from the tags read (`tags_ver` unchanged, then bumped);
- * - the attention entry (gsi3) is removed only while no request is pending.
+ * - the attention entry (gsi3) follows a written unread_count, and is removed only while no
+ *   request is pending.
  * Counters other writers ADD (pending_requests_count, non_user_message_count), is_archived and
  * the fields this request does not name are left alone. `ver` is not bumped: no message changed.
  */
 export function rewriteChat(r: ChatRewrite): TransactItem {
   const { read, next, sets } = r;
-  const assign: Record<string, unknown> = {
-    updated_at: next.updated_at,
-    last_message_at: next.last_message_at,
-    last_message_preview: next.last_message_preview,
-    last_message_role: next.last_message_role,
-    unread_count: next.unread_count,
-  };
+  const setsReadState = sets.includes('last_read_at');
+  const assign: Record<string, unknown> = { updated_at: next.updated_at };
   for (const field of sets) assign[field] = next[field];
   if (sets.includes('title'))
     Object.assign(assign, { title_source: next.title_source, title_lc: next.title.toLowerCase() });
-  const conditions = ['attribute_exists(pk)', 'ver = :ver'];
-  const values: Record<string, unknown> = { ':ver': read.ver };
+  const conditions = ['attribute_exists(pk)'];
+  const values: Record<string, unknown> = {};
   const adds: string[] = [];
   const removes: string[] = [];
-  if (!sets.includes('last_read_at')) {
+  // A recomputed field is written only when the recompute changed it (or, for unread_count, when
+  // this write sets last_read_at): one that came out as stored leaves whatever a concurrent
+  // write put there since, as if this write had come first.
+  const derived = (['last_message_at', 'last_message_preview', 'last_message_role', 'unread_count'] as const).filter(
+    (f) => next[f] !== read[f] || (f === 'unread_count' && setsReadState),
+  );
+  for (const field of derived) assign[field] = next[field];
+  if (derived.length > 0) {
+    conditions.push('ver = :ver');
+    values[':ver'] = read.ver;
+  }
+  if (derived.includes('unread_count') && !setsReadState) {
     if (read.last_read_at === null) {
       conditions.push('attribute_type(last_read_at, :nullType)');
       values[':nullType'] = 'NULL';
@@ -106,7 +115,7 @@ export function rewriteChat(r: ChatRewrite): TransactItem {
       values[':readLastRead'] = read.last_read_at;
     }
   }
-  if (sets.includes('pinned') || next.last_message_at !== read.last_message_at) {
+  if (sets.includes('pinned') || derived.includes('last_message_at')) {
     assign.gsi1sk = Keys.chatListing(next).gsi1sk;
     if (!sets.includes('pinned')) {
       conditions.push('pinned = :readPinned');
@@ -119,12 +128,14 @@ export function rewriteChat(r: ChatRewrite): TransactItem {
     adds.push('tags_ver :one');
     values[':one'] = 1;
   }
-  if (next.unread_count > 0 || read.pending_requests_count > 0) {
-    Object.assign(assign, Keys.chatAttention(next.id));
-  } else {
-    removes.push('gsi3pk', 'gsi3sk');
-    conditions.push('(attribute_not_exists(pending_requests_count) OR pending_requests_count <= :zero)');
-    values[':zero'] = 0;
+  if (derived.includes('unread_count')) {
+    if (next.unread_count > 0 || read.pending_requests_count > 0) {
+      Object.assign(assign, Keys.chatAttention(next.id));
+    } else {
+      removes.push('gsi3pk', 'gsi3sk');
+      conditions.push('(attribute_not_exists(pending_requests_count) OR pending_requests_count <= :zero)');
+      values[':zero'] = 0;
+    }
   }
   if (r.whileTitleDefault) {
     conditions.push('title_source = :defaultSource');

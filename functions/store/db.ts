@@ -123,6 +123,13 @@ export const guarded = (item: TransactItem, onConditionFailed: GuardedItem['onCo
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * How long a transaction keeps retrying conflicts with other transactions on its items (hot
+ * items: a busy chat, a popular tag's catalog entry): a time budget, not a count, so a loaded
+ * table gets as many tries as fit. Small beside a function's 15 s.
+ */
+const CONFLICT_BUDGET_MS = 3000;
+
+/**
  * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
  * transaction is retried with jittered backoff, and answered 429 (BusyError) if it outlasts the
  * retries; a failed condition is answered by the failing item's own `onConditionFailed` (see
@@ -130,6 +137,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 export async function transact(writes: TransactWrite[]): Promise<void> {
   const items = writes.map((w) => (isGuarded(w) ? w.item : w));
+  const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
@@ -150,8 +158,8 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
       const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
       if (!conflict) throw error;
       // Nothing was written: the client may try again (429, Retry-After).
-      if (attempt >= 6) throw new BusyError();
-      await sleep(Math.random() * 20 * 2 ** attempt);
+      if (Date.now() - started >= CONFLICT_BUDGET_MS) throw new BusyError();
+      await sleep(Math.random() * Math.min(500, 20 * 2 ** attempt));
     }
   }
 }
