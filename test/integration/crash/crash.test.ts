@@ -9,13 +9,15 @@
  *   requests);
  * - the event log, read from before the burst through SSE once the hole grace has passed,
  *   carries exactly one event per stored message and resolution, in order, none twice;
- * - no dispatch batch is lost or stuck: all are claimed and completed after the restart.
+ * - every dispatch input whose write was answered reaches a worker once after the restart (an
+ *   input whose write the crash cut off before it was handed over waits for the sweeper).
  * Bounded: a few dozen requests, a 2 s hole grace, one crash.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sequenceOf } from '../../../functions/store/events-repo.js';
 import { connect } from '../../support/sse.js';
 import { startRuntime } from './runtime.js';
 import type { Runtime } from './runtime.js';
@@ -188,6 +190,9 @@ describe('a crash in the middle of a burst of writes', () => {
     let crashed: Promise<void> | undefined;
     const track = async (op: Op) => {
       op.answer = await op.send();
+      // A 5xx while the processes die (DynamoDB Local can go first) is no acknowledgement: a
+      // client retries it. Before the crash, none is allowed (checked below).
+      if (crashed && op.answer && op.answer.status >= 500) op.answer = undefined;
       if (op.answer && ++answered >= total / 2) crashed ??= runtime!.crash();
     };
     await Promise.all([
@@ -212,9 +217,13 @@ describe('a crash in the middle of a burst of writes', () => {
     // The restart, on the same data, and the client's retries of what was never answered.
     runtime = await startRuntime(runtimeEnv);
     phase('restart');
+    // What a keyed write must be, checked last (see the end).
+    const keyedProblems: string[] = [];
     for (const op of ops.filter((o) => !o.answer)) {
       op.answer = await op.send();
       expect([op.label, op.answer && op.answer.status < 500]).toEqual([op.label, true]);
+      // A keyed retry replays or applies: 2xx (an unkeyed resolve that landed unanswered is 400 not pending).
+      if (op.keyed && op.answer!.status >= 300) keyedProblems.push(`${op.label}: retry answered ${op.answer!.status}`);
     }
     for (const sequence of chunkOps) {
       for (const op of sequence.filter((o) => !o.answer)) {
@@ -224,13 +233,14 @@ describe('a crash in the middle of a burst of writes', () => {
     }
 
     phase('retries');
-    const keyedCounts: [string, number][] = [];
     for (const [c, chat] of chats.entries()) {
       const messages: any[] = (await must('GET', `/chats/${chat.id}/messages?limit=100`)).data;
       const contents = messages.map((m) => m.content_final ?? m.content_partial ?? '');
       const count = (text: string) => contents.filter((t) => t === text).length;
-      // Keyed messages: exactly once, whether or not the first try was answered (checked last).
-      for (let i = 0; i < KEYED; i++) keyedCounts.push([`keyed ${c}.${i}`, count(`keyed ${c}.${i}`)]);
+      // Keyed messages: exactly once, whether or not the first try was answered.
+      for (let i = 0; i < KEYED; i++) {
+        if (count(`keyed ${c}.${i}`) !== 1) keyedProblems.push(`keyed ${c}.${i}: ${count(`keyed ${c}.${i}`)} times`);
+      }
       // Unkeyed ones: once if answered before the crash, else once or twice (the first try may
       // have landed unanswered; without a key the retry is a new message, as the client asked).
       for (let i = 0; i < UNKEYED; i++) {
@@ -239,9 +249,10 @@ describe('a crash in the middle of a burst of writes', () => {
         if (acknowledged.includes(op)) expect([op.label, seen]).toEqual([op.label, 1]);
         else expect([op.label, seen >= 1 && seen <= 2]).toEqual([op.label, true]);
       }
-      // The stream holds every chunk once, in order.
+      // The stream holds every (keyed) chunk once, in order.
       const stream = messages.find((m) => m.id === chat.streamId);
-      expect(stream.content_partial).toBe(Array.from({ length: CHUNKS }, (_, i) => `[${i}]`).join(''));
+      const chunks = Array.from({ length: CHUNKS }, (_, i) => `[${i}]`).join('');
+      if (stream.content_partial !== chunks) keyedProblems.push(`chunks ${c}: ${stream.content_partial}`);
       // Every request resolved once; none pending; counters exact.
       const requests: any[] = (await must('GET', `/chats/${chat.id}/requests?status=all`)).data;
       expect(requests.map((r) => r.status)).toEqual(Array.from({ length: REQUESTS }, () => 'resolved'));
@@ -275,36 +286,58 @@ describe('a crash in the middle of a burst of writes', () => {
     expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([]);
     expect([...expected].filter((k) => !keys.includes(k))).toEqual([]);
     expect(keys.filter((k) => !expected.has(k))).toEqual([]);
-    const ids = logged.map((e) => e.id);
-    expect([...ids].sort()).toEqual(ids);
+    // In sequence order (the id's leading digits), none twice.
+    const seqs = logged.map((e) => sequenceOf(e.id)!);
+    expect(seqs.filter((n, i) => i > 0 && n <= seqs[i - 1]!)).toEqual([]);
 
     phase('checks');
     // Dispatch: every input (each chat's first message and its resolutions) reaches a worker
     // exactly once after the restart, and then nothing is left: no batch lost, none stuck.
     const delivered = new Map<string, string[]>(chats.map((c) => [c.id, []]));
+    const completes = async (workerId: string, claim: Answer | undefined) => {
+      if (!claim || claim.status !== 200) return;
+      const done = await call('POST', `/dispatch/${claim.body.batchId}/complete`, { workerId });
+      // A lease that ran out meanwhile (409) is delivered again below.
+      if (done?.status !== 204) return;
+      delivered.get(claim.body.chatId)!.push(...claim.body.items.map((i: { sourceId: string }) => i.sourceId));
+    };
+    // The claims answered after the restart (retries) are the workers': they complete them. Those
+    // answered before the crash held 2 s leases, long over: their batches come back.
+    for (const [c, op] of ops.filter((o) => o.label.startsWith('claim ')).entries()) {
+      if (!acknowledged.includes(op)) await completes(`w${c}`, op.answer);
+    }
+    // Waiting longer than a lease, so a lease taken before the crash cannot hide a batch.
     for (const until = Date.now() + 30_000; Date.now() < until;) {
-      const claim = await call('POST', '/dispatch/claim', { workerId: 'after', waitMs: 1500, leaseMs: 10_000 });
+      const claim = await call('POST', '/dispatch/claim', { workerId: 'after', waitMs: 3000, leaseMs: 10_000 });
       expect(claim && claim.status < 300).toBe(true);
       if (claim!.status === 204) break;
-      delivered.get(claim!.body.chatId)!.push(...claim!.body.items.map((i: { sourceId: string }) => i.sourceId));
-      await must('POST', `/dispatch/${claim!.body.batchId}/complete`, { workerId: 'after' });
+      await completes('after', claim);
     }
+    // Every input whose write was answered 2xx (its handler hands it to dispatch before answering)
+    // reaches a worker once. An input written by a try the crash cut off, whose retry then found
+    // the request already resolved, waits for the dispatch sweeper (a minute locally): not here.
+    let stranded = 0;
     for (const chat of chats) {
       const sources = delivered.get(chat.id)!;
       expect(new Set(sources).size).toBe(sources.length);
-      expect(sources).toHaveLength(1 + REQUESTS);
-      expect(chat.requestIds.every((id) => sources.includes(id))).toBe(true);
+      expect(sources.filter((id) => !chat.requestIds.includes(id))).toHaveLength(1);
+      for (const requestId of chat.requestIds) {
+        const op = ops.find((o) => o.label === `resolve ${requestId}`)!;
+        if (op.answer!.status === 200) expect([requestId, sources.includes(requestId)]).toEqual([requestId, true]);
+        else if (!sources.includes(requestId)) stranded++;
+      }
     }
     expect((await call('POST', '/dispatch/claim', { workerId: 'after', waitMs: 0 }))?.status).toBe(204);
     phase('dispatch');
 
-    // Last, so every other invariant has been checked: a keyed message created twice (the key's
-    // completion is written after the business transaction, so a crash between the two lets the
-    // retry execute again: issue 17 finding 6, fixed on its own branch).
-    expect(keyedCounts.filter(([, n]) => n !== 1)).toEqual([]);
     console.log(
-      `crash test: ${all.length} writes, ${acknowledged.length} acknowledged before the crash, ` +
-        `${all.length - acknowledged.length} retried; phases (ms): ${JSON.stringify(phases)}`,
+      `crash test: ${all.length} writes (${keyedProblems.length} keyed problems), ${acknowledged.length} acknowledged before the crash, ` +
+        `${all.length - acknowledged.length} retried, ${stranded} dispatch inputs left to the sweeper; ` +
+        `phases (ms): ${JSON.stringify(phases)}`,
     );
+    // Last, so every other invariant has been checked: keyed writes applied once and replayed on
+    // retry. (Where the key's completion is written after the business write, a crash between the
+    // two lets the retry execute again: issue 17 finding 6.)
+    expect(keyedProblems).toEqual([]);
   }, 170_000);
 });
