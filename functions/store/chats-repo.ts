@@ -20,7 +20,10 @@ export interface ChatRecord extends Chat {
    * creation, stream completion, dispatch failures); recompute-style rewrites are conditioned on it.
    */
   ver: number;
-  /** Bumped by every tag replacement (PATCH), which conditions on it: its catalog adjustments start from the tags read. */
+  /**
+   * Bumped by every tag replacement (PATCH), which conditions on it: its catalog adjustments
+   * start from the tags read.
+   */
   tags_ver?: number;
   /** Messages whose role is not `user`: the unread count when last_read_at is null (§3.3). */
   non_user_message_count: number;

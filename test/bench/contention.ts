@@ -122,7 +122,8 @@ async function main(): Promise<void> {
         for (const [name, list] of Object.entries(tally.ms)) {
           list.sort((a, b) => a - b);
           console.error(
-            `  ${name}: ${list.length} calls, p50 ${percentile(list, 50).toFixed(0)} ms, p99 ${percentile(list, 99).toFixed(0)} ms`,
+            `  ${name}: ${list.length} calls, ` +
+              `p50 ${percentile(list, 50).toFixed(0)} ms, p99 ${percentile(list, 99).toFixed(0)} ms`,
           );
         }
       }

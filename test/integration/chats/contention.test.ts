@@ -126,7 +126,7 @@ describe(`${N} concurrent writes to one chat`, () => {
     expect(suggestions).toEqual([{ name: 'busy', usage_count: 1 }]);
   });
 
-  it('mark-read, mark-unread, PATCH and new messages mixed: no 5xx, every write lands once, counters exact', async () => {
+  it('mark-read, mark-unread, PATCH and new messages mixed: no 5xx, every write lands once, exact counts', async () => {
     const chat = await newChat();
     const before = (await readEvents(api.tableName)).length;
     // New agent messages make concurrent mark-reads redo their recompute; under a heavily loaded

@@ -331,7 +331,8 @@ describe('a crash in the middle of a burst of writes', () => {
     phase('dispatch');
 
     console.log(
-      `crash test: ${all.length} writes (${keyedProblems.length} keyed problems), ${acknowledged.length} acknowledged before the crash, ` +
+      `crash test: ${all.length} writes (${keyedProblems.length} keyed problems), ` +
+        `${acknowledged.length} acknowledged before the crash, ` +
         `${all.length - acknowledged.length} retried, ${stranded} dispatch inputs left to the sweeper; ` +
         `phases (ms): ${JSON.stringify(phases)}`,
     );
