@@ -248,16 +248,19 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
 /**
  * The full recompute of §3.3 over a chat that is about to be written: newest-message fields
  * from the two newest messages, unread count from the messages after last_read_at.
- * Costs one Query of 2 items, plus one counting Query over the unread messages when
- * last_read_at is set; the two run side by side.
+ * Costs one Query of 2 items, plus, only when the newest message is after last_read_at (or
+ * last_read_at is unset), one counting Query over the unread messages: a mark-read, whose
+ * last_read_at is now, normally needs none.
  */
 async function recompute(chat: ChatRecord): Promise<void> {
-  const [newestTwo, unread] = await Promise.all([
-    Chats.newestMessages(chat.id, 2),
-    chat.last_read_at === null
+  const newestTwo = await Chats.newestMessages(chat.id, 2);
+  const lastReadAt = chat.last_read_at;
+  const unread =
+    lastReadAt === null
       ? chat.non_user_message_count
-      : Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at),
-  ]);
+      : newestTwo.length === 0 || newestTwo[0]!.created_at <= lastReadAt
+        ? 0
+        : await Chats.countNonUserMessagesAfter(chat.id, lastReadAt);
   const [newest, second] = await Promise.all(newestTwo.map(withStreamedText));
   const newestPreview = newest ? previewOf(newest) : null;
   chat.last_message_at = newest ? newest.created_at : null;
