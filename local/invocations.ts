@@ -90,7 +90,10 @@ export class InvocationAbandoned extends Error {
   }
 }
 
-/** Client middleware (`REFUSE_ABANDONED` step): refuses every call of an abandoned invocation before it is sent. */
+/**
+ * Client middleware (added with `REFUSE_ABANDONED`): refuses every call of an abandoned
+ * invocation before it is sent.
+ */
 export const refuseAbandonedCalls =
   <A, R>(next: (args: A) => Promise<R>) =>
   async (args: A): Promise<R> => {

@@ -338,6 +338,13 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     throw error;
   }
   // An invocation past its function timeout changes nothing more (local/invocations.ts).
+  // (Replaced, not added twice, when a process starts a second local API on the same clients.)
+  for (const stack of [
+    ddb().middlewareStack,
+    s3Client().middlewareStack,
+    ...(sqs ? [sqsClient().middlewareStack] : []),
+  ])
+    stack.remove(REFUSE_ABANDONED.name);
   ddb().middlewareStack.add(refuseAbandonedCalls, REFUSE_ABANDONED);
   s3Client().middlewareStack.add(refuseAbandonedCalls, REFUSE_ABANDONED);
   if (sqs) sqsClient().middlewareStack.add(refuseAbandonedCalls, REFUSE_ABANDONED);
