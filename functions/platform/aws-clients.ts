@@ -26,12 +26,13 @@ export interface CallBudget {
 }
 
 /**
- * DynamoDB: one retry of a stuck call. The timeout is far above a slow call (DynamoDB Local on a
- * loaded machine takes up to ~3 s) because a timed-out call may still have been applied, and its
- * retry then applies it again: harmless for a transaction (its ClientRequestToken) or a
- * conditional write (it fails), but a sequence reservation would leave a hole in the event log.
+ * DynamoDB: three attempts, so throttling (ProvisionedThroughputExceeded, ThrottlingException)
+ * still gets two retries. The timeout is well above a slow call (DynamoDB Local on a loaded
+ * machine takes up to ~3 s) because a timed-out call may still have been applied, and its retry
+ * then applies it again: harmless for a transaction (its ClientRequestToken) or a conditional
+ * write (it fails), but a sequence reservation leaves a hole that SSE readers skip after their grace.
  */
-export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 6000, maxAttempts: 2 };
+export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 4000, maxAttempts: 3 };
 /** S3: bodies up to the API's 10 MB payload (larger files go straight to S3 with presigned URLs). */
 export const S3_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 6000, maxAttempts: 2 };
 /** SQS sends, deletes and visibility changes; a long-poll receive adds its wait (longPollTimeoutMs). */

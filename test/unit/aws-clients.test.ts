@@ -29,6 +29,8 @@ describe('AWS client budgets', () => {
     expect(shortest).toBe(15_000);
     expect(worstCaseMs(budget)).toBeLessThanOrEqual(shortest - 2000);
     expect(budget.requestTimeoutMs).toBeGreaterThanOrEqual(4000);
+    // Throttling gets retried (the SDK's attempts are shared by every kind of error).
+    expect(budget.maxAttempts).toBeGreaterThanOrEqual(2);
     expect(budget.connectionTimeoutMs).toBeLessThan(budget.requestTimeoutMs);
   });
 
