@@ -80,7 +80,7 @@ export interface ChatRewrite {
  *   for unread_count when last_read_at is set), on the messages as read (`ver` unchanged) and,
  *   for unread_count, on last_read_at as read unless this write sets it;
  * - the list key (gsi1sk) pairs `pinned` with last_message_at: written when either changes,
- *   on the pinned read unless this write sets it;
+ *   on the messages as read (`ver`) and on the pinned read unless this write sets it;
  * - the tag catalog adjustments start from the tags read (`tags_ver` unchanged, then bumped);
  * - the attention entry (gsi3) follows a written unread_count, and is removed only while no
  *   request is pending.
@@ -105,7 +105,9 @@ export function rewriteChat(r: ChatRewrite): TransactItem {
     (f) => next[f] !== read[f] || (f === 'unread_count' && setsReadState),
   );
   for (const field of derived) assign[field] = next[field];
-  if (derived.length > 0) {
+  // The list key pairs `pinned` with last_message_at: written when either changes.
+  const listKey = sets.includes('pinned') || derived.includes('last_message_at');
+  if (derived.length > 0 || listKey) {
     conditions.push('ver = :ver');
     values[':ver'] = read.ver;
   }
@@ -118,7 +120,7 @@ export function rewriteChat(r: ChatRewrite): TransactItem {
       values[':readLastRead'] = read.last_read_at;
     }
   }
-  if (sets.includes('pinned') || derived.includes('last_message_at')) {
+  if (listKey) {
     assign.gsi1sk = Keys.chatListing(next).gsi1sk;
     if (!sets.includes('pinned')) {
       conditions.push('pinned = :readPinned');

@@ -164,6 +164,43 @@ describe(`${N} concurrent writes to one chat`, () => {
   });
 });
 
+describe('a pin racing a new message', () => {
+  afterEach(() => {
+    ddb().middlewareStack.remove('message-before-pin');
+  });
+
+  it('keeps the list order right: the list key pairs the pin with the newest message', async () => {
+    const older = await newChat();
+    expect((await agentSays(older.id, 'older')).status).toBe(201);
+    expect((await api.patch(`/api/v1/chats/${older.id}`, { pinned: true })).status).toBe(200);
+    const chat = await newChat();
+    // A message lands between the PATCH reading the chat and its write.
+    let landed = 0;
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        type Update = { Key?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown> };
+        const items = (args.input as { TransactItems?: { Update?: Update }[] }).TransactItems;
+        const pinning = items?.some(
+          (i) =>
+            i.Update?.Key?.pk === `CHAT#${chat.id}` &&
+            Object.values(i.Update.ExpressionAttributeValues ?? {}).some((v) => String(v).startsWith('1#')),
+        );
+        if (context.commandName === 'TransactWriteItemsCommand' && pinning && landed === 0) {
+          landed++;
+          expect((await agentSays(chat.id, 'meanwhile')).status).toBe(201);
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'message-before-pin' },
+    );
+    expect((await api.patch(`/api/v1/chats/${chat.id}`, { pinned: true })).status).toBe(200);
+    expect(landed).toBe(1);
+    // Both pinned; this chat has the newer message, so it comes first (§1.9).
+    const list = (await api.get('/api/v1/chats?limit=2')).body.data.map((c: { id: string }) => c.id);
+    expect(list).toEqual([chat.id, older.id]);
+  });
+});
+
 describe('a chat that keeps moving under a write', () => {
   afterEach(() => {
     ddb().middlewareStack.remove('tags-before-every-patch');
