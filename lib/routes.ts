@@ -296,3 +296,10 @@ export function routeId(route: Pick<RouteSpec, 'method' | 'path'>): string {
   const words = `${route.method} ${route.path}`.split(/[^A-Za-z0-9]+/).filter(Boolean);
   return words.map((w) => w[0]!.toUpperCase() + w.slice(1).toLowerCase()).join('');
 }
+
+/** A route's function timeout when it sets none (`timeoutSeconds`; the stack's default). */
+export const DEFAULT_FUNCTION_TIMEOUT_SECONDS = 15;
+
+/** The function timeout of a route (the catch-all has the default). */
+export const functionTimeoutSeconds = (route: Pick<RouteSpec, 'timeoutSeconds'> | undefined): number =>
+  route?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS;

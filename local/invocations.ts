@@ -19,6 +19,8 @@ type InvocationContext = Record<PropertyKey, unknown>;
 const REQUEST_ID = Symbol.for('_AWS_LAMBDA_REQUEST_ID');
 const X_RAY_TRACE_ID = Symbol.for('_AWS_LAMBDA_X_RAY_TRACE_ID');
 const TENANT_ID = Symbol.for('_AWS_LAMBDA_TENANT_ID');
+/** Aborted when the invocation ran past its function timeout (see `invocationAbandoned`). */
+const ABANDONED = Symbol('chat-relay.invocation-abandoned');
 
 class LocalInvokeStore {
   readonly #als = new AsyncLocalStorage<InvocationContext>();
@@ -62,8 +64,40 @@ export function startInvocations(): void {
   (g.awslambda ??= {}).InvokeStore = store;
 }
 
-/** Runs `fn` as one invocation with its own context (a fresh request id for job runs). */
-export function asInvocation<T>(fn: () => T, requestId: string = randomUUID()): T {
+/**
+ * Runs `fn` as one invocation with its own context (a fresh request id for job runs).
+ * `abandoned` aborts when the invocation is given up (it ran past its function timeout).
+ */
+export function asInvocation<T>(fn: () => T, requestId: string = randomUUID(), abandoned?: AbortSignal): T {
   if (!store) return fn();
-  return store.run({ [REQUEST_ID]: requestId }, fn);
+  return store.run({ [REQUEST_ID]: requestId, [ABANDONED]: abandoned }, fn);
 }
+
+/**
+ * Whether the current invocation was given up. Lambda ends a function at its timeout, and
+ * whatever it was doing stops with it; one local process cannot stop a promise chain, so the
+ * local runtime refuses the abandoned invocation's further AWS calls instead (local/server.ts):
+ * it changes nothing after its client got the timeout answer.
+ */
+export function invocationAbandoned(): boolean {
+  return (store?.getContext()?.[ABANDONED] as AbortSignal | undefined)?.aborted === true;
+}
+
+/** The error an abandoned invocation's AWS calls fail with. */
+export class InvocationAbandoned extends Error {
+  constructor() {
+    super('The invocation ran past its function timeout: its work is abandoned.');
+  }
+}
+
+/**
+ * Client middleware (added with `REFUSE_ABANDONED`): refuses every call of an abandoned
+ * invocation before it is sent.
+ */
+export const refuseAbandonedCalls =
+  <A, R>(next: (args: A) => Promise<R>) =>
+  async (args: A): Promise<R> => {
+    if (invocationAbandoned()) throw new InvocationAbandoned();
+    return next(args);
+  };
+export const REFUSE_ABANDONED = { step: 'initialize', name: 'refuseAbandonedCalls' } as const;

@@ -15,9 +15,12 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { CLIENT_GONE } from '../functions/platform/client-gone.js';
 import type { ContextWithClient } from '../functions/platform/client-gone.js';
 import { env } from '../functions/platform/env.js';
-import { fallbackHandler, routes, streamRoute } from '../lib/routes.js';
+import { sqs as sqsClient } from '../functions/platform/queues.js';
+import { s3 as s3Client } from '../functions/platform/s3-client.js';
+import { ddb } from '../functions/store/db.js';
+import { fallbackHandler, functionTimeoutSeconds, routes, streamRoute } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
-import { asInvocation, startInvocations } from './invocations.js';
+import { REFUSE_ABANDONED, asInvocation, refuseAbandonedCalls, startInvocations } from './invocations.js';
 import { startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
@@ -50,8 +53,6 @@ interface Mounted {
 
 /** API Gateway's payload limit; larger bodies get the 413 envelope. */
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
-/** Handlers see this much time left, as behind API Gateway's integration timeout. */
-const INVOCATION_BUDGET_MS = 29_000;
 const TEXT_TYPES = /^(application\/([\w.+-]*\+)?json|text\/|application\/x-www-form-urlencoded)/i;
 
 async function loadHandler(name: string): Promise<Handler> {
@@ -164,7 +165,8 @@ function toEvent(
   };
 }
 
-function contextFor(name: string, requestId: string, budgetMs = INVOCATION_BUDGET_MS): Context {
+/** A handler sees its function timeout as the time left (getRemainingTimeInMillis). */
+function contextFor(name: string, requestId: string, budgetMs: number): Context {
   const deadline = Date.now() + budgetMs;
   return {
     callbackWaitsForEmptyEventLoop: false,
@@ -216,6 +218,37 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * Runs an invocation under its function timeout, as Lambda does: past it, the answer is
+ * 'timed-out' and the invocation is abandoned (its further AWS calls are refused, see
+ * refuseAbandonedCalls in local/invocations.ts).
+ */
+async function withinFunctionTimeout<T>(
+  ms: number,
+  run: (abandoned: AbortSignal) => Promise<T>,
+): Promise<T | 'timed-out'> {
+  const abandon = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'timed-out'>((ok) => {
+    timer = setTimeout(() => {
+      abandon.abort();
+      ok('timed-out');
+    }, ms);
+  });
+  try {
+    return await Promise.race([run(abandon.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What API Gateway (HTTP API) answers when the function times out: its own bare 500, not our envelope. */
+function functionTimedOut(res: ServerResponse, name: string, ms: number): void {
+  console.error(`local runtime: ${name} ran past its ${ms / 1000} s function timeout; its invocation is abandoned`);
+  res.writeHead(500, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ message: 'Internal Server Error' }));
 }
 
 function tooLarge(res: ServerResponse): void {
@@ -341,6 +374,17 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await s3.stop();
     throw error;
   }
+  // An invocation past its function timeout changes nothing more (local/invocations.ts).
+  // (Replaced, not added twice, when a process starts a second local API on the same clients.)
+  for (const stack of [
+    ddb().middlewareStack,
+    s3Client().middlewareStack,
+    ...(sqs ? [sqsClient().middlewareStack] : []),
+  ])
+    stack.remove(REFUSE_ABANDONED.name);
+  ddb().middlewareStack.add(refuseAbandonedCalls, REFUSE_ABANDONED);
+  s3Client().middlewareStack.add(refuseAbandonedCalls, REFUSE_ABANDONED);
+  if (sqs) sqsClient().middlewareStack.add(refuseAbandonedCalls, REFUSE_ABANDONED);
   // The stream-timeout loop and the tag sweep (in-process timers standing in for AWS schedules).
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
   const tagSweep = startLocalTagSweep();
@@ -401,16 +445,18 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       res.on('close', () => {
         if (!res.writableFinished) clientGone.abort();
       });
+      const timeoutMs = functionTimeoutSeconds(found?.route) * 1000;
       const context: ContextWithClient = contextFor(
         found?.route.handler ?? fallbackHandler,
         event.requestContext.requestId,
+        timeoutMs,
       );
       context[CLIENT_GONE] = clientGone.signal;
-      const result = await asInvocation(
-        () => (found?.handler ?? fallback)(event, context),
-        event.requestContext.requestId,
+      const result = await withinFunctionTimeout(timeoutMs, (abandoned) =>
+        asInvocation(() => (found?.handler ?? fallback)(event, context), event.requestContext.requestId, abandoned),
       );
       if (clientGone.signal.aborted) return;
+      if (result === 'timed-out') return functionTimedOut(res, found?.route.handler ?? fallbackHandler, timeoutMs);
       const payload = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined;
       res.writeHead(result.statusCode, result.headers ?? {});
       res.end(payload);

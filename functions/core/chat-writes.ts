@@ -3,7 +3,7 @@
  * dispatch): commit an activity on the chat together with the caller's items and events, and
  * build a system message. Below the services: it imports none of them, so any may use it.
  */
-import { NotFoundError } from '../errors.js';
+import { BusyError, NotFoundError } from '../errors.js';
 import { PREVIEW_MAX_CHARS, cut } from '../model.js';
 import type { Message } from '../model.js';
 import * as Chats from '../store/chats-repo.js';
@@ -104,7 +104,9 @@ export async function commitTouchingChat(
       await transact([...items, touch, ...eventItems]);
       return current;
     } catch (error) {
-      if (!(error instanceof RetryChatUpdate) || attempt >= 10 || chatNow === 'untouched' || !chatNow) throw error;
+      if (!(error instanceof RetryChatUpdate) || chatNow === 'untouched' || !chatNow) throw error;
+      // The chat keeps moving under this write: nothing was written, the client may retry (429).
+      if (attempt >= 10) throw new BusyError();
       const chat = chatNow as unknown as ChatRecord;
       if (current.modelId !== undefined && chat.model_id !== current.modelId) throw new StaleChat(chat);
       const newer =

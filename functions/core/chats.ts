@@ -4,11 +4,11 @@
  * events and any dispatch input in one transaction; only tag changes beyond what one
  * transaction holds are applied right after it, each exactly once (core/tags.ts).
  */
-import { FieldRuleError, ValidationError } from '../errors.js';
+import { BusyError, FieldRuleError, ValidationError } from '../errors.js';
 import { isId, newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
-import type { ChatRecord } from '../store/chats-repo.js';
+import type { ChatRecord, RewriteField } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactItem, TransactWrite } from '../store/db.js';
@@ -44,10 +44,12 @@ export const MAX_TAGS = 1000;
 export const MAX_TAG_BYTES = 400;
 export const MAX_TAGS_TOTAL_BYTES = 100_000;
 /**
- * How long a version-conditioned rewrite keeps trying when other writes get there first: a
- * time budget rather than a count of attempts, well inside a function's 15 s.
+ * How long a rewrite keeps trying when other writes keep changing what it computed from: a time
+ * budget rather than a count of attempts; with the last attempt (and its transaction's conflict
+ * retries, db.ts) it stays inside a function's 15 s. Past it the client
+ * gets 429 with Retry-After (README, "Busy chats").
  */
-const REWRITE_BUDGET_MS = 11_000;
+const REWRITE_BUDGET_MS = 8_000;
 /**
  * A rewrite that lost a race takes the chat's write turn before trying again (Chats.takeWriteTurn),
  * so many writers of one chat go one after the other instead of failing each other's attempts
@@ -300,16 +302,19 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
 /**
  * The full recompute of §3.3 over a chat that is about to be written: newest-message fields
  * from the two newest messages, unread count from the messages after last_read_at.
- * Costs one Query of 2 items, plus one counting Query over the unread messages when
- * last_read_at is set; the two run side by side.
+ * Costs one Query of 2 items, plus, only when the newest message is after last_read_at (or
+ * last_read_at is unset), one counting Query over the unread messages: a mark-read, whose
+ * last_read_at is now, normally needs none.
  */
 async function recompute(chat: ChatRecord): Promise<void> {
-  const [newestTwo, unread] = await Promise.all([
-    Chats.newestMessages(chat.id, 2),
-    chat.last_read_at === null
+  const newestTwo = await Chats.newestMessages(chat.id, 2);
+  const lastReadAt = chat.last_read_at;
+  const unread =
+    lastReadAt === null
       ? chat.non_user_message_count
-      : Chats.countNonUserMessagesAfter(chat.id, chat.last_read_at),
-  ]);
+      : newestTwo.length === 0 || newestTwo[0]!.created_at <= lastReadAt
+        ? 0
+        : await Chats.countNonUserMessagesAfter(chat.id, lastReadAt);
   const [newest, second] = await Promise.all(newestTwo.map(withStreamedText));
   const newestPreview = newest ? previewOf(newest) : null;
   chat.last_message_at = newest ? newest.created_at : null;
@@ -329,19 +334,27 @@ async function withStreamedText(message: MessageRecord): Promise<MessageRecord> 
 
 interface ChatChange {
   events: NewEvent[];
+  /** The fields the request sets on `next` itself (see Chats.rewriteChat). */
+  sets: RewriteField[];
   /** More items for the transaction, beside the chat and the events. */
   extra?: TransactItem[];
   /** Catalog parts to apply once the transaction has committed (catalogWrites). */
   parts?: CatalogPart[];
   after?: (c: ChatRecord) => void;
+  /** Only while the title is still the default one (auto-rename). */
+  whileTitleDefault?: boolean;
 }
 
 /**
- * Reads a chat, applies `change`, recomputes its derived fields and writes it back with its
- * events, conditioned on the version read. A concurrent write makes the condition fail and the
- * whole step is redone on fresh data, so no update is lost; from the second attempt on, the
- * writer first waits for the chat's write turn. Catalog parts of the attempt that committed
- * are applied last. Uncontended, this costs what it always did: no turn is taken.
+ * Reads a chat, applies `change`, recomputes its derived fields and writes back what it decided
+ * with its events (Chats.rewriteChat): the request's fields and the recomputed ones, conditioned
+ * only on what they were computed from. Concurrent rewrites of one chat therefore commute (a
+ * hundred mark-reads or PATCHes of other fields all land on their first attempt); a write that
+ * changed the inputs (a new message, a mark-read under a PATCH's recompute, another tag
+ * replacement) fails the condition, and the whole step is redone on fresh data, so no update is
+ * lost. From the third attempt on the writer first waits for the chat's write turn. Should the
+ * chat stay that contended for REWRITE_BUDGET_MS, the rewrite gives up with 429 and Retry-After
+ * (BusyError), having changed nothing. Catalog parts of the attempt that committed are applied last.
  */
 async function rewrite(
   chatId: string,
@@ -356,36 +369,39 @@ async function rewrite(
   // The event numbers are taken once and reused by every attempt (a retry leaves no hole).
   const written = await withEventNumbers(async (take) => {
     for (let attempt = 1; ; attempt++) {
-      if (attempt > 1 && !turn) {
+      // Rewrites commute, so a retry (after a message landed meanwhile) normally lands at once;
+      // writers that keep losing (tag replacements racing each other) take turns.
+      if (attempt > 2 && !turn) {
         for (let n = 0; !turn && Date.now() - started < REWRITE_BUDGET_MS; n++) {
           turn = await Chats.takeWriteTurn(chatId, owner, Date.now(), WRITE_TURN_MS);
           if (!turn) await turnBackoff(n);
         }
       }
-      const current = await Chats.getChat(chatId);
-      if (!current) throw chatNotFound(chatId);
+      if (Date.now() - started >= REWRITE_BUDGET_MS) throw new BusyError();
+      const read = await Chats.getChat(chatId);
+      if (!read) throw chatNotFound(chatId);
       const now = deps.clock().toISOString();
-      const next: ChatRecord = { ...current, ver: current.ver + 1, updated_at: now };
-      const { events, extra = [], after, parts: attemptParts = [] } = change(next, now);
+      const next: ChatRecord = { ...read, updated_at: now };
+      const { events, sets, extra = [], after, parts: attemptParts = [], whileTitleDefault } = change(next, now);
       await recompute(next);
       after?.(next);
       const reservation = await take(events.length);
       let stale = false;
-      const replace = guarded(Chats.replaceChat(next, current.ver), () => {
+      const write = guarded(Chats.rewriteChat({ read, next, sets, whileTitleDefault }), () => {
         stale = true;
         return undefined;
       });
       // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
       const completion = completionInTransaction(Chats.toChat(next));
-      await transact([replace, ...extra, ...completion, ...reservation.items(events, now)]).catch((error: unknown) => {
-        if (!stale || Date.now() - started >= REWRITE_BUDGET_MS) throw error;
+      await transact([write, ...extra, ...completion, ...reservation.items(events, now)]).catch((error: unknown) => {
+        if (!stale) throw error;
       });
       if (!stale) {
         parts = attemptParts;
         return next;
       }
       // Holding the turn, only a writer on its first attempt can beat us: try again soon.
-      if (turn) await sleep(Math.random() * 10);
+      await sleep(Math.random() * (turn ? 10 : 50));
     }
   }).finally(async () => {
     if (turn) await Chats.endWriteTurn(chatId, owner).catch(() => undefined);
@@ -418,6 +434,12 @@ export async function update(
   if (modelId !== undefined) checkModel(config, modelId);
   const newTags = tags === undefined ? undefined : normalizeTags(tags);
 
+  const sets: RewriteField[] = [];
+  if (newTitle !== undefined) sets.push('title');
+  if (newTags !== undefined) sets.push('tags');
+  if (pinned !== undefined) sets.push('pinned');
+  if (modelId !== undefined) sets.push('model_id');
+  if (notificationsMuted !== undefined) sets.push('notifications_muted');
   const chat = await rewrite(chatId, deps, (next, now) => {
     const events: NewEvent[] = [{ type: 'chat.updated', payload: { chatId: next.id } }];
     let catalog: { items: TransactItem[]; parts: CatalogPart[] } = { items: [], parts: [] };
@@ -439,7 +461,7 @@ export async function update(
     if (pinned !== undefined) next.pinned = pinned;
     if (modelId !== undefined) next.model_id = modelId;
     if (notificationsMuted !== undefined) next.notifications_muted = notificationsMuted;
-    return { events, extra: catalog.items, parts: catalog.parts };
+    return { events, sets, extra: catalog.items, parts: catalog.parts };
   });
   return Chats.toChat(chat);
 }
@@ -451,9 +473,9 @@ class TitleNotDefault extends Error {}
  * Auto-rename's write (§10.4): applied exactly like PATCH with `{ title, titleAutoRenamed: true }`
  * (titleMaxChars cut, title_source `auto`, updated_at, full recompute, `chat.updated`), but only
  * while the chat's title_source is `default`. The rewrite checks it on the chat it read and
- * conditions its transaction on that chat's version, so a title set in between (which bumps
- * the version) fails the condition, and the re-read sees it and gives up: a manual title is never
- * overwritten, and the event numbers taken are voided. Answers the renamed chat, or undefined.
+ * conditions its write on it, so a title set in between fails the condition, and the re-read
+ * sees it and gives up: a manual title is never overwritten, and the event numbers taken are
+ * voided. Answers the renamed chat, or undefined.
  */
 export async function applyAutoTitle(
   config: InstanceConfig,
@@ -467,7 +489,11 @@ export async function applyAutoTitle(
       if (next.title_source !== 'default') throw new TitleNotDefault();
       next.title = newTitle;
       next.title_source = 'auto';
-      return { events: [{ type: 'chat.updated', payload: { chatId: next.id } }] };
+      return {
+        events: [{ type: 'chat.updated', payload: { chatId: next.id } }],
+        sets: ['title'],
+        whileTitleDefault: true,
+      };
     });
     return Chats.toChat(chat);
   } catch (error) {
@@ -493,7 +519,7 @@ export async function setArchived(chatId: string, archived: boolean, deps: ChatD
 export async function markRead(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
   await rewrite(chatId, deps, (next, now) => {
     next.last_read_at = now;
-    return { events: [{ type: 'chat.read', payload: { chatId } }] };
+    return { events: [{ type: 'chat.read', payload: { chatId } }], sets: ['last_read_at'] };
   });
 }
 
@@ -503,6 +529,7 @@ export async function markUnread(chatId: string, deps: ChatDeps = defaultDeps): 
     next.last_read_at = null;
     return {
       events: [{ type: 'chat.unread', payload: { chatId } }],
+      sets: ['last_read_at'],
       after: (c) => {
         c.unread_count = 1;
       },

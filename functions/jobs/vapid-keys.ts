@@ -6,12 +6,13 @@
  */
 import { GetSecretValueCommand, PutSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { CONTROL_PLANE_BUDGET, clientBudget } from '../platform/aws-clients.js';
 import { requiredEnv } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
 import { generateVapidKeys } from '../platform/vapid-keys.js';
 import type { VapidKeyPair } from '../platform/web-push.js';
 
-const client = new SecretsManagerClient({});
+const client = new SecretsManagerClient(clientBudget(CONTROL_PLANE_BUDGET));
 
 function storedPair(text: string | undefined): VapidKeyPair | undefined {
   try {

@@ -15,6 +15,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Message } from '@aws-sdk/client-sqs';
+import { SQS_BUDGET, clientBudget, longPollTimeoutMs } from './aws-clients.js';
 import { env, requiredEnv } from './env.js';
 import { callStarted } from './usage.js';
 
@@ -23,7 +24,8 @@ let client: SQSClient | undefined;
 /** The functions' one SQS client (exported for tests, which inject faults through its middleware stack). */
 export function sqs(): SQSClient {
   if (client) return client;
-  client = new SQSClient({ endpoint: env().SQS_ENDPOINT, maxAttempts: 4 });
+  // Timeouts and attempts that end inside every route's timeout (aws-clients.ts).
+  client = new SQSClient({ endpoint: env().SQS_ENDPOINT, ...clientBudget(SQS_BUDGET) });
   // Queue calls are storage round trips too: counted in the request's storage time (platform/usage.ts).
   client.middlewareStack.add(
     (next) => async (args) => {
@@ -87,13 +89,17 @@ export async function receiveBatches(
   waitSeconds: number,
   visibilitySeconds: number,
 ): Promise<ReceivedBatch[]> {
+  const wait = Math.min(20, Math.max(0, waitSeconds));
   const out = await sqs().send(
     new ReceiveMessageCommand({
       QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
       MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
-      WaitTimeSeconds: Math.min(20, Math.max(0, waitSeconds)),
+      WaitTimeSeconds: wait,
       VisibilityTimeout: Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, visibilitySeconds)),
     }),
+    // The long poll itself is no timeout: the request may take its wait plus the usual budget,
+    // and that bounds its retries too (a stuck receive must not outlast the claim's function).
+    { requestTimeout: longPollTimeoutMs(wait), abortSignal: AbortSignal.timeout(longPollTimeoutMs(wait)) },
   );
   return (out.Messages ?? []).flatMap((m: Message) => {
     try {

@@ -24,6 +24,7 @@ import type { SFNClient } from '@aws-sdk/client-sfn';
 import { env } from './env.js';
 import { logger } from './logger.js';
 import { sqs } from './queues.js';
+import { CONTROL_PLANE_BUDGET, clientBudget } from './aws-clients.js';
 
 export interface StreamTimerInput {
   messageId: string;
@@ -97,7 +98,8 @@ async function startExecution(input: StreamTimerInput): Promise<void> {
   // The Step Functions client is imported by the check function's first loop start, not at load:
   // most checks find the stream over and start none.
   const { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } = await import('@aws-sdk/client-sfn');
-  sfn ??= new SFNClient({});
+  // Timeouts and attempts that end inside the function's timeout (aws-clients.ts).
+  sfn ??= new SFNClient(clientBudget(CONTROL_PLANE_BUDGET));
   try {
     await sfn.send(new StartExecutionCommand({ stateMachineArn, name: input.messageId, input: JSON.stringify(input) }));
   } catch (error) {

@@ -15,8 +15,16 @@ import { Keys } from './keys.js';
 
 /** The stored item: the API fields plus internal bookkeeping. */
 export interface ChatRecord extends Chat {
-  /** Bumped by every write; recompute-style writes are conditioned on it. */
+  /**
+   * Bumped by every write that changes what a recompute reads (the chat's messages: message
+   * creation, stream completion, dispatch failures); recompute-style rewrites are conditioned on it.
+   */
   ver: number;
+  /**
+   * Bumped by every tag replacement (PATCH), which conditions on it: its catalog adjustments
+   * start from the tags read.
+   */
+  tags_ver?: number;
   /** Messages whose role is not `user`: the unread count when last_read_at is null (§3.3). */
   non_user_message_count: number;
   /**
@@ -56,15 +64,116 @@ export const putNewChat = (chat: ChatRecord): TransactItem => ({
   Put: { TableName: tableName(), Item: chatItem(chat), ConditionExpression: 'attribute_not_exists(pk)' },
 });
 
-/** Put of a rewritten chat, conditioned on the version that was read. */
-export const replaceChat = (chat: ChatRecord, readVersion: number): TransactItem => ({
-  Put: {
-    TableName: tableName(),
-    Item: chatItem(chat),
-    ConditionExpression: 'ver = :ver',
-    ExpressionAttributeValues: { ':ver': readVersion },
-  },
-});
+/** The fields a rewrite's request sets itself (a PATCH's fields, mark-read's last_read_at). */
+export type RewriteField = 'title' | 'tags' | 'pinned' | 'model_id' | 'notifications_muted' | 'last_read_at';
+
+export interface ChatRewrite {
+  /** The chat as read. */
+  read: ChatRecord;
+  /** The chat as it should be: `read` with the request's fields and the recomputed derived fields. */
+  next: ChatRecord;
+  /** The request's own fields (always written: the request names them). */
+  sets: readonly RewriteField[];
+  /** Only while the title is still the default one (auto-rename never overwrites a title set meanwhile). */
+  whileTitleDefault?: boolean;
+}
+
+/**
+ * A recompute-style rewrite (PATCH, mark-read, mark-unread, auto-rename) as one conditional
+ * UpdateItem for its transaction. It writes only what it decides, so concurrent rewrites of one
+ * chat commute instead of failing each other, and conditions only on what its decisions were
+ * computed from:
+ * - the request's own fields are always written (a PATCH of the title needs no condition at all);
+ * - a recomputed field (last_message_*, unread_count) is written only when it changed (always
+ *   for unread_count when last_read_at is set), on the messages as read (`ver` unchanged) and,
+ *   for unread_count, on last_read_at as read unless this write sets it;
+ * - the list key (gsi1sk) pairs `pinned` with last_message_at: written when either changes,
+ *   on the messages as read (`ver`) and on the pinned read unless this write sets it;
+ * - the tag catalog adjustments start from the tags read (`tags_ver` unchanged, then bumped);
+ * - the attention entry (gsi3) follows a written unread_count, and is removed only while no
+ *   request is pending.
+ * Counters other writers ADD (pending_requests_count, non_user_message_count), is_archived and
+ * the fields this request does not name are left alone. `ver` is not bumped: no message changed.
+ */
+export function rewriteChat(r: ChatRewrite): TransactItem {
+  const { read, next, sets } = r;
+  const setsReadState = sets.includes('last_read_at');
+  const assign: Record<string, unknown> = { updated_at: next.updated_at };
+  for (const field of sets) assign[field] = next[field];
+  if (sets.includes('title'))
+    Object.assign(assign, { title_source: next.title_source, title_lc: next.title.toLowerCase() });
+  const conditions = ['attribute_exists(pk)'];
+  const values: Record<string, unknown> = {};
+  const adds: string[] = [];
+  const removes: string[] = [];
+  // A recomputed field is written only when the recompute changed it (or, for unread_count, when
+  // this write sets last_read_at): one that came out as stored leaves whatever a concurrent
+  // write put there since, as if this write had come first.
+  const derived = (['last_message_at', 'last_message_preview', 'last_message_role', 'unread_count'] as const).filter(
+    (f) => next[f] !== read[f] || (f === 'unread_count' && setsReadState),
+  );
+  for (const field of derived) assign[field] = next[field];
+  // The list key pairs `pinned` with last_message_at: written when either changes.
+  const listKey = sets.includes('pinned') || derived.includes('last_message_at');
+  if (derived.length > 0 || listKey) {
+    conditions.push('ver = :ver');
+    values[':ver'] = read.ver;
+  }
+  if (derived.includes('unread_count') && !setsReadState) {
+    if (read.last_read_at === null) {
+      conditions.push('attribute_type(last_read_at, :nullType)');
+      values[':nullType'] = 'NULL';
+    } else {
+      conditions.push('last_read_at = :readLastRead');
+      values[':readLastRead'] = read.last_read_at;
+    }
+  }
+  if (listKey) {
+    assign.gsi1sk = Keys.chatListing(next).gsi1sk;
+    if (!sets.includes('pinned')) {
+      conditions.push('pinned = :readPinned');
+      values[':readPinned'] = read.pinned;
+    }
+  }
+  if (sets.includes('tags')) {
+    conditions.push(read.tags_ver === undefined ? 'attribute_not_exists(tags_ver)' : 'tags_ver = :tagsVer');
+    if (read.tags_ver !== undefined) values[':tagsVer'] = read.tags_ver;
+    adds.push('tags_ver :one');
+    values[':one'] = 1;
+  }
+  if (derived.includes('unread_count')) {
+    if (next.unread_count > 0 || read.pending_requests_count > 0) {
+      Object.assign(assign, Keys.chatAttention(next.id));
+    } else {
+      removes.push('gsi3pk', 'gsi3sk');
+      conditions.push('(attribute_not_exists(pending_requests_count) OR pending_requests_count <= :zero)');
+      values[':zero'] = 0;
+    }
+  }
+  if (r.whileTitleDefault) {
+    conditions.push('title_source = :defaultSource');
+    values[':defaultSource'] = 'default';
+  }
+  const names: Record<string, string> = {};
+  const setParts = Object.entries(assign).map(([field, value], i) => {
+    names[`#f${i}`] = field;
+    values[`:f${i}`] = value;
+    return `#f${i} = :f${i}`;
+  });
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: Keys.chat(next.id),
+      UpdateExpression:
+        `SET ${setParts.join(', ')}` +
+        (adds.length > 0 ? ` ADD ${adds.join(', ')}` : '') +
+        (removes.length > 0 ? ` REMOVE ${removes.join(', ')}` : ''),
+      ConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
 
 /**
  * Takes the chat's write turn for `ms` if nobody holds it or the holder's time is up. Only
@@ -111,18 +220,17 @@ export async function endWriteTurn(chatId: string, owner: string): Promise<void>
   }
 }
 
-/** Sets the archived flag (and its index key) without reading the chat first. */
+/** Sets the archived flag (and its index key) without reading the chat first; no rewrite depends on it. */
 export const setArchived = (chatId: string, archived: boolean, now: string): TransactItem => ({
   Update: {
     TableName: tableName(),
     Key: Keys.chat(chatId),
-    UpdateExpression: 'SET is_archived = :archived, updated_at = :now, gsi2pk = :gsi2pk ADD ver :one',
+    UpdateExpression: 'SET is_archived = :archived, updated_at = :now, gsi2pk = :gsi2pk',
     ConditionExpression: 'attribute_exists(pk)',
     ExpressionAttributeValues: {
       ':archived': archived,
       ':now': now,
       ':gsi2pk': Keys.chatListing({ id: chatId, pinned: false, is_archived: archived, last_message_at: null }).gsi2pk,
-      ':one': 1,
     },
   },
 });
@@ -149,7 +257,7 @@ export interface ChatActivity {
 /**
  * The chat's side of a message operation as one UpdateItem for the operation's transaction:
  * counters are atomic ADDs (concurrent messages lose no count), `ver` is bumped so
- * version-conditioned rewrites (PATCH, mark-read) redo their recompute, and last_message_*
+ * rewrites (PATCH, mark-read; rewriteChat) that read the messages before it redo their recompute, and last_message_*
  * only move forward: the condition fails when a newer message already set them, or when
  * `pinned` changed since it was read; the caller then retries (see commitTouchingChat in core/messages.ts).
  */
@@ -206,9 +314,10 @@ export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
 }
 
 /**
- * A request created (+1) or ended (-1): pending_requests_count and updated_at, atomically,
- * with a version bump (so a concurrent recompute-style rewrite redoes its work). A count can
- * only go down for a request that was counted when it was created, so it never goes below 0.
+ * A request created (+1) or ended (-1): pending_requests_count and updated_at, atomically. No
+ * version bump: no recompute reads requests (a rewrite removes the attention entry only while
+ * the count is 0, see rewriteChat). A count can only go down for a request that was counted
+ * when it was created, so it never goes below 0.
  */
 export function adjustPending(chatId: string, delta: 1 | -1, now: string): TransactItem {
   const attention = Keys.chatAttention(chatId);
@@ -218,12 +327,11 @@ export function adjustPending(chatId: string, delta: 1 | -1, now: string): Trans
       Key: Keys.chat(chatId),
       UpdateExpression:
         `SET updated_at = :now${delta > 0 ? ', gsi3pk = :g3pk, gsi3sk = :g3sk' : ''} ADD ` +
-        `pending_requests_count :delta, ver :one`,
+        `pending_requests_count :delta`,
       ConditionExpression: 'attribute_exists(pk)',
       ExpressionAttributeValues: {
         ':now': now,
         ':delta': delta,
-        ':one': 1,
         ...(delta > 0 ? { ':g3pk': attention.gsi3pk, ':g3sk': attention.gsi3sk } : {}),
       },
     },

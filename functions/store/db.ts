@@ -6,6 +6,8 @@ import { DynamoDBClient, TransactionCanceledException, TransactionConflictExcept
 import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { BusyError } from '../errors.js';
+import { DYNAMODB_BUDGET, clientBudget } from '../platform/aws-clients.js';
 import { env } from '../platform/env.js';
 import { callStarted, recordCall } from '../platform/usage.js';
 import { ringWriteBell } from '../platform/write-bell.js';
@@ -28,10 +30,10 @@ export function ddb(): DynamoDBDocumentClient {
   const base = new DynamoDBClient({
     region: AWS_REGION,
     endpoint: DYNAMODB_ENDPOINT,
-    maxAttempts: 4,
-    // A Lambda instance serves one request at a time, so the SDK's 50 sockets are plenty; the
-    // local runtime (DYNAMODB_ENDPOINT set) serves every request from one process and client.
-    ...(DYNAMODB_ENDPOINT ? { requestHandler: { httpAgent: { keepAlive: true, maxSockets: 256 } } } : {}),
+    // Timeouts and attempts that end inside every route's timeout (platform/aws-clients.ts). A
+    // Lambda instance serves one request at a time, so the SDK's 50 sockets are plenty; the local
+    // runtime (DYNAMODB_ENDPOINT set) serves every request from one process and client.
+    ...clientBudget(DYNAMODB_BUDGET, DYNAMODB_ENDPOINT ? { keepAlive: true, maxSockets: 256 } : undefined),
   });
   // Every data-plane call reports its consumed capacity, so each request knows its cost.
   base.middlewareStack.add(
@@ -126,12 +128,21 @@ export const guarded = (item: TransactItem, onConditionFailed: GuardedItem['onCo
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * How long a transaction keeps retrying conflicts with other transactions on its items (hot
+ * items: a busy chat, a popular tag's catalog entry): a time budget, not a count, so a loaded
+ * table gets as many tries as fit. Small beside a function's 15 s.
+ */
+const CONFLICT_BUDGET_MS = 3000;
+
+/**
  * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
- * transaction is retried with jittered backoff; a failed condition is answered by the failing
- * item's own `onConditionFailed` (see `guarded`), or rethrown as DynamoDB's error.
+ * transaction is retried with jittered backoff, and answered 429 (BusyError) if it outlasts the
+ * retries; a failed condition is answered by the failing item's own `onConditionFailed` (see
+ * `guarded`), or rethrown as DynamoDB's error.
  */
 export async function transact(writes: TransactWrite[]): Promise<void> {
   const items = writes.map((w) => (isGuarded(w) ? w.item : w));
+  const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
@@ -151,8 +162,10 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
         throw error;
       }
       const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
-      if (!conflict || attempt >= 6) throw error;
-      await sleep(Math.random() * 20 * 2 ** attempt);
+      if (!conflict) throw error;
+      // Nothing was written: the client may try again (429, Retry-After).
+      if (Date.now() - started >= CONFLICT_BUDGET_MS) throw new BusyError();
+      await sleep(Math.random() * Math.min(500, 20 * 2 ** attempt));
     }
   }
 }
@@ -160,14 +173,15 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
 /**
  * Retries a single-item write (PutItem, UpdateItem, DeleteItem) that met an in-flight
  * transaction on the same item: DynamoDB rejects it with TransactionConflictException, which
- * the SDK does not retry by itself.
+ * the SDK does not retry by itself. Past the retries, 429 (BusyError): nothing was written.
  */
 export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await fn();
     } catch (error) {
-      if (!(error instanceof TransactionConflictException) || attempt >= 8) throw error;
+      if (!(error instanceof TransactionConflictException)) throw error;
+      if (attempt >= 8) throw new BusyError();
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }

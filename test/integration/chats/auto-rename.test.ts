@@ -410,8 +410,13 @@ describe('a title set while a rename is under way is never overwritten', () => {
     let patched = 0;
     ddb().middlewareStack.add(
       (next, context) => async (args) => {
-        const items = (args.input as { TransactItems?: { Put?: { Item?: Record<string, unknown> } }[] }).TransactItems;
-        const renaming = items?.some((i) => i.Put?.Item?.id === chat.id && i.Put.Item.title_source === 'auto');
+        type Update = { Key?: Record<string, unknown>; ExpressionAttributeValues?: Record<string, unknown> };
+        const items = (args.input as { TransactItems?: { Update?: Update }[] }).TransactItems;
+        const renaming = items?.some(
+          (i) =>
+            i.Update?.Key?.pk === `CHAT#${chat.id}` &&
+            Object.values(i.Update.ExpressionAttributeValues ?? {}).includes('auto'),
+        );
         if (context.commandName === 'TransactWriteItemsCommand' && renaming && patched === 0) {
           patched++;
           const res = await api.patch(`/api/v1/chats/${chat.id}`, { title: 'Set meanwhile' });

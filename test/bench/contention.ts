@@ -1,0 +1,156 @@
+/**
+ * `npx tsx test/bench/contention.ts`: many concurrent writes to one chat (issue 17 finding 5).
+ * Boots an in-memory DynamoDB Local and the local runtime in this process, gives one chat a
+ * few agent messages, then fires bursts of N concurrent `mark-read`, `PATCH {pinned}` and
+ * `PATCH {title}` calls at it (N = 100, then 50; CONTENTION_SIZES overrides, e.g. "100,50,10")
+ * and prints, per burst: status counts, 5xx, p50/p99 latency, and whether every update landed
+ * (one event per 2xx, the chat's unread count right). DynamoDB Local keeps its data on disk, as
+ * under npm start (CONTENTION_IN_MEMORY=1: in memory, much faster under contention).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
+import type { LocalDynamo } from '../../local/dynamo.js';
+import type { LocalApi } from '../../local/server.js';
+import { ensureTable } from '../../local/table.js';
+import { BENCH_CONFIG } from './scenario.js';
+
+const TABLE_NAME = 'contention';
+const sizes = (process.env.CONTENTION_SIZES ?? '100,50').split(',').map(Number);
+
+const percentile = (sorted: number[], p: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+async function main(): Promise<void> {
+  let dynamo: LocalDynamo | undefined;
+  let api: LocalApi | undefined;
+  let cleanup: string | undefined;
+  try {
+    // On disk, as npm start runs it (CONTENTION_IN_MEMORY=1 for the faster in-memory DynamoDB Local).
+    const dataDir = process.env.CONTENTION_IN_MEMORY ? undefined : mkdtempSync(join(tmpdir(), 'contention-'));
+    cleanup = dataDir;
+    dynamo = await startDynamo(dataDir ? { dataDir } : {});
+    await ensureTable(dynamo.endpoint, TABLE_NAME);
+    Object.assign(process.env, LOCAL_AWS_ENV, {
+      TABLE_NAME,
+      DYNAMODB_ENDPOINT: dynamo.endpoint,
+      INSTANCE_CONFIG: JSON.stringify(BENCH_CONFIG),
+      POWERTOOLS_LOG_LEVEL: 'SILENT',
+      OPENGRAM_WRITE_RATE_LIMIT_MAX: '1000000000',
+    });
+    const { startLocalApi } = await import('../../local/server.js');
+    api = await startLocalApi(0, { dispatch: false, search: false, autoRename: false, streamTimers: false });
+    const base = `${api.url}/api/v1`;
+    // DynamoDB calls and cancelled transactions (version races, transaction conflicts) per burst.
+    const { ddb } = await import('../../functions/store/db.js');
+    const tally = { calls: 0, cancelled: 0, conflicts: 0, ms: {} as Record<string, number[]> };
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        tally.calls++;
+        const t0 = performance.now();
+        const name = context.commandName ?? '?';
+        try {
+          return await next(args);
+        } catch (error) {
+          const reasons = (error as { CancellationReasons?: { Code?: string }[] }).CancellationReasons;
+          if (reasons) tally.cancelled++;
+          if (reasons?.some((r) => r.Code === 'TransactionConflict')) tally.conflicts++;
+          throw error;
+        } finally {
+          (tally.ms[name] ??= []).push(performance.now() - t0);
+        }
+      },
+      { step: 'initialize', name: 'contention-tally' },
+    );
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
+    };
+    const rows: string[][] = [];
+    for (const n of sizes) {
+      for (const [label, method, suffix, body] of [
+        ['mark-read', 'POST', '/mark-read', undefined],
+        ['PATCH pinned', 'PATCH', '', 'pinned'],
+        ['PATCH title', 'PATCH', '', 'title'],
+        // The floor: one DynamoDB read each, no write.
+        ['GET', 'GET', '', undefined],
+      ] as const) {
+        const chat = (await call('POST', '/chats', { agentIds: ['assistant'], modelId: 'model-fast' })).body!;
+        for (let i = 0; i < 3; i++) {
+          await call('POST', `/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: `m${i}` });
+        }
+        const times: number[] = [];
+        const statuses = new Map<number, number>();
+        Object.assign(tally, { calls: 0, cancelled: 0, conflicts: 0, ms: {} });
+        const started = performance.now();
+        await Promise.all(
+          Array.from({ length: n }, async (_, i) => {
+            const t0 = performance.now();
+            const payload =
+              body === 'pinned' ? { pinned: i % 2 === 0 } : body === 'title' ? { title: `title ${i}` } : undefined;
+            const res = await call(method, `/chats/${chat.id}${suffix}`, payload);
+            times.push(performance.now() - t0);
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          }),
+        );
+        const wall = performance.now() - started;
+        times.sort((a, b) => a - b);
+        const fiveXx = [...statuses].filter(([s]) => s >= 500).reduce((a, [, c]) => a + c, 0);
+        const after = (await call('GET', `/chats/${chat.id}`)).body!;
+        rows.push([
+          `${n} × ${label}`,
+          [...statuses].map(([s, c]) => `${c}×${s}`).join(' '),
+          String(fiveXx),
+          percentile(times, 50).toFixed(0),
+          percentile(times, 99).toFixed(0),
+          wall.toFixed(0),
+          (tally.calls / n).toFixed(1),
+          `${tally.cancelled} (${tally.conflicts} conflicts)`,
+          label === 'GET'
+            ? ''
+            : label === 'mark-read'
+              ? `unread ${after.unread_count}`
+              : `pinned ${after.pinned} "${after.title}"`,
+        ]);
+        console.error(rows.at(-1)!.join(' | '));
+        for (const [name, list] of Object.entries(tally.ms)) {
+          list.sort((a, b) => a - b);
+          console.error(
+            `  ${name}: ${list.length} calls, ` +
+              `p50 ${percentile(list, 50).toFixed(0)} ms, p99 ${percentile(list, 99).toFixed(0)} ms`,
+          );
+        }
+      }
+    }
+    const header = [
+      'burst',
+      'statuses',
+      '5xx',
+      'p50 ms',
+      'p99 ms',
+      'wall ms',
+      'calls/request',
+      'cancelled tx',
+      'after',
+    ];
+    console.log([header, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n'));
+  } finally {
+    await api?.close().catch(() => undefined);
+    await dynamo?.stop().catch(() => undefined);
+    if (cleanup) rmSync(cleanup, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

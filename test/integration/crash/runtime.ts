@@ -1,0 +1,76 @@
+/**
+ * `npm start`'s runtime (local/run.ts) as a child process of a test, on a data folder of the
+ * test's own, in a process group of its own so a crash can take down all of it at once: the
+ * Node process, its DynamoDB Local JVM and the in-process emulators, as a power cut would.
+ */
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { freePort } from '../../../local/dynamo.js';
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface Runtime {
+  url: string;
+  process: ChildProcess;
+  /** kill -9 of the whole process group; resolves once the runtime process is gone. */
+  crash(): Promise<void>;
+  /** A clean stop (SIGTERM to the group); SIGKILL after 5 s. */
+  stop(): Promise<void>;
+}
+
+export async function startRuntime(env: Record<string, string>): Promise<Runtime> {
+  const port = await freePort();
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
+  // jest's flags are not the runtime's.
+  delete childEnv.NODE_OPTIONS;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'local/run.ts'], {
+    cwd: ROOT,
+    env: childEnv,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
+  const url = await new Promise<string>((ok, fail) => {
+    const timer = setTimeout(() => fail(new Error(`the runtime did not start within 60 s:\n${output}`)), 60_000);
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const line = /chat relay listening on (\S+)\/api\/v1/.exec(output);
+      if (line) {
+        clearTimeout(timer);
+        ok(line[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    void exited.then(() => {
+      clearTimeout(timer);
+      fail(new Error(`the runtime exited during start-up:\n${output}`));
+    });
+  });
+  const signalGroup = (signal: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, signal);
+    } catch {
+      // Already gone.
+    }
+  };
+  return {
+    url,
+    process: child,
+    crash: async () => {
+      signalGroup('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return signalGroup('SIGKILL');
+      signalGroup('SIGTERM');
+      const timer = setTimeout(() => signalGroup('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+      // The JVM, should it have outlived its parent.
+      signalGroup('SIGKILL');
+    },
+  };
+}

@@ -1,0 +1,116 @@
+/**
+ * Timeouts (issue 17 finding 7), against a DynamoDB Local of this file's own (paused with
+ * SIGSTOP, so the shared one is never touched):
+ * - a request whose DynamoDB stops answering ends inside its function timeout with the
+ *   contract's 500 INTERNAL_ERROR envelope (the SDK clients' budgets, platform/aws-clients.ts),
+ *   and the service answers normally once DynamoDB is back;
+ * - a handler that runs past its function timeout gets what API Gateway answers then (its bare
+ *   500), and its invocation is abandoned: it writes nothing afterwards (local/server.ts).
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { startDynamo } from '../../../local/dynamo.js';
+import type { LocalDynamo } from '../../../local/dynamo.js';
+import { ddb } from '../../../functions/store/db.js';
+import { DYNAMODB_BUDGET, worstCaseMs } from '../../../functions/platform/aws-clients.js';
+import { DEFAULT_FUNCTION_TIMEOUT_SECONDS } from '../../../lib/routes.js';
+import { oneAgentConfig, useApi } from '../../support/api.js';
+import { readEvents } from '../../support/events.js';
+
+let dynamo: LocalDynamo | undefined;
+beforeAll(async () => {
+  dynamo = await startDynamo();
+  // useApi (below) builds its table on this endpoint.
+  process.env.TEST_DYNAMODB_ENDPOINT = dynamo.endpoint;
+}, 60_000);
+const api = useApi({ config: oneAgentConfig });
+afterAll(async () => {
+  dynamo?.process.kill('SIGCONT');
+  await dynamo?.stop();
+});
+
+const FUNCTION_TIMEOUT_MS = DEFAULT_FUNCTION_TIMEOUT_SECONDS * 1000;
+const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = Date.now();
+  const value = await fn();
+  return { value, ms: Date.now() - started };
+}
+
+describe('DynamoDB stops answering', () => {
+  it('a read and a write end inside the function timeout with the 500 envelope, then recover', async () => {
+    const chat = await newChat();
+    dynamo!.process.kill('SIGSTOP');
+    let results;
+    try {
+      results = await Promise.all([
+        timed(() => api.get(`/api/v1/chats/${chat.id}`)),
+        timed(() => api.post(`/api/v1/chats/${chat.id}/mark-read`)),
+      ]);
+    } finally {
+      dynamo!.process.kill('SIGCONT');
+    }
+    for (const { value: res, ms } of results) {
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null },
+      });
+      // Within the client's budget (every attempt timing out), hence inside the function timeout.
+      expect(ms).toBeGreaterThanOrEqual(DYNAMODB_BUDGET.requestTimeoutMs);
+      expect(ms).toBeLessThan(worstCaseMs(DYNAMODB_BUDGET) + 1500);
+      expect(ms).toBeLessThan(FUNCTION_TIMEOUT_MS);
+    }
+    // Back: the same requests succeed.
+    expect((await api.get(`/api/v1/chats/${chat.id}`)).status).toBe(200);
+    expect((await api.post(`/api/v1/chats/${chat.id}/mark-read`)).status).toBe(200);
+  }, 40_000);
+});
+
+describe('a handler past its function timeout', () => {
+  it("gets API Gateway's bare 500 at the timeout, and its invocation writes nothing afterwards", async () => {
+    const chat = await newChat();
+    await api.post(`/api/v1/chats/${chat.id}/mark-unread`);
+    const eventsBefore = (await readEvents(api.tableName)).length;
+    // The mark-read's read of the chat hangs (DynamoDB itself is fine) until released.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let held = 0;
+    let refusedAfter = 0;
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: { pk?: string; sk?: string } };
+        if (context.commandName === 'GetItemCommand' && input.Key?.pk === `CHAT#${chat.id}` && held === 0) {
+          held++;
+          await gate;
+        }
+        try {
+          return await next(args);
+        } catch (error) {
+          if ((error as Error).message.includes('abandoned')) refusedAfter++;
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'hang-chat-read', priority: 'high' },
+    );
+    try {
+      const { value: res, ms } = await timed(() => api.post(`/api/v1/chats/${chat.id}/mark-read`));
+      expect(res.status).toBe(500);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(res.body).toEqual({ message: 'Internal Server Error' });
+      expect(ms).toBeGreaterThanOrEqual(FUNCTION_TIMEOUT_MS - 50);
+      expect(ms).toBeLessThan(FUNCTION_TIMEOUT_MS + 2000);
+      // Released, the abandoned invocation goes on: its next AWS call is refused.
+      release();
+      for (const until = Date.now() + 3000; refusedAfter === 0 && Date.now() < until;) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(refusedAfter).toBeGreaterThan(0);
+    } finally {
+      release();
+      ddb().middlewareStack.remove('hang-chat-read');
+    }
+    const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
+    expect(after).toMatchObject({ last_read_at: null, unread_count: 1 });
+    expect((await readEvents(api.tableName)).slice(eventsBefore)).toEqual([]);
+  }, 40_000);
+});
