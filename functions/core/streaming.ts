@@ -17,7 +17,7 @@ import { logger } from '../platform/logger.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, retryConflicts, transact } from '../store/db.js';
 import { putEphemeralEvent, withEventNumbers } from '../store/events-repo.js';
-import { completionInTransaction } from '../store/idempotency-repo.js';
+import { completionInTransaction, replyStoredInTransaction } from '../store/idempotency-repo.js';
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
@@ -130,8 +130,15 @@ export async function appendChunk(
     throw tooLong('deltaText');
   }
   const { seq, message } = reserved;
+  // With an Idempotency-Key the reply is stored with the chunk, in one transaction (issue 17
+  // finding 6): the text through the previous chunk (usually cached) and this one.
+  const keyedReply = replyStoredInTransaction()
+    ? Store.toMessage({ ...message, content_partial: (await StreamText.assemble(messageId, seq - 1)).text + deltaText })
+    : undefined;
   const [written, evented] = await Promise.allSettled([
-    Store.putChunk(messageId, seq, deltaText, nowIso),
+    keyedReply
+      ? Store.putChunkWith(messageId, seq, deltaText, nowIso, completionInTransaction(keyedReply))
+      : Store.putChunk(messageId, seq, deltaText, nowIso),
     putEphemeralEvent(
       { type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } },
       nowIso,
@@ -153,7 +160,8 @@ export async function appendChunk(
     });
   }
   const { text } = await StreamText.assemble(messageId, seq, { seq, text: deltaText });
-  return Store.toMessage({ ...message, content_partial: text });
+  // A keyed chunk answers exactly the reply it stored.
+  return keyedReply ?? Store.toMessage({ ...message, content_partial: text });
 }
 
 /** The 409 for an operation on an overdue stream, after making its cancellation real. */

@@ -158,6 +158,12 @@ export function completionInTransaction(result: unknown): GuardedItem[] {
   ];
 }
 
+/** Whether this request's reply will be stored by its business transaction (completionInTransaction). */
+export function replyStoredInTransaction(): boolean {
+  const held = heldKey();
+  return Boolean(held?.replyOf && !held.committed);
+}
+
 /** Releases our own in-progress reservation so a retry executes again. */
 export async function release(held: Pick<HeldKey, 'keyHash' | 'owner'>): Promise<void> {
   try {

@@ -14,10 +14,16 @@ export const schemas = {
 /** The body as the contract defines it, for the OpenAPI document. */
 export const documented = { body: z.object({ deltaText: z.string().min(1) }) };
 
-export const handler = http('messages/chunk', schemas, async ({ path, body, config }) => {
-  const { deltaText } = body;
-  if (typeof deltaText !== 'string' || deltaText === '') {
-    throw new FieldRuleError('deltaText', 'deltaText must be a non-empty string.');
-  }
-  return { status: 200, body: await Streaming.appendChunk(config, path.messageId, deltaText, path.chatId) };
-});
+export const handler = http(
+  'messages/chunk',
+  schemas,
+  async ({ path, body, config }) => {
+    const { deltaText } = body;
+    if (typeof deltaText !== 'string' || deltaText === '') {
+      throw new FieldRuleError('deltaText', 'deltaText must be a non-empty string.');
+    }
+    return { status: 200, body: await Streaming.appendChunk(config, path.messageId, deltaText, path.chatId) };
+  },
+  // A keyed chunk's reply is stored with the chunk (core/streaming.ts appendChunk).
+  { committedReply: { status: 200 } },
+);

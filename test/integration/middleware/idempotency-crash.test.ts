@@ -185,4 +185,34 @@ describe('Idempotency-Key across a crash (issue 17 finding 6)', () => {
     expect(completed.first.body).toMatchObject({ stream_state: 'complete', content_final: 'hello' });
     expect(completed.refused).toBe(0);
   });
+
+  it('POST chunks: a keyed chunk is written with its reply, so a retry after the crash appends nothing', async () => {
+    const chatId = (await api.post('/api/v1/chats', newChat())).body.id as string;
+    const stream = (
+      await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'agent-default', streaming: true })
+    ).body;
+    await api.post(`/api/v1/messages/${stream.id}/chunks`, { deltaText: 'one ' });
+    const partial = async () => {
+      const listed = (await api.get(`/api/v1/chats/${chatId}/messages`)).body.data as { id: string }[];
+      return listed.find((m) => m.id === stream.id) as unknown as { content_partial: string };
+    };
+    const textLength = async () => (await partial()).content_partial.length;
+    const chunk = await crashAndRetry(
+      `/api/v1/messages/${stream.id}/chunks`,
+      { deltaText: 'two ' },
+      'crash-chunk',
+      textLength,
+    );
+    expect(chunk.refused).toBe(0);
+    expect(chunk.first.status).toBe(200);
+    expect(chunk.first.body).toMatchObject({ id: stream.id, content_partial: 'one two ', stream_state: 'streaming' });
+    // The chat-scoped path shares the handler; a later chunk continues after the replayed one.
+    const next = await api.post(
+      `/api/v1/chats/${chatId}/messages/${stream.id}/chunks`,
+      { deltaText: 'three' },
+      keyed('crash-chunk-2'),
+    );
+    expect(next.body.content_partial).toBe('one two three');
+    expect((await partial()).content_partial).toBe('one two three');
+  });
 });
