@@ -548,10 +548,16 @@ export const SSE = {
 
 /** Fixed resources (per month, whatever the traffic). */
 export const FIXED = {
-  /** Dead-letter queue alarms: dispatch batches, flush signals, search writer, events' effects consumer. */
-  alarms: 4,
-  /** The instance secret (issue 16 prices the secret-enabled deployment). */
-  secrets: 1,
+  /**
+   * Alarm metrics (CloudWatch bills each metric an alarm reads): the dead-letter alarms of the
+   * dispatch batches, flush signals, search writer and effects consumer (4), and
+   * lib/constructs/alarms.ts: API 5xx, Lambda errors, Lambda throttles, the event stream's
+   * concurrency (1 each), the table's read + write throttle events (2), the stream-timeout
+   * executions failed + timed out (2).
+   */
+  alarms: 12,
+  /** The instance secret and CloudFront's origin-verify secret (lib/constructs/origin-verify.ts). */
+  secrets: 2,
   /** Each cached secret is read again after 300 s (functions/platform/config.ts maxAge). */
   secretMaxAgeSeconds: 300,
   /**
