@@ -338,7 +338,13 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       p.sqs.standardRequest,
     );
     lines.add('CloudWatch', 'alarm metrics', FIXED.alarms, 'alarm-months', p.cloudWatch.alarmMonth);
-    lines.add('Secrets Manager', 'instance + origin-verify secrets', FIXED.secrets, 'secret-months', p.secretsManager.secretMonth);
+    lines.add(
+      'Secrets Manager',
+      'instance + origin-verify secrets',
+      FIXED.secrets,
+      'secret-months',
+      p.secretsManager.secretMonth,
+    );
     const calls = [...secretCalls.values()].reduce((a, b) => a + b, 0);
     lines.add('Secrets Manager', 'GetSecretValue (cold or >300 s old cache)', calls, 'calls', p.secretsManager.apiCall);
   }
