@@ -27,6 +27,10 @@ const JAVA_MISSING =
 
 /** How often the start-up probe asks whether DynamoDB Local answers. */
 const PROBE_EVERY_MS = 50;
+/** How long after its first answer the child must still be alive (a lost port race exits at once). */
+const PORT_CHECK_MS = 150;
+
+class PortTakenError extends Error {}
 
 export function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
@@ -91,8 +95,15 @@ export async function launchDynamo(
         if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
         try {
           await client.send(new ListTablesCommand({ Limit: 1 }));
+          // The answer must be ours: another DynamoDB Local that took the port between freePort
+          // and our bind would answer too, while ours fails to bind and exits.
+          await new Promise((r) => setTimeout(r, PORT_CHECK_MS));
+          if (exited || /BindException|Address already in use/.test(output)) {
+            throw new PortTakenError(`port ${port} was taken by another process:\n${output.slice(-2000)}`);
+          }
           return;
-        } catch {
+        } catch (error) {
+          if (error instanceof PortTakenError) throw error;
           if (Date.now() > deadline)
             throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
           await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
@@ -110,7 +121,14 @@ export async function launchDynamo(
 
 /** Starts DynamoDB Local; in memory unless `dataDir` is given. Resolves once it answers. */
 export async function startDynamo(options: { dataDir?: string; port?: number } = {}): Promise<LocalDynamo> {
-  const { ready, ...dynamo } = await launchDynamo(options);
-  await ready;
-  return dynamo;
+  for (let attempt = 1; ; attempt++) {
+    const { ready, ...dynamo } = await launchDynamo(options);
+    try {
+      await ready;
+      return dynamo;
+    } catch (error) {
+      // A free port another process took first: try another (not with a port the caller chose).
+      if (!(error instanceof PortTakenError) || options.port !== undefined || attempt >= 3) throw error;
+    }
+  }
 }

@@ -17,6 +17,8 @@ import { oneAgentConfig, useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 
 let dynamo: LocalDynamo | undefined;
+// The run's shared DynamoDB Local, given back to the next test file of this worker.
+const sharedEndpoint = process.env.TEST_DYNAMODB_ENDPOINT;
 beforeAll(async () => {
   dynamo = await startDynamo();
   // useApi (below) builds its table on this endpoint.
@@ -24,6 +26,7 @@ beforeAll(async () => {
 }, 60_000);
 const api = useApi({ config: oneAgentConfig });
 afterAll(async () => {
+  process.env.TEST_DYNAMODB_ENDPOINT = sharedEndpoint;
   dynamo?.process.kill('SIGCONT');
   await dynamo?.stop();
 });
