@@ -363,12 +363,12 @@ describe('permissions', () => {
 
   const settingsOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } };
   const cursorKeyOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SECRET#CURSOR'] } };
-  const secretsDeny = {
+  const secretsDeny = () => ({
     Effect: 'Deny',
     Action: 'dynamodb:*',
     Resource: [tableArn(), { 'Fn::Join': ['', [tableArn(), '/index/*']] }],
     Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['SECRET#*'] } },
-  };
+  });
 
   it('read routes cannot update, delete or batch-write; only the paginating ones may put, into their key only', () => {
     for (const route of (routes as readonly RouteSpec[]).filter((r) => !r.writes && r.table !== 'config')) {
@@ -400,7 +400,7 @@ describe('permissions', () => {
       const table = fnAt(routeId(route)).statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
       expect([routeKey(route), table]).toEqual([
         routeKey(route),
-        [secretsDeny, { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: tableArn(), Condition: settingsOnly }],
+        [secretsDeny(), { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: tableArn(), Condition: settingsOnly }],
       ]);
     }
   });
@@ -679,7 +679,7 @@ describe('permissions', () => {
       for (const fn of fns) {
         const denies = fn.statements.filter((s) => s.Effect === 'Deny');
         const hasTable = dynamoActions(allows(fn.statements)).length > 0;
-        const expected = hasTable && !cursorPaths().includes(fn.path) ? [secretsDeny] : [];
+        const expected = hasTable && !cursorPaths().includes(fn.path) ? [secretsDeny()] : [];
         expect([fn.path, denies]).toEqual([fn.path, expected]);
       }
     });
