@@ -162,7 +162,7 @@ describe('GET /api/v1/chats', () => {
     expect(foreign.status).toBe(400);
   });
 
-  it('signs with the key in its own SECRET#CURSOR partition; another key's cursor is invalid', async () => {
+  it('signs with the key in its own SECRET#CURSOR partition; a cursor another key signed is invalid', async () => {
     const db = DynamoDBDocumentClient.from(
       new DynamoDBClient({
         endpoint: process.env.TEST_DYNAMODB_ENDPOINT,
