@@ -26,8 +26,9 @@ export interface RouteSpec {
    */
   table?: 'config';
   /**
-   * Signs or checks pagination cursors (store/cursor.ts): may create the cursor-signing key on
-   * first use (PutItem in the SETTINGS partition). Other read routes get no write at all.
+   * Signs or checks pagination cursors (store/cursor.ts): may read the cursor-signing key and create
+   * it on first use (PutItem in its SECRET#CURSOR partition only); every other function is denied
+   * that partition. Other read routes get no write at all.
    * test/infra/grants.test.ts checks the flag against the handler's bundle.
    */
   cursors?: boolean;

@@ -1,11 +1,12 @@
 /**
  * Opaque, tamper-proof pagination cursors: the keyset position (the last returned item's
- * keys) as base64url JSON, signed with an HMAC whose key is generated once per instance.
+ * keys) as base64url JSON, signed with an HMAC whose key is generated once per instance (its own
+ * partition, Keys.generatedSecret('CURSOR'): only the paginating routes may reach it).
  * A cursor from another list, a forged one or a truncated one fails to decode → 400.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { FieldRuleError } from '../errors.js';
-import { generatedSecret } from './settings-repo.js';
+import { generatedSecret } from './secrets-repo.js';
 
 export type CursorPosition = Record<string, string | number>;
 
@@ -13,7 +14,7 @@ const sign = (key: string, body: string) => createHmac('sha256', key).update(bod
 
 export async function encodeCursor(list: string, position: CursorPosition): Promise<string> {
   const body = Buffer.from(JSON.stringify({ l: list, p: position })).toString('base64url');
-  const mac = sign(await generatedSecret('cursor-signing-key'), body).toString('base64url');
+  const mac = sign(await generatedSecret('CURSOR'), body).toString('base64url');
   return `${body}.${mac}`;
 }
 
@@ -23,7 +24,7 @@ export const invalidCursor = () => new FieldRuleError('cursor', 'Invalid cursor 
 export async function decodeCursor(list: string, cursor: string): Promise<CursorPosition> {
   const [body, mac, extra] = cursor.split('.');
   if (!body || !mac || extra !== undefined) throw invalidCursor();
-  const expected = sign(await generatedSecret('cursor-signing-key'), body);
+  const expected = sign(await generatedSecret('CURSOR'), body);
   const given = Buffer.from(mac, 'base64url');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
   let parsed: unknown;

@@ -28,6 +28,7 @@
  * | idempotency       | IDEM#<sha256(key)> | IDEM                        |
  * | rate-limit window | RL#<client>        | RL                          |
  * | setting           | SETTINGS           | <name>                      |
+ * | generated secret  | SECRET#<name>      | SECRET                      | (never indexed)
  * | push subscription | PUSH               | SUB#<sha256(endpoint)>      |
  * | push sent mark    | PUSHSENT#<eventId> | SENT                        | (TTL)
  * | webhook claim     | HOOK#<eventId>     | CLAIM#<hookId>              | (TTL)
@@ -42,6 +43,10 @@ export const pad = (n: number): string => Math.trunc(n).toString().padStart(15, 
 
 /** ASCII-only lowercase: tag prefix matching is case-insensitive for ASCII letters only. */
 export const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
+
+/** The secrets the service generates (Keys.generatedSecret): the key that signs pagination cursors. */
+export type GeneratedSecretName = 'CURSOR';
+const SECRET_PREFIX = 'SECRET#';
 
 export const EVENT_BUCKET_SIZE = 100_000;
 export const EPHEMERAL_BUCKET_MS = 10_000;
@@ -172,6 +177,15 @@ export const Keys = {
   idempotency: (keyHash: string) => ({ pk: `IDEM#${keyHash}`, sk: 'IDEM' }),
   rateLimit: (client: string) => ({ pk: `RL#${client}`, sk: 'RL' }),
   setting: (name: string) => ({ pk: 'SETTINGS', sk: name }),
+  /**
+   * A secret the service generates on first use (store/secrets-repo.ts), in a partition of its own:
+   * IAM keys on the partition (dynamodb:LeadingKeys), so the stack denies every SECRET# partition to
+   * the functions that do not use it (lib/constructs/api-function.ts). Never given index attributes:
+   * a query on an index is authorized on the index's partition key, which would not be SECRET#.
+   */
+  generatedSecret: (name: GeneratedSecretName) => ({ pk: `${SECRET_PREFIX}${name}`, sk: 'SECRET' }),
+  /** Every generated secret's partition, as an IAM StringLike pattern. */
+  generatedSecretsPattern: `${SECRET_PREFIX}*`,
   /** Taken before an event's first delivery attempt to a hook, so a redelivered record sends nothing. */
   hookClaim: (eventId: string, hookId: string) => ({ pk: `HOOK#${eventId}`, sk: `CLAIM#${hookId}` }),
   hookAttempt: (eventId: string, hookId: string, n: number) => ({

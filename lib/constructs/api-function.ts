@@ -59,9 +59,11 @@ export interface FunctionWiring {
  * - `config`: GetItem in the SETTINGS partition only, where the live configuration is
  *   (core/live-config.ts): the routes that read no data (lib/routes.ts `table: 'config'`);
  * - `read`: read data, and write nothing;
- * - `readCursors`: read data, plus PutItem in the SETTINGS partition only (a paginating read
- *   route creates the cursor-signing key on first use, settings-repo.ts; lib/routes.ts `cursors`);
+ * - `readCursors`: read data, plus PutItem in the cursor-signing key's partition only (a paginating
+ *   read route creates the key on first use, store/secrets-repo.ts; lib/routes.ts `cursors`);
  * - `readWrite`: read and write data.
+ * Only `readCursors` may reach the generated secrets (the SECRET# partitions, Keys.generatedSecret):
+ * every other function with table access gets an explicit Deny on them (secretsDenied).
  */
 /**
  * The DynamoDB actions the functions' requests need (store/db.ts sends Get, Query, BatchGet and
@@ -345,7 +347,11 @@ export class ApiFunction extends LambdaFunction {
     this.addEnvironment('TABLE_NAME', table.tableName);
     // Keys.setting(...).pk is the SETTINGS partition; keys are spelled only in keys.ts.
     const settingsOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.setting('').pk] } };
+    const cursorKeyOnly = {
+      'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.generatedSecret('CURSOR').pk] },
+    };
     if (access === 'none') return;
+    if (access !== 'readCursors') this.addToRolePolicy(secretsDenied(table));
     if (access === 'config') {
       this.addToRolePolicy(
         new PolicyStatement({
@@ -364,7 +370,7 @@ export class ApiFunction extends LambdaFunction {
           effect: Effect.ALLOW,
           actions: ['dynamodb:PutItem'],
           resources: [table.tableArn],
-          conditions: settingsOnly,
+          conditions: cursorKeyOnly,
         }),
       );
     }
@@ -391,6 +397,32 @@ export class ApiFunction extends LambdaFunction {
     this.addEnvironment('INSTANCE_SECRET_ARN', secret.secretArn);
     secret.grantRead(this);
   }
+}
+
+/**
+ * Denies every DynamoDB action on the generated secrets' partitions (Keys.generatedSecretsPattern)
+ * of `table` and its indexes, whatever else the role is allowed. Why a Deny with
+ * `ForAnyValue:StringLike` on `dynamodb:LeadingKeys`, and why it is sound here:
+ * - an explicit Deny wins over any Allow, including one added later (CDK's grantReadData...);
+ * - IAM sets LeadingKeys to the partition key values a request names: GetItem, PutItem, UpdateItem,
+ *   DeleteItem, ConditionCheckItem and Query carry one; BatchGetItem and BatchWriteItem carry all of
+ *   the batch's, so one secret item among them denies the whole batch (ForAnyValue); TransactGetItems
+ *   and TransactWriteItems are authorized item by item as GetItem/PutItem/UpdateItem/DeleteItem/
+ *   ConditionCheckItem, each with its own key;
+ * - a Query on an index carries the index's partition key, never SECRET#: the secrets are never
+ *   given index attributes (keys.ts), so no index holds them;
+ * - ForAnyValue is false when the request has no LeadingKeys (Scan, PartiQL): those actions are
+ *   granted to no function (TABLE_READ_ACTIONS), so nothing reaches a secret through them either.
+ * The alternative, a condition on every Allow (`ForAllValues:StringNotLike`), would be true for a
+ * request with no LeadingKeys too, and would have to be repeated on each grant.
+ */
+export function secretsDenied(table: ITable): PolicyStatement {
+  return new PolicyStatement({
+    effect: Effect.DENY,
+    actions: ['dynamodb:*'],
+    resources: [table.tableArn, `${table.tableArn}/index/*`],
+    conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [Keys.generatedSecretsPattern] } },
+  });
 }
 
 /** The logical id of a construct's resource, as cdk-nag names it in findings ("<LogicalId.Arn>"). */

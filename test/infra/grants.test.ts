@@ -5,7 +5,8 @@
  * writing anything) and its metafile says which store modules reach the output.
  * - `table: 'config'` (GetItem in the SETTINGS partition only) ⇔ the handler reaches no
  *   repository but the configuration's (store/config-repo.ts);
- * - `cursors` (PutItem of the cursor-signing key) ⇔ the handler reaches store/cursor.ts.
+ * - `cursors` (the cursor-signing key's partition: reads, and PutItem on first use; every other
+ *   function is denied it) ⇔ the handler reaches store/cursor.ts.
  * stack.test.ts ("permissions") checks that the template grants exactly that.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';

@@ -21,6 +21,7 @@ import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
+import { Keys } from '../../functions/store/keys.js';
 import {
   DeploymentConfigError,
   INSTANCE_CONFIG_MAX_BYTES,
@@ -106,6 +107,9 @@ function routeTargets(json: CfnTemplate): Map<string, string> {
   }
   return targets;
 }
+
+/** The statements that grant (Deny statements are checked apart: "generated secrets"). */
+const allows = (statements: PolicyStatementJson[]) => statements.filter((s) => s.Effect === 'Allow');
 
 const dynamoActions = (statements: PolicyStatementJson[]) =>
   statements.flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
@@ -358,11 +362,18 @@ describe('permissions', () => {
   const tableArn = () => ({ 'Fn::GetAtt': [tableId, 'Arn'] });
 
   const settingsOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SETTINGS'] } };
+  const cursorKeyOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SECRET#CURSOR'] } };
+  const secretsDeny = () => ({
+    Effect: 'Deny',
+    Action: 'dynamodb:*',
+    Resource: [tableArn(), { 'Fn::Join': ['', [tableArn(), '/index/*']] }],
+    Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['SECRET#*'] } },
+  });
 
-  it('read routes cannot update, delete or batch-write; only the paginating ones may put, into SETTINGS only', () => {
+  it('read routes cannot update, delete or batch-write; only the paginating ones may put, into their key only', () => {
     for (const route of (routes as readonly RouteSpec[]).filter((r) => !r.writes && r.table !== 'config')) {
       const fn = fnAt(routeId(route));
-      const actions = dynamoActions(fn.statements);
+      const actions = dynamoActions(allows(fn.statements));
       expect([
         routeKey(route),
         actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite|Scan/.test(a)),
@@ -371,7 +382,7 @@ describe('permissions', () => {
       const puts = fn.statements.filter((s) => actionsOf(s).includes('dynamodb:PutItem'));
       expect([routeKey(route), puts.length]).toEqual([routeKey(route), route.cursors ? 1 : 0]);
       for (const put of puts) {
-        expect(put.Condition).toEqual(settingsOnly);
+        expect(put.Condition).toEqual(cursorKeyOnly);
         expect(resourcesOf(put)).toEqual([tableArn()]);
       }
     }
@@ -389,7 +400,7 @@ describe('permissions', () => {
       const table = fnAt(routeId(route)).statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
       expect([routeKey(route), table]).toEqual([
         routeKey(route),
-        [{ Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: tableArn(), Condition: settingsOnly }],
+        [secretsDeny(), { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: tableArn(), Condition: settingsOnly }],
       ]);
     }
   });
@@ -556,7 +567,7 @@ describe('permissions', () => {
     ];
     const actual = Object.fromEntries(
       fns.map((fn) => {
-        const actions = [...new Set(fn.statements.flatMap(actionsOf))];
+        const actions = [...new Set(allows(fn.statements).flatMap(actionsOf))];
         expect([fn.path, everyone.filter((a) => !actions.includes(a))]).toEqual([fn.path, []]);
         const own = actions.filter((a) => !everyone.includes(a)).map((a) => a.replace(/^dynamodb:/, 'ddb:'));
         return [fn.path.replace(/^ChatRelay\//, '').replace(/\/Resource$/, ''), own.sort()];
@@ -569,6 +580,109 @@ describe('permissions', () => {
 
   it('the fallback has no table access at all', () => {
     expect(dynamoActions(fnAt('Fallback').statements)).toEqual([]);
+  });
+
+  describe('generated secrets (the SECRET# partitions: the cursor-signing key)', () => {
+    const table = () => `\${${tableId}.Arn}`;
+    const like = (value: string, pattern: string) =>
+      new RegExp(
+        `^${pattern
+          .split('*')
+          .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+          .join('.*')}$`,
+      ).test(value);
+    /** Whether a statement's conditions hold for a request naming `leadingKeys` (the operators the stack uses). */
+    const holds = (condition: PolicyStatementJson['Condition'], leadingKeys: string[]) =>
+      Object.entries(condition ?? {}).every(([operator, keys]) =>
+        Object.entries(keys).every(([key, values]) => {
+          expect(key).toBe('dynamodb:LeadingKeys');
+          const listed = [values].flat() as string[];
+          if (operator === 'ForAllValues:StringEquals') return leadingKeys.every((k) => listed.includes(k));
+          if (operator === 'ForAnyValue:StringLike') return leadingKeys.some((k) => listed.some((p) => like(k, p)));
+          throw new Error(`Operator ${operator} is not modelled here`);
+        }),
+      );
+    /** IAM's answer for one request on the table: an applicable Deny wins, else an applicable Allow. */
+    const allowed = (statements: PolicyStatementJson[], action: string, leadingKeys: string[]) => {
+      const applies = (s: PolicyStatementJson) =>
+        actionsOf(s).some((a) => a === action || (a.endsWith('*') && action.startsWith(a.slice(0, -1)))) &&
+        resourcesOf(s).map(joinedString).includes(table()) &&
+        holds(s.Condition, leadingKeys);
+      if (statements.some((s) => s.Effect === 'Deny' && applies(s))) return false;
+      return statements.some((s) => s.Effect === 'Allow' && applies(s));
+    };
+    const secret = Keys.generatedSecret('CURSOR').pk;
+    const cursorPaths = () => routes.filter((r) => (r as RouteSpec).cursors).map((r) => functionPathOf(routeId(r)));
+
+    it('the cursor-signing key lives in a SECRET# partition of its own, outside SETTINGS', () => {
+      expect(secret).toBe('SECRET#CURSOR');
+      expect(like(secret, Keys.generatedSecretsPattern)).toBe(true);
+      expect(like(Keys.setting('admin-config').pk, Keys.generatedSecretsPattern)).toBe(false);
+    });
+
+    it('only the paginating routes can read or create it; no function can update or delete it', () => {
+      expect(cursorPaths().sort()).toEqual([
+        functionPathOf('GetApiV1Chats'),
+        functionPathOf('GetApiV1ChatsChatidMedia'),
+        functionPathOf('GetApiV1ChatsChatidMessages'),
+        functionPathOf('GetApiV1Search'),
+      ]);
+      const reach = Object.fromEntries(
+        fns.map((fn) => {
+          const can = (action: string, keys = [secret]) => allowed(fn.statements, `dynamodb:${action}`, keys);
+          return [
+            fn.path,
+            {
+              get: can('GetItem'),
+              query: can('Query'),
+              batchGet: can('BatchGetItem', ['CHAT#c', secret]),
+              put: can('PutItem'),
+              update: can('UpdateItem'),
+              delete: can('DeleteItem'),
+              batchWrite: can('BatchWriteItem', ['CHAT#c', secret]),
+              check: can('ConditionCheckItem'),
+            },
+          ];
+        }),
+      );
+      const none = { get: false, query: false, batchGet: false, put: false, update: false, delete: false };
+      const expected = Object.fromEntries(
+        fns.map((fn) => [
+          fn.path,
+          cursorPaths().includes(fn.path)
+            ? { ...none, get: true, query: true, batchGet: true, put: true, batchWrite: false, check: true }
+            : { ...none, batchWrite: false, check: false },
+        ]),
+      );
+      expect(reach).toEqual(expected);
+    });
+
+    it('the deny leaves every other partition as granted', () => {
+      for (const fn of fns) {
+        const can = (action: string, pk: string) => allowed(fn.statements, `dynamodb:${action}`, [pk]);
+        const access = dynamoActions(allows(fn.statements));
+        const expected = {
+          settings: access.length > 0,
+          chat: access.includes('dynamodb:Query'),
+          write: access.includes('dynamodb:UpdateItem'),
+        };
+        const actual = {
+          settings: can('GetItem', 'SETTINGS'),
+          chat: can('GetItem', 'CHAT#c') && can('Query', 'CHAT#c'),
+          write: can('UpdateItem', 'CHAT#c') && can('PutItem', 'CHAT#c'),
+        };
+        expect([fn.path, actual]).toEqual([fn.path, expected]);
+      }
+    });
+
+    it('every function with table access but the paginating routes carries the same explicit Deny', () => {
+      for (const fn of fns) {
+        const denies = fn.statements.filter((s) => s.Effect === 'Deny');
+        const hasTable = dynamoActions(allows(fn.statements)).length > 0;
+        const expected = hasTable && !cursorPaths().includes(fn.path) ? [secretsDeny()] : [];
+        expect([fn.path, denies]).toEqual([fn.path, expected]);
+      }
+    });
   });
 });
 
@@ -881,10 +995,10 @@ describe('event stream', () => {
       resources: [table, `${table}/index/*`],
       condition: undefined,
     });
-    const grants = grantsOf(stream().statements);
+    const grants = grantsOf(allows(stream().statements));
     expect(grants).toEqual([read('BatchGetItem'), read('ConditionCheckItem'), read('GetItem'), read('Query')]);
     // The same grant as a read route's that signs no cursor.
-    expect(grants).toEqual(grantsOf(fnAt('GetApiV1ChatsChatid').statements));
+    expect(grants).toEqual(grantsOf(allows(fnAt('GetApiV1ChatsChatid').statements)));
   });
 
   it(

@@ -1,4 +1,8 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { Keys } from '../../../functions/store/keys.js';
 import { startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 
@@ -156,5 +160,29 @@ describe('GET /api/v1/chats', () => {
     // A cursor from another list (here: archived=false) does not decode as the unfiltered list's cursor.
     const foreign = await api.get(`/api/v1/chats?cursor=${encodeURIComponent(archivedCursor)}`);
     expect(foreign.status).toBe(400);
+  });
+
+  it('signs with the key in its own SECRET#CURSOR partition; a cursor another key signed is invalid', async () => {
+    const db = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: process.env.TEST_DYNAMODB_ENDPOINT,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    const get = async (key: { pk: string; sk: string }) =>
+      (await db.send(new GetCommand({ TableName: api.tableName, Key: key, ConsistentRead: true }))).Item;
+    const good = (await api.get('/api/v1/chats?limit=5')).body.cursor.next as string;
+    const [body, mac] = good.split('.') as [string, string];
+    const stored = await get(Keys.generatedSecret('CURSOR'));
+    expect(stored).toMatchObject({ pk: 'SECRET#CURSOR', sk: 'SECRET', value: expect.stringMatching(/^[\w-]{43}$/) });
+    const macWith = (key: string) =>
+      createHmac('sha256', key).update(body).digest().subarray(0, 16).toString('base64url');
+    expect(macWith(String(stored!.value))).toBe(mac);
+    // Nothing in SETTINGS any more (where an earlier version kept it, readable by every route).
+    expect(await get(Keys.setting('cursor-signing-key'))).toBeUndefined();
+    // A cursor handed out under another key (an upgraded deployment's old cursors) is an invalid cursor.
+    const old = await api.get(`/api/v1/chats?cursor=${body}.${macWith(randomBytes(32).toString('base64url'))}`);
+    expect([old.status, old.body.error?.message]).toEqual([400, 'Invalid cursor value.']);
   });
 });
