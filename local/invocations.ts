@@ -12,6 +12,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { SQSRecord } from 'aws-lambda';
 
 type InvocationContext = Record<PropertyKey, unknown>;
 
@@ -101,3 +102,31 @@ export const refuseAbandonedCalls =
     return next(args);
   };
 export const REFUSE_ABANDONED = { step: 'initialize', name: 'refuseAbandonedCalls' } as const;
+
+/**
+ * An SQS record as Lambda's event source mapping hands it to a function: the local pollers and
+ * timers (local/sqs.ts, local/stream-timers.ts) build their events from these.
+ */
+export function sqsRecord(
+  message: { MessageId?: string; ReceiptHandle?: string; Body?: string; MD5OfBody?: string },
+  queueName: string,
+  receiveCount = 1,
+): SQSRecord {
+  const now = String(Date.now());
+  return {
+    messageId: message.MessageId ?? randomUUID(),
+    receiptHandle: message.ReceiptHandle ?? 'local',
+    body: message.Body ?? '',
+    attributes: {
+      ApproximateReceiveCount: String(receiveCount),
+      SentTimestamp: now,
+      SenderId: 'local',
+      ApproximateFirstReceiveTimestamp: now,
+    },
+    messageAttributes: {},
+    md5OfBody: message.MD5OfBody ?? '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${queueName}`,
+    awsRegion: 'us-east-1',
+  };
+}

@@ -20,7 +20,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { startFauxqs } from 'fauxqs';
 import { handler as sweepHandler } from '../functions/jobs/dispatch-sweep.js';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
-import { asInvocation } from './invocations.js';
+import { asInvocation, sqsRecord } from './invocations.js';
 
 /** The sweeper's period here; the stack schedules it every minute. */
 const SWEEP_EVERY_MS = 60_000;
@@ -108,22 +108,7 @@ export async function startLocalSqs(dataDir?: string, consumeAfter?: Promise<unk
   const MAX_CONCURRENT_INVOCATIONS = 10;
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
-      Records: messages.map((m) => ({
-        messageId: m.MessageId!,
-        receiptHandle: m.ReceiptHandle!,
-        body: m.Body ?? '',
-        attributes: {
-          ApproximateReceiveCount: '1',
-          SentTimestamp: String(Date.now()),
-          SenderId: 'local',
-          ApproximateFirstReceiveTimestamp: String(Date.now()),
-        },
-        messageAttributes: {},
-        md5OfBody: m.MD5OfBody ?? '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:dispatch-flush',
-        awsRegion: 'us-east-1',
-      })),
+      Records: messages.map((m) => sqsRecord(m, 'dispatch-flush')),
     };
     const result = await asInvocation(() => flushHandler(event));
     const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));

@@ -10,13 +10,12 @@
  *    is retried as the task's retrier does, then the loop ends (the execution fails).
  * Either way, a stream a timer gives up on is still expired by its next read or write.
  */
-import { randomUUID } from 'node:crypto';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { handler as checkStream } from '../functions/jobs/check-stream.js';
 import { handler as expireStream } from '../functions/jobs/expire-stream.js';
 import type { ExpireStreamInput, ExpireStreamOutput } from '../functions/jobs/expire-stream.js';
 import { CHECK_MAX_RECEIVES, installStreamTimer, streamCheckMessage } from '../functions/platform/stream-timer.js';
-import { asInvocation } from './invocations.js';
+import { asInvocation, sqsRecord } from './invocations.js';
 
 /** Runs of one expiry task before the execution fails: 1 + the States.TaskFailed retrier's 3. */
 export const EXPIRY_MAX_RUNS = 4;
@@ -40,26 +39,7 @@ export interface LocalStreamTimers {
   stop(): void;
 }
 
-const checkEvent = (body: string): SQSEvent => ({
-  Records: [
-    {
-      messageId: randomUUID(),
-      receiptHandle: 'local',
-      body,
-      attributes: {
-        ApproximateReceiveCount: '1',
-        SentTimestamp: String(Date.now()),
-        SenderId: 'local',
-        ApproximateFirstReceiveTimestamp: String(Date.now()),
-      },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:stream-checks',
-      awsRegion: 'us-east-1',
-    },
-  ],
-});
+const checkEvent = (body: string): SQSEvent => ({ Records: [sqsRecord({ Body: body }, 'stream-checks')] });
 
 let current: LocalStreamTimers | undefined;
 

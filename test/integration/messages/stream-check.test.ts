@@ -14,6 +14,7 @@ import { MIN_LOOP_SECONDS } from '../../../functions/jobs/expire-stream.js';
 import { CHECK_MARGIN_SECONDS, streamCheckMessage } from '../../../functions/platform/stream-timer.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { startApi } from '../../support/api.js';
+import { sqsRecord } from '../../../local/invocations.js';
 import type { TestApi } from '../../support/api.js';
 
 const TIMEOUT_SECONDS = 1;
@@ -58,27 +59,8 @@ const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assis
 const startStream = async (chatId: string) =>
   (await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
 
-let records = 0;
 /** An SQS record as Lambda's poller hands it over (from a received message, or with `body`). */
-function recordOf(message: Pick<Message, 'Body'> & Partial<Message>): SQSRecord {
-  records += 1;
-  return {
-    messageId: message.MessageId ?? `record-${records}`,
-    receiptHandle: message.ReceiptHandle ?? 'handle',
-    body: message.Body ?? '',
-    attributes: {
-      ApproximateReceiveCount: '1',
-      SentTimestamp: String(Date.now()),
-      SenderId: 'test',
-      ApproximateFirstReceiveTimestamp: String(Date.now()),
-    },
-    messageAttributes: {},
-    md5OfBody: message.MD5OfBody ?? '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:stream-checks',
-    awsRegion: 'us-east-1',
-  };
-}
+const recordOf = (message: Pick<Message, 'Body'> & Partial<Message>): SQSRecord => sqsRecord(message, 'stream-checks');
 const eventOf = (...recs: SQSRecord[]): SQSEvent => ({ Records: recs });
 const checkOf = (messageId: string) => recordOf({ Body: streamCheckMessage({ messageId, waitSeconds: 1 }).body });
 
