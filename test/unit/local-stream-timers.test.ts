@@ -14,8 +14,7 @@ import {
 } from '../../functions/platform/stream-timer.js';
 import { EXPIRY_MAX_RUNS, startLocalStreamTimers } from '../../local/stream-timers.js';
 import type { LocalStreamTimers, LocalStreamTimerOptions } from '../../local/stream-timers.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { sleep } from '../support/shapes.js';
 
 let timers: LocalStreamTimers | undefined;
 /** The timers report failures on the console (as npm start shows them). */

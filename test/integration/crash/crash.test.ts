@@ -21,6 +21,7 @@ import { sequenceOf } from '../../../functions/store/events-repo.js';
 import { connect } from '../../support/sse.js';
 import { startRuntime } from './runtime.js';
 import type { Runtime } from './runtime.js';
+import { sleep } from '../../support/shapes.js';
 
 const CHATS = 3;
 const KEYED = 5;
@@ -83,8 +84,6 @@ async function must(method: string, path: string, body?: unknown, headers?: Reco
   if (!res || res.status >= 300) throw new Error(`${method} ${path}: ${res?.status} ${JSON.stringify(res?.body)}`);
   return res.body;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** 409 for an Idempotency-Key still held by another try (the contract's "Retry shortly"). */
 const inProgress = (answer: Answer | undefined): boolean =>

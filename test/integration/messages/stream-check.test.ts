@@ -16,6 +16,7 @@ import { eventsSince, readEvents } from '../../support/events.js';
 import { startApi } from '../../support/api.js';
 import { sqsRecord } from '../../../local/invocations.js';
 import type { TestApi } from '../../support/api.js';
+import { sleep } from '../../support/shapes.js';
 
 const TIMEOUT_SECONDS = 1;
 const config = {
@@ -54,7 +55,6 @@ afterEach(() => {
   jest.restoreAllMocks();
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const startStream = async (chatId: string) =>
   (await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
