@@ -6,11 +6,12 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { FieldRuleError } from '../errors.js';
-import { generatedSecret } from './secrets-repo.js';
+import { existingSecret, generatedSecret } from './secrets-repo.js';
 
 export type CursorPosition = Record<string, string | number>;
 
-const sign = (key: string, body: string) => createHmac('sha256', key).update(body).digest().subarray(0, 16);
+const MAC_BYTES = 16;
+const sign = (key: string, body: string) => createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
 
 export async function encodeCursor(list: string, position: CursorPosition): Promise<string> {
   const body = Buffer.from(JSON.stringify({ l: list, p: position })).toString('base64url');
@@ -24,9 +25,11 @@ export const invalidCursor = () => new FieldRuleError('cursor', 'Invalid cursor 
 export async function decodeCursor(list: string, cursor: string): Promise<CursorPosition> {
   const [body, mac, extra] = cursor.split('.');
   if (!body || !mac || extra !== undefined) throw invalidCursor();
-  const expected = sign(await generatedSecret('CURSOR'), body);
   const given = Buffer.from(mac, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
+  if (given.length !== MAC_BYTES) throw invalidCursor();
+  // No key yet means no cursor was ever issued: reject without generating one (a 400 writes nothing).
+  const key = await existingSecret('CURSOR');
+  if (key === undefined || !timingSafeEqual(given, sign(key, body))) throw invalidCursor();
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));

@@ -27,10 +27,29 @@ export function generatedSecret(name: GeneratedSecretName): Promise<string> {
   return pending;
 }
 
+/**
+ * The secret if it was ever generated, without generating it: for checks (a cursor cannot have
+ * been signed with a key that does not exist yet), so a rejected request writes nothing.
+ */
+export async function existingSecret(name: GeneratedSecretName): Promise<string | undefined> {
+  const pending = cache.get(name);
+  if (pending) return pending;
+  const value = await load(name);
+  if (value !== undefined && !cache.has(name)) cache.set(name, Promise.resolve(value));
+  return value;
+}
+
+async function load(name: GeneratedSecretName): Promise<string | undefined> {
+  const found = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.generatedSecret(name), ConsistentRead: true }),
+  );
+  return typeof found.Item?.value === 'string' ? found.Item.value : undefined;
+}
+
 async function loadOrCreate(name: GeneratedSecretName): Promise<string> {
   const key = Keys.generatedSecret(name);
-  const found = await ddb().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-  if (typeof found.Item?.value === 'string') return found.Item.value;
+  const found = await load(name);
+  if (found !== undefined) return found;
   const value = randomBytes(32).toString('base64url');
   try {
     await ddb().send(
@@ -43,7 +62,6 @@ async function loadOrCreate(name: GeneratedSecretName): Promise<string> {
     return value;
   } catch (error) {
     if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const winner = await ddb().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-    return String(winner.Item?.value);
+    return String(await load(name));
   }
 }
