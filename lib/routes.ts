@@ -71,6 +71,14 @@ export interface RouteSpec {
  * keeps an idle pump at the price of one 128 MB Lambda held continuously (~$4.3/month on arm64).
  */
 export const WAITING_MEMORY_MB = 128;
+/**
+ * Memory of the chunk appends, the busiest route (a streamed reply is ~100 of them): each mostly
+ * waits on two storage round trips, and its few milliseconds of CPU run on a vCPU share that
+ * halves with memory. The cost model (test/bench/cost/model.ts billedMs) puts a chunk at about
+ * 16 ms of waiting + its CPU × 1,769/memory: 512 MB bills ~35 % less than 1,024 MB per chunk
+ * for a few milliseconds more; 256 MB would save a little more but double the CPU part again.
+ */
+export const CHUNK_MEMORY_MB = 512;
 /** At most this many claim long-polls at once per claim route (a handful of workers need a few). */
 export const CLAIM_CONCURRENCY = 10;
 
@@ -116,12 +124,19 @@ export const routes = [
     writes: true,
   },
   // The streaming operations at both path forms (§5.4.3–5.4.5): one handler each.
-  { method: 'POST', path: '/api/v1/messages/{messageId}/chunks', handler: 'messages/chunk', writes: true },
+  {
+    method: 'POST',
+    path: '/api/v1/messages/{messageId}/chunks',
+    handler: 'messages/chunk',
+    writes: true,
+    memoryMb: CHUNK_MEMORY_MB,
+  },
   {
     method: 'POST',
     path: '/api/v1/chats/{chatId}/messages/{messageId}/chunks',
     handler: 'messages/chunk',
     writes: true,
+    memoryMb: CHUNK_MEMORY_MB,
   },
   { method: 'POST', path: '/api/v1/messages/{messageId}/complete', handler: 'messages/complete', writes: true },
   {

@@ -11,10 +11,16 @@ import { currentUsage } from '../platform/usage.js';
 import type { HttpMiddleware, HttpRequest } from './types.js';
 import { stateOf } from './types.js';
 
+const cpuMsSince = (start: NodeJS.CpuUsage | undefined): string => {
+  if (!start) return '0';
+  const used = process.cpuUsage(start);
+  return ((used.user + used.system) / 1000).toFixed(2);
+};
+
 function finish(request: HttpRequest): void {
   const response = request.response;
   const usage = currentUsage();
-  const { started, startedPerf } = stateOf(request);
+  const { started, startedPerf, startedCpu } = stateOf(request);
   logger.info('request', { status: response?.statusCode, ms: Date.now() - started, ddb: usage });
   if (response && usage && env().EXPOSE_USAGE_HEADERS === '1') {
     response.headers = {
@@ -27,6 +33,9 @@ function finish(request: HttpRequest): void {
       'x-storage-ms': usage.storageMs.toFixed(2),
       'x-storage-trips': String(usage.trips),
       'x-server-ms': (performance.now() - startedPerf).toFixed(2),
+      // The process's CPU time (user + system) meanwhile: this request's own when it was alone in
+      // the process (the bench's sequential runs); the cost model scales it by Lambda memory.
+      'x-cpu-ms': cpuMsSince(startedCpu),
     };
   }
 }
@@ -38,6 +47,7 @@ export function requestContext(routeKey: string | undefined): HttpMiddleware {
       const state = stateOf(request);
       state.started = Date.now();
       state.startedPerf = performance.now();
+      if (env().EXPOSE_USAGE_HEADERS === '1') state.startedCpu = process.cpuUsage();
       state.requestId = request.event.requestContext?.requestId || request.context.awsRequestId;
       logger.appendKeys({
         requestId: state.requestId,

@@ -19,6 +19,8 @@ export interface RequestState {
   started: number;
   /** The same moment on the monotonic clock (performance.now()), for sub-millisecond durations. */
   startedPerf: number;
+  /** The process's CPU usage at the start, when the usage headers are on (the benchmark). */
+  startedCpu?: NodeJS.CpuUsage;
   config: InstanceConfig;
   /** Validated path, query and body (zod outputs). */
   input: { path: unknown; query: unknown; body: unknown };

@@ -248,7 +248,7 @@ export class BenchClient {
       if (value === null) this.missingUsage.add(label);
       return value === null ? 0 : Number(value);
     };
-    const optional = (key: 'storageMs' | 'trips' | 'serverMs', name: string) => {
+    const optional = (key: 'storageMs' | 'trips' | 'serverMs' | 'cpuMs', name: string) => {
       const value = res.headers.get(name);
       return value === null ? {} : { [key]: Number(value) };
     };
@@ -265,6 +265,7 @@ export class BenchClient {
       ...optional('storageMs', 'x-storage-ms'),
       ...optional('trips', 'x-storage-trips'),
       ...optional('serverMs', 'x-server-ms'),
+      ...optional('cpuMs', 'x-cpu-ms'),
       bytes: Buffer.byteLength(text, 'utf8'),
     };
     this.samples.push(sample);

@@ -24,6 +24,11 @@ export interface Sample {
   storageMs?: number;
   trips?: number;
   serverMs?: number;
+  /**
+   * From x-cpu-ms: the server process's CPU time during the request (the request's own only
+   * when nothing else ran: read it from sequential runs).
+   */
+  cpuMs?: number;
   /** Response body size in bytes. */
   bytes: number;
 }
@@ -47,7 +52,15 @@ export interface Summary {
    * storage calls, p50 of the server's total, p50 of each request's overhead (server total
    * minus storage time), and the mean sequential storage round trips. Absent without headers.
    */
-  server?: { storageP50: number; totalP50: number; overheadP50: number; overheadP95: number; trips: Stat };
+  server?: {
+    storageP50: number;
+    totalP50: number;
+    overheadP50: number;
+    overheadP95: number;
+    trips: Stat;
+    /** p50 of the server process's CPU per request (x-cpu-ms), when reported. */
+    cpuP50?: number;
+  };
 }
 
 /** The p-th percentile (0..100) of ascending `sorted`, linearly interpolated between ranks. */
@@ -104,6 +117,9 @@ function serverSplit(samples: readonly Sample[]): Pick<Summary, 'server'> {
       overheadP50: percentile(overhead, 50),
       overheadP95: percentile(overhead, 95),
       trips: stat(timed.map((s) => s.trips ?? 0)),
+      ...(timed.every((s) => s.cpuMs !== undefined)
+        ? { cpuP50: percentile(sorted(timed.map((s) => s.cpuMs!)), 50) }
+        : {}),
     },
   };
 }

@@ -234,6 +234,12 @@ describe('functions', () => {
         ['dispatch/claim', 128, 10],
         ['dispatch/claim-many', 128, 10],
       ]);
+      // The chunk appends (both path forms) at 512 MB: mostly waiting, a little CPU (lib/routes.ts).
+      const chunks = (routes as readonly RouteSpec[]).filter((r) => r.handler === 'messages/chunk');
+      expect(chunks.map((r) => [r.path, r.memoryMb])).toEqual([
+        ['/api/v1/messages/{messageId}/chunks', 512],
+        ['/api/v1/chats/{chatId}/messages/{messageId}/chunks', 512],
+      ]);
       for (const fn of fns) {
         const reserved = (routes as readonly RouteSpec[]).find(
           (r) => functionPathOf(routeId(r)) === fn.path,

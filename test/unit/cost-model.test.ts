@@ -2,7 +2,18 @@
  * The cost model's arithmetic (test/bench/cost/model.ts) on a small fixture: AWS capacity
  * rules per item, and one operation's month priced by hand.
  */
-import { MONTH_DAYS, measuredFor, monthLines, poolBench, readUnits, total, writeUnits } from '../bench/cost/model.js';
+import {
+  AWS_ROUND_TRIP_MS,
+  MONTH_DAYS,
+  billedMs,
+  cpuSlowdown,
+  measuredFor,
+  monthLines,
+  poolBench,
+  readUnits,
+  total,
+  writeUnits,
+} from '../bench/cost/model.js';
 import type { Workload } from '../bench/cost/model.js';
 import { SSE } from '../bench/cost/operations.js';
 import type { Operation } from '../bench/cost/operations.js';
@@ -103,6 +114,56 @@ describe('a month of one operation', () => {
     const lines = monthLines(workload, [op], bench, PRICES);
     // 30,000 × 0.5 GB × 0.2 s = 3,000 GB-s × $0.0000133334 = $0.0400002
     expect(lines.find((l) => l.what === 'duration: messages (512 MB)')?.dollars).toBeCloseTo(0.0400002, 9);
+  });
+});
+
+describe('billed duration from round trips and CPU', () => {
+  const op = (memoryMb: number): Operation => ({
+    id: 'fixture.write',
+    what: 'fixture',
+    group: 'chunks',
+    bench: /^POST \/write/,
+    http: false,
+    memoryMb,
+    durationMs: 999,
+    calls: 2,
+    writes: [],
+    reads: [],
+    logBytes: 0,
+  });
+  const endpoint = (label: string, count: number, trips: number, cpuP50: number) => ({
+    label,
+    count,
+    latencyMs: { mean: 50 },
+    calls: { mean: 2 },
+    rcu: { mean: 0 },
+    wcu: { mean: 2 },
+    server: { trips: { mean: trips }, cpuP50 },
+  });
+  // A sequential run (its CPU is its own) and a concurrent one (neighbours' CPU counted in).
+  const bench = poolBench([
+    { endpoints: [endpoint('POST /write (sequential)', 100, 2, 3), endpoint('POST /write (20 at once)', 300, 2.4, 9)] },
+  ]);
+
+  it('pools the round trips, takes the least CPU p50, and bills trips × AWS latency + CPU × the memory share', () => {
+    const m = measuredFor(op(1024), bench)!;
+    // (100 × 2 + 300 × 2.4) / 400 = 2.3
+    expect(m.trips).toBeCloseTo(2.3, 9);
+    expect(m.cpuMs).toBe(3);
+    // 2.3 × 8 = 18.4 ms waiting; 3 ms of CPU × 1769/1024 = 5.18 → ceil(23.58) = 24
+    expect(AWS_ROUND_TRIP_MS).toBe(8);
+    expect(billedMs(op(1024), bench)).toBe(24);
+    // 512 MB: 18.4 + 3 × 3.455 = 28.77 → 29 ms, but half the memory: 29 × 0.5 < 24 × 1 GB-ms
+    expect(billedMs(op(512), bench)).toBe(29);
+    // 2,048 MB: past one vCPU, no faster than a full core: 18.4 + 3 = 21.4 → 22
+    expect(billedMs(op(2048), bench)).toBe(22);
+    expect(cpuSlowdown(128)).toBeCloseTo(13.82, 2);
+  });
+
+  it('falls back to the mean latency without the split, and to the table without a measurement', () => {
+    const old = poolBench([{ endpoints: [{ ...endpoint('POST /write', 10, 2, 3), server: undefined }] }]);
+    expect(billedMs(op(1024), old)).toBe(50);
+    expect(billedMs(op(1024), poolBench([]))).toBe(999);
   });
 });
 

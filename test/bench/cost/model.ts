@@ -46,6 +46,8 @@ interface BenchEndpoint {
   calls: { mean: number };
   rcu: { mean: number };
   wcu: { mean: number };
+  /** The server-side split (bench with EXPOSE_USAGE_HEADERS): round trips and CPU per request. */
+  server?: { trips: { mean: number }; cpuP50?: number };
 }
 
 interface BenchIdle {
@@ -71,6 +73,13 @@ export interface Measured {
   /** DynamoDB Local's reported capacity, per request. */
   localRcu: number;
   localWcu: number;
+  /** Sequential storage round trips per request (pooled mean), when the bench reported them. */
+  trips?: number;
+  /**
+   * The server's CPU per request on this machine (ms), when reported: the least p50 among the
+   * matching labels, i.e. the sequential run's (a concurrent run's counts its neighbours' too).
+   */
+  cpuMs?: number;
 }
 
 export interface Bench {
@@ -98,6 +107,9 @@ export function measuredFor(op: Operation, bench: Bench): Measured | undefined {
   const samples = matching.reduce((n, e) => n + e.count, 0);
   if (samples === 0) return undefined;
   const mean = (f: (e: BenchEndpoint) => number) => matching.reduce((s, e) => s + f(e) * e.count, 0) / samples;
+  const split = matching.filter((e) => e.server);
+  const cpu = split.map((e) => e.server!.cpuP50).filter((v): v is number => v !== undefined);
+  const splitSamples = split.reduce((n, e) => n + e.count, 0);
   return {
     samples,
     labels: matching.map((e) => e.label),
@@ -105,19 +117,43 @@ export function measuredFor(op: Operation, bench: Bench): Measured | undefined {
     calls: mean((e) => e.calls.mean),
     localRcu: mean((e) => e.rcu.mean),
     localWcu: mean((e) => e.wcu.mean),
+    ...(splitSamples > 0
+      ? { trips: split.reduce((s, e) => s + e.server!.trips.mean * e.count, 0) / splitSamples }
+      : {}),
+    ...(cpu.length > 0 ? { cpuMs: Math.min(...cpu) } : {}),
   };
 }
 
 /**
- * Billed Lambda duration of one invocation: the bench's mean latency when measured (the local
- * runtime runs the same handler against DynamoDB Local; a fair stand-in for AWS's 5–10 ms
- * round trips), else the table's figure. An empty claim is the table's wait plus whatever the
- * bench measured above its own wait.
+ * AWS's side of one sequential storage round trip from Lambda (DynamoDB or SQS in the same
+ * region: single-digit milliseconds; a transaction takes about twice a single write). The
+ * bench's own round trips to DynamoDB Local on this machine are no measure of it.
+ */
+export const AWS_ROUND_TRIP_MS = 8;
+
+/** Lambda gives a function one full vCPU at 1,769 MB and a proportional share below. */
+export const FULL_VCPU_MB = 1769;
+
+/** How much longer CPU work takes at `memoryMb` than on one full core (this machine's, roughly). */
+export const cpuSlowdown = (memoryMb: number): number => Math.max(1, FULL_VCPU_MB / memoryMb);
+
+/**
+ * Billed Lambda duration of one invocation (Lambda rounds up to the millisecond):
+ * - measured with its server-side split: its sequential round trips × AWS_ROUND_TRIP_MS (the
+ *   function waits) + its CPU per request as measured here, stretched by the share of a vCPU
+ *   its memory buys (cpuSlowdown): lower memory costs less per millisecond and takes longer
+ *   only for the CPU part;
+ * - measured without it (an older bench): the bench's mean latency;
+ * - not measured: the table's figure.
+ * An empty claim is the table's wait plus whatever the bench measured above its own wait.
  */
 export function billedMs(op: Operation, bench: Bench): number {
   const m = measuredFor(op, bench);
   if (!m) return op.durationMs;
   if (op.id === 'claim.empty' && bench.claimWaitMs) return op.durationMs + Math.max(0, m.meanMs - bench.claimWaitMs);
+  if (m.trips !== undefined && m.cpuMs !== undefined) {
+    return Math.ceil(m.trips * AWS_ROUND_TRIP_MS + m.cpuMs * cpuSlowdown(op.memoryMb));
+  }
   return Math.ceil(m.meanMs);
 }
 

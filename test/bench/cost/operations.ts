@@ -210,7 +210,8 @@ export const OPERATIONS: readonly Operation[] = [
     group: 'chunks',
     bench: /^POST \/api\/v1\/messages\/\{messageId\}\/chunks /,
     http: true,
-    memoryMb: 1024,
+    // lib/routes.ts CHUNK_MEMORY_MB
+    memoryMb: 512,
     durationMs: 30,
     calls: 3,
     // Two sequential round trips on a warm instance: the numbering, then the two writes in
