@@ -11,16 +11,26 @@ import { currentUsage } from '../platform/usage.js';
 import type { HttpMiddleware, HttpRequest } from './types.js';
 import { stateOf } from './types.js';
 
-const cpuMsSince = (start: NodeJS.CpuUsage | undefined): string => {
+/** Requests in this process's middleware chains now (counted only with the usage headers on). */
+let inFlight = 0;
+
+/**
+ * This request's CPU time, roughly: the process's CPU (user + system) since the request began,
+ * divided by the mean number of requests in flight at its start and at its end (itself
+ * included). Exact for a request alone in the process (Lambda's case, and the bench's
+ * sequential runs); an estimate when the local runtime serves several at once.
+ */
+const cpuMsSince = (start: NodeJS.CpuUsage | undefined, inFlightAtStart: number | undefined): string => {
   if (!start) return '0';
   const used = process.cpuUsage(start);
-  return ((used.user + used.system) / 1000).toFixed(2);
+  const sharing = Math.max(1, ((inFlightAtStart ?? 1) + inFlight) / 2);
+  return ((used.user + used.system) / 1000 / sharing).toFixed(2);
 };
 
 function finish(request: HttpRequest): void {
   const response = request.response;
   const usage = currentUsage();
-  const { started, startedPerf, startedCpu } = stateOf(request);
+  const { started, startedPerf, startedCpu, inFlightAtStart } = stateOf(request);
   logger.info('request', { status: response?.statusCode, ms: Date.now() - started, ddb: usage });
   if (response && usage && env().EXPOSE_USAGE_HEADERS === '1') {
     response.headers = {
@@ -33,10 +43,13 @@ function finish(request: HttpRequest): void {
       'x-storage-ms': usage.storageMs.toFixed(2),
       'x-storage-trips': String(usage.trips),
       'x-server-ms': (performance.now() - startedPerf).toFixed(2),
-      // The process's CPU time (user + system) meanwhile: this request's own when it was alone in
-      // the process (the bench's sequential runs); the cost model scales it by Lambda memory.
-      'x-cpu-ms': cpuMsSince(startedCpu),
+      // The request's CPU time (see cpuMsSince): the cost model scales it by Lambda memory.
+      'x-cpu-ms': cpuMsSince(startedCpu, inFlightAtStart),
     };
+  }
+  if (startedCpu) {
+    inFlight -= 1;
+    stateOf(request).startedCpu = undefined;
   }
 }
 
@@ -47,7 +60,11 @@ export function requestContext(routeKey: string | undefined): HttpMiddleware {
       const state = stateOf(request);
       state.started = Date.now();
       state.startedPerf = performance.now();
-      if (env().EXPOSE_USAGE_HEADERS === '1') state.startedCpu = process.cpuUsage();
+      if (env().EXPOSE_USAGE_HEADERS === '1') {
+        inFlight += 1;
+        state.inFlightAtStart = inFlight;
+        state.startedCpu = process.cpuUsage();
+      }
       state.requestId = request.event.requestContext?.requestId || request.context.awsRequestId;
       logger.appendKeys({
         requestId: state.requestId,

@@ -21,6 +21,8 @@ export interface RequestState {
   startedPerf: number;
   /** The process's CPU usage at the start, when the usage headers are on (the benchmark). */
   startedCpu?: NodeJS.CpuUsage;
+  /** Requests in the process's chains when this one began, itself included (the same condition). */
+  inFlightAtStart?: number;
   config: InstanceConfig;
   /** Validated path, query and body (zod outputs). */
   input: { path: unknown; query: unknown; body: unknown };

@@ -76,8 +76,9 @@ export interface Measured {
   /** Sequential storage round trips per request (pooled mean), when the bench reported them. */
   trips?: number;
   /**
-   * The server's CPU per request on this machine (ms), when reported: the least p50 among the
-   * matching labels, i.e. the sequential run's (a concurrent run's counts its neighbours' too).
+   * The server's CPU per request on this machine (ms), when reported: the labels' p50s pooled
+   * (x-cpu-ms, functions/middleware/request-context.ts). An upper bound: the local runtime's
+   * HTTP adapter, its in-process stream consumers and the bench's own client share the process.
    */
   cpuMs?: number;
 }
@@ -108,8 +109,9 @@ export function measuredFor(op: Operation, bench: Bench): Measured | undefined {
   if (samples === 0) return undefined;
   const mean = (f: (e: BenchEndpoint) => number) => matching.reduce((s, e) => s + f(e) * e.count, 0) / samples;
   const split = matching.filter((e) => e.server);
-  const cpu = split.map((e) => e.server!.cpuP50).filter((v): v is number => v !== undefined);
   const splitSamples = split.reduce((n, e) => n + e.count, 0);
+  const cpu = split.filter((e) => e.server!.cpuP50 !== undefined);
+  const cpuSamples = cpu.reduce((n, e) => n + e.count, 0);
   return {
     samples,
     labels: matching.map((e) => e.label),
@@ -120,7 +122,7 @@ export function measuredFor(op: Operation, bench: Bench): Measured | undefined {
     ...(splitSamples > 0
       ? { trips: split.reduce((s, e) => s + e.server!.trips.mean * e.count, 0) / splitSamples }
       : {}),
-    ...(cpu.length > 0 ? { cpuMs: Math.min(...cpu) } : {}),
+    ...(cpuSamples > 0 ? { cpuMs: cpu.reduce((sum, e) => sum + e.server!.cpuP50! * e.count, 0) / cpuSamples } : {}),
   };
 }
 
