@@ -8,7 +8,7 @@
  */
 import { FieldRuleError, SchemaValidationError } from '../errors.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
-import { startStreamTimer } from '../platform/stream-timer.js';
+import { mayStartBesideCommit, startStreamTimer } from '../platform/stream-timer.js';
 import type { ChatActivity } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { guarded } from '../store/db.js';
@@ -269,11 +269,15 @@ async function createIn(
   const result = Store.toMessage(message);
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
   items.push(...completionInTransaction(result));
+  const timer = streaming ? { messageId: message.id, waitSeconds: config.server.streamTimeoutSeconds } : undefined;
+  // The stream's check goes out beside the commit when it cannot arrive before it (never throws).
+  const early = timer && mayStartBesideCommit(timer) ? startStreamTimer(timer) : undefined;
   const committed = await withEvents(events, now, (eventItems) =>
     commitTouchingChat(chatId, { ...activity, modelId: chat.model_id }, items, eventItems),
   );
   rememberChatFacts({ ...chat, pinned: committed.pinned });
-  if (streaming) await startStreamTimer({ messageId: message.id, waitSeconds: config.server.streamTimeoutSeconds });
+  if (early) await early;
+  else if (timer) await startStreamTimer(timer);
   // A user message is a dispatch input (§4.4.1): seal it or schedule the sealing.
   if (role === 'user') await Dispatch.inputAdded(config, chatId);
   return result;

@@ -109,6 +109,15 @@ async function startExecution(input: StreamTimerInput): Promise<void> {
 }
 
 /**
+ * Whether a new stream's check may be sent beside the transaction that creates it rather than
+ * after it (one round trip less): its delay must outlast any commit, which ends within the
+ * create function's timeout (15 s) and so well before a check due 30 s later or more (the
+ * default timeout is 60 s). A check that comes for a create that failed finds no stream and
+ * does nothing.
+ */
+export const mayStartBesideCommit = (input: StreamTimerInput): boolean => input.waitSeconds >= 30;
+
+/**
  * Stage 1, for a stream that was just created. A failure is logged, not thrown: the message
  * is committed, and reads and writes still expire it lazily.
  */
