@@ -202,10 +202,11 @@ export function summaryTable(summaries: readonly Summary[]): string {
 /**
  * Per endpoint, where the server's time goes: p50 inside storage calls (DynamoDB + SQS, the
  * floor on AWS is ~5-10 ms per round trip), p50 of the server's total, and p50/p95 of the
- * overhead above storage (the goal is <= 1.5 ms p50). Client-side latency adds the HTTP hop.
+ * overhead above storage (the goal is <= 1.5 ms p50), and p50 of the CPU per request (x-cpu-ms,
+ * which the cost model stretches by Lambda memory). Client-side latency adds the HTTP hop.
  */
 export function serverTable(summaries: readonly Summary[]): string {
-  const header = ['endpoint', 'trips', 'storage p50', 'server p50', 'overhead p50', 'overhead p95'];
+  const header = ['endpoint', 'trips', 'storage p50', 'server p50', 'overhead p50', 'overhead p95', 'CPU p50'];
   const rows = summaries
     .filter((s) => s.server)
     .map((s) => [
@@ -215,6 +216,7 @@ export function serverTable(summaries: readonly Summary[]): string {
       f2(s.server!.totalP50),
       f2(s.server!.overheadP50),
       f2(s.server!.overheadP95),
+      s.server!.cpuP50 === undefined ? '-' : f2(s.server!.cpuP50),
     ]);
   return textTable(header, rows);
 }
