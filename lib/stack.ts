@@ -2,7 +2,7 @@
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
- * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the two
+ * consumer and sweeper (dispatch-queues.ts; the flush queue also carries the stream checks), the tag catalog sweeper (tag-sweep.ts), the two
  * readers of the table's stream — the search index writer (search-index.ts) and the consumer of
  * events' side effects: web push, webhooks, auto-rename (event-effects.ts) — the VAPID key pair
  * when push is on (web-push.ts), the CloudFront distribution that puts the API and its stream
@@ -300,8 +300,13 @@ export class ChatRelayStack extends Stack {
         ...(this.webPush ? { VAPID_PUBLIC_KEY: this.webPush.publicKey } : {}),
       },
     };
-    this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', wiring);
     this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
+    // The stream checks ride on the flush queue: its one event source runs them too.
+    this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', {
+      ...wiring,
+      checkQueue: this.dispatchQueues.flushQueue,
+      checkConsumer: this.dispatchQueues.flushFunction,
+    });
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
     this.searchIndex = new SearchIndex(this, 'Search', wiring);
     // Push, webhooks and auto-rename: one reader of the table's stream (event-effects.ts says why).
@@ -380,7 +385,9 @@ export class ChatRelayStack extends Stack {
     });
     new CfnOutput(this, 'FlushQueueUrl', {
       value: this.dispatchQueues.flushQueue.queueUrl,
-      description: 'Queue of delayed flush signals (batched_sequential sealing)',
+      description:
+        'Queue of delayed flush signals (batched_sequential sealing) and of delayed stream checks (stream ' +
+        'timeouts); its consumer is the Flush function',
     });
     new CfnOutput(this, 'DispatchDeadLetterQueueName', {
       value: this.dispatchQueues.batchDeadLetterQueue.queueName,
@@ -388,7 +395,7 @@ export class ChatRelayStack extends Stack {
     });
     new CfnOutput(this, 'FlushDeadLetterQueueName', {
       value: this.dispatchQueues.flushDeadLetterQueue.queueName,
-      description: 'Dead-letter queue of the flush queue (alarmed when not empty)',
+      description: 'Dead-letter queue of the flush queue: flush signals and stream checks (alarmed when not empty)',
     });
     if (this.instanceSecret) {
       new CfnOutput(this, 'InstanceSecretArn', {
