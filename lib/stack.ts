@@ -188,10 +188,10 @@ const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:se
 /**
  * Lambda allows 4 KB of environment in total, measured as the variables' JSON object, so the
  * configuration counts as a JSON string (its quotes escaped). This leaves about 1,050 bytes for
- * the other variables of the fullest function (version, logging, table name, the instance and
- * origin-verify secret ARNs, state machine ARN, both dispatch queue URLs) once CloudFormation
- * resolves them (at most 1,018 today); the bounds are in test/infra/stack.test.ts
- * ("configuration size").
+ * the other variables of the fullest function, the flush consumer (version, logging, table name,
+ * the instance secret ARN, the state machine ARN for its stream checks, both dispatch queue URLs),
+ * once CloudFormation resolves them (at most 849 today); the bounds are in
+ * test/infra/stack.test.ts ("configuration size").
  */
 export const INSTANCE_CONFIG_MAX_BYTES = 3050;
 
