@@ -39,7 +39,9 @@ export interface StreamTimeoutsProps extends FunctionWiring {
   /**
    * The queue the stream checks travel on: the dispatch flush queue (DispatchQueues.flushQueue),
    * shared with the flush signals. Its visibility (6x its consumer's timeout), retention (4 days,
-   * past a check's 900 s at most) and maxReceiveCount (5, CHECK_MAX_RECEIVES) suit a check.
+   * past a check's 900 s at most) and maxReceiveCount (5, CHECK_MAX_RECEIVES) suit a check: a
+   * failed check comes back after the visibility (180 s; the checks' own queue had 60 s), and
+   * meanwhile reads and writes expire the stream lazily.
    */
   checkQueue: IQueue;
   /** Its consumer (DispatchQueues.flushFunction), which runs the checks and may start the loop. */
