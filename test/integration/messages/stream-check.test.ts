@@ -292,7 +292,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
     expect(sfn).not.toHaveBeenCalled();
   });
 
-  it('drops a record of neither shape with a warning instead of retrying it, and ignores an unknown message', async () => {
+  it('drops a record of neither shape with a warning instead of retrying it; ignores an unknown message', async () => {
     const sfn = spyOnStepFunctions();
     const warn = jest.spyOn(logger, 'warn');
     const bodies = ['not json', '{}', '[]', JSON.stringify({ messageId: 42 }), JSON.stringify({ chatId: 7 })];
