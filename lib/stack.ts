@@ -5,10 +5,11 @@
  * consumer and sweeper (dispatch-queues.ts; the flush queue also carries the stream checks),
  * the tag catalog sweeper (tag-sweep.ts), the two readers of the table's stream — the search
  * index writer (search-index.ts) and the consumer of events' side effects: web push, webhooks,
- * auto-rename (event-effects.ts) — the VAPID key pair when push is on (web-push.ts), the CloudFront distribution that puts the API and its stream
- * under one base URL (edge.ts) and, when the instance secret is on, its Secrets Manager secret
- * (instance-secret.ts), the origin-verify secret CloudFront adds to origin requests
- * (origin-verify.ts) and the alarms (alarms.ts).
+ * auto-rename (event-effects.ts) — the VAPID key pair when push is on (web-push.ts), the
+ * CloudFront distribution that puts the API and its stream under one base URL (edge.ts) and,
+ * when the instance secret is on, its Secrets Manager secret (instance-secret.ts), the
+ * origin-verify secret CloudFront adds to origin requests (origin-verify.ts) and the alarms
+ * (alarms.ts).
  *
  * Closed and capped by default: the instance secret on and required by every non-public route
  * (`-c allowOpenAccess=true` opts out, with a synth warning), the event stream's function URL
