@@ -2,13 +2,14 @@
  * The chat relay stack: the table (storage.ts), the HTTP API with one function per route
  * (api.ts, api-function.ts), the SSE event stream on a function URL (event-stream.ts), the
  * stream-timeout state machine (stream-timeouts.ts), the dispatch queues with their flush
- * consumer and sweeper (dispatch-queues.ts), the tag catalog sweeper (tag-sweep.ts), the two
- * readers of the table's stream — the search index writer (search-index.ts) and the consumer of
- * events' side effects: web push, webhooks, auto-rename (event-effects.ts) — the VAPID key pair
- * when push is on (web-push.ts), the CloudFront distribution that puts the API and its stream
- * under one base URL (edge.ts) and, when the instance secret is on, its Secrets Manager secret
- * (instance-secret.ts), the origin-verify secret CloudFront adds to origin requests
- * (origin-verify.ts) and the alarms (alarms.ts).
+ * consumer and sweeper (dispatch-queues.ts; the flush queue also carries the stream checks),
+ * the tag catalog sweeper (tag-sweep.ts), the two readers of the table's stream — the search
+ * index writer (search-index.ts) and the consumer of events' side effects: web push, webhooks,
+ * auto-rename (event-effects.ts) — the VAPID key pair when push is on (web-push.ts), the
+ * CloudFront distribution that puts the API and its stream under one base URL (edge.ts) and,
+ * when the instance secret is on, its Secrets Manager secret (instance-secret.ts), the
+ * origin-verify secret CloudFront adds to origin requests (origin-verify.ts) and the alarms
+ * (alarms.ts).
  *
  * Closed and capped by default: the instance secret on and required by every non-public route
  * (`-c allowOpenAccess=true` opts out, with a synth warning), the event stream's function URL
@@ -188,10 +189,10 @@ const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:se
 /**
  * Lambda allows 4 KB of environment in total, measured as the variables' JSON object, so the
  * configuration counts as a JSON string (its quotes escaped). This leaves about 1,050 bytes for
- * the other variables of the fullest function (version, logging, table name, the instance and
- * origin-verify secret ARNs, state machine ARN, both dispatch queue URLs) once CloudFormation
- * resolves them (at most 1,018 today); the bounds are in test/infra/stack.test.ts
- * ("configuration size").
+ * the other variables of the fullest function, the flush consumer (version, logging, table name,
+ * the instance secret ARN, the state machine ARN for its stream checks, both dispatch queue URLs),
+ * once CloudFormation resolves them (at most 849 today); the bounds are in
+ * test/infra/stack.test.ts ("configuration size").
  */
 export const INSTANCE_CONFIG_MAX_BYTES = 3050;
 
@@ -300,8 +301,13 @@ export class ChatRelayStack extends Stack {
         ...(this.webPush ? { VAPID_PUBLIC_KEY: this.webPush.publicKey } : {}),
       },
     };
-    this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', wiring);
     this.dispatchQueues = new DispatchQueues(this, 'Dispatch', wiring);
+    // The stream checks ride on the flush queue: its one event source runs them too.
+    this.streamTimeouts = new StreamTimeouts(this, 'StreamTimeouts', {
+      ...wiring,
+      checkQueue: this.dispatchQueues.flushQueue,
+      checkConsumer: this.dispatchQueues.flushFunction,
+    });
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
     this.searchIndex = new SearchIndex(this, 'Search', wiring);
     // Push, webhooks and auto-rename: one reader of the table's stream (event-effects.ts says why).
@@ -380,7 +386,9 @@ export class ChatRelayStack extends Stack {
     });
     new CfnOutput(this, 'FlushQueueUrl', {
       value: this.dispatchQueues.flushQueue.queueUrl,
-      description: 'Queue of delayed flush signals (batched_sequential sealing)',
+      description:
+        'Queue of delayed flush signals (batched_sequential sealing) and of delayed stream checks (stream ' +
+        'timeouts); its consumer is the Flush function',
     });
     new CfnOutput(this, 'DispatchDeadLetterQueueName', {
       value: this.dispatchQueues.batchDeadLetterQueue.queueName,
@@ -388,7 +396,7 @@ export class ChatRelayStack extends Stack {
     });
     new CfnOutput(this, 'FlushDeadLetterQueueName', {
       value: this.dispatchQueues.flushDeadLetterQueue.queueName,
-      description: 'Dead-letter queue of the flush queue (alarmed when not empty)',
+      description: 'Dead-letter queue of the flush queue: flush signals and stream checks (alarmed when not empty)',
     });
     if (this.instanceSecret) {
       new CfnOutput(this, 'InstanceSecretArn', {

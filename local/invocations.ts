@@ -104,6 +104,12 @@ export const refuseAbandonedCalls =
 export const REFUSE_ABANDONED = { step: 'initialize', name: 'refuseAbandonedCalls' } as const;
 
 /**
+ * The local flush queue's name (local/sqs.ts creates it): the records of its flush signals and
+ * of the stream checks (local/stream-timers.ts), which ride on it in AWS, name it.
+ */
+export const FLUSH_QUEUE_NAME = 'dispatch-flush';
+
+/**
  * An SQS record as Lambda's event source mapping hands it to a function: the local pollers and
  * timers (local/sqs.ts, local/stream-timers.ts) build their events from these.
  */

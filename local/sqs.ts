@@ -1,7 +1,9 @@
 /**
  * The local SQS: the fauxqs emulator in-process, the two dispatch queues created as the stack
  * creates them, and a poller that feeds the flush queue to the same consumer Lambda runs, with
- * real-shaped SQS events (docs/dispatch-plan.md lists the emulator's quirks).
+ * real-shaped SQS events (docs/dispatch-plan.md lists the emulator's quirks). In AWS the flush
+ * queue also carries the delayed stream checks; here local/stream-timers.ts hands them to that
+ * same consumer on in-process timers instead (it says why), so this queue only sees flush signals.
  *
  * With a data folder (npm start), fauxqs 2.4.1 loses a message on ChangeMessageVisibility(0):
  * it takes the message out of flight, then its SQLite write-through fails (it stores NULL into
@@ -20,7 +22,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { startFauxqs } from 'fauxqs';
 import { handler as sweepHandler } from '../functions/jobs/dispatch-sweep.js';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
-import { asInvocation, sqsRecord } from './invocations.js';
+import { FLUSH_QUEUE_NAME, asInvocation, sqsRecord } from './invocations.js';
 
 /** The sweeper's period here; the stack schedules it every minute. */
 const SWEEP_EVERY_MS = 60_000;
@@ -96,7 +98,7 @@ export async function startLocalSqs(dataDir?: string, consumeAfter?: Promise<unk
     }),
   );
   const flush = await sqs.send(
-    new CreateQueueCommand({ QueueName: 'dispatch-flush', Attributes: { VisibilityTimeout: '60' } }),
+    new CreateQueueCommand({ QueueName: FLUSH_QUEUE_NAME, Attributes: { VisibilityTimeout: '60' } }),
   );
   const flushQueueUrl = flush.QueueUrl!;
 
@@ -108,7 +110,7 @@ export async function startLocalSqs(dataDir?: string, consumeAfter?: Promise<unk
   const MAX_CONCURRENT_INVOCATIONS = 10;
   const invoke = async (messages: Message[]) => {
     const event: SQSEvent = {
-      Records: messages.map((m) => sqsRecord(m, 'dispatch-flush')),
+      Records: messages.map((m) => sqsRecord(m, FLUSH_QUEUE_NAME)),
     };
     const result = await asInvocation(() => flushHandler(event));
     const failed = new Set(result.batchItemFailures.map((f) => f.itemIdentifier));

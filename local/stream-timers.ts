@@ -1,27 +1,39 @@
 /**
  * The local stand-in for the two stream-timer stages of functions/platform/stream-timer.ts,
  * on in-process timers, calling the very handlers AWS invokes:
- * 1. the delayed stream check: after the same delay as the SQS message's, the check-stream
- *    handler gets a real-shaped SQS event with one record; a record it reports as failed
- *    comes back a little later, as SQS would redeliver it, at most CHECK_MAX_RECEIVES times
- *    in all (then the queue dead-letters it);
+ * 1. the delayed stream check: in AWS a delayed message on the dispatch flush queue. After the
+ *    same delay as that message's, the flush queue's consumer (functions/jobs/flush.ts, which
+ *    runs flush signals and stream checks alike) gets a real-shaped SQS event with one record
+ *    of that queue; a record it reports as failed comes back a little later, as SQS would
+ *    redeliver it, at most CHECK_MAX_RECEIVES times in all (then the queue dead-letters it);
  * 2. the state machine: wait, run the expiry task, wait again while the stream is active
  *    (at most one loop per message, as executions are named by the message id); a failed run
  *    is retried as the task's retrier does, then the loop ends (the execution fails).
  * Either way, a stream a timer gives up on is still expired by its next read or write.
+ *
+ * Why timers rather than the local flush queue (local/sqs.ts), whose poller runs the same
+ * consumer: the two are separate switches of the local runtime (test files run the stream
+ * timers without the dispatch queues, and the dispatch tests without the timers, so that a
+ * stream one test leaves open is not cancelled inside another's assertions); and the local
+ * queue has no redrive and a 60 s visibility, so a failing check would come back every minute
+ * forever, where these give it CHECK_MAX_RECEIVES runs `retryMs` apart. The delay is the same
+ * whole seconds either way (the emulator honours DelaySeconds to the millisecond).
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { handler as checkStream } from '../functions/jobs/check-stream.js';
 import { handler as expireStream } from '../functions/jobs/expire-stream.js';
+import { handler as flushQueueConsumer } from '../functions/jobs/flush.js';
 import type { ExpireStreamInput, ExpireStreamOutput } from '../functions/jobs/expire-stream.js';
 import { CHECK_MAX_RECEIVES, installStreamTimer, streamCheckMessage } from '../functions/platform/stream-timer.js';
-import { asInvocation, sqsRecord } from './invocations.js';
+import { FLUSH_QUEUE_NAME, asInvocation, sqsRecord } from './invocations.js';
 
 /** Runs of one expiry task before the execution fails: 1 + the States.TaskFailed retrier's 3. */
 export const EXPIRY_MAX_RUNS = 4;
 
 export interface LocalStreamTimerOptions {
-  /** The handlers run (tests substitute them); by default the ones AWS invokes. */
+  /**
+   * The handlers run (tests substitute them); by default the ones AWS invokes: for the checks,
+   * the flush queue's consumer.
+   */
   checkHandler?: (event: SQSEvent) => Promise<SQSBatchResponse>;
   expireHandler?: (input: ExpireStreamInput) => Promise<ExpireStreamOutput>;
   /** Wait before a failed check or expiry runs again (ms). @default 1000 */
@@ -39,7 +51,10 @@ export interface LocalStreamTimers {
   stop(): void;
 }
 
-const checkEvent = (body: string): SQSEvent => ({ Records: [sqsRecord({ Body: body }, 'stream-checks')] });
+/** A check's delivery: one record of the flush queue, with its receive count. */
+const checkEvent = (body: string, receives: number): SQSEvent => ({
+  Records: [sqsRecord({ Body: body }, FLUSH_QUEUE_NAME, receives)],
+});
 
 let current: LocalStreamTimers | undefined;
 
@@ -47,7 +62,7 @@ let current: LocalStreamTimers | undefined;
 export const localStreamTimers = (): LocalStreamTimers | undefined => current;
 
 export function startLocalStreamTimers(options: LocalStreamTimerOptions = {}): LocalStreamTimers {
-  const runCheck = options.checkHandler ?? checkStream;
+  const runCheck = options.checkHandler ?? flushQueueConsumer;
   const runExpiry = options.expireHandler ?? expireStream;
   const retryMs = options.retryMs ?? 1000;
   const timers = new Set<NodeJS.Timeout>();
@@ -72,7 +87,7 @@ export function startLocalStreamTimers(options: LocalStreamTimerOptions = {}): L
       else console.error('local stream check: given up (dead-lettered in AWS)', body);
     };
     after(delayMs, () => {
-      asInvocation(() => runCheck(checkEvent(body)))
+      asInvocation(() => runCheck(checkEvent(body, receives)))
         .then((out) => {
           if (out.batchItemFailures.length > 0) again();
         })

@@ -1,25 +1,70 @@
 /**
- * The flush consumer (contract §4.4.3): the dispatch flush queue's event source. Each record
- * names a chat whose unsealed inputs may be ready; `Dispatch.flush` seals them, or schedules
- * the next look. Records that fail are reported back (ReportBatchItemFailures) so only they
- * are retried.
+ * The flush queue's consumer: the one event source of the dispatch flush queue
+ * (lib/constructs/dispatch-queues.ts), which carries two kinds of delayed record:
+ * - a flush signal `{ chatId }` (contract §4.4.3, functions/platform/queues.ts `sendFlush`):
+ *   the chat's unsealed inputs may be ready; `Dispatch.flush` seals them, or schedules the
+ *   next look;
+ * - a stream check `{ messageId }` (contract §4.2, functions/platform/stream-timer.ts): a new
+ *   stream's timeout has passed; `checkStream` (functions/jobs/check-stream.ts) looks at it once.
+ * The stream checks ride on this queue so that the stack has one SQS event source mapping
+ * instead of two: an idle mapping long-polls all month (~648,000 requests, $0.26).
+ *
+ * Each record is handled on its own, all at once: a record that fails is reported back
+ * (ReportBatchItemFailures), so only it comes back (up to the queue's maxReceiveCount, then
+ * the flush dead-letter queue and its alarm). A record of neither shape is dropped with a
+ * warning: retrying it would not give it one.
  */
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as Dispatch from '../core/dispatch.js';
 import { getConfig } from '../core/live-config.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
+import { checkStream } from './check-stream.js';
+
+/** What a flush-queue record asks for, by its body's shape (exactly one of the two ids). */
+export type FlushQueueRecord = { kind: 'flush'; chatId: string } | { kind: 'stream check'; messageId: string };
+
+export function flushQueueRecord(body: string): FlushQueueRecord | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+  const { chatId, messageId } = parsed as { chatId?: unknown; messageId?: unknown };
+  if (typeof chatId === 'string' && messageId === undefined) return { kind: 'flush', chatId };
+  if (typeof messageId === 'string' && chatId === undefined) return { kind: 'stream check', messageId };
+  return undefined;
+}
+
+/** One record; throws when it should come back. */
+async function handle(config: InstanceConfig, record: SQSRecord, what: FlushQueueRecord): Promise<void> {
+  if (what.kind === 'flush') {
+    await Dispatch.flush(config, what.chatId);
+    return;
+  }
+  const outcome = await checkStream(config, what.messageId);
+  logger.info('stream check', { messageId: what.messageId, outcome, sqsMessageId: record.messageId });
+}
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const config = await getConfig();
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   await Promise.all(
     event.Records.map(async (record) => {
+      const what = flushQueueRecord(record.body);
+      if (!what) {
+        logger.warn('flush queue: record that is neither a flush signal nor a stream check dropped', {
+          sqsMessageId: record.messageId,
+        });
+        return;
+      }
       try {
-        const { chatId } = JSON.parse(record.body) as { chatId?: unknown };
-        if (typeof chatId !== 'string') return; // not ours: drop it
-        await Dispatch.flush(config, chatId);
+        await handle(config, record, what);
       } catch (error) {
-        logger.error('flush failed', { messageId: record.messageId, error });
+        const id = what.kind === 'flush' ? { chatId: what.chatId } : { messageId: what.messageId };
+        logger.error(`${what.kind} failed`, { ...id, sqsMessageId: record.messageId, error });
         failures.push({ itemIdentifier: record.messageId });
       }
     }),

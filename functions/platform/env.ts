@@ -22,7 +22,10 @@ const Env = z.object({
   DYNAMODB_ENDPOINT: z.string().url().optional(),
   SQS_ENDPOINT: z.string().url().optional(),
   S3_ENDPOINT: z.string().url().optional(),
-  /** The dispatch queues (platform/queues.ts): required by the functions that dispatch. */
+  /**
+   * The dispatch queues (platform/queues.ts): required by the functions that dispatch. The flush
+   * queue also carries the delayed stream checks (platform/stream-timer.ts).
+   */
   DISPATCH_QUEUE_URL: text.optional(),
   FLUSH_QUEUE_URL: text.optional(),
   /** The media bucket (platform/media-storage.ts): required by the media functions. */
@@ -31,11 +34,11 @@ const Env = z.object({
   SEARCH_BUCKET: text.optional(),
   SEARCH_CACHE_DIR: text.optional(),
   /**
-   * The stream timers (platform/stream-timer.ts): the queue of delayed stream checks (the routes
-   * that create streams) and the stream-timeout state machine (the check function). Without
-   * them streams expire lazily.
+   * The stream timers (platform/stream-timer.ts): the state machine a stream still active at its
+   * check is handed to (the flush consumer, which runs the checks). The delayed checks go on the
+   * flush queue (FLUSH_QUEUE_URL, given to the routes that create streams). Without them streams
+   * expire lazily.
    */
-  STREAM_CHECK_QUEUE_URL: text.optional(),
   STREAM_TIMEOUT_STATE_MACHINE_ARN: text.optional(),
   /** How long (ms) a function keeps the administrator's stored configuration before reading it again. */
   CONFIG_CACHE_MS: z.coerce.number().int().nonnegative().default(5_000),

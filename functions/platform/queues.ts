@@ -2,7 +2,9 @@
  * The dispatch queues (contract §4.4, ARCHITECTURE.md "Dispatch"): a FIFO queue of sealed
  * batches, grouped by chat so each chat has at most one batch in flight, and a standard queue
  * of flush signals whose per-message delay times the batch sealing. The table holds the truth
- * (batches, leases, inputs); the queues only deliver and time.
+ * (batches, leases, inputs); the queues only deliver and time. The flush queue also carries
+ * the delayed stream checks (platform/stream-timer.ts); its consumer, functions/jobs/flush.ts,
+ * tells the two apart by their bodies (`{ chatId }` here, `{ messageId }` there).
  *
  * Configuration (platform/env.ts): DISPATCH_QUEUE_URL, FLUSH_QUEUE_URL, and SQS_ENDPOINT
  * (the local emulator, which the local runtime starts before it mounts the handlers).

@@ -3,10 +3,13 @@
  *
  * 1. `startStreamTimer`, when a streaming message is created: one delayed SQS message
  *    (`{ messageId }`, delivered once the timeout has passed, at most 900 s later) on the
- *    stream-check queue, whose consumer (functions/jobs/check-stream.ts) looks at the stream
- *    once. Most streams are over by then (a reply streams for seconds), and an abandoned one
- *    is overdue and cancelled right there: neither ever starts a state machine execution.
- * 2. `startStreamTimeoutLoop`, by that consumer, for a stream still active at its check: an
+ *    dispatch flush queue (FLUSH_QUEUE_URL), which carries these stream checks beside its
+ *    flush signals: one event source mapping for both, as an idle one long-polls all month.
+ *    Its consumer (functions/jobs/flush.ts) runs `checkStream` (functions/jobs/check-stream.ts)
+ *    on each check, which looks at the stream once. Most streams are over by then (a reply
+ *    streams for seconds), and an abandoned one is overdue and cancelled right there: neither
+ *    ever starts a state machine execution.
+ * 2. `startStreamTimeoutLoop`, by that check, for a stream still active at its check: an
  *    execution of the stream-timeout state machine (wait → expiry function → loop while the
  *    stream is active, functions/jobs/expire-stream.ts), named by the message id so a
  *    repeated start is a no-op.
@@ -49,12 +52,14 @@ export const MAX_CHECK_DELAY_SECONDS = 900;
 export const CHECK_MARGIN_SECONDS = 1;
 
 /**
- * Receives of one stream check before the queue dead-letters it (lib/constructs/stream-timeouts.ts;
- * the local stand-in gives up after as many runs). A check is idempotent and cheap to redo.
+ * Receives of one stream check before the flush queue dead-letters it: the queue's
+ * maxReceiveCount (FLUSH_MAX_RECEIVES of lib/constructs/dispatch-queues.ts; the stack test
+ * asserts they are equal), after which the local stand-in gives up too. A check is idempotent
+ * and cheap to redo.
  */
 export const CHECK_MAX_RECEIVES = 5;
 
-/** The stream-check message of stage 1: its body and delay. */
+/** The stream-check message of stage 1 (a record of the flush queue): its body and delay. */
 export function streamCheckMessage(input: StreamTimerInput): { body: string; delaySeconds: number } {
   const delaySeconds = Math.min(
     MAX_CHECK_DELAY_SECONDS,
@@ -79,7 +84,8 @@ export function installStreamTimer(
 }
 
 async function sendCheck(input: StreamTimerInput): Promise<void> {
-  const queueUrl = env().STREAM_CHECK_QUEUE_URL;
+  // The flush queue carries the stream checks too (functions/jobs/flush.ts tells them apart).
+  const queueUrl = env().FLUSH_QUEUE_URL;
   if (!queueUrl) {
     logger.warn('stream timer not configured: an abandoned stream is cancelled when next read or written', {
       messageId: input.messageId,
@@ -95,7 +101,7 @@ async function sendCheck(input: StreamTimerInput): Promise<void> {
 async function startExecution(input: StreamTimerInput): Promise<void> {
   const stateMachineArn = env().STREAM_TIMEOUT_STATE_MACHINE_ARN;
   if (!stateMachineArn) throw new Error('STREAM_TIMEOUT_STATE_MACHINE_ARN is not configured');
-  // The Step Functions client is imported by the check function's first loop start, not at load:
+  // The Step Functions client is imported by the flush consumer's first loop start, not at load:
   // most checks find the stream over and start none.
   const { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } = await import('@aws-sdk/client-sfn');
   // Timeouts and attempts that end inside the function's timeout (aws-clients.ts).

@@ -23,8 +23,8 @@ import type { StreamTimeouts } from './stream-timeouts.js';
 
 export interface ApiProps extends FunctionWiring {
   /**
-   * The stream timers: the functions of `streamTimer` routes (and only those) get
-   * STREAM_CHECK_QUEUE_URL and may send the delayed stream checks.
+   * The stream timers: the functions of `streamTimer` routes get FLUSH_QUEUE_URL and may send
+   * the delayed stream checks there (the flush queue carries them, stream-timeouts.ts).
    */
   streamTimeouts: StreamTimeouts;
   /**

@@ -4,6 +4,11 @@
  *   claims long-poll; a received message's visibility is the batch's lease;
  * - a standard queue of flush signals (`{chatId}`, per-message DelaySeconds = the debounce),
  *   consumed by the flush function (functions/jobs/flush.ts) through an event source mapping.
+ *   It has a second role: it also carries the delayed stream checks (`{messageId}`, one per
+ *   new stream, functions/platform/stream-timer.ts), which that same consumer runs
+ *   (functions/jobs/check-stream.ts); lib/constructs/stream-timeouts.ts gives the consumer the
+ *   state machine and the stream-creating routes SendMessage. One queue, one event source
+ *   mapping: an idle mapping long-polls all month (~648,000 requests, $0.26).
  * Each has a dead-letter queue with an alarm on its visible messages (notifying the stack's
  * alarm topic when there is one, lib/stack.ts). The table holds the truth; the queues only deliver and time.
  * A sweeper function (functions/jobs/dispatch-sweep.ts), scheduled every minute, resumes work
@@ -24,7 +29,10 @@ import type { FunctionWiring } from './api-function.js';
 
 export type DispatchQueuesProps = FunctionWiring;
 
-/** The flush consumer sleeps up to about 1 s per record (records run in parallel) and seals. */
+/**
+ * The flush consumer sleeps up to about 1 s per record (records run in parallel) and seals; a
+ * stream check on the same queue needs at most CHECK_TIMEOUT (10 s, lib/constructs/stream-timeouts.ts).
+ */
 export const FLUSH_TIMEOUT = Duration.seconds(30);
 
 /**
@@ -41,8 +49,12 @@ const FLUSH_VISIBILITY = Duration.seconds(FLUSH_TIMEOUT.toSeconds() * 6);
  */
 const BATCH_MAX_RECEIVES = 100;
 
-/** A flush signal is idempotent and cheap to redo; five failed runs means something is wrong. */
-const FLUSH_MAX_RECEIVES = 5;
+/**
+ * A flush signal or a stream check is idempotent and cheap to redo; five failed runs means
+ * something is wrong. The stream checks' CHECK_MAX_RECEIVES (functions/platform/stream-timer.ts),
+ * which the local stand-in follows, is the same number: test/infra/stack.test.ts asserts it.
+ */
+export const FLUSH_MAX_RECEIVES = 5;
 
 /** Dead letters are kept the longest SQS allows, past the source queues' 4 days, for inspection. */
 const DEAD_LETTER_RETENTION = Duration.days(14);
@@ -97,6 +109,7 @@ export class DispatchQueues extends Construct {
     this.flushQueue = new Queue(this, 'FlushSignals', {
       ...common,
       visibilityTimeout: FLUSH_VISIBILITY,
+      // Far past the longest delay of a flush signal or a stream check (900 s) and their retries.
       retentionPeriod: Duration.days(4),
       deadLetterQueue: { queue: this.flushDeadLetterQueue, maxReceiveCount: FLUSH_MAX_RECEIVES },
     });
@@ -105,10 +118,12 @@ export class DispatchQueues extends Construct {
       props,
       'Flush',
       'flush',
-      'Seals batched_sequential dispatch inputs when due, or re-signals itself (flush queue consumer)',
+      'Flush queue consumer: seals batched_sequential dispatch inputs when due (or re-signals), and runs the ' +
+        'delayed stream checks',
     );
     // Grants the consumer ReceiveMessage, DeleteMessage, ChangeMessageVisibility and
-    // GetQueueAttributes (+ GetQueueUrl) on the flush queue, as the poller needs.
+    // GetQueueAttributes (+ GetQueueUrl) on the flush queue, as the poller needs. The stack's
+    // only SQS event source mapping: the stream checks ride on this queue too.
     this.flushFunction.addEventSource(
       new SqsEventSource(this.flushQueue, {
         batchSize: 10,
@@ -139,7 +154,7 @@ export class DispatchQueues extends Construct {
     this.flushDeadLetterAlarm = this.deadLetterAlarm(
       'FlushDeadLettersAlarm',
       this.flushDeadLetterQueue,
-      'flush signals',
+      'flush signals or stream checks',
     );
   }
 

@@ -1,9 +1,13 @@
 /**
  * The stream timeouts (contract §4.2), in two stages (functions/platform/stream-timer.ts):
- * 1. the routes marked `streamTimer` put one delayed message per new stream on the
- *    stream-check queue (`bindStarter`); its consumer (functions/jobs/check-stream.ts) looks at
- *    the stream once the timeout has passed: a stream over by then (most: a reply streams for
- *    seconds) or overdue (abandoned: cancelled there) costs no state machine execution;
+ * 1. the routes marked `streamTimer` put one delayed `{ messageId }` message per new stream on
+ *    the dispatch flush queue (`bindStarter`), which carries these stream checks beside its
+ *    flush signals (lib/constructs/dispatch-queues.ts): one SQS event source mapping for both,
+ *    since an idle mapping long-polls all month (~648,000 requests, $0.26). The flush queue's
+ *    consumer (functions/jobs/flush.ts) runs the check (functions/jobs/check-stream.ts) once the
+ *    timeout has passed: a stream over by then (most: a reply streams for seconds) or overdue
+ *    (abandoned: cancelled there) costs no state machine execution. That consumer gets the
+ *    state machine's ARN and StartExecution here (`checkConsumer`);
  * 2. a stream still active at its check gets one Standard execution, named by the message id,
  *    with `{ messageId, waitSeconds }`: it waits, runs the expiry function
  *    (functions/jobs/expire-stream.ts), and waits again for as long as that function says,
@@ -12,7 +16,6 @@
  * cancelled.
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   Choice,
@@ -27,12 +30,23 @@ import {
   WaitTime,
 } from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
-import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 
-export type StreamTimeoutsProps = FunctionWiring;
+export interface StreamTimeoutsProps extends FunctionWiring {
+  /**
+   * The queue the stream checks travel on: the dispatch flush queue (DispatchQueues.flushQueue),
+   * shared with the flush signals. Its visibility (6x its consumer's timeout), retention (4 days,
+   * past a check's 900 s at most) and maxReceiveCount (5, CHECK_MAX_RECEIVES) suit a check: a
+   * failed check comes back after the visibility (180 s; the checks' own queue had 60 s), and
+   * meanwhile reads and writes expire the stream lazily.
+   */
+  checkQueue: IQueue;
+  /** Its consumer (DispatchQueues.flushFunction), which runs the checks and may start the loop. */
+  checkConsumer: ApiFunction;
+}
 
 /**
  * Upper bound of one execution. A stream still active after a day loses its timer and is
@@ -41,27 +55,18 @@ export type StreamTimeoutsProps = FunctionWiring;
  */
 const EXECUTION_TIMEOUT = Duration.days(1);
 
-/** A check reads the stream and may end it (waiting up to about 1.4 s for chunk writes in flight). */
+/**
+ * A check reads the stream and may end it (waiting up to about 1.4 s for chunk writes in
+ * flight) or start an execution (CONTROL_PLANE_BUDGET): the least function timeout its consumer
+ * may have. The flush consumer has 30 s (FLUSH_TIMEOUT); records of a batch run side by side.
+ */
 export const CHECK_TIMEOUT = Duration.seconds(10);
-
-/**
- * AWS guidance for SQS event sources: visibility at least six times the function timeout. A
- * failed check comes back after it; meanwhile reads and writes expire the stream lazily.
- */
-const CHECK_VISIBILITY = Duration.seconds(CHECK_TIMEOUT.toSeconds() * 6);
-
-/**
- * A check is idempotent and cheap to redo; five failed runs means something is wrong. The
- * same as CHECK_MAX_RECEIVES of functions/platform/stream-timer.ts, which the local stand-in follows.
- */
-const CHECK_MAX_RECEIVES = 5;
 
 export class StreamTimeouts extends Construct {
   readonly expiryFunction: ApiFunction;
   readonly stateMachine: StateMachine;
-  readonly checkQueue: Queue;
-  readonly checkDeadLetterQueue: Queue;
-  readonly checkFunction: ApiFunction;
+  /** The dispatch flush queue, which carries the stream checks (props.checkQueue). */
+  readonly checkQueue: IQueue;
 
   constructor(scope: Construct, id: string, props: StreamTimeoutsProps) {
     super(scope, id);
@@ -116,34 +121,19 @@ export class StreamTimeouts extends Construct {
       logs: { destination: logs, level: LogLevel.ERROR, includeExecutionData: true },
     });
 
-    // Stage 1: the delayed checks. SSE-SQS (no key to grant or pay for), TLS only. A dead
-    // letter only means a stream left to lazy expiry; no alarm (one would cost $0.10 a month).
-    const common = { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true };
-    this.checkDeadLetterQueue = new Queue(this, 'CheckDeadLetters', { ...common, retentionPeriod: Duration.days(14) });
-    this.checkQueue = new Queue(this, 'Checks', {
-      ...common,
-      visibilityTimeout: CHECK_VISIBILITY,
-      // A check is due at most 900 s (SQS's longest delay) after it is sent.
-      retentionPeriod: Duration.days(1),
-      deadLetterQueue: { queue: this.checkDeadLetterQueue, maxReceiveCount: CHECK_MAX_RECEIVES },
-    });
-    this.checkFunction = ApiFunction.wired(this, 'CheckStream', props, 'readWrite', {
-      entry: jobEntry('check-stream'),
-      timeout: CHECK_TIMEOUT,
-      description: 'Checks a new stream once its timeout has passed; starts the state machine if still active',
-    });
-    this.checkFunction.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
-    this.stateMachine.grantStartExecution(this.checkFunction);
-    // Grants the poller's ReceiveMessage, DeleteMessage, ChangeMessageVisibility, GetQueueAttributes.
-    // No maximum concurrency: with it Lambda cannot scale an idle poller down from 5 long-polls
-    // to 2 (the idle queue's only cost: 260,000–650,000 requests, $0.10–0.26 a month).
-    this.checkFunction.addEventSource(
-      new SqsEventSource(this.checkQueue, {
-        batchSize: 10,
-        maxBatchingWindow: Duration.seconds(0),
-        reportBatchItemFailures: true,
-      }),
-    );
+    // Stage 1: the delayed checks ride on the flush queue; its consumer runs them and hands a
+    // stream still active to the state machine. A check dead-lettered there (after
+    // CHECK_MAX_RECEIVES) trips the flush dead-letter alarm; the stream is still expired lazily.
+    const consumerTimeout = props.checkConsumer.timeout?.toSeconds() ?? 3;
+    if (consumerTimeout < CHECK_TIMEOUT.toSeconds()) {
+      throw new Error(
+        `The stream checks' consumer times out after ${consumerTimeout} s; a check may take ` +
+          `${CHECK_TIMEOUT.toSeconds()} s.`,
+      );
+    }
+    this.checkQueue = props.checkQueue;
+    props.checkConsumer.addEnvironment('STREAM_TIMEOUT_STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
+    this.stateMachine.grantStartExecution(props.checkConsumer);
 
     Validations.of(this.stateMachine).acknowledge(
       {
@@ -167,9 +157,12 @@ export class StreamTimeouts extends Construct {
     );
   }
 
-  /** A `streamTimer` route: STREAM_CHECK_QUEUE_URL and SendMessage on the check queue (SSE-SQS needs no KMS grant). */
+  /**
+   * A `streamTimer` route: FLUSH_QUEUE_URL (the queue of the checks) and sqs:SendMessage on it,
+   * nothing more (SSE-SQS needs no KMS grant).
+   */
   bindStarter(fn: ApiFunction): void {
-    fn.addEnvironment('STREAM_CHECK_QUEUE_URL', this.checkQueue.queueUrl);
+    fn.addEnvironment('FLUSH_QUEUE_URL', this.checkQueue.queueUrl);
     this.checkQueue.grant(fn, 'sqs:SendMessage');
   }
 }

@@ -16,6 +16,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
 import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
 import { CHECK_MAX_RECEIVES } from '../../functions/platform/stream-timer.js';
+import { FLUSH_MAX_RECEIVES } from '../../lib/constructs/dispatch-queues.js';
+import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
 import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
@@ -48,7 +50,6 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { ve
 const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
 const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
-const checkFunctionPath = 'ChatRelay/StreamTimeouts/CheckStream/Resource';
 const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
@@ -59,7 +60,6 @@ const expectedFunctionPaths = [
   ...routes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
   expiryFunctionPath,
-  checkFunctionPath,
   streamFunctionPath,
   flushFunctionPath,
   sweepFunctionPath,
@@ -68,11 +68,11 @@ const expectedFunctionPaths = [
   effectsPath,
 ];
 /**
- * Functions besides the routes': the fallback, the stream check and expiry functions, the event stream,
- * the flush consumer, the dispatch and tag sweepers, the search index writer, the webhook consumer and
- * the auto-renamer.
+ * Functions besides the routes': the fallback, the stream expiry function, the event stream, the flush
+ * consumer (which also runs the stream checks), the dispatch and tag sweepers, the search index writer
+ * and the consumer of events' side effects (push, webhooks, auto-rename).
  */
-const extraFunctions = 9;
+const extraFunctions = 8;
 
 /** Unacknowledged AwsSolutions findings as "rule at path" lines (empty when clean). */
 function nagFindings(stack: Stack): string[] {
@@ -209,7 +209,7 @@ describe('HTTP API', () => {
 describe('functions', () => {
   it(
     "run Node.js 22 on arm64 with 1024 MB (image routes IMAGE_MEMORY_MB), 15 s (or their route's timeoutSeconds; " +
-      'the flush consumer 30 s, the stream check 10 s), without NODE_OPTIONS: source maps are not loaded at init ' +
+      'the flush consumer 30 s), without NODE_OPTIONS: source maps are not loaded at init ' +
       '(the event stream: see its ' +
       'own test)',
     () => {
@@ -221,7 +221,6 @@ describe('functions', () => {
       );
       expect(imagePaths.size).toBe(2);
       timeouts.set(flushFunctionPath, 30);
-      timeouts.set(checkFunctionPath, 10);
       timeouts.set(sweepFunctionPath, 30);
       timeouts.set(searchWriterPath, 300);
       timeouts.set(effectsPath, 300);
@@ -431,16 +430,8 @@ describe('permissions', () => {
     const READ_WRITE = [...READ, 'ddb:BatchWriteItem', 'ddb:DeleteItem', 'ddb:PutItem', 'ddb:UpdateItem'];
     const expected: Record<string, string[]> = {
       'StreamTimeouts/ExpireStream': [...READ_WRITE],
-      // Consumes the delayed checks; starts a loop for a stream still active at its check.
-      'StreamTimeouts/CheckStream': [
-        ...READ_WRITE,
-        'sqs:ChangeMessageVisibility',
-        'sqs:DeleteMessage',
-        'sqs:GetQueueAttributes',
-        'sqs:GetQueueUrl',
-        'sqs:ReceiveMessage',
-        'states:StartExecution',
-      ],
+      // The flush queue's consumer: flush signals, and the delayed stream checks, which start a
+      // loop for a stream still active at its check.
       'Dispatch/Flush': [
         ...READ_WRITE,
         'sqs:ChangeMessageVisibility',
@@ -449,6 +440,7 @@ describe('permissions', () => {
         'sqs:GetQueueUrl',
         'sqs:ReceiveMessage',
         'sqs:SendMessage',
+        'states:StartExecution',
       ],
       'Dispatch/Sweep': [...READ_WRITE, 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:SendMessage'],
       'Tags/Sweep': [...READ_WRITE],
@@ -492,7 +484,8 @@ describe('permissions', () => {
       'Api/PostApiV1ChatsChatidMarkUnread': [...READ_WRITE],
       'Api/PostApiV1ChatsChatidTyping': [...READ_WRITE],
       'Api/PostApiV1ChatsChatidUserTyping': [...READ_WRITE],
-      // Dispatch inputs and the delayed stream check (no Step Functions: the check starts loops).
+      // Dispatch inputs and the delayed stream check, both on the flush queue (no Step Functions:
+      // the check starts loops).
       'Api/PostApiV1ChatsChatidMessages': [...READ_WRITE, 'sqs:SendMessage'],
       'Api/GetApiV1ChatsChatidMessages': [...READ, 'ddb:PutItem'],
       'Api/PostApiV1ChatsChatidMessagesCancelStreaming': [...READ_WRITE],
@@ -801,44 +794,37 @@ describe('stream timeouts', () => {
     );
   });
 
-  const checkFn = () => fns.find((f) => f.path === checkFunctionPath)!;
-  const checkQueueAt = (name: string): [string, Record<string, any>] => {
+  const flushFn = () => fns.find((f) => f.path === flushFunctionPath)!;
+  const queueAt = (path: string): [string, Record<string, any>] => {
     const found = resourcesOfType(main.json, 'AWS::SQS::Queue').find(
-      ([, q]) => cdkPath(q) === `ChatRelay/StreamTimeouts/${name}/Resource`,
+      ([, q]) => cdkPath(q) === `ChatRelay/${path}/Resource`,
     );
-    if (!found) throw new Error(`no queue ${name}`);
+    if (!found) throw new Error(`no queue ${path}`);
     return [found[0], found[1].Properties ?? {}];
   };
-  const checks = () => checkQueueAt('Checks');
-  const checkDlq = () => checkQueueAt('CheckDeadLetters');
+  const flushQueue = () => queueAt('Dispatch/FlushSignals');
+  const flushDlq = () => queueAt('Dispatch/FlushDeadLetters');
   const arnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+  const isQueueArn = (arn: unknown) => main.json.Resources[refId(arn) ?? '']?.Type === 'AWS::SQS::Queue';
 
   it(
-    'has a standard check queue (SSE-SQS, TLS only, kept 1 day, dead letters after 5 receives, visibility 6x the ' +
-      'check function timeout) and its dead-letter queue, without an alarm',
+    'carries the stream checks on the flush queue, which fits a check: no queue of its own; the flush consumer ' +
+      'has at least the check timeout, visibility 6x that, retention past the 900 s delay, and the receive ' +
+      'limit the local stand-in follows',
     () => {
-      const [checkId, props] = checks();
-      const [dlqId, dlq] = checkDlq();
-      expect(checkFn().props.Timeout).toBe(10);
-      expect(props).toEqual({
-        VisibilityTimeout: 60,
-        MessageRetentionPeriod: 86_400,
-        SqsManagedSseEnabled: true,
-        RedrivePolicy: { deadLetterTargetArn: arnOf(dlqId), maxReceiveCount: 5 },
-      });
-      // The local stand-in gives up after as many runs.
-      expect(CHECK_MAX_RECEIVES).toBe(5);
-      expect(dlq).toEqual({ MessageRetentionPeriod: 14 * 86_400, SqsManagedSseEnabled: true });
-      const policies = resourcesOfType(main.json, 'AWS::SQS::QueuePolicy').map(([, p]) => p.Properties ?? {});
-      for (const id of [checkId, dlqId]) {
-        const statements = policies
-          .filter((p) => (p.Queues as unknown[]).some((q) => refId(q) === id))
-          .flatMap((p) => p.PolicyDocument.Statement as PolicyStatementJson[]);
-        expect([id, statements]).toEqual([
-          id,
-          [expect.objectContaining({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })],
-        ]);
-      }
+      const own = resourcesOfType(main.json, 'AWS::SQS::Queue').filter(([, q]) =>
+        cdkPath(q).startsWith('ChatRelay/StreamTimeouts/'),
+      );
+      expect(own).toEqual([]);
+      const [, props] = flushQueue();
+      expect(flushFn().props.Timeout).toBeGreaterThanOrEqual(CHECK_TIMEOUT.toSeconds());
+      expect(props.VisibilityTimeout).toBeGreaterThanOrEqual(6 * flushFn().props.Timeout);
+      // A check is delayed 900 s at most, then retried a few times.
+      expect(props.MessageRetentionPeriod).toBeGreaterThanOrEqual(86_400);
+      // One number where the checks and the flush signals meet: the queue's, and the local stand-in's.
+      expect(props.RedrivePolicy).toEqual({ deadLetterTargetArn: arnOf(flushDlq()[0]), maxReceiveCount: 5 });
+      expect([CHECK_MAX_RECEIVES, FLUSH_MAX_RECEIVES]).toEqual([5, 5]);
+      // No alarm of its own: the flush dead-letter alarm covers the checks.
       const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
         cdkPath(a).startsWith('ChatRelay/StreamTimeouts/'),
       );
@@ -846,14 +832,14 @@ describe('stream timeouts', () => {
     },
   );
 
-  it('feeds the check function from the check queue: batches of 10, no batching window, partial failures', () => {
+  it('has exactly one SQS event source mapping in the template: the flush queue feeding the flush consumer', () => {
     const mappings = resourcesOfType(main.json, 'AWS::Lambda::EventSourceMapping')
       .map(([, m]) => m.Properties ?? {})
-      .filter((m) => JSON.stringify(m.EventSourceArn) === JSON.stringify(arnOf(checks()[0])));
+      .filter((m) => isQueueArn(m.EventSourceArn));
     expect(mappings).toEqual([
       {
-        EventSourceArn: arnOf(checks()[0]),
-        FunctionName: { Ref: checkFn().id },
+        EventSourceArn: arnOf(flushQueue()[0]),
+        FunctionName: { Ref: flushFn().id },
         BatchSize: 10,
         MaximumBatchingWindowInSeconds: 0,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
@@ -861,75 +847,60 @@ describe('stream timeouts', () => {
     ]);
   });
 
-  it('runs functions/jobs/check-stream.ts with the table (read-write), the configuration and the SM ARN', () => {
-    const fn = checkFn();
-    expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
-      'nodejs22.x',
-      ['arm64'],
-      'index.handler',
-    ]);
+  it('runs the checks in the flush consumer (functions/jobs/flush.ts), which has the SM ARN', () => {
+    const fn = flushFn();
     const env = fn.props.Environment.Variables as Record<string, unknown>;
-    expect(refId(env.TABLE_NAME)).toBe(tableId);
-    expect(JSON.parse(env.INSTANCE_CONFIG as string).server.streamTimeoutSeconds).toBe(60);
     expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toEqual({ Ref: stateMachineId });
-    expect(env.STREAM_CHECK_QUEUE_URL).toBeUndefined();
-    expect(dynamoActions(fn.statements)).toEqual(
-      expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
-    );
+    expect(JSON.parse(env.INSTANCE_CONFIG as string).server.streamTimeoutSeconds).toBe(60);
+    expect(String(fn.props.Description)).toMatch(/stream checks/);
     const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
-    expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('stream check');
+    const bundle = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
+    expect([bundle.includes('stream check'), bundle.includes('batchItemFailures')]).toEqual([true, true]);
   });
 
   it(
-    'gives the check queue URL and sqs:SendMessage on it to the streamTimer routes only, and states:StartExecution ' +
-      'to the check function only',
+    'gives the streamTimer routes the flush queue URL and sqs:SendMessage on it (nothing else), and ' +
+      'states:StartExecution on the state machine to the flush consumer only',
     () => {
       const timerRoutes = (routes as readonly RouteSpec[]).filter((r) => r.streamTimer);
       expect(timerRoutes.map(routeKey)).toContain('POST /api/v1/chats/{chatId}/messages');
       const timerPaths = new Set(timerRoutes.map((r) => functionPathOf(routeId(r))));
-      const [checkId, dlqId] = [checks()[0], checkDlq()[0]];
+      const [flushId, dlqId] = [flushQueue()[0], flushDlq()[0]];
       const onStates = (statements: PolicyStatementJson[]) =>
         statements.filter((s) => actionsOf(s).some((a) => a.startsWith('states:')));
-      const onChecks = (statements: PolicyStatementJson[]) =>
-        statements.filter((s) => resourcesOf(s).some((r) => [checkId, dlqId].includes(refId(r)!)));
+      const onFlushQueues = (statements: PolicyStatementJson[]) =>
+        statements.filter((s) => resourcesOf(s).some((r) => [flushId, dlqId].includes(refId(r)!)));
       for (const fn of fns) {
         const env = fn.props.Environment.Variables as Record<string, unknown>;
         const starts = onStates(fn.statements);
-        const sends = onChecks(fn.statements);
+        const onQueue = onFlushQueues(fn.statements);
+        // The stream checks' own variable is gone: they go where the flush signals go.
+        expect([fn.path, env.STREAM_CHECK_QUEUE_URL]).toEqual([fn.path, undefined]);
         if (timerPaths.has(fn.path)) {
-          expect([fn.path, env.STREAM_CHECK_QUEUE_URL, env.STREAM_TIMEOUT_STATE_MACHINE_ARN]).toEqual([
+          expect([fn.path, env.FLUSH_QUEUE_URL, env.STREAM_TIMEOUT_STATE_MACHINE_ARN]).toEqual([
             fn.path,
-            { Ref: checkId },
+            { Ref: flushId },
             undefined,
           ]);
-          expect([fn.path, sends.flatMap(actionsOf), sends.flatMap(resourcesOf)]).toEqual([
+          expect([fn.path, [...new Set(onQueue.flatMap(actionsOf))], onQueue.flatMap(resourcesOf)]).toEqual([
             fn.path,
             ['sqs:SendMessage'],
-            [arnOf(checkId)],
+            onQueue.map(() => arnOf(flushId)),
           ]);
           expect([fn.path, starts]).toEqual([fn.path, []]);
-        } else if (fn.path === checkFunctionPath) {
+        } else if (fn.path === flushFunctionPath) {
           expect(starts.flatMap(actionsOf)).toEqual(['states:StartExecution']);
           expect(starts.flatMap(resourcesOf)).toEqual([{ Ref: stateMachineId }]);
-          // Its poller's receive, delete and visibility changes, on the check queue only.
-          expect(sends.flatMap(resourcesOf)).toEqual([arnOf(checkId)]);
-          expect(sends.flatMap(actionsOf)).not.toContain('sqs:SendMessage');
         } else {
-          expect([fn.path, env.STREAM_CHECK_QUEUE_URL, env.STREAM_TIMEOUT_STATE_MACHINE_ARN, starts, sends]).toEqual([
-            fn.path,
-            undefined,
-            undefined,
-            [],
-            [],
-          ]);
+          expect([fn.path, env.STREAM_TIMEOUT_STATE_MACHINE_ARN, starts]).toEqual([fn.path, undefined, []]);
         }
       }
       // No other role of the stack may touch Step Functions either.
-      const checkRole = checkFn().roleId;
+      const flushRole = flushFn().roleId;
       for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
         const roles = (policy.Properties?.Roles as unknown[]).map(refId);
         const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
-        if (onStates(statements).length > 0) expect([id, roles]).toEqual([id, [checkRole]]);
+        if (onStates(statements).length > 0) expect([id, roles]).toEqual([id, [flushRole]]);
       }
     },
   );
@@ -1164,7 +1135,8 @@ describe('dispatch queues', () => {
       const env = fn.props.Environment.Variables as Record<string, unknown>;
       expect(refId(env.TABLE_NAME)).toBe(tableId);
       expect(JSON.parse(env.INSTANCE_CONFIG as string).appName).toBe('OpenGram');
-      expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
+      // It also runs the stream checks, which may start the stream-timeout loop.
+      expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toEqual({ Ref: stateMachineId });
       expect(dynamoActions(fn.statements)).toEqual(
         expect.arrayContaining([
           'dynamodb:GetItem',
@@ -1205,6 +1177,8 @@ describe('dispatch queues', () => {
       const all = routes as readonly RouteSpec[];
       const workerPaths = new Set(all.filter((r) => r.dispatch).map((r) => functionPathOf(routeId(r))));
       const inputPaths = new Set(all.filter((r) => r.dispatchInputs).map((r) => functionPathOf(routeId(r))));
+      // The stream-creating routes send their checks on the flush queue (checked with the stream timeouts).
+      const timerPaths = new Set(all.filter((r) => r.streamTimer).map((r) => functionPathOf(routeId(r))));
       expect([workerPaths.size, inputPaths.size]).toEqual([5, 3]);
       const batchId = batches()[0];
       const flushId = flushes()[0];
@@ -1234,6 +1208,7 @@ describe('dispatch queues', () => {
             ]),
           };
         }
+        if (timerPaths.has(path)) return { [flushId]: send };
         return {};
       };
       for (const fn of fns) {
@@ -1241,9 +1216,11 @@ describe('dispatch queues', () => {
         const expected = expectedGrants(fn.path);
         const bound = Object.keys(expected).length > 0;
         expect([fn.path, sqsGrantsOf(fn.statements)]).toEqual([fn.path, expected]);
-        expect([fn.path, env.DISPATCH_QUEUE_URL, env.FLUSH_QUEUE_URL]).toEqual(
-          bound ? [fn.path, { Ref: batchId }, { Ref: flushId }] : [fn.path, undefined, undefined],
-        );
+        expect([fn.path, env.DISPATCH_QUEUE_URL, env.FLUSH_QUEUE_URL]).toEqual([
+          fn.path,
+          expected[batchId] ? { Ref: batchId } : undefined,
+          bound ? { Ref: flushId } : undefined,
+        ]);
         // The local emulator's endpoint is never deployed.
         expect([fn.path, env.SQS_ENDPOINT]).toEqual([fn.path, undefined]);
       }
@@ -1291,6 +1268,14 @@ describe('dispatch queues', () => {
         { 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] },
       ]),
     );
+    // The flush dead letters include stream checks (the flush queue carries them).
+    const flushDlqName = JSON.stringify({ 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] });
+    const flushAlarms = alarms.filter(
+      (a) => JSON.stringify((a.Dimensions as { Value: unknown }[])[0]!.Value) === flushDlqName,
+    );
+    expect(flushAlarms.map((a) => a.AlarmDescription)).toEqual([
+      'Dead-lettered flush signals or stream checks: messages visible on their dead-letter queue.',
+    ]);
   });
 
   it('runs the dispatch sweeper every minute from an EventBridge schedule, with table access and no retries', () => {
@@ -1320,6 +1305,8 @@ describe('dispatch queues', () => {
     const outputs = main.json.Outputs ?? {};
     expect(outputs.DispatchQueueUrl?.Value).toEqual({ Ref: batches()[0] });
     expect(outputs.FlushQueueUrl?.Value).toEqual({ Ref: flushes()[0] });
+    // Its double role is in its description.
+    expect(outputs.FlushQueueUrl?.Description).toMatch(/flush signals .*stream checks/);
     expect(outputs.DispatchDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [batchDlq()[0], 'QueueName'] });
     expect(outputs.FlushDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] });
   });
@@ -1905,11 +1892,10 @@ describe('configuration size', () => {
             return { path: fn.path, bytes: Buffer.byteLength(JSON.stringify(env)) };
           });
           expect(sizes).toHaveLength(routes.length + extraFunctions);
-          // The fullest function: stream timer, both queue URLs and the secret.
+          // The fullest function: the flush consumer (the state machine ARN for its stream checks, both
+          // queue URLs and the secret).
           const fullest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
-          expect(fullest.path).toBe(
-            functionPathOf(routeId({ method: 'POST', path: '/api/v1/chats/{chatId}/messages' })),
-          );
+          expect(fullest.path).toBe(flushFunctionPath);
           expect(fullest.bytes).toBeLessThanOrEqual(4096);
         } finally {
           synth.dispose();

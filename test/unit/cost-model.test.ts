@@ -15,7 +15,7 @@ import {
   writeUnits,
 } from '../bench/cost/model.js';
 import type { Workload } from '../bench/cost/model.js';
-import { SSE } from '../bench/cost/operations.js';
+import { FIXED, SSE } from '../bench/cost/operations.js';
 import type { Operation } from '../bench/cost/operations.js';
 import { PRICES } from '../bench/cost/prices.js';
 
@@ -205,5 +205,26 @@ describe('a month of SSE connections', () => {
     // Idle polling without a bench figure: the table's calls (12 strongly consistent, the rest at 0.5 RRU).
     const idleRru = SSE.strongCallsPerMinute + (SSE.idleCallsPerMinute - SSE.strongCallsPerMinute) * 0.5;
     expect(line('read units: SSE connections (idle polling)')?.quantity).toBeCloseTo(minutes * idleRru, 6);
+  });
+});
+
+describe('an idle deployed month', () => {
+  it('long-polls one SQS event source (the flush queue, which carries the stream checks too), all month', () => {
+    const idle: Workload = {
+      name: 'idle',
+      description: 'deployed, no traffic',
+      perDay: {},
+      claimPumps: 0,
+      pumpPauseMs: 50,
+      sseHoursPerDay: 0,
+      deployed: true,
+    };
+    const sqs = monthLines(idle, [], poolBench([]), PRICES).filter((l) => l.service === 'SQS');
+    // 5 pollers × 2,592,000 s / 20 s = 648,000 ReceiveMessage × $0.40/M = $0.2592
+    expect(FIXED).toMatchObject({ flushPollers: 5, pollWaitSeconds: 20 });
+    expect(sqs.map((l) => [l.what, l.quantity])).toEqual([
+      ['standard requests: flush queue (+ stream checks) long-polls', 648_000],
+    ]);
+    expect(sqs[0]!.dollars).toBeCloseTo(0.2592, 9);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The local stand-in for the stream timers (local/stream-timers.ts) with substitute handlers:
- * the check's delay and SQS-shaped event, redelivery of failed checks up to the queue's
- * receive limit, one loop per message, the loop's retries, and stop().
+ * the check's delay and SQS-shaped event (a record of the flush queue, which carries the checks
+ * in AWS), redelivery of failed checks up to the queue's receive limit, one loop per message,
+ * the loop's retries, and stop(). test/integration/messages/timeouts.test.ts runs the real ones.
  */
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -12,6 +13,7 @@ import {
   startStreamTimeoutLoop,
   startStreamTimer,
 } from '../../functions/platform/stream-timer.js';
+import { FLUSH_QUEUE_NAME } from '../../local/invocations.js';
 import { EXPIRY_MAX_RUNS, startLocalStreamTimers } from '../../local/stream-timers.js';
 import type { LocalStreamTimers, LocalStreamTimerOptions } from '../../local/stream-timers.js';
 import { sleep } from '../support/shapes.js';
@@ -60,7 +62,7 @@ async function until(check: () => boolean, ms = 3000): Promise<void> {
 }
 
 describe('local stream checks', () => {
-  it('runs the check once, the timeout + 1 s after the start, with one SQS-shaped record naming it', async () => {
+  it('runs the check once, the timeout + 1 s after the start, with one flush-queue record naming it', async () => {
     const check = checks();
     start({ checkHandler: check.handler });
     const startedAt = Date.now();
@@ -71,7 +73,12 @@ describe('local stream checks', () => {
     expect(check.calls[0]!.at - startedAt).toBeGreaterThanOrEqual(CHECK_MARGIN_SECONDS * 1000 - 20);
     const [record, ...others] = check.calls[0]!.event.Records;
     expect(others).toEqual([]);
-    expect(record).toMatchObject({ body: JSON.stringify({ messageId: 'msg-1' }), eventSource: 'aws:sqs' });
+    expect(record).toMatchObject({
+      body: JSON.stringify({ messageId: 'msg-1' }),
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${FLUSH_QUEUE_NAME}`,
+      attributes: { ApproximateReceiveCount: '1' },
+    });
     await sleep(50);
     expect([check.calls.length, timers!.pending()]).toEqual([1, 0]);
   });
@@ -83,6 +90,12 @@ describe('local stream checks', () => {
     await until(() => recovering.calls.length >= 3);
     await sleep(100);
     expect(recovering.calls).toHaveLength(3);
+    // Each delivery counts its receive, as SQS's ApproximateReceiveCount does.
+    expect(recovering.calls.map((c) => c.event.Records[0]!.attributes.ApproximateReceiveCount)).toEqual([
+      '1',
+      '2',
+      '3',
+    ]);
     timers!.stop();
 
     const failing = checks(...Array<'fail'>(20).fill('fail'));

@@ -361,17 +361,11 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       if (op) charge(op, MONTH_DAYS * 1440, 'sweepers (every minute)');
     }
     const polls = (FIXED.flushPollers * MONTH_SECONDS) / FIXED.pollWaitSeconds;
+    // The one SQS event source mapping: the stream checks ride on the flush queue.
     lines.add(
       'SQS',
-      'standard requests: flush queue event source long-polls',
+      'standard requests: flush queue (+ stream checks) long-polls',
       polls,
-      'requests',
-      p.sqs.standardRequest,
-    );
-    lines.add(
-      'SQS',
-      'standard requests: stream-check queue event source long-polls',
-      (FIXED.streamCheckPollers * MONTH_SECONDS) / FIXED.pollWaitSeconds,
       'requests',
       p.sqs.standardRequest,
     );

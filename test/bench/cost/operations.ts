@@ -264,7 +264,7 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     id: 'stream.timeout',
-    what: 'stream check: one delayed SQS message per new stream, one look at a stream over by then',
+    what: 'stream check: one delayed message per new stream on the flush queue, one look at a stream over by then',
     group: 'stream timeouts',
     http: false,
     memoryMb: 1024,
@@ -276,8 +276,9 @@ export const OPERATIONS: readonly Operation[] = [
       { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
       { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
     ],
-    // functions/platform/stream-timer.ts: SendMessage (the create route), the event source's
-    // ReceiveMessage and DeleteMessage (one each per message at this rate: an upper bound)
+    // functions/platform/stream-timer.ts: SendMessage on the flush queue (the create route), its
+    // event source's ReceiveMessage and DeleteMessage (one each per message at this rate: an upper
+    // bound); the flush consumer runs the check (functions/jobs/flush.ts)
     sqsStandard: 3,
     logBytes: JOB_LOG,
   },
@@ -562,11 +563,10 @@ export const FIXED = {
   /** Each cached secret is read again after 300 s (functions/platform/config.ts maxAge). */
   secretMaxAgeSeconds: 300,
   /**
-   * The flush queue's SQS event source mapping long-polls all month: Lambda starts with 5
-   * concurrent pollers, each making one ReceiveMessage per 20 s of wait.
+   * The stack's one SQS event source mapping, the flush queue's (lib/constructs/dispatch-queues.ts;
+   * the queue carries the flush signals and the delayed stream checks), long-polls all month:
+   * Lambda starts with 5 concurrent pollers, each making one ReceiveMessage per 20 s of wait.
    */
   flushPollers: 5,
   pollWaitSeconds: 20,
-  /** The stream-check queue's event source mapping (lib/constructs/stream-timeouts.ts): the same. */
-  streamCheckPollers: 5,
 } as const;

@@ -1,7 +1,8 @@
 /**
  * Stream timeouts (§4.2) with server.streamTimeoutSeconds = 3: the local runtime's timers run
- * the same two stages as AWS (the delayed check, then the state machine loop for a stream
- * still active at its check: local/stream-timers.ts), and reads and writes treat an overdue
+ * the same two stages as AWS (the delayed check, handed to the flush queue's consumer as in
+ * AWS, then the state machine loop for a stream still active at its check:
+ * local/stream-timers.ts), and reads and writes treat an overdue
  * stream as cancelled even before a timer gets to it.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
