@@ -450,9 +450,9 @@ export const OPERATIONS: readonly Operation[] = [
     calls: 1,
     writes: [rateLimit],
     reads: [],
-    // core/dispatch.ts claim: one long-poll of floor(9.99) = 9 s, then over the last second
-    // receives with no wait every ~200 ms until the deadline: ~5 more
-    sqsFifo: 6,
+    // core/dispatch.ts longPollSeconds: the 9.99 s left is one 10 s long-poll (before: a 9 s one,
+    // then ~5 receives without waiting over the last second)
+    sqsFifo: 1,
     logBytes: API_LOG,
   },
   {
