@@ -92,12 +92,19 @@ function loadDomain(app: App): { name: string; certificateArn: string } | undefi
 }
 
 const app = new App();
+// The stack's secrets live in its table now (lib/constructs/stored-secrets.ts): no Secrets Manager ARNs.
+for (const removed of ['instanceSecretArn', 'vapidKeysSecretArn']) {
+  if (contextString(app, removed)) {
+    fail(
+      `-c ${removed} is gone: the stack keeps its secrets in its table. Put your own value in the SECRET# item ` +
+        'before or after deploying (README, "Your own secret values").',
+    );
+  }
+}
 const config = loadConfig(app);
 try {
   new ChatRelayStack(app, 'ChatRelay', {
     config,
-    instanceSecretArn: contextString(app, 'instanceSecretArn'),
-    vapidKeysSecretArn: contextString(app, 'vapidKeysSecretArn'),
     domain: loadDomain(app),
     logLevel: contextString(app, 'logLevel'),
     logSampleRate: contextString(app, 'logSampleRate'),
