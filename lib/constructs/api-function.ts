@@ -90,6 +90,14 @@ export const TABLE_READ_WRITE_ACTIONS = [
   'dynamodb:BatchWriteItem',
 ] as const;
 
+/** Item writes: denied on the stored secrets a function may read (only the deploy-time maker writes them). */
+const STORED_SECRET_WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
+
 export type TableAccess = 'none' | 'config' | 'read' | 'readCursors' | 'readWrite';
 
 export interface ApiFunctionProps {
@@ -281,6 +289,8 @@ export class ApiFunction extends LambdaFunction {
   private readonly secretsAllowed = new Set<GeneratedSecretName>();
   /** Its Deny on every other SECRET# partition (bindTable), kept to add exceptions to. */
   private secretsDeny: PolicyStatement | undefined;
+  /** Its Deny on writes to the stored secrets it may read (bindStoredSecret). */
+  private storedSecretWrites: PolicyStatement | undefined;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     // Created beside the function because `this` does not exist before super().
@@ -412,6 +422,18 @@ export class ApiFunction extends LambdaFunction {
       }),
     );
     this.exceptAllowedSecrets();
+    // Reading it is all: the exception must not let a read-write role change the item.
+    const stored = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
+    const pks = stored.map((n) => Keys.generatedSecret(n).pk);
+    if (!this.storedSecretWrites) {
+      this.storedSecretWrites = new PolicyStatement({
+        effect: Effect.DENY,
+        actions: STORED_SECRET_WRITE_ACTIONS,
+        resources: [table.tableArn],
+      });
+      this.addToRolePolicy(this.storedSecretWrites);
+    }
+    this.storedSecretWrites.addCondition('ForAnyValue:StringEquals', { 'dynamodb:LeadingKeys': pks });
   }
 
   /**
