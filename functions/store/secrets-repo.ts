@@ -62,7 +62,10 @@ async function loadOrCreate(name: GeneratedSecretName): Promise<string> {
  * Puts `value` as the secret unless one is already there (a conditional put: a value the owner set,
  * or an earlier deploy's, is kept). The value in effect afterwards, and whether it is `value`.
  */
-export async function keepOrPut(name: GeneratedSecretName, value: string): Promise<{ value: string; created: boolean }> {
+export async function keepOrPut(
+  name: GeneratedSecretName,
+  value: string,
+): Promise<{ value: string; created: boolean }> {
   try {
     await ddb().send(
       new PutCommand({

@@ -90,12 +90,17 @@ export const TABLE_READ_WRITE_ACTIONS = [
   'dynamodb:BatchWriteItem',
 ] as const;
 
-/** Item writes: denied on the stored secrets a function may read (only the deploy-time maker writes them). */
-const STORED_SECRET_WRITE_ACTIONS = [
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
+/**
+ * Denied on the stored secrets a function may read: everything but reading the item (GetItem,
+ * BatchGetItem); only the deploy-time maker writes them (stored-secrets.ts).
+ */
+const STORED_SECRET_DENIED_ACTIONS = [
   'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:PutItem',
+  'dynamodb:Query',
+  'dynamodb:UpdateItem',
 ];
 
 export type TableAccess = 'none' | 'config' | 'read' | 'readCursors' | 'readWrite';
@@ -289,8 +294,8 @@ export class ApiFunction extends LambdaFunction {
   private readonly secretsAllowed = new Set<GeneratedSecretName>();
   /** Its Deny on every other SECRET# partition (bindTable), kept to add exceptions to. */
   private secretsDeny: PolicyStatement | undefined;
-  /** Its Deny on writes to the stored secrets it may read (bindStoredSecret). */
-  private storedSecretWrites: PolicyStatement | undefined;
+  /** Its Deny on anything but reading the stored secrets it may read (bindStoredSecret). */
+  private storedSecretsReadOnly: PolicyStatement | undefined;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     // Created beside the function because `this` does not exist before super().
@@ -416,24 +421,24 @@ export class ApiFunction extends LambdaFunction {
     this.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem'],
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
         resources: [table.tableArn],
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.generatedSecret(name).pk] } },
       }),
     );
     this.exceptAllowedSecrets();
-    // Reading it is all: the exception must not let a read-write role change the item.
+    // Reading the item is all: the exception must not let a read-write role change or query it.
     const stored = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
     const pks = stored.map((n) => Keys.generatedSecret(n).pk);
-    if (!this.storedSecretWrites) {
-      this.storedSecretWrites = new PolicyStatement({
+    if (!this.storedSecretsReadOnly) {
+      this.storedSecretsReadOnly = new PolicyStatement({
         effect: Effect.DENY,
-        actions: STORED_SECRET_WRITE_ACTIONS,
+        actions: STORED_SECRET_DENIED_ACTIONS,
         resources: [table.tableArn],
       });
-      this.addToRolePolicy(this.storedSecretWrites);
+      this.addToRolePolicy(this.storedSecretsReadOnly);
     }
-    this.storedSecretWrites.addCondition('ForAnyValue:StringEquals', { 'dynamodb:LeadingKeys': pks });
+    this.storedSecretsReadOnly.addCondition('ForAnyValue:StringEquals', { 'dynamodb:LeadingKeys': pks });
   }
 
   /**

@@ -56,7 +56,9 @@ export class StoredSecrets extends Construct {
         actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
         resources: [props.table.tableArn],
         conditions: {
-          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': this.names.map((name) => Keys.generatedSecret(name).pk) },
+          'ForAllValues:StringEquals': {
+            'dynamodb:LeadingKeys': this.names.map((name) => Keys.generatedSecret(name).pk),
+          },
         },
       }),
     );
