@@ -9,8 +9,8 @@
  * locally, VAPID_KEYS_FILE), read only by the functions that send. The private key is never
  * logged or returned.
  *
- * `web-push` (with its JWT, ASN.1 and big-number code, ~110 KB bundled) and the Secrets Manager
- * client are imported on first use, not at load: the subscribe and unsubscribe routes share
+ * `web-push` (with its JWT, ASN.1 and big-number code, ~110 KB bundled) is imported on first
+ * use, not at load: the subscribe and unsubscribe routes share
  * this module with the sender and never send. Key generation lives in vapid-keys.ts.
  */
 import { readFile } from 'node:fs/promises';

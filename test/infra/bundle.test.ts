@@ -2,12 +2,12 @@
  * A function's bundle as ApiFunction builds it (lib/constructs/bundle.ts, run the way the
  * construct runs it: tsx in a child process), checked on one route: what it leaves out (zod's
  * other locales and JSON Schema converters, the SDK's credential chain beyond the environment,
- * chunks no code loads), what it reads at init and what only on first use (the Secrets Manager
- * client, event-stream decoding), its source maps beside it and not loaded at init, and that it
+ * chunks no code loads, any Secrets Manager client), what it reads at init and what only on first
+ * use (event-stream decoding), its source maps beside it and not loaded at init, and that it
  * still works from the bundle alone in a fresh Node 22 process: zod's English messages and field
  * errors, SDK calls signed with the credentials Lambda puts in the environment (against a
- * stand-in DynamoDB on loopback), and the instance secret fetched through the lazily loaded
- * Secrets Manager chunk (a stand-in Secrets Manager on the same server).
+ * stand-in DynamoDB on loopback), and the instance secret read from its table item (the same
+ * stand-in answers the BatchGetItem).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
