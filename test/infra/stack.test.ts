@@ -962,7 +962,7 @@ describe('stream timeouts', () => {
     ]);
   });
 
-  it('runs functions/jobs/check-stream.ts with the table (read-write), the configuration and the state machine ARN', () => {
+  it('runs functions/jobs/check-stream.ts with the table (read-write), the configuration, the state machine', () => {
     const fn = checkFn();
     expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
       'nodejs22.x',
@@ -2064,7 +2064,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     expect(readersOf(main.json, 'ORIGIN_VERIFY')).toEqual(expected);
   });
 
-  it('gives the instance secret to the functions that check auth (every non-public route, the stream), no other', () => {
+  it('gives the instance secret to the functions that check auth (non-public routes, the stream), no other', () => {
     const expected = [
       streamFunctionPath,
       ...(routes as readonly RouteSpec[])

@@ -100,7 +100,7 @@ describe('the stored-secrets custom resource', () => {
     expect(answer.Data).toEqual({ OriginVerify: await item('ORIGIN_VERIFY') });
   });
 
-  it('on Delete deletes nothing (the table and the clients configured with the secrets outlive the stack)', async () => {
+  it('on Delete deletes nothing (the table, and clients configured with the secrets, outlive the stack)', async () => {
     const before = await Promise.all(ALL.map(item));
     expect(before.every((value) => typeof value === 'string')).toBe(true);
     expect(await makeSecrets(event('Delete', ALL))).toEqual({ PhysicalResourceId: 'stored-secrets' });
