@@ -4,9 +4,8 @@
  * validates it, and builds the `ChatRelay` stack checked by cdk-nag's AwsSolutions pack.
  *
  *   npx cdk synth                                        # defaults, offline, no credentials
- *   npx cdk deploy -c configPath=./config.json [-c instanceSecretArn=arn:aws:secretsmanager:…]
+ *   npx cdk deploy -c configPath=./config.json       # secrets: made in the table (README, "Secrets in the table")
  *                  [-c domainName=relay.example.com -c certificateArn=arn:aws:acm:us-east-1:…]
- *                  [-c vapidKeysSecretArn=arn:aws:secretsmanager:…]   # push: an existing VAPID key pair
  *                  [-c allowOpenAccess=true]                          # no instance secret (warned)
  *                  [-c apiThrottleRate=50 -c apiThrottleBurst=100]    # API Gateway stage throttle
  *                  [-c alarmTopicArn=arn:aws:sns:… | -c alarmEmail=ops@example.com]
@@ -97,7 +96,7 @@ for (const removed of ['instanceSecretArn', 'vapidKeysSecretArn']) {
   if (contextString(app, removed)) {
     fail(
       `-c ${removed} is gone: the stack keeps its secrets in its table. Put your own value in the SECRET# item ` +
-        'before or after deploying (README, "Your own secret values").',
+        'after deploying (README, "Secrets in the table").',
     );
   }
 }

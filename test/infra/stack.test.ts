@@ -2293,6 +2293,18 @@ describe('bin/app.ts', () => {
     expect(run.status).toBe(1);
   });
 
+  it('refuses the removed Secrets Manager options, pointing at the table items', () => {
+    for (const option of ['instanceSecretArn', 'vapidKeysSecretArn']) {
+      const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay-AbC123';
+      const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ [option]: arn }) }));
+      expect([option, run.status]).toEqual([option, 1]);
+      expect(run.stderr.trim()).toBe(
+        `-c ${option} is gone: the stack keeps its secrets in its table. Put your own value in the SECRET# item ` +
+          'after deploying (README, "Secrets in the table").',
+      );
+    }
+  });
+
   it('fails the synth when allowOpenAccess is neither true nor false', () => {
     const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ allowOpenAccess: 'yes please' }) }));
     expect(run.stderr.trim()).toBe('Context "allowOpenAccess" must be true or false.');
