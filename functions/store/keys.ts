@@ -51,7 +51,9 @@ export const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.to
  */
 export const STORED_SECRET_NAMES = ['INSTANCE', 'ORIGIN_VERIFY', 'VAPID'] as const;
 export type StoredSecretName = (typeof STORED_SECRET_NAMES)[number];
-export type GeneratedSecretName = 'CURSOR' | StoredSecretName;
+/** The secrets made on first use by the functions themselves (store/secrets-repo.ts generatedSecret). */
+export type FirstUseSecretName = 'CURSOR';
+export type GeneratedSecretName = FirstUseSecretName | StoredSecretName;
 const SECRET_PREFIX = 'SECRET#';
 
 export const EVENT_BUCKET_SIZE = 100_000;

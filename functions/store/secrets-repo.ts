@@ -14,16 +14,16 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { env } from '../platform/env.js';
 import { ddb, tableName } from './db.js';
 import { Keys, STORED_SECRET_NAMES } from './keys.js';
-import type { GeneratedSecretName, StoredSecretName } from './keys.js';
+import type { FirstUseSecretName, GeneratedSecretName, StoredSecretName } from './keys.js';
 
-const cache = new Map<GeneratedSecretName, Promise<string>>();
+const cache = new Map<FirstUseSecretName, Promise<string>>();
 
 /**
  * A random secret generated on first use and shared by every function instance: the first
  * writer wins the conditional put, everyone else reads its value. Costs one strongly
  * consistent read per container.
  */
-export function generatedSecret(name: GeneratedSecretName): Promise<string> {
+export function generatedSecret(name: FirstUseSecretName): Promise<string> {
   let pending = cache.get(name);
   if (!pending) {
     pending = loadOrCreate(name);
@@ -37,7 +37,7 @@ export function generatedSecret(name: GeneratedSecretName): Promise<string> {
  * The secret if it was ever generated, without generating it: for checks (a cursor cannot have
  * been signed with a key that does not exist yet), so a rejected request writes nothing.
  */
-export async function existingSecret(name: GeneratedSecretName): Promise<string | undefined> {
+export async function existingSecret(name: FirstUseSecretName): Promise<string | undefined> {
   const pending = cache.get(name);
   if (pending) return pending;
   const value = await load(name);
@@ -52,7 +52,7 @@ async function load(name: GeneratedSecretName): Promise<string | undefined> {
   return typeof found.Item?.value === 'string' ? found.Item.value : undefined;
 }
 
-async function loadOrCreate(name: GeneratedSecretName): Promise<string> {
+async function loadOrCreate(name: FirstUseSecretName): Promise<string> {
   const found = await load(name);
   if (found !== undefined) return found;
   return (await keepOrPut(name, randomBytes(32).toString('base64url'))).value;
