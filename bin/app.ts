@@ -4,9 +4,8 @@
  * validates it, and builds the `ChatRelay` stack checked by cdk-nag's AwsSolutions pack.
  *
  *   npx cdk synth                                        # defaults, offline, no credentials
- *   npx cdk deploy -c configPath=./config.json [-c instanceSecretArn=arn:aws:secretsmanager:…]
+ *   npx cdk deploy -c configPath=./config.json       # secrets: made in the table (README, "Secrets in the table")
  *                  [-c domainName=relay.example.com -c certificateArn=arn:aws:acm:us-east-1:…]
- *                  [-c vapidKeysSecretArn=arn:aws:secretsmanager:…]   # push: an existing VAPID key pair
  *                  [-c allowOpenAccess=true]                          # no instance secret (warned)
  *                  [-c apiThrottleRate=50 -c apiThrottleBurst=100]    # API Gateway stage throttle
  *                  [-c alarmTopicArn=arn:aws:sns:… | -c alarmEmail=ops@example.com]
@@ -92,12 +91,19 @@ function loadDomain(app: App): { name: string; certificateArn: string } | undefi
 }
 
 const app = new App();
+// The stack's secrets live in its table now (lib/constructs/stored-secrets.ts): no Secrets Manager ARNs.
+for (const removed of ['instanceSecretArn', 'vapidKeysSecretArn']) {
+  if (contextString(app, removed)) {
+    fail(
+      `-c ${removed} is gone: the stack keeps its secrets in its table. Put your own value in the SECRET# item ` +
+        'after deploying (README, "Secrets in the table").',
+    );
+  }
+}
 const config = loadConfig(app);
 try {
   new ChatRelayStack(app, 'ChatRelay', {
     config,
-    instanceSecretArn: contextString(app, 'instanceSecretArn'),
-    vapidKeysSecretArn: contextString(app, 'vapidKeysSecretArn'),
     domain: loadDomain(app),
     logLevel: contextString(app, 'logLevel'),
     logSampleRate: contextString(app, 'logSampleRate'),

@@ -6,10 +6,10 @@
  * the tag catalog sweeper (tag-sweep.ts), the two readers of the table's stream — the search
  * index writer (search-index.ts) and the consumer of events' side effects: web push, webhooks,
  * auto-rename (event-effects.ts) — the VAPID key pair when push is on (web-push.ts), the
- * CloudFront distribution that puts the API and its stream under one base URL (edge.ts) and,
- * when the instance secret is on, its Secrets Manager secret (instance-secret.ts), the
- * origin-verify secret CloudFront adds to origin requests (origin-verify.ts) and the alarms
- * (alarms.ts).
+ * CloudFront distribution that puts the API and its stream under one base URL (edge.ts), the
+ * secrets kept in the table — the instance secret when on, the origin-verify value CloudFront
+ * adds to origin requests, the VAPID key pair when push is on — made at deploy time by one
+ * custom resource (stored-secrets.ts), and the alarms (alarms.ts).
  *
  * Closed and capped by default: the instance secret on and required by every non-public route
  * (`-c allowOpenAccess=true` opts out, with a synth warning), the event stream's function URL
@@ -28,6 +28,7 @@ import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { VAPID_KEY_HELD_APART, resolveConfig } from '../functions/platform/instance-config.js';
+import { Keys } from '../functions/store/keys.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { Alarms } from './constructs/alarms.js';
 import { Api, DEFAULT_API_THROTTLE } from './constructs/api.js';
@@ -38,10 +39,9 @@ import { Edge } from './constructs/edge.js';
 import { EventEffects } from './constructs/event-effects.js';
 import type { EdgeDomain } from './constructs/edge.js';
 import { EventStream, STREAM_CONCURRENCY } from './constructs/event-stream.js';
-import { InstanceSecret } from './constructs/instance-secret.js';
 import { MediaBucket } from './constructs/media-bucket.js';
-import { ORIGIN_VERIFY_HEADER_NAME, OriginVerify } from './constructs/origin-verify.js';
 import { Storage } from './constructs/storage.js';
+import { ORIGIN_VERIFY_HEADER_NAME, StoredSecrets } from './constructs/stored-secrets.js';
 import { SearchIndex } from './constructs/search-index.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
@@ -51,17 +51,6 @@ import { streamRoute } from './routes.js';
 export interface ChatRelayStackProps extends StackProps {
   /** The validated instance configuration (resolveConfig). Its secrets are stripped here. */
   config: InstanceConfig;
-  /**
-   * Complete ARN of an existing secret holding the instance secret. Giving one turns the
-   * instance secret on, as OPENGRAM_INSTANCE_SECRET would; without it, an enabled instance
-   * secret gets a generated secret.
-   */
-  instanceSecretArn?: string | undefined;
-  /**
-   * Complete ARN of an existing secret holding the VAPID key pair as `{ publicKey, privateKey }`
-   * (push enabled); without it the stack makes a secret and a key pair once (§7.7).
-   */
-  vapidKeysSecretArn?: string | undefined;
   /** @default the version in package.json */
   serviceVersion?: string;
   /** A custom domain for the single base URL (its ACM certificate in us-east-1); none → *.cloudfront.net. */
@@ -80,7 +69,7 @@ export interface ChatRelayStackProps extends StackProps {
   /**
    * `-c allowOpenAccess=true`: deploy the configuration's security settings as written, which by
    * the contract's defaults means no instance secret at all (a synth warning says what is open).
-   * @default false: the instance secret is on (generated unless given) and every route but the
+   * @default false: the instance secret is on (generated unless its item exists) and every route but the
    * public ones (health, the API description) requires it, reads included.
    */
   allowOpenAccess?: boolean | undefined;
@@ -181,18 +170,12 @@ export const DEPLOY_TIME_VAPID_KEY = '(made on deploy)';
 export class DeploymentConfigError extends Error {}
 
 /**
- * A complete secret ARN ends in the 6-character suffix Secrets Manager adds; a partial one
- * would make grants and GetSecretValue target the wrong resource.
- */
-const COMPLETE_SECRET_ARN = /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/;
-
-/**
  * Lambda allows 4 KB of environment in total, measured as the variables' JSON object, so the
  * configuration counts as a JSON string (its quotes escaped). This leaves about 1,050 bytes for
  * the other variables of the fullest function, the flush consumer (version, logging, table name,
- * the instance secret ARN, the state machine ARN for its stream checks, both dispatch queue URLs),
- * once CloudFormation resolves them (at most 849 today); the bounds are in
- * test/infra/stack.test.ts ("configuration size").
+ * the stored secrets' names, the state machine ARN for its stream checks, both dispatch queue
+ * URLs), once CloudFormation resolves them; the bounds are in test/infra/stack.test.ts
+ * ("configuration size").
  */
 export const INSTANCE_CONFIG_MAX_BYTES = 3050;
 
@@ -205,19 +188,16 @@ export class ChatRelayStack extends Stack {
   readonly dispatchQueues: DispatchQueues;
   readonly tagSweep: TagSweep;
   readonly edge: Edge;
-  readonly instanceSecret: InstanceSecret | undefined;
+  readonly secrets: StoredSecrets;
   readonly webPush: WebPush | undefined;
   readonly searchIndex: SearchIndex;
   readonly eventEffects: EventEffects;
-  readonly originVerify: OriginVerify;
   readonly alarms: Alarms;
   readonly alarmTopic: ITopic | undefined;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
     const {
       config,
-      instanceSecretArn,
-      vapidKeysSecretArn,
       serviceVersion,
       domain,
       logLevel,
@@ -230,16 +210,9 @@ export class ChatRelayStack extends Stack {
       ...stackProps
     } = props;
     super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
-    const secretArn = instanceSecretArn?.trim() || undefined;
-    if (secretArn !== undefined && !COMPLETE_SECRET_ARN.test(secretArn)) {
-      throw new DeploymentConfigError(
-        `instanceSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got ` +
-          `"${secretArn}".`,
-      );
-    }
     // Closed unless the deployer opts out: the secret on, and required by reads too.
     const deployed = allowOpenAccess ? config : closedConfig(config);
-    const secretEnabled = deployed.security.instanceSecretEnabled || secretArn !== undefined;
+    const secretEnabled = deployed.security.instanceSecretEnabled;
     if (allowOpenAccess && (!secretEnabled || !deployed.security.readEndpointsRequireInstanceSecret)) {
       Annotations.of(this).addWarningV2(
         'chat-relay:open-access',
@@ -251,13 +224,6 @@ export class ChatRelayStack extends Stack {
       );
     }
     const throttle = apiThrottle(apiThrottleRate, apiThrottleBurst);
-    const vapidArn = vapidKeysSecretArn?.trim() || undefined;
-    if (vapidArn !== undefined && !COMPLETE_SECRET_ARN.test(vapidArn)) {
-      throw new DeploymentConfigError(
-        `vapidKeysSecretArn must be the complete ARN of a Secrets Manager secret (ending in -XXXXXX), got ` +
-          `"${vapidArn}".`,
-      );
-    }
 
     const instanceConfig = JSON.stringify(deployableConfig(deployed, secretEnabled));
     const instanceConfigBytes = Buffer.byteLength(JSON.stringify(instanceConfig));
@@ -272,32 +238,36 @@ export class ChatRelayStack extends Stack {
 
     this.storage = new Storage(this, 'Storage');
     this.media = new MediaBucket(this, 'Media');
-    this.instanceSecret = secretEnabled
-      ? new InstanceSecret(this, 'InstanceSecret', { existingSecretArn: secretArn })
-      : undefined;
-    if (secretEnabled && !secretArn && config.security.instanceSecret !== '') {
+    // The secrets, in the table: made on the first deploy, kept after (stored-secrets.ts).
+    this.secrets = new StoredSecrets(this, 'Secrets', {
+      table: this.storage.table,
+      secrets: [
+        ...(secretEnabled ? (['INSTANCE'] as const) : []),
+        'ORIGIN_VERIFY',
+        ...(config.push.enabled ? (['VAPID'] as const) : []),
+      ],
+    });
+    if (secretEnabled && config.security.instanceSecret !== '') {
       Annotations.of(this).addWarningV2(
         'chat-relay:instance-secret-generated',
         'The instance secret given in the configuration or OPENGRAM_INSTANCE_SECRET is not deployed (a secret value ' +
-          'never goes into the template). ' +
-          'The stack generates one: read it with `aws secretsmanager get-secret-value` (output InstanceSecretArn), ' +
-          'or pass -c instanceSecretArn=<complete ARN> of a secret you created.',
+          'never goes into the template). The first deploy generates one in the table unless its item exists: ' +
+          'read it, or put your own, with `aws dynamodb get-item` / `put-item` on the key SECRET#INSTANCE (README).',
       );
     }
 
-    // Web push when enabled: the VAPID key pair (made once); the effects consumer sends.
-    this.webPush = config.push.enabled
-      ? new WebPush(this, 'Push', { table: this.storage.table, existingKeysSecretArn: vapidArn })
-      : undefined;
+    // Web push when enabled: the VAPID key pair (made once, in the table); the effects consumer sends.
+    this.webPush = config.push.enabled ? new WebPush(this, 'Push', { secrets: this.secrets }) : undefined;
 
-    // What every function gets: the table, the shared environment, the secret when it is on.
+    // What every function gets: the table, the shared environment, whether the secret is on.
     const wiring: FunctionWiring = {
       table: this.storage.table,
-      instanceSecret: this.instanceSecret?.secret,
+      instanceSecret: secretEnabled,
       environment: {
         SERVICE_VERSION: serviceVersion ?? packageVersion(),
         INSTANCE_CONFIG: instanceConfig,
         ...loggingEnvironment(logLevel, logSampleRate),
+        ...(secretEnabled ? { INSTANCE_SECRET_IN_TABLE: '1' } : {}),
         ...(this.webPush ? { VAPID_PUBLIC_KEY: this.webPush.publicKey } : {}),
       },
     };
@@ -312,10 +282,9 @@ export class ChatRelayStack extends Stack {
     this.searchIndex = new SearchIndex(this, 'Search', wiring);
     // Push, webhooks and auto-rename: one reader of the table's stream (event-effects.ts says why).
     this.eventEffects = new EventEffects(this, 'Effects', { ...wiring, webPush: this.webPush });
-    this.originVerify = new OriginVerify(this, 'OriginVerify');
     this.api = new Api(this, 'Api', {
       ...wiring,
-      originVerify: this.originVerify.secret,
+      secrets: this.secrets,
       throttle,
       streamTimeouts: this.streamTimeouts,
       dispatchQueues: this.dispatchQueues,
@@ -323,14 +292,14 @@ export class ChatRelayStack extends Stack {
       webPush: this.webPush,
       searchIndex: this.searchIndex,
     });
-    this.eventStream = new EventStream(this, 'EventStream', { ...wiring, originVerify: this.originVerify.secret });
+    this.eventStream = new EventStream(this, 'EventStream', { ...wiring, secrets: this.secrets });
 
     this.edge = new Edge(this, 'Edge', {
       apiEndpoint: this.api.httpApi.apiEndpoint,
       streamUrl: this.eventStream.functionUrl,
       streamPath: streamRoute.path,
       domain,
-      originHeaders: { [ORIGIN_VERIFY_HEADER_NAME]: this.originVerify.headerValue },
+      originHeaders: { [ORIGIN_VERIFY_HEADER_NAME]: this.secrets.originVerifyValue },
     });
 
     this.alarms = new Alarms(this, 'Alarms', {
@@ -398,10 +367,14 @@ export class ChatRelayStack extends Stack {
       value: this.dispatchQueues.flushDeadLetterQueue.queueName,
       description: 'Dead-letter queue of the flush queue: flush signals and stream checks (alarmed when not empty)',
     });
-    if (this.instanceSecret) {
-      new CfnOutput(this, 'InstanceSecretArn', {
-        value: this.instanceSecret.secret.secretArn,
-        description: 'Secrets Manager secret holding the instance secret',
+    if (secretEnabled) {
+      // Where to read the instance secret (never the value: README, "Deploying").
+      const key = Keys.generatedSecret('INSTANCE');
+      new CfnOutput(this, 'InstanceSecretCommand', {
+        value:
+          `aws dynamodb get-item --consistent-read --table-name ${this.storage.table.tableName} --key ` +
+          `'{"pk":{"S":"${key.pk}"},"sk":{"S":"${key.sk}"}}' --query Item.value.S --output text`,
+        description: 'Prints the instance secret (kept in the table, never in the template or an output)',
       });
     }
   }
@@ -410,26 +383,25 @@ export class ChatRelayStack extends Stack {
 /**
  * The configuration as the functions receive it in INSTANCE_CONFIG: every secret removed
  * (instance secret, VAPID private key, auto-rename API key, hook signing secrets and hook
- * headers, which often carry credentials). The instance secret reaches the functions through
- * Secrets Manager instead (INSTANCE_SECRET_ARN, read as the OPENGRAM_INSTANCE_SECRET override).
+ * headers, which often carry credentials). The instance secret reaches the functions that check
+ * auth through the table instead (SECRET#INSTANCE, read as the OPENGRAM_INSTANCE_SECRET override).
  *
  * Throws when the stripped document would not validate at run time the way the functions
  * resolve it, so a configuration that needs a removed secret (push enabled with its VAPID
  * private key) fails the synth instead of every request.
  */
-export function deployableConfig(config: InstanceConfig, instanceSecretFromArn: boolean): Record<string, unknown> {
+export function deployableConfig(config: InstanceConfig, instanceSecretInTable: boolean): Record<string, unknown> {
   const copy = structuredClone(config);
   const { instanceSecret: _instanceSecret, ...security } = copy.security;
   const ownPrivateKey = config.push.vapidPrivateKey !== '' && config.push.vapidPrivateKey !== VAPID_KEY_HELD_APART;
   if (config.push.enabled && ownPrivateKey) {
     throw new DeploymentConfigError(
-      'The configuration names a VAPID key pair, which would put its private key in the template. Keep the pair in a ' +
-        'Secrets Manager secret as {"publicKey","privateKey"} and pass -c vapidKeysSecretArn=<complete ARN>, or ' +
-        'remove ' +
-        'both keys to have the stack make a pair once.',
+      'The configuration names a VAPID key pair, which would put its private key in the template. Remove both ' +
+        'keys: the stack makes a pair once in its table, or keeps the one you put in the SECRET#VAPID item as ' +
+        '{"publicKey","privateKey"} (README).',
     );
   }
-  // The key pair is held apart (the stack's secret); the functions get the public key as VAPID_PUBLIC_KEY.
+  // The key pair is held apart (the table's SECRET#VAPID item); the functions get the public key as VAPID_PUBLIC_KEY.
   const { vapidPrivateKey: _vapidPrivateKey, vapidPublicKey: _vapidPublicKey, ...push } = copy.push;
   Object.assign(copy, {
     security,
@@ -442,7 +414,7 @@ export function deployableConfig(config: InstanceConfig, instanceSecretFromArn: 
   }
   try {
     resolveConfig(copy, {
-      OPENGRAM_INSTANCE_SECRET: instanceSecretFromArn ? 'from-secrets-manager' : undefined,
+      OPENGRAM_INSTANCE_SECRET: instanceSecretInTable ? 'from-the-table' : undefined,
       VAPID_PUBLIC_KEY: DEPLOY_TIME_VAPID_KEY,
     });
   } catch (error) {

@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthClass } from '../../lib/routes.js';
 import { UnauthorizedError } from '../errors.js';
+import { INSTANCE_SECRET_UNREADABLE } from '../platform/instance-config.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';
@@ -24,6 +25,8 @@ export function requiresSecret(authClass: AuthClass, config: InstanceConfig): bo
 }
 
 export function presentsSecret(event: HttpEvent, secret: string): boolean {
+  // A function the stack did not let read the secret must never check it (lib/routes.ts auth classes).
+  if (secret === INSTANCE_SECRET_UNREADABLE) throw new Error('This function may not read the instance secret');
   const authorization = header(event, 'authorization');
   const bearer = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined;
   const token = event.queryStringParameters?.token;

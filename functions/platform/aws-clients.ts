@@ -37,7 +37,7 @@ export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestT
 export const S3_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 6000, maxAttempts: 2 };
 /** SQS sends, deletes and visibility changes; a long-poll receive adds its wait (longPollTimeoutMs). */
 export const SQS_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 4000, maxAttempts: 3 };
-/** Step Functions (starting a stream-timeout execution) and Secrets Manager (the VAPID job). */
+/** Step Functions (starting a stream-timeout execution). */
 export const CONTROL_PLANE_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 4000, maxAttempts: 3 };
 
 /** The standard retry strategy's largest back-off before attempt n + 1 (n >= 1): 100 ms × 2^(n-1), jittered below. */

@@ -1,27 +1,29 @@
 /**
  * Resolving the instance configuration. The deployed raw document arrives in INSTANCE_CONFIG
- * (JSON, never holding secrets in a deployed stack); the instance secret comes from Secrets
- * Manager when INSTANCE_SECRET_ARN is set (fetched once, cached 5 minutes by Powertools; the
- * client is imported on that first fetch, not at load).
+ * (JSON, never holding secrets in a deployed stack); the instance secret comes from the table's
+ * SECRET#INSTANCE item when INSTANCE_SECRET_IN_TABLE is set (store/secrets-repo.ts: one read per
+ * container, kept 5 minutes) — for the functions that check auth; the others, which may not read
+ * it, resolve with INSTANCE_SECRET_UNREADABLE, which middleware/auth.ts never compares against.
  * Every variable comes through platform/env.ts (read once per container; tests that change
  * the configuration reload it there). §12.2 overrides are applied on every read; the parsed
  * result is memoized per input. core/live-config.ts decides which document is live (an
  * administrator's stored one wins over the deployed one).
  */
+import { readableStoredSecrets, storedSecret } from '../store/secrets-repo.js';
 import { env } from './env.js';
-import { resolveConfig } from './instance-config.js';
+import { INSTANCE_SECRET_UNREADABLE, resolveConfig } from './instance-config.js';
 import type { ConfigOverrides, InstanceConfig } from './instance-config.js';
 
 let memo: { key: string; config: InstanceConfig } | undefined;
 
-async function storedSecret(): Promise<string | undefined> {
-  const arn = env().INSTANCE_SECRET_ARN;
-  if (!arn) return undefined;
-  // Loaded on first use (its own chunk in the bundles): the Secrets Manager client is ~30 KB that a
-  // function without INSTANCE_SECRET_ARN would parse at every cold start and never call.
-  const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-  const value = await getSecret(arn, { maxAge: 300 });
-  return typeof value === 'string' ? value : undefined;
+/** The instance secret kept in the table, when the stack keeps it there (INSTANCE_SECRET_IN_TABLE). */
+async function tableInstanceSecret(): Promise<string | undefined> {
+  if (!env().INSTANCE_SECRET_IN_TABLE) return undefined;
+  if (!readableStoredSecrets().includes('INSTANCE')) return INSTANCE_SECRET_UNREADABLE;
+  const value = await storedSecret('INSTANCE');
+  // Fail closed: without its item, a secret-protected instance must not resolve as an open one.
+  if (value === undefined) throw new Error('The instance secret item (SECRET#INSTANCE) is missing from the table');
+  return value;
 }
 
 /** The document the deployment was given (INSTANCE_CONFIG), before any administrator change. */
@@ -45,7 +47,7 @@ export async function configFrom(document: unknown, key: string): Promise<Instan
 async function currentOverrides(): Promise<ConfigOverrides> {
   const e = env();
   return {
-    OPENGRAM_INSTANCE_SECRET: e.OPENGRAM_INSTANCE_SECRET || (await storedSecret()),
+    OPENGRAM_INSTANCE_SECRET: e.OPENGRAM_INSTANCE_SECRET || (await tableInstanceSecret()),
     OPENGRAM_PUBLIC_BASE_URL: e.OPENGRAM_PUBLIC_BASE_URL,
     OPENGRAM_CORS_ORIGINS: e.OPENGRAM_CORS_ORIGINS,
     OPENGRAM_SERVER_PORT: e.OPENGRAM_SERVER_PORT,

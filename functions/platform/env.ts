@@ -44,22 +44,23 @@ const Env = z.object({
   CONFIG_CACHE_MS: z.coerce.number().int().nonnegative().default(5_000),
   /** The instance configuration document (JSON, contract §12), without secrets in a deployed stack. */
   INSTANCE_CONFIG: z.string().optional(),
-  /** ARN of the Secrets Manager secret holding the instance secret, when enabled. */
-  INSTANCE_SECRET_ARN: text.optional(),
   /**
-   * The origin-verify secret CloudFront adds to every request it sends to the functions
-   * (platform/origin-verify.ts): its Secrets Manager ARN in a deployed stack, or the value itself
-   * (tests). Unset (the local runtime): there is no edge and nothing to verify.
+   * The stored secrets this function may read from the table (store/secrets-repo.ts storedSecret), a
+   * comma-separated list of INSTANCE, ORIGIN_VERIFY, VAPID: the stack sets it with the matching IAM
+   * grant. Unset (the local runtime): none; ORIGIN_VERIFY unlisted means there is no edge to verify.
    */
-  ORIGIN_VERIFY_SECRET_ARN: text.optional(),
-  ORIGIN_VERIFY_SECRET: text.optional(),
+  STORED_SECRETS: text.optional(),
+  /**
+   * Set (to 1) by the stack when the instance secret is on and kept in the table: a function that
+   * may not read it (a job, a public route) resolves the configuration with INSTANCE_SECRET_UNREADABLE.
+   */
+  INSTANCE_SECRET_IN_TABLE: text.optional(),
   /**
    * Web push VAPID keys (§7.7), held apart from the configuration document: the public key
-   * (every function: GET /config shows it) and where the key pair is kept, for the functions
-   * that send: a Secrets Manager secret in AWS, a file under DATA_DIR locally.
+   * (every function: GET /config shows it); the key pair, for the functions that send, is the
+   * table's VAPID secret in AWS (STORED_SECRETS) and a file under DATA_DIR locally (VAPID_KEYS_FILE).
    */
   VAPID_PUBLIC_KEY: text.optional(),
-  VAPID_SECRET_ARN: text.optional(),
   VAPID_KEYS_FILE: text.optional(),
   /** Push delivery: per-attempt timeout and retry backoff base (ms); tests shorten them. */
   PUSH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),

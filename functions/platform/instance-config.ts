@@ -224,6 +224,13 @@ export interface ConfigOverrides {
 /** The private-key field's value when the key pair is held apart (platform/web-push.ts reads it). */
 export const VAPID_KEY_HELD_APART = '(held apart)';
 
+/**
+ * The instance secret as a function that may not read it sees it (a job or a public route of a
+ * deployed stack, platform/config.ts): the configuration resolves, and middleware/auth.ts refuses
+ * to compare a request against it (a 500, never a match).
+ */
+export const INSTANCE_SECRET_UNREADABLE = '(not readable here)';
+
 /** §7.7 subject derivation: the public base URL, else the first CORS origin, if HTTPS. */
 function derivedSubject(server: Record<string, unknown>): string {
   const base = typeof server.publicBaseUrl === 'string' ? server.publicBaseUrl : '';

@@ -5,16 +5,17 @@
  * redirects; tests replace it with one that records the requests (no network).
  *
  * The VAPID key pair (§7.7): from the configuration document when it names one, otherwise held
- * apart from it (a Secrets Manager secret in AWS, VAPID_SECRET_ARN; a file under DATA_DIR
+ * apart from it (the table's SECRET#VAPID item in AWS, STORED_SECRETS; a file under DATA_DIR
  * locally, VAPID_KEYS_FILE), read only by the functions that send. The private key is never
  * logged or returned.
  *
- * `web-push` (with its JWT, ASN.1 and big-number code, ~110 KB bundled) and the Secrets Manager
- * client are imported on first use, not at load: the subscribe and unsubscribe routes share
+ * `web-push` (with its JWT, ASN.1 and big-number code, ~110 KB bundled) is imported on first
+ * use, not at load: the subscribe and unsubscribe routes share
  * this module with the sender and never send. Key generation lives in vapid-keys.ts.
  */
 import { readFile } from 'node:fs/promises';
 import type webpushModule from 'web-push';
+import { readableStoredSecrets, storedSecret } from '../store/secrets-repo.js';
 import { env } from './env.js';
 import { VAPID_KEY_HELD_APART } from './instance-config.js';
 import type { InstanceConfig } from './instance-config.js';
@@ -80,13 +81,14 @@ function loadWebPush(): Promise<WebPush> {
 async function keyPairHeldApart(): Promise<VapidKeyPair> {
   const e = env();
   let value: unknown;
-  if (e.VAPID_SECRET_ARN) {
-    const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-    value = await getSecret(e.VAPID_SECRET_ARN, { transform: 'json', maxAge: 300 });
+  if (readableStoredSecrets().includes('VAPID')) {
+    const stored = await storedSecret('VAPID');
+    if (stored === undefined) throw new Error('The VAPID key pair item (SECRET#VAPID) is missing from the table');
+    value = JSON.parse(stored);
   } else if (e.VAPID_KEYS_FILE) {
     value = JSON.parse(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
   } else {
-    throw new Error('VAPID_SECRET_ARN is not configured');
+    throw new Error('No VAPID key pair: STORED_SECRETS lists no VAPID and VAPID_KEYS_FILE is not set');
   }
   if (!isKeyPair(value)) throw new Error('The stored VAPID key pair is malformed');
   return value;

@@ -44,8 +44,16 @@ export const pad = (n: number): string => Math.trunc(n).toString().padStart(15, 
 /** ASCII-only lowercase: tag prefix matching is case-insensitive for ASCII letters only. */
 export const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
-/** The secrets the service generates (Keys.generatedSecret): the key that signs pagination cursors. */
-export type GeneratedSecretName = 'CURSOR';
+/**
+ * The secrets the service keeps in its table (Keys.generatedSecret): the key that signs pagination
+ * cursors (made on first use) and the stored secrets a deploy-time resource makes
+ * (functions/jobs/stored-secrets.ts): the instance secret, the origin-verify value, the VAPID key pair.
+ */
+export const STORED_SECRET_NAMES = ['INSTANCE', 'ORIGIN_VERIFY', 'VAPID'] as const;
+export type StoredSecretName = (typeof STORED_SECRET_NAMES)[number];
+/** The secrets made on first use by the functions themselves (store/secrets-repo.ts generatedSecret). */
+export type FirstUseSecretName = 'CURSOR';
+export type GeneratedSecretName = FirstUseSecretName | StoredSecretName;
 const SECRET_PREFIX = 'SECRET#';
 
 export const EVENT_BUCKET_SIZE = 100_000;
@@ -178,9 +186,9 @@ export const Keys = {
   rateLimit: (client: string) => ({ pk: `RL#${client}`, sk: 'RL' }),
   setting: (name: string) => ({ pk: 'SETTINGS', sk: name }),
   /**
-   * A secret the service generates on first use (store/secrets-repo.ts), in a partition of its own:
-   * IAM keys on the partition (dynamodb:LeadingKeys), so the stack denies every SECRET# partition to
-   * the functions that do not use it (lib/constructs/api-function.ts). Never given index attributes:
+   * A secret the service keeps (store/secrets-repo.ts), in a partition of its own: IAM keys on the
+   * partition (dynamodb:LeadingKeys), so the stack denies each SECRET# partition to the functions
+   * that do not use it (lib/constructs/api-function.ts). Never given index attributes:
    * a query on an index is authorized on the index's partition key, which would not be SECRET#.
    */
   generatedSecret: (name: GeneratedSecretName) => ({ pk: `${SECRET_PREFIX}${name}`, sk: 'SECRET' }),

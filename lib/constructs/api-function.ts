@@ -23,9 +23,9 @@ import {
   SystemLogLevel,
 } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct, IConstruct } from 'constructs';
-import { Keys } from '../../functions/store/keys.js';
+import { Keys, STORED_SECRET_NAMES } from '../../functions/store/keys.js';
+import type { GeneratedSecretName, StoredSecretName } from '../../functions/store/keys.js';
 
 /** The repository root: bundling resolves entries and node_modules from here, whatever the cwd. */
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -44,13 +44,16 @@ export const httpEntry = (handler: string): string => functionEntry(`http/${hand
 /** A job module (invoked by AWS services, not HTTP), e.g. jobEntry('expire-stream'). */
 export const jobEntry = (name: string): string => functionEntry(`jobs/${name}`);
 
-/** What every function of the stack gets: the table, the shared environment, the secret if on. */
+/** What every function of the stack gets: the table, the shared environment, whether the secret is on. */
 export interface FunctionWiring {
   table: ITable;
   /** The environment every function gets (service version, instance configuration). */
   environment: Record<string, string>;
-  /** When set, the function gets INSTANCE_SECRET_ARN and may read the secret. */
-  instanceSecret?: ISecret | undefined;
+  /**
+   * The instance secret is on (kept in the table's SECRET#INSTANCE item): the functions that check
+   * auth (api.ts, event-stream.ts) bind it with bindStoredSecret('INSTANCE'); no other may read it.
+   */
+  instanceSecret?: boolean | undefined;
 }
 
 /**
@@ -62,8 +65,9 @@ export interface FunctionWiring {
  * - `readCursors`: read data, plus PutItem in the cursor-signing key's partition only (a paginating
  *   read route creates the key on first use, store/secrets-repo.ts; lib/routes.ts `cursors`);
  * - `readWrite`: read and write data.
- * Only `readCursors` may reach the generated secrets (the SECRET# partitions, Keys.generatedSecret):
- * every other function with table access gets an explicit Deny on them (secretsDenied).
+ * Every function with table access gets an explicit Deny on the secrets' partitions (SECRET#,
+ * Keys.generatedSecret, secretsDenied) but the ones it uses: `readCursors` the cursor-signing key,
+ * and whatever bindStoredSecret names (the instance secret, the origin-verify value, the VAPID pair).
  */
 /**
  * The DynamoDB actions the functions' requests need (store/db.ts sends Get, Query, BatchGet and
@@ -85,6 +89,19 @@ export const TABLE_READ_WRITE_ACTIONS = [
   'dynamodb:DeleteItem',
   'dynamodb:BatchWriteItem',
 ] as const;
+
+/**
+ * Denied on the stored secrets a function may read: everything but reading the item (GetItem,
+ * BatchGetItem); only the deploy-time maker writes them (stored-secrets.ts).
+ */
+const STORED_SECRET_DENIED_ACTIONS = [
+  'dynamodb:BatchWriteItem',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:PutItem',
+  'dynamodb:Query',
+  'dynamodb:UpdateItem',
+];
 
 export type TableAccess = 'none' | 'config' | 'read' | 'readCursors' | 'readWrite';
 
@@ -273,6 +290,13 @@ class LocalBundle implements ILocalBundling {
 }
 
 export class ApiFunction extends LambdaFunction {
+  /** The SECRET# partitions this function may reach (readCursors, bindStoredSecret). */
+  private readonly secretsAllowed = new Set<GeneratedSecretName>();
+  /** Its Deny on every other SECRET# partition (bindTable), kept to add exceptions to. */
+  private secretsDeny: PolicyStatement | undefined;
+  /** Its Deny on anything but reading the stored secrets it may read (bindStoredSecret). */
+  private storedSecretsReadOnly: PolicyStatement | undefined;
+
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     // Created beside the function because `this` does not exist before super().
     const logGroup = new LogGroup(scope, `${id}Logs`, { retention: RetentionDays.ONE_MONTH });
@@ -328,8 +352,7 @@ export class ApiFunction extends LambdaFunction {
     });
   }
 
-  /** Sets TABLE_NAME and grants exactly `access` (see TableAccess), so the two never drift. */
-  /** A function with the stack's wiring: its environment, `access` to the table, the secret if on. */
+  /** A function with the stack's wiring: its environment and `access` to the table (no secret: bindStoredSecret). */
   static wired(
     scope: Construct,
     id: string,
@@ -339,10 +362,10 @@ export class ApiFunction extends LambdaFunction {
   ): ApiFunction {
     const fn = new ApiFunction(scope, id, { ...props, environment: wiring.environment });
     fn.bindTable(wiring.table, access);
-    if (wiring.instanceSecret) fn.bindInstanceSecret(wiring.instanceSecret);
     return fn;
   }
 
+  /** Sets TABLE_NAME and grants exactly `access` (see TableAccess), so the two never drift. */
   bindTable(table: ITable, access: TableAccess): void {
     this.addEnvironment('TABLE_NAME', table.tableName);
     // Keys.setting(...).pk is the SETTINGS partition; keys are spelled only in keys.ts.
@@ -351,7 +374,10 @@ export class ApiFunction extends LambdaFunction {
       'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.generatedSecret('CURSOR').pk] },
     };
     if (access === 'none') return;
-    if (access !== 'readCursors') this.addToRolePolicy(secretsDenied(table));
+    if (access === 'readCursors') this.secretsAllowed.add('CURSOR');
+    this.secretsDeny = secretsDenied(table);
+    this.addToRolePolicy(this.secretsDeny);
+    this.exceptAllowedSecrets();
     if (access === 'config') {
       this.addToRolePolicy(
         new PolicyStatement({
@@ -384,24 +410,53 @@ export class ApiFunction extends LambdaFunction {
   }
 
   /**
-   * Sets ORIGIN_VERIFY_SECRET_ARN and grants reading that secret: the function can tell a request
-   * that came through the stack's CloudFront distribution (functions/platform/origin-verify.ts).
+   * Lets the function read one stored secret (store/secrets-repo.ts storedSecret): STORED_SECRETS
+   * names it, GetItem/BatchGetItem are allowed in its partition only, and the Deny on the SECRET#
+   * partitions (bindTable) excepts it. Call after bindTable (ApiFunction.wired does).
    */
-  bindOriginVerify(secret: ISecret): void {
-    this.addEnvironment('ORIGIN_VERIFY_SECRET_ARN', secret.secretArn);
-    secret.grantRead(this);
+  bindStoredSecret(table: ITable, name: StoredSecretName): void {
+    this.secretsAllowed.add(name);
+    const readable = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
+    this.addEnvironment('STORED_SECRETS', readable.join(','));
+    this.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.generatedSecret(name).pk] } },
+      }),
+    );
+    this.exceptAllowedSecrets();
+    // Reading the item is all: the exception must not let a read-write role change or query it.
+    const stored = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
+    const pks = stored.map((n) => Keys.generatedSecret(n).pk);
+    if (!this.storedSecretsReadOnly) {
+      this.storedSecretsReadOnly = new PolicyStatement({
+        effect: Effect.DENY,
+        actions: STORED_SECRET_DENIED_ACTIONS,
+        resources: [table.tableArn],
+      });
+      this.addToRolePolicy(this.storedSecretsReadOnly);
+    }
+    this.storedSecretsReadOnly.addCondition('ForAnyValue:StringEquals', { 'dynamodb:LeadingKeys': pks });
   }
 
-  /** Sets INSTANCE_SECRET_ARN and grants reading that secret (its value is fetched at run time). */
-  bindInstanceSecret(secret: ISecret): void {
-    this.addEnvironment('INSTANCE_SECRET_ARN', secret.secretArn);
-    secret.grantRead(this);
+  /**
+   * The Deny applies to a request naming a SECRET# partition (ForAnyValue:StringLike) and any
+   * partition outside the allowed ones (ForAnyValue:StringNotEquals): a request naming allowed
+   * secrets only passes it; one naming another secret, or mixing a secret with other keys, is denied.
+   */
+  private exceptAllowedSecrets(): void {
+    if (!this.secretsDeny || this.secretsAllowed.size === 0) return;
+    const allowed = [...this.secretsAllowed].sort().map((name) => Keys.generatedSecret(name).pk);
+    this.secretsDeny.addCondition('ForAnyValue:StringNotEquals', { 'dynamodb:LeadingKeys': allowed });
   }
 }
 
 /**
- * Denies every DynamoDB action on the generated secrets' partitions (Keys.generatedSecretsPattern)
- * of `table` and its indexes, whatever else the role is allowed. Why a Deny with
+ * Denies every DynamoDB action on the secrets' partitions (Keys.generatedSecretsPattern) of `table`
+ * and its indexes, whatever else the role is allowed; ApiFunction adds the exception of the
+ * partitions the function uses (exceptAllowedSecrets: ForAnyValue:StringNotEquals). Why a Deny with
  * `ForAnyValue:StringLike` on `dynamodb:LeadingKeys`, and why it is sound here:
  * - an explicit Deny wins over any Allow, including one added later (CDK's grantReadData...);
  * - IAM sets LeadingKeys to the partition key values a request names: GetItem, PutItem, UpdateItem,

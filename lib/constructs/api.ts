@@ -9,9 +9,8 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes } from '../routes.js';
+import { IMAGE_MEMORY_MB, authClassOf, fallbackHandler, routeId, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
 import type { SearchIndex } from './search-index.js';
@@ -19,6 +18,7 @@ import type { WebPush } from './web-push.js';
 import type { MediaBucket } from './media-bucket.js';
 import type { FunctionWiring, TableAccess } from './api-function.js';
 import type { DispatchQueues } from './dispatch-queues.js';
+import type { StoredSecrets } from './stored-secrets.js';
 import type { StreamTimeouts } from './stream-timeouts.js';
 
 export interface ApiProps extends FunctionWiring {
@@ -39,10 +39,11 @@ export interface ApiProps extends FunctionWiring {
   /** The search index: the functions of `searchIndex` routes read its segments (search-index.ts). */
   searchIndex: SearchIndex;
   /**
-   * The secret CloudFront adds to every origin request (origin-verify.ts): the write routes read
-   * it, to believe CloudFront's report of the viewer's address for the rate limit (and only they).
+   * The stack's stored secrets (stored-secrets.ts): the write routes read the origin-verify value
+   * CloudFront adds to every origin request, to believe CloudFront's report of the viewer's address
+   * for the rate limit (and only they); every route that checks auth reads the instance secret when on.
    */
-  originVerify: ISecret;
+  secrets: StoredSecrets;
   /** The stage's throttle (requests per second, steady and burst) for all routes together. */
   throttle: ApiThrottle;
 }
@@ -134,7 +135,9 @@ export class Api extends Construct {
     for (const route of routes as readonly RouteSpec[]) {
       const id = routeId(route);
       const fn = makeFunction(id, route.handler, tableAccessOf(route), route);
-      if (route.writes) fn.bindOriginVerify(props.originVerify);
+      if (route.writes) props.secrets.bind(fn, 'ORIGIN_VERIFY');
+      // Public routes never check the secret (they resolve the configuration without it).
+      if (props.instanceSecret && authClassOf(route) !== 'public') props.secrets.bind(fn, 'INSTANCE');
       if (route.streamTimer) props.streamTimeouts.bindStarter(fn);
       if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
       if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);

@@ -5,8 +5,8 @@
  * and esbuild runs plugins only in its asynchronous build. Offline, no Docker.
  *
  * Output: `<outdir>/index.mjs`, minified ESM for Node 22, and `<outdir>/chunks/*.mjs`: esbuild
- * splits at every `import()`, so a module that only some requests need (the Secrets Manager
- * client, web-push, the S3 presigners, the Step Functions client, sharp) is read on its first
+ * splits at every `import()`, so a module that only some requests need (web-push, the S3
+ * presigners, the Step Functions client, sharp) is read on its first
  * use, not at init; chunks that no code can load are deleted (unreachableChunks). Each file has
  * its `.map` beside it (the functions do not load them at init: no --enable-source-maps; they
  * are there for debugging).

@@ -10,19 +10,20 @@
 import { Duration } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
-import type { ISecret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { WAITING_MEMORY_MB, streamRoute } from '../routes.js';
 import { ApiFunction, functionEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
+import type { StoredSecrets } from './stored-secrets.js';
 
 export interface EventStreamProps extends FunctionWiring {
   /**
-   * The secret CloudFront adds to its origin requests: the handler answers a 404 to any request
-   * without it, before anything else (functions/platform/origin-verify.ts), so the function URL,
-   * public by necessity (auth type NONE, see below), serves viewers of the distribution only.
+   * The stack's stored secrets: the origin-verify value CloudFront adds to its origin requests (the
+   * handler answers a 404 to any request without it, before anything else,
+   * functions/platform/origin-verify.ts, so the function URL, public by necessity — auth type NONE,
+   * see below — serves viewers of the distribution only), and the instance secret when on.
    */
-  originVerify: ISecret;
+  secrets: StoredSecrets;
 }
 
 /**
@@ -57,7 +58,8 @@ export class EventStream extends Construct {
       reservedConcurrency: STREAM_CONCURRENCY,
       description: `${streamRoute.method} ${streamRoute.path} (SSE over a response-streaming function URL)`,
     });
-    this.function.bindOriginVerify(props.originVerify);
+    props.secrets.bind(this.function, 'ORIGIN_VERIFY');
+    if (props.instanceSecret) props.secrets.bind(this.function, 'INSTANCE');
 
     // No `cors` on the URL, on purpose. With it, Lambda answers preflight itself and sets the
     // CORS headers from a list fixed at deploy time. The handler already answers OPTIONS and

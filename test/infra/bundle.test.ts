@@ -2,12 +2,12 @@
  * A function's bundle as ApiFunction builds it (lib/constructs/bundle.ts, run the way the
  * construct runs it: tsx in a child process), checked on one route: what it leaves out (zod's
  * other locales and JSON Schema converters, the SDK's credential chain beyond the environment,
- * chunks no code loads), what it reads at init and what only on first use (the Secrets Manager
- * client, event-stream decoding), its source maps beside it and not loaded at init, and that it
+ * chunks no code loads, any Secrets Manager client), what it reads at init and what only on first
+ * use (event-stream decoding), its source maps beside it and not loaded at init, and that it
  * still works from the bundle alone in a fresh Node 22 process: zod's English messages and field
  * errors, SDK calls signed with the credentials Lambda puts in the environment (against a
- * stand-in DynamoDB on loopback), and the instance secret fetched through the lazily loaded
- * Secrets Manager chunk (a stand-in Secrets Manager on the same server).
+ * stand-in DynamoDB on loopback), and the instance secret read from its table item (the same
+ * stand-in answers the BatchGetItem).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -48,12 +48,10 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(outdir, { recursive: true, force: true }));
 
-const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:instance-AbCdEf';
-
 /**
  * Runs the bundle's handler on one API Gateway event in a fresh Node 22 process outside the
- * project. One loopback server stands in for DynamoDB (every call answers `{}`) and, when
- * `secret` is given, for Secrets Manager (GetSecretValue answers it).
+ * project. One loopback server stands in for DynamoDB: every call answers `{}`, but, when `secret`
+ * is given, BatchGetItem answers the table's SECRET#INSTANCE item holding it (store/secrets-repo.ts).
  */
 function invoke(
   query: Record<string, string>,
@@ -69,16 +67,16 @@ function invoke(
       targets.push(target);
       authorization = String(req.headers.authorization ?? '');
       req.resume().on('end', () => {
-        res.setHeader('content-type', 'application/x-amz-json-1.' + (target.startsWith('secretsmanager.') ? 1 : 0));
-        res.end(target === 'secretsmanager.GetSecretValue'
-          ? JSON.stringify({ ARN: ${JSON.stringify(SECRET_ARN)}, Name: 'instance', SecretString: secret })
+        res.setHeader('content-type', 'application/x-amz-json-1.0');
+        const item = { pk: { S: 'SECRET#INSTANCE' }, sk: { S: 'SECRET' }, value: { S: secret } };
+        res.end(target === 'DynamoDB_20120810.BatchGetItem' && secret !== null
+          ? JSON.stringify({ Responses: { 'bundle-test': [item] }, UnprocessedKeys: {} })
           : '{}');
       });
     });
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     const endpoint = 'http://127.0.0.1:' + server.address().port;
     process.env.DYNAMODB_ENDPOINT = endpoint;
-    if (secret !== null) process.env.AWS_ENDPOINT_URL_SECRETS_MANAGER = endpoint;
     const { handler } = await import(${JSON.stringify(pathToFileURL(join(outdir, 'index.mjs')).href)});
     const query = ${JSON.stringify(query)};
     const rawQueryString = new URLSearchParams(query).toString();
@@ -105,7 +103,7 @@ function invoke(
       AWS_SESSION_TOKEN: 'token',
       TABLE_NAME: 'bundle-test',
       POWERTOOLS_LOG_LEVEL: 'SILENT',
-      ...(options.secret === undefined ? {} : { INSTANCE_SECRET_ARN: SECRET_ARN }),
+      ...(options.secret === undefined ? {} : { INSTANCE_SECRET_IN_TABLE: '1', STORED_SECRETS: 'INSTANCE' }),
       ...(options.instanceConfig === undefined ? {} : { INSTANCE_CONFIG: JSON.stringify(options.instanceConfig) }),
     },
   });
@@ -137,12 +135,11 @@ describe('a function bundle', () => {
   it('reads at init only what every request needs; the rest is in chunks loaded on first use', () => {
     const initCode = atInit.map((path) => modules.get(path)!).join('\n');
     expect(atInit).toContain('index.mjs');
-    // The Secrets Manager client (used only when INSTANCE_SECRET_ARN is set) is in the bundle,
-    // but not read at init.
-    for (const lazy of ['secretsmanager', 'GetSecretValue', 'SecretsManagerClient']) {
-      expect([lazy, initCode.includes(lazy)]).toEqual([lazy, false]);
+    // No Secrets Manager client anywhere: the secrets are table items, read with the DynamoDB client.
+    for (const gone of ['secretsmanager', 'GetSecretValue', 'SecretsManagerClient']) {
+      expect([gone, code.includes(gone)]).toEqual([gone, false]);
     }
-    expect(code).toContain('GetSecretValue');
+    expect(initCode).toContain('BatchGetItem');
     // No chunk that nothing imports (esbuild makes one per import(), even in removed code).
     for (const [path] of modules) {
       if (path === 'index.mjs') continue;
@@ -186,11 +183,12 @@ describe('a function bundle', () => {
     expect(authorization).toContain('Credential=AKIDLAMBDAROLE/');
   });
 
-  it('fetches the instance secret through its lazily loaded Secrets Manager chunk, and enforces it', () => {
+  it("reads the instance secret from the table's SECRET#INSTANCE item (one BatchGetItem), and enforces it", () => {
     const instanceConfig = { security: { readEndpointsRequireInstanceSecret: true } };
     const secret = 'bundle-test-instance-secret';
     const refused = invoke({}, { secret, instanceConfig });
-    expect(refused.targets).toContain('secretsmanager.GetSecretValue');
+    expect(refused.targets.filter((t) => t.endsWith('.BatchGetItem'))).toEqual(['DynamoDB_20120810.BatchGetItem']);
+    expect(refused.targets.some((t) => t.startsWith('secretsmanager.'))).toBe(false);
     expect(refused.authorization).toContain('Credential=AKIDLAMBDAROLE/');
     expect(refused.response.statusCode).toBe(401);
     expect(JSON.parse(refused.response.body).error.code).toBe('UNAUTHORIZED');

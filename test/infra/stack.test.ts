@@ -18,7 +18,7 @@ import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
 import { CHECK_MAX_RECEIVES } from '../../functions/platform/stream-timer.js';
 import { FLUSH_MAX_RECEIVES } from '../../lib/constructs/dispatch-queues.js';
 import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
-import { IMAGE_MEMORY_MB, fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
+import { IMAGE_MEMORY_MB, authClassOf, fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
@@ -54,6 +54,8 @@ const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
 const sweepFunctionPath = 'ChatRelay/Dispatch/Sweep/Resource';
 const tagSweepFunctionPath = 'ChatRelay/Tags/Sweep/Resource';
+/** The stored secrets' deploy-time maker (lib/constructs/stored-secrets.ts). */
+const makerPath = 'ChatRelay/Secrets/Maker/Resource';
 const searchWriterPath = 'ChatRelay/Search/Writer/Resource';
 const effectsPath = 'ChatRelay/Effects/Consumer/Resource';
 const expectedFunctionPaths = [
@@ -90,12 +92,19 @@ interface FunctionInfo {
   statements: PolicyStatementJson[];
 }
 
-function functionsOf(json: CfnTemplate): FunctionInfo[] {
+/** The stored secrets' deploy-time functions (its maker and the CDK Provider framework's own): apart. */
+const deployTimePrefix = 'ChatRelay/Secrets/';
+
+function allFunctionsOf(json: CfnTemplate): FunctionInfo[] {
   return resourcesOfType(json, 'AWS::Lambda::Function').map(([id, fn]) => {
     const roleId = refId(fn.Properties?.Role)!;
     return { id, path: cdkPath(fn), props: fn.Properties ?? {}, roleId, statements: statementsOfRole(json, roleId) };
   });
 }
+
+/** The functions that serve the API and its jobs (not the deploy-time ones). */
+const functionsOf = (json: CfnTemplate): FunctionInfo[] =>
+  allFunctionsOf(json).filter((fn) => !fn.path.startsWith(deployTimePrefix));
 
 /** Route key → logical id of the function its integration invokes. */
 function routeTargets(json: CfnTemplate): Map<string, string> {
@@ -119,12 +128,9 @@ let fns: FunctionInfo[];
 let tableId: string;
 let stateMachineId: string;
 const fnAt = (id: string) => fns.find((f) => f.path === functionPathOf(id))!;
-/** The generated instance secret (the stack has a second secret: the origin-verify one). */
-const instanceSecretsOf = (json: CfnTemplate) =>
-  resourcesOfType(json, 'AWS::SecretsManager::Secret').filter(([, r]) =>
-    cdkPath(r).startsWith('ChatRelay/InstanceSecret/'),
-  );
-const instanceSecretId = () => instanceSecretsOf(main.json)[0]?.[0] ?? '(none)';
+/** The secrets the stored-secrets custom resource makes in the table (lib/constructs/stored-secrets.ts). */
+const storedSecretNamesOf = (json: CfnTemplate) =>
+  resourcesOfType(json, 'Custom::StoredSecrets').flatMap(([, r]) => r.Properties?.Secrets as string[]);
 
 beforeAll(() => {
   main = synthesize({ bundle: true });
@@ -142,6 +148,12 @@ describe('HTTP API', () => {
     () => {
       expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
       expect(fns).toHaveLength(routes.length + extraFunctions);
+      // Besides them, at deploy time only: the stored secrets' maker and the Provider framework's function.
+      const deployTime = allFunctionsOf(main.json).filter((fn) => fn.path.startsWith(deployTimePrefix));
+      expect(deployTime.map((f) => f.path).sort()).toEqual([
+        makerPath,
+        'ChatRelay/Secrets/Provider/framework-onEvent/Resource',
+      ]);
     },
   );
 
@@ -194,7 +206,7 @@ describe('HTTP API', () => {
         'EventsUrl',
         'FlushDeadLetterQueueName',
         'FlushQueueUrl',
-        'InstanceSecretArn',
+        'InstanceSecretCommand',
         'MediaBucketName',
         'SearchIndexBucketName',
         'StreamTimeoutStateMachineArn',
@@ -290,8 +302,8 @@ describe('functions', () => {
       const env = fn.props.Environment.Variables as Record<string, unknown>;
       expect([fn.path, refId(env.TABLE_NAME)]).toEqual([fn.path, tableId]);
       expect(env.SERVICE_VERSION).toBe(pkg.version);
-      // Closed by default: the generated secret, required by reads too.
-      expect([fn.path, refId(env.INSTANCE_SECRET_ARN)]).toEqual([fn.path, instanceSecretId()]);
+      // Closed by default: the instance secret, kept in the table, required by reads too.
+      expect([fn.path, env.INSTANCE_SECRET_IN_TABLE]).toEqual([fn.path, '1']);
       const config = JSON.parse(env.INSTANCE_CONFIG as string);
       expect(config.appName).toBe('OpenGram');
       expect(config.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true });
@@ -384,7 +396,7 @@ describe('permissions', () => {
         actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite|Scan/.test(a)),
       ]).toEqual([routeKey(route), []]);
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
-      const puts = fn.statements.filter((s) => actionsOf(s).includes('dynamodb:PutItem'));
+      const puts = allows(fn.statements).filter((s) => actionsOf(s).includes('dynamodb:PutItem'));
       expect([routeKey(route), puts.length]).toEqual([routeKey(route), route.cursors ? 1 : 0]);
       for (const put of puts) {
         expect(put.Condition).toEqual(cursorKeyOnly);
@@ -393,7 +405,7 @@ describe('permissions', () => {
     }
   });
 
-  it('the routes that read only the configuration may only GetItem in the SETTINGS partition', () => {
+  it('the routes that read only the configuration may only GetItem in SETTINGS (and read the instance secret)', () => {
     const configRoutes = (routes as readonly RouteSpec[]).filter((r) => r.table === 'config');
     expect(configRoutes.map(routeKey).sort()).toEqual([
       'GET /api/v1/config',
@@ -401,12 +413,40 @@ describe('permissions', () => {
       'GET /api/v1/health',
       'GET /api/v1/reference',
     ]);
+    const instanceOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SECRET#INSTANCE'] } };
     for (const route of configRoutes) {
       const table = fnAt(routeId(route)).statements.filter((s) => actionsOf(s).some((a) => a.startsWith('dynamodb:')));
-      expect([routeKey(route), table]).toEqual([
-        routeKey(route),
-        [secretsDeny(), { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: tableArn(), Condition: settingsOnly }],
-      ]);
+      const settings = { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: tableArn(), Condition: settingsOnly };
+      // GET /config checks auth: it reads the instance secret, and only reads it.
+      const checksAuth = authClassOf(route) !== 'public';
+      const deny = secretsDeny();
+      if (checksAuth) {
+        Object.assign(deny.Condition, {
+          'ForAnyValue:StringNotEquals': { 'dynamodb:LeadingKeys': ['SECRET#INSTANCE'] },
+        });
+      }
+      const secret = [
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+          Resource: tableArn(),
+          Condition: instanceOnly,
+        },
+        {
+          Effect: 'Deny',
+          Action: [
+            'dynamodb:BatchWriteItem',
+            'dynamodb:ConditionCheckItem',
+            'dynamodb:DeleteItem',
+            'dynamodb:PutItem',
+            'dynamodb:Query',
+            'dynamodb:UpdateItem',
+          ],
+          Resource: tableArn(),
+          Condition: { 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': ['SECRET#INSTANCE'] } },
+        },
+      ];
+      expect([routeKey(route), table]).toEqual([routeKey(route), [deny, settings, ...(checksAuth ? secret : [])]]);
     }
   });
 
@@ -425,7 +465,7 @@ describe('permissions', () => {
     }
   });
 
-  it('grants each function exactly the actions it uses, besides its logs and the instance secret', () => {
+  it('grants each function exactly the actions it uses, besides its logs', () => {
     const READ = ['ddb:BatchGetItem', 'ddb:ConditionCheckItem', 'ddb:GetItem', 'ddb:Query'];
     const READ_WRITE = [...READ, 'ddb:BatchWriteItem', 'ddb:DeleteItem', 'ddb:PutItem', 'ddb:UpdateItem'];
     const expected: Record<string, string[]> = {
@@ -469,7 +509,8 @@ describe('permissions', () => {
       ],
       'Api/Fallback': [],
       'Api/GetApiV1Health': ['ddb:GetItem'],
-      'Api/GetApiV1Config': ['ddb:GetItem'],
+      // Beside its SETTINGS read, the instance secret (BatchGetItem: store/secrets-repo.ts storedSecret).
+      'Api/GetApiV1Config': ['ddb:BatchGetItem', 'ddb:GetItem'],
       'Api/PatchApiV1ConfigAdmin': [...READ_WRITE],
       'Api/PostApiV1ConfigAdminValidateAutoRename': [...READ_WRITE],
       'Api/PostApiV1Chats': [...READ_WRITE, 'sqs:SendMessage'],
@@ -558,12 +599,7 @@ describe('permissions', () => {
       'Api/GetApiV1Reference': ['ddb:GetItem'],
       'EventStream/Events': [...READ],
     };
-    const everyone = [
-      'logs:CreateLogStream',
-      'logs:PutLogEvents',
-      'secretsmanager:DescribeSecret',
-      'secretsmanager:GetSecretValue',
-    ];
+    const everyone = ['logs:CreateLogStream', 'logs:PutLogEvents'];
     const actual = Object.fromEntries(
       fns.map((fn) => {
         const actions = [...new Set(allows(fn.statements).flatMap(actionsOf))];
@@ -598,6 +634,8 @@ describe('permissions', () => {
           const listed = [values].flat() as string[];
           if (operator === 'ForAllValues:StringEquals') return leadingKeys.every((k) => listed.includes(k));
           if (operator === 'ForAnyValue:StringLike') return leadingKeys.some((k) => listed.some((p) => like(k, p)));
+          if (operator === 'ForAnyValue:StringEquals') return leadingKeys.some((k) => listed.includes(k));
+          if (operator === 'ForAnyValue:StringNotEquals') return leadingKeys.some((k) => !listed.includes(k));
           throw new Error(`Operator ${operator} is not modelled here`);
         }),
       );
@@ -649,11 +687,68 @@ describe('permissions', () => {
         fns.map((fn) => [
           fn.path,
           cursorPaths().includes(fn.path)
-            ? { ...none, get: true, query: true, batchGet: true, put: true, batchWrite: false, check: true }
+            ? { ...none, get: true, query: true, put: true, batchWrite: false, check: true }
             : { ...none, batchWrite: false, check: false },
         ]),
       );
       expect(reach).toEqual(expected);
+    });
+
+    it('each function reaches exactly the stored secrets it uses, read-only; only their maker writes them', () => {
+      const stored = ['INSTANCE', 'ORIGIN_VERIFY', 'VAPID'] as const;
+      const actions = [
+        'GetItem',
+        'BatchGetItem',
+        'Query',
+        'ConditionCheckItem',
+        'PutItem',
+        'UpdateItem',
+        'DeleteItem',
+        'BatchWriteItem',
+      ];
+      const maker = allFunctionsOf(main.json).find((fn) => fn.path === makerPath)!;
+      const reach = Object.fromEntries(
+        [...fns, maker].map((fn) => {
+          const pks = Object.fromEntries(
+            stored.map((name) => {
+              const pk = Keys.generatedSecret(name).pk;
+              const can = actions.filter((a) => allowed(fn.statements, `dynamodb:${a}`, [pk]));
+              return [name, can];
+            }),
+          );
+          return [fn.path, Object.fromEntries(Object.entries(pks).filter(([, can]) => can.length > 0))];
+        }),
+      );
+      const read = ['GetItem', 'BatchGetItem'];
+      const checksAuth = (path: string) =>
+        path === streamFunctionPath ||
+        (routes as readonly RouteSpec[]).some(
+          (r) => functionPathOf(routeId(r)) === path && authClassOf(r) !== 'public',
+        );
+      const behindEdge = (path: string) =>
+        path === streamFunctionPath ||
+        (routes as readonly RouteSpec[]).some((r) => functionPathOf(routeId(r)) === path && r.writes);
+      const expected = Object.fromEntries(
+        [...fns, maker].map((fn) => {
+          const own: Record<string, string[]> = {};
+          if (checksAuth(fn.path)) own.INSTANCE = read;
+          if (behindEdge(fn.path)) own.ORIGIN_VERIFY = read;
+          if (fn.path === makerPath)
+            Object.assign(own, { INSTANCE: ['GetItem', 'PutItem'], ORIGIN_VERIFY: ['GetItem', 'PutItem'] });
+          return [fn.path, own];
+        }),
+      );
+      expect(reach).toEqual(expected);
+      // The functions that read one know it (STORED_SECRETS), and the others do not.
+      for (const fn of fns) {
+        const names = Object.keys(expected[fn.path]!);
+        const env = (fn.props.Environment?.Variables ?? {}) as Record<string, unknown>;
+        expect([fn.path, env.STORED_SECRETS]).toEqual([fn.path, names.length > 0 ? names.join(',') : undefined]);
+      }
+      // A batch mixing an allowed secret with another partition is denied (never needed: secrets are read apart).
+      const chats = fnAt('GetApiV1Chats');
+      expect(allowed(chats.statements, 'dynamodb:BatchGetItem', ['SECRET#INSTANCE'])).toBe(true);
+      expect(allowed(chats.statements, 'dynamodb:BatchGetItem', ['SECRET#INSTANCE', 'SECRET#VAPID'])).toBe(false);
     });
 
     it('the deny leaves every other partition as granted', () => {
@@ -674,12 +769,24 @@ describe('permissions', () => {
       }
     });
 
-    it('every function with table access but the paginating routes carries the same explicit Deny', () => {
+    it('every function with table access carries the Deny on SECRET#, excepting only the secrets it reads', () => {
       for (const fn of fns) {
-        const denies = fn.statements.filter((s) => s.Effect === 'Deny');
+        const denies = fn.statements.filter((s) => s.Effect === 'Deny' && actionsOf(s).includes('dynamodb:*'));
         const hasTable = dynamoActions(allows(fn.statements)).length > 0;
-        const expected = hasTable && !cursorPaths().includes(fn.path) ? [secretsDeny()] : [];
-        expect([fn.path, denies]).toEqual([fn.path, expected]);
+        const allowedSecrets = [
+          ...(cursorPaths().includes(fn.path) ? ['SECRET#CURSOR'] : []),
+          ...String((fn.props.Environment?.Variables as Record<string, unknown>)?.STORED_SECRETS ?? '')
+            .split(',')
+            .filter(Boolean)
+            .map((name) => `SECRET#${name}`),
+        ].sort();
+        const deny = secretsDeny();
+        if (allowedSecrets.length > 0) {
+          Object.assign(deny.Condition, {
+            'ForAnyValue:StringNotEquals': { 'dynamodb:LeadingKeys': allowedSecrets },
+          });
+        }
+        expect([fn.path, denies]).toEqual([fn.path, hasTable ? [deny] : []]);
       }
     });
   });
@@ -972,10 +1079,13 @@ describe('event stream', () => {
       resources: [table, `${table}/index/*`],
       condition: undefined,
     });
-    const grants = grantsOf(allows(stream().statements));
+    // Besides, reading its stored secrets (the instance secret and the origin-verify value), checked in
+    // "each function reaches exactly the stored secrets it uses".
+    const secretsOnly = (g: { condition: unknown }) => !JSON.stringify(g.condition ?? {}).includes('SECRET#');
+    const grants = grantsOf(allows(stream().statements)).filter(secretsOnly);
     expect(grants).toEqual([read('BatchGetItem'), read('ConditionCheckItem'), read('GetItem'), read('Query')]);
     // The same grant as a read route's that signs no cursor.
-    expect(grants).toEqual(grantsOf(allows(fnAt('GetApiV1ChatsChatid').statements)));
+    expect(grants).toEqual(grantsOf(allows(fnAt('GetApiV1ChatsChatid').statements)).filter(secretsOnly));
   });
 
   it(
@@ -1562,18 +1672,11 @@ describe('event effects (push, webhooks, auto-rename)', () => {
         'dynamodb:ListStreams',
       ]),
     );
-    // Beside the table, its logs and the instance secret, only sending given-up records to its own
-    // dead-letter queue (with push off: no VAPID secret either, see web-push.test.ts for push on).
+    // Beside the table and its logs, only sending given-up records to its own dead-letter queue (no
+    // stored secret: it checks no auth; with push off no VAPID pair either, see web-push.test.ts).
     const other = fn.statements.flatMap(actionsOf).filter((a) => !/^(dynamodb|logs):/.test(a));
-    expect([...new Set(other)].sort()).toEqual([
-      'secretsmanager:DescribeSecret',
-      'secretsmanager:GetSecretValue',
-      'sqs:GetQueueAttributes',
-      'sqs:GetQueueUrl',
-      'sqs:SendMessage',
-    ]);
-    const secrets = fn.statements.filter((s) => actionsOf(s).some((a) => a.startsWith('secretsmanager:')));
-    expect(secrets.flatMap(resourcesOf).map(refId)).toEqual([instanceSecretId()]);
+    expect([...new Set(other)].sort()).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+    expect((fn.props.Environment.Variables as Record<string, unknown>).STORED_SECRETS).toBeUndefined();
     const queues = fn.statements
       .filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))
       .flatMap(resourcesOf)
@@ -1582,7 +1685,7 @@ describe('event effects (push, webhooks, auto-rename)', () => {
     const env = fn.props.Environment.Variables as Record<string, unknown>;
     expect(refId(env.TABLE_NAME)).toBe(tableId);
     expect(Object.keys(env).filter((k) => /API_KEY|BASE_URL|SECRET|BUCKET|QUEUE/.test(k))).toEqual([
-      'INSTANCE_SECRET_ARN',
+      'INSTANCE_SECRET_IN_TABLE',
     ]);
   });
 
@@ -1741,32 +1844,35 @@ describe('instance secret', () => {
     autoRename: { enabled: false, provider: 'anthropic', modelId: 'm', apiKey: sentinels.apiKey },
   };
 
-  it('keeps every secret out of the template and hands the functions the ARN of a generated secret', () => {
+  it('keeps every secret out of the template: the functions that check auth read it from the table', () => {
     const synth = synthesize({ config: secretConfig });
     try {
       const text = synth.assemblyText();
-      expect(text).toContain('INSTANCE_SECRET_ARN'); // the assembly text is really what we searched
+      expect(text).toContain('INSTANCE_SECRET_IN_TABLE'); // the assembly text is really what we searched
       for (const value of Object.values(sentinels)) expect([value, text.includes(value)]).toEqual([value, false]);
-
-      const secrets = instanceSecretsOf(synth.json);
-      expect(secrets).toHaveLength(1);
-      const [secretId, secret] = secrets[0]!;
-      expect(secret.Properties?.GenerateSecretString).toBeDefined();
-      expect(secret.Properties?.SecretString).toBeUndefined();
-      expect(secret.DeletionPolicy).toBe('Retain');
-      expect(refId(synth.json.Outputs?.InstanceSecretArn?.Value)).toBe(secretId);
+      // No Secrets Manager: no secret resource, no secretsmanager action, no dynamic reference.
+      expect(resourcesOfType(synth.json, 'AWS::SecretsManager::Secret')).toEqual([]);
+      expect(JSON.stringify(synth.json)).not.toMatch(/secretsmanager/i);
+      for (const fn of allFunctionsOf(synth.json)) {
+        expect([fn.path, fn.statements.flatMap(actionsOf).filter((a) => a.startsWith('secretsmanager:'))]).toEqual([
+          fn.path,
+          [],
+        ]);
+      }
+      // The output says how to read the value, never the value.
+      const command = JSON.stringify(synth.json.Outputs?.InstanceSecretCommand?.Value);
+      expect(command).toContain('aws dynamodb get-item --consistent-read --table-name');
+      expect(command).toContain('SECRET#INSTANCE');
 
       const secretFns = functionsOf(synth.json);
       expect(secretFns).toHaveLength(routes.length + extraFunctions);
       expect(secretFns.map((f) => f.path)).toContain(streamFunctionPath);
       for (const fn of secretFns) {
         const env = fn.props.Environment.Variables;
-        expect([fn.path, refId(env.INSTANCE_SECRET_ARN)]).toEqual([fn.path, secretId]);
+        expect([fn.path, env.INSTANCE_SECRET_IN_TABLE]).toEqual([fn.path, '1']);
         const config = JSON.parse(env.INSTANCE_CONFIG);
         expect(config.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true });
         expect(config.hooks).toEqual([{ url: 'https://hooks.example.com/x', events: ['message.created'] }]);
-        const reads = fn.statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
-        expect(reads.flatMap(resourcesOf).map(refId)).toContain(secretId);
       }
       expect(nagFindings(synth.stack)).toEqual([]);
     } finally {
@@ -1778,34 +1884,13 @@ describe('instance secret', () => {
     const synth = synthesize({ overrides: { OPENGRAM_INSTANCE_SECRET: 'env-s3cr3t-value-abc' } });
     try {
       expect(synth.assemblyText()).not.toContain('env-s3cr3t-value-abc');
-      expect(instanceSecretsOf(synth.json)).toHaveLength(1);
+      const [, resource] = resourcesOfType(synth.json, 'Custom::StoredSecrets')[0]!;
+      expect(resource.Properties?.Secrets).toEqual(['INSTANCE', 'ORIGIN_VERIFY']);
       for (const fn of functionsOf(synth.json))
-        expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBeDefined();
+        expect(fn.props.Environment.Variables.INSTANCE_SECRET_IN_TABLE).toBe('1');
     } finally {
       synth.dispose();
     }
-  });
-
-  it('uses an existing secret given by its complete ARN instead of creating one', () => {
-    const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay/instance-AbC123';
-    const synth = synthesize({ instanceSecretArn: arn });
-    try {
-      expect(instanceSecretsOf(synth.json)).toHaveLength(0);
-      expect(synth.json.Outputs?.InstanceSecretArn?.Value).toBe(arn);
-      for (const fn of functionsOf(synth.json)) {
-        expect(fn.props.Environment.Variables.INSTANCE_SECRET_ARN).toBe(arn);
-        const reads = fn.statements.filter((s) => actionsOf(s).includes('secretsmanager:GetSecretValue'));
-        expect(reads.flatMap(resourcesOf)).toContain(arn);
-      }
-    } finally {
-      synth.dispose();
-    }
-  });
-
-  it('rejects a partial secret ARN (grants would miss the real secret)', () => {
-    expect(() =>
-      synthesize({ instanceSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay' }),
-    ).toThrow(DeploymentConfigError);
   });
 
   it('refuses a configuration that cannot work without a secret it may not deploy (push with its VAPID key)', () => {
@@ -1818,7 +1903,7 @@ describe('instance secret', () => {
       },
     };
     expect(() => synthesize({ config })).toThrow(DeploymentConfigError);
-    expect(() => synthesize({ config })).toThrow(/names a VAPID key pair.*-c vapidKeysSecretArn/);
+    expect(() => synthesize({ config })).toThrow(/names a VAPID key pair.*SECRET#VAPID item/);
   });
 });
 
@@ -1843,13 +1928,9 @@ describe('configuration size', () => {
     'AWS::StepFunctions::StateMachine': 63 + 80,
     // https://sqs.<region>.amazonaws.com(.cn)/<account>/<name>
     'AWS::SQS::Queue': 12 + 14 + 18 + 13 + 80,
-    // arn:aws-us-gov:secretsmanager:us-gov-west-1:<account>:secret:<name>-XXXXXX
-    'AWS::SecretsManager::Secret': 66 + 64 + 7,
     // a bucket name: at most 63 characters
     'AWS::S3::Bucket': 63,
   };
-  /** An existing secret's complete ARN as long as the generated secret's longest ARN. */
-  const longSecretArn = `arn:aws:secretsmanager:ap-southeast-2:123456789012:secret:${'s'.repeat(75)}-AbC123`;
 
   /** The largest configuration the stack accepts: one agent's description fills the budget. */
   function largestConfig(extra = 0, secret = true) {
@@ -1865,13 +1946,8 @@ describe('configuration size', () => {
     "keeps every function's environment within Lambda's 4 KB (as Lambda measures it) with the largest " +
       'configuration',
     () => {
-      expect(() => synthesize({ config: largestConfig(1), instanceSecretArn: longSecretArn })).toThrow(
-        /leaves room for \d+ bytes/,
-      );
-      for (const variant of [
-        { instanceSecretArn: longSecretArn },
-        { overrides: { OPENGRAM_INSTANCE_SECRET: 'generated' } },
-      ]) {
+      expect(() => synthesize({ config: largestConfig(1) })).toThrow(/leaves room for \d+ bytes/);
+      for (const variant of [{}, { overrides: { OPENGRAM_INSTANCE_SECRET: 'generated' } }]) {
         const synth = synthesize({ config: largestConfig(), ...variant });
         try {
           const resolve = (value: unknown): string => {
@@ -1893,7 +1969,7 @@ describe('configuration size', () => {
           });
           expect(sizes).toHaveLength(routes.length + extraFunctions);
           // The fullest function: the flush consumer (the state machine ARN for its stream checks, both
-          // queue URLs and the secret).
+          // queue URLs and the stored secrets' names).
           const fullest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
           expect(fullest.path).toBe(flushFunctionPath);
           expect(fullest.bytes).toBeLessThanOrEqual(4096);
@@ -1934,17 +2010,14 @@ describe('logging', () => {
 });
 
 describe('closed and capped by default (issue 17 finding 8)', () => {
-  const originSecretId = () =>
-    resourcesOfType(main.json, 'AWS::SecretsManager::Secret').find(([, r]) =>
-      cdkPath(r).startsWith('ChatRelay/OriginVerify/'),
-    )?.[0] ?? '(none)';
-  const readersOf = (json: CfnTemplate, secretId: string) =>
+  const storedSecretsId = () => resourcesOfType(main.json, 'Custom::StoredSecrets')[0]?.[0] ?? '(none)';
+  /** The functions told to read a stored secret (their IAM reach matches: "each function reaches exactly..."). */
+  const readersOf = (json: CfnTemplate, name: string) =>
     functionsOf(json)
       .filter((fn) =>
-        fn.statements.some(
-          (s) =>
-            actionsOf(s).includes('secretsmanager:GetSecretValue') && resourcesOf(s).some((r) => refId(r) === secretId),
-        ),
+        String((fn.props.Environment?.Variables as Record<string, unknown>)?.STORED_SECRETS ?? '')
+          .split(',')
+          .includes(name),
       )
       .map((fn) => fn.path)
       .sort();
@@ -1960,41 +2033,39 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     expect(table.DeletionPolicy).toBe('Retain');
   });
 
-  it('has CloudFront add the generated origin-verify secret to both origins, as a dynamic reference', () => {
-    const [, secret] = resourcesOfType(main.json, 'AWS::SecretsManager::Secret').find(
-      ([id]) => id === originSecretId(),
-    )!;
-    expect(secret.Properties?.GenerateSecretString).toMatchObject({ PasswordLength: 48, ExcludePunctuation: true });
-    expect(secret.Properties?.SecretString).toBeUndefined();
+  it('has CloudFront add the generated origin-verify value to both origins, from the custom resource', () => {
+    const [, resource] = resourcesOfType(main.json, 'Custom::StoredSecrets')[0]!;
+    expect(resource.Properties?.Secrets).toEqual(['INSTANCE', 'ORIGIN_VERIFY']);
+    // Kept with the table when the stack goes (the maker deletes nothing either).
+    expect(resourcesOfType(main.json, 'AWS::SecretsManager::Secret')).toEqual([]);
     const config = resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![1].Properties!.DistributionConfig;
     expect(config.Origins).toHaveLength(2);
     for (const origin of config.Origins as any[]) {
       expect(origin.OriginCustomHeaders).toHaveLength(1);
       const [header] = origin.OriginCustomHeaders;
       expect(header.HeaderName).toBe('X-Origin-Verify');
-      expect(joinedString(header.HeaderValue)).toBe(
-        `{{resolve:secretsmanager:\${${originSecretId()}}:SecretString:::}}`,
-      );
+      expect(header.HeaderValue).toEqual({ 'Fn::GetAtt': [storedSecretsId(), 'OriginVerify'] });
     }
   });
 
-  it('lets the stream function and the write routes (rate limit) read the origin-verify secret, no other', () => {
+  it('lets the stream function and the write routes (rate limit) read the origin-verify value, no other', () => {
     const expected = [
       streamFunctionPath,
       ...(routes as readonly RouteSpec[]).filter((r) => r.writes).map((r) => functionPathOf(routeId(r))),
     ].sort();
-    expect(readersOf(main.json, originSecretId())).toEqual(expected);
-    for (const fn of fns) {
-      const arn = (fn.props.Environment.Variables as Record<string, unknown>).ORIGIN_VERIFY_SECRET_ARN;
-      expect([fn.path, arn === undefined ? undefined : refId(arn)]).toEqual([
-        fn.path,
-        expected.includes(fn.path) ? originSecretId() : undefined,
-      ]);
-    }
+    expect(readersOf(main.json, 'ORIGIN_VERIFY')).toEqual(expected);
   });
 
-  it('gives the instance secret to every function', () => {
-    expect(readersOf(main.json, instanceSecretId())).toEqual([...expectedFunctionPaths].sort());
+  it('gives the instance secret to the functions that check auth (non-public routes, the stream), no other', () => {
+    const expected = [
+      streamFunctionPath,
+      ...(routes as readonly RouteSpec[])
+        .filter((r) => authClassOf(r) !== 'public')
+        .map((r) => functionPathOf(routeId(r))),
+    ].sort();
+    expect(readersOf(main.json, 'INSTANCE')).toEqual(expected);
+    expect(expected).not.toContain(functionPathOf('Fallback'));
+    expect(expected).not.toContain(effectsPath);
   });
 
   const alarmsOf = (json: CfnTemplate) =>
@@ -2152,11 +2223,12 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     expect(warnings(main)).toEqual([]);
     const open = synthesize({ deployment: { allowOpenAccess: true } });
     try {
-      expect(instanceSecretsOf(open.json)).toEqual([]);
-      expect(open.json.Outputs?.InstanceSecretArn).toBeUndefined();
+      expect(storedSecretNamesOf(open.json)).toEqual(['ORIGIN_VERIFY']);
+      expect(open.json.Outputs?.InstanceSecretCommand).toBeUndefined();
       for (const fn of functionsOf(open.json)) {
         const env = fn.props.Environment.Variables as Record<string, unknown>;
-        expect([fn.path, env.INSTANCE_SECRET_ARN]).toEqual([fn.path, undefined]);
+        expect([fn.path, env.INSTANCE_SECRET_IN_TABLE]).toEqual([fn.path, undefined]);
+        expect([fn.path, String(env.STORED_SECRETS ?? '')]).toEqual([fn.path, expect.not.stringContaining('INSTANCE')]);
         expect(JSON.parse(env.INSTANCE_CONFIG as string).security).toEqual({
           instanceSecretEnabled: false,
           readEndpointsRequireInstanceSecret: false,
@@ -2172,7 +2244,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
       deployment: { allowOpenAccess: true },
     });
     try {
-      expect(instanceSecretsOf(readsOpen.json)).toHaveLength(1);
+      expect(storedSecretNamesOf(readsOpen.json)).toEqual(['INSTANCE', 'ORIGIN_VERIFY']);
       const env = functionsOf(readsOpen.json)[0]!.props.Environment.Variables;
       expect(JSON.parse(env.INSTANCE_CONFIG).security).toEqual({
         instanceSecretEnabled: true,
@@ -2211,6 +2283,18 @@ describe('bin/app.ts', () => {
     });
     expect(run.stderr.trim()).toBe('Config validation error: at least one model is required.');
     expect(run.status).toBe(1);
+  });
+
+  it('refuses the removed Secrets Manager options, pointing at the table items', () => {
+    for (const option of ['instanceSecretArn', 'vapidKeysSecretArn']) {
+      const arn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:chat-relay-AbC123';
+      const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ [option]: arn }) }));
+      expect([option, run.status]).toEqual([option, 1]);
+      expect(run.stderr.trim()).toBe(
+        `-c ${option} is gone: the stack keeps its secrets in its table. Put your own value in the SECRET# item ` +
+          'after deploying (README, "Secrets in the table").',
+      );
+    }
   });
 
   it('fails the synth when allowOpenAccess is neither true nor false', () => {

@@ -19,9 +19,6 @@ export interface SynthOptions {
   /** The raw instance configuration document (as in a config file). */
   config?: unknown;
   overrides?: ConfigOverrides;
-  instanceSecretArn?: string;
-  /** An existing VAPID key pair secret (push enabled). */
-  vapidKeysSecretArn?: string;
   /** Run esbuild for every function (slow); otherwise assets are placeholders. */
   bundle?: boolean;
   /** A custom domain for the distribution. */
@@ -77,14 +74,11 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
       'aws:cdk:enable-asset-metadata': true,
       // The CDK's own switch: bundle every stack, or none (placeholder assets).
       'aws:cdk:bundling-stacks': options.bundle ? ['**'] : [],
-      ...(options.instanceSecretArn ? { instanceSecretArn: options.instanceSecretArn } : {}),
     },
   });
   const stack = new ChatRelayStack(app, 'ChatRelay', {
     // As bin/app.ts: with push enabled and no key pair named, the deploy makes one.
     config: resolveConfig(options.config ?? {}, { VAPID_PUBLIC_KEY: DEPLOY_TIME_VAPID_KEY, ...options.overrides }),
-    instanceSecretArn: app.node.tryGetContext('instanceSecretArn') as string | undefined,
-    vapidKeysSecretArn: options.vapidKeysSecretArn,
     domain: options.domain,
     ...options.deployment,
   });

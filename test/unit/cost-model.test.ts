@@ -172,6 +172,48 @@ describe('billed duration from round trips and CPU', () => {
   });
 });
 
+describe('a deployed month: the stored secrets', () => {
+  const route = (id: string, writes: Operation['writes']): Operation => ({
+    id,
+    what: id,
+    group: 'requests',
+    bench: /^$/,
+    http: true,
+    memoryMb: 128,
+    durationMs: 10,
+    calls: 1,
+    writes,
+    reads: [],
+    logBytes: 0,
+  });
+  const read = route('fixture.read', []);
+  const write = route('fixture.write', [{ item: 'item', kb: 0.5 }]);
+  const workload = (perDay: number): Workload => ({
+    name: 'secrets',
+    description: 'two routes',
+    perDay: { 'fixture.read': perDay, 'fixture.write': perDay },
+    claimPumps: 0,
+    pumpPauseMs: 50,
+    sseHoursPerDay: 0,
+    deployed: true,
+  });
+
+  it('bills table reads (1 RRU per item) per cold start or expired cache, and no Secrets Manager at all', () => {
+    const line = (perDay: number) =>
+      monthLines(workload(perDay), [read, write], poolBench([]), PRICES).filter((l) =>
+        l.what.includes('stored secrets'),
+      );
+    // Sparse: 10 requests a day each read: the read route 1 item (instance secret), the write route 2
+    // (instance secret + origin-verify value): 300 × 1 + 300 × 2 = 900 RRU.
+    expect(line(10)).toEqual([expect.objectContaining({ service: 'DynamoDB', unit: 'RRU', quantity: 900 })]);
+    // Busy: at most one read per 300 s per warm instance: 8,640 reads a month × (1 + 2) items.
+    expect(line(1e6)[0]!.quantity).toBe(8640 * 3);
+    expect(line(1e6)[0]!.dollars).toBeCloseTo(8640 * 3 * PRICES.dynamodb.rru, 12);
+    const all = monthLines(workload(10), [read, write], poolBench([]), PRICES);
+    expect(all.filter((l) => /secrets manager/i.test(l.service))).toEqual([]);
+  });
+});
+
 describe('a month of SSE connections', () => {
   it('prices held time, idle polling, reconnects at the idle-release rate and warm windows per burst', () => {
     const workload: Workload = {

@@ -179,7 +179,7 @@ export interface Workload {
    * of faster polling (core/event-stream.ts warmMs); an upper bound is the persisted events.
    */
   sseEventBurstsPerDay?: number;
-  /** Whether the deployment exists at all (sweepers, queue pollers, alarms, secret). */
+  /** Whether the deployment exists at all (sweepers, queue pollers, alarms, stored-secret reads). */
   deployed: boolean;
 }
 
@@ -229,7 +229,8 @@ export function sseRruPerMinute(bench: Bench): { calls: number; rru: number; loc
 export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench, p: Prices): CostLine[] {
   const lines = new Lines();
   const gbS = (mb: number, ms: number) => (mb / 1024) * (ms / 1000);
-  const secretCalls = new Map<string, number>();
+  /** Per function: how often it reads its stored secrets (cold or cache expired), and how many items each time. */
+  const secretReads = new Map<string, { reads: number; items: number }>();
 
   const charge = (op: Operation, count: number, group: string, warmInstances = 1) => {
     if (count <= 0) return;
@@ -282,11 +283,13 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
         p.dynamodb.storageGbMonth,
       );
     }
-    // HTTP functions check the instance secret: a warm instance reads it once per maxAge,
-    // sparse invocations each read it (one function per route).
+    // HTTP functions check the instance secret, the writing ones the origin-verify value too: a warm
+    // instance reads its stored secrets (one BatchGetItem) once per cache life, sparse invocations each
+    // read them (one function per route).
     if (op.http) {
       const cap = (MONTH_SECONDS / FIXED.secretMaxAgeSeconds) * warmInstances;
-      secretCalls.set(op.id, Math.min(cap, (secretCalls.get(op.id) ?? 0) + count));
+      const items = op.writes.length > 0 ? 2 : 1;
+      secretReads.set(op.id, { reads: Math.min(cap, (secretReads.get(op.id)?.reads ?? 0) + count), items });
     }
   };
 
@@ -352,7 +355,8 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       'GB',
       p.cloudWatch.logsIngestGb,
     );
-    secretCalls.set(group, Math.min(MONTH_SECONDS / FIXED.secretMaxAgeSeconds, connections * 3));
+    // The instance secret and the origin-verify value.
+    secretReads.set(group, { reads: Math.min(MONTH_SECONDS / FIXED.secretMaxAgeSeconds, connections * 3), items: 2 });
   }
 
   if (w.deployed) {
@@ -370,15 +374,10 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       p.sqs.standardRequest,
     );
     lines.add('CloudWatch', 'alarm metrics', FIXED.alarms, 'alarm-months', p.cloudWatch.alarmMonth);
-    lines.add(
-      'Secrets Manager',
-      'instance + origin-verify secrets',
-      FIXED.secrets,
-      'secret-months',
-      p.secretsManager.secretMonth,
-    );
-    const calls = [...secretCalls.values()].reduce((a, b) => a + b, 0);
-    lines.add('Secrets Manager', 'GetSecretValue (cold or >300 s old cache)', calls, 'calls', p.secretsManager.apiCall);
+    // The secrets are table items (lib/constructs/stored-secrets.ts): nothing at rest beyond their
+    // few hundred bytes of storage, 1 RRU per item per strongly consistent read.
+    const rru = [...secretReads.values()].reduce((sum, r) => sum + r.reads * r.items * FIXED.secretItemRru, 0);
+    lines.add('DynamoDB', 'read units: stored secrets (cold or >300 s old cache)', rru, 'RRU', p.dynamodb.rru);
   }
   return lines.all();
 }

@@ -558,9 +558,12 @@ export const FIXED = {
    * executions failed + timed out (2).
    */
   alarms: 12,
-  /** The instance secret and CloudFront's origin-verify secret (lib/constructs/origin-verify.ts). */
-  secrets: 2,
-  /** Each cached secret is read again after 300 s (functions/platform/config.ts maxAge). */
+  /**
+   * The stored secrets (instance secret, origin-verify value; lib/constructs/stored-secrets.ts) are
+   * table items: one strongly consistent read of an item under 4 KB is 1 RRU.
+   */
+  secretItemRru: 1,
+  /** A function reads its stored secrets again after 300 s (store/secrets-repo.ts STORED_SECRET_TTL_MS). */
   secretMaxAgeSeconds: 300,
   /**
    * The stack's one SQS event source mapping, the flush queue's (lib/constructs/dispatch-queues.ts;

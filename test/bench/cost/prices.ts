@@ -1,7 +1,7 @@
 /**
  * AWS list prices, us-east-1 (N. Virginia), on-demand, in USD, as of 2026-11-25.
  * Source: the public pricing pages (aws.amazon.com/<service>/pricing: lambda, api-gateway,
- * cloudfront, dynamodb, sqs, s3, step-functions, cloudwatch, secrets-manager, xray), first
+ * cloudfront, dynamodb, sqs, s3, step-functions, cloudwatch, xray), first
  * tier of each meter. Free tiers are NOT subtracted (the model states the bill of a real
  * month on a busy account, the figure issue 16's goals are measured against).
  * Update the date and the figures together.
@@ -62,11 +62,6 @@ export const PRICES = {
     logsIngestGb: 0.5,
     /** Standard-resolution metric alarm, per alarm-month. */
     alarmMonth: 0.1,
-  },
-  secretsManager: {
-    secretMonth: 0.4,
-    /** GetSecretValue and other API calls ($0.05 per 10,000). */
-    apiCall: 0.05 / 1e4,
   },
 } as const;
 

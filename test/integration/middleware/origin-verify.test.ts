@@ -1,33 +1,52 @@
 /**
  * The deployed stack's edge checks (platform/origin-verify.ts): the event stream answers only
  * requests that came through CloudFront, and the write rate limit keys on the viewer's address
- * as CloudFront reports it only on such requests (middleware/rate-limit.ts clientOf).
+ * as CloudFront reports it only on such requests (middleware/rate-limit.ts clientOf). The value
+ * CloudFront sends is the table's SECRET#ORIGIN_VERIFY item, read by the functions whose
+ * STORED_SECRETS names it (store/secrets-repo.ts), here against DynamoDB Local.
  */
 import { PassThrough } from 'node:stream';
 import type { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { clientOf, viewerAddressOf } from '../../functions/middleware/rate-limit.js';
-import { reloadEnvForTests } from '../../functions/platform/env.js';
-import { ORIGIN_VERIFY_HEADER, cameThroughEdge, edgeOnly } from '../../functions/platform/origin-verify.js';
-import { installAwsLambdaGlobal } from '../../local/stream-adapter.js';
+import { clientOf, viewerAddressOf } from '../../../functions/middleware/rate-limit.js';
+import { ORIGIN_VERIFY_HEADER, cameThroughEdge, edgeOnly } from '../../../functions/platform/origin-verify.js';
+import { ddb } from '../../../functions/store/db.js';
+import { Keys } from '../../../functions/store/keys.js';
+import { setStoredSecretTtlForTests } from '../../../functions/store/secrets-repo.js';
+import { installAwsLambdaGlobal } from '../../../local/stream-adapter.js';
+import { useApi } from '../../support/api.js';
 
 const SECRET = 'edge-secret-0123456789abcdef';
-const saved = { ...process.env };
+const api = useApi();
 
 const event = (headers: Record<string, string>, sourceIp = '130.176.1.1') =>
   ({ headers, requestContext: { http: { method: 'GET', sourceIp } } }) as unknown as APIGatewayProxyEventV2;
 
-function useEnv(vars: Record<string, string | undefined>) {
-  process.env = { ...saved, TABLE_NAME: 'unused', ...vars };
-  for (const [name, value] of Object.entries(vars)) if (value === undefined) delete process.env[name];
-  reloadEnvForTests();
+const putSecret = (value: string) =>
+  ddb().send(
+    new PutCommand({
+      TableName: api.tableName,
+      Item: { ...Keys.generatedSecret('ORIGIN_VERIFY'), type: 'secret', value },
+    }),
+  );
+const removeSecret = () =>
+  ddb().send(new DeleteCommand({ TableName: api.tableName, Key: Keys.generatedSecret('ORIGIN_VERIFY') }));
+
+/** A deployed edge function (STORED_SECRETS names ORIGIN_VERIFY), or the local runtime (none). */
+function useEnv(vars: { STORED_SECRETS?: string | undefined }) {
+  api.setEnv(vars);
+  setStoredSecretTtlForTests(0);
 }
 
-beforeAll(() => installAwsLambdaGlobal());
+beforeAll(async () => {
+  installAwsLambdaGlobal();
+  await putSecret(SECRET);
+});
 afterAll(() => {
-  process.env = saved;
-  reloadEnvForTests();
+  api.setEnv({ STORED_SECRETS: undefined });
+  setStoredSecretTtlForTests();
 });
 
 describe("CloudFront's viewer address", () => {
@@ -44,7 +63,7 @@ describe("CloudFront's viewer address", () => {
 });
 
 describe('write rate limit client behind CloudFront', () => {
-  beforeEach(() => useEnv({ ORIGIN_VERIFY_SECRET: SECRET, ORIGIN_VERIFY_SECRET_ARN: undefined }));
+  beforeEach(() => useEnv({ STORED_SECRETS: 'ORIGIN_VERIFY' }));
 
   it("keys on the viewer's address when the request carries the origin-verify secret", async () => {
     const through = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', [ORIGIN_VERIFY_HEADER]: SECRET });
@@ -67,21 +86,33 @@ describe('write rate limit client behind CloudFront', () => {
   });
 
   it('falls back to the source IP when the secret cannot be read (no 500 for a rate-limit key)', async () => {
-    // An ARN with no Secrets Manager behind it: the fetch fails (no endpoint, no credentials).
-    useEnv({
-      ORIGIN_VERIFY_SECRET: undefined,
-      ORIGIN_VERIFY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:missing-AbC123',
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_MAX_ATTEMPTS: '1',
-    });
-    const through = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', [ORIGIN_VERIFY_HEADER]: SECRET });
-    expect(await clientOf(through, false)).toBe('130.176.1.1');
+    // Its item is missing: a broken deployment, never a pass.
+    await removeSecret();
+    try {
+      const through = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', [ORIGIN_VERIFY_HEADER]: SECRET });
+      expect(await clientOf(through, false)).toBe('130.176.1.1');
+    } finally {
+      await putSecret(SECRET);
+    }
+  });
+
+  it('reads a value the owner put in the item once its cache expires', async () => {
+    await putSecret('rotated-edge-secret-987654321');
+    try {
+      const old = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', [ORIGIN_VERIFY_HEADER]: SECRET });
+      const rotated = event({
+        'cloudfront-viewer-address': '198.51.100.10:46532',
+        [ORIGIN_VERIFY_HEADER]: 'rotated-edge-secret-987654321',
+      });
+      expect(await clientOf(old, false)).toBe('130.176.1.1');
+      expect(await clientOf(rotated, false)).toBe('198.51.100.10');
+    } finally {
+      await putSecret(SECRET);
+    }
   });
 
   it('without an origin-verify secret (local runtime) never believes the header', async () => {
-    useEnv({ ORIGIN_VERIFY_SECRET: undefined, ORIGIN_VERIFY_SECRET_ARN: undefined });
+    useEnv({ STORED_SECRETS: undefined });
     const spoofed = event({ 'cloudfront-viewer-address': '198.51.100.10:46532', [ORIGIN_VERIFY_HEADER]: SECRET });
     expect(await clientOf(spoofed, false)).toBe('130.176.1.1');
     expect(await cameThroughEdge(spoofed)).toBe(false);
@@ -122,7 +153,7 @@ describe('event stream behind CloudFront (edgeOnly)', () => {
   }
 
   it('answers a request without the secret with the 404 envelope before anything else runs', async () => {
-    useEnv({ ORIGIN_VERIFY_SECRET: SECRET });
+    useEnv({ STORED_SECRETS: 'ORIGIN_VERIFY' });
     const attempts: Record<string, string>[] = [
       {},
       { [ORIGIN_VERIFY_HEADER]: 'guess' },
@@ -138,30 +169,28 @@ describe('event stream behind CloudFront (edgeOnly)', () => {
   });
 
   it('hands a request carrying the secret to the stream, Authorization untouched', async () => {
-    useEnv({ ORIGIN_VERIFY_SECRET: SECRET });
+    useEnv({ STORED_SECRETS: 'ORIGIN_VERIFY' });
     const answer = await run({ [ORIGIN_VERIFY_HEADER]: SECRET, authorization: 'Bearer instance' });
     expect(answer).toMatchObject({ innerRan: true, body: 'inner' });
   });
 
   it('answers the 500 envelope, running nothing, when the secret cannot be read', async () => {
-    useEnv({
-      ORIGIN_VERIFY_SECRET: undefined,
-      ORIGIN_VERIFY_SECRET_ARN: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:missing-AbC123',
-      AWS_ENDPOINT_URL_SECRETS_MANAGER: 'http://127.0.0.1:9',
-      AWS_ACCESS_KEY_ID: 'test',
-      AWS_SECRET_ACCESS_KEY: 'test',
-      AWS_MAX_ATTEMPTS: '1',
-    });
-    const answer = await run({ [ORIGIN_VERIFY_HEADER]: SECRET });
-    expect(answer.innerRan).toBe(false);
-    expect(answer.statusCode).toBe(500);
-    expect(JSON.parse(answer.body)).toEqual({
-      error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null },
-    });
+    useEnv({ STORED_SECRETS: 'ORIGIN_VERIFY' });
+    await removeSecret();
+    try {
+      const answer = await run({ [ORIGIN_VERIFY_HEADER]: SECRET });
+      expect(answer.innerRan).toBe(false);
+      expect(answer.statusCode).toBe(500);
+      expect(JSON.parse(answer.body)).toEqual({
+        error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null },
+      });
+    } finally {
+      await putSecret(SECRET);
+    }
   });
 
   it('runs the stream as is where no secret is configured (the local runtime)', async () => {
-    useEnv({ ORIGIN_VERIFY_SECRET: undefined, ORIGIN_VERIFY_SECRET_ARN: undefined });
+    useEnv({ STORED_SECRETS: undefined });
     expect(await run({})).toMatchObject({ innerRan: true, body: 'inner' });
   });
 });
