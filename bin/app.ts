@@ -9,6 +9,7 @@
  *                  [-c allowOpenAccess=true]                          # no instance secret (warned)
  *                  [-c apiThrottleRate=50 -c apiThrottleBurst=100]    # API Gateway stage throttle
  *                  [-c alarmTopicArn=arn:aws:sns:… | -c alarmEmail=ops@example.com]
+ *                  [-c withoutAlarms=true]                            # no CloudWatch alarm (warned)
  *   npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name [-c githubBranch=main]
  *                  [-c githubOidcProviderArn=…]                      # CI roles, once
  */
@@ -112,6 +113,7 @@ try {
     apiThrottleBurst: contextNumber(app, 'apiThrottleBurst'),
     alarmTopicArn: contextString(app, 'alarmTopicArn'),
     alarmEmail: contextString(app, 'alarmEmail'),
+    withoutAlarms: contextFlag(app, 'withoutAlarms'),
   });
   // The CI deploy's roles (README, "Deploying from CI"): only when a repository is named, and
   // deployed by name, once: npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name

@@ -80,6 +80,12 @@ export interface ChatRelayStackProps extends StackProps {
   alarmTopicArn?: string | undefined;
   /** An address to notify: the stack makes a topic and subscribes it (`-c alarmEmail=`; confirm the mail). */
   alarmEmail?: string | undefined;
+  /**
+   * `-c withoutAlarms=true`: no CloudWatch alarm at all (a synth warning says so). The alarms'
+   * 12 metrics are $1.20 of the $1.52 an idle deployment costs a month (`npm run cost`).
+   * @default false
+   */
+  withoutAlarms?: boolean | undefined;
 }
 
 const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
@@ -192,7 +198,8 @@ export class ChatRelayStack extends Stack {
   readonly webPush: WebPush | undefined;
   readonly searchIndex: SearchIndex;
   readonly eventEffects: EventEffects;
-  readonly alarms: Alarms;
+  /** Absent with `withoutAlarms`. */
+  readonly alarms: Alarms | undefined;
   readonly alarmTopic: ITopic | undefined;
 
   constructor(scope: Construct, id: string, props: ChatRelayStackProps) {
@@ -207,6 +214,7 @@ export class ChatRelayStack extends Stack {
       apiThrottleBurst,
       alarmTopicArn,
       alarmEmail,
+      withoutAlarms,
       ...stackProps
     } = props;
     super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
@@ -302,13 +310,31 @@ export class ChatRelayStack extends Stack {
       originHeaders: { [ORIGIN_VERIFY_HEADER_NAME]: this.secrets.originVerifyValue },
     });
 
-    this.alarms = new Alarms(this, 'Alarms', {
-      httpApi: this.api.httpApi,
-      streamFunction: this.eventStream.function,
-      streamConcurrency: STREAM_CONCURRENCY,
-      table: this.storage.table,
-      stateMachine: this.streamTimeouts.stateMachine,
-    });
+    if (withoutAlarms) {
+      if (alarmTopicArn || alarmEmail) {
+        throw new DeploymentConfigError(
+          'withoutAlarms leaves nothing to notify: drop -c alarmTopicArn / -c alarmEmail.',
+        );
+      }
+      // The dead-letter alarms are made with their queues (dispatch-queues.ts, search-index.ts, event-effects.ts).
+      for (const alarm of this.node.findAll().filter((c): c is Alarm => c instanceof Alarm)) {
+        alarm.node.scope?.node.tryRemoveChild(alarm.node.id);
+      }
+      Annotations.of(this).addWarningV2(
+        'chat-relay:no-alarms',
+        'withoutAlarms: no CloudWatch alarm watches the API, the functions, the table, the state machine or the ' +
+          'dead-letter queues. Failures only show in the logs and the queues.',
+      );
+    }
+    this.alarms = withoutAlarms
+      ? undefined
+      : new Alarms(this, 'Alarms', {
+          httpApi: this.api.httpApi,
+          streamFunction: this.eventStream.function,
+          streamConcurrency: STREAM_CONCURRENCY,
+          table: this.storage.table,
+          stateMachine: this.streamTimeouts.stateMachine,
+        });
     // Every alarm of the stack (these and the dead-letter alarms) notifies the topic, if any.
     this.alarmTopic = alarmTopic(this, alarmTopicArn, alarmEmail);
     if (this.alarmTopic) {

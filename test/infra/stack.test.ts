@@ -2177,6 +2177,30 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     }
   });
 
+  it('has no alarm with -c withoutAlarms=true (warned at synth), and refuses a topic to notify then', () => {
+    const synth = synthesize({ deployment: { withoutAlarms: true } });
+    try {
+      expect(alarmsOf(synth.json).size).toBe(0);
+      expect(synth.stack.alarms).toBeUndefined();
+      const warnings = Annotations.fromStack(synth.stack).findWarning('*', Match.stringLikeRegexp('withoutAlarms'));
+      expect(warnings).toHaveLength(1);
+      // Everything else stays: the dead-letter queues the alarms watched, and a clean cdk-nag run.
+      expect(resourcesOfType(synth.json, 'AWS::SQS::Queue').length).toBe(
+        resourcesOfType(main.json, 'AWS::SQS::Queue').length,
+      );
+      expect(nagFindings(synth.stack)).toEqual([]);
+    } finally {
+      synth.dispose();
+    }
+    expect(Annotations.fromStack(main.stack).findWarning('*', Match.stringLikeRegexp('withoutAlarms'))).toEqual([]);
+    for (const deployment of [
+      { withoutAlarms: true, alarmEmail: 'ops@example.com' },
+      { withoutAlarms: true, alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:relay-alarms' },
+    ]) {
+      expect(() => synthesize({ deployment })).toThrow(DeploymentConfigError);
+    }
+  });
+
   it('notifies an existing topic given by -c alarmTopicArn, and refuses bad or conflicting topic options', () => {
     const arn = 'arn:aws:sns:eu-west-1:123456789012:relay-alarms';
     const synth = synthesize({ deployment: { alarmTopicArn: arn } });

@@ -26,7 +26,7 @@ export interface SynthOptions {
   /** The deployment options bin/app.ts takes from context (allowOpenAccess, throttle, alarm topic). */
   deployment?: Pick<
     ChatRelayStackProps,
-    'allowOpenAccess' | 'apiThrottleRate' | 'apiThrottleBurst' | 'alarmTopicArn' | 'alarmEmail'
+    'allowOpenAccess' | 'apiThrottleRate' | 'apiThrottleBurst' | 'alarmTopicArn' | 'alarmEmail' | 'withoutAlarms'
   >;
 }
 

@@ -269,4 +269,22 @@ describe('an idle deployed month', () => {
     ]);
     expect(sqs[0]!.dollars).toBeCloseTo(0.2592, 9);
   });
+
+  it('bills the alarm metrics ($0.10 each) unless deployed without alarms', () => {
+    const idle = (withoutAlarms: boolean): Workload => ({
+      name: 'idle',
+      description: 'deployed, no traffic',
+      perDay: {},
+      claimPumps: 0,
+      pumpPauseMs: 50,
+      sseHoursPerDay: 0,
+      deployed: true,
+      withoutAlarms,
+    });
+    const alarms = (w: Workload) =>
+      monthLines(w, [], poolBench([]), PRICES).filter((l) => l.service === 'CloudWatch' && l.what === 'alarm metrics');
+    expect(FIXED.alarms).toBe(12);
+    expect(alarms(idle(false)).map((l) => l.dollars)).toEqual([expect.closeTo(1.2, 9)]);
+    expect(alarms(idle(true))).toEqual([]);
+  });
 });

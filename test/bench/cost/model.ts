@@ -181,6 +181,8 @@ export interface Workload {
   sseEventBurstsPerDay?: number;
   /** Whether the deployment exists at all (sweepers, queue pollers, alarms, stored-secret reads). */
   deployed: boolean;
+  /** Deployed with `-c withoutAlarms=true` (lib/stack.ts): no alarm metrics. @default false */
+  withoutAlarms?: boolean;
 }
 
 export interface CostLine {
@@ -373,7 +375,8 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       'requests',
       p.sqs.standardRequest,
     );
-    lines.add('CloudWatch', 'alarm metrics', FIXED.alarms, 'alarm-months', p.cloudWatch.alarmMonth);
+    if (!w.withoutAlarms)
+      lines.add('CloudWatch', 'alarm metrics', FIXED.alarms, 'alarm-months', p.cloudWatch.alarmMonth);
     // The secrets are table items (lib/constructs/stored-secrets.ts): nothing at rest beyond their
     // few hundred bytes of storage, 1 RRU per item per strongly consistent read.
     const rru = [...secretReads.values()].reduce((sum, r) => sum + r.reads * r.items * FIXED.secretItemRru, 0);

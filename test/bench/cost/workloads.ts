@@ -9,7 +9,8 @@
  * on after the tab closes, since Lambda sees no disconnect, until 5 minutes pass without an event
  * or its 14-minute lifetime ends: ~2.5 min a day on average).
  * busy: 10× typical (operations, pumps and connections).
- * idle: deployed, nothing connected, no traffic: only what runs by itself.
+ * idle: deployed, nothing connected, no traffic: only what runs by itself; idle-without-alarms: the
+ * same, deployed with `-c withoutAlarms=true`.
  */
 import { SIZES } from './operations.js';
 import type { Workload } from './model.js';
@@ -60,6 +61,16 @@ export const WORKLOADS: readonly Workload[] = [
     pumpPauseMs: 50,
     sseHoursPerDay: 0,
     deployed: true,
+  },
+  {
+    name: 'idle-without-alarms',
+    description: 'idle, deployed with -c withoutAlarms=true (no CloudWatch alarm)',
+    perDay: {},
+    claimPumps: 0,
+    pumpPauseMs: 50,
+    sseHoursPerDay: 0,
+    deployed: true,
+    withoutAlarms: true,
   },
   {
     name: 'typical',
