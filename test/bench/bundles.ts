@@ -167,6 +167,8 @@ export async function runBundleScenarios(log: (line: string) => void): Promise<{
     for (const resource of Object.values(template.Resources)) {
       const asset = resource.Metadata?.['aws:asset:path'];
       if (resource.Type !== 'AWS::Lambda::Function' || !asset) continue;
+      // Ours only: the CDK custom-resource framework's own function (stored-secrets.ts) is not an esbuild bundle.
+      if (!existsSync(join(outdir, asset, 'index.mjs'))) continue;
       const path = String(resource.Metadata?.['aws:cdk:path'] ?? '')
         .replace(/^ChatRelay\//, '')
         .replace(/\/Resource$/, '');
