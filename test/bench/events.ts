@@ -400,7 +400,13 @@ export async function runEventScenarios(
     {
       let url: string | undefined;
       await phase('SSE idle: start a second server', async () => {
-        idleServer = await startChildServer('the idle-phase server', { SSE_LIFETIME_MS: String(SCALE.sseIdleMs) });
+        // No warm window (SSE_WARM_MS=0): a new connection's first 6 s of 200 ms polls are a reconnect's
+        // cost (the cost model's SSE.reconnectRru), not idle polling; measured here they would be
+        // spread over every idle minute (a 30 s connection: ~140 calls instead of ~80).
+        idleServer = await startChildServer('the idle-phase server', {
+          SSE_LIFETIME_MS: String(SCALE.sseIdleMs),
+          SSE_WARM_MS: '0',
+        });
         url = idleServer.url;
       });
       await phase(`SSE idle: 2 connections, ${SCALE.sseIdleMs / 1000} s`, async () => {
