@@ -306,8 +306,9 @@ export async function list(q: ChatListQuery): Promise<Page<Chat>> {
  * last_read_at is unset), one counting Query over the unread messages: a mark-read, whose
  * last_read_at is now, normally needs none.
  */
-async function recompute(chat: ChatRecord): Promise<void> {
-  const newestTwo = await Chats.newestMessages(chat.id, 2);
+async function recompute(chat: ChatRecord, readAlongside?: MessageRecord[]): Promise<void> {
+  const newestTwo =
+    readAlongside && agreesWith(chat, readAlongside) ? readAlongside : await Chats.newestMessages(chat.id, 2);
   const lastReadAt = chat.last_read_at;
   const unread =
     lastReadAt === null
@@ -321,6 +322,26 @@ async function recompute(chat: ChatRecord): Promise<void> {
   chat.last_message_preview = newestPreview ?? (second ? previewOf(second) : null);
   chat.last_message_role = !newest ? null : newestPreview !== null || !second ? newest.role : second.role;
   chat.unread_count = unread;
+}
+
+/**
+ * Whether the newest messages read alongside the chat (not after it) are the ones the chat
+ * describes: its last message's time, preview and role as they would be recomputed. A message
+ * that landed between the two reads makes them disagree (it moves the chat's last_message_at
+ * in its own transaction), and the messages are then read again; if it landed after both,
+ * the rewrite's condition on the chat fails and the attempt starts over, as before.
+ */
+function agreesWith(chat: ChatRecord, newestTwo: MessageRecord[]): boolean {
+  const [newest, second] = newestTwo;
+  if (!newest) return chat.last_message_at === null;
+  if (newest.stream_state === 'streaming' || second?.stream_state === 'streaming') return false;
+  const preview = previewOf(newest) ?? (second ? previewOf(second) : null);
+  const role = previewOf(newest) !== null || !second ? newest.role : second.role;
+  return (
+    chat.last_message_at === newest.created_at &&
+    chat.last_message_preview === preview &&
+    chat.last_message_role === role
+  );
 }
 
 /**
@@ -378,12 +399,13 @@ async function rewrite(
         }
       }
       if (Date.now() - started >= REWRITE_BUDGET_MS) throw new BusyError();
-      const read = await Chats.getChat(chatId);
+      // The chat and its newest messages side by side: one round trip (recompute checks they agree).
+      const [read, newestTwo] = await Promise.all([Chats.getChat(chatId), Chats.newestMessages(chatId, 2)]);
       if (!read) throw chatNotFound(chatId);
       const now = deps.clock().toISOString();
       const next: ChatRecord = { ...read, updated_at: now };
       const { events, sets, extra = [], after, parts: attemptParts = [], whileTitleDefault } = change(next, now);
-      await recompute(next);
+      await recompute(next, newestTwo);
       after?.(next);
       const reservation = await take(events.length);
       let stale = false;
