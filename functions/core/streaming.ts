@@ -358,7 +358,9 @@ async function finishAttempts(
     // Not for a timeout's cancel: it is not the reply of the request that found the stream overdue.
     const completion = how.kind === 'expire' ? [] : completionInTransaction(Store.toMessage(finished));
     try {
-      const eventItems = (await eventNumber()).items([event], nowIso);
+      // The event's number and (for a completion) the chat's pin, side by side: one round trip.
+      const [numbers, chat] = await Promise.all([eventNumber(), cancelled ? undefined : Chats.getChat(loc.chatId)]);
+      const eventItems = numbers.items([event], nowIso);
       if (cancelled) {
         await transact([
           ...finishing,
@@ -369,7 +371,6 @@ async function finishAttempts(
         ]);
       } else {
         const preview = previewOf({ content_final: contentFinal, content_partial: null });
-        const chat = await Chats.getChat(loc.chatId);
         if (!chat) throw chatNotFound(loc.chatId);
         await commitTouchingChat(
           loc.chatId,

@@ -1,0 +1,52 @@
+/**
+ * Sequential storage round trips of the streaming writes (x-storage-trips: calls in flight
+ * together count once), the latency floor on AWS at ~5-10 ms each: an agent's message and a
+ * chunk in 2, a stream's completion in 3 (the message, then its event number beside the chat's
+ * pin, then the transaction). Counted on a warm instance, as a streaming agent sees it.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
+
+const config = {
+  agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
+  models: [{ id: 'm', name: 'M', description: '' }],
+};
+const api = useApi({ config, env: { EXPOSE_USAGE_HEADERS: '1' } });
+const trips = (res: { headers: Headers }) => Number(res.headers.get('x-storage-trips'));
+
+let chatId: string;
+beforeAll(async () => {
+  chatId = (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
+  // Warms the chat's facts in this instance, as the agent's earlier messages would.
+  await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', content: 'hi' });
+});
+
+describe('round trips of the streaming writes', () => {
+  it('an agent message: 2; a chunk: 2 (its first maybe 3); the completion: 3', async () => {
+    const message = await api.post(`/api/v1/chats/${chatId}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      content: 'plain',
+    });
+    expect([message.status, trips(message)]).toEqual([201, 2]);
+    const stream = await api.post(`/api/v1/chats/${chatId}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      streaming: true,
+    });
+    expect(stream.status).toBe(201);
+    const chunkTrips: number[] = [];
+    for (const deltaText of ['Hello', ',', ' wor', 'ld']) {
+      const chunk = await api.post(`/api/v1/messages/${stream.body.id}/chunks`, { deltaText });
+      expect(chunk.status).toBe(200);
+      chunkTrips.push(trips(chunk));
+    }
+    // The first may also lease a block of the rate limit (middleware/rate-limit.ts): one more.
+    expect(chunkTrips[0]).toBeLessThanOrEqual(3);
+    expect(chunkTrips.slice(1)).toEqual([2, 2, 2]);
+    const done = await api.post(`/api/v1/messages/${stream.body.id}/complete`, {});
+    expect([done.status, done.body.content_final, trips(done)]).toEqual([200, 'Hello, world', 3]);
+    const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
+    expect([chat.last_message_preview, chat.last_message_role]).toEqual(['Hello, world', 'agent']);
+  });
+});
