@@ -251,17 +251,19 @@ describe('a month of SSE connections', () => {
 });
 
 describe('an idle deployed month', () => {
+  const idle = (withoutAlarms = false): Workload => ({
+    name: 'idle',
+    description: 'deployed, no traffic',
+    perDay: {},
+    claimPumps: 0,
+    pumpPauseMs: 50,
+    sseHoursPerDay: 0,
+    deployed: true,
+    withoutAlarms,
+  });
+
   it('long-polls one SQS event source (the flush queue, which carries the stream checks too), all month', () => {
-    const idle: Workload = {
-      name: 'idle',
-      description: 'deployed, no traffic',
-      perDay: {},
-      claimPumps: 0,
-      pumpPauseMs: 50,
-      sseHoursPerDay: 0,
-      deployed: true,
-    };
-    const sqs = monthLines(idle, [], poolBench([]), PRICES).filter((l) => l.service === 'SQS');
+    const sqs = monthLines(idle(), [], poolBench([]), PRICES).filter((l) => l.service === 'SQS');
     // 5 pollers × 2,592,000 s / 20 s = 648,000 ReceiveMessage × $0.40/M = $0.2592
     expect(FIXED).toMatchObject({ flushPollers: 5, pollWaitSeconds: 20 });
     expect(sqs.map((l) => [l.what, l.quantity])).toEqual([
@@ -271,16 +273,6 @@ describe('an idle deployed month', () => {
   });
 
   it('bills the alarm metrics ($0.10 each) unless deployed without alarms', () => {
-    const idle = (withoutAlarms: boolean): Workload => ({
-      name: 'idle',
-      description: 'deployed, no traffic',
-      perDay: {},
-      claimPumps: 0,
-      pumpPauseMs: 50,
-      sseHoursPerDay: 0,
-      deployed: true,
-      withoutAlarms,
-    });
     const alarms = (w: Workload) =>
       monthLines(w, [], poolBench([]), PRICES).filter((l) => l.service === 'CloudWatch' && l.what === 'alarm metrics');
     expect(FIXED.alarms).toBe(12);
