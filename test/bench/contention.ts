@@ -10,11 +10,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
+import { startDynamo } from '../../local/dynamo.js';
 import type { LocalDynamo } from '../../local/dynamo.js';
 import type { LocalApi } from '../../local/server.js';
 import { ensureTable } from '../../local/table.js';
-import { BENCH_CONFIG } from './scenario.js';
+import { startBenchApi } from './local-api.js';
 
 const TABLE_NAME = 'contention';
 const sizes = (process.env.CONTENTION_SIZES ?? '100,50').split(',').map(Number);
@@ -32,15 +32,10 @@ async function main(): Promise<void> {
     cleanup = dataDir;
     dynamo = await startDynamo(dataDir ? { dataDir } : {});
     await ensureTable(dynamo.endpoint, TABLE_NAME);
-    Object.assign(process.env, LOCAL_AWS_ENV, {
-      TABLE_NAME,
-      DYNAMODB_ENDPOINT: dynamo.endpoint,
-      INSTANCE_CONFIG: JSON.stringify(BENCH_CONFIG),
-      POWERTOOLS_LOG_LEVEL: 'SILENT',
-      OPENGRAM_WRITE_RATE_LIMIT_MAX: '1000000000',
+    api = await startBenchApi(dynamo.endpoint, TABLE_NAME, {
+      usageHeaders: false,
+      local: { dispatch: false, search: false, autoRename: false, streamTimers: false },
     });
-    const { startLocalApi } = await import('../../local/server.js');
-    api = await startLocalApi(0, { dispatch: false, search: false, autoRename: false, streamTimers: false });
     const base = `${api.url}/api/v1`;
     // DynamoDB calls and cancelled transactions (version races, transaction conflicts) per burst.
     const { ddb } = await import('../../functions/store/db.js');

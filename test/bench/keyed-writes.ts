@@ -3,8 +3,9 @@
  * an Idempotency-Key (DynamoDB calls, sequential storage round trips, Local's WCU), from the
  * usage headers of the in-process local runtime. Warm function, 20 requests each, means.
  */
-import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
+import { startDynamo } from '../../local/dynamo.js';
 import { ensureTable } from '../../local/table.js';
+import { startBenchApi } from './local-api.js';
 import { textTable } from './stats.js';
 
 const N = 20;
@@ -12,20 +13,12 @@ const N = 20;
 async function main(): Promise<void> {
   const dynamo = await startDynamo();
   await ensureTable(dynamo.endpoint, 'keyed-writes');
-  Object.assign(process.env, LOCAL_AWS_ENV, {
-    TABLE_NAME: 'keyed-writes',
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    INSTANCE_CONFIG: JSON.stringify({
+  const local = await startBenchApi(dynamo.endpoint, 'keyed-writes', {
+    config: {
       agents: [{ id: 'assistant', name: 'A', description: '' }],
       models: [{ id: 'm', name: 'M', description: '' }],
-    }),
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
-    OPENGRAM_WRITE_RATE_LIMIT_MAX: '1000000000',
-    EXPOSE_USAGE_HEADERS: '1',
+    },
   });
-  // Imported only now: handlers read the environment once, when their modules load.
-  const { startLocalApi } = await import('../../local/server.js');
-  const local = await startLocalApi(0);
   const post = async (path: string, body: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${local.url}${path}`, {
       method: 'POST',

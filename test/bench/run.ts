@@ -31,10 +31,11 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { resolve } from 'node:path';
-import { LOCAL_AWS_ENV, startDynamo } from '../../local/dynamo.js';
+import { startDynamo } from '../../local/dynamo.js';
 import type { LocalDynamo } from '../../local/dynamo.js';
 import type { LocalApi } from '../../local/server.js';
 import { ensureTable } from '../../local/table.js';
+import { startBenchApi } from './local-api.js';
 import { bundleTables, runBundleScenarios } from './bundles.js';
 import type { BundleReport } from './bundles.js';
 import { killChildServers, stopChildServers } from './child.js';
@@ -53,7 +54,7 @@ import { runRequestScenarios } from './requests.js';
 import { runSearchScenarios, searchTables } from './search.js';
 import type { SearchReport } from './search.js';
 import type { StreamingReport } from './messages.js';
-import { BENCH_CONFIG, SCALE, runScenario } from './scenario.js';
+import { SCALE, runScenario } from './scenario.js';
 import type { ScenarioResult } from './scenario.js';
 import { groupByLabel, serverTable, summarize, summaryTable, textTable, trend, trendTable } from './stats.js';
 import type { Sample, Summary, Trend } from './stats.js';
@@ -186,17 +187,7 @@ async function main(): Promise<number> {
   log('Starting DynamoDB Local (in memory)...');
   dynamo = await startDynamo();
   await ensureTable(dynamo.endpoint, TABLE_NAME);
-  Object.assign(process.env, LOCAL_AWS_ENV, {
-    TABLE_NAME,
-    DYNAMODB_ENDPOINT: dynamo.endpoint,
-    INSTANCE_CONFIG: JSON.stringify(BENCH_CONFIG),
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
-    OPENGRAM_WRITE_RATE_LIMIT_MAX: '1000000000',
-    EXPOSE_USAGE_HEADERS: '1',
-  });
-  // Imported only now: handlers read the environment once, when their modules load.
-  const { startLocalApi } = await import('../../local/server.js');
-  api = await startLocalApi(0);
+  api = await startBenchApi(dynamo.endpoint, TABLE_NAME);
   log(`Local API on ${api.url}, DynamoDB Local on ${dynamo.endpoint}; scenario seed ${seed}`);
 
   // One untimed request so the first measured one does not pay for connection set-up.

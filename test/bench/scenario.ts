@@ -4,6 +4,7 @@
  * (server-generated ids and timestamps aside; concurrent requests may interleave differently).
  */
 import type { Sample } from './stats.js';
+import { seeded } from '../support/random.js';
 
 /** The instance configuration the benchmark runs with: 3 agents, 2 models. */
 export const BENCH_CONFIG = {
@@ -169,16 +170,9 @@ const SUGGESTION_PREFIXES = [
 
 /** mulberry32: a small, fast, seeded PRNG (uniform in [0, 1)). */
 export class Rng {
-  private state: number;
+  readonly next: () => number;
   constructor(seed: number) {
-    this.state = seed >>> 0;
-  }
-  next(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    this.next = seeded(seed);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);

@@ -18,6 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import type { StoredEvent } from '../../functions/store/events-repo.js';
 import { percentile, textTable } from './stats.js';
+import { seeded } from '../support/random.js';
 
 const STAGES = [10_000, 100_000];
 const CHAT_COUNT = 50;
@@ -36,17 +37,6 @@ export interface SearchReport {
   }[];
   freshnessMs: { p50: number; p99: number; max: number };
   writeCost: Record<string, { calls: number; rcu: number; wcu: number }>;
-}
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const COMMON = (
@@ -118,7 +108,7 @@ export async function runSearchScenarios(url: string, log: (line: string) => voi
     return { ms: performance.now() - started, body };
   };
 
-  const random = rng(7);
+  const random = seeded(7);
   const words = vocabulary(random);
   const draw = zipf(words.length, random);
   const chats: string[] = [];

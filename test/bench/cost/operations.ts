@@ -148,6 +148,12 @@ const LOG_SAMPLE_RATE = 0.01;
 const API_LOG = 700 * LOG_SAMPLE_RATE;
 const JOB_LOG = 400 * LOG_SAMPLE_RATE;
 
+/** A stream timeout's look at one stream (core/streaming.ts expireIfIdle): its pointer, then the message. */
+const streamLookup: ItemRead[] = [
+  { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
+  { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
+];
+
 export const OPERATIONS: readonly Operation[] = [
   {
     id: 'message.create.user',
@@ -272,10 +278,7 @@ export const OPERATIONS: readonly Operation[] = [
     calls: 2,
     writes: [],
     // expireIfIdle: locate + getMessage; the stream is already complete: done, no execution
-    reads: [
-      { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
-      { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
-    ],
+    reads: streamLookup,
     // functions/platform/stream-timer.ts: SendMessage on the flush queue (the create route), its
     // event source's ReceiveMessage and DeleteMessage (one each per message at this rate: an upper
     // bound); the flush consumer runs the check (functions/jobs/flush.ts)
@@ -291,10 +294,7 @@ export const OPERATIONS: readonly Operation[] = [
     durationMs: 30,
     calls: 2,
     writes: [],
-    reads: [
-      { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
-      { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
-    ],
+    reads: streamLookup,
     // lib/constructs/stream-timeouts.ts: Wait → ExpireIfIdle → IsStreamOver → StreamOver
     // (+3 per further round: Wait → ExpireIfIdle → IsStreamOver)
     sfnTransitions: 4,

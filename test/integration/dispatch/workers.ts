@@ -122,17 +122,8 @@ async function handle(d: ReturnType<typeof dispatch>, ledger: Ledger, o: PumpOpt
   }
 }
 
-/** A small seeded PRNG (mulberry32), so a soak's choices are the same on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small seeded PRNG, so a soak's choices are the same on every run. */
+export { seeded } from '../../support/random.js';
 
 /** Waits until `done()` or `ms` passes; returns whether it is done. */
 export async function until(done: () => boolean, ms: number): Promise<boolean> {

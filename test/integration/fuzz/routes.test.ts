@@ -25,6 +25,7 @@ import { ddb } from '../../../functions/store/db.js';
 import { routes } from '../../../lib/routes.js';
 import type { RouteSpec } from '../../../lib/routes.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
+import { seeded } from '../../support/random.js';
 
 const PER_ROUTE = Number(process.env.FUZZ_PER_ROUTE ?? 6);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
@@ -36,17 +37,7 @@ const api = useApi({ config: { ...oneAgentConfig, server: { dispatch: { claimWai
 // Randomness (seeded, so a failure reproduces with its FUZZ_SEED)
 // ---------------------------------------------------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = mulberry32(SEED);
+const random = seeded(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 const chance = (p: number) => random() < p;
 
