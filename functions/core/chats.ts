@@ -316,12 +316,18 @@ async function recompute(chat: ChatRecord, readAlongside?: MessageRecord[]): Pro
       : newestTwo.length === 0 || newestTwo[0]!.created_at <= lastReadAt
         ? 0
         : await Chats.countNonUserMessagesAfter(chat.id, lastReadAt);
-  const [newest, second] = await Promise.all(newestTwo.map(withStreamedText));
-  const newestPreview = newest ? previewOf(newest) : null;
-  chat.last_message_at = newest ? newest.created_at : null;
-  chat.last_message_preview = newestPreview ?? (second ? previewOf(second) : null);
-  chat.last_message_role = !newest ? null : newestPreview !== null || !second ? newest.role : second.role;
+  Object.assign(chat, lastMessageFields(await Promise.all(newestTwo.map(withStreamedText))));
   chat.unread_count = unread;
+}
+
+/** §3.3's newest-message fields from the two newest messages (newest first). */
+function lastMessageFields([newest, second]: MessageRecord[]) {
+  const newestPreview = newest ? previewOf(newest) : null;
+  return {
+    last_message_at: newest ? newest.created_at : null,
+    last_message_preview: newestPreview ?? (second ? previewOf(second) : null),
+    last_message_role: !newest ? null : newestPreview !== null || !second ? newest.role : second.role,
+  };
 }
 
 /**
@@ -329,18 +335,16 @@ async function recompute(chat: ChatRecord, readAlongside?: MessageRecord[]): Pro
  * describes: its last message's time, preview and role as they would be recomputed. A message
  * that landed between the two reads makes them disagree (it moves the chat's last_message_at
  * in its own transaction), and the messages are then read again; if it landed after both,
- * the rewrite's condition on the chat fails and the attempt starts over, as before.
+ * the rewrite's condition on the chat fails and the attempt starts over, as before. Streaming
+ * messages (whose text lives in their chunks) are always read again.
  */
 function agreesWith(chat: ChatRecord, newestTwo: MessageRecord[]): boolean {
-  const [newest, second] = newestTwo;
-  if (!newest) return chat.last_message_at === null;
-  if (newest.stream_state === 'streaming' || second?.stream_state === 'streaming') return false;
-  const preview = previewOf(newest) ?? (second ? previewOf(second) : null);
-  const role = previewOf(newest) !== null || !second ? newest.role : second.role;
+  if (newestTwo.some((m) => m.stream_state === 'streaming')) return false;
+  const fields = lastMessageFields(newestTwo);
   return (
-    chat.last_message_at === newest.created_at &&
-    chat.last_message_preview === preview &&
-    chat.last_message_role === role
+    chat.last_message_at === fields.last_message_at &&
+    chat.last_message_preview === fields.last_message_preview &&
+    chat.last_message_role === fields.last_message_role
   );
 }
 

@@ -9,7 +9,7 @@
  * result is memoized per input. core/live-config.ts decides which document is live (an
  * administrator's stored one wins over the deployed one).
  */
-import { readableStoredSecrets, storedSecret } from '../store/secrets-repo.js';
+import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo.js';
 import { env } from './env.js';
 import { INSTANCE_SECRET_UNREADABLE, resolveConfig } from './instance-config.js';
 import type { ConfigOverrides, InstanceConfig } from './instance-config.js';
@@ -19,11 +19,9 @@ let memo: { key: string; config: InstanceConfig } | undefined;
 /** The instance secret kept in the table, when the stack keeps it there (INSTANCE_SECRET_IN_TABLE). */
 async function tableInstanceSecret(): Promise<string | undefined> {
   if (!env().INSTANCE_SECRET_IN_TABLE) return undefined;
-  if (!readableStoredSecrets().includes('INSTANCE')) return INSTANCE_SECRET_UNREADABLE;
-  const value = await storedSecret('INSTANCE');
+  if (!mayReadStoredSecret('INSTANCE')) return INSTANCE_SECRET_UNREADABLE;
   // Fail closed: without its item, a secret-protected instance must not resolve as an open one.
-  if (value === undefined) throw new Error('The instance secret item (SECRET#INSTANCE) is missing from the table');
-  return value;
+  return requiredStoredSecret('INSTANCE');
 }
 
 /** The document the deployment was given (INSTANCE_CONFIG), before any administrator change. */

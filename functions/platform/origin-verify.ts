@@ -22,22 +22,21 @@ import { RouteNotFoundError } from '../errors.js';
 import { errorResult } from '../middleware/error-envelope.js';
 import { header } from '../middleware/types.js';
 import type { HttpEvent } from '../middleware/types.js';
-import { readableStoredSecrets, storedSecret } from '../store/secrets-repo.js';
+import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo.js';
 
 /** The custom origin header CloudFront adds (lower-case, as payload v2 delivers headers). */
 export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
 
 /** Whether an origin-verify secret is configured at all (a deployed stack's edge functions). */
-export const edgeConfigured = (): boolean => readableStoredSecrets().includes('ORIGIN_VERIFY');
+export const edgeConfigured = (): boolean => mayReadStoredSecret('ORIGIN_VERIFY');
 
 /** Whether the request carries the origin-verify secret (compared in constant time). */
 export async function cameThroughEdge(event: HttpEvent): Promise<boolean> {
   if (!edgeConfigured()) return false;
   const given = header(event, ORIGIN_VERIFY_HEADER);
   if (!given) return false;
-  const expected = await storedSecret('ORIGIN_VERIFY');
   // Fail closed: a missing item is a broken deployment, never a pass (edgeOnly answers 500).
-  if (!expected) throw new Error('The origin-verify item (SECRET#ORIGIN_VERIFY) is missing from the table');
+  const expected = await requiredStoredSecret('ORIGIN_VERIFY');
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);

@@ -15,7 +15,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type webpushModule from 'web-push';
-import { readableStoredSecrets, storedSecret } from '../store/secrets-repo.js';
+import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo.js';
 import { env } from './env.js';
 import { VAPID_KEY_HELD_APART } from './instance-config.js';
 import type { InstanceConfig } from './instance-config.js';
@@ -81,10 +81,8 @@ function loadWebPush(): Promise<WebPush> {
 async function keyPairHeldApart(): Promise<VapidKeyPair> {
   const e = env();
   let value: unknown;
-  if (readableStoredSecrets().includes('VAPID')) {
-    const stored = await storedSecret('VAPID');
-    if (stored === undefined) throw new Error('The VAPID key pair item (SECRET#VAPID) is missing from the table');
-    value = JSON.parse(stored);
+  if (mayReadStoredSecret('VAPID')) {
+    value = JSON.parse(await requiredStoredSecret('VAPID'));
   } else if (e.VAPID_KEYS_FILE) {
     value = JSON.parse(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
   } else {

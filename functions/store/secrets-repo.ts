@@ -109,6 +109,21 @@ export function readableStoredSecrets(): StoredSecretName[] {
   return STORED_SECRET_NAMES.filter((name) => listed.includes(name));
 }
 
+/** Whether this function may read the stored secret (the stack listed it in STORED_SECRETS). */
+export const mayReadStoredSecret = (name: StoredSecretName): boolean => readableStoredSecrets().includes(name);
+
+/**
+ * A stored secret this function may read. Its item missing is a broken deployment, which fails
+ * closed: an error (a 500), never an instance without its secret.
+ */
+export async function requiredStoredSecret(name: StoredSecretName): Promise<string> {
+  const value = await storedSecret(name);
+  if (value === undefined) {
+    throw new Error(`The ${name} secret (${Keys.generatedSecret(name).pk}) is missing or not readable here`);
+  }
+  return value;
+}
+
 /**
  * A stored secret's value, or undefined when this function may not read it (not in STORED_SECRETS)
  * or its item is missing. Every secret the function may read comes in one strongly consistent
