@@ -21,7 +21,7 @@ import { completionInTransaction, replyStoredInTransaction } from '../store/idem
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
-import { chatNotFound, existingChat } from './chats.js';
+import { chatFacts, chatNotFound, existingChat, rememberChatFacts } from './chats.js';
 import { commitTouchingChat } from './chat-writes.js';
 import { locationCache } from './locations.js';
 import { previewOf } from '../model.js';
@@ -358,8 +358,10 @@ async function finishAttempts(
     // Not for a timeout's cancel: it is not the reply of the request that found the stream overdue.
     const completion = how.kind === 'expire' ? [] : completionInTransaction(Store.toMessage(finished));
     try {
-      // The event's number and (for a completion) the chat's pin, side by side: one round trip.
-      const [numbers, chat] = await Promise.all([eventNumber(), cancelled ? undefined : Chats.getChat(loc.chatId)]);
+      // The event's number and (for a completion) the chat's pin as this container knows it
+      // (chatFacts: read only the first time; a stale pin fails the chat's condition and
+      // commitTouchingChat retries with the pin it finds), side by side.
+      const [numbers, chat] = await Promise.all([eventNumber(), cancelled ? undefined : chatFacts(loc.chatId)]);
       const eventItems = numbers.items([event], nowIso);
       if (cancelled) {
         await transact([
@@ -372,7 +374,7 @@ async function finishAttempts(
       } else {
         const preview = previewOf({ content_final: contentFinal, content_partial: null });
         if (!chat) throw chatNotFound(loc.chatId);
-        await commitTouchingChat(
+        const committed = await commitTouchingChat(
           loc.chatId,
           {
             now: nowIso,
@@ -384,6 +386,7 @@ async function finishAttempts(
           [...finishing, ...voidItems, ...completion],
           eventItems,
         );
+        rememberChatFacts({ ...chat, pinned: committed.pinned });
       }
     } catch (error) {
       if (!(error instanceof RetryFinish) || attempt >= 20) throw error;

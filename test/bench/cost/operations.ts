@@ -119,7 +119,7 @@ const rateLimit: ItemWrite = { item: 'rate-limit window RL#<client> (UpdateItem)
 const sequence: ItemWrite = { item: 'event sequence SEQ (UpdateItem)', kb: S.counter };
 const chatGet: ItemRead = { item: 'chat (GetItem, existingChat)', kb: S.chat, consistent: true };
 /**
- * Message and request creation read the chat only when their container has not seen it yet
+ * Message and request creation and stream completion read the chat only when their container has not seen it yet
  * (core/chats.ts chatFacts; the transaction checks model and pin): a cold container or a new
  * chat, taken here as 1 create in 10.
  */
@@ -262,7 +262,8 @@ export const OPERATIONS: readonly Operation[] = [
       { item: 'message (GetItem)', kb: S.message, consistent: true },
       // the complete function's text cache holds none of the chunk function's chunks
       { item: 'chunks (Query)', kb: S.chunksPerReply * S.chunk, consistent: true },
-      chatGet,
+      // the chat's pin (core/chats.ts chatFacts, beside the event number)
+      chatGetCold,
     ],
     responseKb: 5,
     logBytes: API_LOG,

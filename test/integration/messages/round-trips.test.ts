@@ -49,4 +49,24 @@ describe('round trips of the streaming writes', () => {
     const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
     expect([chat.last_message_preview, chat.last_message_role]).toEqual(['Hello, world', 'agent']);
   });
+
+  it('a completion after the chat was pinned meanwhile writes the chat as pinned (its cached pin was stale)', async () => {
+    const stream = await api.post(`/api/v1/chats/${chatId}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      streaming: true,
+    });
+    await api.post(`/api/v1/messages/${stream.body.id}/chunks`, { deltaText: 'pinned reply' });
+    expect((await api.patch(`/api/v1/chats/${chatId}`, { pinned: true })).status).toBe(200);
+    const done = await api.post(`/api/v1/messages/${stream.body.id}/complete`, {});
+    expect(done.status).toBe(200);
+    // A chat with a newer message: it lists first unless the completion kept the pin in the list key.
+    const other = (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
+    await api.post(`/api/v1/chats/${other.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'newer' });
+    const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
+    expect([chat.pinned, chat.last_message_preview]).toEqual([true, 'pinned reply']);
+    // Pinned first, ahead of the chat with the newer message.
+    const listed = (await api.get('/api/v1/chats?limit=2')).body.data.map((c: { id: string }) => c.id);
+    expect(listed).toEqual([chatId, other.id]);
+  });
 });
