@@ -411,7 +411,6 @@ export interface ClaimedBatch {
   attachments: BatchAttachment[];
 }
 
-/** POST /dispatch/claim and claim-many: up to `max` batches, long-polling up to waitMs (capped at 25 s). */
 /** How far past its deadline a claim's last long-poll may run, to save the receives of its last second. */
 export const CLAIM_OVERSHOOT_MS = 500;
 
@@ -429,6 +428,7 @@ export function longPollSeconds(remainingMs: number): number {
   return Math.min(20, seconds);
 }
 
+/** POST /dispatch/claim and claim-many: up to `max` batches, long-polling up to waitMs (capped at 25 s). */
 export async function claim(
   config: InstanceConfig,
   req: ClaimRequest,

@@ -57,19 +57,6 @@ export interface FunctionWiring {
 }
 
 /**
- * How a function may use the table:
- * - `none`: only its name (functions/platform/env.ts requires TABLE_NAME everywhere);
- * - `config`: GetItem in the SETTINGS partition only, where the live configuration is
- *   (core/live-config.ts): the routes that read no data (lib/routes.ts `table: 'config'`);
- * - `read`: read data, and write nothing;
- * - `readCursors`: read data, plus PutItem in the cursor-signing key's partition only (a paginating
- *   read route creates the key on first use, store/secrets-repo.ts; lib/routes.ts `cursors`);
- * - `readWrite`: read and write data.
- * Every function with table access gets an explicit Deny on the secrets' partitions (SECRET#,
- * Keys.generatedSecret, secretsDenied) but the ones it uses: `readCursors` the cursor-signing key,
- * and whatever bindStoredSecret names (the instance secret, the origin-verify value, the VAPID pair).
- */
-/**
  * The DynamoDB actions the functions' requests need (store/db.ts sends Get, Query, BatchGet and
  * TransactGet, which IAM authorizes as GetItem per item; Put, Update, Delete, BatchWrite and
  * TransactWrite, authorized per item as Put/Update/Delete/ConditionCheckItem). No Scan,
@@ -103,6 +90,19 @@ const STORED_SECRET_DENIED_ACTIONS = [
   'dynamodb:UpdateItem',
 ];
 
+/**
+ * How a function may use the table:
+ * - `none`: only its name (functions/platform/env.ts requires TABLE_NAME everywhere);
+ * - `config`: GetItem in the SETTINGS partition only, where the live configuration is
+ *   (core/live-config.ts): the routes that read no data (lib/routes.ts `table: 'config'`);
+ * - `read`: read data, and write nothing;
+ * - `readCursors`: read data, plus PutItem in the cursor-signing key's partition only (a paginating
+ *   read route creates the key on first use, store/secrets-repo.ts; lib/routes.ts `cursors`);
+ * - `readWrite`: read and write data.
+ * Every function with table access gets an explicit Deny on the secrets' partitions (SECRET#,
+ * Keys.generatedSecret, secretsDenied) but the ones it uses: `readCursors` the cursor-signing key,
+ * and whatever bindStoredSecret names (the instance secret, the origin-verify value, the VAPID pair).
+ */
 export type TableAccess = 'none' | 'config' | 'read' | 'readCursors' | 'readWrite';
 
 export interface ApiFunctionProps {
@@ -416,8 +416,8 @@ export class ApiFunction extends LambdaFunction {
    */
   bindStoredSecret(table: ITable, name: StoredSecretName): void {
     this.secretsAllowed.add(name);
-    const readable = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
-    this.addEnvironment('STORED_SECRETS', readable.join(','));
+    const stored = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
+    this.addEnvironment('STORED_SECRETS', stored.join(','));
     this.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
@@ -428,7 +428,6 @@ export class ApiFunction extends LambdaFunction {
     );
     this.exceptAllowedSecrets();
     // Reading the item is all: the exception must not let a read-write role change or query it.
-    const stored = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
     const pks = stored.map((n) => Keys.generatedSecret(n).pk);
     if (!this.storedSecretsReadOnly) {
       this.storedSecretsReadOnly = new PolicyStatement({
