@@ -46,7 +46,7 @@ export function sqs(): SQSClient {
 const queueUrl = (name: 'DISPATCH_QUEUE_URL' | 'FLUSH_QUEUE_URL'): string => requiredEnv(name);
 
 /** SQS's own limits: per-message delay 0–900 s, visibility 0–12 h. */
-const MAX_DELAY_SECONDS = 900;
+export const MAX_DELAY_SECONDS = 900;
 const MAX_VISIBILITY_SECONDS = 12 * 3600;
 
 /**
@@ -54,12 +54,20 @@ const MAX_VISIBILITY_SECONDS = 12 * 3600;
  * waits out the sub-second remainder itself).
  */
 export async function sendFlush(chatId: string, delayMs: number): Promise<void> {
-  const delay = Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.floor(delayMs / 1000)));
+  await sendToFlushQueue(JSON.stringify({ chatId }), Math.floor(delayMs / 1000));
+}
+
+/**
+ * A delayed record on the flush queue, which carries the flush signals and the stream checks
+ * (functions/platform/stream-timer.ts; functions/jobs/flush.ts tells them apart). The delay is
+ * clamped to SQS's 0–900 s.
+ */
+export async function sendToFlushQueue(body: string, delaySeconds: number): Promise<void> {
   await sqs().send(
     new SendMessageCommand({
       QueueUrl: queueUrl('FLUSH_QUEUE_URL'),
-      MessageBody: JSON.stringify({ chatId }),
-      DelaySeconds: delay,
+      MessageBody: body,
+      DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, delaySeconds)),
     }),
   );
 }

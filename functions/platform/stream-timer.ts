@@ -22,11 +22,10 @@
  * (local/stream-timers.ts). Correctness never rests on either stage: every read and write of
  * a stream treats an overdue stream as cancelled.
  */
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SFNClient } from '@aws-sdk/client-sfn';
 import { env } from './env.js';
 import { logger } from './logger.js';
-import { sqs } from './queues.js';
+import { MAX_DELAY_SECONDS, sendToFlushQueue } from './queues.js';
 import { CONTROL_PLANE_BUDGET, clientBudget } from './aws-clients.js';
 
 export interface StreamTimerInput {
@@ -40,7 +39,7 @@ export interface StreamTimerInput {
 export type StreamTimerStarter = (input: StreamTimerInput) => Promise<void>;
 
 /** SQS's longest per-message delay. A longer timeout is finished by the state machine. */
-export const MAX_CHECK_DELAY_SECONDS = 900;
+export const MAX_CHECK_DELAY_SECONDS = MAX_DELAY_SECONDS;
 
 /**
  * The check comes this long after the deadline, so that it finds an abandoned stream already
@@ -84,18 +83,14 @@ export function installStreamTimer(
 }
 
 async function sendCheck(input: StreamTimerInput): Promise<void> {
-  // The flush queue carries the stream checks too (functions/jobs/flush.ts tells them apart).
-  const queueUrl = env().FLUSH_QUEUE_URL;
-  if (!queueUrl) {
+  if (!env().FLUSH_QUEUE_URL) {
     logger.warn('stream timer not configured: an abandoned stream is cancelled when next read or written', {
       messageId: input.messageId,
     });
     return;
   }
   const message = streamCheckMessage(input);
-  await sqs().send(
-    new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: message.body, DelaySeconds: message.delaySeconds }),
-  );
+  await sendToFlushQueue(message.body, message.delaySeconds);
 }
 
 async function startExecution(input: StreamTimerInput): Promise<void> {
