@@ -15,7 +15,7 @@
  *   resolution ≤ 64 KiB of JSON each (≤ ~87 KB stored each) ≈ 330 KB; its `request.resolved`
  *   event holds the resolution twice and the trace once, ≈ 262 KB.
  */
-import { z } from 'zod';
+import * as z from '../platform/zod.js';
 
 export const LIMITS = {
   /** JSON bytes of a free-form object: a trace, a request's config, a form's values. */
@@ -90,7 +90,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
  * body field by middleware/validate.ts. Values of other types pass: the caller's own check
  * reports them (a rule error after the 404, where the contract orders it so).
  */
-function checkFreeJson(field: string, value: unknown, ctx: z.RefinementCtx): void {
+function checkFreeJson(field: string, value: unknown, ctx: z.core.$RefinementCtx): void {
   if (typeof value !== 'object' || value === null) return;
   // Too deep to serialize safely: middleware/validate.ts reports it on the field.
   if (depthOf(value) > LIMITS.jsonDepth) return;
@@ -104,7 +104,7 @@ function checkFreeJson(field: string, value: unknown, ctx: z.RefinementCtx): voi
 }
 
 /** Any value; objects and arrays are bounded as free-form JSON (request config, form values). */
-export const freeJson = (field: string) => z.unknown().superRefine((v, ctx) => checkFreeJson(field, v, ctx));
+export const freeJson = (field: string) => z.unknown().check(z.superRefine((v, ctx) => checkFreeJson(field, v, ctx)));
 
 /**
  * A free-form JSON object (a message's trace): kept exactly as sent, keys and all. Built on
@@ -112,30 +112,32 @@ export const freeJson = (field: string) => z.unknown().superRefine((v, ctx) => c
  * says what it accepts, and the cast gives the handler the object type the check guarantees.
  */
 export const freeObject = (field: string, notObject: string) =>
-  z
-    .unknown()
-    .superRefine((v, ctx) => {
+  z.unknown().check(
+    z.superRefine((v, ctx) => {
       if (!isPlainObject(v)) ctx.addIssue({ code: 'custom', message: notObject });
       else checkFreeJson(field, v, ctx);
-    })
-    .meta({
-      override: { type: 'object', description: 'A free-form JSON object (README "Limits").' },
-    }) as unknown as z.ZodType<Record<string, unknown>>;
+    }),
+    z.meta({ override: { type: 'object', description: 'A free-form JSON object (README "Limits").' } }),
+  ) as unknown as z.ZodMiniType<Record<string, unknown>>;
 
 /** Any value; a string is bounded to `maxChars` characters (other types are the caller's rule). */
 export const boundedChars = (field: string, maxChars: number) =>
-  z.unknown().superRefine((v, ctx) => {
-    if (typeof v === 'string' && v.length > maxChars)
-      ctx.addIssue({ code: 'custom', message: `${field} must be at most ${maxChars} characters.` });
-  });
+  z.unknown().check(
+    z.superRefine((v, ctx) => {
+      if (typeof v === 'string' && v.length > maxChars)
+        ctx.addIssue({ code: 'custom', message: `${field} must be at most ${maxChars} characters.` });
+    }),
+  );
 
 /** Any value; a string is bounded to `maxBytes` UTF-8 bytes (other types are the caller's rule). */
 export const boundedBytes = (field: string, maxBytes: number) =>
-  z.unknown().superRefine((v, ctx) => {
-    if (typeof v === 'string' && utf8Bytes(v) > maxBytes)
-      ctx.addIssue({ code: 'custom', message: `${field} must be at most ${maxBytes} UTF-8 bytes.` });
-  });
+  z.unknown().check(
+    z.superRefine((v, ctx) => {
+      if (typeof v === 'string' && utf8Bytes(v) > maxBytes)
+        ctx.addIssue({ code: 'custom', message: `${field} must be at most ${maxBytes} UTF-8 bytes.` });
+    }),
+  );
 
 /** A client-named id: a string of at most LIMITS.idChars characters. */
 export const clientId = (field: string) =>
-  z.string().max(LIMITS.idChars, `${field} must be at most ${LIMITS.idChars} characters.`);
+  z.string().check(z.maxLength(LIMITS.idChars, `${field} must be at most ${LIMITS.idChars} characters.`));

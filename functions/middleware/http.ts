@@ -13,7 +13,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { Context } from 'aws-lambda';
 import type { Readable, Writable } from 'node:stream';
-import type { z } from 'zod';
+import type * as z from '../platform/zod.js';
 import { authClassOf, routes } from '../../lib/routes.js';
 import type { AuthClass, HttpMethod } from '../../lib/routes.js';
 import { clientGoneSignal } from '../platform/client-gone.js';
@@ -32,7 +32,7 @@ import { jsonResult, stateOf } from './types.js';
 import { validate } from './validate.js';
 import type { InputSchemas } from './validate.js';
 
-type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+type Out<S> = S extends z.core.$ZodType ? z.output<S> : Record<string, never>;
 
 export interface HttpInput<S extends InputSchemas> {
   path: Out<S['path']>;

@@ -3,16 +3,16 @@
  * Malformed JSON → 400 `Malformed JSON in request body`; shape errors → 400
  * `Request validation failed.` with `{ formErrors, fieldErrors }` keyed by top-level field.
  */
-import { z } from 'zod';
+import * as z from '../platform/zod.js';
 import { SchemaValidationError, ValidationError } from '../errors.js';
 import { LIMITS } from '../http/schemas.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';
 
 export interface InputSchemas {
-  path?: z.ZodType;
-  query?: z.ZodType;
-  body?: z.ZodType;
+  path?: z.core.$ZodType;
+  query?: z.core.$ZodType;
+  body?: z.core.$ZodType;
   /** Message for malformed JSON; a few routes use `Invalid JSON body.` (§1.2). */
   malformedJsonMessage?: string;
   /**
@@ -41,12 +41,12 @@ export function parseJsonBody(event: HttpEvent, malformedMessage: string): unkno
 }
 
 function collect(
-  schema: z.ZodType | undefined,
+  schema: z.core.$ZodType | undefined,
   value: unknown,
   errors: { formErrors: string[]; fieldErrors: Record<string, string[]> },
 ): unknown {
   if (!schema) return value;
-  const parsed = schema.safeParse(value);
+  const parsed = z.safeParse(schema, value);
   if (parsed.success) return parsed.data;
   const flat = z.flattenError(parsed.error);
   errors.formErrors.push(...flat.formErrors);
@@ -59,7 +59,7 @@ function collect(
 }
 
 /** Parses `value` with `schema`, or throws the schema's VALIDATION_ERROR. */
-export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+export function parseOrThrow<S extends z.core.$ZodType>(schema: S, value: unknown): z.output<S> {
   const errors = { formErrors: [] as string[], fieldErrors: {} as Record<string, string[]> };
   const parsed = collect(schema, value, errors);
   if (errors.formErrors.length > 0 || Object.keys(errors.fieldErrors).length > 0) {
@@ -129,13 +129,14 @@ function checkShape(
 }
 
 /** Whether the schema keeps a body field: what it output, else (it failed) what its object shape names. */
-function keptFields(schema: z.ZodType, output: unknown): (field: string) => boolean {
+function keptFields(schema: z.core.$ZodType, output: unknown): (field: string) => boolean {
   if (typeof output === 'object' && output !== null)
     return (field) => Object.prototype.hasOwnProperty.call(output, field);
-  if (schema instanceof z.ZodObject) {
-    const shape = schema.shape as Record<string, unknown>;
+  const def = schema._zod.def;
+  if (def.type === 'object') {
+    const { shape, catchall } = def as z.core.$ZodObjectDef;
     // A loose object keeps every field.
-    const loose = schema.def.catchall !== undefined && !(schema.def.catchall instanceof z.ZodNever);
+    const loose = catchall !== undefined && catchall._zod.def.type !== 'never';
     return (field) => loose || Object.prototype.hasOwnProperty.call(shape, field);
   }
   return () => true;
@@ -168,12 +169,18 @@ export function validate(schemas: InputSchemas): HttpMiddleware {
 }
 
 /** Query helpers shared by the route schemas (§1.2: literal booleans, decimal integers). */
-export const queryBoolean = z.enum(['true', 'false']).transform((v) => v === 'true');
-export const queryInt = (min: number, max: number, fallback: number) =>
-  z
-    .string()
-    .regex(/^-?\d+$/, 'Expected an integer')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max))
-    .optional()
-    .transform((v) => v ?? fallback);
+export const queryBoolean = z.pipe(
+  z.enum(['true', 'false']),
+  z.transform((v) => v === 'true'),
+);
+export const queryInt = (min: number, max: number, fallback: number) => {
+  const decimal = z.pipe(
+    z.string().check(z.regex(/^-?\d+$/, 'Expected an integer')),
+    z.transform(Number),
+  );
+  const bounded = z.pipe(decimal, z.number().check(z.int(), z.gte(min), z.lte(max)));
+  return z.pipe(
+    z.optional(bounded),
+    z.transform((v) => v ?? fallback),
+  );
+};

@@ -9,116 +9,120 @@
  * included, before it mounts a handler, so nothing differs between Lambda and local but the
  * values. An empty variable counts as unset.
  */
-import { z } from 'zod';
+import * as z from './zod.js';
 
-const text = z.string().min(1);
+const text = z.string().check(z.minLength(1));
+const optionalText = z.optional(text);
+const optionalUrl = z.optional(z.string().check(z.url()));
+/** A whole number read from a variable's text. */
+const count = (...checks: z.core.$ZodCheck<number>[]) => z.coerce.number().check(z.int(), ...checks);
 
 const Env = z.object({
   TABLE_NAME: text,
-  AWS_REGION: text.default('us-east-1'),
+  AWS_REGION: z._default(text, 'us-east-1'),
   /** Set by the Lambda runtime; absent locally. */
-  AWS_LAMBDA_FUNCTION_NAME: text.optional(),
+  AWS_LAMBDA_FUNCTION_NAME: optionalText,
   /** Local emulators (the local runtime only). */
-  DYNAMODB_ENDPOINT: z.string().url().optional(),
-  SQS_ENDPOINT: z.string().url().optional(),
-  S3_ENDPOINT: z.string().url().optional(),
+  DYNAMODB_ENDPOINT: optionalUrl,
+  SQS_ENDPOINT: optionalUrl,
+  S3_ENDPOINT: optionalUrl,
   /**
    * The dispatch queues (platform/queues.ts): required by the functions that dispatch. The flush
    * queue also carries the delayed stream checks (platform/stream-timer.ts).
    */
-  DISPATCH_QUEUE_URL: text.optional(),
-  FLUSH_QUEUE_URL: text.optional(),
+  DISPATCH_QUEUE_URL: optionalText,
+  FLUSH_QUEUE_URL: optionalText,
   /** The media bucket (platform/media-storage.ts): required by the media functions. */
-  MEDIA_BUCKET: text.optional(),
+  MEDIA_BUCKET: optionalText,
   /** The search index bucket and the folder of its segments' local copies (platform/search-storage.ts). */
-  SEARCH_BUCKET: text.optional(),
-  SEARCH_CACHE_DIR: text.optional(),
+  SEARCH_BUCKET: optionalText,
+  SEARCH_CACHE_DIR: optionalText,
   /**
    * The stream timers (platform/stream-timer.ts): the state machine a stream still active at its
    * check is handed to (the flush consumer, which runs the checks). The delayed checks go on the
    * flush queue (FLUSH_QUEUE_URL, given to the routes that create streams). Without them streams
    * expire lazily.
    */
-  STREAM_TIMEOUT_STATE_MACHINE_ARN: text.optional(),
+  STREAM_TIMEOUT_STATE_MACHINE_ARN: optionalText,
   /** How long (ms) a function keeps the administrator's stored configuration before reading it again. */
-  CONFIG_CACHE_MS: z.coerce.number().int().nonnegative().default(5_000),
+  CONFIG_CACHE_MS: z._default(count(z.nonnegative()), 5_000),
   /** The instance configuration document (JSON, contract §12), without secrets in a deployed stack. */
-  INSTANCE_CONFIG: z.string().optional(),
+  INSTANCE_CONFIG: z.optional(z.string()),
   /**
    * The stored secrets this function may read from the table (store/secrets-repo.ts storedSecret), a
    * comma-separated list of INSTANCE, ORIGIN_VERIFY, VAPID: the stack sets it with the matching IAM
    * grant. Unset (the local runtime): none; ORIGIN_VERIFY unlisted means there is no edge to verify.
    */
-  STORED_SECRETS: text.optional(),
+  STORED_SECRETS: optionalText,
   /**
    * Set (to 1) by the stack when the instance secret is on and kept in the table: a function that
    * may not read it (a job, a public route) resolves the configuration with INSTANCE_SECRET_UNREADABLE.
    */
-  INSTANCE_SECRET_IN_TABLE: text.optional(),
+  INSTANCE_SECRET_IN_TABLE: optionalText,
   /**
    * Web push VAPID keys (§7.7), held apart from the configuration document: the public key
    * (every function: GET /config shows it); the key pair, for the functions that send, is the
    * table's VAPID secret in AWS (STORED_SECRETS) and a file under DATA_DIR locally (VAPID_KEYS_FILE).
    */
-  VAPID_PUBLIC_KEY: text.optional(),
-  VAPID_KEYS_FILE: text.optional(),
+  VAPID_PUBLIC_KEY: optionalText,
+  VAPID_KEYS_FILE: optionalText,
   /** Push delivery: per-attempt timeout and retry backoff base (ms); tests shorten them. */
-  PUSH_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
-  PUSH_RETRY_BASE_MS: z.coerce.number().int().positive().default(500),
+  PUSH_TIMEOUT_MS: z._default(count(z.positive()), 5_000),
+  PUSH_RETRY_BASE_MS: z._default(count(z.positive()), 500),
   /** Webhook retry backoff base (ms, contract §6.6: 1000); tests shorten it. */
-  HOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(1_000),
+  HOOK_RETRY_BASE_MS: z._default(count(z.positive()), 1_000),
   /** Contract §12.2 overrides. */
-  OPENGRAM_INSTANCE_SECRET: text.optional(),
-  OPENGRAM_PUBLIC_BASE_URL: text.optional(),
-  OPENGRAM_CORS_ORIGINS: text.optional(),
-  OPENGRAM_SERVER_PORT: text.optional(),
+  OPENGRAM_INSTANCE_SECRET: optionalText,
+  OPENGRAM_PUBLIC_BASE_URL: optionalText,
+  OPENGRAM_CORS_ORIGINS: optionalText,
+  OPENGRAM_SERVER_PORT: optionalText,
   /** Contract §1.12 write rate limit; platform/config.ts applies the defaults (a value below 1 takes it). */
-  OPENGRAM_WRITE_RATE_LIMIT_MAX: text.optional(),
-  OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: text.optional(),
-  OPENGRAM_TRUST_PROXY_HEADERS: text.optional(),
+  OPENGRAM_WRITE_RATE_LIMIT_MAX: optionalText,
+  OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: optionalText,
+  OPENGRAM_TRUST_PROXY_HEADERS: optionalText,
   /** Auto-rename providers' keys: GET /config reports only whether one is present. */
-  ANTHROPIC_API_KEY: text.optional(),
-  OPENAI_API_KEY: text.optional(),
-  GEMINI_API_KEY: text.optional(),
-  GOOGLE_API_KEY: text.optional(),
-  XAI_API_KEY: text.optional(),
-  OPENROUTER_API_KEY: text.optional(),
+  ANTHROPIC_API_KEY: optionalText,
+  OPENAI_API_KEY: optionalText,
+  GEMINI_API_KEY: optionalText,
+  GOOGLE_API_KEY: optionalText,
+  XAI_API_KEY: optionalText,
+  OPENROUTER_API_KEY: optionalText,
   /**
    * Auto-rename providers' base URLs by provider id, as JSON (`{"openai":"http://127.0.0.1:9/openai"}`):
    * tests point the adapters at a fake provider on loopback; unset, each provider's public API.
    */
-  AUTO_RENAME_BASE_URLS: z
-    .preprocess(
-      (value) => {
+  AUTO_RENAME_BASE_URLS: z.optional(
+    z.pipe(
+      z.transform((value: unknown) => {
         try {
-          return typeof value === 'string' ? JSON.parse(value) : value;
+          return typeof value === 'string' ? (JSON.parse(value) as unknown) : value;
         } catch {
           return value;
         }
-      },
-      z.partialRecord(z.enum(['anthropic', 'openai', 'google', 'xai', 'openrouter']), z.string().url()),
-    )
-    .optional(),
+      }),
+      z.partialRecord(z.enum(['anthropic', 'openai', 'google', 'xai', 'openrouter']), z.string().check(z.url())),
+    ),
+  ),
   /** Per-call timeout of an auto-rename provider request (ms; §5.2.3 states 15 s). */
-  AUTO_RENAME_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
-  SERVICE_VERSION: text.default('0.1.0'),
+  AUTO_RENAME_TIMEOUT_MS: z._default(count(z.positive()), 15_000),
+  SERVICE_VERSION: z._default(text, '0.1.0'),
   /** SSE stream lifetime and timers (ms); defaults in core/event-stream.ts. Tests shorten them. */
-  SSE_LIFETIME_MS: z.coerce.number().int().positive().optional(),
-  SSE_KEEPALIVE_MS: z.coerce.number().int().positive().optional(),
-  SSE_HOLE_GRACE_MS: z.coerce.number().int().positive().optional(),
+  SSE_LIFETIME_MS: z.optional(count(z.positive())),
+  SSE_KEEPALIVE_MS: z.optional(count(z.positive())),
+  SSE_HOLE_GRACE_MS: z.optional(count(z.positive())),
   /** Poll interval an idle stream backs off to (ms). */
-  SSE_IDLE_POLL_MS: z.coerce.number().int().positive().optional(),
+  SSE_IDLE_POLL_MS: z.optional(count(z.positive())),
   /** For this long after its last event a stream polls at least every SSE_WARM_POLL_MS (ms; 0 off). */
-  SSE_WARM_MS: z.coerce.number().int().nonnegative().optional(),
-  SSE_WARM_POLL_MS: z.coerce.number().int().positive().optional(),
+  SSE_WARM_MS: z.optional(count(z.nonnegative())),
+  SSE_WARM_POLL_MS: z.optional(count(z.positive())),
   /** An SSE stream with no event for this long ends with a retry hint (ms; 0 never). */
-  SSE_IDLE_RELEASE_MS: z.coerce.number().int().nonnegative().optional(),
+  SSE_IDLE_RELEASE_MS: z.optional(count(z.nonnegative())),
   /** The `retry:` hint sent to SSE clients (ms). */
-  SSE_RETRY_MS: z.coerce.number().int().positive().optional(),
+  SSE_RETRY_MS: z.optional(count(z.positive())),
   /** `off`: a stream finds writes made in its own process by polling alone, as in AWS (benchmarks). */
-  SSE_WRITE_BELL: z.enum(['on', 'off']).default('on'),
+  SSE_WRITE_BELL: z._default(z.enum(['on', 'off']), 'on'),
   /** Adds x-ddb-* usage headers to responses (benchmarks only). */
-  EXPOSE_USAGE_HEADERS: z.enum(['0', '1']).default('0'),
+  EXPOSE_USAGE_HEADERS: z._default(z.enum(['0', '1']), '0'),
 });
 export type Env = z.infer<typeof Env>;
 
@@ -137,7 +141,8 @@ function parse(source: NodeJS.ProcessEnv): Env {
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const name = issue.path.join('.');
-    return present[name] === undefined ? `${name} is not set` : `${name} is invalid (${issue.message})`;
+    // A nested path (AUTO_RENAME_BASE_URLS.openai) names a part of a variable that is set.
+    return present[String(issue.path[0])] === undefined ? `${name} is not set` : `${name} is invalid (${issue.message})`;
   });
   throw new Error(`The function's environment is incomplete: ${problems.join('; ')}`);
 }

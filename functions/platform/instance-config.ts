@@ -4,7 +4,7 @@
  * resolveConfig adds the deployment overrides (§12.2). Pure: it never touches the environment
  * or AWS itself; platform/settings.ts decides where the raw document and the secret come from.
  */
-import { z } from 'zod';
+import * as z from './zod.js';
 
 export const DISPATCH_MODES = ['immediate', 'sequential', 'batched_sequential'] as const;
 export const AUTO_RENAME_PROVIDERS = ['anthropic', 'openai', 'google', 'xai', 'openrouter'] as const;
@@ -51,39 +51,48 @@ export function normalizeOrigin(entry: unknown): string {
 
 // Every object keeps the keys it does not know, as given (§5.2.2); nested objects default
 // key by key (`prefault({})` runs their own defaults), arrays and scalars replace defaults.
-const count = (min: number) => z.number().int().min(min);
-const ms = (value: number) => count(0).default(value);
+const count = (min: number, ...checks: z.core.$ZodCheck<number>[]) =>
+  z.number().check(z.int(), z.gte(min), ...checks);
+const ms = (value: number) => z._default(count(0), value);
+const optionalString = z.optional(z.string());
+const stringMap = z.optional(z.record(z.string(), z.string()));
 
 const Agent = z.looseObject({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   name: z.string(),
   description: z.string(),
-  avatarUrl: z.string().optional(),
-  defaultModelId: z.string().optional(),
+  avatarUrl: optionalString,
+  defaultModelId: optionalString,
 });
 const Model = z.looseObject({
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   name: z.string(),
   description: z.string(),
-  metadata: z.record(z.string(), z.string()).optional(),
+  metadata: stringMap,
 });
 const Hook = z.looseObject({
-  url: z.string().min(1),
+  url: z.string().check(z.minLength(1)),
   events: z.array(z.string()),
-  headers: z.record(z.string(), z.string()).optional(),
-  signingSecret: z.string().optional(),
-  timeoutMs: count(1).optional(),
-  maxRetries: count(0).optional(),
+  headers: stringMap,
+  signingSecret: optionalString,
+  timeoutMs: z.optional(count(1)),
+  maxRetries: z.optional(count(0)),
 });
 const AutoRename = z.looseObject({
   enabled: z.boolean(),
   provider: z.string(),
   modelId: z.string(),
-  apiKey: z.string().optional(),
+  apiKey: optionalString,
 });
 
+const Execution = z.looseObject({
+  autoscaleEnabled: z._default(z.boolean(), true),
+  minConcurrency: z._default(count(1), 2),
+  maxConcurrency: z._default(count(0), 10),
+  scaleCooldownMs: ms(5000),
+});
 const Dispatch = z.looseObject({
-  mode: z.enum(DISPATCH_MODES).default('batched_sequential'),
+  mode: z._default(z.enum(DISPATCH_MODES), 'batched_sequential'),
   batchDebounceMs: ms(600),
   typingGraceMs: ms(2000),
   maxBatchWaitMs: ms(30_000),
@@ -93,25 +102,39 @@ const Dispatch = z.looseObject({
   claimWaitMs: ms(10_000),
   retryBaseMs: ms(500),
   retryMaxMs: ms(30_000),
-  maxAttempts: count(1).default(8),
-  execution: z
-    .looseObject({
-      autoscaleEnabled: z.boolean().default(true),
-      minConcurrency: count(1).default(2),
-      maxConcurrency: count(0).default(10),
-      scaleCooldownMs: ms(5000),
-    })
-    .prefault({}),
-  claim: z.looseObject({ claimManyLimit: count(1).default(10) }).prefault({}),
+  maxAttempts: z._default(count(1), 8),
+  execution: z.prefault(Execution, {}),
+  claim: z.prefault(z.looseObject({ claimManyLimit: z._default(count(1), 10) }), {}),
+});
+
+const Push = z.looseObject({
+  enabled: z._default(z.boolean(), false),
+  vapidPublicKey: z._default(z.string(), ''),
+  vapidPrivateKey: z._default(z.string(), ''),
+  subject: z._default(z.string(), ''),
+});
+const Security = z.looseObject({
+  instanceSecretEnabled: z._default(z.boolean(), false),
+  instanceSecret: z._default(z.string(), ''),
+  readEndpointsRequireInstanceSecret: z._default(z.boolean(), false),
+});
+const Server = z.looseObject({
+  publicBaseUrl: z._default(z.string(), 'http://localhost:3000'),
+  port: z._default(count(1, z.lte(65_535)), 3000),
+  streamTimeoutSeconds: z._default(count(1), 60),
+  // Any entries: the rules below name the broken one; the output holds origins only.
+  corsOrigins: z._default(z.array(z.custom<string>()), () => []),
+  idempotencyTtlSeconds: z._default(count(1), 86_400),
+  dispatch: z.prefault(Dispatch, {}),
 });
 
 const Document = z.looseObject({
-  appName: z.string().default('OpenGram'),
-  maxUploadBytes: count(1).default(50_000_000),
-  allowedMimeTypes: z.array(z.string()).default(() => ['*/*']),
-  titleMaxChars: count(1).default(48),
-  defaultModelIdForNewChats: z.string().optional(),
-  agents: z.array(Agent).default(() => [
+  appName: z._default(z.string(), 'OpenGram'),
+  maxUploadBytes: z._default(count(1), 50_000_000),
+  allowedMimeTypes: z._default(z.array(z.string()), () => ['*/*']),
+  titleMaxChars: z._default(count(1), 48),
+  defaultModelIdForNewChats: optionalString,
+  agents: z._default(z.array(Agent), () => [
     {
       id: 'agent-default',
       name: 'Default Agent',
@@ -119,37 +142,14 @@ const Document = z.looseObject({
       defaultModelId: 'model-default',
     },
   ]),
-  models: z
-    .array(Model)
-    .default(() => [{ id: 'model-default', name: 'Default Model', description: 'Default local development model.' }]),
-  push: z
-    .looseObject({
-      enabled: z.boolean().default(false),
-      vapidPublicKey: z.string().default(''),
-      vapidPrivateKey: z.string().default(''),
-      subject: z.string().default(''),
-    })
-    .prefault({}),
-  security: z
-    .looseObject({
-      instanceSecretEnabled: z.boolean().default(false),
-      instanceSecret: z.string().default(''),
-      readEndpointsRequireInstanceSecret: z.boolean().default(false),
-    })
-    .prefault({}),
-  server: z
-    .looseObject({
-      publicBaseUrl: z.string().default('http://localhost:3000'),
-      port: count(1).max(65_535).default(3000),
-      streamTimeoutSeconds: count(1).default(60),
-      // Any entries: the rules below name the broken one; the output holds origins only.
-      corsOrigins: z.array(z.custom<string>()).default(() => []),
-      idempotencyTtlSeconds: count(1).default(86_400),
-      dispatch: Dispatch.prefault({}),
-    })
-    .prefault({}),
-  hooks: z.array(Hook).default(() => []),
-  autoRename: AutoRename.nullable().default(null),
+  models: z._default(z.array(Model), () => [
+    { id: 'model-default', name: 'Default Model', description: 'Default local development model.' },
+  ]),
+  push: z.prefault(Push, {}),
+  security: z.prefault(Security, {}),
+  server: z.prefault(Server, {}),
+  hooks: z._default(z.array(Hook), () => []),
+  autoRename: z._default(z.nullable(AutoRename), null),
 });
 
 /** The §12.3 rules across fields, checked in order once the shape holds; the first broken one is reported. */
@@ -188,13 +188,18 @@ function firstBrokenRule(config: z.output<typeof Document>): string | undefined 
   return undefined;
 }
 
-const InstanceConfigSchema = Document.superRefine((config, ctx) => {
-  const rule = firstBrokenRule(config);
-  if (rule !== undefined) ctx.addIssue({ code: 'custom', message: rule });
-}).transform((config) => {
-  config.server.corsOrigins = [...new Set(config.server.corsOrigins.map(normalizeOrigin))];
-  return config;
-});
+const InstanceConfigSchema = z.pipe(
+  Document.check(
+    z.superRefine((config, ctx) => {
+      const rule = firstBrokenRule(config);
+      if (rule !== undefined) ctx.addIssue({ code: 'custom', message: rule });
+    }),
+  ),
+  z.transform((config: z.output<typeof Document>) => {
+    config.server.corsOrigins = [...new Set(config.server.corsOrigins.map(normalizeOrigin))];
+    return config;
+  }),
+);
 
 export type InstanceConfig = z.output<typeof InstanceConfigSchema>;
 export type AgentConfig = InstanceConfig['agents'][number];
