@@ -24,6 +24,22 @@ export default tseslint.config(
     },
   },
   {
+    // Functions take zod/mini, with English messages, from one module (functions/platform/zod.ts):
+    // a classic `zod` import would pull ~90 KB back into the bundle and read messages in no locale.
+    files: ['functions/**/*.ts'],
+    ignores: ['functions/platform/zod.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: '^zod($|/)', message: "Import zod as `import * as z from '<relative>/platform/zod.js'`." },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

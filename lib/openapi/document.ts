@@ -18,10 +18,10 @@ import { responses } from './responses.js';
  * loosely because the contract checks them as rules, after existence checks (§5.5.1).
  */
 export interface HandlerSchemas {
-  path?: z.ZodType;
-  query?: z.ZodType;
-  body?: z.ZodType;
-  documented?: { body?: z.ZodType };
+  path?: z.core.$ZodType;
+  query?: z.core.$ZodType;
+  body?: z.core.$ZodType;
+  documented?: { body?: z.core.$ZodType };
 }
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -89,15 +89,17 @@ function securityOf(route: RouteSpec): Record<string, string[]>[] {
  * The path parameters of this route's path only, each required: a handler shared by both path
  * forms (§5.4.3–5.4.5) has an optional `chatId` that only one of them carries.
  */
-function pathParamsOf(route: RouteSpec, schema: z.ZodType | undefined): z.ZodObject | undefined {
+function pathParamsOf(route: RouteSpec, schema: z.core.$ZodType | undefined): z.ZodObject | undefined {
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   if (names.length === 0) return undefined;
-  const shape: Record<string, z.ZodType> = schema instanceof z.ZodObject ? schema.shape : {};
+  // Read from the schema's definition: the handlers' schemas are zod/mini, not classic instances.
+  const shape = schema?._zod.def.type === 'object' ? (schema._zod.def as z.core.$ZodObjectDef).shape : {};
   return z.object(
     Object.fromEntries(
       names.map((name) => {
         const param = shape[name] ?? z.string();
-        return [name, param instanceof z.ZodOptional ? (param.unwrap() as z.ZodType) : param];
+        const def = param._zod.def;
+        return [name, def.type === 'optional' ? (def as z.core.$ZodOptionalDef).innerType : param];
       }),
     ),
   );
