@@ -13,14 +13,10 @@
  *
  * What keeps the bundles small and quick to import (each measured by `BENCH_ONLY=bundles npm run
  * bench`, test/bench/bundles.ts):
- * - zodNamespace: our modules write `import { z } from 'zod'`; `z` is zod's whole namespace as
- *   one value, so esbuild keeps every export of zod behind it (every schema kind, JSON Schema
- *   conversion, and the 40-odd locales: ~470 KB of a 920 KB bundle). Read as the equivalent
- *   `import * as z from 'zod'`, each `z.object`/`z.string`… is a static reference that esbuild
- *   follows, and only what a function uses is kept (~100 KB). Same values, same behaviour.
- * - zodEnglishOnly: zod's locales module keeps English only; zod configures English itself on
- *   load (zod/v4/classic/external.js), and no code of ours selects another locale.
- * - zodWithoutJsonSchema: zod's JSON Schema converters (used at synth only) are stubs.
+ * - Functions take zod/mini (functions/platform/zod.ts; lint refuses any other zod import), whose
+ *   schemas are plain values built by functions: esbuild keeps only the schema kinds and checks
+ *   a function uses (classic zod's methods kept every kind, ~90 KB).
+ * - zodEnglishOnly: zod's locales module keeps English only, the one platform/zod.ts selects.
  * - lambdaCredentials: the SDK's default credential chain (env, SSO, ini files, processes, web
  *   identity, ECS/EC2 metadata, with the STS/SSO clients they need: ~100 KB) becomes its first
  *   link only, the environment, which is where Lambda puts the function's role credentials
@@ -57,21 +53,6 @@ export interface BundleRequest {
   /** Write esbuild's metafile as `<outdir>/../<name>` (the bench's size breakdown). @default none */
   metafile?: string;
 }
-
-/** Our own sources (not node_modules): the files whose `import { z } from 'zod'` is rewritten. */
-const OWN_SOURCE = /[\\/](functions|lib)[\\/].*\.ts$/;
-const NAMED_Z_IMPORT = /^import \{ z \} from 'zod';$/gm;
-
-export const zodNamespace: esbuild.Plugin = {
-  name: 'zod-namespace',
-  setup(build) {
-    build.onLoad({ filter: OWN_SOURCE }, async ({ path }) => {
-      if (/[\\/]node_modules[\\/]/.test(path)) return undefined;
-      const source = await readFile(path, 'utf8');
-      return { contents: source.replace(NAMED_Z_IMPORT, "import * as z from 'zod';"), loader: 'ts' };
-    });
-  },
-};
 
 export const zodEnglishOnly: esbuild.Plugin = {
   name: 'zod-english-only',
@@ -142,58 +123,6 @@ export const sdkSchemaLiteralKeys: esbuild.Plugin = {
   },
 };
 
-/**
- * zod converts schemas to JSON Schema (`z.toJSONSchema`, `schema.toJSONSchema()`, the Standard
- * Schema `jsonSchema` property): the OpenAPI document uses it at synth (lib/openapi), no function
- * does at run time, yet every classic schema references the converters (~18 KB minified). In
- * the bundles the converters keep their exports' names but throw if called (the factories of
- * the two methods return such a function). What classic schemas read at run time from that
- * code, `aggregateChecks` (a string's minLength, a number's isInt…), is kept as is: the part of
- * json-schema-processors.js before its converters. If zod's layout ever changes so that the cut
- * is not found, the modules are bundled unchanged (the bench shows the size).
- */
-export const ZOD_JSON_SCHEMA_LEFT_OUT =
-  'JSON Schema conversion is left out of the Lambda bundles (lib/constructs/bundle.ts zodWithoutJsonSchema).';
-const ZOD_CONVERTERS = /[\\/]zod[\\/]v4[\\/]core[\\/](to-json-schema|json-schema-processors)\.js$/;
-const PROCESSORS_CUT = '\nconst formatMap = {';
-const METHOD_FACTORIES = new Set(['createToJSONSchemaMethod', 'createStandardJSONSchemaMethod']);
-
-function exportedNames(source: string): string[] {
-  const names = new Set<string>();
-  for (const [, name] of source.matchAll(/^export (?:const|function|let|var|class) (\w+)/gm)) names.add(name!);
-  for (const [, list] of source.matchAll(/^export \{([^}]*)\};?$/gm)) {
-    for (const item of list!.split(',')) {
-      const exported = item
-        .trim()
-        .split(/\s+as\s+/)
-        .pop();
-      if (exported) names.add(exported);
-    }
-  }
-  return [...names];
-}
-
-export const zodWithoutJsonSchema: esbuild.Plugin = {
-  name: 'zod-without-json-schema',
-  setup(build) {
-    build.onLoad({ filter: ZOD_CONVERTERS }, async ({ path }) => {
-      const source = await readFile(path, 'utf8');
-      let kept = '';
-      let converters = source;
-      if (path.endsWith('json-schema-processors.js')) {
-        const cut = source.indexOf(PROCESSORS_CUT);
-        if (cut < 0 || !/^export function aggregateChecks\(/m.test(source.slice(0, cut))) return undefined;
-        [kept, converters] = [source.slice(0, cut), source.slice(cut)];
-      }
-      const thrower = `() => { throw new Error(${JSON.stringify(ZOD_JSON_SCHEMA_LEFT_OUT)}); }`;
-      const stubs = exportedNames(converters).map(
-        (name) => `export const ${name} = ${METHOD_FACTORIES.has(name) ? `() => ${thrower}` : thrower};`,
-      );
-      return { contents: `${kept}\n${stubs.join('\n')}\n`, loader: 'js', resolveDir: dirname(path) };
-    });
-  },
-};
-
 export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
   return {
     entryPoints: [request.entry],
@@ -221,9 +150,7 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
     // Always: bundle() reads it to drop the chunks no code can load (unreachableChunks).
     metafile: true,
     plugins: [
-      zodNamespace,
       zodEnglishOnly,
-      zodWithoutJsonSchema,
       lambdaCredentials,
       oneSdkClientCopy,
       sdkSchemaLiteralKeys,

@@ -2,8 +2,6 @@
  * The esbuild plugins and the chunk pruning of lib/constructs/bundle.ts, each on a small fixture
  * bundled as ApiFunction bundles a function, then run from its output folder in a fresh Node
  * process and compared with the same fixture run from its sources:
- * - zodWithoutJsonSchema: the converters throw a clear error; every run-time answer of a schema
- *   (messages, the properties derived from checks) is the same as zod's own;
  * - oneSdkClientCopy and sdkSchemaLiteralKeys: one client-s3 in the bundle, without the schemas
  *   of the operations not sent, and the same presigned POST;
  * - unreachableChunks: a chunk for code tree shaking removed is deleted; a used one loads.
@@ -16,9 +14,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Metafile } from 'esbuild';
 import { projectRoot } from '../../lib/constructs/api-function.js';
-import { bundle, ZOD_JSON_SCHEMA_LEFT_OUT } from '../../lib/constructs/bundle.js';
+import { bundle } from '../../lib/constructs/bundle.js';
 import { presign } from './fixtures/presigned-post.js';
-import { zodChecks } from './fixtures/zod-checks.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url));
 const folders: string[] = [];
@@ -55,27 +52,6 @@ function run(outdir: string, exported: string): unknown {
 }
 
 describe('bundle plugins', () => {
-  it("zod's JSON Schema converters throw in a bundle; every other answer is zod's own", async () => {
-    const { outdir, code } = await build('zod-checks');
-    const fromSources = zodChecks();
-    // Sanity: from the sources the conversion works, and the answers are the interesting ones.
-    expect(fromSources.toJSONSchema).toBe('converted');
-    expect(fromSources.answers).toMatchObject({
-      minLength: 2,
-      maxLength: 5,
-      isInt: true,
-      minValue: expect.any(Number),
-    });
-    expect(fromSources.answers.issues).toHaveLength(3);
-
-    const bundled = run(outdir, 'zodChecks') as ReturnType<typeof zodChecks>;
-    expect(bundled.answers).toEqual(JSON.parse(JSON.stringify(fromSources.answers)));
-    expect(bundled.toJSONSchema).toBe(ZOD_JSON_SCHEMA_LEFT_OUT);
-    expect(bundled.method).toBe(ZOD_JSON_SCHEMA_LEFT_OUT);
-    // The converters' own code is not in the bundle.
-    expect(code).not.toContain('Cannot convert to JSON Schema');
-  });
-
   it('bundles one copy of client-s3 with only the schemas it sends, and presigns the same POST', async () => {
     const { outdir, code, meta } = await build('presigned-post');
     const inputs = Object.keys(meta.inputs);

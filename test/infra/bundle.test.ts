@@ -1,7 +1,7 @@
 /**
  * A function's bundle as ApiFunction builds it (lib/constructs/bundle.ts, run the way the
- * construct runs it: tsx in a child process), checked on one route: what it leaves out (zod's
- * other locales and JSON Schema converters, the SDK's credential chain beyond the environment,
+ * construct runs it: tsx in a child process), checked on one route: what it leaves out (classic
+ * zod, zod's other locales, the SDK's credential chain beyond the environment,
  * chunks no code loads, any Secrets Manager client), what it reads at init and what only on first
  * use (event-stream decoding), its source maps beside it and not loaded at init, and that it
  * still works from the bundle alone in a fresh Node 22 process: zod's English messages and field
@@ -16,7 +16,6 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { httpEntry, projectRoot } from '../../lib/constructs/api-function.js';
-import { ZOD_JSON_SCHEMA_LEFT_OUT } from '../../lib/constructs/bundle.js';
 import { initFiles } from '../bench/bundles.js';
 
 let outdir: string;
@@ -117,8 +116,8 @@ function invoke(
 
 describe('a function bundle', () => {
   it("leaves out zod's other locales and the SDK's credential chain beyond the environment", () => {
-    // English stays (zod configures it on load); German and Catalan are gone (esbuild writes ASCII:
-    // "Ungültige Eingabe" becomes "Ung\xFCltige Eingabe").
+    // English stays (functions/platform/zod.ts selects it); German and Catalan are gone (esbuild
+    // writes ASCII: "Ungültige Eingabe" becomes "Ung\xFCltige Eingabe").
     expect(code).toContain('Invalid input');
     expect(code).not.toContain('Eingabe');
     expect(code).not.toContain('Entrada inv');
@@ -127,8 +126,10 @@ describe('a function bundle', () => {
       expect([provider, code.includes(`"${provider}"`)]).toEqual([provider, false]);
     }
     expect(code).toContain('Unable to find environment variable credentials');
-    // zod's JSON Schema converters are stubs (a classic schema still references them).
-    expect(code).toContain(ZOD_JSON_SCHEMA_LEFT_OUT);
+    // zod/mini only (keepNames keeps each schema class's name): no classic schema, hence none of
+    // the JSON Schema converters every classic schema references.
+    expect(code).toContain('"ZodMiniObject"');
+    expect(code).not.toContain('"ZodObject"');
     expect(code).not.toContain('Cannot convert to JSON Schema');
   });
 
