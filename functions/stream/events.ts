@@ -8,10 +8,10 @@
  * its lifetime or the client ends.
  */
 import { PassThrough } from 'node:stream';
-import { z } from 'zod';
 import { DEFAULT_TIMING, runStream, startOf } from '../core/event-stream.js';
 import type { StreamQuery, StreamSink, StreamStart, StreamTiming } from '../core/event-stream.js';
 import { RouteNotFoundError } from '../errors.js';
+import { asInput } from '../http/mini-input.js';
 import { http } from '../middleware/http.js';
 import { header } from '../middleware/types.js';
 import { queryBoolean, queryInt } from '../middleware/validate.js';
@@ -19,14 +19,17 @@ import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
 import { edgeOnly } from '../platform/origin-verify.js';
 import { withUsage } from '../platform/usage.js';
+import * as z from '../platform/zod.js';
 import { streamRoute } from '../../lib/routes.js';
 
-const Query = z.object({
-  cursor: z.string().optional(),
-  ephemeral: queryBoolean.optional(),
-  limit: queryInt(1, 200, 200),
-  token: z.string().optional(),
-});
+const Query = asInput(
+  z.object({
+    cursor: z.optional(z.string()),
+    ephemeral: z.optional(queryBoolean),
+    limit: queryInt(1, 200, 200),
+    token: z.optional(z.string()),
+  }),
+);
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',

@@ -1,18 +1,21 @@
 /** GET /api/v1/chats: list chats with filters and cursor pagination (contract §5.3.2). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { queryBoolean, queryInt } from '../../middleware/validate.js';
+import { asInput } from '../mini-input.js';
 
 export const schemas = {
-  query: z.object({
-    cursor: z.string().optional(),
-    limit: queryInt(1, 100, 50),
-    archived: queryBoolean.optional(),
-    tag: z.string().optional(),
-    agentId: z.string().optional(),
-    query: z.string().optional(),
-  }),
+  query: asInput(
+    z.object({
+      cursor: z.optional(z.string()),
+      limit: queryInt(1, 100, 50),
+      archived: z.optional(queryBoolean),
+      tag: z.optional(z.string()),
+      agentId: z.optional(z.string()),
+      query: z.optional(z.string()),
+    }),
+  ),
 };
 
 export const handler = http('chats/list', schemas, async ({ query }) => ({

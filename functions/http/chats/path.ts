@@ -1,4 +1,5 @@
 /** The `{chatId}` path parameter shared by the chat routes. Any string; unknown ids are 404. */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
+import { asInput } from '../mini-input.js';
 
-export const chatPath = z.object({ chatId: z.string() });
+export const chatPath = asInput(z.object({ chatId: z.string() }));

@@ -1,10 +1,11 @@
 /** GET /api/v1/chats/unread-summary (contract §3.5, §5.3.7). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { queryBoolean } from '../../middleware/validate.js';
+import { asInput } from '../mini-input.js';
 
-export const schemas = { query: z.object({ archived: queryBoolean.optional() }) };
+export const schemas = { query: asInput(z.object({ archived: z.optional(queryBoolean) })) };
 
 export const handler = http('chats/unread-summary', schemas, async ({ query }) => ({
   status: 200,

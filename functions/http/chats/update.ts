@@ -1,19 +1,22 @@
 /** PATCH /api/v1/chats/{chatId}: update a chat (contract §5.3.4). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
+import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: chatPath,
-  body: z.object({
-    title: z.string().optional(),
-    titleAutoRenamed: z.boolean().optional(),
-    tags: z.array(z.string()).optional(),
-    pinned: z.boolean().optional(),
-    modelId: z.string().optional(),
-    notificationsMuted: z.boolean().optional(),
-  }),
+  body: asInput(
+    z.object({
+      title: z.optional(z.string()),
+      titleAutoRenamed: z.optional(z.boolean()),
+      tags: z.optional(z.array(z.string())),
+      pinned: z.optional(z.boolean()),
+      modelId: z.optional(z.string()),
+      notificationsMuted: z.optional(z.boolean()),
+    }),
+  ),
 };
 
 export const handler = http(

@@ -1,18 +1,19 @@
 /** POST /api/v1/messages/{messageId}/chunks and its chat-scoped form: append a chunk (§5.4.3). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { messagePath } from './path.js';
+import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: messagePath,
   // deltaText is checked as a rule (its own message, §5.4.3), not as a schema type.
-  body: z.object({ deltaText: z.unknown().optional() }),
+  body: asInput(z.object({ deltaText: z.optional(z.unknown()) })),
 };
 
 /** The body as the contract defines it, for the OpenAPI document. */
-export const documented = { body: z.object({ deltaText: z.string().min(1) }) };
+export const documented = { body: z.object({ deltaText: z.string().check(z.minLength(1)) }) };
 
 export const handler = http(
   'messages/chunk',

@@ -2,21 +2,22 @@
  * POST /api/v1/messages/{messageId}/complete and its chat-scoped form (§5.4.4). The body is
  * optional and read whatever its content type; `finalText`, when present, must be a string.
  */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { messagePath } from './path.js';
+import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: messagePath,
-  body: z.object({ finalText: z.unknown().optional() }),
+  body: asInput(z.object({ finalText: z.optional(z.unknown()) })),
   optionalObjectBody: true,
   malformedJsonMessage: 'Invalid JSON body.',
 };
 
 /** The body as the contract defines it (optional, any content type), for the OpenAPI document. */
-export const documented = { body: z.object({ finalText: z.string().optional() }) };
+export const documented = { body: z.object({ finalText: z.optional(z.string()) }) };
 
 export const handler = http(
   'messages/complete',

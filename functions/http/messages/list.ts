@@ -1,13 +1,14 @@
 /** GET /api/v1/chats/{chatId}/messages: a chat's messages, newest first (contract §5.4.2). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
 import { queryInt } from '../../middleware/validate.js';
 import { chatPath } from '../chats/path.js';
+import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: chatPath,
-  query: z.object({ cursor: z.string().optional(), limit: queryInt(1, 200, 50) }),
+  query: asInput(z.object({ cursor: z.optional(z.string()), limit: queryInt(1, 200, 50) })),
 };
 
 export const handler = http('messages/list', schemas, async ({ path, query, config }) => ({

@@ -3,6 +3,7 @@
  * with identical behavior (§5.4.3–5.4.5): `/messages/{messageId}/…` (reference) and
  * `/chats/{chatId}/messages/{messageId}/…` (seed), whose chatId adds the ownership checks.
  */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
+import { asInput } from '../mini-input.js';
 
-export const messagePath = z.object({ messageId: z.string(), chatId: z.string().optional() });
+export const messagePath = asInput(z.object({ messageId: z.string(), chatId: z.optional(z.string()) }));

@@ -1,19 +1,18 @@
 /** GET /api/v1/tags/suggestions (contract §5.8). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Tags from '../../core/tags.js';
 import { http } from '../../middleware/http.js';
 import { queryInt } from '../../middleware/validate.js';
+import { asInput } from '../mini-input.js';
 import { LIMITS, utf8Bytes } from '../schemas.js';
 
+// A prefix longer than the longest tag matches none, and would not fit in a sort key condition.
+const tagPrefix = z
+  .string()
+  .check(z.refine((q) => utf8Bytes(q) <= LIMITS.tagBytes, `q must be at most ${LIMITS.tagBytes} UTF-8 bytes.`));
+
 export const schemas = {
-  query: z.object({
-    // A prefix longer than the longest tag matches none, and would not fit in a sort key condition.
-    q: z
-      .string()
-      .refine((q) => utf8Bytes(q) <= LIMITS.tagBytes, `q must be at most ${LIMITS.tagBytes} UTF-8 bytes.`)
-      .optional(),
-    limit: queryInt(1, 100, 10),
-  }),
+  query: asInput(z.object({ q: z.optional(tagPrefix), limit: queryInt(1, 100, 10) })),
 };
 
 export const handler = http('tags/suggestions', schemas, async ({ query }) => ({
