@@ -11,7 +11,6 @@ import { PassThrough } from 'node:stream';
 import { DEFAULT_TIMING, runStream, startOf } from '../core/event-stream.js';
 import type { StreamQuery, StreamSink, StreamStart, StreamTiming } from '../core/event-stream.js';
 import { RouteNotFoundError } from '../errors.js';
-import { asInput } from '../http/mini-input.js';
 import { http } from '../middleware/http.js';
 import { header } from '../middleware/types.js';
 import { queryBoolean, queryInt } from '../middleware/validate.js';
@@ -22,14 +21,12 @@ import { withUsage } from '../platform/usage.js';
 import * as z from '../platform/zod.js';
 import { streamRoute } from '../../lib/routes.js';
 
-const Query = asInput(
-  z.object({
-    cursor: z.optional(z.string()),
-    ephemeral: z.optional(queryBoolean),
-    limit: queryInt(1, 200, 200),
-    token: z.optional(z.string()),
-  }),
-);
+const Query = z.object({
+  cursor: z.optional(z.string()),
+  ephemeral: z.optional(queryBoolean),
+  limit: queryInt(1, 200, 200),
+  token: z.optional(z.string()),
+});
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',

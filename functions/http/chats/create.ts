@@ -2,21 +2,18 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
-import { asInput } from '../mini-input.js';
 import { LIMITS, clientId } from '../schemas.js';
 
 export const schemas = {
-  body: asInput(
-    z.object({
-      agentIds: z
-        .array(clientId('agentIds'))
-        .check(z.minLength(1), z.maxLength(LIMITS.agentIds, `agentIds must contain at most ${LIMITS.agentIds} ids.`)),
-      modelId: z.string(),
-      title: z.optional(z.string()),
-      tags: z.optional(z.array(z.string())),
-      firstMessage: z.optional(z.string()),
-    }),
-  ),
+  body: z.object({
+    agentIds: z
+      .array(clientId('agentIds'))
+      .check(z.minLength(1), z.maxLength(LIMITS.agentIds, `agentIds must contain at most ${LIMITS.agentIds} ids.`)),
+    modelId: z.string(),
+    title: z.optional(z.string()),
+    tags: z.optional(z.array(z.string())),
+    firstMessage: z.optional(z.string()),
+  }),
 };
 
 export const handler = http(

@@ -3,19 +3,16 @@ import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { queryBoolean, queryInt } from '../../middleware/validate.js';
-import { asInput } from '../mini-input.js';
 
 export const schemas = {
-  query: asInput(
-    z.object({
-      cursor: z.optional(z.string()),
-      limit: queryInt(1, 100, 50),
-      archived: z.optional(queryBoolean),
-      tag: z.optional(z.string()),
-      agentId: z.optional(z.string()),
-      query: z.optional(z.string()),
-    }),
-  ),
+  query: z.object({
+    cursor: z.optional(z.string()),
+    limit: queryInt(1, 100, 50),
+    archived: z.optional(queryBoolean),
+    tag: z.optional(z.string()),
+    agentId: z.optional(z.string()),
+    query: z.optional(z.string()),
+  }),
 };
 
 export const handler = http('chats/list', schemas, async ({ query }) => ({

@@ -3,10 +3,9 @@ import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
-import { asInput } from '../mini-input.js';
 import { clientId } from '../schemas.js';
 
-export const schemas = { path: chatPath, body: asInput(z.object({ agentId: clientId('agentId') })) };
+export const schemas = { path: chatPath, body: z.object({ agentId: clientId('agentId') }) };
 
 export const handler = http('chats/typing', schemas, async ({ path, body }) => {
   await Chats.agentTyping(path.chatId, body.agentId);

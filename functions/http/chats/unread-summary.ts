@@ -3,9 +3,8 @@ import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { queryBoolean } from '../../middleware/validate.js';
-import { asInput } from '../mini-input.js';
 
-export const schemas = { query: asInput(z.object({ archived: z.optional(queryBoolean) })) };
+export const schemas = { query: z.object({ archived: z.optional(queryBoolean) }) };
 
 export const handler = http('chats/unread-summary', schemas, async ({ query }) => ({
   status: 200,

@@ -3,20 +3,17 @@ import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
-import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: chatPath,
-  body: asInput(
-    z.object({
-      title: z.optional(z.string()),
-      titleAutoRenamed: z.optional(z.boolean()),
-      tags: z.optional(z.array(z.string())),
-      pinned: z.optional(z.boolean()),
-      modelId: z.optional(z.string()),
-      notificationsMuted: z.optional(z.boolean()),
-    }),
-  ),
+  body: z.object({
+    title: z.optional(z.string()),
+    titleAutoRenamed: z.optional(z.boolean()),
+    tags: z.optional(z.array(z.string())),
+    pinned: z.optional(z.boolean()),
+    modelId: z.optional(z.string()),
+    notificationsMuted: z.optional(z.boolean()),
+  }),
 };
 
 export const handler = http(

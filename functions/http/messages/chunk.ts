@@ -4,12 +4,11 @@ import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { messagePath } from './path.js';
-import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: messagePath,
   // deltaText is checked as a rule (its own message, §5.4.3), not as a schema type.
-  body: asInput(z.object({ deltaText: z.optional(z.unknown()) })),
+  body: z.object({ deltaText: z.optional(z.unknown()) }),
 };
 
 /** The body as the contract defines it, for the OpenAPI document. */

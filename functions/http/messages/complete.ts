@@ -7,11 +7,10 @@ import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { messagePath } from './path.js';
-import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: messagePath,
-  body: asInput(z.object({ finalText: z.optional(z.unknown()) })),
+  body: z.object({ finalText: z.optional(z.unknown()) }),
   optionalObjectBody: true,
   malformedJsonMessage: 'Invalid JSON body.',
 };

@@ -3,24 +3,21 @@ import * as z from '../../platform/zod.js';
 import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
-import { asInput } from '../mini-input.js';
 import { freeObject } from '../schemas.js';
 
 export const schemas = {
   path: chatPath,
-  body: asInput(
-    z.object({
-      role: z.enum(['user', 'agent', 'system', 'tool'], { error: 'role must be one of user, agent, system, tool.' }),
-      senderId: z.optional(z.string()),
-      agentId: z.optional(z.string()),
-      content: z.optional(z.string({ error: 'content must be a string.' })),
-      streaming: z.optional(z.boolean({ error: 'streaming must be a boolean.' })),
-      stream: z.optional(z.boolean({ error: 'stream must be a boolean.' })),
-      modelId: z.optional(z.string({ error: 'modelId must be a string.' })),
-      // Kept exactly as sent (no copy), bounded and checked storable (README "Limits").
-      trace: z.optional(freeObject('trace', 'trace must be a JSON object.')),
-    }),
-  ),
+  body: z.object({
+    role: z.enum(['user', 'agent', 'system', 'tool'], { error: 'role must be one of user, agent, system, tool.' }),
+    senderId: z.optional(z.string()),
+    agentId: z.optional(z.string()),
+    content: z.optional(z.string({ error: 'content must be a string.' })),
+    streaming: z.optional(z.boolean({ error: 'streaming must be a boolean.' })),
+    stream: z.optional(z.boolean({ error: 'stream must be a boolean.' })),
+    modelId: z.optional(z.string({ error: 'modelId must be a string.' })),
+    // Kept exactly as sent (no copy), bounded and checked storable (README "Limits").
+    trace: z.optional(freeObject('trace', 'trace must be a JSON object.')),
+  }),
 };
 
 export const handler = http(

@@ -4,11 +4,10 @@ import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
 import { queryInt } from '../../middleware/validate.js';
 import { chatPath } from '../chats/path.js';
-import { asInput } from '../mini-input.js';
 
 export const schemas = {
   path: chatPath,
-  query: asInput(z.object({ cursor: z.optional(z.string()), limit: queryInt(1, 200, 50) })),
+  query: z.object({ cursor: z.optional(z.string()), limit: queryInt(1, 200, 50) }),
 };
 
 export const handler = http('messages/list', schemas, async ({ path, query, config }) => ({

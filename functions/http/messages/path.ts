@@ -4,6 +4,5 @@
  * `/chats/{chatId}/messages/{messageId}/…` (seed), whose chatId adds the ownership checks.
  */
 import * as z from '../../platform/zod.js';
-import { asInput } from '../mini-input.js';
 
-export const messagePath = asInput(z.object({ messageId: z.string(), chatId: z.optional(z.string()) }));
+export const messagePath = z.object({ messageId: z.string(), chatId: z.optional(z.string()) });

@@ -3,17 +3,14 @@ import * as z from '../../platform/zod.js';
 import * as Search from '../../core/search.js';
 import { http } from '../../middleware/http.js';
 import { queryInt } from '../../middleware/validate.js';
-import { asInput } from '../mini-input.js';
 
 export const schemas = {
-  query: asInput(
-    z.object({
-      q: z.string().check(z.trim(), z.minLength(1, 'Search query is required')),
-      scope: z._default(z.enum(['all', 'titles', 'messages']), 'titles'),
-      cursor: z.optional(z.string()),
-      limit: queryInt(1, 100, 50),
-    }),
-  ),
+  query: z.object({
+    q: z.string().check(z.trim(), z.minLength(1, 'Search query is required')),
+    scope: z._default(z.enum(['all', 'titles', 'messages']), 'titles'),
+    cursor: z.optional(z.string()),
+    limit: queryInt(1, 100, 50),
+  }),
 };
 
 export const handler = http('search/get', schemas, async ({ query }) => ({

@@ -3,7 +3,6 @@ import * as z from '../../platform/zod.js';
 import * as Tags from '../../core/tags.js';
 import { http } from '../../middleware/http.js';
 import { queryInt } from '../../middleware/validate.js';
-import { asInput } from '../mini-input.js';
 import { LIMITS, utf8Bytes } from '../schemas.js';
 
 // A prefix longer than the longest tag matches none, and would not fit in a sort key condition.
@@ -12,7 +11,7 @@ const tagPrefix = z
   .check(z.refine((q) => utf8Bytes(q) <= LIMITS.tagBytes, `q must be at most ${LIMITS.tagBytes} UTF-8 bytes.`));
 
 export const schemas = {
-  query: asInput(z.object({ q: z.optional(tagPrefix), limit: queryInt(1, 100, 10) })),
+  query: z.object({ q: z.optional(tagPrefix), limit: queryInt(1, 100, 10) }),
 };
 
 export const handler = http('tags/suggestions', schemas, async ({ query }) => ({
