@@ -1,5 +1,5 @@
 /** POST /api/v1/config/admin/validate-auto-rename: a one-token test call to a provider (contract §5.2.3). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as AutoRename from '../../core/auto-rename.js';
 import { http } from '../../middleware/http.js';
 
@@ -7,7 +7,7 @@ export const schemas = {
   body: z.object({
     provider: z.string(),
     modelId: z.string(),
-    apiKey: z.string().optional(),
+    apiKey: z.optional(z.string()),
   }),
 };
 

@@ -1,5 +1,5 @@
 /** POST /api/v1/dispatch/claim-many: lease up to `limit` batches (contract §5.11.2, §4.4.7). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Dispatch from '../../core/dispatch.js';
 import { http } from '../../middleware/http.js';
 import { nonNegativeInt, workerId } from './schemas.js';
@@ -7,9 +7,9 @@ import { nonNegativeInt, workerId } from './schemas.js';
 export const schemas = {
   body: z.object({
     workerId,
-    leaseMs: nonNegativeInt.optional(),
-    waitMs: nonNegativeInt.optional(),
-    limit: z.number().int().min(1).optional(),
+    leaseMs: z.optional(nonNegativeInt),
+    waitMs: z.optional(nonNegativeInt),
+    limit: z.optional(z.number().check(z.int(), z.gte(1))),
   }),
 };
 

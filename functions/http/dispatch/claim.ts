@@ -1,11 +1,11 @@
 /** POST /api/v1/dispatch/claim: lease one batch, long-polling up to waitMs (contract §5.11.1). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Dispatch from '../../core/dispatch.js';
 import { http } from '../../middleware/http.js';
 import { nonNegativeInt, workerId } from './schemas.js';
 
 export const schemas = {
-  body: z.object({ workerId, leaseMs: nonNegativeInt.optional(), waitMs: nonNegativeInt.optional() }),
+  body: z.object({ workerId, leaseMs: z.optional(nonNegativeInt), waitMs: z.optional(nonNegativeInt) }),
 };
 
 export const handler = http('dispatch/claim', schemas, async ({ body, config, clientGone }) => {

@@ -1,5 +1,5 @@
 /** POST /api/v1/dispatch/{batchId}/complete (contract §5.11.4). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Dispatch from '../../core/dispatch.js';
 import { http } from '../../middleware/http.js';
 import { batchPath, workerId } from './schemas.js';

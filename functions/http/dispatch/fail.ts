@@ -1,5 +1,5 @@
 /** POST /api/v1/dispatch/{batchId}/fail: retry later or fail for good (contract §5.11.5, §4.4.6). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Dispatch from '../../core/dispatch.js';
 import { http } from '../../middleware/http.js';
 import { batchPath, nonNegativeInt, workerId } from './schemas.js';
@@ -11,11 +11,13 @@ export const schemas = {
     workerId,
     reason: z
       .string({ error: 'reason is required.' })
-      .trim()
-      .min(1, 'reason is required.')
-      .max(LIMITS.reasonChars, `reason must be at most ${LIMITS.reasonChars} characters.`),
+      .check(
+        z.trim(),
+        z.minLength(1, 'reason is required.'),
+        z.maxLength(LIMITS.reasonChars, `reason must be at most ${LIMITS.reasonChars} characters.`),
+      ),
     retryable: z.boolean(),
-    retryDelayMs: nonNegativeInt.optional(),
+    retryDelayMs: z.optional(nonNegativeInt),
   }),
 };
 

@@ -3,7 +3,7 @@
  * session stored (size, type, image decode), makes its thumbnail and creates the medium, as
  * the direct upload does (answers 201 with the Media; again for a repeated call).
  */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Uploads from '../../core/media-upload.js';
 import { http } from '../../middleware/http.js';
 import { env } from '../../platform/env.js';

@@ -1,5 +1,5 @@
 /** GET /api/v1/chats/{chatId}/media: a chat's media, newest first (contract §5.6.1). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Media from '../../core/media.js';
 import { http } from '../../middleware/http.js';
 import { queryInt } from '../../middleware/validate.js';
@@ -8,9 +8,9 @@ import { chatPath } from '../chats/path.js';
 export const schemas = {
   path: chatPath,
   query: z.object({
-    kind: z.enum(['image', 'audio', 'file']).optional(),
-    messageId: z.string().optional(),
-    cursor: z.string().optional(),
+    kind: z.optional(z.enum(['image', 'audio', 'file'])),
+    messageId: z.optional(z.string()),
+    cursor: z.optional(z.string()),
     limit: queryInt(1, 100, 50),
   }),
 };

@@ -3,7 +3,7 @@
  * one request carries (up to `maxUploadBytes`): the upload's checks on what is declared, then
  * a presigned POST to storage. Not an OpenGram route; README "Large files" has the flow.
  */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Uploads from '../../core/media-upload.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
@@ -11,14 +11,13 @@ import { chatPath } from '../chats/path.js';
 export const schemas = {
   path: chatPath,
   body: z.object({
-    fileName: z.string({ error: 'fileName is required.' }).trim().min(1, 'fileName is required.'),
+    fileName: z.string({ error: 'fileName is required.' }).check(z.trim(), z.minLength(1, 'fileName is required.')),
     contentType: z.string({ error: 'contentType is required.' }),
     byteSize: z
       .number({ error: 'byteSize must be a positive integer.' })
-      .int('byteSize must be a positive integer.')
-      .min(1, 'byteSize must be a positive integer.'),
-    kind: z.string().optional(),
-    messageId: z.string().optional(),
+      .check(z.int('byteSize must be a positive integer.'), z.gte(1, 'byteSize must be a positive integer.')),
+    kind: z.optional(z.string()),
+    messageId: z.optional(z.string()),
   }),
 };
 

@@ -1,5 +1,5 @@
 /** POST /api/v1/chats/{chatId}/requests: create an interactive request (contract §5.5.1). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
@@ -11,11 +11,11 @@ export const schemas = {
   path: chatPath,
   // Types and values are rule checks made after the chat's existence (§5.5.1), not schema checks.
   body: z.object({
-    type: z.unknown().optional(),
+    type: z.optional(z.unknown()),
     // Sizes are bounded here (README "Limits"); types and values remain the core's rules.
-    title: boundedChars('title', LIMITS.requestTitleChars).optional(),
-    body: boundedBytes('body', LIMITS.requestTextBytes).optional(),
-    config: freeJson('config').optional(),
+    title: z.optional(boundedChars('title', LIMITS.requestTitleChars)),
+    body: z.optional(boundedBytes('body', LIMITS.requestTextBytes)),
+    config: z.optional(freeJson('config')),
     trace: requestTrace,
   }),
 };

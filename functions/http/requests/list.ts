@@ -1,12 +1,12 @@
 /** GET /api/v1/chats/{chatId}/requests: a chat's requests, oldest first (contract §5.5.2). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
 
 export const schemas = {
   path: chatPath,
-  query: z.object({ status: z.enum(['pending', 'resolved', 'cancelled', 'all']).default('pending') }),
+  query: z.object({ status: z._default(z.enum(['pending', 'resolved', 'cancelled', 'all']), 'pending') }),
 };
 
 export const handler = http('requests/list', schemas, async ({ path, query }) => ({

@@ -1,5 +1,5 @@
 /** POST /api/v1/requests/{requestId}/resolve: resolve a pending request (contract §5.5.4). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath } from './path.js';
@@ -11,10 +11,10 @@ export const schemas = {
   // Payload checks depend on the request's type and run after the status check (§5.5.4).
   body: z.object({
     // Sizes are bounded here (README "Limits"): the resolution is stored with the request.
-    selectedOptionIds: freeJson('selectedOptionIds').optional(),
-    text: boundedBytes('text', LIMITS.requestTextBytes).optional(),
-    values: freeJson('values').optional(),
-    resolvedBy: z.unknown().optional(),
+    selectedOptionIds: z.optional(freeJson('selectedOptionIds')),
+    text: z.optional(boundedBytes('text', LIMITS.requestTextBytes)),
+    values: z.optional(freeJson('values')),
+    resolvedBy: z.optional(z.unknown()),
   }),
 };
 

@@ -4,96 +4,93 @@
  * on purpose: the contract checks them as rules, with their own messages and after the
  * chat's or request's existence (404 first), which a schema check would pre-empt.
  */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import { LIMITS } from '../schemas.js';
 
-const nonEmpty = z.string().min(1);
+const nonEmpty = z.string().check(z.minLength(1));
+
+const ChoiceOption = z.object({
+  id: nonEmpty,
+  label: nonEmpty,
+  variant: z.optional(z.enum(['primary', 'secondary', 'danger'])),
+});
 
 export const ChoiceConfig = z
   .object({
-    options: z
-      .array(
-        z.object({ id: nonEmpty, label: nonEmpty, variant: z.enum(['primary', 'secondary', 'danger']).optional() }),
-      )
-      .min(1),
-    maxSelections: z.int().min(1).default(1),
-    minSelections: z.int().min(0).default(0),
+    options: z.array(ChoiceOption).check(z.minLength(1)),
+    maxSelections: z._default(z.int().check(z.gte(1)), 1),
+    minSelections: z._default(z.int().check(z.gte(0)), 0),
   })
-  .meta({ id: 'ChoiceConfig', description: '`choice`: option ids unique; minSelections ≤ maxSelections.' });
+  .check(z.meta({ id: 'ChoiceConfig', description: '`choice`: option ids unique; minSelections ≤ maxSelections.' }));
+
+const TextValidation = z.object({
+  minLength: z.optional(z.int().check(z.gte(0))),
+  maxLength: z.optional(z.int().check(z.gte(1))),
+  pattern: z.optional(z.nullable(z.string())).check(z.meta({ description: 'An ECMAScript regular expression.' })),
+});
 
 export const TextInputConfig = z
   .object({
-    placeholder: z.string().optional(),
-    validation: z
-      .object({
-        minLength: z.int().min(0).optional(),
-        maxLength: z.int().min(1).optional(),
-        pattern: z.string().nullable().optional().meta({ description: 'An ECMAScript regular expression.' }),
-      })
-      .optional(),
+    placeholder: z.optional(z.string()),
+    validation: z.optional(TextValidation),
   })
-  .meta({ id: 'TextInputConfig', description: '`text_input`; `{}` is valid.' });
+  .check(z.meta({ id: 'TextInputConfig', description: '`text_input`; `{}` is valid.' }));
+
+const FormField = z.object({
+  name: nonEmpty,
+  type: z.enum(['text', 'textarea', 'select', 'multiselect', 'checkbox', 'date']),
+  label: z.optional(z.string()),
+  required: z.optional(z.boolean()),
+  options: z
+    .optional(z.array(nonEmpty).check(z.minLength(1)))
+    .check(z.meta({ description: 'Required for select and multiselect, forbidden otherwise.' })),
+});
 
 export const FormConfig = z
   .object({
-    fields: z
-      .array(
-        z.object({
-          name: nonEmpty,
-          type: z.enum(['text', 'textarea', 'select', 'multiselect', 'checkbox', 'date']),
-          label: z.string().optional(),
-          required: z.boolean().optional(),
-          options: z
-            .array(nonEmpty)
-            .min(1)
-            .optional()
-            .meta({ description: 'Required for select and multiselect, forbidden otherwise.' }),
-        }),
-      )
-      .min(1),
-    submitLabel: z.string().optional(),
+    fields: z.array(FormField).check(z.minLength(1)),
+    submitLabel: z.optional(z.string()),
   })
-  .meta({ id: 'FormConfig', description: '`form`: field names unique.' });
+  .check(z.meta({ id: 'FormConfig', description: '`form`: field names unique.' }));
 
 export const RequestConfig = z
   .union([ChoiceConfig, TextInputConfig, FormConfig])
-  .meta({ description: "Validated and normalized against the request's type (§2.3.1)." });
+  .check(z.meta({ description: "Validated and normalized against the request's type (§2.3.1)." }));
 
 const trace = z
   .record(z.string(), z.unknown())
-  .meta({ description: 'A free-form object: at most 64 KiB of JSON, 30 levels deep (README "Limits").' });
-const title = nonEmpty.max(LIMITS.requestTitleChars).meta({ description: 'Trimmed, non-empty.' });
+  .check(z.meta({ description: 'A free-form object: at most 64 KiB of JSON, 30 levels deep (README "Limits").' }));
+const title = nonEmpty.check(z.maxLength(LIMITS.requestTitleChars), z.meta({ description: 'Trimmed, non-empty.' }));
 const body = z
-  .string()
-  .nullable()
-  .optional()
-  .meta({ description: `At most ${LIMITS.requestTextBytes} UTF-8 bytes.` });
+  .optional(z.nullable(z.string()))
+  .check(z.meta({ description: `At most ${LIMITS.requestTextBytes} UTF-8 bytes.` }));
 
 export const CreateRequestBody = z.object({
   type: z.enum(['choice', 'text_input', 'form']),
   title,
   body,
   config: RequestConfig,
-  trace: trace.optional(),
+  trace: z.optional(trace),
 });
 
 export const UpdateRequestBody = z
   .object({
-    title: title.optional(),
+    title: z.optional(title),
     body,
-    config: RequestConfig.optional(),
-    trace: trace.optional(),
+    config: z.optional(RequestConfig),
+    trace: z.optional(trace),
   })
-  .meta({ description: 'At least one of the four fields.' });
+  .check(z.meta({ description: 'At least one of the four fields.' }));
+
+const FormValue = z.union([z.string(), z.boolean(), z.array(z.string())]);
 
 export const ResolveRequestBody = z
   .object({
-    selectedOptionIds: z.array(z.string()).optional().meta({ description: '`choice`: unique configured option ids.' }),
-    text: nonEmpty.optional().meta({ description: '`text_input`: non-empty after trimming.' }),
-    values: z
-      .record(z.string(), z.union([z.string(), z.boolean(), z.array(z.string())]))
-      .optional()
-      .meta({ description: '`form`: values by field name.' }),
-    resolvedBy: z.enum(['user', 'backend']).default('user'),
+    selectedOptionIds: z
+      .optional(z.array(z.string()))
+      .check(z.meta({ description: '`choice`: unique configured option ids.' })),
+    text: z.optional(nonEmpty).check(z.meta({ description: '`text_input`: non-empty after trimming.' })),
+    values: z.optional(z.record(z.string(), FormValue)).check(z.meta({ description: '`form`: values by field name.' })),
+    resolvedBy: z._default(z.enum(['user', 'backend']), 'user'),
   })
-  .meta({ description: "The resolution data of the request's type, plus `resolvedBy`." });
+  .check(z.meta({ description: "The resolution data of the request's type, plus `resolvedBy`." }));

@@ -1,5 +1,5 @@
 /** PATCH /api/v1/requests/{requestId}: update title, body, config or trace (contract §5.5.3). */
-import { z } from 'zod';
+import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath, requestTrace } from './path.js';
@@ -10,9 +10,9 @@ export const schemas = {
   path: requestPath,
   body: z.object({
     // Sizes are bounded here (README "Limits"); types and values remain the core's rules.
-    title: boundedChars('title', LIMITS.requestTitleChars).optional(),
-    body: boundedBytes('body', LIMITS.requestTextBytes).optional(),
-    config: freeJson('config').optional(),
+    title: z.optional(boundedChars('title', LIMITS.requestTitleChars)),
+    body: z.optional(boundedBytes('body', LIMITS.requestTextBytes)),
+    config: z.optional(freeJson('config')),
     trace: requestTrace,
   }),
 };
