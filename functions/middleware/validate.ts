@@ -174,10 +174,7 @@ export const queryBoolean = z.pipe(
   z.transform((v) => v === 'true'),
 );
 export const queryInt = (min: number, max: number, fallback: number) => {
-  const decimal = z.pipe(
-    z.string().check(z.regex(/^-?\d+$/, 'Expected an integer')),
-    z.transform(Number),
-  );
+  const decimal = z.pipe(z.string().check(z.regex(/^-?\d+$/, 'Expected an integer')), z.transform(Number));
   const bounded = z.pipe(decimal, z.number().check(z.int(), z.gte(min), z.lte(max)));
   return z.pipe(
     z.optional(bounded),

@@ -142,7 +142,9 @@ function parse(source: NodeJS.ProcessEnv): Env {
   const problems = result.error.issues.map((issue) => {
     const name = issue.path.join('.');
     // A nested path (AUTO_RENAME_BASE_URLS.openai) names a part of a variable that is set.
-    return present[String(issue.path[0])] === undefined ? `${name} is not set` : `${name} is invalid (${issue.message})`;
+    return present[String(issue.path[0])] === undefined
+      ? `${name} is not set`
+      : `${name} is invalid (${issue.message})`;
   });
   throw new Error(`The function's environment is incomplete: ${problems.join('; ')}`);
 }

@@ -51,8 +51,7 @@ export function normalizeOrigin(entry: unknown): string {
 
 // Every object keeps the keys it does not know, as given (§5.2.2); nested objects default
 // key by key (`prefault({})` runs their own defaults), arrays and scalars replace defaults.
-const count = (min: number, ...checks: z.core.$ZodCheck<number>[]) =>
-  z.number().check(z.int(), z.gte(min), ...checks);
+const count = (min: number, ...checks: z.core.$ZodCheck<number>[]) => z.number().check(z.int(), z.gte(min), ...checks);
 const ms = (value: number) => z._default(count(0), value);
 const optionalString = z.optional(z.string());
 const stringMap = z.optional(z.record(z.string(), z.string()));

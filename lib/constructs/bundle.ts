@@ -149,13 +149,7 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
     logLevel: 'warning',
     // Always: bundle() reads it to drop the chunks no code can load (unreachableChunks).
     metafile: true,
-    plugins: [
-      zodEnglishOnly,
-      lambdaCredentials,
-      oneSdkClientCopy,
-      sdkSchemaLiteralKeys,
-      sdkManifestVersionOnly,
-    ],
+    plugins: [zodEnglishOnly, lambdaCredentials, oneSdkClientCopy, sdkSchemaLiteralKeys, sdkManifestVersionOnly],
   };
 }
 

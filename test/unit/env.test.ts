@@ -38,10 +38,19 @@ describe('env()', () => {
   it.each([
     [{}, 'TABLE_NAME is not set'],
     [{ TABLE_NAME: 't', CONFIG_CACHE_MS: '-1' }, 'CONFIG_CACHE_MS is invalid (Too small: expected number to be >=0)'],
-    [{ TABLE_NAME: 't', PUSH_TIMEOUT_MS: '1.5' }, 'PUSH_TIMEOUT_MS is invalid (Invalid input: expected int, received number)'],
+    [
+      { TABLE_NAME: 't', PUSH_TIMEOUT_MS: '1.5' },
+      'PUSH_TIMEOUT_MS is invalid (Invalid input: expected int, received number)',
+    ],
     [{ TABLE_NAME: 't', DYNAMODB_ENDPOINT: 'nope' }, 'DYNAMODB_ENDPOINT is invalid (Invalid URL)'],
-    [{ TABLE_NAME: 't', SSE_WRITE_BELL: 'maybe' }, 'SSE_WRITE_BELL is invalid (Invalid option: expected one of "on"|"off")'],
-    [{ TABLE_NAME: 't', AUTO_RENAME_BASE_URLS: '{"openai":"nope"}' }, 'AUTO_RENAME_BASE_URLS.openai is invalid (Invalid URL)'],
+    [
+      { TABLE_NAME: 't', SSE_WRITE_BELL: 'maybe' },
+      'SSE_WRITE_BELL is invalid (Invalid option: expected one of "on"|"off")',
+    ],
+    [
+      { TABLE_NAME: 't', AUTO_RENAME_BASE_URLS: '{"openai":"nope"}' },
+      'AUTO_RENAME_BASE_URLS.openai is invalid (Invalid URL)',
+    ],
   ])('refuses %j naming the variable', (variables, problem) => {
     expect(() => envFrom(variables as Record<string, string>)).toThrow(
       `The function's environment is incomplete: ${problem}`,
