@@ -237,6 +237,15 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   return result;
 }
 
+/**
+ * The first message's dispatch signal, redone for a replayed create (http() afterReplay): a
+ * crash between the commit and the signal would have skipped it; a second signal finds nothing
+ * left to seal. Never throws.
+ */
+export async function redoAfterCreate(config: InstanceConfig, created: Chat, input: NewChat): Promise<void> {
+  if ((input.firstMessage?.trim() ?? '') !== '') await Dispatch.inputAdded(config, created.id);
+}
+
 export async function get(chatId: string): Promise<Chat> {
   const [chat] = await withStreamActivity([await existingChat(chatId)]);
   return chat!;

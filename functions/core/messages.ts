@@ -283,6 +283,19 @@ async function createIn(
   return result;
 }
 
+/**
+ * What create does after its commit, redone for a replayed create (http() afterReplay): a crash
+ * between the commit and these would have skipped them. Both are idempotent: the stream's timer
+ * execution is named for its message (a second start finds it), and a second dispatch signal
+ * finds nothing left to seal. Neither throws.
+ */
+export async function redoAfterCreate(config: InstanceConfig, chatId: string, created: Message): Promise<void> {
+  if (created.stream_state === 'streaming') {
+    await startStreamTimer({ messageId: created.id, waitSeconds: config.server.streamTimeoutSeconds });
+  }
+  if (created.role === 'user') await Dispatch.inputAdded(config, chatId);
+}
+
 // ---------------------------------------------------------------------------------------
 // List
 // ---------------------------------------------------------------------------------------

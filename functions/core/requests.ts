@@ -224,6 +224,15 @@ export async function resolve(
   return resolved;
 }
 
+/**
+ * The resolution's dispatch signal, redone for a replayed resolve (http() afterReplay): a crash
+ * between the commit and the signal would have skipped it; a second signal finds nothing left
+ * to seal. Never throws.
+ */
+export async function redoAfterResolve(config: InstanceConfig, resolved: RequestRecord): Promise<void> {
+  await Dispatch.inputAdded(config, resolved.chat_id);
+}
+
 /** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */
 export async function cancel(requestId: string, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);

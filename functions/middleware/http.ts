@@ -98,7 +98,7 @@ function resultOf(reply: Reply): HttpResult {
  */
 type HttpFn<S extends InputSchemas> = (input: HttpInput<S>) => Promise<Reply>;
 
-export interface HttpOptions {
+export interface HttpOptions<S extends InputSchemas = InputSchemas> {
   streaming?: boolean;
   /**
    * The route's success reply, declared so that the service's business transaction can store it
@@ -108,25 +108,41 @@ export interface HttpOptions {
    * after the handler with what it answered.
    */
   committedReply?: { status: number; body?: unknown };
+  /**
+   * Work the first attempt does after its commit, redone when a success is replayed for its
+   * Idempotency-Key: a client retries because it got no answer, and a crash between the commit
+   * and that work (the dispatch signal of a new input) would otherwise leave it to the sweeper,
+   * about a minute later. It must be idempotent (the first attempt may well have done it) and
+   * must not throw: the replay answers regardless.
+   */
+  afterReplay?: (replayed: ReplayedInput<S>) => Promise<void>;
+}
+
+/** What `afterReplay` is given: the request's input and the replayed success body. */
+export interface ReplayedInput<S extends InputSchemas> {
+  path: Out<S['path']>;
+  body: Out<S['body']>;
+  config: InstanceConfig;
+  reply: unknown;
 }
 
 export function http<S extends InputSchemas>(
   route: string | RouteShape,
   schemas: S,
   fn: HttpFn<S>,
-  options?: HttpOptions & { streaming?: false },
+  options?: HttpOptions<S> & { streaming?: false },
 ): HttpHandler;
 export function http<S extends InputSchemas>(
   route: string | RouteShape,
   schemas: S,
   fn: HttpFn<S>,
-  options: HttpOptions & { streaming: true },
+  options: HttpOptions<S> & { streaming: true },
 ): StreamingHttpHandler;
 export function http<S extends InputSchemas>(
   route: string | RouteShape,
   schemas: S,
   fn: HttpFn<S>,
-  options: HttpOptions = {},
+  options: HttpOptions<S> = {},
 ): HttpHandler | StreamingHttpHandler {
   const shape = typeof route === 'string' ? shapeOf(route) : route;
   const chain: HttpMiddleware[] = [
@@ -152,8 +168,19 @@ export function http<S extends InputSchemas>(
     .use(chain)
     .handler(async (event: HttpEvent, context: Context) => {
       const state = stateOf({ event });
-      if (state.replay) return state.replay;
       const { path, query, body } = state.input;
+      if (state.replay) {
+        const { statusCode, body: replayed } = state.replay;
+        if (options.afterReplay && statusCode < 300) {
+          await options.afterReplay({
+            path: path as Out<S['path']>,
+            body: body as Out<S['body']>,
+            config: state.config,
+            reply: replayed ? JSON.parse(replayed) : undefined,
+          });
+        }
+        return state.replay;
+      }
       const held = heldKey();
       const declared = options.committedReply;
       if (held && declared) {

@@ -3,6 +3,7 @@ import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
 import { LIMITS, clientId } from '../schemas.js';
+import type { Chat } from '../../model.js';
 
 export const schemas = {
   body: z.object({
@@ -23,5 +24,8 @@ export const handler = http(
     const chat = await Chats.create(config, body);
     return { status: 201, body: chat };
   },
-  { committedReply: { status: 201 } },
+  {
+    committedReply: { status: 201 },
+    afterReplay: ({ body, config, reply }) => Chats.redoAfterCreate(config, reply as Chat, body),
+  },
 );

@@ -4,6 +4,7 @@ import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
 import { freeObject } from '../schemas.js';
+import type { Message } from '../../model.js';
 
 export const schemas = {
   path: chatPath,
@@ -27,5 +28,8 @@ export const handler = http(
     const message = await Messages.create(config, path.chatId, body);
     return { status: 201, body: message };
   },
-  { committedReply: { status: 201 } },
+  {
+    committedReply: { status: 201 },
+    afterReplay: ({ path, config, reply }) => Messages.redoAfterCreate(config, path.chatId, reply as Message),
+  },
 );

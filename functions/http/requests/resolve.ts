@@ -5,6 +5,7 @@ import { http } from '../../middleware/http.js';
 import { requestPath } from './path.js';
 import { LIMITS, boundedBytes, freeJson } from '../schemas.js';
 import { ResolveRequestBody } from './shapes.js';
+import type { RequestRecord } from '../../store/requests-repo.js';
 
 export const schemas = {
   path: requestPath,
@@ -28,5 +29,8 @@ export const handler = http(
     const request = await Requests.resolve(config, path.requestId, body);
     return { status: 200, body: request };
   },
-  { committedReply: { status: 200 } },
+  {
+    committedReply: { status: 200 },
+    afterReplay: ({ config, reply }) => Requests.redoAfterResolve(config, reply as RequestRecord),
+  },
 );

@@ -112,3 +112,78 @@ describe('dispatch sweeper', () => {
     },
   );
 });
+
+/**
+ * A client that got no answer retries with its Idempotency-Key and gets the first attempt's
+ * answer replayed. When that attempt committed but never sent its dispatch signal (a crash
+ * between the two, played here by a broken queue), the replay sends it: the input is sealed now,
+ * not a sweeper run later.
+ */
+describe('a replayed write redoes the dispatch signal its first attempt missed', () => {
+  const keyed = (key: string) => ({ headers: { 'Idempotency-Key': key } });
+  const choice = {
+    type: 'choice',
+    title: 'Ship it?',
+    config: { options: [{ id: 'yes', label: 'Yes' }] },
+  };
+
+  it('a user message (batched_sequential)', async () => {
+    api().setConfig(batched);
+    const chat = await d.newChat();
+    const post = () => api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-1'));
+    const first = await withBrokenQueue('FLUSH_QUEUE_URL', post);
+    expect(first.status).toBe(201);
+    await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
+    const again = await post();
+    expect([again.status, again.body.id]).toEqual([201, first.body.id]);
+    await d.takeBatchOf([first.body.id], { workerId: 'w1', waitMs: 3000 });
+    // Nothing was left for the sweeper.
+    await sleep(300);
+    expect(await sweepNow(batched)).toBe(0);
+  });
+
+  it('a user message whose batch was sealed but not handed to the queue (sequential)', async () => {
+    const chat = await d.newChat();
+    const post = () => api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-2'));
+    const first = await withBrokenQueue('DISPATCH_QUEUE_URL', post);
+    expect(first.status).toBe(201);
+    await d.claimNone({ workerId: 'w1', waitMs: 1200 });
+    expect((await post()).status).toBe(201);
+    await d.takeBatchOf([first.body.id], { workerId: 'w1', waitMs: 3000 });
+    expect(await sweepNow(sequential)).toBe(0);
+  });
+
+  it('a resolution (batched_sequential)', async () => {
+    api().setConfig(batched);
+    const chat = await d.newChat();
+    const created = await api().post(`/api/v1/chats/${chat.id}/requests`, choice);
+    expect(created.status).toBe(201);
+    const resolve = () =>
+      api().post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-1'));
+    expect((await withBrokenQueue('FLUSH_QUEUE_URL', resolve)).status).toBe(200);
+    await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
+    expect((await resolve()).status).toBe(200);
+    await d.takeBatchOf([created.body.id], { workerId: 'w1', waitMs: 3000 });
+  });
+
+  it("a chat's first message (batched_sequential)", async () => {
+    api().setConfig(batched);
+    const create = () =>
+      api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'hello' }, keyed('c-1'));
+    const first = await withBrokenQueue('FLUSH_QUEUE_URL', create);
+    expect(first.status).toBe(201);
+    await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
+    const again = await create();
+    expect([again.status, again.body.id]).toEqual([201, first.body.id]);
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
+    expect([batch.chatId, batch.items.map((i) => i.content)]).toEqual([first.body.id, ['hello']]);
+    await d.completeOk(batch.batchId, 'w1');
+  });
+
+  it('a chat without a first message sends nothing on replay', async () => {
+    const create = () => api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, keyed('c-2'));
+    expect((await create()).status).toBe(201);
+    expect((await create()).status).toBe(201);
+    await d.claimNone({ workerId: 'w1', waitMs: 1200 });
+  });
+});
