@@ -346,12 +346,21 @@ function lastMessageFields([newest, second]: MessageRecord[]) {
  * in its own transaction), and the messages are then read again; if it landed after both,
  * the rewrite's condition on the chat fails and the attempt starts over, as before. Streaming
  * messages (whose text lives in their chunks) are always read again.
+ *
+ * The time agrees in two ways: the newest message's creation (what the recompute writes), or
+ * its completion, which is where a stream's completion put the chat's last_message_at (§5.4.4,
+ * the same instant as the message's updated_at, in the same transaction) until the next
+ * recompute: the first rewrite after every streamed reply (the user reading it) is such a case.
  */
 function agreesWith(chat: ChatRecord, newestTwo: MessageRecord[]): boolean {
   if (newestTwo.some((m) => m.stream_state === 'streaming')) return false;
   const fields = lastMessageFields(newestTwo);
+  const newest = newestTwo[0];
+  const timeAgrees =
+    chat.last_message_at === fields.last_message_at ||
+    (newest?.stream_state === 'complete' && chat.last_message_at === newest.updated_at);
   return (
-    chat.last_message_at === fields.last_message_at &&
+    timeAgrees &&
     chat.last_message_preview === fields.last_message_preview &&
     chat.last_message_role === fields.last_message_role
   );

@@ -87,4 +87,35 @@ describe('a chat rewrite', () => {
     // Read alongside, disagreeing with the chat, so read again after it.
     expect(messagesRead).toBeGreaterThanOrEqual(2);
   });
+
+  it("agrees with a chat whose last_message_at is a stream's completion time: the first read after a reply", async () => {
+    const streamed = await api.post(`/api/v1/chats/${chatId}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      streaming: true,
+    });
+    expect(streamed.status).toBe(201);
+    expect((await api.post(`/api/v1/messages/${streamed.body.id}/chunks`, { deltaText: 'a streamed ' })).status).toBe(
+      200,
+    );
+    const done = await api.post(`/api/v1/messages/${streamed.body.id}/complete`, { finalText: 'a streamed reply' });
+    expect(done.status).toBe(200);
+    // The completion set the chat's last_message_at to its own time, the message's updated_at.
+    const before = (await api.get(`/api/v1/chats/${chatId}`)).body;
+    expect(before.last_message_at).toBe(done.body.updated_at);
+    expect(before.last_message_at).not.toBe(streamed.body.created_at);
+
+    const res = await api.post(`/api/v1/chats/${chatId}/mark-read`, {});
+    expect(res.status).toBe(200);
+    // The messages read beside the chat are used: 3 trips, not 4.
+    expect(res.headers.get('x-storage-trips')).toBe('3');
+    const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
+    // The recompute (§3.3) describes the reply by its creation, as a re-read would have.
+    expect([chat.last_message_preview, chat.last_message_role, chat.unread_count]).toEqual([
+      'a streamed reply',
+      'agent',
+      0,
+    ]);
+    expect(chat.last_message_at).toBe(streamed.body.created_at);
+  });
 });
