@@ -87,6 +87,19 @@ describe('a month of one operation', () => {
     expect(total(lines)).toBeCloseTo(0.1917501, 9);
   });
 
+  it('prices what an operation keeps: storage and its point-in-time recovery, per GB-month at the month end', () => {
+    // 1 KB a day for 30 days, or 10 days of it for an item with a 10-day TTL
+    const kept = (days?: number) =>
+      monthLines(workload, [{ ...op, stores: { kb: 1, ...(days ? { days } : {}) } }], poolBench([]), PRICES);
+    const dollars = (lines: ReturnType<typeof monthLines>, what: string) =>
+      lines.find((l) => l.service === 'DynamoDB' && l.what === what)?.dollars;
+    // 30,000 KB = 0.0286 GB × $0.25 and × $0.20
+    const gb = 30_000 / 1024 ** 2;
+    expect(dollars(kept(), 'storage (end of the first month)')).toBeCloseTo(gb * 0.25, 9);
+    expect(dollars(kept(), 'point-in-time recovery (of the stored size)')).toBeCloseTo(gb * 0.2, 9);
+    expect(dollars(kept(10), 'point-in-time recovery (of the stored size)')).toBeCloseTo((gb / 3) * 0.2, 9);
+  });
+
   it('bills the bench mean latency when the bench measured the operation', () => {
     const bench = poolBench([
       {

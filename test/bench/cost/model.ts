@@ -284,6 +284,13 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
         'GB-month',
         p.dynamodb.storageGbMonth,
       );
+      lines.add(
+        'DynamoDB',
+        'point-in-time recovery (of the stored size)',
+        kept / 1024 ** 2,
+        'GB-month',
+        p.dynamodb.pitrGbMonth,
+      );
     }
     // HTTP functions check the instance secret, the writing ones the origin-verify value too: a warm
     // instance reads its stored secrets (one BatchGetItem) once per cache life, sparse invocations each

@@ -35,6 +35,11 @@ export const PRICES = {
     rru: 0.125 / 1e6,
     /** Storage, Standard table class, per GB-month (first 25 GB not subtracted, see above). */
     storageGbMonth: 0.25,
+    /**
+     * Continuous backups (point-in-time recovery, on in lib/constructs/storage.ts), per GB-month
+     * of the table's size.
+     */
+    pitrGbMonth: 0.2,
   },
   sqs: {
     /** Standard queue, per request (each 64 KB of payload is one request). */
