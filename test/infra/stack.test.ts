@@ -43,6 +43,7 @@ import {
   synthesize,
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
+import { ACCESS_LOG_BYTES } from '../bench/cost/operations.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
@@ -192,6 +193,23 @@ describe('HTTP API', () => {
     const format = JSON.parse(stage.AccessLogSettings.Format) as Record<string, string>;
     expect(format.requestId).toBe('$context.requestId');
     expect(Object.values(format).join(' ')).not.toMatch(/querystring|rawQueryString|\$context\.identity\.apiKey/i);
+    // Every request writes a line, unsampled: the cheaper log class, and a line the cost model prices.
+    expect(logGroup?.Properties?.LogGroupClass).toBe('INFREQUENT_ACCESS');
+    const sample: Record<string, string> = {
+      '$context.requestId': 'Xy1AbCdEfGhIjKlM=',
+      '$context.identity.sourceIp': '2001:db8:85a3::8a2e:370:7334',
+      '$context.identity.userAgent':
+        'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/142.0',
+      '$context.routeKey': 'POST /api/v1/messages/{messageId}/chunks',
+      '$context.path': '/api/v1/messages/k2Jd8Qw0PzX7nB4cV9sLm/chunks',
+      '$context.status': '200',
+      '$context.responseLength': '390',
+      '$context.responseLatency': '23',
+      '$context.integrationErrorMessage': '-',
+    };
+    const line = JSON.stringify(Object.fromEntries(Object.entries(format).map(([k, v]) => [k, sample[v] ?? v])));
+    expect(Object.values(format).every((v) => v in sample)).toBe(true);
+    expect(Buffer.byteLength(line)).toBeLessThanOrEqual(ACCESS_LOG_BYTES);
   });
 
   it(

@@ -87,6 +87,20 @@ describe('a month of one operation', () => {
     expect(total(lines)).toBeCloseTo(0.1917501, 9);
   });
 
+  it('prices an HTTP request at API Gateway, CloudFront and its access log line (Infrequent Access)', () => {
+    const lines = monthLines(workload, [{ ...op, http: true }], poolBench([]), PRICES);
+    const dollars = (service: string, what: string) =>
+      lines.find((l) => l.service === service && l.what === what)?.dollars;
+    // 30,000 requests × $1/M each at API Gateway and at CloudFront
+    expect(dollars('API Gateway', 'HTTP API requests: messages')).toBeCloseTo(0.03, 9);
+    expect(dollars('CloudFront', 'HTTPS requests: messages')).toBeCloseTo(0.03, 9);
+    // 30,000 × 380 B = 0.0106 GB × $0.25
+    expect(dollars('CloudWatch', 'Logs ingestion: API access logs (Infrequent Access)')).toBeCloseTo(
+      ((30_000 * 380) / 1024 ** 3) * 0.25,
+      9,
+    );
+  });
+
   it('prices what an operation keeps: storage and its point-in-time recovery, per GB-month at the month end', () => {
     // 1 KB a day for 30 days, or 10 days of it for an item with a 10-day TTL
     const kept = (days?: number) =>

@@ -4,7 +4,7 @@
  * the price table (prices.ts). Pure functions; main.ts does the reading and printing.
  */
 import type { ItemRead, ItemWrite, Operation } from './operations.js';
-import { FIXED, SSE } from './operations.js';
+import { ACCESS_LOG_BYTES, FIXED, SSE } from './operations.js';
 import type { Prices } from './prices.js';
 
 /** A 30-day month. */
@@ -248,6 +248,13 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
     if (op.http) {
       lines.add('API Gateway', `HTTP API requests: ${group}`, count, 'requests', p.apiGateway.httpRequest);
       lines.add('CloudFront', `HTTPS requests: ${group}`, count, 'requests', p.cloudFront.httpsRequest);
+      lines.add(
+        'CloudWatch',
+        'Logs ingestion: API access logs (Infrequent Access)',
+        (count * ACCESS_LOG_BYTES) / 1024 ** 3,
+        'GB',
+        p.cloudWatch.logsIngestGbInfrequent,
+      );
       const outKb = (op.responseKb ?? 0.3) + 0.5; // + response headers
       lines.add('CloudFront', 'data out to the internet', (count * outKb) / 1024 ** 2, 'GB', p.cloudFront.dataOutGb);
       lines.add(

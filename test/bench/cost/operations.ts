@@ -145,6 +145,13 @@ const chatActivity: ItemWrite = {
  * START/END/REPORT lines are kept to WARN too (api-function.ts): 1% of the line on average.
  */
 const LOG_SAMPLE_RATE = 0.01;
+/**
+ * Bytes of one API Gateway access log line (every HTTP API request writes one, unsampled): the
+ * fields of lib/constructs/api.ts ACCESS_LOG_FIELDS for a chunk append come to ~250 B from a
+ * Node client (the agents' plugin) and ~370 B from a browser over IPv6; priced at the larger
+ * (test/infra/stack.test.ts checks that line fits).
+ */
+export const ACCESS_LOG_BYTES = 380;
 const API_LOG = 700 * LOG_SAMPLE_RATE;
 const JOB_LOG = 400 * LOG_SAMPLE_RATE;
 

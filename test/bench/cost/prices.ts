@@ -65,6 +65,8 @@ export const PRICES = {
   cloudWatch: {
     /** Logs ingestion (Standard log class), per GB. */
     logsIngestGb: 0.5,
+    /** Logs ingestion, Infrequent Access log class (the API's access logs), per GB. */
+    logsIngestGbInfrequent: 0.25,
     /** Standard-resolution metric alarm, per alarm-month. */
     alarmMonth: 0.1,
   },
