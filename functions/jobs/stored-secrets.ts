@@ -13,7 +13,7 @@
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { logger } from '../platform/logger.js';
 import { generateVapidKeys } from '../platform/vapid-keys.js';
-import type { VapidKeyPair } from '../platform/web-push.js';
+import { parseVapidPair } from '../platform/web-push.js';
 import { STORED_SECRET_NAMES } from '../store/keys.js';
 import type { StoredSecretName } from '../store/keys.js';
 import { keepOrPut, randomAlphanumeric } from '../store/secrets-repo.js';
@@ -26,19 +26,6 @@ const make: Record<StoredSecretName, () => string> = {
   ORIGIN_VERIFY: () => randomAlphanumeric(GENERATED_SECRET_LENGTH),
   VAPID: () => JSON.stringify(generateVapidKeys()),
 };
-
-/** A stored key pair, checked: a P-256 public key (65 bytes) and private key (32 bytes), base64url. */
-export function parseVapidPair(text: string): VapidKeyPair {
-  try {
-    const value = JSON.parse(text) as Partial<VapidKeyPair>;
-    const publicKey = Buffer.from(value.publicKey ?? '', 'base64url');
-    const privateKey = Buffer.from(value.privateKey ?? '', 'base64url');
-    if (publicKey.length === 65 && privateKey.length === 32) return value as VapidKeyPair;
-  } catch {
-    // reported below
-  }
-  throw new Error('The VAPID item does not hold {"publicKey","privateKey"} (base64url P-256 keys); fix or delete it');
-}
 
 export interface StoredSecretsResponse {
   PhysicalResourceId: string;

@@ -1,6 +1,6 @@
 /**
  * Making a VAPID key pair (§7.7), for the custom resource that stores the instance's pair
- * (jobs/vapid-keys.ts) and the local runtime's key file (local/vapid.ts). Apart from
+ * (jobs/stored-secrets.ts) and the local runtime's key file (local/vapid.ts). Apart from
  * web-push.ts so that the functions that send pushes import `web-push` only when they send.
  */
 import webpush from 'web-push';

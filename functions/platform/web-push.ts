@@ -57,11 +57,21 @@ export function setPushTransportForTests(replacement: PushTransport | undefined)
   transport = replacement ?? fetchTransport;
 }
 
-const isKeyPair = (value: unknown): value is VapidKeyPair =>
-  typeof value === 'object' &&
-  value !== null &&
-  typeof (value as VapidKeyPair).publicKey === 'string' &&
-  typeof (value as VapidKeyPair).privateKey === 'string';
+/**
+ * A stored key pair (the table's item, the local key file), checked: a P-256 public key (65 bytes)
+ * and private key (32 bytes), base64url. The custom resource that makes the item checks it so too.
+ */
+export function parseVapidPair(text: string): VapidKeyPair {
+  try {
+    const value = JSON.parse(text) as Partial<VapidKeyPair>;
+    const publicKey = Buffer.from(value.publicKey ?? '', 'base64url');
+    const privateKey = Buffer.from(value.privateKey ?? '', 'base64url');
+    if (publicKey.length === 65 && privateKey.length === 32) return value as VapidKeyPair;
+  } catch {
+    // reported below
+  }
+  throw new Error('The VAPID item does not hold {"publicKey","privateKey"} (base64url P-256 keys); fix or delete it');
+}
 
 type WebPush = typeof webpushModule;
 let loading: Promise<WebPush> | undefined;
@@ -80,16 +90,9 @@ function loadWebPush(): Promise<WebPush> {
 
 async function keyPairHeldApart(): Promise<VapidKeyPair> {
   const e = env();
-  let value: unknown;
-  if (mayReadStoredSecret('VAPID')) {
-    value = JSON.parse(await requiredStoredSecret('VAPID'));
-  } else if (e.VAPID_KEYS_FILE) {
-    value = JSON.parse(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
-  } else {
-    throw new Error('No VAPID key pair: STORED_SECRETS lists no VAPID and VAPID_KEYS_FILE is not set');
-  }
-  if (!isKeyPair(value)) throw new Error('The stored VAPID key pair is malformed');
-  return value;
+  if (mayReadStoredSecret('VAPID')) return parseVapidPair(await requiredStoredSecret('VAPID'));
+  if (e.VAPID_KEYS_FILE) return parseVapidPair(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
+  throw new Error('No VAPID key pair: STORED_SECRETS lists no VAPID and VAPID_KEYS_FILE is not set');
 }
 
 /** The key pair signing this instance's pushes. */

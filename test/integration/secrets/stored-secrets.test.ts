@@ -10,7 +10,8 @@
 import { afterAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
-import { handler as makeSecrets, parseVapidPair } from '../../../functions/jobs/stored-secrets.js';
+import { handler as makeSecrets } from '../../../functions/jobs/stored-secrets.js';
+import { parseVapidPair } from '../../../functions/platform/web-push.js';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import type { StoredSecretName } from '../../../functions/store/keys.js';
