@@ -148,7 +148,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
 
   const now = deps.clock().toISOString();
   const chatId = deps.newId();
-  const firstText = input.firstMessage?.trim() ?? '';
+  const firstText = firstMessageText(input);
   // The first message is a message: the same bound and the same 413 as POST …/messages (§5.4.1).
   if (Buffer.byteLength(firstText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong('firstMessage');
   const derivedTitle = cut(firstText.replace(/\s+/g, ' ').trim(), config.titleMaxChars);
@@ -243,8 +243,11 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
  * left to seal. Never throws.
  */
 export async function redoAfterCreate(config: InstanceConfig, created: Chat, input: NewChat): Promise<void> {
-  if ((input.firstMessage?.trim() ?? '') !== '') await Dispatch.inputAdded(config, created.id);
+  if (firstMessageText(input) !== '') await Dispatch.inputAdded(config, created.id);
 }
+
+/** A new chat's first message as stored: trimmed; empty means none. */
+const firstMessageText = (input: NewChat): string => input.firstMessage?.trim() ?? '';
 
 export async function get(chatId: string): Promise<Chat> {
   const [chat] = await withStreamActivity([await existingChat(chatId)]);

@@ -9,6 +9,7 @@
 import { FieldRuleError, SchemaValidationError } from '../errors.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { mayStartBesideCommit, startStreamTimer } from '../platform/stream-timer.js';
+import type { StreamTimerInput } from '../platform/stream-timer.js';
 import type { ChatActivity } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { guarded } from '../store/db.js';
@@ -269,7 +270,7 @@ async function createIn(
   const result = Store.toMessage(message);
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
   items.push(...completionInTransaction(result));
-  const timer = streaming ? { messageId: message.id, waitSeconds: config.server.streamTimeoutSeconds } : undefined;
+  const timer = streaming ? streamTimerOf(config, message.id) : undefined;
   // The stream's check goes out beside the commit when it cannot arrive before it (never throws).
   const early = timer && mayStartBesideCommit(timer) ? startStreamTimer(timer) : undefined;
   const committed = await withEvents(events, now, (eventItems) =>
@@ -290,11 +291,15 @@ async function createIn(
  * finds nothing left to seal. Neither throws.
  */
 export async function redoAfterCreate(config: InstanceConfig, chatId: string, created: Message): Promise<void> {
-  if (created.stream_state === 'streaming') {
-    await startStreamTimer({ messageId: created.id, waitSeconds: config.server.streamTimeoutSeconds });
-  }
+  if (created.stream_state === 'streaming') await startStreamTimer(streamTimerOf(config, created.id));
   if (created.role === 'user') await Dispatch.inputAdded(config, chatId);
 }
+
+/** A new stream's timer: checked once the configured idle timeout has passed (§4.2). */
+const streamTimerOf = (config: InstanceConfig, messageId: string): StreamTimerInput => ({
+  messageId,
+  waitSeconds: config.server.streamTimeoutSeconds,
+});
 
 // ---------------------------------------------------------------------------------------
 // List
