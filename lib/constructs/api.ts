@@ -82,7 +82,7 @@ export function tableAccessOf(route: RouteSpec): TableAccess {
  * class: half the ingestion price, still searchable with Logs Insights (it carries no metric
  * filter or subscription, which that class does not support). test/bench/cost prices it.
  */
-export const ACCESS_LOG_FIELDS = {
+const ACCESS_LOG_FIELDS = {
   requestId: '$context.requestId',
   ip: '$context.identity.sourceIp',
   userAgent: '$context.identity.userAgent',
