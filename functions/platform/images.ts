@@ -14,8 +14,13 @@
  *   @img/sharp-linux-arm64, does not find it, and loads the wasm build: same sharp, same
  *   libvips version, same options.
  *
- * sharp is loaded on the first call (or by preloadImages), so importing this module costs
- * nothing until an image is seen.
+ * sharp is loaded on the first call, so importing this module costs nothing until an image is
+ * seen: the media functions import in ~45 ms (a fresh Node 22 here), and a request that is not
+ * an image (a PDF, a 4xx) never loads it. The first image of an instance pays the load (wasm
+ * build: ~75 ms to compile the module, ~95 ms more for the first operation's code, measured
+ * here); loading it in INIT instead saved nothing for that request (warm-up 183 ms + first
+ * thumbnail 92 ms against 282 ms cold, test/infra/image-bundle.test.ts) and charged it to every
+ * cold start, so it is not done.
  */
 import type sharpDefault from 'sharp';
 
@@ -117,19 +122,6 @@ function loadSharp(): Promise<Sharp> {
     },
   );
   return loading;
-}
-
-/**
- * Loads sharp and runs one tiny operation, so the first thumbnail does not pay for it (on the
- * wasm build about half a second on a fast core: compiling the module, starting its
- * threads). A media handler may `await preloadImages()` at its module's top level, which on
- * Lambda runs in the INIT phase.
- */
-export async function preloadImages(): Promise<void> {
-  const sharp = await loadSharp();
-  await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
-    .webp()
-    .toBuffer();
 }
 
 /** Which sharp build this process runs ('wasm' on Lambda, 'native' locally), for logs and tests. */

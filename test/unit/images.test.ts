@@ -12,7 +12,6 @@ import {
   NotAnImageError,
   imageRuntime,
   makeThumbnail,
-  preloadImages,
   sniffImageType,
 } from '../../functions/platform/images.js';
 
@@ -105,7 +104,6 @@ const text = (s: string) => Buffer.from(s, 'utf8');
 
 describe('makeThumbnail', () => {
   it('runs on the native build here (the Lambda asset runs the wasm build, see test/infra)', async () => {
-    await preloadImages();
     expect(await imageRuntime()).toEqual({ sharp: expect.any(String), libvips: expect.any(String), build: 'native' });
   });
 

@@ -7,8 +7,6 @@ import busboy from 'busboy';
 import * as Media from '../../core/media-upload.js';
 import { FieldRuleError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
-import { env } from '../../platform/env.js';
-import { preloadImages } from '../../platform/images.js';
 import type { HttpEvent } from '../../middleware/types.js';
 import { header } from '../../middleware/types.js';
 import { chatPath } from '../chats/path.js';
@@ -133,7 +131,3 @@ export const handler = http('media/upload', schemas, async ({ path, config, even
     : fromJson(event);
   return { status: 201, body: await Media.upload(config, path.chatId, input) };
 });
-
-// On Lambda, start the image library (WebAssembly, about 0.5 s) during the function's init
-// rather than in its first request; locally it loads on first use.
-if (env().AWS_LAMBDA_FUNCTION_NAME) await preloadImages();
