@@ -142,6 +142,15 @@ beforeAll(() => {
 
 afterAll(() => main?.dispose());
 
+describe('stack size', () => {
+  it("stays within CloudFormation's 500 resources per stack (cdk synth passes beyond it; the deploy fails)", () => {
+    const count = Object.keys(main.json.Resources).length;
+    // A route costs 7: function, role, policy, log group, invoke permission, integration, route.
+    console.log(`stack resources: ${count} of 500 (room for ${Math.floor((500 - count) / 7)} more routes)`);
+    expect(count).toBeLessThanOrEqual(500);
+  });
+});
+
 describe('HTTP API', () => {
   it(
     'has one function per route of lib/routes.ts plus the fallback (and the stream expiry, event stream and flush ' +
