@@ -15,7 +15,7 @@
  *   libvips version, same options.
  *
  * sharp is loaded on the first call, so importing this module costs nothing until an image is
- * seen: the media functions import in ~45 ms (a fresh Node 22 here), and a request that is not
+ * seen: the media functions import in 34-41 ms (a fresh Node 22 here), and a request that is not
  * an image (a PDF, a 4xx) never loads it. The first image of an instance pays the load (wasm
  * build: ~75 ms to compile the module, ~95 ms more for the first operation's code, measured
  * here); loading it in INIT instead saved nothing for that request (warm-up 183 ms + first
