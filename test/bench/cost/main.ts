@@ -26,6 +26,7 @@ import {
   sseRruPerMinute,
   total,
 } from './model.js';
+import { floorLines } from './floor.js';
 import { OPERATIONS } from './operations.js';
 import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.js';
 import { WORKLOADS } from './workloads.js';
@@ -122,6 +123,28 @@ for (const w of WORKLOADS) {
   out.push(`${w.name}: ${w.description}`);
   out.push(textTable(['service', 'what', 'quantity', 'unit price', '$/month'], rows, [2, 3, 4]));
 }
+
+// The floors: what CONTRACT.md and ARCHITECTURE.md force on any implementation (floor.ts).
+const floors: [string, number][] = WORKLOADS.map((w) => [w.name, total(floorLines(w, OPERATIONS, PRICES))]);
+const typical = WORKLOADS.find((w) => w.name === 'typical');
+out.push('');
+out.push(
+  'floor of typical: what CONTRACT.md and ARCHITECTURE.md force on any implementation (a lower bound, floor.ts)',
+);
+if (typical) {
+  const lines = floorLines(typical, OPERATIONS, PRICES);
+  const rows = lines.map((l) => [
+    l.service,
+    l.what,
+    `${num(l.quantity)} ${l.unit}`,
+    unitPrice(l.unitPrice),
+    money(l.dollars),
+  ]);
+  rows.push(['TOTAL', '', '', '', money(total(lines))]);
+  out.push(textTable(['service', 'what', 'quantity', 'unit price', '$/month'], rows, [2, 3, 4]));
+}
+out.push('');
+out.push(floors.map(([name, sum]) => `floor of ${name}: $${sum.toFixed(2)}`).join('; '));
 
 out.push('');
 for (const [name, sum] of totals) out.push(`${name}: $${sum.toFixed(2)}/month`);
