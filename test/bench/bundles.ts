@@ -10,6 +10,10 @@
  * `bytes` is what a cold start reads, index.mjs and the chunks it imports statically (found
  * with esbuild's own parser, initFiles); `allBytes` adds the chunks loaded on first use only.
  * Source maps are beside them and never loaded at init. Goals (issue 16): <= 250 KB and <= 150 ms.
+ *
+ * Beside them, the floors (test/bench/floor/): the smallest handlers ARCHITECTURE.md allows (middy,
+ * the Powertools logger, a zod/mini schema and the bundled AWS SDK clients a route needs), bundled
+ * with the functions' own options. No function that needs those clients can be smaller.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -17,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
+import { bundle } from '../../lib/constructs/bundle.js';
 import { textTable } from './stats.js';
 
 const RUNS = 5;
@@ -37,10 +42,27 @@ export interface BundleSample {
   importMs: { median: number; runs: number[] };
 }
 
+/** A floor handler (test/bench/floor/<name>.ts), measured like a function's bundle. */
+export interface FloorSample {
+  name: string;
+  what: string;
+  bytes: number;
+  importMs: number;
+}
+
+/** The floors, and the functions each one bounds. */
+export const FLOORS = [
+  { name: 'table', what: 'middy + logger + zod/mini + DynamoDB document client (every route)' },
+  { name: 'table-queue', what: 'table + SQS client (the writes that signal dispatch or a stream timer)' },
+  { name: 'table-media', what: 'table + S3 client (the media routes)' },
+] as const;
+
 export interface BundleReport {
   node: string;
   synthMs: number;
   bundles: BundleSample[];
+  /** Absent in results written before the floors were measured. */
+  floors?: FloorSample[];
   summary: {
     count: number;
     bytes: Stats;
@@ -204,10 +226,25 @@ export async function runBundleScenarios(log: (line: string) => void): Promise<{
       });
     }
     bundles.sort((a, b) => a.bytes - b.bytes);
+    log('Bundles: the floors (test/bench/floor/)...');
+    const floors: FloorSample[] = [];
+    for (const { name, what } of FLOORS) {
+      const dir = join(outdir, `floor-${name}`);
+      await bundle({ entry: resolve('test', 'bench', 'floor', `${name}.ts`), outdir: dir, external: [] });
+      const atInit = await initFiles(dir);
+      const bytes = atInit.reduce((total, path) => total + statSync(join(dir, path)).size, 0);
+      floors.push({
+        name,
+        what,
+        bytes,
+        importMs: median(Array.from({ length: RUNS }, () => importOnce(node, dir, undefined))),
+      });
+    }
     const report: BundleReport = {
       node: nodeVersion,
       synthMs,
       bundles,
+      floors,
       summary: {
         count: bundles.length,
         bytes: stats(bundles.map((b) => b.bytes)),
@@ -256,5 +293,12 @@ export function bundleTables(report: BundleReport): string {
     `median ${kb(s.allBytes.median)} KB, max ${kb(s.allBytes.max)} KB); import median ` +
     `${s.importMs.median.toFixed(0)} ms, max ${s.importMs.max.toFixed(0)} ms; over ${kb(BUNDLE_GOALS.bytes)} KB: ` +
     `${s.overBytes}, over ${BUNDLE_GOALS.importMs} ms: ${s.overImportMs}`;
-  return `${perFunction}\n\n${perKind}\n\n${total}`;
+  const floors = report.floors
+    ? '\n\nFloors: the smallest handlers ARCHITECTURE.md allows, bundled the same way (test/bench/floor/)\n' +
+      textTable(
+        ['floor', 'what', 'KB at init', 'import ms'],
+        report.floors.map((f) => [f.name, f.what, kb(f.bytes), f.importMs.toFixed(0)]),
+      )
+    : '';
+  return `${perFunction}\n\n${perKind}\n\n${total}${floors}`;
 }
