@@ -33,11 +33,17 @@ import { validate } from './validate.js';
 import type { InputSchemas } from './validate.js';
 
 type Out<S> = S extends z.core.$ZodType ? z.output<S> : Record<string, never>;
+/** The body: its schema's output, or what the route's own reader returns (InputSchemas.readBody). */
+type BodyOut<S extends InputSchemas> = S['body'] extends z.core.$ZodType
+  ? z.output<S['body']>
+  : S['readBody'] extends (...args: never[]) => Promise<infer B>
+    ? B
+    : Record<string, never>;
 
 export interface HttpInput<S extends InputSchemas> {
   path: Out<S['path']>;
   query: Out<S['query']>;
-  body: Out<S['body']>;
+  body: BodyOut<S>;
   config: InstanceConfig;
   event: HttpEvent;
   requestId: string;
@@ -121,7 +127,7 @@ export interface HttpOptions<S extends InputSchemas = InputSchemas> {
 /** What `afterReplay` is given: the request's input and the replayed success body. */
 export interface ReplayedInput<S extends InputSchemas> {
   path: Out<S['path']>;
-  body: Out<S['body']>;
+  body: BodyOut<S>;
   config: InstanceConfig;
   reply: unknown;
 }
@@ -174,7 +180,7 @@ export function http<S extends InputSchemas>(
         if (options.afterReplay && statusCode < 300) {
           await options.afterReplay({
             path: path as Out<S['path']>,
-            body: body as Out<S['body']>,
+            body: body as BodyOut<S>,
             config: state.config,
             reply: replayed ? JSON.parse(replayed) : undefined,
           });
@@ -192,7 +198,7 @@ export function http<S extends InputSchemas>(
       const reply = await fn({
         path: path as Out<S['path']>,
         query: query as Out<S['query']>,
-        body: body as Out<S['body']>,
+        body: body as BodyOut<S>,
         config: state.config,
         event,
         requestId: state.requestId,

@@ -23,6 +23,8 @@ const RECHECK_MS = 25;
 
 /** JSON with object keys sorted recursively and array order kept. */
 export function canonicalJson(value: unknown): string {
+  // An uploaded file's bytes (InputSchemas.readBody): by their digest (§1.10).
+  if (value instanceof Uint8Array) return JSON.stringify(`sha256:${createHash('sha256').update(value).digest('hex')}`);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -6,6 +6,7 @@
 import * as z from '../platform/zod.js';
 import { SchemaValidationError, ValidationError } from '../errors.js';
 import { LIMITS } from '../http/schemas.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';
 
@@ -20,6 +21,13 @@ export interface InputSchemas {
    * or whitespace-only is `{}`; anything else must be a JSON object.
    */
   optionalObjectBody?: boolean;
+  /**
+   * A body no JSON schema describes (a media upload, multipart or JSON with base64 data,
+   * §5.6.2), read by the route itself at this stage: its errors are body errors, answered
+   * before the Idempotency-Key is looked at (§1.14), and what it returns is the request's body
+   * for the handler and for the key's fingerprint (§1.10: byte arrays count by their digest).
+   */
+  readBody?: (event: HttpEvent, config: InstanceConfig) => Promise<unknown>;
 }
 
 const isJson = (contentType: string | undefined) =>
@@ -144,7 +152,7 @@ function keptFields(schema: z.core.$ZodType, output: unknown): (field: string) =
 
 export function validate(schemas: InputSchemas): HttpMiddleware {
   return {
-    before: (request) => {
+    before: async (request) => {
       const { event } = request;
       // A CORS preflight carries no input to check (the stream answers it itself).
       if (event.requestContext?.http?.method === 'OPTIONS') return;
@@ -163,7 +171,8 @@ export function validate(schemas: InputSchemas): HttpMiddleware {
       if (errors.formErrors.length > 0 || Object.keys(errors.fieldErrors).length > 0) {
         throw new SchemaValidationError(errors.formErrors, errors.fieldErrors);
       }
-      state.input = { path, query, body: schemas.body ? validBody : {} };
+      const read = schemas.readBody ? await schemas.readBody(event, state.config) : undefined;
+      state.input = { path, query, body: schemas.body ? validBody : (read ?? {}) };
     },
   };
 }

@@ -1,17 +1,19 @@
 /**
  * POST /api/v1/chats/{chatId}/media: upload a file as multipart/form-data or as JSON with
- * base64 data (contract §5.6.2). This handler reads the body (checks 1–7 and the form's own
- * shape); core/media-upload.ts makes checks 8–16 and stores the file.
+ * base64 data (contract §5.6.2). readUpload reads the body (checks 1–7 and the form's own
+ * shape) at the validation stage, so an Idempotency-Key's fingerprint covers the file's digest,
+ * name, content type, kind and messageId (§1.10); core/media-upload.ts makes checks 8–16 and
+ * stores the file.
  */
 import busboy from 'busboy';
 import * as Media from '../../core/media-upload.js';
 import { FieldRuleError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
+import type { InstanceConfig } from '../../platform/instance-config.js';
 import type { HttpEvent } from '../../middleware/types.js';
 import { header } from '../../middleware/types.js';
 import { chatPath } from '../chats/path.js';
 
-export const schemas = { path: chatPath };
 
 /** A multipart body may exceed the file cap by this much envelope (§8.5). */
 const MULTIPART_OVERHEAD = 262_144;
@@ -39,7 +41,10 @@ async function fromMultipart(event: HttpEvent, contentType: string, cap: number)
     try {
       parser = busboy({
         headers: { 'content-type': contentType },
-        limits: { fileSize: cap, fields: 20, files: 5, parts: 30 },
+        // busboy stops a file that reaches fileSize; a file of exactly `cap` bytes is allowed.
+        limits: { fileSize: cap + 1, fields: 20, files: 5, parts: 30 },
+        // The file name as sent, directories included: §8.3's sanitizing replaces the separators.
+        preservePath: true,
       });
     } catch {
       reject(new ValidationError('Invalid multipart body.'));
@@ -123,11 +128,17 @@ function fromJson(event: HttpEvent): Media.Upload {
   };
 }
 
-export const handler = http('media/upload', schemas, async ({ path, config, event }) => {
+/** The body of an upload, either format (checks 1–7). */
+export async function readUpload(event: HttpEvent, config: InstanceConfig): Promise<Media.Upload> {
   const contentType = header(event, 'content-type') ?? '';
-  const cap = Media.maxUploadBytes(config);
-  const input = /^multipart\/form-data/i.test(contentType.trim())
-    ? await fromMultipart(event, contentType, cap)
+  return /^multipart\/form-data/i.test(contentType.trim())
+    ? fromMultipart(event, contentType, Media.maxUploadBytes(config))
     : fromJson(event);
-  return { status: 201, body: await Media.upload(config, path.chatId, input) };
-});
+}
+
+export const schemas = { path: chatPath, readBody: readUpload };
+
+export const handler = http('media/upload', schemas, async ({ path, config, body }) => ({
+  status: 201,
+  body: await Media.upload(config, path.chatId, body),
+}));

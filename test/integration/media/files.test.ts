@@ -98,6 +98,75 @@ describe('POST /chats/{chatId}/media', () => {
     expect(got.bytes.toString()).toBe('OggS fake voice');
   });
 
+  it('takes a file of exactly maxUploadBytes in both forms, and refuses one byte more (§5.6.2 checks 5, 11)', async () => {
+    const chat = await newChat();
+    const exact = Buffer.alloc(2000, 0x61);
+    const over = Buffer.alloc(2001, 0x61);
+    const part = (bytes: Buffer): [string, Blob, string] => [
+      'file',
+      new Blob([bytes], { type: 'text/plain' }),
+      'a.txt',
+    ];
+    const multipart = await uploadForm(chat, [part(exact)]);
+    expect({ status: multipart.status, size: multipart.body.byte_size }).toEqual({ status: 201, size: 2000 });
+    const json = await uploadJson(chat, { fileName: 'a.txt', contentType: 'text/plain', base64Data: b64(exact) });
+    expect({ status: json.status, size: json.body.byte_size }).toEqual({ status: 201, size: 2000 });
+    expectError(await uploadForm(chat, [part(over)]), 413, 'file exceeds maxUploadBytes.', {
+      field: 'file',
+      maxUploadBytes: 2000,
+    });
+  });
+
+  it('sanitizes a multipart file name as sent, directories included (§8.3)', async () => {
+    const chat = await newChat();
+    const res = await uploadForm(chat, [['file', new Blob(['x'], { type: 'text/plain' }), '../../etc/passwd']]);
+    expect(res.status).toBe(201);
+    expect(res.body.filename).toBe('.._.._etc_passwd');
+  });
+
+  it("fingerprints an upload's Idempotency-Key by the file's digest, name, type, kind and messageId (§1.10)", async () => {
+    const chat = await newChat();
+    const keyed = (key: string, parts: [string, string | Blob, string?][]) =>
+      uploadParts(api, chat, parts, { ...auth, 'idempotency-key': key });
+    const file = (text: string, name = 'a.txt', type = 'text/plain'): [string, Blob, string] => [
+      'file',
+      new Blob([text], { type }),
+      name,
+    ];
+    const first = await keyed('upload-1', [file('same')]);
+    expect(first.status).toBe(201);
+    // The same upload again (a new form, so a new multipart boundary): the first answer, nothing new.
+    const again = await keyed('upload-1', [file('same')]);
+    expect({ status: again.status, id: again.body.id }).toEqual({ status: 201, id: first.body.id });
+    // Any of the fingerprinted parts different: 409, nothing stored.
+    for (const parts of [
+      [file('other bytes')],
+      [file('same', 'b.txt')],
+      [file('same', 'a.txt', 'application/pdf')],
+      [file('same'), ['kind', 'audio']],
+    ] as [string, string | Blob, string?][][]) {
+      expectError(
+        await keyed('upload-1', parts),
+        409,
+        'Idempotency-Key already used with a different request payload.',
+      );
+    }
+    const json = (key: string, base64Data: string) =>
+      api.post(
+        `/api/v1/chats/${chat}/media`,
+        { fileName: 'x.txt', contentType: 'text/plain', base64Data },
+        { headers: { ...auth, 'idempotency-key': key } },
+      );
+    expect((await json('upload-2', b64('x'))).status).toBe(201);
+    expectError(
+      await json('upload-2', b64('y')),
+      409,
+      'Idempotency-Key already used with a different request payload.',
+    );
+    const listed = await api.get(`/api/v1/chats/${chat}/media`, { headers: auth });
+    expect(listed.body.data).toHaveLength(2);
+  });
+
   it('links at upload with messageId (a message of this chat), and refuses one from another chat', async () => {
     const chat = await newChat();
     const other = await newChat();
