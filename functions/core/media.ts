@@ -4,11 +4,11 @@
  * records in the table (store/media-repo.ts). Uploads are in core/media-upload.ts, the one
  * module that loads the image library (so no other function bundles it).
  */
-import { ConflictError, FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import { isId } from '../platform/ids.js';
 import { logger } from '../platform/logger.js';
 import * as Storage from '../platform/media-storage.js';
-import { decodeCursor, encodeCursor } from '../store/cursor.js';
+import { encodeCursor, sortKeyAfter } from '../store/cursor.js';
 import * as Store from '../store/media-repo.js';
 import type { MediaKind, MediaRecord } from '../store/media-repo.js';
 import { existingChat } from './chats.js';
@@ -76,14 +76,9 @@ export interface MediaListQuery {
 
 /** GET /chats/{chatId}/media: newest first (created_at, then id, both descending). */
 export async function list(chatId: string, q: MediaListQuery): Promise<Page<Media>> {
-  await existingChat(chatId);
   const listName = `media:${chatId}:${q.kind ?? ''}:${q.messageId ?? ''}`;
-  let afterSk: string | undefined;
-  if (q.cursor !== undefined) {
-    const position = await decodeCursor(listName, q.cursor);
-    if (typeof position.s !== 'string') throw new FieldRuleError('cursor', 'Invalid cursor value.');
-    afterSk = position.s;
-  }
+  const afterSk = await sortKeyAfter(listName, q.cursor);
+  await existingChat(chatId);
   const page = await Store.listMedia(chatId, { kind: q.kind, messageId: q.messageId, limit: q.limit, afterSk });
   const next = page.lastSk ? await encodeCursor(listName, { s: page.lastSk }) : null;
   return { data: page.media, cursor: { next, hasMore: next !== null } };

@@ -11,7 +11,7 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 import { mayStartBesideCommit, startStreamTimer } from '../platform/stream-timer.js';
 import type { StreamTimerInput } from '../platform/stream-timer.js';
 import type { ChatActivity } from '../store/chats-repo.js';
-import { decodeCursor, encodeCursor } from '../store/cursor.js';
+import { encodeCursor, sortKeyAfter } from '../store/cursor.js';
 import { guarded } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
@@ -317,14 +317,9 @@ export async function list(
   q: MessageListQuery,
   deps: MessageDeps = defaultDeps,
 ): Promise<Page<Message>> {
-  await existingChat(chatId);
   const listName = `messages:${chatId}`;
-  let afterSk: string | undefined;
-  if (q.cursor !== undefined) {
-    const position = await decodeCursor(listName, q.cursor);
-    if (typeof position.s !== 'string') throw new FieldRuleError('cursor', 'Invalid cursor value.');
-    afterSk = position.s;
-  }
+  const afterSk = await sortKeyAfter(listName, q.cursor);
+  await existingChat(chatId);
   const page = await Store.queryMessages(chatId, q.limit, afterSk);
   const now = deps.clock().getTime();
   const data: Message[] = [];

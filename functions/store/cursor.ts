@@ -40,3 +40,15 @@ export async function decodeCursor(list: string, cursor: string): Promise<Cursor
   if (l !== list || typeof p !== 'object' || p === null) throw invalidCursor();
   return p as CursorPosition;
 }
+
+/**
+ * The sort key a chat-scoped list resumes after (a cursor of `{ s }`), or undefined without a
+ * cursor. Decoded before the chat's existence is checked (§1.14: rule errors before 404s); a
+ * cursor that decodes was issued for this chat's list, so the chat existed.
+ */
+export async function sortKeyAfter(list: string, cursor: string | undefined): Promise<string | undefined> {
+  if (cursor === undefined) return undefined;
+  const position = await decodeCursor(list, cursor);
+  if (typeof position.s !== 'string') throw invalidCursor();
+  return position.s;
+}

@@ -388,6 +388,13 @@ describe('GET /chats/{chatId}/media', () => {
         },
       );
       expect((await api.get(`/api/v1/chats/${chat}/media?cursor=forged`, { headers: auth })).status).toBe(400);
+      // The cursor before the chat (§1.14: a rule error before a 404).
+      expectError(
+        await api.get('/api/v1/chats/nochat00000000000000x/media?cursor=forged', { headers: auth }),
+        400,
+        'Invalid cursor value.',
+        { field: 'cursor' },
+      );
       expect((await api.get(`/api/v1/chats/${chat}/media?limit=101`, { headers: auth })).status).toBe(400);
       expect((await api.get(`/api/v1/chats/${chat}/media?kind=video`, { headers: auth })).status).toBe(400);
     },

@@ -208,6 +208,17 @@ describe('paging over 500 messages', () => {
     expect(home.status).toBe(200);
     expect(home.body.data).toHaveLength(2);
   });
+
+  it('checks the cursor before the chat (§1.14: a rule error before a 404), and a good cursor of a missing chat is a 404', async () => {
+    const res = await page('nochat00000000000000x', '?cursor=forged');
+    expect([res.status, res.body.error]).toEqual([400, badCursor]);
+    // A cursor that decodes names its own chat's list, so another (missing) chat refuses it too.
+    const issued: string = (await page(chatId, '?limit=1')).body.cursor.next;
+    const elsewhere = await page('nochat00000000000000x', `?cursor=${encodeURIComponent(issued)}`);
+    expect([elsewhere.status, elsewhere.body.error]).toEqual([400, badCursor]);
+    const missing = await page('nochat00000000000000x', '');
+    expect([missing.status, missing.body.error.message]).toEqual([404, 'Chat not found.']);
+  });
 });
 
 describe('streaming and cancelled messages in the listing', () => {
