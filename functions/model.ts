@@ -132,3 +132,19 @@ export function previewOf(
   if (text !== '') return cut(text, PREVIEW_MAX_CHARS);
   return message.media_preview ?? null;
 }
+
+/**
+ * A message's preview as the full recompute sees it (§3.1, §3.3): its text, else by every medium
+ * linked to it so far (`Voice note` when all are audio), else none. Messages stored before
+ * `linked_media` existed fall back to their creation label.
+ */
+export function recomputedPreviewOf(
+  message: Pick<Message, 'content_final' | 'content_partial'> & {
+    media_preview?: string | undefined;
+    linked_media?: 'audio' | 'other' | undefined;
+  },
+): string | null {
+  const { linked_media: linked } = message;
+  if (linked === undefined) return previewOf(message);
+  return previewOf({ ...message, media_preview: linked === 'audio' ? 'Voice note' : 'Attachment' });
+}

@@ -20,7 +20,7 @@ import { putMessage, streamActivity } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
-import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from '../model.js';
+import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf, recomputedPreviewOf } from '../model.js';
 import type { Chat, Message } from '../model.js';
 import { chatNotFound } from './chat-writes.js';
 import * as Dispatch from './dispatch.js';
@@ -334,10 +334,10 @@ async function recompute(chat: ChatRecord, readAlongside?: MessageRecord[]): Pro
 
 /** §3.3's newest-message fields from the two newest messages (newest first). */
 function lastMessageFields([newest, second]: MessageRecord[]) {
-  const newestPreview = newest ? previewOf(newest) : null;
+  const newestPreview = newest ? recomputedPreviewOf(newest) : null;
   return {
     last_message_at: newest ? newest.created_at : null,
-    last_message_preview: newestPreview ?? (second ? previewOf(second) : null),
+    last_message_preview: newestPreview ?? (second ? recomputedPreviewOf(second) : null),
     last_message_role: !newest ? null : newestPreview !== null || !second ? newest.role : second.role,
   };
 }

@@ -16,7 +16,8 @@ import type { TransactWrite } from '../store/db.js';
 import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/media-repo.js';
 import type { MediaKind, MediaRecord } from '../store/media-repo.js';
-import { locate } from '../store/messages-repo.js';
+import { linkMedia, locate } from '../store/messages-repo.js';
+import type { MessageLocation } from '../store/messages-repo.js';
 import { existingChat } from './chats.js';
 import { PLATFORM_MAX_UPLOAD_BYTES } from './config.js';
 import {
@@ -103,15 +104,19 @@ async function thumbnailOf(kind: MediaKind, bytes: Buffer, contentType: string):
   }
 }
 
-/** Checks 15–16: the chat exists, and `messageId` is one of its messages. */
-async function checkTargets(chatId: string, messageId: string | undefined): Promise<void> {
+/** Checks 15–16: the chat exists, and `messageId` is one of its messages (its location). */
+async function checkTargets(chatId: string, messageId: string | undefined): Promise<MessageLocation | undefined> {
   await existingChat(chatId);
-  if (messageId !== undefined) {
-    const message = isId(messageId) ? await locate(messageId) : undefined;
-    if (!message || message.chatId !== chatId)
-      throw new FieldRuleError('messageId', 'messageId does not belong to this chat.');
-  }
+  if (messageId === undefined) return undefined;
+  const message = isId(messageId) ? await locate(messageId) : undefined;
+  if (!message || message.chatId !== chatId)
+    throw new FieldRuleError('messageId', 'messageId does not belong to this chat.');
+  return message;
 }
+
+/** The message a medium is linked to at upload learns its kind, in the upload's transaction. */
+const linkWrites = (target: MessageLocation | undefined, media: MediaRecord): TransactWrite[] =>
+  target ? [linkMedia(target, media.kind)] : [];
 
 function newRecord(
   chatId: string,
@@ -190,7 +195,7 @@ export async function upload(
 ): Promise<Media> {
   const kind = checkDeclared(config, input, input.bytes.length, maxUploadBytes(config));
   const thumbnail = await thumbnailOf(kind, input.bytes, input.contentType);
-  await checkTargets(chatId, input.messageId);
+  const target = await checkTargets(chatId, input.messageId);
   const media = newRecord(
     chatId,
     deps.newId(),
@@ -200,8 +205,11 @@ export async function upload(
     thumbnail !== undefined,
     deps.clock().toISOString(),
   );
-  await storeAndCommit(media, thumbnail, () =>
-    Storage.putObject(media.storage_path, input.bytes, originalHeaders(media)),
+  await storeAndCommit(
+    media,
+    thumbnail,
+    () => Storage.putObject(media.storage_path, input.bytes, originalHeaders(media)),
+    linkWrites(target, media),
   );
   return media;
 }
@@ -336,12 +344,14 @@ export async function finalize(
     thumbnail !== undefined,
     deps.clock().toISOString(),
   );
+  // The session checked its message at creation; a message is never deleted or moved.
+  const target = session.message_id ? await locate(session.message_id) : undefined;
   try {
     await storeAndCommit(
       media,
       thumbnail,
       () => Storage.copyObject(session.pending_key, media.storage_path, originalHeaders(media)),
-      [guarded(Store.finishUploadSession(uploadId, media.id), () => new SessionTaken())],
+      [guarded(Store.finishUploadSession(uploadId, media.id), () => new SessionTaken()), ...linkWrites(target, media)],
     );
   } catch (error) {
     // Finalized meanwhile by a concurrent request: that one's media is the answer.

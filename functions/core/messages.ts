@@ -216,6 +216,7 @@ async function createIn(
     model_id: chat.model_id,
     trace,
     ...(mediaPreview(media) ? { media_preview: mediaPreview(media) } : {}),
+    ...(media.length > 0 ? { linked_media: Store.linkedMediaOf(media.map((m) => m.kind)) } : {}),
   };
 
   const events: NewEvent[] = media.map((m) => ({
@@ -341,6 +342,6 @@ async function present(record: MessageRecord, config: InstanceConfig, nowMs: num
   if (record.stream_state !== 'streaming') return Store.toMessage(record);
   const partial = await StreamText.partialText(record.id, record.chunk_count);
   if (!isOverdue(record, config, nowMs)) return Store.toMessage({ ...record, content_partial: partial });
-  if (partial === null && !record.media_preview) return undefined;
+  if (partial === null && !record.media_preview && !record.linked_media) return undefined;
   return Store.toMessage({ ...record, stream_state: 'cancelled', content_partial: partial, content_final: null });
 }

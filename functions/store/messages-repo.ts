@@ -28,8 +28,14 @@ export interface MessageRecord extends Message {
   chunk_count?: number;
   /** UTF-8 bytes of text streamed so far; bounds the final item size. */
   content_bytes?: number;
-  /** `Voice note` or `Attachment` when media is linked (§3.1). */
+  /** `Voice note` or `Attachment`: the label at creation, from the first linked medium (§3.1). */
   media_preview?: string;
+  /**
+   * The kinds of all the media linked to it, at creation or later (an upload with its
+   * `messageId`): `audio` when every one is audio, else `other`; absent when none. The full
+   * recompute's preview label (§3.1, §3.3), and what keeps a cancelled message listed (§5.4.2).
+   */
+  linked_media?: 'audio' | 'other';
   /** Set on a cancelled message with no text and no media: omitted from listings (§5.4.2). */
   list_hidden?: boolean;
 }
@@ -53,6 +59,30 @@ export function messageLocation(message: Pick<Message, 'chat_id' | 'created_at' 
 }
 
 const messageKey = (loc: MessageLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk: loc.sk });
+
+/** What linking media of these kinds makes of a message's `linked_media`. */
+export const linkedMediaOf = (kinds: readonly string[]): MessageRecord['linked_media'] =>
+  kinds.length === 0 ? undefined : kinds.every((kind) => kind === 'audio') ? 'audio' : 'other';
+
+/**
+ * Links one more medium to an existing message (an upload with `messageId`, in the upload's
+ * transaction): audio keeps an all-audio message so, any other kind makes it `other`, and a
+ * cancelled message that was hidden for having nothing to show is listed again (§5.4.2).
+ */
+export function linkMedia(loc: MessageLocation, kind: string): TransactWrite {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: messageKey(loc),
+      UpdateExpression:
+        kind === 'audio'
+          ? 'SET linked_media = if_not_exists(linked_media, :kind) REMOVE list_hidden'
+          : 'SET linked_media = :kind REMOVE list_hidden',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':kind': kind === 'audio' ? 'audio' : 'other' },
+    },
+  };
+}
 
 /** The puts of a new message: the item, its pointer and, when it streams, its open-stream marker. */
 export function putMessage(message: MessageRecord): TransactItem[] {
@@ -282,7 +312,7 @@ export async function readChunks(messageId: string, from: number, to: number): P
  */
 export function finishStream(
   loc: MessageLocation,
-  message: Pick<Message, 'id' | 'chat_id'>,
+  message: Pick<MessageRecord, 'id' | 'chat_id' | 'linked_media' | 'media_preview'>,
   end: {
     state: 'complete' | 'cancelled';
     contentFinal: string | null;
@@ -295,8 +325,15 @@ export function finishStream(
   /** The answer when the message changed meanwhile (a chunk was numbered, another finisher won). */
   onChanged: () => Error,
 ): TransactWrite[] {
-  const hidden = end.state === 'cancelled' && end.contentFinal === null && end.contentPartial === null;
+  const hidden =
+    end.state === 'cancelled' &&
+    end.contentFinal === null &&
+    end.contentPartial === null &&
+    !message.linked_media &&
+    !message.media_preview;
   const conditions = ['stream_state = :streaming', 'chunk_count = :count'];
+  // Hidden for having no media: a medium linked since the caller read the message fails it.
+  if (hidden) conditions.push('attribute_not_exists(linked_media)');
   const values: Record<string, unknown> = {
     ':streaming': 'streaming',
     ':count': end.chunkCount,

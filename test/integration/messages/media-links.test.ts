@@ -209,3 +209,91 @@ describe('media references in a message trace', () => {
     });
   });
 });
+
+describe('media linked after creation (an upload with messageId, §8.6)', () => {
+  const upload = async (chatId: string, contentType: string, messageId?: string): Promise<string> => {
+    const res = await api.post(`/api/v1/chats/${chatId}/media`, {
+      fileName: 'f.bin',
+      contentType,
+      base64Data: Buffer.from('bytes').toString('base64'),
+      ...(messageId ? { messageId } : {}),
+    });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  };
+  const listed = async (chatId: string) =>
+    ((await api.get(`/api/v1/chats/${chatId}/messages`)).body.data as { id: string; stream_state: string }[]).map(
+      (m) => [m.id, m.stream_state],
+    );
+  const chatFields = async (chatId: string) => {
+    const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
+    return [chat.last_message_preview, chat.last_message_role];
+  };
+  const startStream = async (chatId: string): Promise<string> =>
+    (await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body
+      .id;
+
+  it('keeps a cancelled stream listed when a medium was linked to it while it streamed (§5.4.2)', async () => {
+    const chat = await newChat();
+    const older = (await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'older' })).body.id;
+    const stream = await startStream(chat.id);
+    await upload(chat.id, 'audio/ogg', stream);
+    expect((await api.post(`/api/v1/messages/${stream}/cancel`, {})).status).toBe(200);
+    expect(await listed(chat.id)).toEqual([
+      [stream, 'cancelled'],
+      [older, 'complete'],
+    ]);
+  });
+
+  it('lists a hidden cancelled stream again once a medium is linked to it', async () => {
+    const chat = await newChat();
+    const stream = await startStream(chat.id);
+    await api.post(`/api/v1/messages/${stream}/cancel`, {});
+    expect(await listed(chat.id)).toEqual([]);
+    await upload(chat.id, 'audio/ogg', stream);
+    expect(await listed(chat.id)).toEqual([[stream, 'cancelled']]);
+  });
+
+  it('recomputes the preview from every linked medium: Voice note only when all are audio (§3.1, §3.3)', async () => {
+    const chat = await newChat();
+    const voice = await upload(chat.id, 'audio/ogg');
+    const doc = await upload(chat.id, 'application/pdf');
+    await api.post(`/api/v1/chats/${chat.id}/messages`, {
+      role: 'agent',
+      senderId: 'assistant',
+      trace: { mediaIds: [voice, doc] },
+    });
+    // At creation the first medium decides; the recompute looks at all of them.
+    expect(await chatFields(chat.id)).toEqual(['Voice note', 'agent']);
+    await api.patch(`/api/v1/chats/${chat.id}`, { pinned: false });
+    expect(await chatFields(chat.id)).toEqual(['Attachment', 'agent']);
+
+    const other = await newChat();
+    const alone = await upload(other.id, 'audio/ogg');
+    const message = (
+      await api.post(`/api/v1/chats/${other.id}/messages`, {
+        role: 'agent',
+        senderId: 'assistant',
+        trace: { mediaIds: [alone] },
+      })
+    ).body.id;
+    await api.post(`/api/v1/chats/${other.id}/mark-read`, {});
+    expect(await chatFields(other.id)).toEqual(['Voice note', 'agent']);
+    await upload(other.id, 'audio/mpeg', message);
+    await api.post(`/api/v1/chats/${other.id}/mark-read`, {});
+    expect(await chatFields(other.id)).toEqual(['Voice note', 'agent']);
+    await upload(other.id, 'application/pdf', message);
+    await api.post(`/api/v1/chats/${other.id}/mark-read`, {});
+    expect(await chatFields(other.id)).toEqual(['Attachment', 'agent']);
+  });
+
+  it('gives an empty completed stream the label of media linked to it later, and its role', async () => {
+    const chat = await newChat();
+    await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'u' });
+    const stream = await startStream(chat.id);
+    await api.post(`/api/v1/messages/${stream}/complete`, {});
+    await upload(chat.id, 'audio/ogg', stream);
+    await api.post(`/api/v1/chats/${chat.id}/mark-unread`, {});
+    expect(await chatFields(chat.id)).toEqual(['Voice note', 'agent']);
+  });
+});
