@@ -3,9 +3,12 @@ import * as z from '../../platform/zod.js';
 import * as LiveConfig from '../../core/live-config.js';
 import { http } from '../../middleware/http.js';
 
-/** Each field's meaning and the whole document's validation are §5.2.2's; unknown fields are ignored. */
+/**
+ * Each field's meaning and the whole document's validation are §5.2.2's; unknown fields are
+ * dropped here, so they are neither applied nor part of an Idempotency-Key's fingerprint (§1.10).
+ */
 export const schemas = {
-  body: z.looseObject({
+  body: z.object({
     rawConfig: z.optional(z.unknown()),
     agents: z.optional(z.array(z.unknown())),
     models: z.optional(z.array(z.unknown())),

@@ -144,6 +144,17 @@ describe('fields (§5.2.2)', () => {
     expect((await storedDocument())?.futureSetting).toEqual({ nested: [1, 2] });
   });
 
+  it('ignores unknown top-level fields, also in an Idempotency-Key fingerprint (§1.2, §1.10)', async () => {
+    const keyed = (body: unknown) =>
+      api.patch('/api/v1/config/admin', body, { headers: { ...bearer.headers, 'idempotency-key': 'admin-unknown' } });
+    const change = { security: { readEndpointsRequireInstanceSecret: false } };
+    expect((await keyed(change)).status).toBe(200);
+    // The same change with an unknown field: the first answer replayed, not a 409.
+    const again = await keyed({ ...change, unknownField: 1, appName: 'ignored' });
+    expect([again.status, again.body]).toEqual([200, { ok: true }]);
+    expect((await storedDocument())?.appName).toBeUndefined();
+  });
+
   it('turns push on at run time with the instance key pair (never returning its private half)', async () => {
     expect(
       (await patch({ rawConfig: { ...BASE, push: { enabled: true, subject: 'mailto:ops@example.com' } } })).status,
