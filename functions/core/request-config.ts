@@ -277,21 +277,22 @@ function textResolution(config: TextInputConfig, text: unknown): ResolutionPaylo
   return { text: trimmed };
 }
 
+/**
+ * §5.5.4's form rules in its order (and the reference's): unknown keys, then each submitted
+ * value's type, in submitted order, then each configured field's presence and, for strings and
+ * arrays, non-emptiness when required.
+ */
 function formResolution(config: FormConfig, values: unknown): ResolutionPayload {
   if (!isObject(values)) throw new FieldRuleError('values', 'form resolution requires values object.');
   const fields = new Map(config.fields.map((f) => [f.name, f]));
   for (const name of Object.keys(values)) {
     if (!fields.has(name)) throw new FieldRuleError('values', 'values contains unknown field.', { name });
   }
+  // Keys in submitted order: the dispatch line renders this object as JSON (§4.4.8).
   const out: Record<string, string | boolean | string[]> = {};
-  for (const field of config.fields) {
-    const at = `values.${field.name}`;
-    // Own keys only: a field named `constructor` or `toString` is not given by the prototype.
-    const value = Object.hasOwn(values, field.name) ? values[field.name] : undefined;
-    if (value === undefined) {
-      if (field.required) throw new FieldRuleError(at, 'missing required form value.');
-      continue;
-    }
+  for (const [name, value] of Object.entries(values)) {
+    const field = fields.get(name)!;
+    const at = `values.${name}`;
     if (field.type === 'checkbox') {
       if (typeof value !== 'boolean') throw new FieldRuleError(at, 'checkbox fields require boolean values.');
     } else if (field.type === 'multiselect') {
@@ -300,20 +301,24 @@ function formResolution(config: FormConfig, values: unknown): ResolutionPayload 
       }
       if (value.some((v) => !field.options!.includes(v)))
         throw new FieldRuleError(at, 'multiselect values contain unknown option.');
-      if (field.required && value.filter((v) => v.trim() !== '').length === 0) {
-        throw new FieldRuleError(at, 'required form value cannot be empty.');
-      }
     } else {
       if (typeof value !== 'string') throw new FieldRuleError(at, 'field value must be a string.');
       if (field.type === 'select' && !field.options!.includes(value)) {
         throw new FieldRuleError(at, 'select value must match one of the configured options.');
       }
-      if (field.required && value.trim() === '') throw new FieldRuleError(at, 'required form value cannot be empty.');
     }
-    out[field.name] = value as string | boolean | string[];
+    out[name] = value as string | boolean | string[];
   }
-  // Keys in submitted order: the dispatch line renders this object as JSON (§4.4.8).
-  const ordered: Record<string, string | boolean | string[]> = {};
-  for (const name of Object.keys(values)) if (Object.hasOwn(out, name)) ordered[name] = out[name]!;
-  return { values: ordered };
+  for (const field of config.fields) {
+    if (!field.required) continue;
+    const at = `values.${field.name}`;
+    // Own keys only: a field named `constructor` or `toString` is not given by the prototype.
+    const value = Object.hasOwn(out, field.name) ? out[field.name] : undefined;
+    if (value === undefined) throw new FieldRuleError(at, 'missing required form value.');
+    const blank = Array.isArray(value)
+      ? value.every((v) => v.trim() === '')
+      : typeof value === 'string' && value.trim() === '';
+    if (blank) throw new FieldRuleError(at, 'required form value cannot be empty.');
+  }
+  return { values: out };
 }

@@ -163,7 +163,8 @@ export async function resolve(
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('resolved', requestId, request.status);
   const payload = normalizeResolution(request.type, request.config as never, input);
-  const resolvedBy = input.resolvedBy ?? 'user';
+  // Absent means `user`; present, it must be one of the two (null included, §5.5.4 check 4).
+  const resolvedBy = input.resolvedBy === undefined ? 'user' : input.resolvedBy;
   if (resolvedBy !== 'user' && resolvedBy !== 'backend') {
     throw new FieldRuleError('resolvedBy', 'resolvedBy must be one of user, backend.');
   }

@@ -348,6 +348,19 @@ describe('resolve: invalid payloads per type (400, nothing changes)', () => {
         'required form value cannot be empty.',
         { field: 'values.email' },
       ],
+      // §5.5.4's order: every submitted value's type before any field's presence or emptiness.
+      [
+        'type error beside a missing required field',
+        { values: { agree: 'yes' } },
+        'checkbox fields require boolean values.',
+        { field: 'values.agree' },
+      ],
+      [
+        'type error beside a blank required field',
+        { values: { email: ' ', agree: true, tags: 'x' } },
+        'multiselect fields require string array values.',
+        { field: 'values.tags' },
+      ],
     ]);
   });
 
@@ -374,6 +387,8 @@ describe('resolve: resolvedBy', () => {
       ['user:primary', { selectedOptionIds: ['yes'], resolvedBy: 'user:primary' }, ...rule],
       ['empty', { selectedOptionIds: ['yes'], resolvedBy: '' }, ...rule],
       ['number', { selectedOptionIds: ['yes'], resolvedBy: 1 }, ...rule],
+      // Present as null is not absent (only config keys treat null as absent, §2.3.1).
+      ['null', { selectedOptionIds: ['yes'], resolvedBy: null }, ...rule],
       // Check 3 (payload) comes before check 4 (resolvedBy).
       [
         'bad payload too',
