@@ -445,11 +445,13 @@ export async function claim(
   let failure: unknown;
   for (;;) {
     const remaining = deadline - deps.clock().getTime();
+    const want = max - claimed.length;
     let received: Queues.ReceivedBatch[] = [];
     try {
       received = await Queues.receiveBatches(
-        max - claimed.length,
-        longPollSeconds(remaining),
+        want,
+        // Once something is claimed, further receives only collect what is already there.
+        claimed.length > 0 ? 0 : longPollSeconds(remaining),
         // Whole seconds, rounded down: the message may reappear up to a second before the
         // lease ends, and the claim that gets it then waits out the rest (tryLease).
         Math.floor(leaseMs / 1000),
@@ -524,6 +526,11 @@ export async function claim(
         ),
       ),
     );
+    // A receive takes at most 10 messages (SQS): a full one that added batches may have left
+    // more, so a claim-many with a limit over 10 receives again, without waiting (§4.4.7: up to
+    // the effective limit, 50 at most).
+    const mayHoldMore = received.length >= Math.min(Queues.MAX_RECEIVE, want) && accepted.length > 0;
+    if (claimed.length > 0 && claimed.length < max && mayHoldMore && !gone()) continue;
     if (claimed.length > 0 || gone() || deps.clock().getTime() >= deadline) {
       if (claimed.length === 0 && failure !== undefined) throw failure;
       return claimed;

@@ -94,6 +94,9 @@ export interface ReceivedBatch {
 }
 
 /** One long-poll receive on the batch queue (waitSeconds 0–20), leasing for `visibilitySeconds`. */
+/** The most messages one ReceiveMessage returns (SQS). */
+export const MAX_RECEIVE = 10;
+
 export async function receiveBatches(
   max: number,
   waitSeconds: number,
@@ -103,7 +106,7 @@ export async function receiveBatches(
   const out = await sqs().send(
     new ReceiveMessageCommand({
       QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
-      MaxNumberOfMessages: Math.min(10, Math.max(1, max)),
+      MaxNumberOfMessages: Math.min(MAX_RECEIVE, Math.max(1, max)),
       WaitTimeSeconds: wait,
       VisibilityTimeout: Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, visibilitySeconds)),
     }),

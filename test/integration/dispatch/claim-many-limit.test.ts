@@ -1,0 +1,31 @@
+/**
+ * claim-many above SQS's 10 messages per receive (contract §4.4.7, §5.11.2): with claimManyLimit
+ * over 10, one claim returns every claimable batch up to the effective limit, min(50,
+ * claimManyLimit), not the first receive's 10.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { LONG_BATCHING, QUICK_RETRIES, configWith, dispatchApi } from './support.js';
+
+const config = configWith({ mode: 'immediate', ...LONG_BATCHING, ...QUICK_RETRIES, claim: { claimManyLimit: 100 } });
+
+const { d } = dispatchApi(config);
+
+describe('claim-many with claimManyLimit over 10', () => {
+  it('returns all 27 claimable batches in one claim, then up to 50 (the cap) of 60', async () => {
+    const chat = await d.newChat();
+    const sent: string[] = [];
+    for (let i = 0; i < 27; i++) sent.push(await d.say(chat.id, `m${i}`));
+    const first = await d.claimMany({ workerId: 'w1', waitMs: 2000, limit: 100 });
+    expect(first.status).toBe(200);
+    const items = (first.body.batches as { items: { sourceId: string }[] }[]).flatMap((b) =>
+      b.items.map((i) => i.sourceId),
+    );
+    expect(items.sort()).toEqual([...sent].sort());
+
+    for (let i = 0; i < 60; i++) await d.say(chat.id, `n${i}`);
+    const capped = await d.claimMany({ workerId: 'w2', waitMs: 2000, limit: 100 });
+    expect(capped.body.batches).toHaveLength(50);
+    const rest = await d.claimMany({ workerId: 'w3', waitMs: 2000 });
+    expect(rest.body.batches).toHaveLength(10);
+  }, 60_000);
+});
