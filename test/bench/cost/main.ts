@@ -14,7 +14,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { BenchResults } from './model.js';
+import type { BenchResults, CostLine } from './model.js';
 import {
   billedMs,
   measuredFor,
@@ -102,14 +102,10 @@ out.push(
     `A claim pump: ${Math.round(pumpCycles(empty, bench, 50)).toLocaleString('en-US')} empty claims/month.`,
 );
 
-const totals: [string, number][] = [];
-for (const w of WORKLOADS) {
-  const lines = monthLines(w, OPERATIONS, bench, PRICES);
-  const sum = total(lines);
-  totals.push([w.name, sum]);
-  // Lines under half a cent are folded into one, to keep the table readable.
-  const shown = lines.filter((l) => l.dollars >= 0.005);
-  const rest = lines.filter((l) => l.dollars < 0.005);
+/** A month's lines as a table; lines under `foldUnder` dollars are folded into one (readability). */
+function linesTable(lines: readonly CostLine[], foldUnder = 0): string {
+  const shown = lines.filter((l) => l.dollars >= foldUnder);
+  const rest = lines.filter((l) => l.dollars < foldUnder);
   const rows = shown.map((l) => [
     l.service,
     l.what,
@@ -117,11 +113,19 @@ for (const w of WORKLOADS) {
     unitPrice(l.unitPrice),
     money(l.dollars),
   ]);
-  if (rest.length > 0) rows.push(['(other)', `${rest.length} items under $0.005 each`, '', '', money(total(rest))]);
-  rows.push(['TOTAL', '', '', '', money(sum)]);
+  if (rest.length > 0)
+    rows.push(['(other)', `${rest.length} items under ${money(foldUnder)} each`, '', '', money(total(rest))]);
+  rows.push(['TOTAL', '', '', '', money(total(lines))]);
+  return textTable(['service', 'what', 'quantity', 'unit price', '$/month'], rows, [2, 3, 4]);
+}
+
+const totals: [string, number][] = [];
+for (const w of WORKLOADS) {
+  const lines = monthLines(w, OPERATIONS, bench, PRICES);
+  totals.push([w.name, total(lines)]);
   out.push('');
   out.push(`${w.name}: ${w.description}`);
-  out.push(textTable(['service', 'what', 'quantity', 'unit price', '$/month'], rows, [2, 3, 4]));
+  out.push(linesTable(lines, 0.005));
 }
 
 // The floors: what CONTRACT.md and ARCHITECTURE.md force on any implementation (floor.ts).
@@ -131,18 +135,7 @@ out.push('');
 out.push(
   'floor of typical: what CONTRACT.md and ARCHITECTURE.md force on any implementation (a lower bound, floor.ts)',
 );
-if (typical) {
-  const lines = floorLines(typical, OPERATIONS, PRICES);
-  const rows = lines.map((l) => [
-    l.service,
-    l.what,
-    `${num(l.quantity)} ${l.unit}`,
-    unitPrice(l.unitPrice),
-    money(l.dollars),
-  ]);
-  rows.push(['TOTAL', '', '', '', money(total(lines))]);
-  out.push(textTable(['service', 'what', 'quantity', 'unit price', '$/month'], rows, [2, 3, 4]));
-}
+if (typical) out.push(linesTable(floorLines(typical, OPERATIONS, PRICES)));
 out.push('');
 out.push(floors.map(([name, sum]) => `floor of ${name}: $${sum.toFixed(2)}`).join('; '));
 
