@@ -14,7 +14,6 @@ import type { HttpEvent } from '../../middleware/types.js';
 import { header } from '../../middleware/types.js';
 import { chatPath } from '../chats/path.js';
 
-
 /** A multipart body may exceed the file cap by this much envelope (§8.5). */
 const MULTIPART_OVERHEAD = 262_144;
 
