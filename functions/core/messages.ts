@@ -342,6 +342,6 @@ async function present(record: MessageRecord, config: InstanceConfig, nowMs: num
   if (record.stream_state !== 'streaming') return Store.toMessage(record);
   const partial = await StreamText.partialText(record.id, record.chunk_count);
   if (!isOverdue(record, config, nowMs)) return Store.toMessage({ ...record, content_partial: partial });
-  if (partial === null && !record.media_preview && !record.linked_media) return undefined;
+  if (partial === null && !Store.hasLinkedMedia(record)) return undefined;
   return Store.toMessage({ ...record, stream_state: 'cancelled', content_partial: partial, content_final: null });
 }

@@ -64,6 +64,10 @@ const messageKey = (loc: MessageLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk
 export const linkedMediaOf = (kinds: readonly string[]): MessageRecord['linked_media'] =>
   kinds.length === 0 ? undefined : kinds.every((kind) => kind === 'audio') ? 'audio' : 'other';
 
+/** Whether media is linked to the message (either record of it: older messages have only the label). */
+export const hasLinkedMedia = (message: Pick<MessageRecord, 'linked_media' | 'media_preview'>): boolean =>
+  message.linked_media !== undefined || message.media_preview !== undefined;
+
 /**
  * Links one more medium to an existing message (an upload with `messageId`, in the upload's
  * transaction): audio keeps an all-audio message so, any other kind makes it `other`, and a
@@ -79,7 +83,7 @@ export function linkMedia(loc: MessageLocation, kind: string): TransactWrite {
           ? 'SET linked_media = if_not_exists(linked_media, :kind) REMOVE list_hidden'
           : 'SET linked_media = :kind REMOVE list_hidden',
       ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':kind': kind === 'audio' ? 'audio' : 'other' },
+      ExpressionAttributeValues: { ':kind': linkedMediaOf([kind]) },
     },
   };
 }
@@ -326,11 +330,7 @@ export function finishStream(
   onChanged: () => Error,
 ): TransactWrite[] {
   const hidden =
-    end.state === 'cancelled' &&
-    end.contentFinal === null &&
-    end.contentPartial === null &&
-    !message.linked_media &&
-    !message.media_preview;
+    end.state === 'cancelled' && end.contentFinal === null && end.contentPartial === null && !hasLinkedMedia(message);
   const conditions = ['stream_state = :streaming', 'chunk_count = :count'];
   // Hidden for having no media: a medium linked since the caller read the message fails it.
   if (hidden) conditions.push('attribute_not_exists(linked_media)');

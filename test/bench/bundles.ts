@@ -104,6 +104,10 @@ function kindOf(path: string, description: string): string {
   return description ? 'job' : 'other';
 }
 
+/** The total size of these files of a folder. */
+const bytesOf = (dir: string, paths: string[]): number =>
+  paths.reduce((total, path) => total + statSync(join(dir, path)).size, 0);
+
 /** Every file below a folder (relative paths, `/`-separated). */
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { recursive: true, encoding: 'utf8' })
@@ -212,7 +216,7 @@ export async function runBundleScenarios(log: (line: string) => void): Promise<{
       const dir = join(outdir, asset);
       const runs = Array.from({ length: RUNS }, () => importOnce(node, dir, nodeOptions));
       const files = filesUnder(dir);
-      const size = (paths: string[]) => paths.reduce((total, path) => total + statSync(join(dir, path)).size, 0);
+      const size = (paths: string[]) => bytesOf(dir, paths);
       const modules = files.filter((path) => path.endsWith('.mjs') && !path.startsWith('node_modules/'));
       const atInit = await initFiles(dir);
       bundles.push({
@@ -232,7 +236,7 @@ export async function runBundleScenarios(log: (line: string) => void): Promise<{
       const dir = join(outdir, `floor-${name}`);
       await bundle({ entry: resolve('test', 'bench', 'floor', `${name}.ts`), outdir: dir, external: [] });
       const atInit = await initFiles(dir);
-      const bytes = atInit.reduce((total, path) => total + statSync(join(dir, path)).size, 0);
+      const bytes = bytesOf(dir, atInit);
       floors.push({
         name,
         what,
