@@ -7,7 +7,9 @@
  * option and binds every interface, so it runs through local/java/LoopbackDynamo.java, which
  * builds the same server from the same arguments and binds it to 127.0.0.1. That launcher is
  * compiled once (javac, about 2 s) into node_modules/.cache/chat-relay-dynamo/, keyed by its
- * source and the jar, so a start costs what the jar's own main costs.
+ * source and the jar, so a start costs what the jar's own main costs. It prints a line once it
+ * listens, so the start-up check knows an answer on the port is its own (a lost port race used
+ * to pass for a start: the other server answered before this JVM got to fail its bind).
  *
  * `launchDynamo` returns at once with the process started and a `ready` promise, so that
  * `npm start` does its other work while the JVM boots (about 2.8 s, the floor of its start);
@@ -43,8 +45,6 @@ const LAUNCHER_CLASS = 'LoopbackDynamo';
 
 /** How often the start-up probe asks whether DynamoDB Local answers. */
 const PROBE_EVERY_MS = 50;
-/** How long after its first answer the child must still be alive (a lost port race exits at once). */
-const PORT_CHECK_MS = 150;
 
 class PortTakenError extends Error {}
 
@@ -160,22 +160,25 @@ export async function launchDynamo(
     try {
       for (;;) {
         if (spawnError) throw spawnError;
-        if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
-        try {
-          await client.send(new ListTablesCommand({ Limit: 1 }));
-          // The answer must be ours: another DynamoDB Local that took the port between freePort
-          // and our bind would answer too, while ours fails to bind and exits.
-          await new Promise((r) => setTimeout(r, PORT_CHECK_MS));
-          if (exited || /BindException|Address already in use/.test(output)) {
+        if (exited) {
+          if (/BindException|Address already in use/.test(output))
             throw new PortTakenError(`port ${port} was taken by another process:\n${output.slice(-2000)}`);
-          }
-          return;
-        } catch (error) {
-          if (error instanceof PortTakenError) throw error;
-          if (Date.now() > deadline)
-            throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
-          await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
+          throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
         }
+        // An answer is ours only once ours says it listens: another DynamoDB Local that took the
+        // port between freePort and our bind answers at once, while ours takes a second or more
+        // to fail its bind and exit.
+        if (output.includes(`${LAUNCHER_CLASS} listening on 127.0.0.1:${port}\n`)) {
+          try {
+            await client.send(new ListTablesCommand({ Limit: 1 }));
+            return;
+          } catch {
+            // Not answering yet.
+          }
+        }
+        if (Date.now() > deadline)
+          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
       }
     } catch (error) {
       await stop();

@@ -12,7 +12,8 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * local/dynamo.ts compiles it once (javac) against the bundled jar and starts it in place of the
  * jar's main. Unlike that main it configures no telemetry, so the server sends none.
  *
- * Exits with status 1 when the server does not start (a taken port, say), having printed why.
+ * Prints "LoopbackDynamo listening on 127.0.0.1:<port>" once it listens; exits with status 1
+ * when the server does not start (a taken port, say), having printed why.
  */
 public final class LoopbackDynamo {
   private static final String HOST = "127.0.0.1";
@@ -39,6 +40,9 @@ public final class LoopbackDynamo {
     }
     // start() reports a bind failure it catches on stderr and stops the server.
     if (!jetty.isStarted()) System.exit(1);
+    // local/dynamo.ts waits for this line: until then, an answer on the port may be another server's.
+    System.out.println("LoopbackDynamo listening on " + HOST + ":" + ((ServerConnector) connectors[0]).getLocalPort());
+    System.out.flush();
     proxy.join();
   }
 
