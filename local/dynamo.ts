@@ -6,7 +6,7 @@
  * the table (the instance secret included) to anyone on the network. Its own main has no host
  * option and binds every interface, so it runs through local/java/LoopbackDynamo.java, which
  * builds the same server from the same arguments and binds it to 127.0.0.1. That launcher is
- * compiled once (javac, about 2 s) into node_modules/.cache/chat-relay-dynamo/, keyed by its
+ * compiled once (javac, about 2 s of CPU) into node_modules/.cache/chat-relay-dynamo/, keyed by its
  * source and the jar, so a start costs what the jar's own main costs. It prints a line once it
  * listens, so the start-up check knows an answer on the port is its own (a lost port race used
  * to pass for a start: the other server answered before this JVM got to fail its bind).
