@@ -10,7 +10,7 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * every interface, answering anyone with any credentials; this builds the same server from the
  * same arguments, sets its Jetty connector's host to 127.0.0.1 before it starts, and runs it.
  * local/dynamo.ts compiles it once (javac) against the bundled jar and starts it in place of the
- * jar's main. Unlike that main it configures no telemetry, so the server sends none.
+ * jar's main.
  *
  * Prints "LoopbackDynamo listening on 127.0.0.1:<port>" once it listens; exits with status 1
  * when the server does not start (a taken port, say), having printed why.
