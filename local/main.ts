@@ -7,7 +7,8 @@
  * tsx loads; it imports nothing but Node's built-ins) transpiles functions/, lib/ and local/ into
  * node_modules/.cache/chat-relay-start/<fingerprint>/ when a source file changed (one esbuild
  * call, ~0.2 s), then runs local/run.js from there with the same environment. The tree keeps
- * the sources' layout, so relative imports, `import.meta.url` and packages resolve as before.
+ * the sources' layout, so relative imports, `import.meta.url` and packages resolve as before;
+ * other source files the runtime reads beside its modules (local/java/*.java) are copied into it.
  * If the transpile fails, the runtime runs in this process through tsx, as it always could.
  *
  * Ctrl-C reaches both processes (the terminal signals the whole group); a SIGINT or SIGTERM
@@ -15,7 +16,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,9 +25,12 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['functions', 'lib', 'local'];
 const CACHE = join(ROOT, 'node_modules', '.cache', 'chat-relay-start');
 /** Bump when the build options below change. */
-const BUILD_FORMAT = '1';
+const BUILD_FORMAT = '2';
 /** Compiled trees kept (the newest); an older one may still be in use by a running instance. */
 const KEEP = 3;
+
+/** Files read at run time, copied into the tree as they are. */
+const isAsset = (name: string) => name.endsWith('.java');
 
 function sourceFiles(): string[] {
   const files: string[] = [];
@@ -34,7 +38,7 @@ function sourceFiles(): string[] {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
-      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) files.push(path);
+      else if ((entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) || isAsset(entry.name)) files.push(path);
     }
   };
   for (const dir of SOURCES) walk(join(ROOT, dir));
@@ -53,12 +57,13 @@ async function compiled(): Promise<string | undefined> {
   const entry = join(out, 'local', 'run.js');
   if (existsSync(entry)) return entry;
   const began = Date.now();
+  const modules = files.filter((file) => !isAsset(file));
   const building = `${out}.${process.pid}.tmp`;
   try {
     mkdirSync(CACHE, { recursive: true });
     const { build } = await import('esbuild');
     await build({
-      entryPoints: files,
+      entryPoints: modules,
       outdir: building,
       outbase: ROOT,
       platform: 'node',
@@ -67,6 +72,11 @@ async function compiled(): Promise<string | undefined> {
       sourcemap: 'linked',
       logLevel: 'silent',
     });
+    for (const file of files.filter(isAsset)) {
+      const copy = join(building, relative(ROOT, file));
+      mkdirSync(dirname(copy), { recursive: true });
+      copyFileSync(file, copy);
+    }
     try {
       renameSync(building, out);
     } catch (error) {
@@ -80,7 +90,7 @@ async function compiled(): Promise<string | undefined> {
     return undefined;
   }
   console.log(
-    `[${String(Math.round(Date.now() - STARTED_AT)).padStart(5)} ms] compiled ${files.length} modules in ${Date.now() - began} ms`,
+    `[${String(Math.round(Date.now() - STARTED_AT)).padStart(5)} ms] compiled ${modules.length} modules in ${Date.now() - began} ms`,
   );
   const trees = readdirSync(CACHE)
     .map((name) => ({ path: join(CACHE, name), time: statSync(join(CACHE, name)).mtimeMs }))

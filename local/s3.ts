@@ -22,7 +22,7 @@ import {
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import busboy from 'busboy';
-import { startFauxqs } from 'fauxqs';
+import { startFauxqsOnLoopback } from './fauxqs.js';
 
 export const LOCAL_MEDIA_BUCKET = 'chat-relay-media';
 export const LOCAL_SEARCH_BUCKET = 'chat-relay-search';
@@ -40,7 +40,7 @@ export interface LocalS3 {
 
 export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const server = await startFauxqs({ port: 0, logger: false, ...(dataDir ? { s3StorageDir: dataDir } : {}) });
+  const server = await startFauxqsOnLoopback({ port: 0, logger: false, ...(dataDir ? { s3StorageDir: dataDir } : {}) });
   const upstream = `http://127.0.0.1:${server.port}`;
   const s3 = new S3Client({
     endpoint: upstream,

@@ -19,9 +19,9 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { startFauxqs } from 'fauxqs';
 import { handler as sweepHandler } from '../functions/jobs/dispatch-sweep.js';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
+import { startFauxqsOnLoopback } from './fauxqs.js';
 import { FLUSH_QUEUE_NAME, asInvocation, sqsRecord } from './invocations.js';
 
 /** The sweeper's period here; the stack schedules it every minute. */
@@ -84,7 +84,7 @@ export async function startLocalSqs(dataDir?: string, consumeAfter?: Promise<unk
     mkdirSync(dataDir, { recursive: true });
     await repairPersistence();
   }
-  const server = await startFauxqs({ port: 0, logger: false, ...(dataDir ? { dataDir } : {}) });
+  const server = await startFauxqsOnLoopback({ port: 0, logger: false, ...(dataDir ? { dataDir } : {}) });
   const endpoint = `http://127.0.0.1:${server.port}`;
   const sqs = new SQSClient({
     endpoint,

@@ -19,8 +19,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sequenceOf } from '../../../functions/store/events-repo.js';
 import { connect } from '../../support/sse.js';
-import { startRuntime } from './runtime.js';
-import type { Runtime } from './runtime.js';
+import { startRuntime } from '../../support/runtime.js';
+import type { Runtime } from '../../support/runtime.js';
 import { sleep } from '../../support/shapes.js';
 
 const CHATS = 3;

@@ -2,13 +2,16 @@
  * `npm start`'s runtime (local/run.ts) as a child process of a test, on a data folder of the
  * test's own, in a process group of its own so a crash can take down all of it: the Node process
  * (with its in-process emulators) first, as a dying function, then its DynamoDB Local JVM.
+ * With `entry: 'local/main.ts'` it starts as `npm start` does: through the launcher, which runs
+ * the runtime precompiled in a child process (the group then holds both Node processes; `crash`
+ * then kills the launcher first, not the runtime).
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../../local/dynamo.js';
+import { freePort } from '../../local/dynamo.js';
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export interface Runtime {
   url: string;
@@ -19,12 +22,15 @@ export interface Runtime {
   stop(): Promise<void>;
 }
 
-export async function startRuntime(env: Record<string, string>): Promise<Runtime> {
+export async function startRuntime(
+  env: Record<string, string>,
+  entry: 'local/run.ts' | 'local/main.ts' = 'local/run.ts',
+): Promise<Runtime> {
   const port = await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
   // jest's flags are not the runtime's.
   delete childEnv.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'local/run.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     cwd: ROOT,
     env: childEnv,
     detached: true,
