@@ -222,6 +222,19 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
     await d.takeBatchOf([created.body.id], { workerId: 'w1', waitMs: 3000 });
   });
 
+  it('a resolution whose batch was sealed but not handed to the queue (sequential)', async () => {
+    const chat = await d.newChat();
+    const created = await api().post(`/api/v1/chats/${chat.id}/requests`, choice);
+    expect(created.status).toBe(201);
+    const resolve = () =>
+      api().post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-2'));
+    expect((await withBrokenQueue('DISPATCH_QUEUE_URL', resolve)).status).toBe(200);
+    await d.claimNone({ workerId: 'w1', waitMs: 1200 });
+    expect((await resolve()).status).toBe(200);
+    await d.takeBatchOf([created.body.id], { workerId: 'w1', waitMs: 3000 });
+    expect(await sweepNow(sequential)).toBe(0);
+  });
+
   it("a chat's first message (batched_sequential)", async () => {
     api().setConfig(batched);
     const create = () =>
