@@ -21,8 +21,12 @@ import { join } from 'node:path';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { handler as sweepHandler } from '../functions/jobs/dispatch-sweep.js';
 import { handler as flushHandler } from '../functions/jobs/flush.js';
+import { QUEUE_RETENTION_SECONDS } from '../functions/platform/queues.js';
 import { startFauxqsOnLoopback } from './fauxqs.js';
 import { FLUSH_QUEUE_NAME, asInvocation, sqsRecord } from './invocations.js';
+
+/** Both queues keep messages as long as the stack's (lib/constructs/dispatch-queues.ts). */
+const RETENTION = String(QUEUE_RETENTION_SECONDS);
 
 /** The sweeper's period here; the stack schedules it every minute. */
 const SWEEP_EVERY_MS = 60_000;
@@ -94,11 +98,14 @@ export async function startLocalSqs(dataDir?: string, consumeAfter?: Promise<unk
   const dispatch = await sqs.send(
     new CreateQueueCommand({
       QueueName: 'dispatch-batches.fifo',
-      Attributes: { FifoQueue: 'true', VisibilityTimeout: '30' },
+      Attributes: { FifoQueue: 'true', VisibilityTimeout: '30', MessageRetentionPeriod: RETENTION },
     }),
   );
   const flush = await sqs.send(
-    new CreateQueueCommand({ QueueName: FLUSH_QUEUE_NAME, Attributes: { VisibilityTimeout: '60' } }),
+    new CreateQueueCommand({
+      QueueName: FLUSH_QUEUE_NAME,
+      Attributes: { VisibilityTimeout: '60', MessageRetentionPeriod: RETENTION },
+    }),
   );
   const flushQueueUrl = flush.QueueUrl!;
 

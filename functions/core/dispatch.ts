@@ -209,7 +209,7 @@ export async function seal(config: InstanceConfig, chatId: string, deps: Dispatc
       await Store.clearPendingMark(chatId);
       return;
     }
-    const plan = await planSeal(chatId, mode, inputs, state.batches_sealed ?? 0, deps);
+    const plan = await planSeal(chatId, mode, inputs, state.batches_sealed ?? 0, deps, state.last_batch_id);
     const rest = inputs.slice(plan.taken.length);
     const remaining = rest[0] ? { firstPendingAt: rest[0].created_at, lastInputAt: rest.at(-1)!.created_at } : {};
     const takenSks = plan.taken.map((i) => Store.inputKey(i).sk);
@@ -245,21 +245,29 @@ async function releaseTaken(chatId: string, sks: string[]): Promise<void> {
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
-/** The batches one seal transaction writes, and the inputs (a prefix of `inputs`) they take. */
+/**
+ * The batches one seal transaction writes, and the inputs (a prefix of `inputs`) they take.
+ * `after` is the chat's newest batch so far (DispatchState.last_batch_id): in the sequential
+ * modes each batch names its predecessor, which a claim checks is settled (tryLease).
+ */
 export async function planSeal(
   chatId: string,
   mode: InstanceConfig['server']['dispatch']['mode'],
   inputs: DispatchInput[],
   sealedSoFar: number,
   deps: DispatchDeps,
+  after?: string,
 ): Promise<{ batches: SealedBatch[]; taken: DispatchInput[] }> {
   const now = deps.clock();
   let seq = sealedSoFar;
+  let prev = mode === 'immediate' ? undefined : after;
   const build = async (group: DispatchInput[]): Promise<SealedBatch & { bytes: number }> => {
     const id = deps.newId();
     const { kind, items, attachments } = await compile(chatId, group);
     const parts = splitParts(items, attachments);
     const bytes = parts.reduce((n, p) => n + jsonBytes(p), 0);
+    const predecessor = prev;
+    if (mode !== 'immediate') prev = id;
     return {
       group: mode === 'immediate' ? id : chatId,
       parts,
@@ -270,6 +278,7 @@ export async function planSeal(
         kind,
         status: 'pending',
         chat_seq: ++seq,
+        ...(predecessor ? { prev_batch_id: predecessor } : {}),
         attempt_count: 0,
         available_at: now.getTime(),
         created_at: now.toISOString(),
@@ -340,7 +349,7 @@ export async function sendInOrder(chatId: string, state: DispatchState): Promise
     const next = sent + 1;
     const ref = await Store.batchRef(chatId, next);
     if (ref) {
-      await Queues.sendBatch(ref.id, ref.group);
+      await Queues.sendBatch(ref);
       if (await Store.markSent(chatId, next)) {
         sent = next;
         continue;
@@ -465,7 +474,12 @@ export async function claim(
     // The received batches are leased at once, not one after another: each lease runs from
     // its own write, and the response should follow it closely. A batch due within a second
     // is waited for only while this claim would otherwise return nothing.
+    // Beside each batch, the chat's previous one its message names (sequential modes), which
+    // must be settled before this one is leased: read side by side, no round trip more.
+    const predecessors = received.map((r) => (r.prev ? Store.getBatch(r.prev) : undefined));
+    predecessors.forEach((p) => p?.catch(() => undefined)); // awaited (and its failure handled) by tryLease
     const firstLooks = await Promise.all(received.map((r) => Store.getBatch(r.batchId).catch(() => undefined)));
+    const receivedIds = new Set(received.map((r) => r.batchId));
     const now = deps.clock().getTime();
     const someDueNow = firstLooks.some((b) => b !== undefined && leasableAt(b) <= now);
     const mayWait = claimed.length === 0 && !someDueNow ? deadline : 0;
@@ -478,7 +492,10 @@ export async function claim(
             );
             return undefined;
           }
-          return await tryLease(config, r, req.workerId, leaseMs, mayWait, deps, firstLooks[i]);
+          return await tryLease(config, r, req.workerId, leaseMs, mayWait, deps, firstLooks[i], {
+            look: predecessors[i],
+            receivedWith: receivedIds,
+          });
         } catch (error) {
           // Storage failed for this one: give its message back at once (rather than leave it
           // hidden for a whole lease) and carry on with the others.
@@ -610,7 +627,10 @@ async function tryLease(
   deps: DispatchDeps,
   /** The batch as just read, if the caller read it (saves the first read). */
   firstLook?: BatchRecord,
+  /** Its predecessor as the caller is reading it (named by the message), and the batches received with it. */
+  predecessor?: { look: Promise<BatchRecord | undefined> | undefined; receivedWith: ReadonlySet<string> },
 ): Promise<BatchRecord | undefined> {
+  let predecessorSettled = false;
   for (let look = 0; look < 3; look++) {
     const batch = look === 0 && firstLook ? firstLook : await Store.getBatch(r.batchId);
     const now = deps.clock().getTime();
@@ -638,6 +658,26 @@ async function tryLease(
       await settleMessage('hide until due', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, wait));
       return undefined;
     }
+    // A first lease waits for the chat's previous batch to settle (an expired lease's batch
+    // passed this check when it was leased). Normally the queue saw to it: the previous batch's
+    // message went first and was deleted when it ended.
+    if (batch.status === 'pending' && batch.prev_batch_id && !predecessorSettled) {
+      const prevId = batch.prev_batch_id;
+      const prev =
+        look === 0 && predecessor?.look && r.prev === prevId ? await predecessor.look : await Store.getBatch(prevId);
+      if (prev && !isFinished(prev)) {
+        // Received together (AWS returns a group's messages in order): give this one back, it follows.
+        if (predecessor?.receivedWith.has(prevId)) {
+          await settleMessage('give back (after its predecessor)', r.batchId, r.receiptHandle, () =>
+            Queues.hideBatch(r.receiptHandle, 0),
+          );
+        } else {
+          await restoreOrder(prev, batch, r.receiptHandle, deps);
+        }
+        return undefined;
+      }
+      predecessorSettled = true;
+    }
     const outcome = await Store.leaseBatch(r.batchId, {
       from: batch.status === 'leased' ? 'expired' : 'pending',
       workerId,
@@ -659,6 +699,34 @@ async function tryLease(
   // It kept changing under us: give the message back now rather than hold it for a lease.
   await settleMessage('give back (busy)', r.batchId, r.receiptHandle, () => Queues.hideBatch(r.receiptHandle, 0));
   return undefined;
+}
+
+/**
+ * A batch received while the chat's previous batch is unsettled: in its FIFO group, whatever was
+ * queued before it is gone, so the previous batch's message was lost (its retention ran out, or
+ * it was dead-lettered after many receives), or only a copy of it is left, queued behind this
+ * one (a repair's). A copy cannot jump the queue, so this one goes behind it: a copy of the
+ * previous batch, then a copy of this one, then this message is deleted. A crash in between
+ * leaves spare copies, dropped when they turn up after their batch ended; a batch further back
+ * that is unsettled too is restored the same way when its successor's copy comes up.
+ */
+async function restoreOrder(
+  prev: BatchRecord,
+  batch: BatchRecord,
+  receiptHandle: string,
+  deps: DispatchDeps,
+): Promise<void> {
+  logger.warn('dispatch: a batch came before its unsettled predecessor; both queued again, in order', {
+    batchId: batch.id,
+    prevBatchId: prev.id,
+    chatId: batch.chat_id,
+  });
+  const copy = `o${deps.newId()}`;
+  await Queues.sendBatch(Store.messageOf(prev), copy);
+  await Queues.sendBatch(Store.messageOf(batch), copy);
+  await settleMessage('drop a message queued again', batch.id, receiptHandle, () =>
+    Queues.deleteBatchMessage(receiptHandle),
+  );
 }
 
 /** Gives back a batch this claim leased but must not return (its chat already has one in it). */
@@ -691,8 +759,7 @@ export async function repairMessage(batchId: string, deps: DispatchDeps = defaul
       current = false;
     }
   }
-  if (!current && !finished)
-    await Queues.sendBatch(batch.id, batch.queue_group ?? batch.chat_id, `r${deps.clock().getTime()}`);
+  if (!current && !finished) await Queues.sendBatch(Store.messageOf(batch), `r${deps.clock().getTime()}`);
   await Store.clearRepair(batchId, batch.gsi3sk);
 }
 

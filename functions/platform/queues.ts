@@ -73,17 +73,33 @@ export async function sendToFlushQueue(body: string, delaySeconds: number): Prom
 }
 
 /**
- * Enqueues a sealed batch on the FIFO queue; `group` is the chat (sequential modes) or the
- * batch (immediate). `copy` names a further message for the same batch (a repair, when its
- * first message may be gone): a distinct deduplication id, so FIFO does not drop it.
+ * How long the queues keep a message: SQS's maximum, 14 days (the stack and the local queues
+ * both take it). A batch message that outlives it is gone while its batch is unsettled; a claim
+ * then restores it (core/dispatch.ts restoreOrder), but the longer it is kept, the rarer that is.
  */
-export async function sendBatch(batchId: string, group: string, copy?: string): Promise<void> {
+export const QUEUE_RETENTION_SECONDS = 14 * 24 * 3600;
+
+/** What a batch's queue message names: the batch, and in the sequential modes its predecessor in the chat. */
+export interface BatchMessage {
+  id: string;
+  /** Its FIFO message group: the chat (sequential modes) or the batch (immediate). */
+  group: string;
+  /** The chat's previous batch (sequential modes), which must be settled before this one is leased. */
+  prev?: string | undefined;
+}
+
+/**
+ * Enqueues a sealed batch on the FIFO queue. `copy` names a further message for the same batch
+ * (a repair or a restore, when its first message may be gone): a distinct deduplication id, so
+ * FIFO does not drop it. The body carries the predecessor, so a claim reads both side by side.
+ */
+export async function sendBatch(batch: BatchMessage, copy?: string): Promise<void> {
   await sqs().send(
     new SendMessageCommand({
       QueueUrl: queueUrl('DISPATCH_QUEUE_URL'),
-      MessageBody: JSON.stringify({ batchId }),
-      MessageGroupId: group,
-      MessageDeduplicationId: copy ? `${batchId}.${copy}` : batchId,
+      MessageBody: JSON.stringify(batch.prev ? { batchId: batch.id, prev: batch.prev } : { batchId: batch.id }),
+      MessageGroupId: batch.group,
+      MessageDeduplicationId: copy ? `${batch.id}.${copy}` : batch.id,
     }),
   );
 }
@@ -91,12 +107,14 @@ export async function sendBatch(batchId: string, group: string, copy?: string): 
 export interface ReceivedBatch {
   batchId: string;
   receiptHandle: string;
+  /** The chat's previous batch, as the message names it (sequential modes). */
+  prev?: string;
 }
 
-/** One long-poll receive on the batch queue (waitSeconds 0–20), leasing for `visibilitySeconds`. */
 /** The most messages one ReceiveMessage returns (SQS). */
 export const MAX_RECEIVE = 10;
 
+/** One long-poll receive on the batch queue (waitSeconds 0–20), leasing for `visibilitySeconds`. */
 export async function receiveBatches(
   max: number,
   waitSeconds: number,
@@ -116,10 +134,10 @@ export async function receiveBatches(
   );
   return (out.Messages ?? []).flatMap((m: Message) => {
     try {
-      const body = JSON.parse(m.Body ?? '{}') as { batchId?: unknown };
-      return typeof body.batchId === 'string' && m.ReceiptHandle
-        ? [{ batchId: body.batchId, receiptHandle: m.ReceiptHandle }]
-        : [];
+      const body = JSON.parse(m.Body ?? '{}') as { batchId?: unknown; prev?: unknown };
+      if (typeof body.batchId !== 'string' || !m.ReceiptHandle) return [];
+      const prev = typeof body.prev === 'string' ? { prev: body.prev } : {};
+      return [{ batchId: body.batchId, receiptHandle: m.ReceiptHandle, ...prev }];
     } catch {
       return [];
     }

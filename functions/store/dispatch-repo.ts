@@ -18,6 +18,7 @@ import { ddb, deleteMany, guarded, queryAll, tableName, transact } from './db.js
 import type { TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
 import { storable } from './storable.js';
+import type { BatchMessage } from '../platform/queues.js';
 
 export interface DispatchInput {
   id: string;
@@ -92,6 +93,8 @@ export interface DispatchState {
   /** Batches sealed so far (numbers 1..n) and the highest one handed to the queue, in order. */
   batches_sealed?: number;
   batches_sent?: number;
+  /** The chat's newest batch in the sequential modes: the next one's predecessor (BatchRecord.prev_batch_id). */
+  last_batch_id?: string;
   /** Sort keys of inputs sealed into a batch but not deleted yet (a string set). */
   taken_inputs?: Set<string>;
   ver?: number;
@@ -168,6 +171,11 @@ export interface BatchRecord {
   status: BatchStatus;
   /** The batch's number within its chat (1, 2, …): queue order. */
   chat_seq: number;
+  /**
+   * The chat's previous batch (sequential modes; absent for the first, for immediate mode, and
+   * on batches sealed before it was recorded): it must be settled before this one is leased.
+   */
+  prev_batch_id?: string;
   attempt_count: number;
   lease_owner?: string;
   /** Epoch ms. */
@@ -215,6 +223,11 @@ export function sealWrites(
   // The batches still have to be handed to the queue: the chat stays marked, its clock reset.
   const sets = ['#type = :type', 'batches_sealed = :sealed', 'gsi3pk = :mark', 'gsi3sk = :now'];
   const removes: string[] = [];
+  // The next seal's predecessor: the newest batch, when it is in the chat's FIFO group.
+  const newest = batches.at(-1);
+  const chained = newest !== undefined && newest.group === chatId;
+  if (chained) sets.push('last_batch_id = :newest');
+  else removes.push('last_batch_id');
   const values: Record<string, unknown> = {
     ':type': 'dispatch-state',
     ':sealed': (state.batches_sealed ?? 0) + batches.length,
@@ -223,6 +236,7 @@ export function sealWrites(
     ':one': 1,
     ':mark': Keys.dispatchPending(nowIso).gsi3pk,
     ':now': nowIso,
+    ...(chained ? { ':newest': newest.header.id } : {}),
   };
   if (remaining.firstPendingAt) {
     sets.push('first_pending_at = :first', 'last_input_at = :last');
@@ -239,7 +253,13 @@ export function sealWrites(
     ...batches.flatMap(({ header, group, parts }) => [
       put({ ...Keys.batch(header.id), type: 'dispatch-batch', ...header, queue_group: group }),
       ...parts.map((part, n) => put({ ...Keys.batchPart(header.id, n), type: 'dispatch-batch-part', ...part })),
-      put({ ...Keys.batchRef(chatId, header.chat_seq), type: 'dispatch-batch-ref', batch_id: header.id, group }),
+      put({
+        ...Keys.batchRef(chatId, header.chat_seq),
+        type: 'dispatch-batch-ref',
+        batch_id: header.id,
+        group,
+        ...(header.prev_batch_id ? { prev: header.prev_batch_id } : {}),
+      }),
     ]),
     guarded(
       {
@@ -309,13 +329,22 @@ export async function staleDispatchWork(before: string, limit: number): Promise<
   return (out.Items ?? []).map((i) => Keys.chatIdOf(String(i.pk)));
 }
 
-/** The unsent batch numbered `seq` in a chat, if any. */
-export async function batchRef(chatId: string, seq: number): Promise<{ id: string; group: string } | undefined> {
+/** The unsent batch numbered `seq` in a chat, if any, as its queue message names it. */
+export async function batchRef(chatId: string, seq: number): Promise<BatchMessage | undefined> {
   const out = await ddb().send(
     new GetCommand({ TableName: tableName(), Key: Keys.batchRef(chatId, seq), ConsistentRead: true }),
   );
-  return out.Item ? { id: String(out.Item.batch_id), group: String(out.Item.group) } : undefined;
+  const item = out.Item;
+  if (!item) return undefined;
+  return { id: String(item.batch_id), group: String(item.group), ...(item.prev ? { prev: String(item.prev) } : {}) };
 }
+
+/** A batch's queue message, from its header (a repair's or a restore's copy). */
+export const messageOf = (batch: BatchRecord): BatchMessage => ({
+  id: batch.id,
+  group: batch.queue_group ?? batch.chat_id,
+  ...(batch.prev_batch_id ? { prev: batch.prev_batch_id } : {}),
+});
 
 /**
  * Claims the step "hand batch `seq` to the queue": only right after seq - 1, once. Drops the

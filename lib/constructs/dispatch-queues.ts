@@ -24,6 +24,7 @@ import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { QUEUE_RETENTION_SECONDS } from '../../functions/platform/queues.js';
 import { ApiFunction, jobEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 
@@ -56,8 +57,13 @@ const BATCH_MAX_RECEIVES = 100;
  */
 export const FLUSH_MAX_RECEIVES = 5;
 
-/** Dead letters are kept the longest SQS allows, past the source queues' 4 days, for inspection. */
-const DEAD_LETTER_RETENTION = Duration.days(14);
+/**
+ * Every queue keeps its messages the longest SQS allows, 14 days (QUEUE_RETENTION_SECONDS, which
+ * the local queues take too): a batch message that expired while its batch was unsettled would
+ * let the chat's next batch pass it (a claim restores the order then, core/dispatch.ts), and dead
+ * letters are kept for inspection.
+ */
+const RETENTION = Duration.seconds(QUEUE_RETENTION_SECONDS);
 
 /** The queue calls of functions/platform/queues.ts, by who makes them. */
 const SEND = ['sqs:SendMessage'];
@@ -87,7 +93,7 @@ export class DispatchQueues extends Construct {
       ...common,
       fifo: true,
       contentBasedDeduplication: false,
-      retentionPeriod: DEAD_LETTER_RETENTION,
+      retentionPeriod: RETENTION,
     });
     this.batchQueue = new Queue(this, 'Batches', {
       ...common,
@@ -98,19 +104,19 @@ export class DispatchQueues extends Construct {
       visibilityTimeout: Duration.seconds(30),
       // Claims choose their long-poll wait per receive.
       receiveMessageWaitTime: Duration.seconds(0),
-      retentionPeriod: Duration.days(4),
+      retentionPeriod: RETENTION,
       deadLetterQueue: { queue: this.batchDeadLetterQueue, maxReceiveCount: BATCH_MAX_RECEIVES },
     });
 
     this.flushDeadLetterQueue = new Queue(this, 'FlushDeadLetters', {
       ...common,
-      retentionPeriod: DEAD_LETTER_RETENTION,
+      retentionPeriod: RETENTION,
     });
     this.flushQueue = new Queue(this, 'FlushSignals', {
       ...common,
       visibilityTimeout: FLUSH_VISIBILITY,
       // Far past the longest delay of a flush signal or a stream check (900 s) and their retries.
-      retentionPeriod: Duration.days(4),
+      retentionPeriod: RETENTION,
       deadLetterQueue: { queue: this.flushDeadLetterQueue, maxReceiveCount: FLUSH_MAX_RECEIVES },
     });
 

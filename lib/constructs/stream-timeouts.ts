@@ -38,8 +38,8 @@ import type { FunctionWiring } from './api-function.js';
 export interface StreamTimeoutsProps extends FunctionWiring {
   /**
    * The queue the stream checks travel on: the dispatch flush queue (DispatchQueues.flushQueue),
-   * shared with the flush signals. Its visibility (6x its consumer's timeout), retention (4 days,
-   * past a check's 900 s at most) and maxReceiveCount (5, CHECK_MAX_RECEIVES) suit a check: a
+   * shared with the flush signals. Its visibility (6x its consumer's timeout), retention (14 days,
+   * far past a check's 900 s at most) and maxReceiveCount (5, CHECK_MAX_RECEIVES) suit a check: a
    * failed check comes back after the visibility (180 s; the checks' own queue had 60 s), and
    * meanwhile reads and writes expire the stream lazily.
    */

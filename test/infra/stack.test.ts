@@ -15,6 +15,7 @@ import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Stack } from 'aws-cdk-lib';
 import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
+import { QUEUE_RETENTION_SECONDS } from '../../functions/platform/queues.js';
 import { CHECK_MAX_RECEIVES } from '../../functions/platform/stream-timer.js';
 import { FLUSH_MAX_RECEIVES } from '../../lib/constructs/dispatch-queues.js';
 import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
@@ -1184,11 +1185,16 @@ describe('dispatch queues', () => {
       expect(queues).toHaveLength(4);
       for (const [, props] of [batches(), batchDlq()]) expect(props.FifoQueue).toBe(true);
       for (const [, props] of [flushes(), flushDlq()]) expect(props.FifoQueue).toBeUndefined();
+      // Each keeps messages the longest SQS allows (a lost batch message breaks its chat's order
+      // until a claim restores it), as the local queues do: one number.
+      for (const [id, queue] of queues)
+        expect([id, queue.Properties?.MessageRetentionPeriod]).toEqual([id, 14 * 86_400]);
+      expect(QUEUE_RETENTION_SECONDS).toBe(14 * 86_400);
     },
   );
 
   it(
-    'batch queue: FIFO without content-based deduplication, 30 s visibility, no default long-poll, 4 days, dead ' +
+    'batch queue: FIFO without content-based deduplication, 30 s visibility, no default long-poll, 14 days, dead ' +
       'letters after 100 receives',
     () => {
       expect(batches()[1]).toEqual({
@@ -1196,7 +1202,7 @@ describe('dispatch queues', () => {
         ContentBasedDeduplication: false,
         VisibilityTimeout: 30,
         ReceiveMessageWaitTimeSeconds: 0,
-        MessageRetentionPeriod: 4 * 86_400,
+        MessageRetentionPeriod: 14 * 86_400,
         SqsManagedSseEnabled: true,
         // Claims re-receive waiting batches on purpose: a low count would dead-letter healthy ones.
         RedrivePolicy: { deadLetterTargetArn: arnOf(batchDlq()[0]), maxReceiveCount: 100 },
@@ -1210,10 +1216,10 @@ describe('dispatch queues', () => {
     },
   );
 
-  it('flush queue: standard, dead letters after 5 receives, visibility at least 6x the flush function timeout', () => {
+  it('flush queue: standard, 14 days, dead letters after 5 receives, visibility at least 6x the flush function timeout', () => {
     const [, props] = flushes();
     expect(props.RedrivePolicy).toEqual({ deadLetterTargetArn: arnOf(flushDlq()[0]), maxReceiveCount: 5 });
-    expect(props.MessageRetentionPeriod).toBe(4 * 86_400);
+    expect(props.MessageRetentionPeriod).toBe(14 * 86_400);
     expect(flushFn().props.Timeout).toBe(30);
     expect(props.VisibilityTimeout).toBeGreaterThanOrEqual(6 * flushFn().props.Timeout);
     expect(flushDlq()[1]).toEqual({ MessageRetentionPeriod: 14 * 86_400, SqsManagedSseEnabled: true });

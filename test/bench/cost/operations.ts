@@ -403,7 +403,7 @@ export const OPERATIONS: readonly Operation[] = [
     // lib/routes.ts WAITING_MEMORY_MB
     memoryMb: 128,
     durationMs: 40,
-    calls: 5,
+    calls: 6,
     writes: [
       rateLimit,
       { item: 'batch header lease (conditional update)', kb: S.batchHeader },
@@ -411,6 +411,8 @@ export const OPERATIONS: readonly Operation[] = [
     ],
     reads: [
       { item: 'batch header (GetItem)', kb: S.batchHeader, consistent: true },
+      // Beside it, the chat's previous batch, which must be settled (all but a chat's first batch)
+      { item: 'previous batch header (GetItem)', kb: S.batchHeader, consistent: true },
       { item: 'batch payload parts (Query)', kb: S.batchPart, consistent: true },
     ],
     sqsFifo: 1,

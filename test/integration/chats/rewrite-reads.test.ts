@@ -7,13 +7,13 @@
  */
 import { afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { useApi } from '../../support/api.js';
+import { COUNTING_ENV, useApi } from '../../support/api.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
   models: [{ id: 'm', name: 'M', description: '' }],
 };
-const api = useApi({ config, env: { EXPOSE_USAGE_HEADERS: '1' } });
+const api = useApi({ config, env: COUNTING_ENV });
 
 let chatId: string;
 beforeAll(async () => {

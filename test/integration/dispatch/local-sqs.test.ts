@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
+  GetQueueAttributesCommand,
   ReceiveMessageCommand,
   SendMessageCommand,
   SQSClient,
@@ -22,7 +23,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isStaleReceipt } from '../../../functions/platform/queues.js';
+import { QUEUE_RETENTION_SECONDS, isStaleReceipt } from '../../../functions/platform/queues.js';
 import { startLocalSqs } from '../../../local/sqs.js';
 import type { LocalSqs } from '../../../local/sqs.js';
 
@@ -107,6 +108,16 @@ describe.each(modes)('local SQS (fauxqs) %s', (_label, folder) => {
   afterAll(async () => {
     q?.sqs.destroy();
     await local?.stop();
+  });
+
+  it("creates both queues with the stack's retention, SQS's longest (14 days)", async () => {
+    for (const QueueUrl of [local.dispatchQueueUrl, local.flushQueueUrl]) {
+      const out = await q.sqs.send(
+        new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['MessageRetentionPeriod'] }),
+      );
+      expect([QueueUrl, out.Attributes?.MessageRetentionPeriod]).toEqual([QueueUrl, String(QUEUE_RETENTION_SECONDS)]);
+    }
+    expect(QUEUE_RETENTION_SECONDS).toBe(14 * 86_400);
   });
 
   it('delivers one message of a group at a time, in order, while other groups flow', async () => {

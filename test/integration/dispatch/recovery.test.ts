@@ -7,7 +7,9 @@
  * SQS client, support.ts withBrokenQueue), for one request.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import * as Dispatch from '../../../functions/core/dispatch.js';
+import { env } from '../../../functions/platform/env.js';
 import { handler as sweepHandler } from '../../../functions/jobs/dispatch-sweep.js';
 import * as Queues from '../../../functions/platform/queues.js';
 import * as Store from '../../../functions/store/dispatch-repo.js';
@@ -67,7 +69,7 @@ describe('dispatch sweeper', () => {
     expect([stale.batches_sealed, stale.batches_sent ?? 0]).toEqual([2, 0]);
     // Another sender hands batch 1 over (send, then mark) and stops there, as it knew of one.
     const first = (await Store.batchRef(chat.id, 1))!;
-    await Queues.sendBatch(first.id, first.group);
+    await Queues.sendBatch(first);
     expect(await Store.markSent(chat.id, 1)).toBe(true);
     // A sender holding the older state still gets batch 2 out, after batch 1.
     await Dispatch.sendInOrder(chat.id, stale);
@@ -111,6 +113,60 @@ describe('dispatch sweeper', () => {
       await d.completeOk(resumed.batchId, 'w1');
     },
   );
+});
+
+/**
+ * Takes a chat's batch message off the queue behind the service's back, as SQS does when a
+ * message outlives its retention or is dead-lettered after too many receives: receives until it
+ * gets the message of the chat's batch number `seq` (giving others back) and deletes it.
+ */
+async function loseMessageOf(chatId: string, seq: number): Promise<void> {
+  const QueueUrl = env().DISPATCH_QUEUE_URL!;
+  for (let tries = 0; tries < 20; tries++) {
+    const out = await Queues.sqs().send(
+      new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 30 }),
+    );
+    for (const m of out.Messages ?? []) {
+      const batch = await Store.getBatch((JSON.parse(m.Body!) as { batchId: string }).batchId);
+      if (batch?.chat_id === chatId && batch.chat_seq === seq) {
+        await Queues.deleteBatchMessage(m.ReceiptHandle!);
+        return;
+      }
+      await Queues.hideBatch(m.ReceiptHandle!, 0);
+    }
+  }
+  throw new Error(`no message of batch ${seq} of chat ${chatId}`);
+}
+
+describe("a lost queue message does not break its chat's order", () => {
+  it('a batch whose message is lost while the next one is queued is still delivered first', async () => {
+    const chat = await d.newChat();
+    const first = await d.say(chat.id, 'first');
+    const second = await d.say(chat.id, 'second');
+    await loseMessageOf(chat.id, 1);
+    // Batch 2's message is now first in the chat's group; the claim that receives it finds
+    // batch 1 unsettled and queues both again, in order. Batch 2 was handed out first before.
+    await d.takeBatchOf([first], { workerId: 'w1', waitMs: 5000 });
+    await d.takeBatchOf([second], { workerId: 'w1', waitMs: 5000 });
+    // The spare copies are dropped as they turn up: nothing is handed out twice.
+    await d.claimNone({ workerId: 'w1', waitMs: 1500 });
+  });
+
+  it('a leased batch whose message is lost holds its chat until it ends', async () => {
+    const chat = await d.newChat();
+    const first = await d.say(chat.id, 'first');
+    const leased = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 30_000 });
+    expect(leased.items.map((i) => i.sourceId)).toEqual([first]);
+    // The leased message disappears (its retention ran out in flight); then the next batch is queued.
+    const header = (await Store.getBatch(leased.batchId))!;
+    await Queues.deleteBatchMessage(header.receipt_handle!);
+    const second = await d.say(chat.id, 'second');
+    // Not while batch 1 is leased.
+    await d.claimNone({ workerId: 'w2', waitMs: 2500 });
+    await d.completeOk(leased.batchId, 'w1');
+    await d.takeBatchOf([second], { workerId: 'w2', waitMs: 5000 });
+    await d.claimNone({ workerId: 'w2', waitMs: 1500 });
+  });
 });
 
 /**
@@ -164,6 +220,19 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
     expect((await resolve()).status).toBe(200);
     await d.takeBatchOf([created.body.id], { workerId: 'w1', waitMs: 3000 });
+  });
+
+  it('a resolution whose batch was sealed but not handed to the queue (sequential)', async () => {
+    const chat = await d.newChat();
+    const created = await api().post(`/api/v1/chats/${chat.id}/requests`, choice);
+    expect(created.status).toBe(201);
+    const resolve = () =>
+      api().post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-2'));
+    expect((await withBrokenQueue('DISPATCH_QUEUE_URL', resolve)).status).toBe(200);
+    await d.claimNone({ workerId: 'w1', waitMs: 1200 });
+    expect((await resolve()).status).toBe(200);
+    await d.takeBatchOf([created.body.id], { workerId: 'w1', waitMs: 3000 });
+    expect(await sweepNow(sequential)).toBe(0);
   });
 
   it("a chat's first message (batched_sequential)", async () => {

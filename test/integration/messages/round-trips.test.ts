@@ -2,16 +2,18 @@
  * Sequential storage round trips of the streaming writes (x-storage-trips: calls in flight
  * together count once), the latency floor on AWS at ~5-10 ms each: an agent's message and a
  * chunk in 2, a stream's completion in 3 (the message, then its event number beside the chat's
- * pin, then the transaction). Counted on a warm instance, as a streaming agent sees it.
+ * pin, then the transaction). Counted on a warm instance, as a streaming agent sees it, inside
+ * one rate-limit window and configuration cache period (COUNTING_ENV says why: with the defaults
+ * a slow machine saw the completion take 5).
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { useApi } from '../../support/api.js';
+import { COUNTING_ENV, useApi } from '../../support/api.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
   models: [{ id: 'm', name: 'M', description: '' }],
 };
-const api = useApi({ config, env: { EXPOSE_USAGE_HEADERS: '1' } });
+const api = useApi({ config, env: COUNTING_ENV });
 const trips = (res: { headers: Headers }) => Number(res.headers.get('x-storage-trips'));
 
 let chatId: string;
@@ -22,7 +24,7 @@ beforeAll(async () => {
 });
 
 describe('round trips of the streaming writes', () => {
-  it('an agent message: 2; a chunk: 2 (its first maybe 3); the completion: 3', async () => {
+  it("an agent message: 2; a chunk: 2 (the stream's first 3); the completion: 3", async () => {
     const message = await api.post(`/api/v1/chats/${chatId}/messages`, {
       role: 'agent',
       senderId: 'assistant',
@@ -41,9 +43,8 @@ describe('round trips of the streaming writes', () => {
       expect(chunk.status).toBe(200);
       chunkTrips.push(trips(chunk));
     }
-    // The first may also lease a block of the rate limit (middleware/rate-limit.ts): one more.
-    expect(chunkTrips[0]).toBeLessThanOrEqual(3);
-    expect(chunkTrips.slice(1)).toEqual([2, 2, 2]);
+    // The first also finds the message's location (its pointer item), once per instance.
+    expect(chunkTrips).toEqual([3, 2, 2, 2]);
     const done = await api.post(`/api/v1/messages/${stream.body.id}/complete`, {});
     expect([done.status, done.body.content_final, trips(done)]).toEqual([200, 'Hello, world', 3]);
     const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
