@@ -225,6 +225,43 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
 }
 
 /**
+ * The answers not yet ended on each connection (several when a client pipelines requests), for
+ * `clientError`: Node's parser reports junk after a complete request while that request is still
+ * being answered, and writing the 400 then (and closing) would lose the answer.
+ */
+const unanswered = new WeakMap<Duplex, Set<ServerResponse>>();
+/** Connections to close once their answers are written (onClientError). */
+const closing = new WeakSet<Duplex>();
+
+function trackAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const open = unanswered.get(req.socket) ?? new Set<ServerResponse>();
+  unanswered.set(req.socket, open);
+  open.add(res);
+  const done = () => open.delete(res);
+  res.once('finish', done);
+  res.once('close', done);
+}
+
+/**
+ * `clientError` with the connection's answers in mind: while a request on it is still being
+ * answered, the answer is written in full (with `connection: close` when its head is not sent yet)
+ * and the connection closes after it, without a 400 over it; otherwise answerClientError.
+ */
+function onClientError(error: Error & { code?: string }, socket: Duplex): void {
+  const open = [...(unanswered.get(socket) ?? [])].filter((res) => !res.writableEnded);
+  if (open.length === 0 || error.code === 'ECONNRESET' || !socket.writable) {
+    answerClientError(error, socket);
+    return;
+  }
+  // The parser stays failed: every later byte on this connection reports the error again.
+  if (closing.has(socket)) return;
+  closing.add(socket);
+  for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
+  const ended = open.map((res) => new Promise((ok) => (res.writableFinished ? ok(undefined) : res.once('close', ok))));
+  void Promise.all(ended).then(() => socket.end());
+}
+
+/**
  * Runs an invocation under its function timeout, as Lambda does: past it, the answer is
  * 'timed-out' and the invocation is abandoned (its further AWS calls are refused, see
  * refuseAbandonedCalls in local/invocations.ts).
@@ -413,6 +450,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   };
   const { mounted, fallback } = handlers;
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    trackAnswer(req, res);
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       const method = req.method ?? 'GET';
@@ -476,7 +514,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       );
     });
   });
-  server.on('clientError', answerClientError);
+  server.on('clientError', onClientError);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
