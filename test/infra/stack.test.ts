@@ -52,6 +52,8 @@ import {
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
 import { ACCESS_LOG_BYTES } from '../bench/cost/operations.js';
+import { TEMPLATE_DIRECT_BYTES, marginsTable, quotaMargins, resolvedBound } from './quotas.js';
+import type { Margin } from './quotas.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
@@ -150,12 +152,48 @@ beforeAll(() => {
 
 afterAll(() => main?.dispose());
 
-describe('stack size', () => {
+describe('AWS quotas (a preflight: a deploy that would fail on one fails here)', () => {
+  let margins: Margin[];
+  beforeAll(() => {
+    margins = quotaMargins(main);
+    console.log(
+      `AWS quotas, largest value against limit (template over ${TEMPLATE_DIRECT_BYTES} bytes goes through S3):\n` +
+        marginsTable(margins),
+    );
+  });
+
+  it('measures every quota of quotas.ts on this stack, each within its limit', () => {
+    const over = margins.filter((m) => m.value > m.limit).map((m) => `${m.quota}: ${m.value} > ${m.limit} at ${m.at}`);
+    expect(over).toEqual([]);
+    expect(margins.length).toBeGreaterThanOrEqual(20);
+  });
+
   it("stays within CloudFormation's 500 resources per stack (cdk synth passes beyond it; the deploy fails)", () => {
     const count = Object.keys(main.json.Resources).length;
     // A route costs 7: function, role, policy, log group, invoke permission, integration, route.
     console.log(`stack resources: ${count} of 500 (room for ${Math.floor((500 - count) / 7)} more routes)`);
+    expect(margins.find((m) => m.quota.startsWith('CloudFormation resources'))).toMatchObject({ value: count });
     expect(count).toBeLessThanOrEqual(500);
+  });
+
+  it('measured what it claims: every function asset, every role, every function environment', () => {
+    const assets = margins.find((m) => m.quota.startsWith('Lambda unzipped'))!;
+    // The largest asset is an image route's (sharp's WebAssembly build beside the bundle).
+    expect(assets.value).toBeGreaterThan(1_000_000);
+    expect(assets.at).toMatch(/^ChatRelay\/Api\//);
+    const roles = margins.find((m) => m.quota.startsWith("IAM characters of a role's"))!;
+    expect(roles.value).toBeGreaterThan(1000);
+    const env = margins.find((m) => m.quota.startsWith('Lambda environment'))!;
+    expect(env.at).toBe(flushFunctionPath);
+  });
+
+  it('bounds what CloudFormation resolves a reference to, and refuses a reference it cannot bound', () => {
+    const table = refId({ Ref: tableId })!;
+    expect(String(resolvedBound(main.json, 'ChatRelay', { 'Fn::GetAtt': [table, 'Arn'] }))).toMatch(
+      /^arn:aws-us-gov:dynamodb:x{16}:123456789012:table\/ChatRelay-/,
+    );
+    expect(() => resolvedBound(main.json, 'ChatRelay', { 'Fn::Select': [0, ['a']] })).toThrow(/no bound/);
+    expect(() => resolvedBound(main.json, 'ChatRelay', { Ref: 'NoSuchResource' })).toThrow(/no bound/);
   });
 });
 
