@@ -248,13 +248,13 @@ function trackAnswer(req: IncomingMessage, res: ServerResponse): void {
  * and the connection closes after it, without a 400 over it; otherwise answerClientError.
  */
 function onClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // The parser stays failed: every later byte on this connection reports the error again.
+  if (closing.has(socket) && error.code !== 'ECONNRESET') return;
   const open = [...(unanswered.get(socket) ?? [])].filter((res) => !res.writableEnded);
   if (open.length === 0 || error.code === 'ECONNRESET' || !socket.writable) {
     answerClientError(error, socket);
     return;
   }
-  // The parser stays failed: every later byte on this connection reports the error again.
-  if (closing.has(socket)) return;
   closing.add(socket);
   for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
   const ended = open.map((res) => new Promise((ok) => (res.writableFinished ? ok(undefined) : res.once('close', ok))));
