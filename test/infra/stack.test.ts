@@ -1187,6 +1187,19 @@ describe('event stream', () => {
     },
   );
 
+  it("is in the API document the synth writes beside the doc function's bundle, with every route", () => {
+    const doc = fnAt(routeId(routes.find((r) => r.handler === 'doc/get')!));
+    const assetDir = join(main.outdir, String(main.json.Resources[doc.id]!.Metadata?.['aws:asset:path']));
+    const document = JSON.parse(readFileSync(join(assetDir, 'openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(routes.map(routeKey).sort());
+    expect(Object.keys(document.paths[streamRoute.path]!.get as object)).toContain('responses');
+  });
+
   it('outputs the function URL as EventsUrl, saying where the stream lives under it', () => {
     const output = main.json.Outputs?.EventsUrl;
     expect(output?.Value).toEqual({ 'Fn::GetAtt': [urls()[0]![0], 'FunctionUrl'] });
