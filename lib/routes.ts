@@ -1,8 +1,9 @@
 /**
  * Every HTTP endpoint, once. The CDK stack builds one Lambda + one API Gateway route per
- * entry, the local runtime mounts the same handlers, and test/infra checks that the
- * synthesized template agrees. Plain data: no imports, so the stack, the local server and
- * the tests can all read it without pulling in handler code.
+ * entry (the event stream, `streaming`, gets a response-streaming function URL instead), the
+ * local runtime mounts the same handlers, the API document describes them, and test/infra checks
+ * that the synthesized template agrees. Plain data: no imports, so the stack, the local server
+ * and the tests can all read it without pulling in handler code.
  */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -63,6 +64,15 @@ export interface RouteSpec {
    * (lib/openapi/write.ts); `reference` also gets the HTML renderer's files.
    */
   apiDocument?: 'document' | 'reference';
+  /**
+   * Answers with a body written as it goes (the event stream, §5.9 and §6.4). Not an API Gateway
+   * route: the HTTP API buffers whole responses and ends integrations after 30 seconds. The stack
+   * serves it from a Lambda function URL in response-streaming mode behind the CloudFront
+   * distribution (lib/constructs/event-stream.ts, edge.ts), the handler is built with
+   * `http(..., { streaming: true })`, and the local runtime writes its body straight into the
+   * Node response. Exactly one route sets it (`streamRoute`).
+   */
+  streaming?: boolean;
 }
 
 /**
@@ -81,6 +91,16 @@ export const WAITING_MEMORY_MB = 128;
 export const CHUNK_MEMORY_MB = 512;
 /** At most this many claim long-polls at once per claim route (a handful of workers need a few). */
 export const CLAIM_CONCURRENCY = 10;
+/**
+ * At most this many open event streams at once (each holds a function instance): a browser tab or
+ * a worker needs one; a runaway client cannot exhaust the account's concurrency.
+ */
+export const STREAM_CONCURRENCY = 25;
+/**
+ * The event stream's function timeout, Lambda's maximum: a connection streams for
+ * DEFAULT_TIMING.lifetimeMs (14 minutes, core/event-stream.ts) and then ends cleanly, before it.
+ */
+export const STREAM_TIMEOUT_SECONDS = 900;
 
 export const routes = [
   { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public', table: 'config' },
@@ -261,6 +281,22 @@ export const routes = [
     timeoutSeconds: 25,
   },
 
+  // The event stream (§5.9, §6.4), a response-streaming function URL (`streaming`). Its auth is
+  // the event stream's class of §1.11, the secret whenever it is on whatever the read toggle:
+  // the write class's rule, though it is no write (never rate limited, §1.12). Each connection
+  // holds an instance while it mostly waits between polls: the waiting memory, a cap on open streams.
+  {
+    method: 'GET',
+    path: '/api/v1/events/stream',
+    handler: 'events/stream',
+    writes: false,
+    auth: 'write',
+    streaming: true,
+    timeoutSeconds: STREAM_TIMEOUT_SECONDS,
+    memoryMb: WAITING_MEMORY_MB,
+    reservedConcurrency: STREAM_CONCURRENCY,
+  },
+
   // The API's own description (§14 item 31): an OpenAPI 3.1 document and its HTML reference.
   {
     method: 'GET',
@@ -290,12 +326,22 @@ export type Route = (typeof routes)[number];
  */
 export const IMAGE_MEMORY_MB = 2048;
 
+/** The routes API Gateway serves, one function each: every entry but the streaming one. */
+export const apiRoutes: readonly RouteSpec[] = (routes as readonly RouteSpec[]).filter((r) => !r.streaming);
+
 /**
- * The event stream (contract §5.9, §6.4) is not an API Gateway route: it needs response
- * streaming, so it is a Lambda function URL in AWS, and the local runtime serves it at this
- * path on the API port.
+ * The event stream's entry (contract §5.9, §6.4), the one `streaming` route: a response-streaming
+ * Lambda function URL in AWS (lib/constructs/event-stream.ts), which the CloudFront distribution
+ * serves at its path; the local runtime serves it on the API port.
  */
-export const streamRoute = { method: 'GET', path: '/api/v1/events/stream', handler: 'stream/events' } as const;
+export const streamRoute: RouteSpec = theStreamingRoute();
+
+function theStreamingRoute(): RouteSpec {
+  const streaming = (routes as readonly RouteSpec[]).filter((r) => r.streaming);
+  if (streaming.length !== 1)
+    throw new Error(`lib/routes.ts: ${streaming.length} streaming routes; the stack serves one.`);
+  return streaming[0]!;
+}
 
 /**
  * The catch-all ($default route in API Gateway): CORS preflight for every path and the

@@ -38,7 +38,7 @@ import { DispatchQueues } from './constructs/dispatch-queues.js';
 import { Edge } from './constructs/edge.js';
 import { EventEffects } from './constructs/event-effects.js';
 import type { EdgeDomain } from './constructs/edge.js';
-import { EventStream, STREAM_CONCURRENCY } from './constructs/event-stream.js';
+import { EventStream } from './constructs/event-stream.js';
 import { MediaBucket } from './constructs/media-bucket.js';
 import { Storage } from './constructs/storage.js';
 import { ORIGIN_VERIFY_HEADER_NAME, StoredSecrets } from './constructs/stored-secrets.js';
@@ -46,7 +46,7 @@ import { SearchIndex } from './constructs/search-index.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
 import { WebPush } from './constructs/web-push.js';
-import { streamRoute } from './routes.js';
+import { STREAM_CONCURRENCY, streamRoute } from './routes.js';
 
 export interface ChatRelayStackProps extends StackProps {
   /** The validated instance configuration (resolveConfig). Its secrets are stripped here. */
@@ -300,7 +300,8 @@ export class ChatRelayStack extends Stack {
       webPush: this.webPush,
       searchIndex: this.searchIndex,
     });
-    this.eventStream = new EventStream(this, 'EventStream', { ...wiring, secrets: this.secrets });
+    // The route table's streaming entry: a response-streaming function URL, not an API Gateway route.
+    this.eventStream = new EventStream(this, 'EventStream', { ...wiring, route: streamRoute, secrets: this.secrets });
 
     this.edge = new Edge(this, 'Edge', {
       apiEndpoint: this.api.httpApi.apiEndpoint,

@@ -18,7 +18,7 @@ import { env } from '../functions/platform/env.js';
 import { sqs as sqsClient } from '../functions/platform/queues.js';
 import { s3 as s3Client } from '../functions/platform/s3-client.js';
 import { ddb } from '../functions/store/db.js';
-import { fallbackHandler, functionTimeoutSeconds, routes, streamRoute } from '../lib/routes.js';
+import { fallbackHandler, functionTimeoutSeconds, routes } from '../lib/routes.js';
 import type { RouteSpec } from '../lib/routes.js';
 import { REFUSE_ABANDONED, asInvocation, refuseAbandonedCalls, startInvocations } from './invocations.js';
 import { startLocalS3 } from './s3.js';
@@ -42,13 +42,16 @@ type Handler = (
   isBase64Encoded?: boolean;
 }>;
 
+type StreamHandler = (event: APIGatewayProxyEventV2, stream: ServerResponse, context: Context) => Promise<void>;
+
 interface Mounted {
   route: RouteSpec;
   pattern: RegExp;
   params: string[];
   /** Sorts literal segments before parameters (contract §1.1). */
   rank: string;
-  handler: Handler;
+  /** A streaming route's (the event stream) writes straight into the Node response. */
+  handler: { kind: 'buffered'; run: Handler } | { kind: 'streaming'; run: StreamHandler };
 }
 
 /** API Gateway's payload limit; larger bodies get the 413 envelope. */
@@ -60,9 +63,9 @@ async function loadHandler(name: string): Promise<Handler> {
   return module.handler;
 }
 
-type StreamHandler = (event: APIGatewayProxyEventV2, stream: ServerResponse, context: Context) => Promise<void>;
-
-async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler; stream: StreamHandler }> {
+async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler }> {
+  // A streaming handler calls Lambda's `awslambda.streamifyResponse` as its module loads.
+  installAwsLambdaGlobal();
   const mounted: Mounted[] = [];
   // One at a time: handlers share modules, and jest's ESM loader cannot link them concurrently.
   for (const route of routes as readonly RouteSpec[]) {
@@ -76,18 +79,19 @@ async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler; stre
         return '([^/]+)';
       })
       .join('/');
+    const handler = await loadHandler(route.handler);
     mounted.push({
       route,
       params,
       pattern: new RegExp(`^/${source}/?$`),
       rank: segments.map((s) => (s.startsWith('{') ? '1' : '0')).join(''),
-      handler: await loadHandler(route.handler),
+      handler: route.streaming
+        ? { kind: 'streaming', run: handler as unknown as StreamHandler }
+        : { kind: 'buffered', run: handler },
     });
   }
   mounted.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
-  installAwsLambdaGlobal();
-  const streamModule = (await import(`../functions/${streamRoute.handler}.js`)) as { handler: StreamHandler };
-  return { mounted, fallback: await loadHandler(fallbackHandler), stream: streamModule.handler };
+  return { mounted, fallback: await loadHandler(fallbackHandler) };
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
@@ -218,6 +222,43 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * The answers not yet ended on each connection (several when a client pipelines requests), for
+ * `clientError`: Node's parser reports junk after a complete request while that request is still
+ * being answered, and writing the 400 then (and closing) would lose the answer.
+ */
+const unanswered = new WeakMap<Duplex, Set<ServerResponse>>();
+/** Connections to close once their answers are written (onClientError). */
+const closing = new WeakSet<Duplex>();
+
+function trackAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const open = unanswered.get(req.socket) ?? new Set<ServerResponse>();
+  unanswered.set(req.socket, open);
+  open.add(res);
+  const done = () => open.delete(res);
+  res.once('finish', done);
+  res.once('close', done);
+}
+
+/**
+ * `clientError` with the connection's answers in mind: while a request on it is still being
+ * answered, the answer is written in full (with `connection: close` when its head is not sent yet)
+ * and the connection closes after it, without a 400 over it; otherwise answerClientError.
+ */
+function onClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // The parser stays failed: every later byte on this connection reports the error again.
+  if (closing.has(socket) && error.code !== 'ECONNRESET') return;
+  const open = [...(unanswered.get(socket) ?? [])].filter((res) => !res.writableEnded);
+  if (open.length === 0 || error.code === 'ECONNRESET' || !socket.writable) {
+    answerClientError(error, socket);
+    return;
+  }
+  closing.add(socket);
+  for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
+  const ended = open.map((res) => new Promise((ok) => (res.writableFinished ? ok(undefined) : res.once('close', ok))));
+  void Promise.all(ended).then(() => socket.end());
 }
 
 /**
@@ -407,9 +448,9 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await sqs?.stop();
     await s3.stop();
   };
-  const { mounted, fallback, stream } = handlers;
-  const streamPattern = new RegExp(`^${streamRoute.path}/?$`);
+  const { mounted, fallback } = handlers;
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    trackAnswer(req, res);
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       const method = req.method ?? 'GET';
@@ -426,20 +467,20 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       }
       const body = await readBody(req);
       if (body === 'too-large') return tooLarge(res);
-      if (method === streamRoute.method && streamPattern.test(path)) {
-        // The event stream: the function-URL handler writes straight into this response.
-        const event = toEvent(req, body, { params: {} });
-        const context = contextFor(streamRoute.handler, event.requestContext.requestId, 15 * 60_000);
-        return asInvocation(() => stream(event, res, context), event.requestContext.requestId).catch(
-          (error: unknown) => {
-            // The client left: the body's pipe ends with "premature close", which is no failure.
-            if (!res.destroyed) throw error;
-          },
-        );
-      }
       const params: Record<string, string> = {};
       found?.params.forEach((name, i) => (params[name] = decodePathParameter(values[i] ?? '')));
-      const event = toEvent(req, body, { route: found?.route, params });
+      // A function URL's event carries the routeKey `$default`, as the catch-all's does.
+      const event = toEvent(req, body, { route: found?.route.streaming ? undefined : found?.route, params });
+      if (found?.handler.kind === 'streaming') {
+        // The event stream: the function-URL handler writes straight into this response.
+        const run = found.handler.run;
+        const budgetMs = functionTimeoutSeconds(found.route) * 1000;
+        const context = contextFor(found.route.handler, event.requestContext.requestId, budgetMs);
+        return asInvocation(() => run(event, res, context), event.requestContext.requestId).catch((error: unknown) => {
+          // The client left: the body's pipe ends with "premature close", which is no failure.
+          if (!res.destroyed) throw error;
+        });
+      }
       // Tells long waits (dispatch claims) that the client left; Lambda behind API Gateway cannot.
       const clientGone = new AbortController();
       res.on('close', () => {
@@ -453,7 +494,11 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       );
       context[CLIENT_GONE] = clientGone.signal;
       const result = await withinFunctionTimeout(timeoutMs, (abandoned) =>
-        asInvocation(() => (found?.handler ?? fallback)(event, context), event.requestContext.requestId, abandoned),
+        asInvocation(
+          () => (found?.handler.kind === 'buffered' ? found.handler.run : fallback)(event, context),
+          event.requestContext.requestId,
+          abandoned,
+        ),
       );
       if (clientGone.signal.aborted) return;
       if (result === 'timed-out') return functionTimedOut(res, found?.route.handler ?? fallbackHandler, timeoutMs);
@@ -469,7 +514,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       );
     });
   });
-  server.on('clientError', answerClientError);
+  server.on('clientError', onClientError);
   server.keepAliveTimeout = 5000;
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);

@@ -1,5 +1,5 @@
 /**
- * Runs the Lambda response-streaming handler (functions/stream/events.ts) over a Node HTTP
+ * Runs the Lambda response-streaming handler (functions/http/events/stream.ts) over a Node HTTP
  * response. In Lambda, the runtime provides the `awslambda` global; here a small stand-in
  * gives the same two calls: `streamifyResponse(fn)` (the handler as is) and
  * `HttpResponseStream.from(stream, { statusCode, headers })` (the status line and headers,

@@ -1,6 +1,6 @@
 /**
  * The live event stream (contract §6.4), independent of how bytes reach the client: the
- * Lambda response-streaming handler (functions/stream/events.ts) and the local adapter both
+ * Lambda response-streaming handler (functions/http/events/stream.ts) and the local adapter both
  * drive `runStream` with a sink.
  *
  * Delivery reads the event log, so it works across any number of function instances:

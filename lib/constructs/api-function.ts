@@ -30,11 +30,8 @@ import type { GeneratedSecretName, StoredSecretName } from '../../functions/stor
 /** The repository root: bundling resolves entries and node_modules from here, whatever the cwd. */
 export const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/**
- * Absolute path of a handler module named from functions/, as lib/routes.ts streamRoute
- * names the event stream: functionEntry('stream/events').
- */
-export function functionEntry(handler: string): string {
+/** Absolute path of a handler module named from functions/, e.g. functionEntry('jobs/flush'). */
+function functionEntry(handler: string): string {
   return fileURLToPath(new URL(`../../functions/${handler}.ts`, import.meta.url));
 }
 

@@ -1,5 +1,6 @@
 /**
- * The HTTP API: one function and one API Gateway route per entry of lib/routes.ts, plus the
+ * The HTTP API: one function and one API Gateway route per entry of lib/routes.ts (but the
+ * streaming one, the event stream: event-stream.ts), plus the
  * catch-all `$default` route (CORS preflight for every path and the 404 envelope). API
  * Gateway's own CORS stays off on purpose: it would answer preflight itself, while the
  * functions answer it from the live configuration (server.corsOrigins).
@@ -10,7 +11,7 @@ import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, LogGroupClass, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { IMAGE_MEMORY_MB, authClassOf, fallbackHandler, routeId, routes } from '../routes.js';
+import { IMAGE_MEMORY_MB, apiRoutes, authClassOf, fallbackHandler, routeId } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { ApiFunction, httpEntry } from './api-function.js';
 import type { SearchIndex } from './search-index.js';
@@ -134,7 +135,7 @@ export class Api extends Construct {
       createDefaultStage: false,
     });
 
-    for (const route of routes as readonly RouteSpec[]) {
+    for (const route of apiRoutes) {
       const id = routeId(route);
       const fn = makeFunction(id, route.handler, tableAccessOf(route), route);
       if (route.writes) props.secrets.bind(fn, 'ORIGIN_VERIFY');

@@ -1,22 +1,32 @@
 /**
- * The event stream (contract §5.9, §6.4): functions/stream/events.ts behind a Lambda function
- * URL in response-streaming mode. It is not an API Gateway route (lib/routes.ts streamRoute):
- * the HTTP API buffers whole responses and ends integrations after 30 seconds.
+ * The event stream (contract §5.9, §6.4): the route table's `streaming` entry (lib/routes.ts
+ * streamRoute, functions/http/events/stream.ts) behind a Lambda function URL in response-streaming
+ * mode. It is not an API Gateway route: the HTTP API buffers whole responses and ends
+ * integrations after 30 seconds.
  *
  * OpenGram clients take one base URL for the API and the stream: the CloudFront distribution
- * of edge.ts sends /api/v1/events/stream to this function URL and everything else to the
+ * of edge.ts sends the entry's path to this function URL and everything else to the
  * HTTP API (output BaseUrl).
  */
 import { Duration } from 'aws-cdk-lib';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { WAITING_MEMORY_MB, streamRoute } from '../routes.js';
-import { ApiFunction, functionEntry } from './api-function.js';
+import { authClassOf, functionTimeoutSeconds } from '../routes.js';
+import type { RouteSpec } from '../routes.js';
+import { tableAccessOf } from './api.js';
+import { ApiFunction, httpEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 import type { StoredSecrets } from './stored-secrets.js';
 
 export interface EventStreamProps extends FunctionWiring {
+  /**
+   * The stream's route entry (lib/routes.ts streamRoute): its handler, table access, auth class,
+   * timeout (beyond the stream's lifetime), memory (it mostly waits between polls, and each open
+   * connection holds an instance for all of that time) and reserved concurrency (the most open
+   * streams at once).
+   */
+  route: RouteSpec;
   /**
    * The stack's stored secrets: the origin-verify value CloudFront adds to its origin requests (the
    * handler answers a 404 to any request without it, before anything else,
@@ -26,23 +36,6 @@ export interface EventStreamProps extends FunctionWiring {
   secrets: StoredSecrets;
 }
 
-/**
- * A connection streams for DEFAULT_TIMING.lifetimeMs (14 minutes, core/event-stream.ts) and
- * then ends cleanly; the function may run for Lambda's maximum, so that end comes first.
- */
-const STREAM_TIMEOUT = Duration.minutes(15);
-
-/**
- * The function mostly waits between polls, and each open connection holds one instance for
- * up to 15 minutes, so its memory is billed for all of that time.
- */
-const STREAM_MEMORY_MB = WAITING_MEMORY_MB;
-/**
- * At most this many open event streams at once (each holds an instance): a browser tab or a
- * worker needs one; a runaway client cannot exhaust the account's concurrency.
- */
-export const STREAM_CONCURRENCY = 25;
-
 export class EventStream extends Construct {
   readonly function: ApiFunction;
   readonly functionUrl: FunctionUrl;
@@ -50,16 +43,18 @@ export class EventStream extends Construct {
   constructor(scope: Construct, id: string, props: EventStreamProps) {
     super(scope, id);
 
+    const { route } = props;
+    if (!route.streaming) throw new Error(`EventStream: ${route.method} ${route.path} is no streaming route.`);
     // Reads the event log, the sequence counter and settings, like the read routes.
-    this.function = ApiFunction.wired(this, 'Events', props, 'read', {
-      entry: functionEntry(streamRoute.handler),
-      timeout: STREAM_TIMEOUT,
-      memorySize: STREAM_MEMORY_MB,
-      reservedConcurrency: STREAM_CONCURRENCY,
-      description: `${streamRoute.method} ${streamRoute.path} (SSE over a response-streaming function URL)`,
+    this.function = ApiFunction.wired(this, 'Events', props, tableAccessOf(route), {
+      entry: httpEntry(route.handler),
+      timeout: Duration.seconds(functionTimeoutSeconds(route)),
+      ...(route.memoryMb ? { memorySize: route.memoryMb } : {}),
+      ...(route.reservedConcurrency ? { reservedConcurrency: route.reservedConcurrency } : {}),
+      description: `${route.method} ${route.path} (SSE over a response-streaming function URL)`,
     });
     props.secrets.bind(this.function, 'ORIGIN_VERIFY');
-    if (props.instanceSecret) props.secrets.bind(this.function, 'INSTANCE');
+    if (props.instanceSecret && authClassOf(route) !== 'public') props.secrets.bind(this.function, 'INSTANCE');
 
     // No `cors` on the URL, on purpose. With it, Lambda answers preflight itself and sets the
     // CORS headers from a list fixed at deploy time. The handler already answers OPTIONS and

@@ -14,14 +14,15 @@ import { responses } from './responses.js';
 
 /**
  * What document.ts reads from a handler module: its `schemas` (what the function validates),
- * and optionally `documented`, the shape the contract defines for inputs the schema accepts
- * loosely because the contract checks them as rules, after existence checks (§5.5.1).
+ * and optionally `documented`: the shape the contract defines for inputs the schema accepts
+ * loosely because the contract checks them as rules, after existence checks (§5.5.1), and the
+ * request headers the handler reads itself (the event stream's `Last-Event-ID`).
  */
 export interface HandlerSchemas {
   path?: z.core.$ZodType;
   query?: z.core.$ZodType;
   body?: z.core.$ZodType;
-  documented?: { body?: z.core.$ZodType };
+  documented?: { body?: z.core.$ZodType; header?: z.core.$ZodType };
 }
 
 export type OpenApiDocument = ReturnType<typeof createDocument>;
@@ -120,6 +121,18 @@ function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOpera
   const body = schemas.documented?.body ?? schemas.body;
   const idempotent = route.method === 'POST' || route.method === 'PATCH';
   const path = pathParamsOf(route, schemas.path);
+  // Read from the schema's definition, as pathParamsOf does (the handlers' schemas are zod/mini).
+  const headers: Record<string, z.core.$ZodType> = {
+    ...(schemas.documented?.header?._zod.def as z.core.$ZodObjectDef | undefined)?.shape,
+    ...(idempotent
+      ? {
+          'Idempotency-Key': z
+            .string()
+            .optional()
+            .meta({ description: 'Replays the first answer for a repeated request (§1.10).' }),
+        }
+      : {}),
+  };
   return {
     operationId: route.handler.replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase()),
     tags: [route.handler.split('/')[0]!],
@@ -127,16 +140,7 @@ function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOpera
     requestParams: {
       ...(path ? { path } : {}),
       ...(schemas.query ? { query: schemas.query as z.ZodObject } : {}),
-      ...(idempotent
-        ? {
-            header: z.object({
-              'Idempotency-Key': z
-                .string()
-                .optional()
-                .meta({ description: 'Replays the first answer for a repeated request (§1.10).' }),
-            }),
-          }
-        : {}),
+      ...(Object.keys(headers).length > 0 ? { header: z.object(headers) } : {}),
     },
     ...(body && route.method !== 'GET' ? { requestBody: { content: { 'application/json': { schema: body } } } } : {}),
     responses: { ...success, ...errorsOf(route, /\{\w+\}/.test(route.path)) },
@@ -165,9 +169,8 @@ export function buildOpenApiDocument(
       title: 'Chat relay HTTP API (OpenGram API v1)',
       version,
       description:
-        'Chats, messages, interactive requests, media, dispatch and push for AI agents. Every error answers the ' +
-        'ErrorEnvelope. The event stream (GET /api/v1/events/stream, server-sent events) is served apart and not ' +
-        'described here.',
+        'Chats, messages, interactive requests, media, dispatch, push and the event stream (server-sent events) for ' +
+        'AI agents. Every error answers the ErrorEnvelope.',
     },
     paths,
     components: {

@@ -151,7 +151,7 @@ export interface ResponseDoc {
   description: string;
   /** JSON body; absent for 204. */
   body?: z.ZodType;
-  /** Raw bytes of this content type instead of JSON (file downloads, the reference page). */
+  /** Raw bytes of this content type instead of JSON (file downloads, the reference page, the event stream). */
   raw?: string;
 }
 
@@ -271,6 +271,16 @@ export const responses: Record<string, ResponseDoc[]> = {
       200,
       'Delivery counts.',
       z.strictObject({ ok: z.literal(true), sent: z.int(), failed: z.int(), removed: z.int() }),
+    ),
+  ],
+  'events/stream': [
+    bytes(
+      200,
+      'Server-sent events (§6.4), unbuffered: `: stream opened`, then each event as `event: <type>`, ' +
+        '`data: <its envelope {id, type, timestamp, payload} as one line of JSON>` and `id: <event id>`, ' +
+        'a `: keepalive` comment every 15 s. The service ends a stream after at most 14 minutes with an `id:` ' +
+        'to resume from (`cursor` or `Last-Event-ID`) and `retry:`. Errors come before the stream, as JSON.',
+      'text/event-stream',
     ),
   ],
   'doc/get': [json(200, 'This OpenAPI 3.1 document.', freeObject)],

@@ -19,7 +19,15 @@ import { QUEUE_RETENTION_SECONDS } from '../../functions/platform/queues.js';
 import { CHECK_MAX_RECEIVES } from '../../functions/platform/stream-timer.js';
 import { FLUSH_MAX_RECEIVES } from '../../lib/constructs/dispatch-queues.js';
 import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
-import { IMAGE_MEMORY_MB, authClassOf, fallbackHandler, routeId, routes, streamRoute } from '../../lib/routes.js';
+import {
+  IMAGE_MEMORY_MB,
+  apiRoutes,
+  authClassOf,
+  fallbackHandler,
+  routeId,
+  routes,
+  streamRoute,
+} from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
@@ -45,6 +53,8 @@ import {
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
 import { ACCESS_LOG_BYTES } from '../bench/cost/operations.js';
+import { TEMPLATE_DIRECT_BYTES, marginsTable, quotaMargins, resolvedBound } from './quotas.js';
+import type { Margin } from './quotas.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
@@ -61,7 +71,7 @@ const makerPath = 'ChatRelay/Secrets/Maker/Resource';
 const searchWriterPath = 'ChatRelay/Search/Writer/Resource';
 const effectsPath = 'ChatRelay/Effects/Consumer/Resource';
 const expectedFunctionPaths = [
-  ...routes.map((r) => functionPathOf(routeId(r))),
+  ...apiRoutes.map((r) => functionPathOf(routeId(r))),
   functionPathOf('Fallback'),
   expiryFunctionPath,
   streamFunctionPath,
@@ -143,12 +153,48 @@ beforeAll(() => {
 
 afterAll(() => main?.dispose());
 
-describe('stack size', () => {
+describe('AWS quotas (a preflight: a deploy that would fail on one fails here)', () => {
+  let margins: Margin[];
+  beforeAll(() => {
+    margins = quotaMargins(main);
+    console.log(
+      `AWS quotas, largest value against limit (template over ${TEMPLATE_DIRECT_BYTES} bytes goes through S3):\n` +
+        marginsTable(margins),
+    );
+  });
+
+  it('measures every quota of quotas.ts on this stack, each within its limit', () => {
+    const over = margins.filter((m) => m.value > m.limit).map((m) => `${m.quota}: ${m.value} > ${m.limit} at ${m.at}`);
+    expect(over).toEqual([]);
+    expect(margins.length).toBeGreaterThanOrEqual(20);
+  });
+
   it("stays within CloudFormation's 500 resources per stack (cdk synth passes beyond it; the deploy fails)", () => {
     const count = Object.keys(main.json.Resources).length;
     // A route costs 7: function, role, policy, log group, invoke permission, integration, route.
     console.log(`stack resources: ${count} of 500 (room for ${Math.floor((500 - count) / 7)} more routes)`);
+    expect(margins.find((m) => m.quota.startsWith('CloudFormation resources'))).toMatchObject({ value: count });
     expect(count).toBeLessThanOrEqual(500);
+  });
+
+  it('measured what it claims: every function asset, every role, every function environment', () => {
+    const assets = margins.find((m) => m.quota.startsWith('Lambda unzipped'))!;
+    // The largest asset is an image route's (sharp's WebAssembly build beside the bundle).
+    expect(assets.value).toBeGreaterThan(1_000_000);
+    expect(assets.at).toMatch(/^ChatRelay\/Api\//);
+    const roles = margins.find((m) => m.quota.startsWith("IAM characters of a role's"))!;
+    expect(roles.value).toBeGreaterThan(1000);
+    const env = margins.find((m) => m.quota.startsWith('Lambda environment'))!;
+    expect(env.at).toBe(flushFunctionPath);
+  });
+
+  it('bounds what CloudFormation resolves a reference to, and refuses a reference it cannot bound', () => {
+    const table = refId({ Ref: tableId })!;
+    expect(String(resolvedBound(main.json, 'ChatRelay', { 'Fn::GetAtt': [table, 'Arn'] }))).toMatch(
+      /^arn:aws-us-gov:dynamodb:x{16}:123456789012:table\/ChatRelay-/,
+    );
+    expect(() => resolvedBound(main.json, 'ChatRelay', { 'Fn::Select': [0, ['a']] })).toThrow(/no bound/);
+    expect(() => resolvedBound(main.json, 'ChatRelay', { Ref: 'NoSuchResource' })).toThrow(/no bound/);
   });
 });
 
@@ -158,7 +204,7 @@ describe('HTTP API', () => {
       'functions), and no other',
     () => {
       expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
-      expect(fns).toHaveLength(routes.length + extraFunctions);
+      expect(fns).toHaveLength(apiRoutes.length + extraFunctions);
       // Besides them, at deploy time only: the stored secrets' maker and the Provider framework's function.
       const deployTime = allFunctionsOf(main.json).filter((fn) => fn.path.startsWith(deployTimePrefix));
       expect(deployTime.map((f) => f.path).sort()).toEqual([
@@ -170,13 +216,13 @@ describe('HTTP API', () => {
 
   it('has exactly the route keys of the route table plus $default', () => {
     const keys = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties?.RouteKey);
-    expect(keys.sort()).toEqual([...routes.map(routeKey), '$default'].sort());
+    expect(keys.sort()).toEqual([...apiRoutes.map(routeKey), '$default'].sort());
   });
 
   it('sends every route to its own function and $default to the fallback', () => {
     const targets = routeTargets(main.json);
     const pathOfFunction = (logicalId: string | undefined) => cdkPath(main.json.Resources[logicalId ?? '']!);
-    for (const route of routes) {
+    for (const route of apiRoutes) {
       expect([routeKey(route), pathOfFunction(targets.get(routeKey(route)))]).toEqual([
         routeKey(route),
         functionPathOf(routeId(route)),
@@ -254,35 +300,31 @@ describe('functions', () => {
       'own test)',
     () => {
       const timeouts = new Map<string, number>(
-        (routes as readonly RouteSpec[]).map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]),
+        apiRoutes.map((r) => [functionPathOf(routeId(r)), r.timeoutSeconds ?? 15]),
       );
-      const imagePaths = new Set(
-        (routes as readonly RouteSpec[]).filter((r) => r.images).map((r) => functionPathOf(routeId(r))),
-      );
+      const imagePaths = new Set(apiRoutes.filter((r) => r.images).map((r) => functionPathOf(routeId(r))));
       expect(imagePaths.size).toBe(2);
       timeouts.set(flushFunctionPath, 30);
       timeouts.set(sweepFunctionPath, 30);
       timeouts.set(searchWriterPath, 300);
       timeouts.set(effectsPath, 300);
       const memories = new Map<string, number>(
-        (routes as readonly RouteSpec[]).flatMap((r) => (r.memoryMb ? [[functionPathOf(routeId(r)), r.memoryMb]] : [])),
+        apiRoutes.flatMap((r) => (r.memoryMb ? [[functionPathOf(routeId(r)), r.memoryMb]] : [])),
       );
       // The claim long-polls wait at 128 MB, with their concurrency capped.
-      const claims = (routes as readonly RouteSpec[]).filter((r) => r.handler.startsWith('dispatch/claim'));
+      const claims = apiRoutes.filter((r) => r.handler.startsWith('dispatch/claim'));
       expect(claims.map((r) => [r.handler, r.memoryMb, r.reservedConcurrency])).toEqual([
         ['dispatch/claim', 128, 10],
         ['dispatch/claim-many', 128, 10],
       ]);
       // The chunk appends (both path forms) at 512 MB: mostly waiting, a little CPU (lib/routes.ts).
-      const chunks = (routes as readonly RouteSpec[]).filter((r) => r.handler === 'messages/chunk');
+      const chunks = apiRoutes.filter((r) => r.handler === 'messages/chunk');
       expect(chunks.map((r) => [r.path, r.memoryMb])).toEqual([
         ['/api/v1/messages/{messageId}/chunks', 512],
         ['/api/v1/chats/{chatId}/messages/{messageId}/chunks', 512],
       ]);
       for (const fn of fns) {
-        const reserved = (routes as readonly RouteSpec[]).find(
-          (r) => functionPathOf(routeId(r)) === fn.path,
-        )?.reservedConcurrency;
+        const reserved = apiRoutes.find((r) => functionPathOf(routeId(r)) === fn.path)?.reservedConcurrency;
         if (fn.path === streamFunctionPath || fn.path === searchWriterPath) continue;
         expect([fn.path, fn.props.ReservedConcurrentExecutions]).toEqual([fn.path, reserved]);
       }
@@ -416,7 +458,7 @@ describe('permissions', () => {
   });
 
   it('read routes cannot update, delete or batch-write; only the paginating ones may put, into their key only', () => {
-    for (const route of (routes as readonly RouteSpec[]).filter((r) => !r.writes && r.table !== 'config')) {
+    for (const route of apiRoutes.filter((r) => !r.writes && r.table !== 'config')) {
       const fn = fnAt(routeId(route));
       const actions = dynamoActions(allows(fn.statements));
       expect([
@@ -434,7 +476,7 @@ describe('permissions', () => {
   });
 
   it('the routes that read only the configuration may only GetItem in SETTINGS (and read the instance secret)', () => {
-    const configRoutes = (routes as readonly RouteSpec[]).filter((r) => r.table === 'config');
+    const configRoutes = apiRoutes.filter((r) => r.table === 'config');
     expect(configRoutes.map(routeKey).sort()).toEqual([
       'GET /api/v1/config',
       'GET /api/v1/doc',
@@ -479,7 +521,7 @@ describe('permissions', () => {
   });
 
   it('write routes can put, update and delete items of the table', () => {
-    for (const route of routes.filter((r) => r.writes)) {
+    for (const route of apiRoutes.filter((r) => r.writes)) {
       const fn = fnAt(routeId(route));
       const onTable = fn.statements.filter(
         (s) =>
@@ -677,7 +719,7 @@ describe('permissions', () => {
       return statements.some((s) => s.Effect === 'Allow' && applies(s));
     };
     const secret = Keys.generatedSecret('CURSOR').pk;
-    const cursorPaths = () => routes.filter((r) => (r as RouteSpec).cursors).map((r) => functionPathOf(routeId(r)));
+    const cursorPaths = () => apiRoutes.filter((r) => (r as RouteSpec).cursors).map((r) => functionPathOf(routeId(r)));
 
     it('the cursor-signing key lives in a SECRET# partition of its own, outside SETTINGS', () => {
       expect(secret).toBe('SECRET#CURSOR');
@@ -750,12 +792,9 @@ describe('permissions', () => {
       const read = ['GetItem', 'BatchGetItem'];
       const checksAuth = (path: string) =>
         path === streamFunctionPath ||
-        (routes as readonly RouteSpec[]).some(
-          (r) => functionPathOf(routeId(r)) === path && authClassOf(r) !== 'public',
-        );
+        apiRoutes.some((r) => functionPathOf(routeId(r)) === path && authClassOf(r) !== 'public');
       const behindEdge = (path: string) =>
-        path === streamFunctionPath ||
-        (routes as readonly RouteSpec[]).some((r) => functionPathOf(routeId(r)) === path && r.writes);
+        path === streamFunctionPath || apiRoutes.some((r) => functionPathOf(routeId(r)) === path && r.writes);
       const expected = Object.fromEntries(
         [...fns, maker].map((fn) => {
           const own: Record<string, string[]> = {};
@@ -997,7 +1036,7 @@ describe('stream timeouts', () => {
     'gives the streamTimer routes the flush queue URL and sqs:SendMessage on it (nothing else), and ' +
       'states:StartExecution on the state machine to the flush consumer only',
     () => {
-      const timerRoutes = (routes as readonly RouteSpec[]).filter((r) => r.streamTimer);
+      const timerRoutes = apiRoutes.filter((r) => r.streamTimer);
       expect(timerRoutes.map(routeKey)).toContain('POST /api/v1/chats/{chatId}/messages');
       const timerPaths = new Set(timerRoutes.map((r) => functionPathOf(routeId(r))));
       const [flushId, dlqId] = [flushQueue()[0], flushDlq()[0]];
@@ -1061,18 +1100,32 @@ describe('event stream', () => {
     expect(url.TargetFunctionArn).toEqual({ 'Fn::GetAtt': [stream().id, 'Arn'] });
   });
 
+  it("is the route table's one streaming entry, with no API Gateway route and no function of the HTTP API", () => {
+    expect(routes.filter((r) => (r as RouteSpec).streaming)).toEqual([streamRoute]);
+    expect(apiRoutes).toHaveLength(routes.length - 1);
+    expect(apiRoutes).not.toContain(streamRoute);
+    const keys = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties?.RouteKey);
+    expect(keys).not.toContain(routeKey(streamRoute));
+    expect(keys.filter((key) => String(key).includes('/events/'))).toEqual([]);
+    expect(fns.filter((f) => f.path.startsWith(`ChatRelay/Api/${routeId(streamRoute)}`))).toEqual([]);
+    expect(stream().props.Description).toBe(`${routeKey(streamRoute)} (SSE over a response-streaming function URL)`);
+  });
+
   it(
     'runs the streaming handler of streamRoute on arm64 Node.js 22, for 15 minutes (beyond the stream lifetime) ' +
-      'with 128 MB and at most 25 streams at once',
+      "with 128 MB and at most 25 streams at once, all from the route's entry",
     () => {
       const fn = stream();
-      expect(streamRoute.handler).toBe('stream/events');
+      expect(streamRoute.handler).toBe('events/stream');
       expect([fn.props.Runtime, fn.props.Architectures, fn.props.Handler]).toEqual([
         'nodejs22.x',
         ['arm64'],
         'index.handler',
       ]);
       expect([fn.props.Timeout, fn.props.MemorySize, fn.props.ReservedConcurrentExecutions]).toEqual([900, 128, 25]);
+      expect([streamRoute.timeoutSeconds, streamRoute.memoryMb, streamRoute.reservedConcurrency]).toEqual([
+        900, 128, 25,
+      ]);
       // The stream ends on its own, with a minute to spare, before Lambda would cut it off.
       expect(fn.props.Timeout * 1000 - DEFAULT_TIMING.lifetimeMs).toBeGreaterThanOrEqual(60_000);
       const assetDir = join(main.outdir, String(main.json.Resources[fn.id]!.Metadata?.['aws:asset:path']));
@@ -1134,6 +1187,19 @@ describe('event stream', () => {
       }
     },
   );
+
+  it("is in the API document the synth writes beside the doc function's bundle, with every route", () => {
+    const doc = fnAt(routeId(routes.find((r) => r.handler === 'doc/get')!));
+    const assetDir = join(main.outdir, String(main.json.Resources[doc.id]!.Metadata?.['aws:asset:path']));
+    const document = JSON.parse(readFileSync(join(assetDir, 'openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(routes.map(routeKey).sort());
+    expect(Object.keys(document.paths[streamRoute.path]!.get as object)).toContain('responses');
+  });
 
   it('outputs the function URL as EventsUrl, saying where the stream lives under it', () => {
     const output = main.json.Outputs?.EventsUrl;
@@ -1298,7 +1364,7 @@ describe('dispatch queues', () => {
     'gives the claim routes (long-polls up to 25 s) and the media finalize (a 50 MB image) 29 s, the push test ' +
       '(waits for deliveries) 25 s, the auto-rename check (one 15 s provider call) 20 s, and every other route 15 s',
     () => {
-      const longer = (routes as readonly RouteSpec[]).filter((r) => r.timeoutSeconds !== undefined);
+      const longer = apiRoutes.filter((r) => r.timeoutSeconds !== undefined);
       expect(longer.map((r) => [routeKey(r), r.timeoutSeconds]).sort()).toEqual([
         ['POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', 29],
         ['POST /api/v1/config/admin/validate-auto-rename', 20],
@@ -1306,7 +1372,7 @@ describe('dispatch queues', () => {
         ['POST /api/v1/dispatch/claim-many', 29],
         ['POST /api/v1/push/test', 25],
       ]);
-      for (const route of routes as readonly RouteSpec[]) {
+      for (const route of apiRoutes) {
         const expected = route.timeoutSeconds ?? 15;
         expect([routeKey(route), fnAt(routeId(route)).props.Timeout]).toEqual([routeKey(route), expected]);
       }
@@ -1317,7 +1383,7 @@ describe('dispatch queues', () => {
     'gives the queue URLs and exactly the queue actions they use to the dispatch and dispatchInputs routes and the ' +
       'flush function, and nothing to any other function',
     () => {
-      const all = routes as readonly RouteSpec[];
+      const all = apiRoutes;
       const workerPaths = new Set(all.filter((r) => r.dispatch).map((r) => functionPathOf(routeId(r))));
       const inputPaths = new Set(all.filter((r) => r.dispatchInputs).map((r) => functionPathOf(routeId(r))));
       // The stream-creating routes send their checks on the flush queue (checked with the stream timeouts).
@@ -1518,9 +1584,7 @@ describe('media bucket', () => {
   it('is reachable only by the media routes, each with the actions it uses, on its prefixes only', () => {
     const { id } = bucket();
     const uses = new Map(
-      (routes as readonly RouteSpec[])
-        .filter((r) => r.mediaBucket)
-        .map((r) => [functionPathOf(routeId(r)), r.mediaBucket!]),
+      apiRoutes.filter((r) => r.mediaBucket).map((r) => [functionPathOf(routeId(r)), r.mediaBucket!]),
     );
     expect([...uses.values()].sort()).toEqual(['delete', 'finalize', 'presign', 'read', 'read', 'write']);
     const objects = (prefix: string) =>
@@ -1599,10 +1663,8 @@ describe('search index', () => {
   it('lets only the search routes read segments and only the writer change them, under segments/', () => {
     const id = searchBucketId();
     const segments = JSON.stringify([{ 'Fn::Join': ['', [{ 'Fn::GetAtt': [id, 'Arn'] }, '/segments/*']] }]);
-    const readers = new Set(
-      (routes as readonly RouteSpec[]).filter((r) => r.searchIndex).map((r) => functionPathOf(routeId(r))),
-    );
-    expect([...readers]).toEqual([functionPathOf(routeId(routes.find((r) => r.handler === 'search/get')!))]);
+    const readers = new Set(apiRoutes.filter((r) => r.searchIndex).map((r) => functionPathOf(routeId(r))));
+    expect([...readers]).toEqual([functionPathOf(routeId(apiRoutes.find((r) => r.handler === 'search/get')!))]);
     for (const fn of fns) {
       const lines = fn.statements
         .filter((st) => JSON.stringify(resourcesOf(st)).includes(id))
@@ -1898,7 +1960,7 @@ describe('instance secret', () => {
       expect(command).toContain('SECRET#INSTANCE');
 
       const secretFns = functionsOf(synth.json);
-      expect(secretFns).toHaveLength(routes.length + extraFunctions);
+      expect(secretFns).toHaveLength(apiRoutes.length + extraFunctions);
       expect(secretFns.map((f) => f.path)).toContain(streamFunctionPath);
       for (const fn of secretFns) {
         const env = fn.props.Environment.Variables;
@@ -2000,7 +2062,7 @@ describe('configuration size', () => {
             );
             return { path: fn.path, bytes: Buffer.byteLength(JSON.stringify(env)) };
           });
-          expect(sizes).toHaveLength(routes.length + extraFunctions);
+          expect(sizes).toHaveLength(apiRoutes.length + extraFunctions);
           // The fullest function: the flush consumer (the state machine ARN for its stream checks, both
           // queue URLs and the stored secrets' names).
           const fullest = sizes.reduce((a, b) => (b.bytes > a.bytes ? b : a));
@@ -2084,7 +2146,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
   it('lets the stream function and the write routes (rate limit) read the origin-verify value, no other', () => {
     const expected = [
       streamFunctionPath,
-      ...(routes as readonly RouteSpec[]).filter((r) => r.writes).map((r) => functionPathOf(routeId(r))),
+      ...apiRoutes.filter((r) => r.writes).map((r) => functionPathOf(routeId(r))),
     ].sort();
     expect(readersOf(main.json, 'ORIGIN_VERIFY')).toEqual(expected);
   });
@@ -2092,9 +2154,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
   it('gives the instance secret to the functions that check auth (non-public routes, the stream), no other', () => {
     const expected = [
       streamFunctionPath,
-      ...(routes as readonly RouteSpec[])
-        .filter((r) => authClassOf(r) !== 'public')
-        .map((r) => functionPathOf(routeId(r))),
+      ...apiRoutes.filter((r) => authClassOf(r) !== 'public').map((r) => functionPathOf(routeId(r))),
     ].sort();
     expect(readersOf(main.json, 'INSTANCE')).toEqual(expected);
     expect(expected).not.toContain(functionPathOf('Fallback'));

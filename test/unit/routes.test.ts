@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
-import { authClassOf, routeId, routes } from '../../lib/routes.js';
+import { apiRoutes, authClassOf, routeId, routes, streamRoute } from '../../lib/routes.js';
+import type { RouteSpec } from '../../lib/routes.js';
 
 /**
  * The contract's endpoint index (§5.0), as committed in test/fixtures (CI clones the project
@@ -27,6 +28,13 @@ function contractEndpoints(): Map<string, string> {
 }
 
 /**
+ * The contract's classes as the route table spells them: the event stream's class (§1.11: the
+ * secret whenever it is on, whatever the read toggle) is the write class's rule.
+ */
+const tableClassOf = (contractClass: string | undefined) =>
+  contractClass === 'event stream' ? 'write' : contractClass;
+
+/**
  * Routes beyond the contract, each a deliberate extension documented in the README: the
  * upload session of files larger than one request carries (README "Large files").
  */
@@ -51,11 +59,25 @@ describe('route table', () => {
   it('lists only endpoints of the contract (each with the contract auth class) and the named extensions', () => {
     for (const route of routes) {
       const key = `${route.method} ${route.path}`;
-      const expected = endpoints.get(key) ?? EXTENSIONS.get(key);
+      const expected = tableClassOf(endpoints.get(key)) ?? EXTENSIONS.get(key);
       expect([key, expected !== undefined]).toEqual([key, true]);
       expect([key, authClassOf(route)]).toEqual([key, expected]);
     }
     for (const key of EXTENSIONS.keys()) expect([key, endpoints.has(key)]).toEqual([key, false]);
+  });
+
+  it('lists every endpoint of the contract, the event stream included', () => {
+    const listed = new Set(routes.map((r) => `${r.method} ${r.path}`));
+    for (const key of endpoints.keys()) expect([key, listed.has(key)]).toEqual([key, true]);
+  });
+
+  it('marks the event stream, and only it, as streaming (a function URL, not an API Gateway route)', () => {
+    const streaming = (routes as readonly RouteSpec[]).filter((r) => r.streaming);
+    expect(streaming.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /api/v1/events/stream']);
+    expect(streamRoute).toBe(streaming[0]);
+    expect(endpoints.get('GET /api/v1/events/stream')).toBe('event stream');
+    expect([authClassOf(streamRoute), streamRoute.writes]).toEqual(['write', false]);
+    expect(apiRoutes).toEqual((routes as readonly RouteSpec[]).filter((r) => r !== streamRoute));
   });
 
   it('has unique routes and construct ids', () => {

@@ -11,9 +11,9 @@ const api = useApi({
 
 type Operation = {
   security: Record<string, string[]>[];
-  parameters?: { in: string; name: string }[];
+  parameters?: { in: string; name: string; required?: boolean; schema?: Record<string, unknown> }[];
   requestBody?: { content: Record<string, { schema: Record<string, any> }> };
-  responses: Record<string, { content?: Record<string, { schema: { $ref?: string } }> }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema: Record<string, any> }> }>;
 };
 type Document = {
   openapi: string;
@@ -119,6 +119,28 @@ describe('GET /api/v1/doc', () => {
     }
     const listChats = operation(doc, 'get', '/api/v1/chats').parameters!.filter((p) => p.in === 'query');
     expect(listChats.map((p) => p.name)).toEqual(expect.arrayContaining(['cursor', 'limit', 'archived', 'tag']));
+  });
+
+  it('describes the event stream (§5.9, §6.4): query, Last-Event-ID, a text/event-stream 200, 401, the secret', async () => {
+    const doc = await fetchDocument();
+    const stream = operation(doc, 'get', '/api/v1/events/stream');
+    expect(Object.keys(doc.paths['/api/v1/events/stream']!)).toEqual(['get']);
+    const params = stream.parameters ?? [];
+    const query = params.filter((p) => p.in === 'query');
+    expect(query.map((p) => p.name)).toEqual(['cursor', 'ephemeral', 'limit', 'token']);
+    expect(query.filter((p) => p.required)).toEqual([]);
+    expect(query.find((p) => p.name === 'ephemeral')!.schema).toMatchObject({ enum: ['true', 'false'] });
+    expect(params.filter((p) => p.in === 'header').map((p) => p.name)).toEqual(['Last-Event-ID']);
+    expect(Object.keys(stream.responses).sort()).toEqual(['200', '400', '401', '500']);
+    expect(Object.keys(stream.responses['200']!.content!)).toEqual(['text/event-stream']);
+    expect(stream.responses['200']!.description).toMatch(/event: <type>/);
+    expect(stream.responses['401']!.content!['application/json']!.schema.$ref).toBe(
+      '#/components/schemas/ErrorEnvelope',
+    );
+    // Always the secret when it is on, whatever the read toggle (§1.11): no anonymous alternative.
+    expect(stream.security).toEqual([{ instanceSecret: [] }, { instanceSecretQuery: [] }]);
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
   });
 
   it('gives the request routes real body shapes (type, config per type, resolution), not empty schemas', async () => {

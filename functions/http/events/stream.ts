@@ -1,32 +1,45 @@
 /**
- * GET /api/v1/events/stream (contract §5.9, §6.4), served by a Lambda function URL in
- * response-streaming mode (the local runtime runs this same handler over a Node response,
- * local/stream-adapter.ts). Built by the same `http()` factory as every route, in its streaming
- * mode: CORS, auth, query validation, logging and the error envelope are the one chain, and
+ * GET /api/v1/events/stream (contract §5.9, §6.4), the route table's `streaming` entry, served by
+ * a Lambda function URL in response-streaming mode (the local runtime runs this same handler over
+ * a Node response, local/stream-adapter.ts). Built by the same `http()` factory as every route, in
+ * its streaming mode: CORS, auth, query validation, logging and the error envelope are the one chain, and
  * everything that can fail with a JSON answer (preflight, 401, query errors, an unknown cursor)
  * is settled before the first byte. Then core/event-stream.ts writes into the body stream until
  * its lifetime or the client ends.
  */
 import { PassThrough } from 'node:stream';
-import { DEFAULT_TIMING, runStream, startOf } from '../core/event-stream.js';
-import type { StreamQuery, StreamSink, StreamStart, StreamTiming } from '../core/event-stream.js';
-import { RouteNotFoundError } from '../errors.js';
-import { http } from '../middleware/http.js';
-import { header } from '../middleware/types.js';
-import { queryBoolean, queryInt } from '../middleware/validate.js';
-import { env } from '../platform/env.js';
-import { logger } from '../platform/logger.js';
-import { edgeOnly } from '../platform/origin-verify.js';
-import { withUsage } from '../platform/usage.js';
-import * as z from '../platform/zod.js';
-import { streamRoute } from '../../lib/routes.js';
+import { DEFAULT_TIMING, runStream, startOf } from '../../core/event-stream.js';
+import type { StreamQuery, StreamSink, StreamStart, StreamTiming } from '../../core/event-stream.js';
+import { RouteNotFoundError } from '../../errors.js';
+import { http } from '../../middleware/http.js';
+import { header } from '../../middleware/types.js';
+import { queryBoolean, queryInt } from '../../middleware/validate.js';
+import { env } from '../../platform/env.js';
+import { logger } from '../../platform/logger.js';
+import { edgeOnly } from '../../platform/origin-verify.js';
+import { withUsage } from '../../platform/usage.js';
+import * as z from '../../platform/zod.js';
+import { streamRoute } from '../../../lib/routes.js';
 
-const Query = z.object({
-  cursor: z.optional(z.string()),
-  ephemeral: z.optional(queryBoolean),
-  limit: queryInt(1, 200, 200),
-  token: z.optional(z.string()),
-});
+export const schemas = {
+  query: z.object({
+    cursor: z.optional(z.string()),
+    ephemeral: z.optional(queryBoolean),
+    limit: queryInt(1, 200, 200),
+    token: z.optional(z.string()),
+  }),
+};
+
+/** For the API document: the header an EventSource sends when it reconnects (§6.4), read below. */
+export const documented = {
+  header: z.object({
+    'Last-Event-ID': z.optional(z.string()).check(
+      z.meta({
+        description: 'Resumes after this event when no `cursor` is given; an unknown id starts live (§6.4).',
+      }),
+    ),
+  }),
+};
 
 const STREAM_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -97,11 +110,10 @@ async function pump(body: PassThrough, start: StreamStart, q: StreamQuery, reque
 
 const ROUTE_KEY = `${streamRoute.method} ${streamRoute.path}`;
 
-// The event stream always needs the secret when it is enabled (§1.11), whatever the read
-// toggle: it is authenticated as a write route is.
+// Method, auth class (the secret whenever it is on, §1.11) and route key come from the route table.
 const streamHandler = http(
-  { method: 'GET', writes: false, auth: 'write', routeKey: ROUTE_KEY },
-  { query: Query },
+  'events/stream',
+  schemas,
   async ({ event, query, requestId }) => {
     const method = event.requestContext?.http?.method ?? 'GET';
     if (method === 'OPTIONS') return { status: 204 };
