@@ -94,7 +94,13 @@ describe('browser sessions (§1.11.1)', () => {
   it('a write authenticated by the cookie alone needs the service own Origin: 403 otherwise, and nothing changes', async () => {
     const cookie = await signedIn();
     const before = (await api.get('/api/v1/chats?limit=100', withCookie(cookie))).body.data.length;
-    for (const extra of [{}, { origin: 'https://evil.example' }, { origin: 'null' }, { origin: `${api.url}.evil` }]) {
+    const origins: Record<string, string>[] = [
+      {},
+      { origin: 'https://evil.example' },
+      { origin: 'null' },
+      { origin: `${api.url}.evil` },
+    ];
+    for (const extra of origins) {
       const res = await api.post('/api/v1/chats', newChat(), withCookie(cookie, extra));
       expect(res.status).toBe(403);
       expect(res.body).toEqual(FORBIDDEN);
@@ -137,7 +143,6 @@ describe('browser sessions (§1.11.1)', () => {
     const second = await signIn({ secret: SECRET }, headers);
     expect(first.headers.get('set-cookie')).toMatch(new RegExp(`^${SESSION_COOKIE}=`));
     expect(second.headers.get('set-cookie')).toMatch(new RegExp(`^${SESSION_COOKIE}=`));
-    expect(second.headers.get('idempotency-replayed')).toBeNull();
   });
 
   it('sign out clears the cookie; sign out everywhere refuses every session signed before it', async () => {
