@@ -283,7 +283,13 @@ export const routes = [
     keyed: false,
   },
   { method: 'DELETE', path: '/api/v1/auth/session', handler: 'auth/sign-out', writes: true, auth: 'public' },
-  { method: 'DELETE', path: '/api/v1/auth/sessions', handler: 'auth/sign-out-everywhere', writes: true, signsSessions: true },
+  {
+    method: 'DELETE',
+    path: '/api/v1/auth/sessions',
+    handler: 'auth/sign-out-everywhere',
+    writes: true,
+    signsSessions: true,
+  },
 
   // The API's own description (§14 item 31): an OpenAPI 3.1 document and its HTML reference.
   {

@@ -433,8 +433,21 @@ export class ApiFunction extends LambdaFunction {
    */
   bindSessionKey(table: ITable, use: 'check' | 'sign'): void {
     this.secretsAllowed.add('SESSION');
-    this.allowInSecret(table, 'SESSION', use === 'sign' ? ['dynamodb:GetItem', 'dynamodb:PutItem'] : ['dynamodb:GetItem']);
-    if (use === 'check') this.readOnly(table, 'SESSION');
+    if (use === 'check') {
+      this.allowInSecret(table, 'SESSION', ['dynamodb:BatchGetItem', 'dynamodb:GetItem']);
+      this.readOnly(table, 'SESSION');
+      return;
+    }
+    this.allowInSecret(table, 'SESSION', ['dynamodb:GetItem', 'dynamodb:PutItem']);
+    // Getting and putting the item is all (a read-write role must not query, update or delete it).
+    this.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.DENY,
+        actions: SECRET_READER_DENIED_ACTIONS.filter((action) => action !== 'dynamodb:PutItem'),
+        resources: [table.tableArn],
+        conditions: { 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': [Keys.generatedSecret('SESSION').pk] } },
+      }),
+    );
   }
 
   /** Allows `actions` in one secret's partition only, and excepts it from the Deny on the SECRET# partitions. */

@@ -79,7 +79,11 @@ function errorsOf(route: RouteSpec, hasPathIds: boolean): ZodOpenApiResponsesObj
 
 /** Public: none; read: the secret or nothing (§1.11 read toggle); write: the secret. */
 function securityOf(route: RouteSpec): Record<string, string[]>[] {
-  const secret: Record<string, string[]>[] = [{ instanceSecret: [] }, { instanceSecretQuery: [] }, { sessionCookie: [] }];
+  const secret: Record<string, string[]>[] = [
+    { instanceSecret: [] },
+    { instanceSecretQuery: [] },
+    { sessionCookie: [] },
+  ];
   switch (authClassOf(route)) {
     case 'public':
       return [];

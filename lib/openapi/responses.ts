@@ -280,7 +280,9 @@ export const responses: Record<string, ResponseDoc[]> = {
     ),
   ],
   'auth/sign-out': [noContent("This browser's session cookie is cleared (Set-Cookie with Max-Age=0).")],
-  'auth/sign-out-everywhere': [noContent('Every session signed so far is refused from now on; this cookie is cleared.')],
+  'auth/sign-out-everywhere': [
+    noContent('Every session signed so far is refused from now on; this cookie is cleared.'),
+  ],
   'doc/get': [json(200, 'This OpenAPI 3.1 document.', freeObject)],
   'doc/reference': [bytes(200, 'An HTML reference page of this document.', 'text/html')],
 };
