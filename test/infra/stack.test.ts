@@ -810,7 +810,11 @@ describe('permissions', () => {
       const expected = Object.fromEntries(
         fns.map((fn) => [
           fn.path,
-          signers.includes(fn.path) ? ['GetItem', 'PutItem'] : checks(fn.path) ? ['GetItem', 'BatchGetItem'] : [],
+          signers.includes(fn.path)
+            ? ['GetItem', 'BatchGetItem', 'PutItem']
+            : checks(fn.path)
+              ? ['GetItem', 'BatchGetItem']
+              : [],
         ]),
       );
       expect(reach).toEqual(expected);
