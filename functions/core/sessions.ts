@@ -91,7 +91,11 @@ export async function checkSession(value: string, config: InstanceConfig, now: n
 }
 
 /** A renewed value for a valid session issued at `issuedMs`, when it is old enough to renew. */
-export async function renewedSession(issuedMs: number, config: InstanceConfig, now: number): Promise<string | undefined> {
+export async function renewedSession(
+  issuedMs: number,
+  config: InstanceConfig,
+  now: number,
+): Promise<string | undefined> {
   if (now - issuedMs < SESSION_RENEW_AFTER_MS) return undefined;
   const key = await sessionKey();
   return key === undefined ? undefined : sessionValue(key, config.security.instanceSecret, now);
