@@ -46,6 +46,15 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/** A write authenticated by a session cookie from another origin (contract §1.11.1). */
+export class ForbiddenError extends AppError {
+  readonly status = 403;
+  readonly code = 'FORBIDDEN';
+  constructor() {
+    super('Cross-site request refused.');
+  }
+}
+
 export class NotFoundError extends AppError {
   readonly status = 404;
   readonly code = 'NOT_FOUND';
@@ -69,8 +78,8 @@ export class ConflictError extends AppError {
 export class RateLimitedError extends AppError {
   readonly status = 429;
   readonly code = 'RATE_LIMIT_ERROR';
-  constructor(retryAfterSeconds: number) {
-    super('Write rate limit exceeded.');
+  constructor(retryAfterSeconds: number, message = 'Write rate limit exceeded.') {
+    super(message);
     this.headers['retry-after'] = String(retryAfterSeconds);
   }
 }

@@ -60,6 +60,17 @@ export interface RouteSpec {
   /** Reads the search index: its bucket's segments and a cache in the function's /tmp. */
   searchIndex?: boolean;
   /**
+   * Creates or replaces the browser-session signing key (contract §1.11.1: the sign-in route, which
+   * also reads the instance secret although it is public, and "sign out everywhere"). Every route
+   * that checks auth reads the key; only these may write it.
+   */
+  signsSessions?: boolean;
+  /**
+   * false: an Idempotency-Key is ignored (the sign-in route: its answer is a cookie, which must never
+   * be stored and replayed, and its body is the secret, which must not be fingerprinted and kept).
+   */
+  keyed?: false;
+  /**
    * Serves the OpenAPI document: the synth writes it into the function's asset
    * (lib/openapi/write.ts); `reference` also gets the HTML renderer's files.
    */
@@ -295,6 +306,25 @@ export const routes = [
     timeoutSeconds: STREAM_TIMEOUT_SECONDS,
     memoryMb: WAITING_MEMORY_MB,
     reservedConcurrency: STREAM_CONCURRENCY,
+  },
+
+  // Browser sessions (§1.11.1, this project's extension): sign in with the secret, sign out, sign out everywhere.
+  {
+    method: 'POST',
+    path: '/api/v1/auth/session',
+    handler: 'auth/sign-in',
+    writes: true,
+    auth: 'public',
+    signsSessions: true,
+    keyed: false,
+  },
+  { method: 'DELETE', path: '/api/v1/auth/session', handler: 'auth/sign-out', writes: true, auth: 'public' },
+  {
+    method: 'DELETE',
+    path: '/api/v1/auth/sessions',
+    handler: 'auth/sign-out-everywhere',
+    writes: true,
+    signsSessions: true,
   },
 
   // The API's own description (§14 item 31): an OpenAPI 3.1 document and its HTML reference.

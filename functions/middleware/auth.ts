@@ -2,10 +2,13 @@
  * Instance-secret authentication (contract §1.11): `Authorization: Bearer <secret>` or the
  * `token` query parameter; writes always, reads only with the read toggle, health never.
  * Comparison is constant-time over digests, so neither content nor length leaks.
+ * A browser's session cookie (§1.11.1, core/sessions.ts) counts as the secret; a write it alone
+ * authenticates must come from the service's own origin, and a session old enough is renewed.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthClass } from '../../lib/routes.js';
-import { UnauthorizedError } from '../errors.js';
+import { checkSession, renewedSession, sessionCookieOf, sessionSetCookie } from '../core/sessions.js';
+import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { INSTANCE_SECRET_UNREADABLE } from '../platform/instance-config.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
@@ -24,6 +27,12 @@ export function requiresSecret(authClass: AuthClass, config: InstanceConfig): bo
   return authClass === 'write' || readEndpointsRequireInstanceSecret;
 }
 
+/** Whether `given` is the instance secret (a function the stack did not let read it must never ask). */
+export function isInstanceSecret(given: string | undefined, secret: string): boolean {
+  if (secret === INSTANCE_SECRET_UNREADABLE) throw new Error('This function may not read the instance secret');
+  return secretMatches(given, secret);
+}
+
 export function presentsSecret(event: HttpEvent, secret: string): boolean {
   // A function the stack did not let read the secret must never check it (lib/routes.ts auth classes).
   if (secret === INSTANCE_SECRET_UNREADABLE) throw new Error('This function may not read the instance secret');
@@ -36,13 +45,59 @@ export function presentsSecret(event: HttpEvent, secret: string): boolean {
   return viaHeader || viaQuery;
 }
 
+const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d+)?$/i;
+
+/** The scheme the client used: what the platform forwarded, else plain HTTP on loopback (npm start), else HTTPS. */
+function schemeOf(event: HttpEvent): 'http' | 'https' {
+  const forwarded = header(event, 'x-forwarded-proto')?.split(',')[0]?.trim().toLowerCase();
+  if (forwarded === 'http' || forwarded === 'https') return forwarded;
+  return LOOPBACK_HOST.test(header(event, 'host') ?? '') ? 'http' : 'https';
+}
+
+/** Session cookies are `Secure` except over plain HTTP on loopback (§1.11.1). */
+export const cookieIsSecure = (event: HttpEvent): boolean => schemeOf(event) === 'https';
+
+/**
+ * Whether the request's `Origin` is the service's own: the origin it was addressed to (scheme and
+ * Host), or that of `server.publicBaseUrl` (behind CloudFront the function sees the API's own host
+ * name, not the one the browser used; README "Browser sessions").
+ */
+export function fromOwnOrigin(event: HttpEvent, config: InstanceConfig): boolean {
+  const origin = header(event, 'origin');
+  if (!origin) return false;
+  const host = header(event, 'host');
+  if (host && origin === `${schemeOf(event)}://${host}`) return true;
+  try {
+    return origin === new URL(config.server.publicBaseUrl).origin;
+  } catch {
+    return false;
+  }
+}
+
+const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
+
+/** The renewed session cookie a response carries (set in `before`, sent in `after`). */
+const renewals = new WeakMap<HttpEvent, string>();
+
 export function authenticate(authClass: AuthClass): HttpMiddleware {
   return {
-    before: (request) => {
-      if (request.event.requestContext?.http?.method === 'OPTIONS') return;
+    before: async (request) => {
+      const method = request.event.requestContext?.http?.method;
+      if (method === 'OPTIONS') return;
       const { config } = stateOf(request);
       if (!requiresSecret(authClass, config)) return;
-      if (!presentsSecret(request.event, config.security.instanceSecret)) throw new UnauthorizedError();
+      if (presentsSecret(request.event, config.security.instanceSecret)) return;
+      const session = sessionCookieOf(request.event.cookies);
+      const now = Date.now();
+      const issued = session === undefined ? undefined : await checkSession(session, config, now);
+      if (issued === undefined) throw new UnauthorizedError();
+      if (WRITE_METHODS.has(method ?? '') && !fromOwnOrigin(request.event, config)) throw new ForbiddenError();
+      const renewed = await renewedSession(issued, config, now);
+      if (renewed) renewals.set(request.event, sessionSetCookie(renewed, cookieIsSecure(request.event)));
+    },
+    after: (request) => {
+      const cookie = renewals.get(request.event);
+      if (cookie && request.response) request.response.headers = { ...request.response.headers, 'set-cookie': cookie };
     },
   };
 }

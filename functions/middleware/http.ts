@@ -73,6 +73,8 @@ export interface RouteShape {
   auth: AuthClass;
   /** "METHOD /path" for the logs (the event's own routeKey when absent: the catch-all). */
   routeKey?: string;
+  /** false: no Idempotency-Key handling (lib/routes.ts `keyed`). */
+  keyed?: false;
 }
 
 function shapeOf(handlerName: string): RouteShape {
@@ -83,6 +85,7 @@ function shapeOf(handlerName: string): RouteShape {
     writes: route.writes,
     auth: authClassOf(route),
     routeKey: `${route.method} ${route.path}`,
+    ...('keyed' in route && route.keyed === false ? { keyed: false as const } : {}),
   };
 }
 
@@ -158,7 +161,7 @@ export function http<S extends InputSchemas>(
     authenticate(shape.auth),
     ...(shape.writes ? [rateLimit()] : []),
     validate(schemas),
-    ...(shape.method === 'POST' || shape.method === 'PATCH' ? [idempotency()] : []),
+    ...((shape.method === 'POST' || shape.method === 'PATCH') && shape.keyed !== false ? [idempotency()] : []),
     errorEnvelope(),
   ];
   const pipeline = middy<HttpEvent, HttpResult>({

@@ -45,14 +45,14 @@ export const pad = (n: number): string => Math.trunc(n).toString().padStart(15, 
 export const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
 
 /**
- * The secrets the service keeps in its table (Keys.generatedSecret): the key that signs pagination
- * cursors (made on first use) and the stored secrets a deploy-time resource makes
+ * The secrets the service keeps in its table (Keys.generatedSecret): the keys that sign pagination
+ * cursors and browser sessions (made on first use) and the stored secrets a deploy-time resource makes
  * (functions/jobs/stored-secrets.ts): the instance secret, the origin-verify value, the VAPID key pair.
  */
 export const STORED_SECRET_NAMES = ['INSTANCE', 'ORIGIN_VERIFY', 'VAPID'] as const;
 export type StoredSecretName = (typeof STORED_SECRET_NAMES)[number];
 /** The secrets made on first use by the functions themselves (store/secrets-repo.ts generatedSecret). */
-export type FirstUseSecretName = 'CURSOR';
+export type FirstUseSecretName = 'CURSOR' | 'SESSION';
 export type GeneratedSecretName = FirstUseSecretName | StoredSecretName;
 const SECRET_PREFIX = 'SECRET#';
 
@@ -184,6 +184,8 @@ export const Keys = {
 
   idempotency: (keyHash: string) => ({ pk: `IDEM#${keyHash}`, sk: 'IDEM' }),
   rateLimit: (client: string) => ({ pk: `RL#${client}`, sk: 'RL' }),
+  /** Failed sign-ins of one client (POST /auth/session), a window counter like rateLimit's. */
+  signInFailures: (client: string) => ({ pk: `RL#${client}`, sk: 'SIGNIN' }),
   setting: (name: string) => ({ pk: 'SETTINGS', sk: name }),
   /**
    * A secret the service keeps (store/secrets-repo.ts), in a partition of its own: IAM keys on the

@@ -11,7 +11,7 @@
  * over or when fewer than `want` writes are left.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ddb, tableName } from './db.js';
 import { Keys } from './keys.js';
@@ -22,14 +22,17 @@ export interface Lease {
   windowEnd: number;
 }
 
-export async function leaseWrites(
-  client: string,
+export const leaseWrites = (client: string, now: number, max: number, windowMs: number, want: number): Promise<Lease> =>
+  leaseFromWindow(Keys.rateLimit(client), now, max, windowMs, want);
+
+/** The same fixed-window counter at any key (Keys.signInFailures counts failed sign-ins with it). */
+export async function leaseFromWindow(
+  key: { pk: string; sk: string },
   now: number,
   max: number,
   windowMs: number,
   want: number,
 ): Promise<Lease> {
-  const key = Keys.rateLimit(client);
   const ttl = Math.ceil((now + windowMs) / 1000) + 60;
   let size = Math.max(1, Math.min(want, max));
   for (let attempt = 0; attempt < 4; attempt++) {
@@ -86,4 +89,16 @@ export async function leaseWrites(
   }
   // Lost races in a row: the window is under heavy contention; let this one through.
   return { granted: 1, windowEnd: now + 1 };
+}
+
+/** How much of a window counter is spent now: 0 when no window is open (one strongly consistent read). */
+export async function windowUsage(
+  key: { pk: string; sk: string },
+  now: number,
+  windowMs: number,
+): Promise<{ count: number; windowEnd: number }> {
+  const out = await ddb().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  const start = Number(out.Item?.windowStart);
+  if (!out.Item || !(start > now - windowMs)) return { count: 0, windowEnd: now + windowMs };
+  return { count: Number(out.Item.count), windowEnd: start + windowMs };
 }

@@ -75,10 +75,11 @@ export const TABLE_READ_WRITE_ACTIONS = [
 ] as const;
 
 /**
- * Denied on the stored secrets a function may read: everything but reading the item (GetItem,
- * BatchGetItem); only the deploy-time maker writes them (stored-secrets.ts).
+ * Denied on the secrets a function may only read: everything but reading the item (GetItem,
+ * BatchGetItem); only the deploy-time maker writes the stored ones (stored-secrets.ts), only the
+ * sign-in and sign-out-everywhere routes the session key.
  */
-const STORED_SECRET_DENIED_ACTIONS = [
+const SECRET_READER_DENIED_ACTIONS = [
   'dynamodb:BatchWriteItem',
   'dynamodb:ConditionCheckItem',
   'dynamodb:DeleteItem',
@@ -291,8 +292,9 @@ export class ApiFunction extends LambdaFunction {
   private readonly secretsAllowed = new Set<GeneratedSecretName>();
   /** Its Deny on every other SECRET# partition (bindTable), kept to add exceptions to. */
   private secretsDeny: PolicyStatement | undefined;
-  /** Its Deny on anything but reading the stored secrets it may read (bindStoredSecret). */
-  private storedSecretsReadOnly: PolicyStatement | undefined;
+  /** Its Deny on anything but reading the secrets it may only read (bindStoredSecret, bindSessionKey 'check'). */
+  private secretsReadOnly: PolicyStatement | undefined;
+  private readonly readOnlySecrets = new Set<GeneratedSecretName>();
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
     // Created beside the function because `this` does not exist before super().
@@ -415,26 +417,62 @@ export class ApiFunction extends LambdaFunction {
     this.secretsAllowed.add(name);
     const stored = STORED_SECRET_NAMES.filter((n) => this.secretsAllowed.has(n));
     this.addEnvironment('STORED_SECRETS', stored.join(','));
+    this.allowInSecret(table, name, ['dynamodb:BatchGetItem', 'dynamodb:GetItem']);
+    // Reading the item is all: the exception must not let a read-write role change or query it.
+    this.readOnly(table, name);
+  }
+
+  /**
+   * Lets the function use the session-signing key (store/secrets-repo.ts sessionKey, SECRET#SESSION):
+   * `check` reads it (every function that checks auth: a session cookie is a credential, contract
+   * §1.11.1), `sign` may also create it on first use or replace it (PutItem: the sign-in route and
+   * "sign out everywhere"). Call after bindTable.
+   */
+  bindSessionKey(table: ITable, use: 'check' | 'sign'): void {
+    this.secretsAllowed.add('SESSION');
+    if (use === 'check') {
+      this.allowInSecret(table, 'SESSION', ['dynamodb:BatchGetItem', 'dynamodb:GetItem']);
+      this.readOnly(table, 'SESSION');
+      return;
+    }
+    this.allowInSecret(table, 'SESSION', ['dynamodb:GetItem', 'dynamodb:PutItem']);
+    // Getting and putting the item is all (a read-write role must not query, update or delete it).
+    this.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.DENY,
+        actions: SECRET_READER_DENIED_ACTIONS.filter((action) => action !== 'dynamodb:PutItem'),
+        resources: [table.tableArn],
+        conditions: { 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': [Keys.generatedSecret('SESSION').pk] } },
+      }),
+    );
+  }
+
+  /** Allows `actions` in one secret's partition only, and excepts it from the Deny on the SECRET# partitions. */
+  private allowInSecret(table: ITable, name: GeneratedSecretName, actions: string[]): void {
     this.addToRolePolicy(
       new PolicyStatement({
         effect: Effect.ALLOW,
-        actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+        actions,
         resources: [table.tableArn],
         conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.generatedSecret(name).pk] } },
       }),
     );
     this.exceptAllowedSecrets();
-    // Reading the item is all: the exception must not let a read-write role change or query it.
-    const pks = stored.map((n) => Keys.generatedSecret(n).pk);
-    if (!this.storedSecretsReadOnly) {
-      this.storedSecretsReadOnly = new PolicyStatement({
+  }
+
+  /** Denies everything but reading the secret's item (a read-write role must not change or query it). */
+  private readOnly(table: ITable, name: GeneratedSecretName): void {
+    this.readOnlySecrets.add(name);
+    if (!this.secretsReadOnly) {
+      this.secretsReadOnly = new PolicyStatement({
         effect: Effect.DENY,
-        actions: STORED_SECRET_DENIED_ACTIONS,
+        actions: SECRET_READER_DENIED_ACTIONS,
         resources: [table.tableArn],
       });
-      this.addToRolePolicy(this.storedSecretsReadOnly);
+      this.addToRolePolicy(this.secretsReadOnly);
     }
-    this.storedSecretsReadOnly.addCondition('ForAnyValue:StringEquals', { 'dynamodb:LeadingKeys': pks });
+    const pks = [...this.readOnlySecrets].sort().map((n) => Keys.generatedSecret(n).pk);
+    this.secretsReadOnly.addCondition('ForAnyValue:StringEquals', { 'dynamodb:LeadingKeys': pks });
   }
 
   /**

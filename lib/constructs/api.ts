@@ -139,8 +139,13 @@ export class Api extends Construct {
       const id = routeId(route);
       const fn = makeFunction(id, route.handler, tableAccessOf(route), route);
       if (route.writes) props.secrets.bind(fn, 'ORIGIN_VERIFY');
-      // Public routes never check the secret (they resolve the configuration without it).
-      if (props.instanceSecret && authClassOf(route) !== 'public') props.secrets.bind(fn, 'INSTANCE');
+      // Public routes never check the secret (they resolve the configuration without it), but the sign-in
+      // compares it; every route that checks it also accepts a session cookie (§1.11.1).
+      const checksAuth = authClassOf(route) !== 'public';
+      if (props.instanceSecret && (checksAuth || route.signsSessions)) props.secrets.bind(fn, 'INSTANCE');
+      if (props.instanceSecret && (checksAuth || route.signsSessions)) {
+        fn.bindSessionKey(props.table, route.signsSessions ? 'sign' : 'check');
+      }
       if (route.streamTimer) props.streamTimeouts.bindStarter(fn);
       if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
       if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);

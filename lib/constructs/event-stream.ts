@@ -54,7 +54,11 @@ export class EventStream extends Construct {
       description: `${route.method} ${route.path} (SSE over a response-streaming function URL)`,
     });
     props.secrets.bind(this.function, 'ORIGIN_VERIFY');
-    if (props.instanceSecret && authClassOf(route) !== 'public') props.secrets.bind(this.function, 'INSTANCE');
+    if (props.instanceSecret && authClassOf(route) !== 'public') {
+      props.secrets.bind(this.function, 'INSTANCE');
+      // EventSource sends the same-origin session cookie (§1.11.1).
+      this.function.bindSessionKey(props.table, 'check');
+    }
 
     // No `cors` on the URL, on purpose. With it, Lambda answers preflight itself and sets the
     // CORS headers from a list fixed at deploy time. The handler already answers OPTIONS and

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { createDocument } from 'zod-openapi';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiResponsesObject } from 'zod-openapi';
+import { SESSION_COOKIE } from '../../functions/core/sessions.js';
 import { authClassOf, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { responses } from './responses.js';
@@ -33,6 +34,7 @@ export const ErrorEnvelope = z
       code: z.enum([
         'VALIDATION_ERROR',
         'UNAUTHORIZED',
+        'FORBIDDEN',
         'NOT_FOUND',
         'CONFLICT',
         'PAYLOAD_TOO_LARGE',
@@ -57,6 +59,9 @@ function errorsOf(route: RouteSpec, hasPathIds: boolean): ZodOpenApiResponsesObj
   return {
     '400': errorResponse('VALIDATION_ERROR: schema (§1.8) or rule validation failed.'),
     ...(auth === 'public' ? {} : { '401': errorResponse('UNAUTHORIZED: the instance secret is missing or wrong.') }),
+    ...(auth !== 'public' && route.writes
+      ? { '403': errorResponse('FORBIDDEN: a write authenticated by the session cookie alone, from another origin.') }
+      : {}),
     ...(hasPathIds ? { '404': errorResponse('NOT_FOUND: the addressed resource does not exist.') } : {}),
     ...(route.method === 'POST' || route.method === 'PATCH'
       ? { '409': errorResponse('CONFLICT: idempotency key reuse or in progress (§1.10), or a state conflict.') }
@@ -75,7 +80,11 @@ function errorsOf(route: RouteSpec, hasPathIds: boolean): ZodOpenApiResponsesObj
 
 /** Public: none; read: the secret or nothing (§1.11 read toggle); write: the secret. */
 function securityOf(route: RouteSpec): Record<string, string[]>[] {
-  const secret: Record<string, string[]>[] = [{ instanceSecret: [] }, { instanceSecretQuery: [] }];
+  const secret: Record<string, string[]>[] = [
+    { instanceSecret: [] },
+    { instanceSecretQuery: [] },
+    { sessionCookie: [] },
+  ];
   switch (authClassOf(route)) {
     case 'public':
       return [];
@@ -119,7 +128,7 @@ function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOpera
     success[String(answer.status) as '200'] = { description: answer.description, ...(content ? { content } : {}) };
   }
   const body = schemas.documented?.body ?? schemas.body;
-  const idempotent = route.method === 'POST' || route.method === 'PATCH';
+  const idempotent = (route.method === 'POST' || route.method === 'PATCH') && route.keyed !== false;
   const path = pathParamsOf(route, schemas.path);
   // Read from the schema's definition, as pathParamsOf does (the handlers' schemas are zod/mini).
   const headers: Record<string, z.core.$ZodType> = {
@@ -186,6 +195,14 @@ export function buildOpenApiDocument(
           in: 'query',
           name: 'token',
           description: 'The instance secret as `?token=<secret>`, for clients that cannot send headers.',
+        },
+        sessionCookie: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: SESSION_COOKIE,
+          description:
+            'A browser session from POST /api/v1/auth/session (§1.11.1); a write it alone authenticates needs the ' +
+            "service's own Origin.",
         },
       },
     },

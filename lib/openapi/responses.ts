@@ -283,6 +283,16 @@ export const responses: Record<string, ResponseDoc[]> = {
       'text/event-stream',
     ),
   ],
+  'auth/sign-in': [
+    noContent(
+      'Signed in: Set-Cookie carries the session (HttpOnly, SameSite=Strict, Path=/api, 30 days, renewed while in ' +
+        'use; §1.11.1). With the secret off, no cookie.',
+    ),
+  ],
+  'auth/sign-out': [noContent("This browser's session cookie is cleared (Set-Cookie with Max-Age=0).")],
+  'auth/sign-out-everywhere': [
+    noContent('Every session signed so far is refused from now on; this cookie is cleared.'),
+  ],
   'doc/get': [json(200, 'This OpenAPI 3.1 document.', freeObject)],
   'doc/reference': [bytes(200, 'An HTML reference page of this document.', 'text/html')],
 };

@@ -492,9 +492,23 @@ describe('permissions', () => {
       const deny = secretsDeny();
       if (checksAuth) {
         Object.assign(deny.Condition, {
-          'ForAnyValue:StringNotEquals': { 'dynamodb:LeadingKeys': ['SECRET#INSTANCE'] },
+          'ForAnyValue:StringNotEquals': { 'dynamodb:LeadingKeys': ['SECRET#INSTANCE', 'SECRET#SESSION'] },
         });
       }
+      // It reads the instance secret and the session-signing key (a session cookie is a credential), only reads.
+      const readOnly = (keys: string[]) => ({
+        Effect: 'Deny',
+        Action: [
+          'dynamodb:BatchWriteItem',
+          'dynamodb:ConditionCheckItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:PutItem',
+          'dynamodb:Query',
+          'dynamodb:UpdateItem',
+        ],
+        Resource: tableArn(),
+        Condition: { 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': keys } },
+      });
       const secret = [
         {
           Effect: 'Allow',
@@ -502,18 +516,12 @@ describe('permissions', () => {
           Resource: tableArn(),
           Condition: instanceOnly,
         },
+        readOnly(['SECRET#INSTANCE', 'SECRET#SESSION']),
         {
-          Effect: 'Deny',
-          Action: [
-            'dynamodb:BatchWriteItem',
-            'dynamodb:ConditionCheckItem',
-            'dynamodb:DeleteItem',
-            'dynamodb:PutItem',
-            'dynamodb:Query',
-            'dynamodb:UpdateItem',
-          ],
+          Effect: 'Allow',
+          Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
           Resource: tableArn(),
-          Condition: { 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': ['SECRET#INSTANCE'] } },
+          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SECRET#SESSION'] } },
         },
       ];
       expect([routeKey(route), table]).toEqual([routeKey(route), [deny, settings, ...(checksAuth ? secret : [])]]);
@@ -665,6 +673,9 @@ describe('permissions', () => {
       'Api/PostApiV1PushSubscribe': [...READ_WRITE],
       'Api/DeleteApiV1PushSubscribe': [...READ_WRITE],
       'Api/PostApiV1PushTest': [...READ_WRITE],
+      'Api/PostApiV1AuthSession': [...READ_WRITE],
+      'Api/DeleteApiV1AuthSession': [...READ_WRITE],
+      'Api/DeleteApiV1AuthSessions': [...READ_WRITE],
       'Api/GetApiV1Doc': ['ddb:GetItem'],
       'Api/GetApiV1Reference': ['ddb:GetItem'],
       'EventStream/Events': [...READ],
@@ -792,7 +803,10 @@ describe('permissions', () => {
       const read = ['GetItem', 'BatchGetItem'];
       const checksAuth = (path: string) =>
         path === streamFunctionPath ||
-        apiRoutes.some((r) => functionPathOf(routeId(r)) === path && authClassOf(r) !== 'public');
+        apiRoutes.some(
+          (r) =>
+            functionPathOf(routeId(r)) === path && (authClassOf(r) !== 'public' || !!(r as RouteSpec).signsSessions),
+        );
       const behindEdge = (path: string) =>
         path === streamFunctionPath || apiRoutes.some((r) => functionPathOf(routeId(r)) === path && r.writes);
       const expected = Object.fromEntries(
@@ -818,6 +832,37 @@ describe('permissions', () => {
       expect(allowed(chats.statements, 'dynamodb:BatchGetItem', ['SECRET#INSTANCE', 'SECRET#VAPID'])).toBe(false);
     });
 
+    it('the session-signing key: every function that checks auth may only read it; the sign-in and sign out everywhere may also put it', () => {
+      const pk = Keys.generatedSecret('SESSION').pk;
+      const actions = ['GetItem', 'BatchGetItem', 'Query', 'ConditionCheckItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
+      const signers = (routes as readonly RouteSpec[])
+        .filter((r) => r.signsSessions)
+        .map((r) => functionPathOf(routeId(r)))
+        .sort();
+      expect(signers).toEqual(
+        [functionPathOf('PostApiV1AuthSession'), functionPathOf('DeleteApiV1AuthSessions')].sort(),
+      );
+      const checks = (path: string) =>
+        path === streamFunctionPath ||
+        (routes as readonly RouteSpec[]).some(
+          (r) => functionPathOf(routeId(r)) === path && authClassOf(r) !== 'public',
+        );
+      const reach = Object.fromEntries(
+        fns.map((fn) => [fn.path, actions.filter((a) => allowed(fn.statements, `dynamodb:${a}`, [pk]))]),
+      );
+      const expected = Object.fromEntries(
+        fns.map((fn) => [
+          fn.path,
+          signers.includes(fn.path)
+            ? ['GetItem', 'BatchGetItem', 'PutItem']
+            : checks(fn.path)
+              ? ['GetItem', 'BatchGetItem']
+              : [],
+        ]),
+      );
+      expect(reach).toEqual(expected);
+    });
+
     it('the deny leaves every other partition as granted', () => {
       for (const fn of fns) {
         const can = (action: string, pk: string) => allowed(fn.statements, `dynamodb:${action}`, [pk]);
@@ -840,8 +885,11 @@ describe('permissions', () => {
       for (const fn of fns) {
         const denies = fn.statements.filter((s) => s.Effect === 'Deny' && actionsOf(s).includes('dynamodb:*'));
         const hasTable = dynamoActions(allows(fn.statements)).length > 0;
+        // Every function that checks auth also reads the session-signing key (STORED_SECRETS lists INSTANCE).
+        const stored = String((fn.props.Environment?.Variables as Record<string, unknown>)?.STORED_SECRETS ?? '');
         const allowedSecrets = [
           ...(cursorPaths().includes(fn.path) ? ['SECRET#CURSOR'] : []),
+          ...(stored.split(',').includes('INSTANCE') ? ['SECRET#SESSION'] : []),
           ...String((fn.props.Environment?.Variables as Record<string, unknown>)?.STORED_SECRETS ?? '')
             .split(',')
             .filter(Boolean)
@@ -2151,10 +2199,12 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     expect(readersOf(main.json, 'ORIGIN_VERIFY')).toEqual(expected);
   });
 
-  it('gives the instance secret to the functions that check auth (non-public routes, the stream), no other', () => {
+  it('gives the instance secret to the functions that check auth (non-public routes, the stream) and the sign-in, no other', () => {
     const expected = [
       streamFunctionPath,
-      ...apiRoutes.filter((r) => authClassOf(r) !== 'public').map((r) => functionPathOf(routeId(r))),
+      ...apiRoutes
+        .filter((r) => authClassOf(r) !== 'public' || (r as RouteSpec).signsSessions)
+        .map((r) => functionPathOf(routeId(r))),
     ].sort();
     expect(readersOf(main.json, 'INSTANCE')).toEqual(expected);
     expect(expected).not.toContain(functionPathOf('Fallback'));

@@ -35,12 +35,16 @@ const tableClassOf = (contractClass: string | undefined) =>
   contractClass === 'event stream' ? 'write' : contractClass;
 
 /**
- * Routes beyond the contract, each a deliberate extension documented in the README: the
- * upload session of files larger than one request carries (README "Large files").
+ * Routes beyond the contract's index, each a deliberate extension documented in the README: the
+ * upload session of files larger than one request carries (README "Large files"), and the browser
+ * sessions of §1.11.1 (README "Browser sessions").
  */
 const EXTENSIONS = new Map([
   ['POST /api/v1/chats/{chatId}/media/uploads', 'write'],
   ['POST /api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', 'write'],
+  ['POST /api/v1/auth/session', 'public'],
+  ['DELETE /api/v1/auth/session', 'public'],
+  ['DELETE /api/v1/auth/sessions', 'write'],
 ]);
 
 describe('route table', () => {

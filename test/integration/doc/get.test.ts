@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { SESSION_COOKIE } from '../../../functions/core/sessions.js';
 import { authClassOf, routes } from '../../../lib/routes.js';
 import { useApi } from '../../support/api.js';
 
@@ -68,13 +69,14 @@ describe('GET /api/v1/doc', () => {
     expect(result.valid).toBe(false);
   });
 
-  it('declares the instance secret as bearer and ?token= schemes, per auth class', async () => {
+  it('declares the instance secret as bearer and ?token= schemes and the session cookie, per auth class', async () => {
     const doc = await fetchDocument();
     expect(doc.components.securitySchemes).toEqual({
       instanceSecret: expect.objectContaining({ type: 'http', scheme: 'bearer' }),
       instanceSecretQuery: expect.objectContaining({ type: 'apiKey', in: 'query', name: 'token' }),
+      sessionCookie: expect.objectContaining({ type: 'apiKey', in: 'cookie', name: SESSION_COOKIE }),
     });
-    const secret = [{ instanceSecret: [] }, { instanceSecretQuery: [] }];
+    const secret = [{ instanceSecret: [] }, { instanceSecretQuery: [] }, { sessionCookie: [] }];
     for (const route of routes) {
       const { security } = operation(doc, route.method.toLowerCase(), route.path);
       const expected = { public: [], read: [...secret, {}], write: secret }[authClassOf(route)];
@@ -106,6 +108,9 @@ describe('GET /api/v1/doc', () => {
       }
       expect([route.path, errors.includes('401')]).toEqual([route.path, authClassOf(route) !== 'public']);
       expect([route.path, errors.includes('429')]).toEqual([route.path, route.writes]);
+      // A cookie-authenticated write from another origin (§1.11.1).
+      const cookieWrite = route.writes && authClassOf(route) !== 'public';
+      expect([route.path, errors.includes('403')]).toEqual([route.path, cookieWrite]);
       expect([route.path, errors.includes('500')]).toEqual([route.path, true]);
     }
   });
@@ -138,7 +143,7 @@ describe('GET /api/v1/doc', () => {
       '#/components/schemas/ErrorEnvelope',
     );
     // Always the secret when it is on, whatever the read toggle (§1.11): no anonymous alternative.
-    expect(stream.security).toEqual([{ instanceSecret: [] }, { instanceSecretQuery: [] }]);
+    expect(stream.security).toEqual([{ instanceSecret: [] }, { instanceSecretQuery: [] }, { sessionCookie: [] }]);
     const result = await new Validator().validate(doc);
     expect(result.errors ?? []).toEqual([]);
   });

@@ -1,0 +1,25 @@
+/**
+ * POST /api/v1/auth/session (contract §1.11.1, this project's extension): `{ "secret": "…" }` →
+ * 204 with the session cookie; a wrong or missing secret is the 401 of §1.11, and failed attempts
+ * past SIGN_IN_LIMIT per client are 429 with Retry-After. With the secret off: 204 and no cookie.
+ * Public (it is how a browser gets a credential) and never keyed (its answer must not be replayed).
+ */
+import * as z from '../../platform/zod.js';
+import * as Sessions from '../../core/sessions.js';
+import { cookieIsSecure, isInstanceSecret } from '../../middleware/auth.js';
+import { http } from '../../middleware/http.js';
+import { clientOf } from '../../middleware/rate-limit.js';
+import { rateLimitSettings } from '../../platform/config.js';
+
+// Anything but a string counts as a wrong secret (401, counted), never as a 400 that would tell a
+// guesser which shapes are checked.
+export const schemas = { body: z.looseObject({ secret: z.optional(z.unknown()) }), optionalObjectBody: true };
+
+export const handler = http('auth/sign-in', schemas, async ({ body, config, event }) => {
+  const given = typeof body.secret === 'string' ? body.secret : undefined;
+  const secret = config.security.instanceSecret;
+  const client = await clientOf(event, rateLimitSettings().trustProxyHeaders);
+  const value = await Sessions.signIn(given, (g) => isInstanceSecret(g, secret), config, client, Date.now());
+  if (value === undefined) return { status: 204 };
+  return { status: 204, headers: { 'set-cookie': Sessions.sessionSetCookie(value, cookieIsSecure(event)) } };
+});
