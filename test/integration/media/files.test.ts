@@ -124,6 +124,37 @@ describe('POST /chats/{chatId}/media', () => {
     expect(res.body.filename).toBe('.._.._etc_passwd');
   });
 
+  it('reads a multipart file name as UTF-8 and sanitizes it per character, in both header forms (§8.3)', async () => {
+    const chat = await newChat();
+    // fetch's FormData sends the name's UTF-8 bytes in filename="…".
+    const plain = await uploadForm(chat, [['file', new Blob(['x'], { type: 'text/plain' }), 'notes é 日本.txt']]);
+    expect(plain.status).toBe(201);
+    expect(plain.body.filename).toBe('notes_____.txt');
+    // RFC 5987's filename*=UTF-8''… (percent-encoded), which wins over a plain fallback name.
+    const raw = async (disposition: string) => {
+      const boundary = 'relay-boundary-5987';
+      const body = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; ${disposition}\r\n` +
+          `Content-Type: text/plain\r\n\r\nx\r\n--${boundary}--\r\n`,
+        'utf8',
+      );
+      const res = await fetch(`${api.url}/api/v1/chats/${chat}/media`, {
+        method: 'POST',
+        body,
+        headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
+      return (await res.json()) as { id: string; filename: string };
+    };
+    const extended = await raw(`filename="fallback.txt"; filename*=UTF-8''notes%20%C3%A9%20%E6%97%A5%E6%9C%AC.txt`);
+    expect(extended.filename).toBe('notes_____.txt');
+    for (const id of [plain.body.id as string, extended.id]) {
+      expect((await api.get(`/api/v1/media/${id}`, { headers: auth })).body.filename).toBe('notes_____.txt');
+      const file = await download(id);
+      expect(file.status).toBe(200);
+      expect(file.headers.get('content-disposition')).toBe('attachment; filename="notes_____.txt"');
+    }
+  });
+
   it("fingerprints an upload's Idempotency-Key by the file's digest, name, type, kind and messageId (§1.10)", async () => {
     const chat = await newChat();
     const keyed = (key: string, parts: [string, string | Blob, string?][]) =>
