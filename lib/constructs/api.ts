@@ -66,7 +66,7 @@ export const DEFAULT_API_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 10
 
 /** Which table grant a route's function gets (api-function.ts TableAccess), from its route entry. */
 export function tableAccessOf(route: RouteSpec): TableAccess {
-  if (route.table === 'config') return 'config';
+  if (route.table === 'config' || route.table === 'none') return route.table;
   if (route.writes) return 'readWrite';
   return route.cursors ? 'readCursors' : 'read';
 }

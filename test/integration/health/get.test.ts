@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ddb } from '../../../functions/store/db.js';
+import { forgetConfigCacheForTests } from '../../../functions/core/live-config.js';
 import { startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 
@@ -13,18 +15,40 @@ beforeAll(async () => {
 });
 afterAll(async () => api?.close());
 
+const HEALTH = { service: 'opengram', status: 'ok', version: expect.any(String), uptime: expect.any(Number) };
+
 describe('GET /api/v1/health', () => {
   it('answers without the secret, even when reads require it, and is never rate-limited', async () => {
     for (let i = 0; i < 3; i++) {
       const res = await api.get('/api/v1/health');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({
-        service: 'opengram',
-        status: 'ok',
-        version: expect.any(String),
-        uptime: expect.any(Number),
-      });
+      expect(res.body).toEqual(HEALTH);
       expect(Number.isInteger(res.body.uptime) && res.body.uptime >= 0).toBe(true);
     }
   });
+
+  it('answers 200 while DynamoDB does not answer at all, with no storage call (§5.1: no other errors)', async () => {
+    // Every DynamoDB call of the runtime hangs until released, as a frozen table would.
+    let release!: () => void;
+    const frozen = new Promise<void>((r) => (release = r));
+    ddb().middlewareStack.add(
+      (next) => async (args) => {
+        await frozen;
+        return next(args);
+      },
+      { step: 'initialize', name: 'frozen-dynamodb', priority: 'high' },
+    );
+    try {
+      // As a new container would: no cached configuration to hide a read.
+      forgetConfigCacheForTests();
+      const res = await api.get('/api/v1/health', { headers: { origin: 'https://ui.example' } });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(HEALTH);
+      // CORS still applies (§1.13), from the configuration the container knows.
+      expect(res.headers.get('access-control-allow-origin')).toBe('https://ui.example');
+    } finally {
+      release();
+      ddb().middlewareStack.remove('frozen-dynamodb');
+    }
+  }, 40_000);
 });
