@@ -155,6 +155,31 @@ describe('POST /chats/{chatId}/media', () => {
     }
   });
 
+  it('refuses a content type that is not a media type (type/subtype, header-safe) with 415, storing nothing', async () => {
+    const chat = await newChat();
+    const keys = await storedKeys();
+    const bad = ['NaN', 'text', 'x y', '__proto__', '\u0000', 'text/plain\u0000', '\ud800', 'text/\ud800', 'a/b c'];
+    for (const contentType of bad) {
+      const res = await uploadJson(chat, { fileName: 'a.txt', contentType, base64Data: b64('x') });
+      expect({ contentType, status: res.status, error: res.body?.error }).toEqual({
+        contentType,
+        status: 415,
+        error: {
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: 'Uploaded file type is not allowed.',
+          details: { field: 'file', contentType },
+        },
+      });
+    }
+    expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body.data).toEqual([]);
+    expect(await storedKeys()).toEqual(keys);
+    // Parameters and any letter case are still media types.
+    for (const contentType of ['text/plain; charset=utf-8', 'Application/Vnd.Example+JSON', 'x-custom/x.y-z_1']) {
+      const res = await uploadJson(chat, { fileName: 'a.txt', contentType, base64Data: b64('x') });
+      expect([contentType, res.status, res.body.content_type]).toEqual([contentType, 201, contentType]);
+    }
+  });
+
   it("fingerprints an upload's Idempotency-Key by the file's digest, name, type, kind and messageId (§1.10)", async () => {
     const chat = await newChat();
     const keyed = (key: string, parts: [string, string | Blob, string?][]) =>
