@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ddb } from '../../../functions/store/db.js';
-import { forgetConfigCacheForTests } from '../../../functions/core/live-config.js';
 import { startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 
@@ -10,7 +9,9 @@ beforeAll(async () => {
     config: {
       security: { instanceSecretEnabled: true, instanceSecret: 'sekrit', readEndpointsRequireInstanceSecret: true },
     },
-    env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '1' },
+    // No configuration cache: any route that reads the stored configuration reads it on every
+    // request, so one that did would meet the frozen table below.
+    env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '1', CONFIG_CACHE_MS: '0' },
   });
 });
 afterAll(async () => api?.close());
@@ -39,8 +40,6 @@ describe('GET /api/v1/health', () => {
       { step: 'initialize', name: 'frozen-dynamodb', priority: 'high' },
     );
     try {
-      // As a new container would: no cached configuration to hide a read.
-      forgetConfigCacheForTests();
       const res = await api.get('/api/v1/health', { headers: { origin: 'https://ui.example' } });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(HEALTH);
