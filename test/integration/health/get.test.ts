@@ -29,25 +29,45 @@ describe('GET /api/v1/health', () => {
   });
 
   it('answers 200 while DynamoDB does not answer at all, with no storage call (§5.1: no other errors)', async () => {
-    // Every DynamoDB call of the runtime hangs until released, as a frozen table would.
-    let release!: () => void;
-    const frozen = new Promise<void>((r) => (release = r));
-    ddb().middlewareStack.add(
-      (next) => async (args) => {
-        await frozen;
-        return next(args);
-      },
-      { step: 'initialize', name: 'frozen-dynamodb', priority: 'high' },
-    );
-    try {
+    await whileDynamoFrozen(async () => {
       const res = await api.get('/api/v1/health', { headers: { origin: 'https://ui.example' } });
       expect(res.status).toBe(200);
       expect(res.body).toEqual(HEALTH);
       // CORS still applies (§1.13), from the configuration the container knows.
       expect(res.headers.get('access-control-allow-origin')).toBe('https://ui.example');
-    } finally {
-      release();
-      ddb().middlewareStack.remove('frozen-dynamodb');
-    }
+    });
   }, 40_000);
 });
+
+describe('the catch-all route (preflight, unknown routes)', () => {
+  it('makes no storage call, as its function may not touch the table: 204 and 404 while DynamoDB is frozen', async () => {
+    await whileDynamoFrozen(async () => {
+      const preflight = await api.request('OPTIONS', '/api/v1/chats', undefined, {
+        headers: { origin: 'https://ui.example' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://ui.example');
+      const unknown = await api.get('/api/v1/nowhere');
+      expect([unknown.status, unknown.body.error?.code]).toEqual([404, 'NOT_FOUND']);
+    });
+  }, 60_000);
+});
+
+/** Runs `f` while every DynamoDB call of the runtime hangs, as a frozen table would (released after). */
+async function whileDynamoFrozen(f: () => Promise<void>): Promise<void> {
+  let release!: () => void;
+  const frozen = new Promise<void>((r) => (release = r));
+  ddb().middlewareStack.add(
+    (next) => async (args) => {
+      await frozen;
+      return next(args);
+    },
+    { step: 'initialize', name: 'frozen-dynamodb', priority: 'high' },
+  );
+  try {
+    await f();
+  } finally {
+    release();
+    ddb().middlewareStack.remove('frozen-dynamodb');
+  }
+}
