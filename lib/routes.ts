@@ -23,9 +23,12 @@ export interface RouteSpec {
   /**
    * `config`: the route reads no data, only the live configuration (one GetItem in the SETTINGS
    * partition, core/live-config.ts), and gets exactly that grant instead of reading the table.
+   * `none`: the route makes no storage call at all, not even for the configuration: it works with
+   * the configuration its container already knows (core/live-config.ts lastKnownConfig), so it
+   * answers while DynamoDB does not (GET /health, §5.1), and gets no table grant.
    * test/infra/grants.test.ts checks it against what the handler's bundle uses.
    */
-  table?: 'config';
+  table?: 'config' | 'none';
   /**
    * Signs or checks pagination cursors (store/cursor.ts): may read the cursor-signing key and create
    * it on first use (PutItem in its SECRET#CURSOR partition only); every other function is denied
@@ -114,7 +117,7 @@ export const STREAM_CONCURRENCY = 25;
 export const STREAM_TIMEOUT_SECONDS = 900;
 
 export const routes = [
-  { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public', table: 'config' },
+  { method: 'GET', path: '/api/v1/health', handler: 'health/get', writes: false, auth: 'public', table: 'none' },
   { method: 'GET', path: '/api/v1/config', handler: 'config/get', writes: false, table: 'config' },
   { method: 'PATCH', path: '/api/v1/config/admin', handler: 'config/admin', writes: true },
   // One provider call of at most 15 s (§5.2.3).

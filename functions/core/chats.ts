@@ -123,10 +123,21 @@ function checkTitle(title: string, config: InstanceConfig): string {
 
 export interface NewChat {
   agentIds: string[];
-  modelId: string;
+  /** Absent: the model resolved by defaultModelFor (§5.3.1, since 2026-11). */
+  modelId?: string | undefined;
   title?: string | undefined;
   tags?: string[] | undefined;
   firstMessage?: string | undefined;
+}
+
+/**
+ * The model of a chat created without `modelId` (§5.3.1): the first of the chat's first agent's
+ * `defaultModelId`, `defaultModelIdForNewChats` and the first configured model that is set. The
+ * caller still checks it is a configured model.
+ */
+function defaultModelFor(config: InstanceConfig, agentIds: readonly string[]): string | undefined {
+  const firstAgent = config.agents.find((a) => a.id === agentIds[0]);
+  return firstAgent?.defaultModelId ?? config.defaultModelIdForNewChats ?? config.models[0]?.id;
 }
 
 /**
@@ -137,7 +148,8 @@ export interface NewChat {
  * 3. tag counts that did not fit in it (catalog parts), applied once it has committed.
  */
 export async function create(config: InstanceConfig, input: NewChat, deps: ChatDeps = defaultDeps): Promise<Chat> {
-  checkModel(config, input.modelId);
+  const modelId = input.modelId ?? defaultModelFor(config, input.agentIds) ?? '';
+  checkModel(config, modelId);
   if (input.agentIds.length === 0) throw new FieldRuleError('agentIds', 'agentIds must contain at least one agent id.');
   const unknownAgent = input.agentIds.find((id) => !config.agents.some((a) => a.id === id));
   if (unknownAgent !== undefined) {
@@ -165,7 +177,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
           content_final: firstText,
           content_partial: null,
           stream_state: 'complete',
-          model_id: input.modelId,
+          model_id: modelId,
           trace: null,
         };
 
@@ -177,7 +189,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
     tags,
     pinned: false,
     agent_ids: input.agentIds,
-    model_id: input.modelId,
+    model_id: modelId,
     last_message_preview: first ? previewOf(first) : null,
     last_message_role: first ? 'user' : null,
     pending_requests_count: 0,

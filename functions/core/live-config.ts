@@ -27,6 +27,18 @@ async function storedNow(): Promise<StoredConfig | undefined> {
   return loading;
 }
 
+/**
+ * The configuration without any storage call, for a route that must answer while DynamoDB does
+ * not (GET /health, §5.1; lib/routes.ts `table: 'none'`): the stored document this container last
+ * read, however old, else the deployed one (INSTANCE_CONFIG), under the §12.2 overrides. A
+ * function that never reads the stored document (health's own, on AWS) works with the deployed
+ * configuration.
+ */
+export async function lastKnownConfig(): Promise<InstanceConfig> {
+  const stored = cache?.stored;
+  return stored ? configFrom(stored.document, `stored:${stored.version}`) : deployedConfig();
+}
+
 /** The configuration every request and job works with. */
 export async function getConfig(): Promise<InstanceConfig> {
   const stored = await storedNow();

@@ -26,6 +26,7 @@ import {
   bareType,
   dispositionOf,
   get as getMedia,
+  isMediaType,
   kindOf,
   pendingPath,
   sanitizeFileName,
@@ -84,7 +85,9 @@ function checkDeclared(
       contentType: input.contentType,
     });
   }
-  if (!typeAllowed(input.contentType, config.allowedMimeTypes)) {
+  // Check 13: what is not a media type is allowed by no list, `*/*` included (§8.1 matches types),
+  // and is refused here, before any storage call that would carry it as a header.
+  if (!isMediaType(input.contentType) || !typeAllowed(input.contentType, config.allowedMimeTypes)) {
     throw new UnsupportedMediaTypeError('Uploaded file type is not allowed.', {
       field: 'file',
       contentType: input.contentType,

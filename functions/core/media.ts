@@ -44,6 +44,18 @@ export const pendingPath = (chatId: string, uploadId: string) => `pending/${chat
 /** Lower-cased, parameters stripped. */
 export const bareType = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
 
+/** An RFC 9110 token: what a media type's type and subtype are made of. */
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
+const TYPE_SUBTYPE = new RegExp(`^${TOKEN}/${TOKEN}$`);
+
+/**
+ * A media type: `type/subtype` (tokens) before any parameters, in a value that can be sent as a
+ * header (visible ASCII, spaces and tabs): the stored type is stored with the object and served
+ * verbatim as Content-Type (§5.6.5). `text`, `x y`, a NUL or a lone surrogate are not.
+ */
+export const isMediaType = (contentType: string): boolean =>
+  TYPE_SUBTYPE.test(bareType(contentType)) && /^[\t\x20-\x7e]*$/.test(contentType);
+
 /** §8.2: an explicit kind wins; otherwise by the type's prefix, as supplied. */
 export function kindOf(declared: MediaKind | undefined, contentType: string): MediaKind {
   if (declared) return declared;

@@ -52,6 +52,12 @@ export interface Assembled {
   text: string;
   /** Chunk numbers <= through whose items were not found. */
   missing: number[];
+  /**
+   * The text of the chunks below the first missing number (`text` when none is missing): a
+   * prefix of the final text, which holds the missing ones too if they land (a chunk's answer,
+   * when a lower-numbered chunk posted concurrently is still being written).
+   */
+  prefix: string;
 }
 
 /**
@@ -75,13 +81,18 @@ export async function assemble(
   advance(entry);
   const missing: number[] = [];
   const parts: string[] = [entry.text];
+  let prefix: string | undefined;
   for (let seq = entry.upTo + 1; seq <= through; seq++) {
     const text = entry.ahead.get(seq);
     if (text !== undefined) parts.push(text);
-    else if (!entry.holes.has(seq)) missing.push(seq);
+    else if (!entry.holes.has(seq)) {
+      prefix ??= parts.join('');
+      missing.push(seq);
+    }
   }
   evict();
-  return { text: parts.join(''), missing };
+  const text = parts.join('');
+  return { text, missing, prefix: prefix ?? text };
 }
 
 function advance(entry: Entry): void {

@@ -7,7 +7,8 @@
  * - chunk: one conditional UpdateItem that numbers the chunk and moves the message's
  *   updated_at, then side by side a conditional PutItem of the chunk and a PutItem of its
  *   ephemeral event (see appendChunk). All are the same size at chunk 1 and chunk 2,000;
- *   the text for the response comes from the instance cache (stream-text.ts);
+ *   the text for the response comes from the instance cache (stream-text.ts), and is a prefix
+ *   of the final text (appendChunk);
  * - complete / cancel / timeout: the assembled text is written into the message item once.
  */
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
@@ -133,7 +134,10 @@ export async function appendChunk(
   // With an Idempotency-Key the reply is stored with the chunk, in one transaction (issue 17
   // finding 6): the text through the previous chunk (usually cached) and this one.
   const keyedReply = replyStoredInTransaction()
-    ? Store.toMessage({ ...message, content_partial: (await StreamText.assemble(messageId, seq - 1)).text + deltaText })
+    ? Store.toMessage({
+        ...message,
+        content_partial: partialAnswer(await StreamText.assemble(messageId, seq - 1), deltaText),
+      })
     : undefined;
   const [written, evented] = await Promise.allSettled([
     keyedReply
@@ -159,9 +163,19 @@ export async function appendChunk(
       error: evented.reason,
     });
   }
-  const { text } = await StreamText.assemble(messageId, seq, { seq, text: deltaText });
+  const { prefix } = await StreamText.assemble(messageId, seq, { seq, text: deltaText });
   // A keyed chunk answers exactly the reply it stored.
-  return keyedReply ?? Store.toMessage({ ...message, content_partial: text });
+  return keyedReply ?? Store.toMessage({ ...message, content_partial: prefix || null });
+}
+
+/**
+ * A chunk's answer (README "Messages and streaming"): always a prefix of the final text. It is
+ * the text through this chunk, unless a lower-numbered chunk posted concurrently is not stored
+ * yet: then the text below that gap (without this chunk), never the chunks around a gap.
+ * `below` is the assembly of the chunks before this one.
+ */
+function partialAnswer(below: StreamText.Assembled, deltaText: string): string | null {
+  return below.missing.length === 0 ? below.text + deltaText : below.prefix || null;
 }
 
 /** The 409 for an operation on an overdue stream, after making its cancellation real. */

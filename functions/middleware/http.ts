@@ -2,8 +2,8 @@
  * The one factory every HTTP handler is built with, the event stream's included. It looks the
  * route up in the route table (so method, auth class and write-ness are never restated in a
  * handler) and composes the middlewares in the contract's order (§1.14):
- *   logger context (Powertools, keys reset after each request) → request context and the
- *   request line → CORS → auth → rate limit (writes) → parse + validate → idempotency
+ *   logger context (Powertools, keys reset after each request) → request context (the live
+ *   configuration, or without a storage call the last known one) and the request line → CORS → auth → rate limit (writes) → parse + validate → idempotency
  *   (POST/PATCH) → handler, with the error envelope answering any failure.
  * `streaming: true` builds a Lambda response-streaming handler (middy's streamify execution
  * mode) from the same chain: the handler's reply carries a Readable that becomes the body.
@@ -15,7 +15,7 @@ import type { Context } from 'aws-lambda';
 import type { Readable, Writable } from 'node:stream';
 import type * as z from '../platform/zod.js';
 import { authClassOf, routes } from '../../lib/routes.js';
-import type { AuthClass, HttpMethod } from '../../lib/routes.js';
+import type { AuthClass, HttpMethod, RouteSpec } from '../../lib/routes.js';
 import { clientGoneSignal } from '../platform/client-gone.js';
 import { logger } from '../platform/logger.js';
 import { heldKey, startKeyedRequest } from '../platform/keyed-request.js';
@@ -75,6 +75,8 @@ export interface RouteShape {
   routeKey?: string;
   /** false: no Idempotency-Key handling (lib/routes.ts `keyed`). */
   keyed?: false;
+  /** false: the route makes no storage call, the configuration's included (lib/routes.ts `table: 'none'`). */
+  storage?: boolean;
 }
 
 function shapeOf(handlerName: string): RouteShape {
@@ -86,6 +88,7 @@ function shapeOf(handlerName: string): RouteShape {
     auth: authClassOf(route),
     routeKey: `${route.method} ${route.path}`,
     ...('keyed' in route && route.keyed === false ? { keyed: false as const } : {}),
+    storage: (route as RouteSpec).table !== 'none',
   };
 }
 
@@ -156,7 +159,7 @@ export function http<S extends InputSchemas>(
   const shape = typeof route === 'string' ? shapeOf(route) : route;
   const chain: HttpMiddleware[] = [
     injectLambdaContext(logger, { resetKeys: true }),
-    requestContext(shape.routeKey),
+    requestContext(shape.routeKey, shape.storage),
     cors(),
     authenticate(shape.auth),
     ...(shape.writes ? [rateLimit()] : []),

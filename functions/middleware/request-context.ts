@@ -4,7 +4,7 @@
  * anything else runs, and the one `request` line when the answer is settled (status, duration,
  * DynamoDB usage), with the usage headers when EXPOSE_USAGE_HEADERS is set (the benchmark).
  */
-import { getConfig } from '../core/live-config.js';
+import { getConfig, lastKnownConfig } from '../core/live-config.js';
 import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
 import { currentUsage } from '../platform/usage.js';
@@ -53,8 +53,12 @@ function finish(request: HttpRequest): void {
   }
 }
 
-/** `routeKey`: the route's "METHOD /path" (the event's own routeKey where the table has none). */
-export function requestContext(routeKey: string | undefined): HttpMiddleware {
+/**
+ * `routeKey`: the route's "METHOD /path" (the event's own routeKey where the table has none).
+ * `storage: false`: the route makes no storage call, so its configuration is the one this
+ * container already knows (lastKnownConfig), never a read of the table.
+ */
+export function requestContext(routeKey: string | undefined, storage = true): HttpMiddleware {
   return {
     before: async (request) => {
       const state = stateOf(request);
@@ -72,7 +76,7 @@ export function requestContext(routeKey: string | undefined): HttpMiddleware {
         method: request.event.requestContext?.http?.method,
         path: request.event.rawPath,
       });
-      state.config = await getConfig();
+      state.config = storage ? await getConfig() : await lastKnownConfig();
     },
     after: finish,
     onError: finish,

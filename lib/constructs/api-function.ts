@@ -90,7 +90,8 @@ const SECRET_READER_DENIED_ACTIONS = [
 
 /**
  * How a function may use the table:
- * - `none`: only its name (functions/platform/env.ts requires TABLE_NAME everywhere);
+ * - `none`: only its name (functions/platform/env.ts requires TABLE_NAME everywhere): the routes
+ *   that make no storage call (lib/routes.ts `table: 'none'`);
  * - `config`: GetItem in the SETTINGS partition only, where the live configuration is
  *   (core/live-config.ts): the routes that read no data (lib/routes.ts `table: 'config'`);
  * - `read`: read data, and write nothing;

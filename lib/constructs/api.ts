@@ -67,7 +67,7 @@ export const DEFAULT_API_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 10
 
 /** Which table grant a route's function gets (api-function.ts TableAccess), from its route entry. */
 export function tableAccessOf(route: RouteSpec): TableAccess {
-  if (route.table === 'config') return 'config';
+  if (route.table === 'config' || route.table === 'none') return route.table;
   if (route.writes) return 'readWrite';
   return route.cursors ? 'readCursors' : 'read';
 }
@@ -123,9 +123,9 @@ export class Api extends Construct {
       });
     };
 
-    // The fallback answers OPTIONS and 404s only: it needs the table's name (env.ts requires
-    // TABLE_NAME) but no access to it.
-    const fallback = makeFunction('Fallback', fallbackHandler, 'none');
+    // The fallback answers OPTIONS and 404s only: it reads the live configuration (CORS, §1.13: an
+    // allow-list changed by PATCH /config/admin must reach preflights) and nothing else.
+    const fallback = makeFunction('Fallback', fallbackHandler, 'config');
     this.functions.set('$default', fallback);
 
     this.httpApi = new HttpApi(this, 'HttpApi', {

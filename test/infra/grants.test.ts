@@ -3,8 +3,9 @@
  * which lib/constructs/api.ts derives each function's grant, checked against what each handler's
  * bundle really contains: esbuild bundles every route handler (as the synth does, without
  * writing anything) and its metafile says which store modules reach the output.
- * - `table: 'config'` (GetItem in the SETTINGS partition only) ⇔ the handler reaches no
- *   repository but the configuration's (store/config-repo.ts);
+ * - `table: 'config'` (GetItem in the SETTINGS partition only) or `'none'` (no grant: the route
+ *   makes no storage call, test/integration/health) ⇔ the handler reaches no repository but the
+ *   configuration's (store/config-repo.ts, in every bundle through the http() factory);
  * - `cursors` (the cursor-signing key's partition: reads, and PutItem on first use; every other
  *   function is denied it) ⇔ the handler reaches store/cursor.ts.
  * stack.test.ts ("permissions") checks that the template grants exactly that.
@@ -62,13 +63,14 @@ describe('table grants follow what each handler uses', () => {
     expect([...used.keys()].sort()).toEqual([...new Set(routes.map((r) => r.handler))].sort());
   });
 
-  it("declares table: 'config' exactly on the routes that reach no data repository", () => {
+  it("declares table: 'config' or 'none' exactly on the routes that reach no data repository", () => {
     for (const route of routes as readonly RouteSpec[]) {
       const stores = [...used.get(route.handler)!].filter(
         (s) => (route.writes || !WRITE_MIDDLEWARE.has(s)) && s !== STORED_SECRETS_REPO,
       );
       const configOnly = stores.every((s) => CONFIG_ONLY.has(s));
-      expect([route.handler, stores.sort(), route.table === 'config']).toEqual([route.handler, stores, configOnly]);
+      const declared = route.table === 'config' || route.table === 'none';
+      expect([route.handler, stores.sort(), declared]).toEqual([route.handler, stores, configOnly]);
     }
   });
 
@@ -85,7 +87,7 @@ describe('table grants follow what each handler uses', () => {
   it('derives each route function grant from those declarations', () => {
     const access = Object.fromEntries((routes as readonly RouteSpec[]).map((r) => [r.handler, tableAccessOf(r)]));
     expect(access).toMatchObject({
-      'health/get': 'config',
+      'health/get': 'none',
       'config/get': 'config',
       'doc/get': 'config',
       'doc/reference': 'config',

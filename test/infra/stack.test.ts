@@ -458,7 +458,7 @@ describe('permissions', () => {
   });
 
   it('read routes cannot update, delete or batch-write; only the paginating ones may put, into their key only', () => {
-    for (const route of apiRoutes.filter((r) => !r.writes && r.table !== 'config')) {
+    for (const route of apiRoutes.filter((r) => !r.writes && (r as RouteSpec).table === undefined)) {
       const fn = fnAt(routeId(route));
       const actions = dynamoActions(allows(fn.statements));
       expect([
@@ -480,7 +480,6 @@ describe('permissions', () => {
     expect(configRoutes.map(routeKey).sort()).toEqual([
       'GET /api/v1/config',
       'GET /api/v1/doc',
-      'GET /api/v1/health',
       'GET /api/v1/reference',
     ]);
     const instanceOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SECRET#INSTANCE'] } };
@@ -586,7 +585,8 @@ describe('permissions', () => {
         'sqs:SendMessage',
       ],
       'Api/Fallback': [],
-      'Api/GetApiV1Health': ['ddb:GetItem'],
+      // No storage call at all (lib/routes.ts table: 'none'): it answers while DynamoDB does not.
+      'Api/GetApiV1Health': [],
       // Beside its SETTINGS read, the instance secret (BatchGetItem: store/secrets-repo.ts storedSecret).
       'Api/GetApiV1Config': ['ddb:BatchGetItem', 'ddb:GetItem'],
       'Api/PatchApiV1ConfigAdmin': [...READ_WRITE],
@@ -694,8 +694,12 @@ describe('permissions', () => {
     );
   });
 
-  it('the fallback has no table access at all', () => {
-    expect(dynamoActions(fnAt('Fallback').statements)).toEqual([]);
+  it('the fallback may only read the configuration (the CORS allow-list in force, §1.13)', () => {
+    const fallback = fnAt('Fallback').statements.filter((s) => s.Effect === 'Allow');
+    expect(dynamoActions(fallback)).toEqual(['dynamodb:GetItem']);
+    expect(fallback.filter((s) => actionsOf(s).includes('dynamodb:GetItem')).map((s) => s.Condition)).toEqual([
+      { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.setting('').pk] } },
+    ]);
   });
 
   describe('generated secrets (the SECRET# partitions: the cursor-signing key)', () => {

@@ -10,7 +10,7 @@ export const schemas = {
     agentIds: z
       .array(clientId('agentIds'))
       .check(z.minLength(1), z.maxLength(LIMITS.agentIds, `agentIds must contain at most ${LIMITS.agentIds} ids.`)),
-    modelId: z.string(),
+    modelId: z.optional(z.string()),
     title: z.optional(z.string()),
     tags: z.optional(z.array(z.string())),
     firstMessage: z.optional(z.string()),

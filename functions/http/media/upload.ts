@@ -44,6 +44,10 @@ async function fromMultipart(event: HttpEvent, contentType: string, cap: number)
         limits: { fileSize: cap + 1, fields: 20, files: 5, parts: 30 },
         // The file name as sent, directories included: §8.3's sanitizing replaces the separators.
         preservePath: true,
+        // A plain filename="…" is read as UTF-8 (busboy's default is latin1, which made each byte of
+        // a non-ASCII character a character of its own: 'é' became '__'); filename*=charset''…
+        // (RFC 5987) names its own charset.
+        defParamCharset: 'utf8',
       });
     } catch {
       reject(new ValidationError('Invalid multipart body.'));

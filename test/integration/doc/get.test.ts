@@ -162,6 +162,10 @@ describe('GET /api/v1/doc', () => {
     expect(resolve.properties.selectedOptionIds).toMatchObject({ type: 'array', items: { type: 'string' } });
     expect(resolve.properties.resolvedBy.enum).toEqual(['user', 'backend']);
     expect(body('post', '/api/v1/messages/{messageId}/chunks').properties.deltaText).toMatchObject({ type: 'string' });
+    // modelId is optional since 2026-11 (§5.3.1).
+    const chat = body('post', '/api/v1/chats');
+    expect(chat.required).toEqual(['agentIds']);
+    expect(chat.properties.modelId).toMatchObject({ type: 'string' });
   });
 
   it('gives the resources their contract fields as response shapes (Chat on create, a page on list)', async () => {

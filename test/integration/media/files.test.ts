@@ -124,6 +124,62 @@ describe('POST /chats/{chatId}/media', () => {
     expect(res.body.filename).toBe('.._.._etc_passwd');
   });
 
+  it('reads a multipart file name as UTF-8 and sanitizes it per character, in both header forms (§8.3)', async () => {
+    const chat = await newChat();
+    // fetch's FormData sends the name's UTF-8 bytes in filename="…".
+    const plain = await uploadForm(chat, [['file', new Blob(['x'], { type: 'text/plain' }), 'notes é 日本.txt']]);
+    expect(plain.status).toBe(201);
+    expect(plain.body.filename).toBe('notes_____.txt');
+    // RFC 5987's filename*=UTF-8''… (percent-encoded), which wins over a plain fallback name.
+    const raw = async (disposition: string) => {
+      const boundary = 'relay-boundary-5987';
+      const body = Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; ${disposition}\r\n` +
+          `Content-Type: text/plain\r\n\r\nx\r\n--${boundary}--\r\n`,
+        'utf8',
+      );
+      const res = await fetch(`${api.url}/api/v1/chats/${chat}/media`, {
+        method: 'POST',
+        body,
+        headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` },
+      });
+      return (await res.json()) as { id: string; filename: string };
+    };
+    const extended = await raw(`filename="fallback.txt"; filename*=UTF-8''notes%20%C3%A9%20%E6%97%A5%E6%9C%AC.txt`);
+    expect(extended.filename).toBe('notes_____.txt');
+    for (const id of [plain.body.id as string, extended.id]) {
+      expect((await api.get(`/api/v1/media/${id}`, { headers: auth })).body.filename).toBe('notes_____.txt');
+      const file = await download(id);
+      expect(file.status).toBe(200);
+      expect(file.headers.get('content-disposition')).toBe('attachment; filename="notes_____.txt"');
+    }
+  });
+
+  it('refuses a content type that is not a media type (type/subtype, header-safe) with 415, storing nothing', async () => {
+    const chat = await newChat();
+    const keys = await storedKeys();
+    const bad = ['NaN', 'text', 'x y', '__proto__', '\u0000', 'text/plain\u0000', '\ud800', 'text/\ud800', 'a/b c'];
+    for (const contentType of bad) {
+      const res = await uploadJson(chat, { fileName: 'a.txt', contentType, base64Data: b64('x') });
+      expect({ contentType, status: res.status, error: res.body?.error }).toEqual({
+        contentType,
+        status: 415,
+        error: {
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: 'Uploaded file type is not allowed.',
+          details: { field: 'file', contentType },
+        },
+      });
+    }
+    expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body.data).toEqual([]);
+    expect(await storedKeys()).toEqual(keys);
+    // Parameters and any letter case are still media types.
+    for (const contentType of ['text/plain; charset=utf-8', 'Application/Vnd.Example+JSON', 'x-custom/x.y-z_1']) {
+      const res = await uploadJson(chat, { fileName: 'a.txt', contentType, base64Data: b64('x') });
+      expect([contentType, res.status, res.body.content_type]).toEqual([contentType, 201, contentType]);
+    }
+  });
+
   it("fingerprints an upload's Idempotency-Key by the file's digest, name, type, kind and messageId (§1.10)", async () => {
     const chat = await newChat();
     const keyed = (key: string, parts: [string, string | Blob, string?][]) =>

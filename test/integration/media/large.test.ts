@@ -142,6 +142,24 @@ describe('upload sessions', () => {
     },
   );
 
+  it('refuses to open a session for a content type that is not a media type (415), storing nothing', async () => {
+    const chat = await newChat();
+    const keys = await storedKeys();
+    for (const contentType of ['NaN', 'text', 'x y', '__proto__', 'text/plain\u0000', '\ud800']) {
+      const res = await openSession(chat, { fileName: 'a.txt', contentType, byteSize: 5 });
+      expect({ contentType, status: res.status, error: res.body?.error }).toEqual({
+        contentType,
+        status: 415,
+        error: {
+          code: 'UNSUPPORTED_MEDIA_TYPE',
+          message: 'Uploaded file type is not allowed.',
+          details: { field: 'file', contentType },
+        },
+      });
+    }
+    expect(await storedKeys()).toEqual(keys);
+  });
+
   it('an image through a session gets its thumbnail; one that does not decode is refused and deleted', async () => {
     const chat = await newChat();
     const photo = await sharp({ create: { width: 2000, height: 1000, channels: 3, background: { r: 1, g: 2, b: 3 } } })

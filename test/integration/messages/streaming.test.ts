@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { ddb } from '../../../functions/store/db.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
 
@@ -189,9 +190,62 @@ describe('streaming rules', () => {
     expect(text.length).toBe(parts.join('').length);
     const seen = text.match(/<\d+>/g) ?? [];
     expect([...seen].sort()).toEqual([...parts].sort());
-    // Every response's text is a prefix-consistent view: it contains its own chunk.
-    for (const [i, r] of results.entries()) expect(r.body.content_partial).toContain(parts[i]);
+    // Every response's text is a prefix of the final text (README "Messages and streaming").
+    for (const r of results) expect(text.startsWith(r.body.content_partial ?? '')).toBe(true);
   });
+
+  it.each([
+    ['unkeyed', false],
+    ['keyed (the reply stored with the chunk)', true],
+  ])(
+    'answers each of 100 chunks posted 10 at a time, %s, with a prefix of the final text',
+    async (_name, keyed) => {
+      const chat = await newChat();
+      const msg = await startStream(chat.id);
+      // Every 10th chunk's write is slow (well inside the 2 s a missing number is waited for),
+      // so the chunks numbered after it are answered while it is still missing.
+      const slowWrites = 'slow-chunk-writes';
+      type Item = { pk?: unknown; seq?: unknown };
+      type Input = { Item?: Item; TransactItems?: { Put?: { Item?: Item } }[] };
+      const isSlowChunk = (item: Item | undefined) => item?.pk === `MSG#${msg.id}` && Number(item.seq) % 10 === 3;
+      ddb().middlewareStack.add(
+        (next) => async (args) => {
+          const input = args.input as Input;
+          const items = [input.Item, ...(input.TransactItems ?? []).map((t) => t.Put?.Item)];
+          if (items.some(isSlowChunk)) await new Promise((r) => setTimeout(r, 300));
+          return next(args);
+        },
+        { step: 'initialize', name: slowWrites, priority: 'high' },
+      );
+      const parts = Array.from({ length: 100 }, (_, i) => `<${i}>`);
+      const results: { status: number; body: { content_partial: string | null } }[] = [];
+      try {
+        let next = 0;
+        const worker = async () => {
+          while (next < parts.length) {
+            const i = next++;
+            const headers: Record<string, string> = keyed ? { 'idempotency-key': `${msg.id}-${i}` } : {};
+            results[i] = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: parts[i] }, { headers });
+          }
+        };
+        await Promise.all(Array.from({ length: 10 }, worker));
+      } finally {
+        ddb().middlewareStack.remove(slowWrites);
+      }
+      expect(results.map((r) => r.status)).toEqual(parts.map(() => 200));
+      const done = await api.post(`/api/v1/messages/${msg.id}/complete`);
+      const text: string = done.body.content_final;
+      expect([...(text.match(/<\d+>/g) ?? [])].sort()).toEqual([...parts].sort());
+      const notPrefixes = results
+        .map((r, i) => ({ chunk: parts[i], content: r.body.content_partial ?? '' }))
+        .filter(({ content }) => !text.startsWith(content));
+      expect(notPrefixes).toEqual([]);
+      // A response leaves its own chunk out only while a lower-numbered one is missing.
+      const withOwn = results.filter((r, i) => (r.body.content_partial ?? '').includes(parts[i]!)).length;
+      expect(withOwn).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 
   it('emits message.created, no persisted event per chunk, then message.streaming.complete', async () => {
     const chat = await newChat();

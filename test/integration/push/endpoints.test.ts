@@ -183,6 +183,27 @@ describe('POST /push/test', () => {
     },
   );
 
+  it('refuses a field that is present but not a string with 400 naming it, and sends nothing', async () => {
+    const device = newDevice();
+    await subscribe(device);
+    for (const field of ['title', 'body', 'chatId', 'url']) {
+      for (const value of [5, null, true, ['x'], { a: 1 }]) {
+        const res = await sendTest({ [field]: value });
+        expect({ field, value, status: res.status, code: res.body.error?.code }).toEqual({
+          field,
+          value,
+          status: 400,
+          code: 'VALIDATION_ERROR',
+        });
+        expect(Object.keys(res.body.error.details.fieldErrors)).toEqual([field]);
+      }
+    }
+    expect(pushes.requests).toHaveLength(0);
+    // Unknown fields are still ignored.
+    expect((await sendTest({ surprise: 5 })).body).toEqual({ ok: true, sent: 1, failed: 0, removed: 0 });
+    await forgetAll([device]);
+  });
+
   it('delivers after a retry when the service recovers (429, then 201)', async () => {
     const device = newDevice();
     await subscribe(device);
