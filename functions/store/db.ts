@@ -87,6 +87,21 @@ export class UncertainWrite extends Error {
 }
 
 /**
+ * Runs a bookkeeping write whose effect is harmless if it lands without the request's own (an
+ * event number reserved: a hole readers skip; a rate-limit lease: writes counted): when DynamoDB
+ * does not answer it in time (the SDK's attempts timed out, or the invocation's time ran out),
+ * the service is overloaded, and the request answers 429 with Retry-After instead of 500.
+ */
+export async function bookkeeping<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof UncertainWrite || (error as Error).name === 'TimeoutError') throw new BusyError();
+    throw error;
+  }
+}
+
+/**
  * Runs one DynamoDB call within the invocation's deadline (platform/deadline.ts): a call that
  * would start in the last seconds is not sent (429, nothing changed), and one still unanswered
  * then is given up: a read with 429, a write with UncertainWrite.

@@ -12,7 +12,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
-import { UncertainWrite, ddb, queryAll, tableName } from './db.js';
+import { UncertainWrite, bookkeeping, ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { EPHEMERAL_BUCKET_MS, Keys } from './keys.js';
 import { storable } from './storable.js';
@@ -51,17 +51,19 @@ export interface StoredEvent {
   payload: Record<string, unknown>;
 }
 
-/** Reserves `count` consecutive sequence numbers; returns the first. One UpdateItem. */
+/** Reserves `count` consecutive sequence numbers; returns the first. One UpdateItem (bookkeeping: 429 when DynamoDB does not answer in time). */
 export async function reserveSequence(count: number): Promise<number> {
-  const out = await ddb().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: Keys.eventSequence,
-      UpdateExpression: 'ADD #last :n SET #type = :type',
-      ExpressionAttributeNames: { '#last': 'last', '#type': 'type' },
-      ExpressionAttributeValues: { ':n': count, ':type': 'sequence' },
-      ReturnValues: 'UPDATED_NEW',
-    }),
+  const out = await bookkeeping(() =>
+    ddb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: Keys.eventSequence,
+        UpdateExpression: 'ADD #last :n SET #type = :type',
+        ExpressionAttributeNames: { '#last': 'last', '#type': 'type' },
+        ExpressionAttributeValues: { ':n': count, ':type': 'sequence' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    ),
   );
   return Number(out.Attributes?.last) - count + 1;
 }

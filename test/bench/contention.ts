@@ -89,6 +89,14 @@ async function main(): Promise<void> {
       const text = await res.text();
       return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
     };
+    // The setup's own writes, retried until they land (a loaded machine may refuse a few).
+    const setUp = async (path: string, body: unknown) => {
+      for (;;) {
+        const res = await call('POST', path, body);
+        if (res.status < 300) return res.body!;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    };
     const rows: string[][] = [];
     const report = (label: string, n: number, times: number[], statuses: Map<number, number>, wall: number) => {
       times.sort((a, b) => a - b);
@@ -117,7 +125,7 @@ async function main(): Promise<void> {
     };
     if (only !== 'bursts') {
       // Sustained creates: `writers` clients, each posting its messages one after the other.
-      const chat = (await call('POST', '/chats', { agentIds: ['assistant'], modelId: 'model-fast' })).body!;
+      const chat = await setUp('/chats', { agentIds: ['assistant'], modelId: 'model-fast' });
       const times: number[] = [];
       const statuses = new Map<number, number>();
       const created: string[] = [];
@@ -172,9 +180,9 @@ async function main(): Promise<void> {
         // The floor: one DynamoDB read each, no write.
         ['GET', 'GET', '', undefined],
       ] as const) {
-        const chat = (await call('POST', '/chats', { agentIds: ['assistant'], modelId: 'model-fast' })).body!;
+        const chat = await setUp('/chats', { agentIds: ['assistant'], modelId: 'model-fast' });
         for (let i = 0; i < 3; i++) {
-          await call('POST', `/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: `m${i}` });
+          await setUp(`/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: `m${i}` });
         }
         const times: number[] = [];
         const statuses = new Map<number, number>();
