@@ -5,6 +5,9 @@
  * written nothing, or, when its own commit call is the one still unanswered at the end, with the
  * 500 INTERNAL_ERROR envelope (its outcome unknown) before the timeout (platform/deadline.ts).
  *
+ * An event-number reservation or a rate-limit lease left unanswered (bookkeeping whose landing
+ * alone is harmless) answers 429 as well.
+ *
  * The first cases make DynamoDB slow and contended on purpose (SDK middleware, as in
  * ./timeouts.test.ts: the table itself is the shared DynamoDB Local); the last one is a real
  * 20-way burst of creates into one chat.
@@ -143,6 +146,36 @@ describe('a DynamoDB call still unanswered near the timeout', () => {
     }
     expect(res.status).toBe(500);
     expect(res.body).toEqual({ error: { code: 'INTERNAL_ERROR', message: 'Unexpected server error.', details: null } });
+  }, 40_000);
+});
+
+describe('a bookkeeping write DynamoDB does not answer in time', () => {
+  it("an event-number reservation's timeout answers 429 with Retry-After, having written nothing", async () => {
+    const chat = await newChat();
+    const eventsBefore = (await readEvents(api.tableName)).length;
+    // As the SDK throws once every attempt of a call timed out (the call may have been applied).
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: Key }).Key;
+        if (context.commandName !== 'UpdateItemCommand' || pkOf(key) !== 'SEQ') return next(args);
+        await next(args);
+        throw Object.assign(new Error('a request has exceeded the configured 4000 ms requestTimeout.'), {
+          name: 'TimeoutError',
+        });
+      },
+      { step: 'initialize', name: 'sequence-times-out', priority: 'low' },
+    );
+    let res;
+    try {
+      res = await api.post(`/api/v1/chats/${chat.id}/messages`, agentMessage('unreserved'));
+    } finally {
+      ddb().middlewareStack.remove('sequence-times-out');
+    }
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(res.body.error.code).toBe('RATE_LIMIT_ERROR');
+    expect((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data).toEqual([]);
+    expect((await readEvents(api.tableName)).slice(eventsBefore)).toEqual([]);
   }, 40_000);
 });
 
