@@ -101,15 +101,25 @@ export async function bookkeeping<T>(write: () => Promise<T>): Promise<T> {
   }
 }
 
+/** A read whose every attempt timed out (connecting or answering) changed nothing: 429, not 500. */
+const readOrBusy =
+  <T>(read: () => Promise<T>) =>
+  (): Promise<T> =>
+    read().catch((error: unknown) => {
+      throw (error as Error).name === 'TimeoutError' ? new BusyError() : error;
+    });
+
 /**
  * Runs one DynamoDB call within the invocation's deadline (platform/deadline.ts): a call that
  * would start in the last seconds is not sent (429, nothing changed), and one still unanswered
- * then is given up: a read with 429, a write with UncertainWrite.
+ * then is given up: a read with 429, a write with UncertainWrite. A read whose SDK attempts all
+ * timed out answers 429 as well: DynamoDB is overloaded, and nothing was written.
  */
 async function withinDeadline<T>(command: string, call: () => Promise<T>): Promise<T> {
   const allowance = callAllowanceMs();
   if (allowance === Infinity) return call();
   if (allowance <= 0) throw new BusyError();
+  if (READS.has(command)) call = readOrBusy(call);
   let timer: NodeJS.Timeout | undefined;
   const cutOff = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(READS.has(command) ? new BusyError() : new UncertainWrite(command)), allowance);

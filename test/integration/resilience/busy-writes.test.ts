@@ -135,6 +135,30 @@ describe('a DynamoDB call still unanswered near the timeout', () => {
     expect(res.body.error.code).toBe('RATE_LIMIT_ERROR');
   }, 40_000);
 
+  it('a read whose every attempt timed out answers 429 with Retry-After, not 500', async () => {
+    const chat = await newChat();
+    // As the SDK throws once every attempt timed out (DynamoDB Local slow to accept connections).
+    ddb().middlewareStack.add(
+      (next, context) => async (args) => {
+        const key = (args.input as { Key?: Key }).Key;
+        if (context.commandName !== 'GetItemCommand' || pkOf(key) !== chatKeyOf(chat.id)) return next(args);
+        throw Object.assign(new Error('Socket timed out without establishing a connection within 1000 ms'), {
+          name: 'TimeoutError',
+        });
+      },
+      { step: 'initialize', name: 'read-times-out', priority: 'low' },
+    );
+    let res;
+    try {
+      res = await api.get(`/api/v1/chats/${chat.id}`);
+    } finally {
+      ddb().middlewareStack.remove('read-times-out');
+    }
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(res.body.error.code).toBe('RATE_LIMIT_ERROR');
+  }, 40_000);
+
   it("the write's own commit answers the 500 envelope (its outcome unknown), not the timeout's bare 500", async () => {
     const chat = await newChat();
     const release = hang('TransactWriteItemsCommand', chat.id);
