@@ -5,6 +5,7 @@
  * transaction holds are applied right after it, each exactly once (core/tags.ts).
  */
 import { BusyError, FieldRuleError, ValidationError } from '../errors.js';
+import { timeForWrite } from '../platform/deadline.js';
 import { isId, newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
@@ -430,12 +431,12 @@ async function rewrite(
       // Rewrites commute, so a retry (after a message landed meanwhile) normally lands at once;
       // writers that keep losing (tag replacements racing each other) take turns.
       if (attempt > 2 && !turn) {
-        for (let n = 0; !turn && Date.now() - started < REWRITE_BUDGET_MS; n++) {
+        for (let n = 0; !turn && Date.now() - started < REWRITE_BUDGET_MS && timeForWrite(); n++) {
           turn = await Chats.takeWriteTurn(chatId, owner, Date.now(), WRITE_TURN_MS);
           if (!turn) await turnBackoff(n);
         }
       }
-      if (Date.now() - started >= REWRITE_BUDGET_MS) throw new BusyError();
+      if (Date.now() - started >= REWRITE_BUDGET_MS || !timeForWrite()) throw new BusyError();
       // The chat and its newest messages side by side: one round trip (recompute checks they agree).
       const [read, newestTwo] = await Promise.all([Chats.getChat(chatId), Chats.newestMessages(chatId, 2)]);
       if (!read) throw chatNotFound(chatId);

@@ -18,6 +18,7 @@ import { authClassOf, routes } from '../../lib/routes.js';
 import type { AuthClass, HttpMethod, RouteSpec } from '../../lib/routes.js';
 import { clientGoneSignal } from '../platform/client-gone.js';
 import { logger } from '../platform/logger.js';
+import { startDeadline } from '../platform/deadline.js';
 import { heldKey, startKeyedRequest } from '../platform/keyed-request.js';
 import { startUsage } from '../platform/usage.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
@@ -169,11 +170,13 @@ export function http<S extends InputSchemas>(
   ];
   const pipeline = middy<HttpEvent, HttpResult>({
     timeoutEarlyInMillis: 0,
-    // Synchronously before the chain, so every DynamoDB call of the request is counted and
-    // the request's Idempotency-Key can reach its business transaction.
-    requestStart: () => {
+    // Synchronously before the chain, so every DynamoDB call of the request is counted, the
+    // request's Idempotency-Key can reach its business transaction, and its writes know when the
+    // function ends (the event stream, which ends itself, keeps no deadline).
+    requestStart: (request: { context?: Partial<Context> }) => {
       startUsage();
       startKeyedRequest();
+      startDeadline(options.streaming ? undefined : request.context?.getRemainingTimeInMillis?.());
     },
     ...(options.streaming ? { executionMode: executionModeStreamifyResponse } : {}),
   })

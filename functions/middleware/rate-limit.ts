@@ -14,6 +14,7 @@ import { RateLimitedError } from '../errors.js';
 import { rateLimitSettings } from '../platform/config.js';
 import { logger } from '../platform/logger.js';
 import { cameThroughEdge } from '../platform/origin-verify.js';
+import { bookkeeping } from '../store/db.js';
 import { leaseWrites } from '../store/rate-limit-repo.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header } from './types.js';
@@ -106,7 +107,8 @@ export class WriteAllowances {
         continue;
       }
       let failure: { error: unknown } | undefined;
-      const settled = leaseWrites(client, now, max, windowMs, blockSize(max))
+      // Unanswered in time, a lease answers 429 (store/db.ts bookkeeping): DynamoDB is overloaded.
+      const settled = bookkeeping(() => leaseWrites(client, now, max, windowMs, blockSize(max)))
         .then(
           (lease) => {
             if (this.allowances.size >= MAX_CLIENTS) this.allowances.clear();

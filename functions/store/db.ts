@@ -8,6 +8,7 @@ import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BusyError } from '../errors.js';
 import { DYNAMODB_BUDGET, clientBudget } from '../platform/aws-clients.js';
+import { callAllowanceMs, timeForWrite } from '../platform/deadline.js';
 import { env } from '../platform/env.js';
 import { callStarted, recordCall } from '../platform/usage.js';
 import { ringWriteBell } from '../platform/write-bell.js';
@@ -59,6 +60,12 @@ export function ddb(): DynamoDBDocumentClient {
     },
     { step: 'initialize', name: 'consumedCapacity' },
   );
+  // Outermost: no call is waited for into the invocation's last seconds (platform/deadline.ts).
+  base.middlewareStack.add((next, context) => (args) => withinDeadline(context.commandName ?? '', () => next(args)), {
+    step: 'initialize',
+    name: 'invocationDeadline',
+    priority: 'high',
+  });
   client = DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
@@ -66,6 +73,63 @@ export function ddb(): DynamoDBDocumentClient {
 }
 
 export const tableName = (): string => env().TABLE_NAME;
+
+/**
+ * A write whose call was still unanswered when the invocation's time ran out: it may have been
+ * applied or not. Answered as the contract's 500 INTERNAL_ERROR (never 429, which promises that
+ * nothing changed); a client that sent an Idempotency-Key learns the outcome from its retry.
+ */
+export class UncertainWrite extends Error {
+  constructor(command: string) {
+    super(`${command} was still unanswered when the invocation's time ran out: its outcome is unknown.`);
+    this.name = 'UncertainWrite';
+  }
+}
+
+/**
+ * Runs a bookkeeping write whose effect is harmless if it lands without the request's own (an
+ * event number reserved: a hole readers skip; a rate-limit lease: writes counted): when DynamoDB
+ * does not answer it in time (the SDK's attempts timed out, or the invocation's time ran out),
+ * the service is overloaded, and the request answers 429 with Retry-After instead of 500.
+ */
+export async function bookkeeping<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof UncertainWrite || (error as Error).name === 'TimeoutError') throw new BusyError();
+    throw error;
+  }
+}
+
+/** A read whose every attempt timed out (connecting or answering) changed nothing: 429, not 500. */
+const readOrBusy =
+  <T>(read: () => Promise<T>) =>
+  (): Promise<T> =>
+    read().catch((error: unknown) => {
+      throw (error as Error).name === 'TimeoutError' ? new BusyError() : error;
+    });
+
+/**
+ * Runs one DynamoDB call within the invocation's deadline (platform/deadline.ts): a call that
+ * would start in the last seconds is not sent (429, nothing changed), and one still unanswered
+ * then is given up: a read with 429, a write with UncertainWrite. A read whose SDK attempts all
+ * timed out answers 429 as well: DynamoDB is overloaded, and nothing was written.
+ */
+async function withinDeadline<T>(command: string, call: () => Promise<T>): Promise<T> {
+  const allowance = callAllowanceMs();
+  if (allowance === Infinity) return call();
+  if (allowance <= 0) throw new BusyError();
+  if (READS.has(command)) call = readOrBusy(call);
+  let timer: NodeJS.Timeout | undefined;
+  const cutOff = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(READS.has(command) ? new BusyError() : new UncertainWrite(command)), allowance);
+  });
+  try {
+    return await Promise.race([call(), cutOff]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
  * Every item a Query matches, page after page (each page is one call and at most 1 MB).
@@ -138,12 +202,15 @@ const CONFLICT_BUDGET_MS = 3000;
  * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
  * transaction is retried with jittered backoff, and answered 429 (BusyError) if it outlasts the
  * retries; a failed condition is answered by the failing item's own `onConditionFailed` (see
- * `guarded`), or rethrown as DynamoDB's error.
+ * `guarded`), or rethrown as DynamoDB's error. No attempt starts once the invocation's time for
+ * writes is over (platform/deadline.ts): 429 as well, so the callers' own retry loops (a redo on
+ * fresh data) end there too, having written nothing.
  */
 export async function transact(writes: TransactWrite[]): Promise<void> {
   const items = writes.map((w) => (isGuarded(w) ? w.item : w));
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
+    if (!timeForWrite()) throw new BusyError();
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
       for (const w of writes) if (isGuarded(w)) w.onCommitted?.();
@@ -173,7 +240,8 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
 /**
  * Retries a single-item write (PutItem, UpdateItem, DeleteItem) that met an in-flight
  * transaction on the same item: DynamoDB rejects it with TransactionConflictException, which
- * the SDK does not retry by itself. Past the retries, 429 (BusyError): nothing was written.
+ * the SDK does not retry by itself. Past the retries, or past the invocation's time for writes,
+ * 429 (BusyError): nothing was written.
  */
 export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
@@ -181,7 +249,7 @@ export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
       return await fn();
     } catch (error) {
       if (!(error instanceof TransactionConflictException)) throw error;
-      if (attempt >= 8) throw new BusyError();
+      if (attempt >= 8 || !timeForWrite()) throw new BusyError();
       await sleep(Math.random() * 10 * 2 ** attempt);
     }
   }

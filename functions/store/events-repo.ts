@@ -12,7 +12,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
-import { ddb, queryAll, tableName } from './db.js';
+import { UncertainWrite, bookkeeping, ddb, queryAll, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { EPHEMERAL_BUCKET_MS, Keys } from './keys.js';
 import { storable } from './storable.js';
@@ -51,17 +51,19 @@ export interface StoredEvent {
   payload: Record<string, unknown>;
 }
 
-/** Reserves `count` consecutive sequence numbers; returns the first. One UpdateItem. */
+/** Reserves `count` consecutive sequence numbers; returns the first. One UpdateItem (bookkeeping: 429 when DynamoDB does not answer in time). */
 export async function reserveSequence(count: number): Promise<number> {
-  const out = await ddb().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: Keys.eventSequence,
-      UpdateExpression: 'ADD #last :n SET #type = :type',
-      ExpressionAttributeNames: { '#last': 'last', '#type': 'type' },
-      ExpressionAttributeValues: { ':n': count, ':type': 'sequence' },
-      ReturnValues: 'UPDATED_NEW',
-    }),
+  const out = await bookkeeping(() =>
+    ddb().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: Keys.eventSequence,
+        UpdateExpression: 'ADD #last :n SET #type = :type',
+        ExpressionAttributeNames: { '#last': 'last', '#type': 'type' },
+        ExpressionAttributeValues: { ':n': count, ':type': 'sequence' },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    ),
   );
   return Number(out.Attributes?.last) - count + 1;
 }
@@ -146,7 +148,8 @@ export async function withEvents<T>(
 /**
  * Runs `write` with event numbers taken on demand: its first `take(count)` reserves them (one
  * call) and later calls return the same reservation, so every retry reuses them and leaves no
- * hole; if `write` finally fails, the numbers it took are voided.
+ * hole; if `write` finally fails, the numbers it took are voided (unless its commit's outcome is
+ * unknown: then they are left as a hole, which readers skip after their grace).
  */
 export async function withEventNumbers<T>(
   write: (take: (count: number) => Promise<EventReservation>) => Promise<T>,
@@ -155,7 +158,8 @@ export async function withEventNumbers<T>(
   try {
     return await write(async (count) => (reservation ??= await EventReservation.take(count)));
   } catch (error) {
-    await reservation?.abandon();
+    // A commit whose outcome is unknown may still land with them: no void over its events.
+    if (!(error instanceof UncertainWrite)) await reservation?.abandon();
     throw error;
   }
 }

@@ -69,12 +69,18 @@ function errorsOf(route: RouteSpec, hasPathIds: boolean): ZodOpenApiResponsesObj
     ...(route.writes
       ? {
           '429': {
-            ...errorResponse('RATE_LIMIT_ERROR: the write rate limit is exceeded (§1.12).'),
+            ...errorResponse(
+              'RATE_LIMIT_ERROR: the write rate limit is exceeded (§1.12), or the resource is written by ' +
+                'too many others at once for this write to land in its time; nothing was changed.',
+            ),
             headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
           },
         }
       : {}),
-    '500': errorResponse('INTERNAL_ERROR: an unexpected failure.'),
+    '500': errorResponse(
+      'INTERNAL_ERROR: an unexpected failure. A write may or may not have been applied: a retry with ' +
+        'the same Idempotency-Key learns which.',
+    ),
   };
 }
 
