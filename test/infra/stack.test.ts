@@ -1122,7 +1122,7 @@ describe('event stream', () => {
       action: 'dynamodb:PutItem',
       resources: [table],
       condition: {
-        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': 'EVT#*' },
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVT#*'] },
         'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'type', 'seq', 'void', 'ttl'] },
         StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
       },
