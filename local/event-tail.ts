@@ -9,7 +9,7 @@
  */
 import pLimit from 'p-limit';
 import type { StoredEvent } from '../functions/store/events-repo.js';
-import { currentSequence, readLog } from '../functions/store/events-repo.js';
+import { currentSequence, readLog, voidNumber } from '../functions/store/events-repo.js';
 import { asInvocation } from './invocations.js';
 
 /** Poll period: what an event may wait locally before a consumer sees it. */
@@ -35,6 +35,12 @@ export interface TailOptions {
   enabled?: () => Promise<boolean>;
 }
 
+/** Voids the numbers from `first` to `last`, in order; false at the first one already used. */
+async function voidAll(first: number, last: number): Promise<boolean> {
+  for (let seq = first; seq <= last; seq++) if (!(await voidNumber(seq))) return false;
+  return true;
+}
+
 export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
   let stopped = false;
   let next: number | undefined;
@@ -56,20 +62,21 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
     let through = next - 1;
     for (const entry of entries) {
       if (entry.seq > through + 1) {
-        // A gap: wait for it to fill, then step over it.
+        // A gap: wait for it to fill, then void it (as SSE readers do, core/event-stream.ts) and
+        // step over it; a number used meanwhile is read on the next poll.
         waitingSince ??= Date.now();
-        if (Date.now() - waitingSince < HOLE_GRACE_MS) break;
+        if (Date.now() - waitingSince < HOLE_GRACE_MS || !(await voidAll(through + 1, entry.seq - 1))) break;
       }
       waitingSince = undefined;
       if (!('void' in entry)) events.push(entry);
       through = entry.seq;
     }
     if (entries.length === 0) {
-      // Nothing at `next` or after it in its bucket: a hole at a bucket's end is stepped over
-      // once the log has moved past it.
+      // Nothing at `next` or after it in its bucket: a hole at a bucket's end is voided and
+      // stepped over once the log has moved past it.
       waitingSince ??= Date.now();
       if (Date.now() - waitingSince >= HOLE_GRACE_MS) {
-        if ((await currentSequence()) >= next) through = next;
+        if ((await currentSequence()) >= next && (await voidNumber(next))) through = next;
         waitingSince = undefined;
       }
     }

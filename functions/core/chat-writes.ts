@@ -91,7 +91,7 @@ export async function commitTouchingChat(
   chatId: string,
   activity: ChatActivity,
   items: TransactWrite[],
-  eventItems: TransactItem[],
+  eventItems: TransactWrite[],
 ): Promise<ChatActivity> {
   let current = activity;
   for (let attempt = 1; ; attempt++) {

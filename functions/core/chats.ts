@@ -14,7 +14,7 @@ import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactItem, TransactWrite } from '../store/db.js';
 import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
-import { ephemeralEventPut, withEventNumbers, withEvents } from '../store/events-repo.js';
+import { ephemeralEventPut, landEphemeral, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import { putMessage, streamActivity } from '../store/messages-repo.js';
@@ -634,10 +634,9 @@ export async function pendingSummary(archived: boolean | undefined): Promise<{ p
 export async function agentTyping(chatId: string, agentId: string, deps: ChatDeps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  await transact([
-    guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)),
-    ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now),
-  ]);
+  const event = ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now);
+  await transact([guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), event]);
+  await landEphemeral(event);
 }
 
 /**
@@ -647,10 +646,9 @@ export async function agentTyping(chatId: string, agentId: string, deps: ChatDep
 export async function userTyping(config: InstanceConfig, chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  const items: TransactWrite[] = [
-    guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)),
-    ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now),
-  ];
+  const event = ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now);
+  const items: TransactWrite[] = [guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), event];
   if (config.server.dispatch.mode === 'batched_sequential') items.push(recordUserTyping(chatId, now));
   await transact(items);
+  await landEphemeral(event);
 }

@@ -7,11 +7,16 @@
  * - Persisted events are read in sequence order from `nextSeq`. Writers take numbers before
  *   they commit, so a number may be missing for a moment (committing) or for good (a writer
  *   that failed voids its numbers; one that died leaves a hole). The reader never passes a
- *   missing number until it is voided, or has stayed missing for HOLE_GRACE_MS and a strongly
- *   consistent read confirms it: a late commit is never skipped, and nothing is sent twice.
+ *   missing number until it is voided; one that stays missing for `holeGraceMs` the reader
+ *   voids itself (a conditional put), so the first reader to wait out a hole decides it for
+ *   every later one, and a writer that would commit it after that writes again with a new
+ *   number: nothing is skipped, and nothing is sent twice.
  * - Ephemeral events (typing, chunks) are read from their time buckets, re-reading a short
  *   overlap window on every poll (writers' clocks and commit delays differ) and dropping the
- *   ones already sent.
+ *   ones already sent, by id. A write that lands later than the window allows is copied under a
+ *   later key by its writer (events-repo.ts landEphemeral), so none is passed for good.
+ * - A poll that fails is tried again (the positions move only past what was sent); only polls
+ *   failing for POLL_FAILURES_RELEASE_MS end the stream.
  * - Polls are fast while events flow, stay at 200 ms for 6 s after the last event, and back off to
  *   once a second when idle; a write made in the same process (the local runtime) wakes a
  *   waiting stream at once (platform/write-bell.ts).
@@ -22,13 +27,15 @@ import {
   currentSequence,
   eventIdFor,
   getEvent,
-  numberUsed,
   readEphemeralSince,
   readLog,
   sequenceOf,
+  voidNumber,
 } from '../store/events-repo.js';
 import type { EphemeralEntry, LogEntry } from '../store/events-repo.js';
+import { EPHEMERAL_COPIES_WITHIN_MS } from '../store/events-repo.js';
 import { EVENT_BUCKET_SIZE } from '../store/keys.js';
+import { logger } from '../platform/logger.js';
 import { sleepUntilWrite, writeBellCount } from '../platform/write-bell.js';
 
 export interface StreamTiming {
@@ -94,6 +101,9 @@ export const DEFAULT_TIMING: StreamTiming = {
   reconnectMs: 1000,
   wakeOnWrites: true,
 };
+
+/** Polls that keep failing for this long end the stream (the client reconnects and resumes). */
+const POLL_FAILURES_RELEASE_MS = 30_000;
 
 export interface StreamQuery {
   cursor?: string | undefined;
@@ -241,14 +251,16 @@ export async function runStream(
   };
 
   /**
-   * nextSeq is missing while later numbers exist. Past the grace period, and confirmed by a
-   * consistent read, it is a hole: move past it.
+   * nextSeq is missing while later numbers exist. Past the grace period it is a hole: this reader
+   * voids it (a conditional put, which fails if the number got used after all) and moves past
+   * it. The void is the decision, recorded: every later reader passes the number at once, and a
+   * writer that would still commit it fails and writes again with a new number (events-repo.ts).
    */
   const holeConfirmed = async (): Promise<boolean> => {
     const now = Date.now();
     if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: now };
     if (now - gap.since < timing.holeGraceMs) return false;
-    if (await numberUsed(nextSeq)) return false; // it arrived after all: the next poll reads it
+    if (!(await voidNumber(nextSeq))) return false; // it arrived after all: the next poll reads it
     nextSeq += 1;
     // The numbers after it were missing at least as long (one failed writer may hold several).
     gap = { seq: nextSeq, since: gap.since };
@@ -272,16 +284,43 @@ export async function runStream(
     entries.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
     let sent = 0;
     for (const e of entries) {
-      if (sentEphemeral.has(e.id) || Date.parse(e.timestamp) < start.sinceMs) continue;
-      sentEphemeral.set(e.id, Date.parse(e.timestamp));
+      // Sent already (this copy, or an earlier one of a late write: landEphemeral).
+      const sentAt = sentEphemeral.get(e.id);
+      if (sentAt !== undefined) {
+        sentEphemeral.set(e.id, Math.max(sentAt, e.atMs));
+        continue;
+      }
+      if (Date.parse(e.timestamp) < start.sinceMs) continue;
+      sentEphemeral.set(e.id, e.atMs);
       await send(frame({ id: ephemeralIdAt(lastSentSeq), type: e.type, timestamp: e.timestamp, payload: e.payload }));
       lastEvent = lastWrite;
       sent += 1;
       if (sink.closed) return sent;
     }
     ephemeralFrom = now;
-    for (const [id, at] of sentEphemeral) if (at < now - 4 * timing.ephemeralOverlapMs) sentEphemeral.delete(id);
+    // An id comes back only as a copy keyed inside a later window (from now - overlap on), and its
+    // copies are keyed within EPHEMERAL_COPIES_WITHIN_MS of each other: older ids can go.
+    const forgetBefore = now - timing.ephemeralOverlapMs - EPHEMERAL_COPIES_WITHIN_MS;
+    for (const [id, at] of sentEphemeral) if (at < forgetBefore) sentEphemeral.delete(id);
     return sent;
+  };
+
+  /** Set while polls fail (a throttled or overloaded table): since when. */
+  let failingSince: number | undefined;
+  const poll = async (): Promise<number> => {
+    try {
+      const delivered = (await pollPersisted()) + (q.ephemeral ? await pollEphemeral() : 0);
+      failingSince = undefined;
+      return delivered;
+    } catch (error) {
+      // A failed read ends nothing: the positions moved only past what was sent, so the next poll
+      // reads the rest (ephemeral events too, from where the last good poll was). Ending the
+      // stream instead would lose every ephemeral event written before the client is back.
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince >= POLL_FAILURES_RELEASE_MS) throw error;
+      logger.warn('stream poll failed; polling again', { error });
+      return 0;
+    }
   };
 
   while (!sink.closed) {
@@ -291,7 +330,7 @@ export async function runStream(
     }
     // Taken before the reads: a write that lands while they run still ends the wait below.
     const rung = writeBellCount();
-    const delivered = (await pollPersisted()) + (q.ephemeral ? await pollEphemeral() : 0);
+    const delivered = await poll();
     if (sink.closed) return;
     // Checked after a poll, so what was committed up to now is delivered first; never while a
     // gap is open (the next connection would wait out its grace period again).

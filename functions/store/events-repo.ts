@@ -4,6 +4,14 @@
  * written in the mutation's own transaction. A failed transaction leaves a hole, which SSE
  * readers treat as "maybe in flight" for a grace period (ARCHITECTURE.md).
  *
+ * A number holds at most one thing, ever: an event, or a void saying no event will have it. Both
+ * are conditional puts (attribute_not_exists), so whichever lands first wins. A writer voids the
+ * numbers of a mutation it gave up on; the first reader that has waited out a hole's grace voids
+ * that number (voidNumber), so the decision is made once and every later reader, replaying
+ * across it, passes it at once. A writer whose transaction comes after such a void fails on its
+ * event's condition (nothing of it is written: EventNumberTaken) and runs again with new numbers
+ * (withEventNumbers): its event is late, never lost, never twice.
+ *
  * Event ids are 21 URL-safe characters: the sequence number in 9 base64url digits followed by
  * 12 random ones, so a cursor id leads straight to its item (no pointer item to write).
  */
@@ -12,8 +20,9 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
-import { UncertainWrite, bookkeeping, ddb, queryAll, tableName } from './db.js';
-import type { TransactItem } from './db.js';
+import { UncertainWrite, bookkeeping, ddb, guarded, queryAll, tableName } from './db.js';
+import type { GuardedItem, TransactItem } from './db.js';
+import { BusyError } from '../errors.js';
 import { EPHEMERAL_BUCKET_MS, Keys } from './keys.js';
 import { storable } from './storable.js';
 import { logger } from '../platform/logger.js';
@@ -69,12 +78,22 @@ export async function reserveSequence(count: number): Promise<number> {
 }
 
 /**
+ * A mutation's event number was voided before its transaction came (a reader waited it out as a
+ * hole): the transaction wrote nothing, and withEventNumbers runs the mutation again.
+ */
+export class EventNumberTaken extends Error {
+  constructor(readonly seq: number) {
+    super(`event number ${seq} was voided before its transaction committed`);
+  }
+}
+
+/**
  * Sequence numbers taken for one mutation's events. The mutation may retry its transaction
  * with the same numbers as often as it needs (the items are rebuilt per attempt, since an
  * event's timestamp or payload may change); if it finally gives up, `abandon()` voids the
  * numbers, so SSE readers learn at once that no event will ever have them instead of waiting
- * out a hole. A process that dies in between leaves a real hole, which readers skip after a
- * grace period.
+ * out a hole. A process that dies in between leaves a real hole, which the first reader to wait
+ * it out voids.
  */
 export class EventReservation {
   private constructor(
@@ -86,51 +105,77 @@ export class EventReservation {
     return new EventReservation(count > 0 ? await reserveSequence(count) : 0, count);
   }
 
-  /** The puts of `events` (exactly `count` of them), in order, all stamped `timestamp`. */
-  items(events: NewEvent[], timestamp: string): TransactItem[] {
+  /**
+   * The puts of `events` (exactly `count` of them), in order, all stamped `timestamp`. Each is
+   * conditioned on its number being free (no extra capacity in a transaction): a number voided
+   * meanwhile fails the transaction with EventNumberTaken.
+   */
+  items(events: NewEvent[], timestamp: string): GuardedItem[] {
     if (events.length !== this.count)
       throw new Error(`EventReservation holds ${this.count} numbers, got ${events.length} events`);
     const ttl = Math.floor(Date.parse(timestamp) / 1000) + EVENT_RETENTION_SECONDS;
-    return events.map((e, i) => ({
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...Keys.event(this.first + i),
-          type: 'event',
-          seq: this.first + i,
-          id: eventIdFor(this.first + i),
-          eventType: e.type,
-          timestamp,
-          // A payload may carry a client's trace or resolution (./storable.ts says why).
-          payload: storable(e.payload),
-          ttl,
+    return events.map((e, i) =>
+      guarded(
+        {
+          Put: {
+            TableName: tableName(),
+            Item: {
+              ...Keys.event(this.first + i),
+              type: 'event',
+              seq: this.first + i,
+              id: eventIdFor(this.first + i),
+              eventType: e.type,
+              timestamp,
+              // A payload may carry a client's trace or resolution (./storable.ts says why).
+              payload: storable(e.payload),
+              ttl,
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
         },
-      },
-    }));
+        () => new EventNumberTaken(this.first + i),
+      ),
+    );
   }
 
   /** Marks the numbers as never used (best effort: a failure leaves a hole readers skip later). */
   async abandon(): Promise<void> {
-    const ttl = Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS;
     await Promise.all(
       Array.from({ length: this.count }, (_, i) =>
-        ddb()
-          .send(
-            new PutCommand({
-              TableName: tableName(),
-              Item: { ...Keys.event(this.first + i), type: 'event', seq: this.first + i, void: true, ttl },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            }),
-          )
-          .catch((error: unknown) => {
-            if ((error as Error).name !== 'ConditionalCheckFailedException') {
-              logger.warn('could not void an unused event number', { seq: this.first + i, error });
-            }
-          }),
+        voidNumber(this.first + i).catch((error: unknown) => {
+          logger.warn('could not void an unused event number', { seq: this.first + i, error });
+        }),
       ),
     );
   }
 }
+
+/**
+ * Voids `seq` unless it is used: one conditional PutItem (1 WRU). True when this call voided it,
+ * false when it already holds an event or a void (a reader then reads it on its next poll).
+ * Made by a writer for the numbers it gives up, and by a reader for a hole it has waited out.
+ */
+export async function voidNumber(seq: number): Promise<boolean> {
+  const item: Record<(typeof Keys.voidAttributes)[number], unknown> = {
+    ...Keys.event(seq),
+    type: 'event',
+    seq,
+    void: true,
+    ttl: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
+  };
+  try {
+    await ddb().send(
+      new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/** How many times a mutation runs when its event numbers keep being voided under it (EventNumberTaken). */
+const NUMBER_TAKEN_RUNS = 3;
 
 /**
  * Runs a write that appends `events`: reserves their numbers (one call), hands their items
@@ -140,7 +185,7 @@ export class EventReservation {
 export async function withEvents<T>(
   events: NewEvent[],
   timestamp: string,
-  write: (eventItems: TransactItem[]) => Promise<T>,
+  write: (eventItems: GuardedItem[]) => Promise<T>,
 ): Promise<T> {
   return withEventNumbers(async (take) => write((await take(events.length)).items(events, timestamp)));
 }
@@ -148,28 +193,26 @@ export async function withEvents<T>(
 /**
  * Runs `write` with event numbers taken on demand: its first `take(count)` reserves them (one
  * call) and later calls return the same reservation, so every retry reuses them and leaves no
- * hole; if `write` finally fails, the numbers it took are voided (unless its commit's outcome is
- * unknown: then they are left as a hole, which readers skip after their grace).
+ * hole; if `write` finally fails, the numbers it took are voided, unless its commit's outcome is
+ * unknown (UncertainWrite: no call waited for past the deadline); then a reader voids them after its
+ * grace, and the commit, if it comes later, fails on its event puts' condition. If its transaction
+ * failed because a reader had voided one of its numbers (EventNumberTaken: nothing was written), it
+ * runs again from the start with new numbers; after NUMBER_TAKEN_RUNS such runs, 429.
  */
 export async function withEventNumbers<T>(
   write: (take: (count: number) => Promise<EventReservation>) => Promise<T>,
 ): Promise<T> {
-  let reservation: EventReservation | undefined;
-  try {
-    return await write(async (count) => (reservation ??= await EventReservation.take(count)));
-  } catch (error) {
-    // A commit whose outcome is unknown may still land with them: no void over its events.
-    if (!(error instanceof UncertainWrite)) await reservation?.abandon();
-    throw error;
+  for (let run = 1; ; run++) {
+    let reservation: EventReservation | undefined;
+    try {
+      return await write(async (count) => (reservation ??= await EventReservation.take(count)));
+    } catch (error) {
+      if (!(error instanceof UncertainWrite)) await reservation?.abandon();
+      if (!(error instanceof EventNumberTaken)) throw error;
+      logger.warn('an event number was voided before its transaction; writing again', { seq: error.seq });
+      if (run >= NUMBER_TAKEN_RUNS) throw new BusyError();
+    }
   }
-}
-
-/** Whether a number holds an event or a void (strongly consistent). */
-export async function numberUsed(seq: number): Promise<boolean> {
-  const out = await ddb().send(
-    new GetCommand({ TableName: tableName(), Key: Keys.event(seq), ConsistentRead: true, ProjectionExpression: 'seq' }),
-  );
-  return out.Item !== undefined;
 }
 
 /** Reads one event by sequence number (strongly consistent). */
@@ -203,8 +246,25 @@ export function eventFromStreamImage(image: Record<string, AttributeValue> | und
 export const EPHEMERAL_TTL_SECONDS = 120;
 
 /**
+ * An ephemeral event is keyed by the time its write starts, and readers re-read a short window
+ * back from where they were on every poll (core/event-stream.ts, ephemeralOverlapMs: 3 s). A
+ * write that lands later than that after its key time (a table slow to take writes, an SDK retry
+ * after a timed-out attempt, a paused function) lands behind every reader. So a write that lands
+ * more than EPHEMERAL_LAND_MS after its key time is written again under the time now, with the
+ * same event id, until a copy lands in time (landEphemeral); readers send an id once. The rest of
+ * the readers' window is for eventually consistent reads and for clocks that differ.
+ */
+export const EPHEMERAL_LAND_MS = 1500;
+/**
+ * Copies of one ephemeral event are keyed within this long of its first key time (a write later
+ * than that is given up, logged): a reader keeps the ids it sent until then, so none is sent twice.
+ */
+export const EPHEMERAL_COPIES_WITHIN_MS = 30_000;
+
+/**
  * The put of an ephemeral event (typing, chunk): no sequence number, a time-ordered key in a
- * 10-second bucket, a short TTL. Never replayed by cursor (§6.1).
+ * 10-second bucket, a short TTL. Never replayed by cursor (§6.1). Once written, hand it to
+ * landEphemeral.
  */
 export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactItem {
   // Keyed by the time of this write, not the event's timestamp (which may be the request's
@@ -227,10 +287,38 @@ export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactI
   };
 }
 
-/** The same put on its own, outside any transaction (a chunk's event: 1 WRU under 1 KB). */
+/**
+ * After `put` (an ephemeralEventPut) was written, alone or in a transaction: while the last copy
+ * landed more than EPHEMERAL_LAND_MS after its key time, writes a copy keyed now (1 WRU each; a
+ * write that lands in time, nearly all of them, costs nothing more). Never throws: the event is
+ * best effort (§6.1) and its request has done its work; a failure is logged.
+ */
+export async function landEphemeral(put: TransactItem): Promise<void> {
+  const item = put.Put!.Item as Record<string, unknown>;
+  const id = String(item.id);
+  const firstMs = Keys.ephemeralEventTime(String(item.sk));
+  let keyMs = firstMs;
+  while (Date.now() - keyMs > EPHEMERAL_LAND_MS) {
+    keyMs = Date.now();
+    if (keyMs - firstMs > EPHEMERAL_COPIES_WITHIN_MS) {
+      logger.warn('ephemeral event landed too late to copy; open streams may miss it', { id, lateMs: keyMs - firstMs });
+      return;
+    }
+    const copy = { ...item, ...Keys.ephemeralEvent(keyMs, id), ttl: Math.floor(keyMs / 1000) + EPHEMERAL_TTL_SECONDS };
+    try {
+      await ddb().send(new PutCommand({ TableName: tableName(), Item: copy }));
+    } catch (error) {
+      logger.warn('could not copy a late ephemeral event; open streams may miss it', { id, error });
+      return;
+    }
+  }
+}
+
+/** The same put on its own, outside any transaction (a chunk's event: 1 WRU under 1 KB), landed. */
 export async function putEphemeralEvent(event: NewEvent, timestamp: string): Promise<void> {
-  const { Put } = ephemeralEventPut(event, timestamp);
-  await ddb().send(new PutCommand(Put as PutCommandInput));
+  const put = ephemeralEventPut(event, timestamp);
+  await ddb().send(new PutCommand(put.Put as PutCommandInput));
+  await landEphemeral(put);
 }
 
 /** The highest sequence number handed out so far (0 before the first event). One GetItem. */
@@ -272,12 +360,20 @@ export interface EphemeralEntry {
   payload: Record<string, unknown>;
   /** Sort key: time order, ties broken by id. */
   position: string;
+  /** The time in the key (a late write's copy has a later one, same id: landEphemeral). */
+  atMs: number;
 }
 
-/** Ephemeral events written at or after `fromMs`, in time order, from the buckets up to `toMs`. */
+/**
+ * Ephemeral events written at or after `fromMs`, from the buckets up to `toMs`, newest bucket
+ * first: an event that a later bucket shows was written before it was read, so the earlier
+ * buckets, read after, show every event written before it (a stream's chunks stay in order
+ * across a bucket's end).
+ */
 export async function readEphemeralSince(fromMs: number, toMs: number): Promise<EphemeralEntry[]> {
   const entries: EphemeralEntry[] = [];
-  for (let t = fromMs - (fromMs % EPHEMERAL_BUCKET_MS); t <= toMs; t += EPHEMERAL_BUCKET_MS) {
+  const first = fromMs - (fromMs % EPHEMERAL_BUCKET_MS);
+  for (let t = toMs - (toMs % EPHEMERAL_BUCKET_MS); t >= first; t -= EPHEMERAL_BUCKET_MS) {
     const { pk } = Keys.ephemeralEvent(t, '');
     const items = await queryAll({
       KeyConditionExpression: 'pk = :pk AND sk >= :from',
@@ -290,6 +386,7 @@ export async function readEphemeralSince(fromMs: number, toMs: number): Promise<
         timestamp: String(item.timestamp),
         payload: item.payload as Record<string, unknown>,
         position: String(item.sk),
+        atMs: Keys.ephemeralEventTime(String(item.sk)),
       });
     }
   }

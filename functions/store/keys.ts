@@ -176,11 +176,20 @@ export const Keys = {
 
   eventSequence: { pk: 'SEQ', sk: 'EVENTS' },
   event: (seq: number) => ({ pk: `EVT#${Math.floor(seq / EVENT_BUCKET_SIZE)}`, sk: pad(seq) }),
+  /** Every event partition, as an IAM StringLike pattern (the SSE function may void holes there). */
+  eventsPattern: 'EVT#*',
+  /**
+   * Every attribute of a voided event number (store/events-repo.ts voidNumber): the SSE function's
+   * grant lets it put items of these names only (lib/constructs/event-stream.ts).
+   */
+  voidAttributes: ['pk', 'sk', 'type', 'seq', 'void', 'ttl'] as const,
   /** Ephemeral events (typing, chunks): no sequence, time-bucketed, short TTL (§6.1). */
   ephemeralEvent: (timeMs: number, eventId: string) => ({
     pk: `EPH#${Math.floor(timeMs / EPHEMERAL_BUCKET_MS)}`,
     sk: `${pad(timeMs)}#${eventId}`,
   }),
+  /** The time in an ephemeral event's sort key. */
+  ephemeralEventTime: (sk: string) => Number(sk.slice(0, sk.indexOf('#'))),
 
   idempotency: (keyHash: string) => ({ pk: `IDEM#${keyHash}`, sk: 'IDEM' }),
   rateLimit: (client: string) => ({ pk: `RL#${client}`, sk: 'RL' }),

@@ -9,9 +9,11 @@
  * HTTP API (output BaseUrl).
  */
 import { Duration } from 'aws-cdk-lib';
+import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { FunctionUrlAuthType, InvokeMode } from 'aws-cdk-lib/aws-lambda';
 import type { FunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
+import { Keys } from '../../functions/store/keys.js';
 import { authClassOf, functionTimeoutSeconds } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import { tableAccessOf } from './api.js';
@@ -53,6 +55,22 @@ export class EventStream extends Construct {
       ...(route.reservedConcurrency ? { reservedConcurrency: route.reservedConcurrency } : {}),
       description: `${route.method} ${route.path} (SSE over a response-streaming function URL)`,
     });
+    // And one write: a reader that has waited out a hole in the sequence voids that number, so no
+    // later reader waits for it again (core/event-stream.ts, store/events-repo.ts voidNumber). Only
+    // PutItem, only in the event partitions, only an item with a void's attributes, returning nothing
+    // (IAM cannot require the put's attribute_not_exists condition; the code always sets it).
+    this.function.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['dynamodb:PutItem'],
+        resources: [props.table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [Keys.eventsPattern] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...Keys.voidAttributes] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        },
+      }),
+    );
     props.secrets.bind(this.function, 'ORIGIN_VERIFY');
     if (props.instanceSecret && authClassOf(route) !== 'public') {
       props.secrets.bind(this.function, 'INSTANCE');

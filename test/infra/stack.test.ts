@@ -678,7 +678,8 @@ describe('permissions', () => {
       'Api/DeleteApiV1AuthSessions': [...READ_WRITE],
       'Api/GetApiV1Doc': ['ddb:GetItem'],
       'Api/GetApiV1Reference': ['ddb:GetItem'],
-      'EventStream/Events': [...READ],
+      // Reads, and voids holes in the event log (one item shape, checked in "event stream").
+      'EventStream/Events': [...READ, 'ddb:PutItem'],
     };
     const everyone = ['logs:CreateLogStream', 'logs:PutLogEvents'];
     const actual = Object.fromEntries(
@@ -711,13 +712,20 @@ describe('permissions', () => {
           .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
           .join('.*')}$`,
       ).test(value);
+    const statementAttributeKeys = ['dynamodb:Attributes', 'dynamodb:ReturnValues'];
     /** Whether a statement's conditions hold for a request naming `leadingKeys` (the operators the stack uses). */
     const holds = (condition: PolicyStatementJson['Condition'], leadingKeys: string[]) =>
       Object.entries(condition ?? {}).every(([operator, keys]) =>
         Object.entries(keys).every(([key, values]) => {
+          if (key !== 'dynamodb:LeadingKeys') {
+            // What a request writes or returns (the SSE function's void put): some request meets it.
+            expect(statementAttributeKeys).toContain(key);
+            return true;
+          }
           expect(key).toBe('dynamodb:LeadingKeys');
           const listed = [values].flat() as string[];
           if (operator === 'ForAllValues:StringEquals') return leadingKeys.every((k) => listed.includes(k));
+          if (operator === 'ForAllValues:StringLike') return leadingKeys.every((k) => listed.some((p) => like(k, p)));
           if (operator === 'ForAnyValue:StringLike') return leadingKeys.some((k) => listed.some((p) => like(k, p)));
           if (operator === 'ForAnyValue:StringEquals') return leadingKeys.some((k) => listed.includes(k));
           if (operator === 'ForAnyValue:StringNotEquals') return leadingKeys.some((k) => !listed.includes(k));
@@ -1193,7 +1201,7 @@ describe('event stream', () => {
     expect(env.STREAM_TIMEOUT_STATE_MACHINE_ARN).toBeUndefined();
   });
 
-  it("may only read the table: get, batch-get, query, condition-check (exactly what 'read' access grants)", () => {
+  it("reads the table as a read route does ('read' access), and may put only a void of a hole in the event log", () => {
     // One row per action (how CDK groups actions into statements varies with its settings).
     const grantsOf = (statements: PolicyStatementJson[]) =>
       statements
@@ -1216,9 +1224,32 @@ describe('event stream', () => {
     // "each function reaches exactly the stored secrets it uses".
     const secretsOnly = (g: { condition: unknown }) => !JSON.stringify(g.condition ?? {}).includes('SECRET#');
     const grants = grantsOf(allows(stream().statements)).filter(secretsOnly);
-    expect(grants).toEqual([read('BatchGetItem'), read('ConditionCheckItem'), read('GetItem'), read('Query')]);
-    // The same grant as a read route's that signs no cursor.
-    expect(grants).toEqual(grantsOf(allows(fnAt('GetApiV1ChatsChatid').statements)).filter(secretsOnly));
+    const voidsOnly = {
+      action: 'dynamodb:PutItem',
+      resources: [table],
+      condition: {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['EVT#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'type', 'seq', 'void', 'ttl'] },
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      },
+    };
+    expect(grants).toEqual([
+      read('BatchGetItem'),
+      read('ConditionCheckItem'),
+      read('GetItem'),
+      voidsOnly,
+      read('Query'),
+    ]);
+    // Besides that put, the same grant as a read route's that signs no cursor.
+    expect(grants.filter((g) => g !== grants[3])).toEqual(
+      grantsOf(allows(fnAt('GetApiV1ChatsChatid').statements)).filter(secretsOnly),
+    );
+    // The events' partitions and a void's attributes, as the store spells them.
+    expect([Keys.eventsPattern, Keys.event(1).pk.startsWith('EVT#'), [...Keys.voidAttributes]]).toEqual([
+      'EVT#*',
+      true,
+      ['pk', 'sk', 'type', 'seq', 'void', 'ttl'],
+    ]);
   });
 
   it(

@@ -118,7 +118,9 @@ describe('sequence holes', () => {
     // The reserved number is committed now, well inside the grace period.
     await ddb().send(
       new TransactWriteCommand({
-        TransactItems: late.items([{ type: 'chat.updated', payload: { chatId: 'x' } }], new Date().toISOString()),
+        TransactItems: late
+          .items([{ type: 'chat.updated', payload: { chatId: 'x' } }], new Date().toISOString())
+          .map((w) => w.item),
       }),
     );
     await arrival(c, 2, GRACE_MS + 5000);
