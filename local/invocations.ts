@@ -13,6 +13,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
+import { withoutDeadline } from '../functions/platform/deadline.js';
+import { withoutKeyedRequest } from '../functions/platform/keyed-request.js';
 
 type InvocationContext = Record<PropertyKey, unknown>;
 
@@ -70,8 +72,11 @@ export function startInvocations(): void {
  * `abandoned` aborts when the invocation is given up (it ran past its function timeout).
  */
 export function asInvocation<T>(fn: () => T, requestId: string = randomUUID(), abandoned?: AbortSignal): T {
-  if (!store) return fn();
-  return store.run({ [REQUEST_ID]: requestId, [ABANDONED]: abandoned }, fn);
+  // Nothing of the flow it was started from: a job run from a request's timer (a stream check) is
+  // not that request, with neither its deadline nor its Idempotency-Key.
+  const own = () => withoutDeadline(() => withoutKeyedRequest(fn));
+  if (!store) return own();
+  return store.run({ [REQUEST_ID]: requestId, [ABANDONED]: abandoned }, own);
 }
 
 /**

@@ -32,6 +32,12 @@ export function startDeadline(remainingMs: number | undefined): void {
   slots.enterWith({ endsAt: remainingMs === undefined ? Infinity : Date.now() + remainingMs });
 }
 
+/**
+ * Runs `fn` with no deadline: a job the local runtime starts from inside a request's async flow (a
+ * stream timer armed by a message create) is its own invocation, as in AWS, not the request's.
+ */
+export const withoutDeadline = <T>(fn: () => T): T => slots.run({ endsAt: Infinity }, fn);
+
 /** Milliseconds until the function's timeout (Infinity outside an HTTP invocation). */
 export function timeLeftMs(): number {
   const slot = slots.getStore();

@@ -38,6 +38,9 @@ export function startKeyedRequest(): void {
   slots.enterWith({});
 }
 
+/** Runs `fn` holding no key: a job started from inside a request's flow is not that request. */
+export const withoutKeyedRequest = <T>(fn: () => T): T => slots.run({}, fn);
+
 export function holdKey(held: HeldKey): void {
   const slot = slots.getStore();
   if (slot) slot.held = held;

@@ -584,7 +584,7 @@ describe('permissions', () => {
         'sqs:GetQueueUrl',
         'sqs:SendMessage',
       ],
-      'Api/Fallback': [],
+      'Api/Fallback': ['ddb:GetItem'],
       // No storage call at all (lib/routes.ts table: 'none'): it answers while DynamoDB does not.
       'Api/GetApiV1Health': [],
       // Beside its SETTINGS read, the instance secret (BatchGetItem: store/secrets-repo.ts storedSecret).
