@@ -27,21 +27,22 @@ export function requiresSecret(authClass: AuthClass, config: InstanceConfig): bo
   return authClass === 'write' || readEndpointsRequireInstanceSecret;
 }
 
-/** Whether `given` is the instance secret (a function the stack did not let read it must never ask). */
+/**
+ * Whether `given` is the instance secret. A function the stack did not let read the secret must
+ * never check it (lib/routes.ts auth classes): that is a broken deployment, an error.
+ */
 export function isInstanceSecret(given: string | undefined, secret: string): boolean {
   if (secret === INSTANCE_SECRET_UNREADABLE) throw new Error('This function may not read the instance secret');
   return secretMatches(given, secret);
 }
 
 export function presentsSecret(event: HttpEvent, secret: string): boolean {
-  // A function the stack did not let read the secret must never check it (lib/routes.ts auth classes).
-  if (secret === INSTANCE_SECRET_UNREADABLE) throw new Error('This function may not read the instance secret');
   const authorization = header(event, 'authorization');
   const bearer = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined;
   const token = event.queryStringParameters?.token;
   // Evaluate both so timing does not reveal which form was tried.
-  const viaHeader = secretMatches(bearer, secret);
-  const viaQuery = secretMatches(token, secret);
+  const viaHeader = isInstanceSecret(bearer, secret);
+  const viaQuery = isInstanceSecret(token, secret);
   return viaHeader || viaQuery;
 }
 

@@ -55,10 +55,13 @@ async function load(name: GeneratedSecretName): Promise<string | undefined> {
   return typeof found.Item?.value === 'string' ? found.Item.value : undefined;
 }
 
+/** A random 256-bit signing key. */
+const newSigningKey = () => randomBytes(32).toString('base64url');
+
 async function loadOrCreate(name: FirstUseSecretName): Promise<string> {
   const found = await load(name);
   if (found !== undefined) return found;
-  return (await keepOrPut(name, randomBytes(32).toString('base64url'))).value;
+  return (await keepOrPut(name, newSigningKey())).value;
 }
 
 /**
@@ -98,28 +101,21 @@ let session: { value: string | undefined; at: number } | undefined;
  */
 export async function sessionKey(options: { create?: boolean } = {}): Promise<string | undefined> {
   const now = Date.now();
-  if (!session || now - session.at >= SESSION_KEY_TTL_MS || (options.create && session.value === undefined)) {
-    const value = await load('SESSION');
-    session = { value, at: now };
-  }
+  if (!session || now - session.at >= SESSION_KEY_TTL_MS) session = { value: await load('SESSION'), at: now };
+  // keepOrPut keeps a key another container made since this one read none.
   if (session.value === undefined && options.create) {
-    session = { value: (await keepOrPut('SESSION', randomBytes(32).toString('base64url'))).value, at: now };
+    session = { value: (await keepOrPut('SESSION', newSigningKey())).value, at: now };
   }
   return session.value;
 }
 
 /** Replaces the session-signing key: every session signed with the old one is refused from now on. */
 export async function replaceSessionKey(): Promise<void> {
-  const value = randomBytes(32).toString('base64url');
+  const value = newSigningKey();
   await ddb().send(
     new PutCommand({ TableName: tableName(), Item: { ...Keys.generatedSecret('SESSION'), type: 'secret', value } }),
   );
   session = { value, at: Date.now() };
-}
-
-/** Tests: forget the session key read, as a new container would. */
-export function forgetSessionKeyForTests(): void {
-  session = undefined;
 }
 
 const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
