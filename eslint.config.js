@@ -10,7 +10,7 @@ const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
 );
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.bench/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.bench/**', 'coverage/**', 'web/dist/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

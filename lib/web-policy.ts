@@ -1,0 +1,55 @@
+/**
+ * How the web app (web/) is served, declared once for both hosts: the stack's CloudFront
+ * response-headers policy and cache rules (lib/constructs/web-hosting.ts) and `npm start`'s static
+ * server (local/). A browser sees the same headers from either.
+ */
+
+/** Where `npm run build:web` writes the built app; `-c webDir=PATH` serves another build instead. */
+export const WEB_BUILD_DIR = 'web/dist';
+
+/** Vite puts every content-hashed file under this prefix: cached for a year, never revalidated. */
+export const HASHED_ASSETS_PREFIX = '/assets/';
+export const HASHED_ASSET_MAX_AGE_SECONDS = 365 * 24 * 3600;
+
+/** Cache-Control of every file outside the hashed assets (index.html first): always revalidated. */
+export const UNHASHED_CACHE_CONTROL = 'no-cache';
+export const HASHED_CACHE_CONTROL = `public, max-age=${HASHED_ASSET_MAX_AGE_SECONDS}, immutable`;
+
+/**
+ * The Content-Security-Policy: no inline or foreign script, and the page may talk only to its own
+ * origin (the API and the event stream live there). Images and media also from blob: and data:
+ * (previews of files being attached, icons); styles from the app's own CSS files only.
+ */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' blob: data:",
+  "media-src 'self' blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "manifest-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+export const HSTS_MAX_AGE_SECONDS = 2 * 365 * 24 * 3600;
+export const REFERRER_POLICY = 'same-origin';
+
+/** Every header the app's responses carry, as a browser sees them. */
+export const WEB_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'strict-transport-security': `max-age=${HSTS_MAX_AGE_SECONDS}; includeSubDomains`,
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': REFERRER_POLICY,
+};
+
+/**
+ * The SPA fallback: a path that names no file (no extension in its last segment) is a route of the
+ * app and gets index.html; paths under /api never reach the app's host.
+ */
+export const isAppRoute = (path: string): boolean => !/\.[A-Za-z0-9]+$/.test(path.split('/').pop() ?? '');
