@@ -22,9 +22,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LOCAL_AWS_ENV, launchDynamo } from './dynamo.js';
 import type { LocalDynamo } from './dynamo.js';
-import { WEB_BUILD_DIR } from '../lib/web-policy.js';
 import type { WebApp } from './web-app.js';
-import { buildWebIfStale, projectRoot } from './web-build.js';
+import { prepareWebApp } from './web-build.js';
 
 export const LOCAL_TABLE_NAME = 'chat-relay';
 
@@ -44,29 +43,6 @@ function readConfigFile(path: string | undefined): string {
     throw new Error(`CONFIG_PATH ${full} is not valid JSON: ${(error as Error).message}`);
   }
   return text;
-}
-
-/** The web app to serve: RELAY_WEB_DIR as it is, or web/dist, built first if stale. */
-async function webApp(): Promise<WebApp> {
-  const given = process.env.RELAY_WEB_DIR;
-  if (given) {
-    const dir = resolve(given);
-    return existsSync(join(dir, 'index.html'))
-      ? { dir }
-      : { dir, unavailable: `No web app here: RELAY_WEB_DIR (${dir}) holds no index.html.` };
-  }
-  const root = projectRoot();
-  const dir = join(root, WEB_BUILD_DIR);
-  const build = await buildWebIfStale(root);
-  if (build.outcome === 'built') progress(`web app built (its sources changed) in ${build.ms} ms`);
-  if (build.outcome !== 'failed') return { dir };
-  console.error(`npm start: the web app's build failed (npm run build:web):\n${build.output}`);
-  return {
-    dir,
-    unavailable:
-      'The web app could not be built: `npm run build:web` failed (its errors are in the console of npm start). ' +
-      'The API at /api/v1 is up. Fix the error and start again.',
-  };
 }
 
 async function main(): Promise<void> {
@@ -111,7 +87,7 @@ async function main(): Promise<void> {
     // the handlers load; startLocalApi awaits and reports it.
     tableReady.catch(() => undefined);
     // The web app's build check (and build, if stale) overlaps the JVM's start too.
-    const web = webApp().catch((error: unknown): WebApp => ({
+    const web = prepareWebApp(process.env.RELAY_WEB_DIR, progress).catch((error: unknown): WebApp => ({
       dir: '',
       unavailable: `The web app could not be prepared: ${(error as Error).message}`,
     }));

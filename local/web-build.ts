@@ -11,9 +11,10 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WEB_BUILD_DIR } from '../lib/web-policy.js';
+import type { WebApp } from './web-app.js';
 
 /** The web app's sources, relative to the project root: folders are walked. */
 const WEB_SOURCES = ['web/src', 'web/public', 'web/index.html', 'web/vite.config.ts'];
@@ -118,4 +119,34 @@ export async function buildWebIfStale(root: string): Promise<WebBuildOutcome> {
     if (!ok) return { outcome: 'failed', output: output.trim() };
     return { outcome: 'built', ms: Date.now() - began };
   });
+}
+
+/**
+ * What `npm start` serves at `/`: the folder `givenDir` names (RELAY_WEB_DIR: another static
+ * build, as the stack's `-c webDir`) as it is, or the project's web/dist, built first if stale.
+ * A missing index.html or a failed build is no error: the app's paths answer 503 saying why
+ * (the build's own output goes to the console) and the API starts all the same.
+ */
+export async function prepareWebApp(
+  givenDir: string | undefined,
+  progress: (line: string) => void,
+  root = projectRoot(),
+): Promise<WebApp> {
+  if (givenDir) {
+    const dir = resolve(givenDir);
+    return existsSync(join(dir, 'index.html'))
+      ? { dir }
+      : { dir, unavailable: `No web app to serve: RELAY_WEB_DIR (${dir}) holds no index.html.` };
+  }
+  const dir = join(root, WEB_BUILD_DIR);
+  const build = await buildWebIfStale(root);
+  if (build.outcome === 'built') progress(`web app built (its sources changed) in ${build.ms} ms`);
+  if (build.outcome !== 'failed') return { dir };
+  console.error(`npm start: the web app's build failed (npm run build:web):\n${build.output}`);
+  return {
+    dir,
+    unavailable:
+      'The web app could not be built: `npm run build:web` failed (its errors are in the console of npm start). ' +
+      'The API at /api/v1 is up. Fix the error and start npm start again.',
+  };
 }
