@@ -5,7 +5,14 @@
  */
 import { defineConfig } from 'vite';
 
+// `npx vite web` (a dev server with live reload) and `npx vite preview web` forward the API to a running
+// `npm start` (RELAY_API, default http://127.0.0.1:3000), keeping the page's own Host so the session
+// cookie's same-origin check holds.
+const api = { '/api': { target: process.env.RELAY_API ?? 'http://127.0.0.1:3000', changeOrigin: false } };
+
 export default defineConfig({
+  server: { proxy: api },
+  preview: { proxy: api },
   root: import.meta.dirname,
   base: '/',
   // React's automatic JSX runtime through Vite's own transform (no plugin needed for a build).

@@ -90,6 +90,16 @@ export async function checkSession(value: string, config: InstanceConfig, now: n
   return verifySessionValue(value, key, config.security.instanceSecret, now);
 }
 
+/** Whether the request's cookies hold a session valid now. */
+export async function isSignedIn(
+  cookies: readonly string[] | undefined,
+  config: InstanceConfig,
+  now: number,
+): Promise<boolean> {
+  const value = sessionCookieOf(cookies);
+  return value !== undefined && (await checkSession(value, config, now)) !== undefined;
+}
+
 /** A renewed value for a valid session issued at `issuedMs`, when it is old enough to renew. */
 export async function renewedSession(
   issuedMs: number,

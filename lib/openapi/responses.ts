@@ -286,7 +286,9 @@ export const responses: Record<string, ResponseDoc[]> = {
   'auth/sign-in': [
     noContent(
       'Signed in: Set-Cookie carries the session (HttpOnly, SameSite=Strict, Path=/api, 30 days, renewed while in ' +
-        'use; §1.11.1). With the secret off, no cookie.',
+        'use; §1.11.1). With the secret off, no cookie. A body without `secret` only probes: 204 when the ' +
+        'request carries a valid session (the cookie is HttpOnly, so a page cannot tell), else 401, not counted ' +
+        'as a failed attempt.',
     ),
   ],
   'auth/sign-out': [noContent("This browser's session cookie is cleared (Set-Cookie with Max-Age=0).")],

@@ -3,10 +3,15 @@
  * 204 with the session cookie; a wrong or missing secret is the 401 of §1.11, and failed attempts
  * past SIGN_IN_LIMIT per client are 429 with Retry-After. With the secret off: 204 and no cookie.
  * Public (it is how a browser gets a credential) and never keyed (its answer must not be replayed).
+ *
+ * A body without `secret` is a probe (the web app's, on load: its cookie is HttpOnly, so only the
+ * service can say whether it is still good): 204 when the request carries a valid session, else
+ * 401, which is not counted as a failed attempt (nothing was guessed).
  */
 import * as z from '../../platform/zod.js';
 import * as Sessions from '../../core/sessions.js';
 import { cookieIsSecure, isInstanceSecret } from '../../middleware/auth.js';
+import { UnauthorizedError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { clientOf } from '../../middleware/rate-limit.js';
 import { rateLimitSettings } from '../../platform/config.js';
@@ -16,6 +21,12 @@ import { rateLimitSettings } from '../../platform/config.js';
 export const schemas = { body: z.looseObject({ secret: z.optional(z.unknown()) }), optionalObjectBody: true };
 
 export const handler = http('auth/sign-in', schemas, async ({ body, config, event }) => {
+  if (!('secret' in body)) {
+    if (config.security.instanceSecretEnabled && !(await Sessions.isSignedIn(event.cookies, config, Date.now()))) {
+      throw new UnauthorizedError();
+    }
+    return { status: 204 };
+  }
   const given = typeof body.secret === 'string' ? body.secret : undefined;
   const secret = config.security.instanceSecret;
   const client = await clientOf(event, rateLimitSettings().trustProxyHeaders);

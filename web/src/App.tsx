@@ -1,0 +1,124 @@
+/**
+ * The app's frame: find out whether this browser may use the service (the instance is open, or its
+ * session cookie is valid), show the sign-in form if not, and otherwise the inbox and the open chat
+ * side by side (one at a time on a phone), kept live by the tab's one event stream.
+ */
+import { useCallback, useEffect, useState } from 'react';
+import { api, ApiError, setUnauthorizedHandler } from './api/client';
+import type { PublicConfig } from './api/types';
+import { AccountMenu } from './components/AccountMenu';
+import { ChatList } from './components/ChatList';
+import { ChatView } from './components/ChatView';
+import { ConnectionStatus } from './components/ConnectionStatus';
+import { NewChat } from './components/NewChat';
+import { SignIn } from './components/SignIn';
+import { live } from './live/events';
+import { navigate, pathOf, useRoute } from './router';
+import { chats } from './state/chats';
+import { ConfigContext } from './state/config';
+
+type Access =
+  | { state: 'checking' }
+  | { state: 'signed-out' }
+  | { state: 'in'; open: boolean; config: PublicConfig }
+  | { state: 'unreachable'; message: string };
+
+export function App() {
+  const [access, setAccess] = useState<Access>({ state: 'checking' });
+
+  const check = useCallback(async () => {
+    try {
+      // GET /config may itself need a credential (readEndpointsRequireInstanceSecret): then the
+      // secret is on and only a session gets in.
+      const config = await api.config().catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 401) return undefined;
+        throw error;
+      });
+      const open = config ? !config.security.instanceSecretEnabled : false;
+      if (!open && !(await api.probeSession())) {
+        setAccess({ state: 'signed-out' });
+        return;
+      }
+      setAccess({ state: 'in', open, config: config ?? (await api.config()) });
+    } catch (error) {
+      setAccess({ state: 'unreachable', message: error instanceof Error ? error.message : String(error) });
+    }
+  }, []);
+
+  useEffect(() => {
+    void check();
+    setUnauthorizedHandler(() => setAccess({ state: 'signed-out' }));
+  }, [check]);
+
+  if (access.state === 'checking') return <div className="splash" aria-busy="true" />;
+  if (access.state === 'unreachable') {
+    return (
+      <div className="splash">
+        <p role="alert">{access.message}</p>
+        <button type="button" onClick={() => void check()}>
+          Try again
+        </button>
+      </div>
+    );
+  }
+  if (access.state === 'signed-out') return <SignIn onSignedIn={() => void check()} />;
+  return (
+    <ConfigContext.Provider value={access.config}>
+      <Shell open={access.open} onSignedOut={() => setAccess({ state: 'signed-out' })} />
+    </ConfigContext.Provider>
+  );
+}
+
+function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }) {
+  const route = useRoute();
+
+  useEffect(() => {
+    live.start();
+    const unsubscribe = live.subscribe(chats.onEvent);
+    const unresync = live.onResync(() => void chats.load());
+    return () => {
+      unsubscribe();
+      unresync();
+      live.stop();
+    };
+  }, []);
+
+  useEffect(() => {
+    if (route.name === 'sign-in') navigate(pathOf({ name: 'inbox' }), { replace: true });
+    if (route.name === 'archived') chats.setView('archived');
+    else if (route.name === 'inbox') chats.setView('inbox');
+    else chats.setView(chats.snapshot.view);
+  }, [route.name]);
+
+  const detail = route.name === 'chat' || route.name === 'new';
+  return (
+    <div className="app" data-screen={detail ? 'detail' : 'list'}>
+      <header className="topbar">
+        <span className="brand">Chat relay</span>
+        {open && (
+          <span className="open-instance" role="status" data-testid="open-instance">
+            This instance is open: anyone who can reach it can read and write.
+          </span>
+        )}
+        <ConnectionStatus />
+        {!open && <AccountMenu onSignedOut={onSignedOut} />}
+      </header>
+      <div className="panes">
+        <nav className="sidebar" aria-label="Chats">
+          <ChatList selectedId={route.name === 'chat' ? route.chatId : undefined} />
+        </nav>
+        <main className="detail">
+          {route.name === 'chat' ? (
+            <ChatView key={route.chatId} chatId={route.chatId} />
+          ) : route.name === 'new' ? (
+            <NewChat />
+          ) : (
+            <div className="empty-detail">
+              <p>Pick a chat, or start a new one.</p>
+            </div>
+          )}
+        </main>
+      </div>
+    </div>
+  );
+}

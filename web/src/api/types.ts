@@ -1,0 +1,144 @@
+/** The API's shapes as the app reads them (../shared/CONTRACT.md §2; field names exactly as served). */
+
+export type Timestamp = string;
+
+export interface Chat {
+  id: string;
+  is_archived: boolean;
+  title: string;
+  title_source: 'default' | 'auto' | 'manual';
+  tags: string[];
+  pinned: boolean;
+  agent_ids: string[];
+  model_id: string;
+  last_message_preview: string | null;
+  last_message_role: string | null;
+  pending_requests_count: number;
+  last_read_at: Timestamp | null;
+  unread_count: number;
+  notifications_muted: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  last_message_at: Timestamp | null;
+}
+
+export type Role = 'user' | 'agent' | 'system' | 'tool';
+export type StreamState = 'none' | 'streaming' | 'complete' | 'cancelled';
+
+export interface Message {
+  id: string;
+  chat_id: string;
+  role: Role;
+  sender_id: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  content_final: string | null;
+  content_partial: string | null;
+  stream_state: StreamState;
+  model_id: string | null;
+  trace: Record<string, unknown> | null;
+}
+
+export interface ChoiceOption {
+  id: string;
+  label: string;
+  variant?: 'primary' | 'secondary' | 'danger';
+}
+export interface ChoiceConfig {
+  options: ChoiceOption[];
+  maxSelections: number;
+  minSelections: number;
+}
+export interface TextInputConfig {
+  placeholder?: string;
+  validation?: { minLength?: number; maxLength?: number; pattern?: string | null };
+}
+export type FormFieldType = 'text' | 'textarea' | 'select' | 'multiselect' | 'checkbox' | 'date';
+export interface FormField {
+  name: string;
+  type: FormFieldType;
+  label?: string;
+  required?: boolean;
+  options?: string[];
+}
+export interface FormConfig {
+  fields: FormField[];
+  submitLabel?: string;
+}
+
+interface RequestBase {
+  id: string;
+  chat_id: string;
+  status: 'pending' | 'resolved' | 'cancelled';
+  title: string;
+  body: string | null;
+  created_at: Timestamp;
+  resolved_at: Timestamp | null;
+  resolved_by: 'user' | 'backend' | null;
+  resolution_payload: Record<string, unknown> | null;
+  trace: Record<string, unknown> | null;
+}
+export type ChatRequest =
+  | (RequestBase & { type: 'choice'; config: ChoiceConfig })
+  | (RequestBase & { type: 'text_input'; config: TextInputConfig })
+  | (RequestBase & { type: 'form'; config: FormConfig });
+
+export type FormValue = string | boolean | string[];
+export type Resolution = { selectedOptionIds: string[] } | { text: string } | { values: Record<string, FormValue> };
+
+export interface Media {
+  id: string;
+  chat_id: string;
+  message_id: string | null;
+  filename: string;
+  content_type: string;
+  byte_size: number;
+  kind: 'image' | 'audio' | 'file';
+  created_at: Timestamp;
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  description: string;
+  avatarUrl?: string;
+  defaultModelId?: string;
+}
+export interface Model {
+  id: string;
+  name: string;
+  description: string;
+}
+
+export interface PublicConfig {
+  appName: string;
+  maxUploadBytes: number;
+  allowedMimeTypes: string[];
+  titleMaxChars: number;
+  defaultModelIdForNewChats?: string;
+  agents: Agent[];
+  models: Model[];
+  security: { instanceSecretEnabled: boolean; readEndpointsRequireInstanceSecret: boolean };
+}
+
+export interface Page<T> {
+  data: T[];
+  cursor: { next: string | null; hasMore: boolean };
+}
+
+export interface TagSuggestion {
+  name: string;
+  usage_count: number;
+}
+
+export interface EventEnvelope<P = Record<string, unknown>> {
+  id: string;
+  type: string;
+  timestamp: Timestamp;
+  payload: P & { chatId?: string };
+}
+
+/** The error envelope of every non-2xx answer (§1.7). */
+export interface ErrorBody {
+  error: { code: string; message: string; details: Record<string, unknown> | null };
+}

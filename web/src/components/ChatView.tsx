@@ -1,0 +1,109 @@
+/** One chat: header and actions, the message history, pending requests and the composer. */
+import { useEffect, useMemo, useState } from 'react';
+import { api } from '../api/client';
+import { live } from '../live/events';
+import { onLinkClick, pathOf } from '../router';
+import { ChatStore } from '../state/chat';
+import { chats } from '../state/chats';
+import { agentName, useConfig } from '../state/config';
+import { useStore } from '../state/store';
+import { ChatToolbar } from './ChatToolbar';
+import { Composer } from './Composer';
+import { MessageList } from './MessageList';
+import { Requests } from './Requests';
+
+export function ChatView({ chatId }: { chatId: string }) {
+  const store = useMemo(() => new ChatStore(chatId), [chatId]);
+  const state = useStore(store);
+  const { byId } = useStore(chats);
+  const chat = byId.get(chatId);
+  const config = useConfig();
+  const [missing, setMissing] = useState(false);
+
+  useEffect(() => {
+    void store.load();
+    void chats.refreshNow(chatId).then((found) => setMissing(!found));
+    const unsubscribe = live.subscribe(store.onEvent);
+    const unresync = live.onResync(() => {
+      void store.load();
+      chats.refresh(chatId);
+    });
+    return () => {
+      unsubscribe();
+      unresync();
+      store.dispose();
+    };
+  }, [store, chatId]);
+
+  // Reading the chat marks it read, while the tab is visible; new messages read here too.
+  const unread = chat?.unread_count ?? 0;
+  useEffect(() => {
+    if (!unread) return;
+    const markIfVisible = () => {
+      if (document.visibilityState === 'visible') void api.markRead(chatId).catch(() => {});
+    };
+    markIfVisible();
+    document.addEventListener('visibilitychange', markIfVisible);
+    return () => document.removeEventListener('visibilitychange', markIfVisible);
+  }, [chatId, unread]);
+
+  useEffect(() => {
+    document.title = chat ? `${chat.title} · Chat relay` : 'Chat relay';
+    return () => {
+      document.title = 'Chat relay';
+    };
+  }, [chat]);
+
+  if (missing && !chat) {
+    return (
+      <div className="empty-detail">
+        <p role="alert">This chat does not exist (any more).</p>
+        <a href="/" onClick={(e) => onLinkClick(e, '/')}>
+          Back to chats
+        </a>
+      </div>
+    );
+  }
+
+  const typing = Object.keys(state.typing);
+  return (
+    <section className="chat-view" aria-label={chat?.title ?? 'Chat'}>
+      <header className="chat-header">
+        <a
+          className="back"
+          href="/"
+          onClick={(e) => onLinkClick(e, pathOf({ name: chat?.is_archived ? 'archived' : 'inbox' }))}
+        >
+          <span aria-hidden="true">‹</span>
+          <span className="visually-hidden">Back to chats</span>
+        </a>
+        <div className="chat-heading">
+          <h1 data-testid="chat-heading">{chat?.title ?? '…'}</h1>
+          {chat && (
+            <p className="chat-meta">
+              {chat.agent_ids.map((id) => agentName(config, id)).join(', ')}
+              {' · '}
+              {config.models.find((m) => m.id === chat.model_id)?.name ?? chat.model_id}
+              {chat.tags.map((tag) => (
+                <span key={tag} className="tag" data-testid="chat-tag">
+                  {tag}
+                </span>
+              ))}
+            </p>
+          )}
+        </div>
+        {chat && <ChatToolbar chat={chat} />}
+      </header>
+      <MessageList store={store} state={state} />
+      <div className="typing-slot">
+        {typing.length > 0 && (
+          <p className="typing" role="status" data-testid="typing-indicator">
+            {typing.map((id) => agentName(config, id)).join(', ')} {typing.length > 1 ? 'are' : 'is'} typing…
+          </p>
+        )}
+      </div>
+      {state.requests.length > 0 && <Requests store={store} requests={state.requests} />}
+      <Composer store={store} chatId={chatId} />
+    </section>
+  );
+}

@@ -1,0 +1,168 @@
+/**
+ * The history, oldest at the top. It follows new messages while the reader is at the bottom, keeps
+ * the reader's place when older pages are added above (read when the top comes into view), and
+ * renders each message once unless it changes (streaming ones re-render per frame at most).
+ */
+import { memo, useEffect, useLayoutEffect, useRef } from 'react';
+import type { Message } from '../api/types';
+import type { ChatStore, Outgoing } from '../state/chat';
+import { agentName, useConfig } from '../state/config';
+import { Markdown } from '../markdown/Markdown';
+import { Attachments } from './Attachments';
+import { clockTime, fullTime } from './time';
+
+type ChatState = ChatStore['snapshot'];
+
+const NEAR_BOTTOM_PX = 80;
+
+export function MessageList({ store, state }: { store: ChatStore; state: ChatState }) {
+  const scroller = useRef<HTMLDivElement>(null);
+  const sentinel = useRef<HTMLDivElement>(null);
+  const atBottom = useRef(true);
+  const previousHeight = useRef(0);
+  const previousFirst = useRef<string | undefined>(undefined);
+
+  // Older pages: when the sentinel at the top scrolls into view.
+  useEffect(() => {
+    const root = scroller.current;
+    const target = sentinel.current;
+    if (!root || !target) return;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting)) void store.loadOlder();
+      },
+      { root, rootMargin: '400px 0px 0px 0px' },
+    );
+    observer.observe(target);
+    return () => observer.disconnect();
+  }, [store, state.hasOlder]);
+
+  // Keep the place: at the bottom stays at the bottom; a page added above keeps what was visible.
+  useLayoutEffect(() => {
+    const root = scroller.current;
+    if (!root) return;
+    const first = state.messages[0]?.id;
+    if (previousFirst.current && first !== previousFirst.current && !atBottom.current) {
+      root.scrollTop += root.scrollHeight - previousHeight.current;
+    } else if (atBottom.current) {
+      root.scrollTop = root.scrollHeight;
+    }
+    previousFirst.current = first;
+    previousHeight.current = root.scrollHeight;
+  }, [state.messages, state.outgoing, state.requests.length]);
+
+  const onScroll = () => {
+    const root = scroller.current;
+    if (!root) return;
+    atBottom.current = root.scrollHeight - root.scrollTop - root.clientHeight < NEAR_BOTTOM_PX;
+    previousHeight.current = root.scrollHeight;
+  };
+
+  return (
+    <div className="messages" ref={scroller} onScroll={onScroll}>
+      <div ref={sentinel} data-testid="load-older" className="load-older">
+        {state.loadingOlder
+          ? 'Loading earlier messages…'
+          : state.hasOlder
+            ? ''
+            : state.loading
+              ? ''
+              : 'Start of the chat'}
+      </div>
+      {state.error && (
+        <p role="alert" className="error">
+          {state.error}{' '}
+          <button type="button" onClick={() => void store.load()}>
+            Retry
+          </button>
+        </p>
+      )}
+      <div role="log" aria-label="Messages" aria-busy={state.loading} className="log">
+        {state.messages.map((message) => (
+          <MessageItem key={message.id} message={message} />
+        ))}
+        {state.outgoing.map((outgoing) => (
+          <OutgoingItem key={outgoing.localId} outgoing={outgoing} store={store} />
+        ))}
+      </div>
+    </div>
+  );
+}
+
+const MessageItem = memo(function MessageItem({ message }: { message: Message }) {
+  const config = useConfig();
+  const text = message.content_final ?? message.content_partial ?? '';
+  const sender =
+    message.role === 'user'
+      ? 'You'
+      : message.role === 'agent'
+        ? agentName(config, message.sender_id)
+        : message.role === 'system'
+          ? 'System'
+          : 'Tool';
+  const mediaIds = mediaIdsOf(message.trace);
+  const failure = message.role === 'system' && message.trace?.dispatchFailure === true;
+  return (
+    <article
+      className={`message ${message.role}${failure ? ' failure' : ''}`}
+      data-testid="message"
+      data-message-id={message.id}
+      data-role={message.role}
+      data-stream-state={message.stream_state}
+      data-status="sent"
+      aria-label={`${sender}, ${fullTime(message.created_at)}`}
+    >
+      <header className="message-meta">
+        <span className="sender">{sender}</span>
+        <time dateTime={message.created_at} title={fullTime(message.created_at)}>
+          {clockTime(message.created_at)}
+        </time>
+        {message.stream_state === 'streaming' && <span className="streaming-marker">writing…</span>}
+        {message.stream_state === 'cancelled' && <span className="cancelled-marker">stopped</span>}
+      </header>
+      {text && (
+        <div className="message-body" data-testid="message-body">
+          <Markdown text={text} />
+        </div>
+      )}
+      {mediaIds.length > 0 && <Attachments mediaIds={mediaIds} />}
+    </article>
+  );
+});
+
+function OutgoingItem({ outgoing, store }: { outgoing: Outgoing; store: ChatStore }) {
+  return (
+    <article
+      className={`message user ${outgoing.status}`}
+      data-testid="message"
+      data-role="user"
+      data-status={outgoing.status}
+      aria-label={outgoing.status === 'failed' ? 'Your message, not sent' : 'Your message, sending'}
+    >
+      <header className="message-meta">
+        <span className="sender">You</span>
+        <span>{outgoing.status === 'sending' ? 'Sending…' : 'Not sent'}</span>
+      </header>
+      <div className="message-body" data-testid="message-body">
+        <Markdown text={outgoing.content} />
+      </div>
+      {outgoing.status === 'failed' && (
+        <p className="send-error" role="alert">
+          {outgoing.error}{' '}
+          <button type="button" onClick={() => store.retry(outgoing.localId)}>
+            Retry
+          </button>{' '}
+          <button type="button" className="quiet" onClick={() => store.discard(outgoing.localId)}>
+            Discard
+          </button>
+        </p>
+      )}
+    </article>
+  );
+}
+
+function mediaIdsOf(trace: Record<string, unknown> | null): string[] {
+  if (!trace) return [];
+  if (Array.isArray(trace.mediaIds)) return trace.mediaIds.filter((id): id is string => typeof id === 'string');
+  return typeof trace.mediaId === 'string' ? [trace.mediaId] : [];
+}

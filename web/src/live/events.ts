@@ -1,0 +1,155 @@
+/**
+ * The tab's one live connection: an EventSource on the contract's stream (§6.4), with ephemeral
+ * events (chunks, typing). The browser reconnects on its own after a dropped connection and sends
+ * `Last-Event-ID`, which the service honours, so nothing persisted is missed across a restart.
+ * If the browser gives up (an HTTP error instead of a stream), this module reconnects itself with
+ * `cursor` = the last persisted event seen, and drops that cursor if the service no longer knows it.
+ * After any interruption, subscribers get a `resync` so they can refresh what ephemeral events
+ * (chunks) could not replay. A tab hidden for HIDDEN_RELEASE_MS gives its connection back.
+ */
+import { API } from '../api/client';
+import type { EventEnvelope } from '../api/types';
+
+export type LiveState = 'connecting' | 'open' | 'offline';
+export type LiveListener = (event: EventEnvelope) => void;
+
+export const EVENT_TYPES = [
+  'chat.created',
+  'chat.updated',
+  'chat.archived',
+  'chat.unarchived',
+  'chat.read',
+  'chat.unread',
+  'chat.typing',
+  'chat.user_typing',
+  'message.created',
+  'message.streaming.chunk',
+  'message.streaming.complete',
+  'request.created',
+  'request.resolved',
+  'request.cancelled',
+  'media.attached',
+] as const;
+
+const EPHEMERAL = new Set(['chat.typing', 'chat.user_typing', 'message.streaming.chunk']);
+const HIDDEN_RELEASE_MS = 2 * 60_000;
+const MAX_BACKOFF_MS = 30_000;
+
+class LiveEvents {
+  private source: EventSource | undefined;
+  private lastPersistedId: string | undefined;
+  private listeners = new Set<LiveListener>();
+  private resyncListeners = new Set<() => void>();
+  private stateListeners = new Set<() => void>();
+  private interrupted = false;
+  private backoffMs = 1000;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private hiddenTimer: ReturnType<typeof setTimeout> | undefined;
+  private started = false;
+  state: LiveState = 'connecting';
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    document.addEventListener('visibilitychange', this.onVisibility);
+    this.connect();
+  }
+
+  stop(): void {
+    this.started = false;
+    document.removeEventListener('visibilitychange', this.onVisibility);
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.hiddenTimer);
+    this.close();
+    this.lastPersistedId = undefined;
+  }
+
+  subscribe(listener: LiveListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  onResync(listener: () => void): () => void {
+    this.resyncListeners.add(listener);
+    return () => this.resyncListeners.delete(listener);
+  }
+  onState(listener: () => void): () => void {
+    this.stateListeners.add(listener);
+    return () => this.stateListeners.delete(listener);
+  }
+
+  private setState(state: LiveState) {
+    if (this.state === state) return;
+    this.state = state;
+    for (const listener of this.stateListeners) listener();
+  }
+
+  private connect(): void {
+    this.close();
+    const params = new URLSearchParams({ ephemeral: 'true' });
+    const withCursor = this.lastPersistedId;
+    if (withCursor) params.set('cursor', withCursor);
+    const source = new EventSource(`${API}/events/stream?${params}`);
+    this.source = source;
+    this.setState('connecting');
+    let opened = false;
+    source.onopen = () => {
+      opened = true;
+      this.backoffMs = 1000;
+      this.setState('open');
+      if (this.interrupted) {
+        this.interrupted = false;
+        for (const listener of this.resyncListeners) listener();
+      }
+    };
+    source.onerror = () => {
+      this.interrupted = true;
+      if (source.readyState === EventSource.CLOSED) {
+        // The browser gave up (an error answer, not a dropped stream): reconnect ourselves. A cursor
+        // the service refused (400: unknown or expired) is dropped; the resync covers the gap.
+        if (!opened && withCursor && withCursor === this.lastPersistedId) this.lastPersistedId = undefined;
+        this.source = undefined;
+        this.setState('offline');
+        this.retryTimer = setTimeout(() => this.connect(), this.backoffMs);
+        this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
+      } else {
+        this.setState('connecting');
+      }
+    };
+    for (const type of EVENT_TYPES) source.addEventListener(type, this.onEvent);
+  }
+
+  private close(): void {
+    if (!this.source) return;
+    for (const type of EVENT_TYPES) this.source.removeEventListener(type, this.onEvent);
+    this.source.close();
+    this.source = undefined;
+  }
+
+  private onEvent = (message: MessageEvent<string>) => {
+    let envelope: EventEnvelope;
+    try {
+      envelope = JSON.parse(message.data) as EventEnvelope;
+    } catch {
+      return;
+    }
+    if (!EPHEMERAL.has(envelope.type)) this.lastPersistedId = envelope.id;
+    for (const listener of this.listeners) listener(envelope);
+  };
+
+  private onVisibility = () => {
+    clearTimeout(this.hiddenTimer);
+    if (document.visibilityState === 'hidden') {
+      this.hiddenTimer = setTimeout(() => {
+        if (!this.source) return;
+        this.close();
+        this.interrupted = true;
+        this.setState('offline');
+      }, HIDDEN_RELEASE_MS);
+    } else if (!this.source && this.started) {
+      clearTimeout(this.retryTimer);
+      this.connect();
+    }
+  };
+}
+
+export const live = new LiveEvents();

@@ -1,0 +1,283 @@
+/**
+ * One open chat: its messages (oldest first in `messages`; pages of the service's newest-first
+ * listing prepended as the user scrolls up), its pending requests, who is typing, and the user's
+ * own messages still on their way. Live events patch it in place; streamed chunks render at most
+ * once per frame.
+ */
+import { api, ApiError, newIdempotencyKey } from '../api/client';
+import type { ChatRequest, EventEnvelope, Message, Resolution } from '../api/types';
+import { Store } from './store';
+
+export interface Outgoing {
+  localId: string;
+  content: string;
+  idempotencyKey: string;
+  status: 'sending' | 'failed';
+  error?: string;
+  createdAt: string;
+}
+
+interface State {
+  chatId: string;
+  messages: Message[];
+  outgoing: Outgoing[];
+  requests: ChatRequest[];
+  /** agent id → when its typing indicator ends (ms since epoch). */
+  typing: Record<string, number>;
+  olderCursor: string | null;
+  hasOlder: boolean;
+  loading: boolean;
+  loadingOlder: boolean;
+  error: string | undefined;
+}
+
+const PAGE = 50;
+const TYPING_MS = 6000;
+
+export class ChatStore extends Store<State> {
+  private typingTimer: ReturnType<typeof setTimeout> | undefined;
+  private disposed = false;
+
+  constructor(chatId: string) {
+    super({
+      chatId,
+      messages: [],
+      outgoing: [],
+      requests: [],
+      typing: {},
+      olderCursor: null,
+      hasOlder: false,
+      loading: true,
+      loadingOlder: false,
+      error: undefined,
+    });
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    clearTimeout(this.typingTimer);
+  }
+
+  /** The newest page and the pending requests; also after a reconnect, keeping older pages read. */
+  async load(): Promise<void> {
+    const { chatId } = this.state;
+    try {
+      const [page, requests] = await Promise.all([
+        api.listMessages(chatId, { limit: PAGE }),
+        api.pendingRequests(chatId),
+      ]);
+      if (this.disposed) return;
+      const newest = [...page.data].reverse();
+      const first = this.state.loading;
+      const oldestNew = newest[0];
+      // Keep older pages already read; replace everything from the newest page's oldest message on.
+      const kept = first || !oldestNew ? [] : this.state.messages.filter((m) => compareMessages(m, oldestNew) < 0);
+      this.set({
+        messages: [...kept, ...newest],
+        requests: requests.data,
+        loading: false,
+        error: undefined,
+        ...(first ? { olderCursor: page.cursor.next, hasOlder: page.cursor.hasMore } : {}),
+      });
+    } catch (error) {
+      if (this.disposed) return;
+      this.set({ loading: false, error: messageOf(error) });
+    }
+  }
+
+  async loadOlder(): Promise<void> {
+    const { chatId, olderCursor, hasOlder, loadingOlder } = this.state;
+    if (!hasOlder || loadingOlder || !olderCursor) return;
+    this.set({ loadingOlder: true });
+    try {
+      const page = await api.listMessages(chatId, { cursor: olderCursor, limit: PAGE });
+      if (this.disposed) return;
+      const known = new Set(this.state.messages.map((m) => m.id));
+      const older = [...page.data].reverse().filter((m) => !known.has(m.id));
+      this.set({
+        messages: [...older, ...this.state.messages],
+        olderCursor: page.cursor.next,
+        hasOlder: page.cursor.hasMore,
+        loadingOlder: false,
+      });
+    } catch (error) {
+      if (this.disposed) return;
+      this.set({ loadingOlder: false, error: messageOf(error) });
+    }
+  }
+
+  /** Shown at once; sent with an Idempotency-Key that a retry reuses, so it is never stored twice. */
+  send(content: string): void {
+    const outgoing: Outgoing = {
+      localId: newIdempotencyKey(),
+      content,
+      idempotencyKey: newIdempotencyKey(),
+      status: 'sending',
+      createdAt: new Date().toISOString(),
+    };
+    this.set({ outgoing: [...this.state.outgoing, outgoing] });
+    void this.deliver(outgoing);
+  }
+
+  retry(localId: string): void {
+    const outgoing = this.state.outgoing.find((o) => o.localId === localId);
+    if (!outgoing || outgoing.status !== 'failed') return;
+    const again = { ...outgoing, status: 'sending' as const, error: undefined };
+    this.replaceOutgoing(again);
+    void this.deliver(again);
+  }
+
+  discard(localId: string): void {
+    this.set({ outgoing: this.state.outgoing.filter((o) => o.localId !== localId) });
+  }
+
+  private async deliver(outgoing: Outgoing): Promise<void> {
+    try {
+      const message = await api.sendMessage(this.state.chatId, outgoing.content, outgoing.idempotencyKey);
+      if (this.disposed) return;
+      this.set({ outgoing: this.state.outgoing.filter((o) => o.localId !== outgoing.localId) });
+      this.upsertMessage(message);
+    } catch (error) {
+      if (this.disposed) return;
+      this.replaceOutgoing({ ...outgoing, status: 'failed', error: messageOf(error) });
+    }
+  }
+
+  private replaceOutgoing(next: Outgoing): void {
+    this.set({ outgoing: this.state.outgoing.map((o) => (o.localId === next.localId ? next : o)) });
+  }
+
+  async resolve(request: ChatRequest, resolution: Resolution, idempotencyKey: string): Promise<void> {
+    await api.resolveRequest(request.id, resolution, idempotencyKey);
+    if (this.disposed) return;
+    this.set({ requests: this.state.requests.filter((r) => r.id !== request.id) });
+  }
+
+  onEvent = (event: EventEnvelope): void => {
+    const p = event.payload as Record<string, unknown>;
+    if (p.chatId !== this.state.chatId) return;
+    switch (event.type) {
+      case 'message.created': {
+        const message: Message = {
+          id: String(p.messageId),
+          chat_id: this.state.chatId,
+          role: p.role as Message['role'],
+          sender_id: String(p.senderId),
+          created_at: String(p.createdAt ?? event.timestamp),
+          updated_at: String(p.createdAt ?? event.timestamp),
+          content_final: (p.contentFinal as string | null | undefined) ?? null,
+          content_partial: null,
+          stream_state: (p.streamState as Message['stream_state']) ?? 'complete',
+          model_id: null,
+          trace: (p.trace as Record<string, unknown> | null | undefined) ?? null,
+        };
+        const existing = this.state.messages.find((m) => m.id === message.id);
+        if (!existing) this.upsertMessage(message);
+        if (message.role === 'agent') this.stopTyping(message.sender_id);
+        break;
+      }
+      case 'message.streaming.chunk': {
+        const id = String(p.messageId);
+        const delta = String(p.deltaText ?? '');
+        const messages = this.state.messages;
+        const index = messages.findIndex((m) => m.id === id);
+        if (index === -1) return;
+        const m = messages[index]!;
+        if (m.stream_state !== 'streaming') return;
+        const next = messages.slice();
+        next[index] = { ...m, content_partial: (m.content_partial ?? '') + delta, updated_at: event.timestamp };
+        this.setSoon({ messages: next });
+        break;
+      }
+      case 'message.streaming.complete': {
+        const id = String(p.messageId);
+        const state = p.streamState as 'complete' | 'cancelled';
+        this.patchMessage(id, (m) => ({
+          ...m,
+          stream_state: state,
+          content_final: state === 'complete' ? ((p.finalText as string | null) ?? m.content_partial) : null,
+          content_partial: state === 'complete' ? null : m.content_partial,
+          updated_at: event.timestamp,
+        }));
+        break;
+      }
+      case 'request.created':
+        void this.reloadRequests();
+        break;
+      case 'request.resolved':
+      case 'request.cancelled':
+        this.set({ requests: this.state.requests.filter((r) => r.id !== p.requestId) });
+        break;
+      case 'chat.typing': {
+        const agentId = String(p.agentId);
+        this.set({ typing: { ...this.state.typing, [agentId]: Date.now() + TYPING_MS } });
+        this.scheduleTypingExpiry();
+        break;
+      }
+      case 'media.attached':
+        // Attachments render from the message's trace; a later upload to a known message re-reads it.
+        if (typeof p.messageId === 'string' && this.state.messages.some((m) => m.id === p.messageId)) void this.load();
+        break;
+    }
+  };
+
+  private async reloadRequests(): Promise<void> {
+    try {
+      const requests = await api.pendingRequests(this.state.chatId);
+      if (!this.disposed) this.set({ requests: requests.data });
+    } catch {
+      // The next event or reconnect reads them again.
+    }
+  }
+
+  private upsertMessage(message: Message): void {
+    const messages = this.state.messages.filter((m) => m.id !== message.id);
+    let index = messages.length;
+    while (index > 0 && compareMessages(messages[index - 1]!, message) > 0) index--;
+    messages.splice(index, 0, message);
+    this.set({ messages });
+  }
+
+  private patchMessage(id: string, patch: (m: Message) => Message): void {
+    const index = this.state.messages.findIndex((m) => m.id === id);
+    if (index === -1) {
+      // A message this page never saw (it began before the page was open): read the newest page.
+      void this.load();
+      return;
+    }
+    const messages = this.state.messages.slice();
+    messages[index] = patch(messages[index]!);
+    this.set({ messages });
+  }
+
+  private stopTyping(agentId: string): void {
+    if (!(agentId in this.state.typing)) return;
+    const typing = { ...this.state.typing };
+    delete typing[agentId];
+    this.set({ typing });
+  }
+
+  private scheduleTypingExpiry(): void {
+    clearTimeout(this.typingTimer);
+    const ends = Object.values(this.state.typing);
+    if (!ends.length) return;
+    const next = Math.min(...ends);
+    this.typingTimer = setTimeout(
+      () => {
+        const now = Date.now();
+        const typing = Object.fromEntries(Object.entries(this.state.typing).filter(([, end]) => end > now));
+        this.set({ typing });
+        this.scheduleTypingExpiry();
+      },
+      Math.max(0, next - Date.now()) + 10,
+    );
+  }
+}
+
+export function compareMessages(a: Message, b: Message): number {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+export const messageOf = (error: unknown): string =>
+  error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
