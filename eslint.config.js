@@ -10,7 +10,7 @@ const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
 );
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.bench/**', 'coverage/**', 'web/dist/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.bench/**', 'coverage/**', 'web/dist/**', 'test-output/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

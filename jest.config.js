@@ -1,7 +1,7 @@
 /**
  * Native ESM jest (middy is ESM-only): ts-jest transpiles each file in isolation; `npm run
  * typecheck` does the type checking. Integration tests share one DynamoDB Local started in
- * globalSetup; each test file creates its own table.
+ * globalSetup; each test file creates its own table. End-to-end tests (e2e) start their own.
  */
 const common = {
   testEnvironment: 'node',
@@ -23,5 +23,7 @@ export default {
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    // Browser tests: each file starts `npm start` as it ships and a Chromium (test/e2e/support/).
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],
 };

@@ -9,13 +9,21 @@
  * VAPID key pair, the emulators, loading every handler. Only the table, then the background jobs
  * and the listener, wait for it. Each step prints a progress line with the time since start.
  *
+ * It also serves the web app at `/` (local/web-app.ts): the built web/dist, rebuilt first when its
+ * sources changed (local/web-build.ts; the build also overlaps the JVM's start), or the folder
+ * RELAY_WEB_DIR names (another static build, as the stack's `-c webDir`), served as it is. A
+ * failed build stops nothing: the API starts, and the app's paths answer 503 saying why.
+ *
  * Environment: PORT (3000), CONFIG_PATH (a JSON file shaped like the contract's §12
- * configuration), DATA_DIR (./.data), and the §12.2 OPENGRAM_* overrides.
+ * configuration), DATA_DIR (./.data), RELAY_WEB_DIR (the built web/dist), and the §12.2
+ * OPENGRAM_* overrides.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { LOCAL_AWS_ENV, launchDynamo } from './dynamo.js';
 import type { LocalDynamo } from './dynamo.js';
+import type { WebApp } from './web-app.js';
+import { prepareWebApp } from './web-build.js';
 
 export const LOCAL_TABLE_NAME = 'chat-relay';
 
@@ -78,6 +86,11 @@ async function main(): Promise<void> {
     // Observed here so an early failure (Java missing) is not an unhandled rejection while
     // the handlers load; startLocalApi awaits and reports it.
     tableReady.catch(() => undefined);
+    // The web app's build check (and build, if stale) overlaps the JVM's start too.
+    const web = prepareWebApp(process.env.RELAY_WEB_DIR, progress).catch((error: unknown): WebApp => ({
+      dir: '',
+      unavailable: `The web app could not be prepared: ${(error as Error).message}`,
+    }));
 
     // Fail fast on a configuration the handlers would refuse.
     // The VAPID key pair first: with push enabled, the configuration is valid only with one (§12.3).
@@ -100,6 +113,7 @@ async function main(): Promise<void> {
         searchCacheDir: join(dataDir, 'search-cache'),
         vapidKeysFile,
         tableReady,
+        web,
         onProgress: (step) => progress(step === 'emulators' ? 'SQS and S3 emulators up' : 'handlers loaded'),
       });
     } catch (error) {
@@ -113,6 +127,8 @@ async function main(): Promise<void> {
       : 'disabled';
     progress('ready');
     console.log(`chat relay listening on ${api.url}/api/v1  (data: ${dataDir}, instance secret: ${secret})`);
+    const served = await web;
+    console.log(`web app on ${api.url}/  (${served.unavailable ? 'unavailable: see above' : served.dir})`);
   } catch (error) {
     console.error(`npm start failed: ${(error as Error).message}`);
     await stop(1);

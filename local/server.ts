@@ -1,7 +1,8 @@
 /**
  * The local HTTP adapter: matches each request against the route table, turns it into an
  * API Gateway HTTP API payload-v2 event and calls the very handler Lambda would run.
- * Unmatched requests go to the same catch-all handler as the $default route.
+ * Unmatched requests go to the same catch-all handler as the $default route. With a web app
+ * (npm start), paths outside /api are the app's files instead (local/web-app.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -31,6 +32,8 @@ import { startLocalRenameTail } from './rename-tail.js';
 import { startLocalSearchTail } from './search-tail.js';
 import { startLocalTagSweep } from './tag-sweep.js';
 import { ensureVapidKeys } from './vapid.js';
+import { isApiPath, serveWebApp } from './web-app.js';
+import type { WebApp } from './web-app.js';
 
 type Handler = (
   event: APIGatewayProxyEventV2,
@@ -350,6 +353,11 @@ export interface LocalApiOptions {
    * start and the handlers load before it; the background jobs and the listener start after it.
    */
   tableReady?: Promise<unknown>;
+  /**
+   * Serve this web app at every path outside /api (npm start; its build may still be running:
+   * those requests wait for it). Without it every path goes to the routes and the catch-all.
+   */
+  web?: WebApp | Promise<WebApp>;
   /** Told when the emulators are up and when the handlers are loaded (npm start prints it). */
   onProgress?: (step: 'emulators' | 'handlers') => void;
 }
@@ -453,6 +461,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     trackAnswer(req, res);
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
+      if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web);
       const method = req.method ?? 'GET';
       let found: Mounted | undefined;
       let values: string[] = [];

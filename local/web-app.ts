@@ -1,0 +1,191 @@
+/**
+ * `npm start` serves the built web app at `/` (every path outside /api), as the stack's
+ * CloudFront distribution serves it from S3, by the rules of lib/web-policy.ts: a path naming no
+ * file (an app route) gets index.html, any other path its file or 404; hashed files under
+ * /assets/ are cached for a year, everything else revalidated (`no-cache`, with an ETag and 304);
+ * every answer carries the security headers (CSP, HSTS, frame and sniffing rules, referrer policy).
+ * Text files are compressed (brotli or gzip, as the browser accepts), once per file version.
+ *
+ * A request's path is decoded and then checked segment by segment: `..`, `.`, a backslash or a
+ * NUL byte anywhere is 404, and the file found must lie inside the app's folder, so nothing
+ * outside it can be read (test/e2e/served-app.test.ts tries).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { extname, join, resolve, sep } from 'node:path';
+import { promisify } from 'node:util';
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
+import {
+  HASHED_ASSETS_PREFIX,
+  HASHED_CACHE_CONTROL,
+  UNHASHED_CACHE_CONTROL,
+  WEB_SECURITY_HEADERS,
+  isAppRoute,
+} from '../lib/web-policy.js';
+
+/** What `npm start` serves at `/`: a built app's folder, or why there is none (503). */
+export interface WebApp {
+  dir: string;
+  /** Set when the app could not be built: every app path answers 503 with this text. */
+  unavailable?: string;
+}
+
+/** Paths the API answers; everything else is the web app's (as CloudFront's `/api/*` behavior). */
+export const isApiPath = (path: string): boolean => path === '/api' || path.startsWith('/api/');
+
+const CONTENT_TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+  '.webmanifest': 'application/manifest+json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.xml': 'application/xml; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.gif': 'image/gif',
+  '.webp': 'image/webp',
+  '.avif': 'image/avif',
+  '.ico': 'image/x-icon',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+  '.otf': 'font/otf',
+  '.wasm': 'application/wasm',
+  '.mp3': 'audio/mpeg',
+  '.mp4': 'video/mp4',
+  '.webm': 'video/webm',
+};
+
+const contentTypeOf = (file: string) => CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
+const compressible = (type: string) => /^(text\/|application\/(json|manifest\+json|xml|wasm)|image\/svg)/.test(type);
+/** Below this, compression saves less than its headers cost. */
+const MIN_COMPRESS_BYTES = 1024;
+
+type Encoding = 'br' | 'gzip' | 'identity';
+
+interface FileVersion {
+  key: string;
+  body: Buffer;
+  etag: string;
+  encoded: Partial<Record<'br' | 'gzip', Promise<Buffer>>>;
+}
+
+/** The last version read of each file (the app's folder is small), with its compressed forms. */
+const versions = new Map<string, FileVersion>();
+
+async function readVersion(file: string): Promise<FileVersion | undefined> {
+  let info;
+  try {
+    info = await stat(file);
+  } catch {
+    return undefined;
+  }
+  if (!info.isFile()) return undefined;
+  const key = `${info.size}-${Math.floor(info.mtimeMs)}`;
+  const known = versions.get(file);
+  if (known?.key === key) return known;
+  const version: FileVersion = {
+    key,
+    body: await readFile(file),
+    etag: `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}`,
+    encoded: {},
+  };
+  versions.set(file, version);
+  return version;
+}
+
+function encode(version: FileVersion, encoding: 'br' | 'gzip'): Promise<Buffer> {
+  version.encoded[encoding] ??=
+    encoding === 'br'
+      ? promisify(brotliCompress)(version.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9 } })
+      : promisify(gzip)(version.body, { level: 9 });
+  return version.encoded[encoding];
+}
+
+/** The best encoding the request accepts (`Accept-Encoding`, q=0 refuses). */
+function acceptedEncoding(header: string | undefined): Encoding {
+  const accepted = new Set<string>();
+  for (const part of (header ?? '').toLowerCase().split(',')) {
+    const [name, ...params] = part.trim().split(';');
+    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)).find(Boolean);
+    if (name && !(q && Number(q[1]) === 0)) accepted.add(name.trim());
+  }
+  if (accepted.has('br')) return 'br';
+  if (accepted.has('gzip')) return 'gzip';
+  return 'identity';
+}
+
+/** Whether an `If-None-Match` names this ETag (weak comparison, as for GET). */
+function notModified(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+function answerText(req: IncomingMessage, res: ServerResponse, status: number, text: string, extra = {}): void {
+  const body = Buffer.from(`${text}\n`);
+  res.writeHead(status, {
+    ...WEB_SECURITY_HEADERS,
+    'content-type': 'text/plain; charset=utf-8',
+    'content-length': body.length,
+    'cache-control': 'no-store',
+    ...extra,
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** The file a request path names inside `dir`, or undefined when the path may not name one. */
+function fileFor(dir: string, path: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+  const segments = decoded.split('/').slice(1);
+  if (segments.some((s) => s === '..' || s === '.' || s.includes('\\') || s.includes('\0'))) return undefined;
+  const root = resolve(dir);
+  const file = resolve(join(root, ...segments));
+  return file.startsWith(root + sep) ? file : undefined;
+}
+
+/** Answers a request for a path outside /api from the app's folder (see the top of this file). */
+export async function serveWebApp(req: IncomingMessage, res: ServerResponse, app: WebApp): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    return answerText(req, res, 405, 'Method not allowed.', { allow: 'GET, HEAD' });
+  }
+  if (app.unavailable) return answerText(req, res, 503, app.unavailable);
+  const path = new URL(req.url ?? '/', 'http://local').pathname;
+  const file = isAppRoute(path) ? join(resolve(app.dir), 'index.html') : fileFor(app.dir, path);
+  const version = file && (await readVersion(file));
+  if (!version) return answerText(req, res, 404, 'Not found.');
+  const type = contentTypeOf(file);
+  const canCompress = compressible(type) && version.body.length >= MIN_COMPRESS_BYTES;
+  const encoding = canCompress ? acceptedEncoding(req.headers['accept-encoding']) : 'identity';
+  const etag = `${version.etag}${encoding === 'identity' ? '' : `-${encoding}`}"`;
+  const headers: Record<string, string | number> = {
+    ...WEB_SECURITY_HEADERS,
+    'content-type': type,
+    'cache-control':
+      !isAppRoute(path) && path.startsWith(HASHED_ASSETS_PREFIX) ? HASHED_CACHE_CONTROL : UNHASHED_CACHE_CONTROL,
+    etag,
+    ...(canCompress ? { vary: 'Accept-Encoding' } : {}),
+  };
+  if (notModified(req.headers['if-none-match'], etag)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  const body = encoding === 'identity' ? version.body : await encode(version, encoding);
+  res.writeHead(200, {
+    ...headers,
+    ...(encoding === 'identity' ? {} : { 'content-encoding': encoding }),
+    'content-length': body.length,
+  });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}

@@ -1,0 +1,66 @@
+/**
+ * The browser of the end-to-end tests: Debian's `chromium` package (CHROMIUM_PATH, default
+ * /usr/bin/chromium; .ci/run installs it), driven by playwright-core, which downloads nothing.
+ * Headless, no sandbox (CI runs as root in a container), no GPU, and none of the browser's own
+ * traffic (component updates, sync, background networking): the only requests are the tests'.
+ * Each launch gets playwright's fresh, empty profile folder.
+ */
+import { afterAll, beforeAll } from '@jest/globals';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+}
+
+/** One browser for the test file, closed in afterAll (failed tests included). */
+export function useBrowser(): { browser: Browser } {
+  const holder = {} as { browser: Browser };
+  beforeAll(async () => {
+    holder.browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await holder.browser?.close();
+  });
+  return holder;
+}
+
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+export const SCREENSHOT_DIR = join(ROOT, 'test-output', 'screenshots');
+export const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+] as const;
+
+/**
+ * Writes test-output/screenshots/<name>-<width>.png at each of VIEWPORTS (desktop, then phone),
+ * and puts the page back to the viewport it had. Returns the files written.
+ */
+export async function screenshots(page: Page, name: string): Promise<string[]> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const before = page.viewportSize();
+  const files: string[] = [];
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize(viewport);
+    const path = join(SCREENSHOT_DIR, `${name}-${viewport.width}.png`);
+    await page.screenshot({ path, fullPage: false });
+    files.push(path);
+  }
+  if (before) await page.setViewportSize(before);
+  return files;
+}

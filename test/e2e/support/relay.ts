@@ -1,0 +1,150 @@
+/**
+ * The server under test in the browser tests: `npm start` as it ships (the launcher local/main.ts,
+ * the precompiled runtime, DynamoDB Local and the emulators with their data in a temporary folder,
+ * the web app served at `/` and rebuilt first if its sources changed), on a free port, through
+ * test/support/runtime.ts. One per test file: it starts in a few seconds (the JVM is most of it).
+ *
+ * Data is seeded through the public API with the bearer secret, as an agent would write it.
+ */
+import { afterAll, beforeAll } from '@jest/globals';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startRuntime } from '../../support/runtime.js';
+import type { Runtime } from '../../support/runtime.js';
+
+/** The agents and models of every test instance (the new-chat pickers list them). */
+export const E2E_CONFIG = {
+  agents: [
+    { id: 'assistant', name: 'Assistant', description: 'General helper' },
+    { id: 'coder', name: 'Coder', description: 'Writes code' },
+  ],
+  models: [
+    { id: 'model-a', name: 'Model A', description: '' },
+    { id: 'model-b', name: 'Model B', description: '' },
+  ],
+};
+
+export interface RelayOptions {
+  /** Turn the instance secret on (default): a fresh random one, or this one. `false`: an open instance. */
+  secret?: string | false;
+  /** Reads need the secret too (default true when the secret is on: the app then has to sign in to see anything). */
+  readsNeedSecret?: boolean;
+  /** More configuration (merged over E2E_CONFIG). */
+  config?: Record<string, unknown>;
+  env?: Record<string, string>;
+}
+
+export interface ApiAnswer<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface Relay {
+  /** The origin, e.g. http://127.0.0.1:41234 (no trailing slash). */
+  url: string;
+  /** The instance secret, or undefined on an open instance. */
+  secret: string | undefined;
+  dataDir: string;
+  /** Milliseconds from spawning `npm start` to its "listening" line. */
+  startMs: number;
+  /** A request with the bearer secret (when on), JSON in and out. */
+  api<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer<T>>;
+  stop(): Promise<void>;
+}
+
+/** A secret shaped like a real one: 40 random URL-safe characters after the `og_` prefix. */
+export const randomSecret = () => `og_${randomBytes(30).toString('base64url')}`;
+
+export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'chat-relay-e2e-'));
+  const secret = options.secret === false ? undefined : (options.secret ?? randomSecret());
+  const configPath = join(dataDir, 'config.json');
+  const security = { readEndpointsRequireInstanceSecret: options.readsNeedSecret ?? secret !== undefined };
+  writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, security, ...options.config }));
+  const began = Date.now();
+  let runtime: Runtime;
+  try {
+    runtime = await startRuntime(
+      {
+        DATA_DIR: join(dataDir, 'data'),
+        CONFIG_PATH: configPath,
+        POWERTOOLS_LOG_LEVEL: 'SILENT',
+        ...(secret ? { OPENGRAM_INSTANCE_SECRET: secret } : {}),
+        ...options.env,
+      },
+      'local/main.ts',
+    );
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  const startMs = Date.now() - began;
+  const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${runtime.url}${path}`, {
+      method,
+      headers: {
+        ...(secret ? { authorization: `Bearer ${secret}` } : {}),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // Not JSON: the text is the body.
+    }
+    return { status: res.status, headers: res.headers, body: parsed as any, text };
+  };
+  return {
+    url: runtime.url,
+    secret,
+    dataDir,
+    startMs,
+    api,
+    stop: async () => {
+      await runtime.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * One relay for the test file: started in beforeAll, stopped in afterAll (failed tests included).
+ * Read its fields inside tests (the object is filled once it is up).
+ */
+export function useRelay(options: RelayOptions = {}): Relay {
+  const relay = {} as Relay;
+  beforeAll(async () => {
+    Object.assign(relay, await startRelay(options));
+    if (process.env.E2E_TIMINGS) process.stderr.write(`e2e: npm start answered in ${relay.startMs} ms\n`);
+  }, 120_000);
+  afterAll(async () => {
+    await relay.stop?.();
+  });
+  return relay;
+}
+
+/** Creates a chat through the API (as an agent would), with an optional first message; returns its id. */
+export async function seedChat(relay: Relay, fields: Record<string, unknown> = {}): Promise<string> {
+  const res = await relay.api('POST', '/api/v1/chats', { agentIds: ['assistant'], modelId: 'model-a', ...fields });
+  if (res.status !== 201) throw new Error(`seeding a chat: ${res.status} ${res.text}`);
+  return (res.body as { id: string }).id;
+}
+
+/** Signs in as a browser would (the secret in the body, nothing else): the cookie's `name=value` and the whole answer. */
+export async function signInCookie(relay: Relay): Promise<{ cookie: string; res: Response }> {
+  const res = await fetch(`${relay.url}/api/v1/auth/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: relay.url },
+    body: JSON.stringify({ secret: relay.secret }),
+  });
+  if (res.status !== 204) throw new Error(`signing in: ${res.status} ${await res.text()}`);
+  return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, res };
+}
