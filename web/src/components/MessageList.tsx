@@ -7,7 +7,7 @@ import { memo, useEffect, useLayoutEffect, useRef } from 'react';
 import type { Message } from '../api/types';
 import type { ChatStore, Outgoing } from '../state/chat';
 import { agentName, useConfig } from '../state/config';
-import { Markdown } from '../markdown/Markdown';
+import { Markdown, StreamingMarkdown } from '../markdown/Markdown';
 import { Attachments } from './Attachments';
 import { clockTime, fullTime } from './time';
 
@@ -122,7 +122,7 @@ const MessageItem = memo(function MessageItem({ message }: { message: Message })
       </header>
       {text && (
         <div className="message-body" data-testid="message-body">
-          <Markdown text={text} />
+          {message.stream_state === 'streaming' ? <StreamingMarkdown text={text} /> : <Markdown text={text} />}
         </div>
       )}
       {mediaIds.length > 0 && <Attachments mediaIds={mediaIds} />}

@@ -9,6 +9,7 @@ import { memo } from 'react';
 import ReactMarkdown from 'react-markdown';
 import type { Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
+import { splitBlocks } from './blocks';
 import { CodeBlock } from './CodeBlock';
 
 const components: Components = {
@@ -33,3 +34,19 @@ export const Markdown = memo(function Markdown({ text }: { text: string }) {
     </ReactMarkdown>
   );
 });
+
+/**
+ * A reply still streaming: its text split into blocks at blank lines outside code fences, each
+ * rendered on its own, so a chunk re-renders only the last block whatever the message's length.
+ * (A loose list may show as several lists until the reply completes; then it renders whole.)
+ */
+export function StreamingMarkdown({ text }: { text: string }) {
+  const blocks = splitBlocks(text);
+  return (
+    <>
+      {blocks.map((block, i) => (
+        <Markdown key={i} text={block} />
+      ))}
+    </>
+  );
+}
