@@ -41,6 +41,11 @@ export const setUnauthorizedHandler = (handler: () => void) => {
   onUnauthorized = handler;
 };
 
+/** The event stream cannot tell a 401 from other failures (EventSource hides the status): it asks. */
+export async function checkStillSignedIn(): Promise<void> {
+  if (!(await api.probeSession().catch(() => true))) onUnauthorized();
+}
+
 export const newIdempotencyKey = (): string => crypto.randomUUID();
 
 interface Options {

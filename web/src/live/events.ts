@@ -4,10 +4,12 @@
  * `Last-Event-ID`, which the service honours, so nothing persisted is missed across a restart.
  * If the browser gives up (an HTTP error instead of a stream), this module reconnects itself with
  * `cursor` = the last persisted event seen, and drops that cursor if the service no longer knows it.
- * After any interruption, subscribers get a `resync` so they can refresh what ephemeral events
- * (chunks) could not replay. A tab hidden for HIDDEN_RELEASE_MS gives its connection back.
+ * Each time the stream opens, subscribers get a `resync`: on the first open, to re-read what changed
+ * between their first read and the stream's start (a stream without a cursor replays nothing); after
+ * an interruption, to refresh what ephemeral events (chunks) could not replay. A tab hidden for
+ * HIDDEN_RELEASE_MS gives its connection back.
  */
-import { API } from '../api/client';
+import { API, checkStillSignedIn } from '../api/client';
 import type { EventEnvelope } from '../api/types';
 
 export type LiveState = 'connecting' | 'open' | 'offline';
@@ -41,7 +43,6 @@ class LiveEvents {
   private listeners = new Set<LiveListener>();
   private resyncListeners = new Set<() => void>();
   private stateListeners = new Set<() => void>();
-  private interrupted = false;
   private backoffMs = 1000;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private hiddenTimer: ReturnType<typeof setTimeout> | undefined;
@@ -96,19 +97,17 @@ class LiveEvents {
       opened = true;
       this.backoffMs = 1000;
       this.setState('open');
-      if (this.interrupted) {
-        this.interrupted = false;
-        for (const listener of this.resyncListeners) listener();
-      }
+      for (const listener of this.resyncListeners) listener();
     };
     source.onerror = () => {
-      this.interrupted = true;
       if (source.readyState === EventSource.CLOSED) {
         // The browser gave up (an error answer, not a dropped stream): reconnect ourselves. A cursor
         // the service refused (400: unknown or expired) is dropped; the resync covers the gap.
         if (!opened && withCursor && withCursor === this.lastPersistedId) this.lastPersistedId = undefined;
         this.source = undefined;
         this.setState('offline');
+        // It may have been a 401: the session ended (signed out everywhere, secret rotated).
+        void checkStillSignedIn();
         this.retryTimer = setTimeout(() => this.connect(), this.backoffMs);
         this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
       } else {
@@ -142,7 +141,6 @@ class LiveEvents {
       this.hiddenTimer = setTimeout(() => {
         if (!this.source) return;
         this.close();
-        this.interrupted = true;
         this.setState('offline');
       }, HIDDEN_RELEASE_MS);
     } else if (!this.source && this.started) {
