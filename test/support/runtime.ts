@@ -39,7 +39,15 @@ export async function startRuntime(
   let output = '';
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
   const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`the runtime did not start within 60 s:\n${output}`)), 60_000);
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test: the whole group (launcher, runtime, JVM).
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      fail(new Error(`the runtime did not start within 60 s:\n${output}`));
+    }, 60_000);
     const onData = (d: Buffer) => {
       output += d.toString();
       const line = /chat relay listening on (\S+)\/api\/v1/.exec(output);

@@ -6,7 +6,7 @@
  * Each launch gets playwright's fresh, empty profile folder.
  */
 import { afterAll, beforeAll } from '@jest/globals';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -25,6 +25,12 @@ const CHROMIUM_ARGS = [
 ];
 
 export function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `No Chromium at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install chromium; .ci/run does) ` +
+        'or set CHROMIUM_PATH to a Chromium or Chrome executable.',
+    );
+  }
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
 }
 
