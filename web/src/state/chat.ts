@@ -53,6 +53,11 @@ export class ChatStore extends Store<State> {
     });
   }
 
+  /** Mounted (again: React's StrictMode mounts, unmounts and remounts in development). */
+  activate(): void {
+    this.disposed = false;
+  }
+
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.typingTimer);
