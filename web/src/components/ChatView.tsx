@@ -21,6 +21,7 @@ export function ChatView({ chatId }: { chatId: string }) {
   const [missing, setMissing] = useState(false);
 
   useEffect(() => {
+    store.attach();
     void store.load();
     void chats.refreshNow(chatId).then((found) => setMissing(!found));
     const unsubscribe = live.subscribe(store.onEvent);

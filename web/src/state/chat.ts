@@ -53,6 +53,11 @@ export class ChatStore extends Store<State> {
     });
   }
 
+  /** (Again) in use: React's StrictMode (the dev server) disposes a store and then uses it again. */
+  attach(): void {
+    this.disposed = false;
+  }
+
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.typingTimer);
