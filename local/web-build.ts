@@ -74,7 +74,10 @@ function runBuild(root: string): Promise<{ ok: boolean; output: string }> {
     const [command, args] = npm?.endsWith('.js')
       ? [process.execPath, [npm, 'run', '--silent', 'build:web']]
       : ['npm', ['run', '--silent', 'build:web']];
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Always a production build: Vite takes NODE_ENV from the environment, and a shell's (or a test
+    // runner's) NODE_ENV=development|test would otherwise ship React's development build.
+    const env = { ...process.env, NODE_ENV: 'production' };
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -25,8 +25,10 @@ export interface Runtime {
 export async function startRuntime(
   env: Record<string, string>,
   entry: 'local/run.ts' | 'local/main.ts' = 'local/run.ts',
+  /** A given port (a restart on the port of a runtime that stopped); a free one by default. */
+  port?: number,
 ): Promise<Runtime> {
-  const port = await freePort();
+  port ??= await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
   // jest's flags are not the runtime's.
   delete childEnv.NODE_OPTIONS;

@@ -11,6 +11,8 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
+  readdirSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -92,7 +94,7 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(builtAt(root)).toBe(first);
 
     // Each kind of source, changed, makes the build stale; a build makes it fresh again.
-    mkdirSync(join(root, 'web', 'public'));
+    mkdirSync(join(root, 'web', 'public'), { recursive: true });
     writeFileSync(join(root, 'web', 'public', 'robots.txt'), 'User-agent: *\n');
     const sources = ['web/src/main.tsx', 'web/index.html', 'web/vite.config.ts', 'web/public/robots.txt'];
     for (const source of sources) {
@@ -105,6 +107,23 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(lines).toHaveLength(1 + sources.length);
     // The public file is part of the build.
     expect(existsSync(join(root, 'web', 'dist', 'robots.txt'))).toBe(true);
+  });
+
+  it('builds for production whatever NODE_ENV the shell has (a development React would run effects twice)', async () => {
+    const root = copyProject();
+    const before = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'development';
+    try {
+      await prepareWebApp(undefined, () => undefined, root);
+    } finally {
+      process.env.NODE_ENV = before;
+    }
+    const assets = join(root, 'web', 'dist', 'assets');
+    const scripts = readdirSync(assets).filter((name) => name.endsWith('.js'));
+    expect(scripts.length).toBeGreaterThan(0);
+    const code = scripts.map((name) => readFileSync(join(assets, name), 'utf8')).join('\n');
+    // React's development build says this on load; its production build has no such line.
+    expect(code).not.toContain('Download the React DevTools');
   });
 
   it('two starts at once build once (the second waits for the lock and finds the build fresh)', async () => {

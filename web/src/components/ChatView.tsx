@@ -21,7 +21,7 @@ export function ChatView({ chatId }: { chatId: string }) {
   const [missing, setMissing] = useState(false);
 
   useEffect(() => {
-    store.activate();
+    store.attach();
     void store.load();
     void chats.refreshNow(chatId).then((found) => setMissing(!found));
     const unsubscribe = live.subscribe(store.onEvent);

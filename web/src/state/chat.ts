@@ -53,8 +53,8 @@ export class ChatStore extends Store<State> {
     });
   }
 
-  /** Mounted (again: React's StrictMode mounts, unmounts and remounts in development). */
-  activate(): void {
+  /** (Again) in use: React's StrictMode (the dev server) disposes a store and then uses it again. */
+  attach(): void {
     this.disposed = false;
   }
 
