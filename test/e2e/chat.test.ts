@@ -173,10 +173,12 @@ describe('an open chat', () => {
     await expect(shown.getByTestId('message-body').innerText()).resolves.toBe('line one\nline two');
   });
 
+  // A lost answer is seen as failed only while the live events are down too (with them up, the
+  // message's own event shows it stored: the next test).
   for (const lost of ['request', 'answer'] as const) {
     it(`a send whose ${lost} was lost shows as failed with Retry; Retry reuses the key and the chat has it once`, async () => {
       const chatId = await seedChat(relay, { title: `Lost ${lost}` });
-      app = await openApp(holder.browser, relay, `/chats/${chatId}`);
+      app = await openApp(holder.browser, relay, `/chats/${chatId}`, undefined, { liveEvents: lost === 'request' });
       const { page } = app;
       const posted = sends(app, chatId);
       let failed = false;
@@ -197,8 +199,6 @@ describe('an open chat', () => {
       expect(storedBefore).toHaveLength(lost === 'answer' ? 1 : 0);
 
       await shown.getByRole('button', { name: 'Retry' }).click();
-      // Until the retry is answered the page keeps its own copy (sending), beside the one the live
-      // event brought when the lost answer's message was stored; then one remains, sent.
       await page.locator('[data-status="sending"], [data-status="failed"]').waitFor({ state: 'detached' });
       await expect(messageWith(page, text).count()).resolves.toBe(1);
       await shown.and(page.locator('[data-status="sent"][data-message-id]')).waitFor();
@@ -213,6 +213,32 @@ describe('an open chat', () => {
       await expect(shown.getAttribute('data-message-id')).resolves.toBe(stored[0].id);
     });
   }
+
+  it('a send whose answer was lost while live events flow shows once, sent: its own event says it is stored', async () => {
+    const chatId = await seedChat(relay, { title: 'Lost answer, live' });
+    app = await openApp(holder.browser, relay, `/chats/${chatId}`);
+    const { page } = app;
+    const posted = sends(app, chatId);
+    let answered = false;
+    await page.route(`**/api/v1/chats/${chatId}/messages`, async (route: Route) => {
+      if (route.request().method() !== 'POST' || answered) return route.continue();
+      answered = true;
+      await route.fetch();
+      await route.abort('connectionreset');
+    });
+    const text = 'Stored though its answer was lost';
+    await composer(page).fill(text);
+    await page.keyboard.press('Enter');
+    const shown = messageWith(page, text);
+    await shown.and(page.locator('[data-status="sent"][data-message-id]')).waitFor();
+    const stored = (await allMessages(relay, chatId)).filter((m) => m.content_final === text);
+    expect(stored).toHaveLength(1);
+    await expect(shown.getAttribute('data-message-id')).resolves.toBe(stored[0].id);
+    // No copy left failed or sending, no Retry offered, nothing sent again.
+    await expect(page.locator('[data-status="sending"], [data-status="failed"]').count()).resolves.toBe(0);
+    await expect(messageWith(page, text).count()).resolves.toBe(1);
+    expect(posted).toHaveLength(1);
+  });
 
   it('a reload keeps the open chat and the draft in the composer', async () => {
     const chatId = await seedChat(relay, { title: 'Keep my place' });

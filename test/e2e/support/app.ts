@@ -53,8 +53,11 @@ export async function openApp(
   relay: Relay,
   path = '/',
   viewport = { width: 1280, height: 800 },
+  options: { liveEvents?: boolean } = {},
 ): Promise<OpenApp> {
   const context = await browser.newContext({ viewport });
+  // Without live events the page's event stream is refused (the browser keeps retrying: connecting).
+  if (options.liveEvents === false) await context.route('**/api/v1/events/stream**', (route) => route.abort());
   const { cookie } = await signInCookie(relay);
   const [name, value] = [cookie.slice(0, cookie.indexOf('=')), cookie.slice(cookie.indexOf('=') + 1)];
   const { hostname } = new URL(relay.url);
@@ -62,7 +65,7 @@ export async function openApp(
   const page = await context.newPage();
   const streams = watchStreams(page);
   await page.goto(`${relay.url}${path}`);
-  await connection(page, 'open');
+  await connection(page, options.liveEvents === false ? 'connecting' : 'open');
   return { context, page, streams, close: () => context.close() };
 }
 

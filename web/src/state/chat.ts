@@ -148,6 +148,17 @@ export class ChatStore extends Store<State> {
     }
   }
 
+  /**
+   * The service stored one of this page's own messages (its event came before the POST's answer, or
+   * the answer was lost): the oldest unsent copy with that text is that message, so it is no longer
+   * shown as sending or failed, and no Retry is offered for what is already stored.
+   */
+  private settleOutgoing(message: Message): void {
+    if (message.role !== 'user') return;
+    const mine = this.state.outgoing.find((o) => o.content === message.content_final);
+    if (mine) this.set({ outgoing: this.state.outgoing.filter((o) => o !== mine) });
+  }
+
   private replaceOutgoing(next: Outgoing): void {
     this.set({ outgoing: this.state.outgoing.map((o) => (o.localId === next.localId ? next : o)) });
   }
@@ -177,7 +188,10 @@ export class ChatStore extends Store<State> {
           trace: (p.trace as Record<string, unknown> | null | undefined) ?? null,
         };
         const existing = this.state.messages.find((m) => m.id === message.id);
-        if (!existing) this.upsertMessage(message);
+        if (!existing) {
+          this.settleOutgoing(message);
+          this.upsertMessage(message);
+        }
         if (message.role === 'agent') this.stopTyping(message.sender_id);
         break;
       }
