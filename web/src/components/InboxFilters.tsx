@@ -64,7 +64,7 @@ export function InboxFilters() {
       >
         <input
           aria-label="Filter by tag"
-          placeholder="Any tag"
+          placeholder="Filter by tag"
           list="tag-filter-options"
           autoComplete="off"
           value={draft}

@@ -26,7 +26,7 @@ export function SearchBox() {
       <input
         type="search"
         aria-label="Search"
-        placeholder="Search chats and messages"
+        placeholder="Search"
         autoComplete="off"
         enterKeyHint="search"
         value={text}
