@@ -22,6 +22,7 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
   const [reveal, setReveal] = useState<{ messageId: string; found: boolean } | undefined>();
 
   useEffect(() => {
+    store.attach();
     void store.load();
     void chats.refreshNow(chatId).then((found) => setMissing(!found));
     const unsubscribe = live.subscribe(store.onEvent);

@@ -56,6 +56,15 @@ export class ChatStore extends Store<State> {
     });
   }
 
+  /**
+   * The view's effect attaches and detaches the store. React may detach and attach the same store
+   * again (StrictMode's extra effect pass in development reuses the memoized store): attaching
+   * undoes the detach, so the store still takes answers.
+   */
+  attach(): void {
+    this.disposed = false;
+  }
+
   dispose(): void {
     this.disposed = true;
     clearTimeout(this.typingTimer);
