@@ -74,7 +74,10 @@ function runBuild(root: string): Promise<{ ok: boolean; output: string }> {
     const [command, args] = npm?.endsWith('.js')
       ? [process.execPath, [npm, 'run', '--silent', 'build:web']]
       : ['npm', ['run', '--silent', 'build:web']];
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The production build, whatever NODE_ENV the caller has (jest sets `test`, and Vite would then
+    // bundle React's development build: slower, larger, and with StrictMode's extra passes).
+    const env = { ...process.env, NODE_ENV: 'production' };
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

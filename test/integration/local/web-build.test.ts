@@ -11,6 +11,8 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
+  readdirSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -92,7 +94,7 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(builtAt(root)).toBe(first);
 
     // Each kind of source, changed, makes the build stale; a build makes it fresh again.
-    mkdirSync(join(root, 'web', 'public'));
+    mkdirSync(join(root, 'web', 'public'), { recursive: true });
     writeFileSync(join(root, 'web', 'public', 'robots.txt'), 'User-agent: *\n');
     const sources = ['web/src/main.tsx', 'web/index.html', 'web/vite.config.ts', 'web/public/robots.txt'];
     for (const source of sources) {
@@ -105,6 +107,28 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(lines).toHaveLength(1 + sources.length);
     // The public file is part of the build.
     expect(existsSync(join(root, 'web', 'dist', 'robots.txt'))).toBe(true);
+  });
+
+  it('builds React for production even when NODE_ENV says otherwise (npm start under jest has NODE_ENV=test)', async () => {
+    const root = copyProject();
+    const saved = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'test';
+    try {
+      await prepareWebApp(undefined, () => undefined, root);
+    } finally {
+      process.env.NODE_ENV = saved;
+    }
+    const assets = join(root, 'web', 'dist', 'assets');
+    const js = readdirSync(assets)
+      .filter((name) => name.endsWith('.js'))
+      .map((name) => readFileSync(join(assets, name), 'utf8'))
+      .join('\n');
+    // A development warning of React's, absent from its production build; production's error links instead.
+    const build = {
+      development: js.includes('Each child in a list should have a unique'),
+      production: js.includes('react.dev/errors/'),
+    };
+    expect(build).toEqual({ development: false, production: true });
   });
 
   it('two starts at once build once (the second waits for the lock and finds the build fresh)', async () => {
