@@ -13,6 +13,8 @@ import type {
   Page,
   PublicConfig,
   Resolution,
+  SearchResults,
+  SearchScope,
   TagSuggestion,
 } from './types';
 
@@ -127,10 +129,13 @@ export const api = {
 
   config: () => call<PublicConfig>('GET', '/config', { expectUnauthorized: true }),
 
-  listChats: (params: { archived: boolean; cursor?: string | null; limit?: number }, signal?: AbortSignal) =>
+  listChats: (
+    params: { archived: boolean; tag?: string; agentId?: string; cursor?: string | null; limit?: number },
+    signal?: AbortSignal,
+  ) =>
     call<Page<Chat>>(
       'GET',
-      `/chats${query({ archived: params.archived, cursor: params.cursor, limit: params.limit })}`,
+      `/chats${query({ archived: params.archived, tag: params.tag, agentId: params.agentId, cursor: params.cursor, limit: params.limit })}`,
       {
         signal,
       },
@@ -174,6 +179,9 @@ export const api = {
   media: (mediaId: string) => call<Media>('GET', `/media/${enc(mediaId)}`),
   fileUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}`,
   thumbnailUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}/thumbnail`,
+
+  search: (params: { q: string; scope: SearchScope; cursor?: string | null; limit?: number }, signal?: AbortSignal) =>
+    call<SearchResults>('GET', `/search${query(params)}`, { signal }),
 
   tagSuggestions: (q: string, signal?: AbortSignal) =>
     call<{ data: TagSuggestion[] }>('GET', `/tags/suggestions${query({ q, limit: 8 })}`, { signal }),

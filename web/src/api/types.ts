@@ -131,6 +131,29 @@ export interface TagSuggestion {
   usage_count: number;
 }
 
+/** GET /search (§5.7, §9): `titles` matches chat titles, `messages` final message text. */
+export type SearchScope = 'all' | 'titles' | 'messages';
+/** The snippet is the title itself, not escaped. */
+export interface ChatHit {
+  id: string;
+  title: string;
+  snippet: string;
+  agent_ids: string[];
+}
+/** The snippet is HTML-escaped text with `<mark>` … `</mark>` around matched tokens (§9.3). */
+export interface MessageHit {
+  id: string;
+  chat_id: string;
+  chat_title: string;
+  snippet: string;
+  agent_ids: string[];
+}
+export interface SearchResults {
+  chats: ChatHit[];
+  messages: MessageHit[];
+  cursor: { next: string | null; hasMore: boolean };
+}
+
 export interface EventEnvelope<P = Record<string, unknown>> {
   id: string;
   type: string;

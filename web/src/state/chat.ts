@@ -32,11 +32,14 @@ interface State {
 }
 
 const PAGE = 50;
+/** Pages read to reach a message deep in history (the listing's maximum, §5.4.2). */
+const REVEAL_PAGE = 200;
 const TYPING_MS = 6000;
 
 export class ChatStore extends Store<State> {
   private typingTimer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
+  private olderInFlight: Promise<void> | undefined;
 
   constructor(chatId: string) {
     super({
@@ -90,12 +93,47 @@ export class ChatStore extends Store<State> {
     }
   }
 
-  async loadOlder(): Promise<void> {
-    const { chatId, olderCursor, hasOlder, loadingOlder } = this.state;
-    if (!hasOlder || loadingOlder || !olderCursor) return;
+  /** The next older page (the one already on its way, if any). */
+  loadOlder(limit = PAGE): Promise<void> {
+    const { hasOlder, olderCursor } = this.state;
+    if (this.olderInFlight) return this.olderInFlight;
+    if (!hasOlder || !olderCursor) return Promise.resolve();
+    this.olderInFlight = this.readOlder(olderCursor, limit).finally(() => {
+      this.olderInFlight = undefined;
+    });
+    return this.olderInFlight;
+  }
+
+  /**
+   * Reads older pages until this message is among those read (a search hit deep in history);
+   * false when the chat has no such message (or a read failed).
+   */
+  async reveal(messageId: string): Promise<boolean> {
+    const has = () => this.state.messages.some((m) => m.id === messageId);
+    await this.settled();
+    while (!this.disposed && !has() && this.state.hasOlder && this.state.olderCursor && !this.state.error) {
+      await this.loadOlder(REVEAL_PAGE);
+    }
+    return has();
+  }
+
+  /** Resolves once the first page has been read (or failed). */
+  private settled(): Promise<void> {
+    if (!this.state.loading) return Promise.resolve();
+    return new Promise((resolve) => {
+      const off = this.subscribe(() => {
+        if (this.state.loading) return;
+        off();
+        resolve();
+      });
+    });
+  }
+
+  private async readOlder(olderCursor: string, limit: number): Promise<void> {
+    const { chatId } = this.state;
     this.set({ loadingOlder: true });
     try {
-      const page = await api.listMessages(chatId, { cursor: olderCursor, limit: PAGE });
+      const page = await api.listMessages(chatId, { cursor: olderCursor, limit });
       if (this.disposed) return;
       const known = new Set(this.state.messages.map((m) => m.id));
       const older = [...page.data].reverse().filter((m) => !known.has(m.id));
