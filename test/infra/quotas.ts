@@ -156,6 +156,12 @@ export function resolvedBound(json: CfnTemplate, stackName: string, value: unkno
       const [id, attribute] = arg as [string, string];
       return referenceBound(json, stackName, id, attribute);
     }
+    if (key === 'Fn::Sub' && typeof arg === 'string') {
+      // ${Name} and ${Name.Attribute}, as Ref and Fn::GetAtt (the deployment's asset bucket name).
+      return arg.replace(/\$\{([^}.]+)(?:\.([^}]+))?\}/g, (_, id: string, attribute: string | undefined) =>
+        referenceBound(json, stackName, id, attribute),
+      );
+    }
     if (key === 'Fn::Join') {
       const [separator, parts] = arg as [string, unknown[]];
       return parts.map((part) => String(resolvedBound(json, stackName, part))).join(separator);
