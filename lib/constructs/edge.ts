@@ -61,6 +61,7 @@ import { FunctionUrlOrigin, HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origin
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { VIEWER_HOST_HEADER } from '../../functions/platform/origin-verify.js';
+import { APP_ENTRY } from '../web-policy.js';
 
 export interface EdgeDomain {
   /** The public host name, e.g. relay.example.com (its DNS record points at the distribution). */
@@ -121,6 +122,9 @@ export class Edge extends Construct {
     this.distribution = new Distribution(this, 'Distribution', {
       comment: 'Chat relay: the web app, the API and its event stream under one base URL',
       defaultBehavior: props.web,
+      // The fallback function answers "/" with the app already; this keeps the bucket's root (a
+      // listing, with the LIST access the origin has) out of reach even without it.
+      defaultRootObject: APP_ENTRY.slice(1),
       // In this order: CloudFront takes the first pattern that matches, the stream's before /api/*.
       additionalBehaviors: {
         [`${props.streamPath}*`]: {
