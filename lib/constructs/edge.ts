@@ -39,7 +39,7 @@
  * us-east-1) viewers get TLS 1.2+; on the default *.cloudfront.net name CloudFront fixes the
  * security policy itself.
  */
-import { Duration, Fn, Validations } from 'aws-cdk-lib';
+import { Annotations, Duration, Fn, Validations } from 'aws-cdk-lib';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
 import {
   AllowedMethods,
@@ -156,6 +156,13 @@ export class Edge extends Construct {
           }
         : {}),
     });
+
+    // Said of every origin with LIST access. Here "/" never reaches the bucket as a listing: the
+    // fallback function rewrites it to /index.html, which is also the default root object.
+    Annotations.of(this.distribution).acknowledgeWarning(
+      '@aws-cdk/aws-cloudfront-origins:listBucketSecurityRisk',
+      'The default root object is set, and "/" is an app route rewritten to /index.html',
+    );
 
     const acknowledgements = [
       {

@@ -2118,8 +2118,10 @@ describe('web app hosting (issue 26)', () => {
     expect([...behavior.AllowedMethods].sort()).toEqual(['GET', 'HEAD']);
     // No origin request policy: nothing of the viewer's request (cookies, Authorization) goes to S3.
     expect(behavior.OriginRequestPolicyId).toBeUndefined();
-    // "/" is the app even without the fallback function: never the bucket's listing.
+    // "/" is the app even without the fallback function: never the bucket's listing, so CDK's
+    // warning about LIST access on the default behavior is acknowledged, and the synth warns nothing.
     expect(configOf().DefaultRootObject).toBe('index.html');
+    expect(main.assemblyText()).not.toContain('aws:cdk:warning');
   });
 
   it('rewrites app routes to /index.html with a CloudFront Function on viewer request, on the default behavior only', () => {
