@@ -8,7 +8,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WEB_BUILD_DIR } from './web-policy.js';
 
-/** What `npm run build:web` reads: a change to any of them makes the build stale. */
+/** What `npm run build:web` reads: a change to any of them makes the build stale (npm start uses this rule too). */
 const WEB_SOURCES = ['web/src', 'web/public', 'web/index.html', 'web/vite.config.ts'];
 
 /** A folder that cannot be served: no index.html at its top (bin/app.ts prints the message). */
