@@ -526,3 +526,28 @@ describe('a hidden tab', () => {
     await eventually(() => connection(page), 'open');
   });
 });
+
+describe('on an open instance (no Account menu)', () => {
+  const open = useRelay({ secret: false, config: PUSH });
+
+  it('shows the Notifications switch in the header', async () => {
+    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    contexts.push(context);
+    await context.grantPermissions(['notifications'], { origin: open.url });
+    const page = await context.newPage();
+    await page.goto(`${open.url}/`);
+    await page.getByRole('navigation', { name: 'Chats' }).waitFor();
+    await expect(page.getByRole('button', { name: 'Account' }).count()).resolves.toBe(0);
+    const toggle = notificationsSwitch(page);
+    await eventually(() => page.getByTestId('notifications').getAttribute('data-state'), 'off');
+    expect(await toggle.isEnabled()).toBe(true);
+    expect(await toggle.getAttribute('aria-checked')).toBe('false');
+    await eventually(() => connection(page), 'open');
+    await screenshots(page, 'notifications-open-instance');
+    // On a phone the header keeps the switch whole on screen (its label visually hidden).
+    await page.setViewportSize({ width: 390, height: 844 });
+    const box = (await toggle.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(390);
+    expect(Math.min(box.width, box.height)).toBeGreaterThanOrEqual(44);
+  });
+});

@@ -52,13 +52,14 @@ export function NotificationsSwitch() {
         aria-checked={on}
         aria-describedby={note || error ? noteId : undefined}
         aria-busy={busy || !status}
+        title={note}
         disabled={!status || busy || status.state === 'unavailable' || status.state === 'denied'}
         onClick={() => void toggle()}
       >
         <span className="switch-track" aria-hidden="true">
           <span className="switch-thumb" />
         </span>
-        Notifications
+        <span className="switch-label">Notifications</span>
       </button>
       {(note || error) && (
         <p id={noteId} className="switch-note" role={error ? 'alert' : undefined}>
