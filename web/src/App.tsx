@@ -11,6 +11,7 @@ import { ChatView } from './components/ChatView';
 import { ConnectionStatus } from './components/ConnectionStatus';
 import { NewChat } from './components/NewChat';
 import { Sidebar } from './components/Sidebar';
+import { NotificationsSwitch } from './components/NotificationsSwitch';
 import { SignIn } from './components/SignIn';
 import { live } from './live/events';
 import { navigate, pathOf, useInboxFilter, useRoute } from './router';
@@ -102,7 +103,7 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
           </span>
         )}
         <ConnectionStatus />
-        {!open && <AccountMenu onSignedOut={onSignedOut} />}
+        {open ? <NotificationsSwitch /> : <AccountMenu onSignedOut={onSignedOut} />}
       </header>
       <div className="panes">
         <nav className="sidebar" aria-label="Chats">

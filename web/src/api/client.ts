@@ -12,6 +12,7 @@ import type {
   Message,
   Page,
   PublicConfig,
+  PushSubscriptionBody,
   Resolution,
   SearchResults,
   SearchScope,
@@ -185,4 +186,10 @@ export const api = {
 
   tagSuggestions: (q: string, signal?: AbortSignal) =>
     call<{ data: TagSuggestion[] }>('GET', `/tags/suggestions${query({ q, limit: 8 })}`, { signal }),
+
+  // Web push (contract §5.10): this browser's subscription, stored by its endpoint.
+  pushSubscribe: (subscription: PushSubscriptionBody) =>
+    call<{ id: string; endpoint: string }>('POST', '/push/subscribe', { body: subscription }),
+  pushUnsubscribe: (endpoint: string) =>
+    call<{ ok: true; removed: boolean }>('DELETE', '/push/subscribe', { body: { endpoint } }),
 };

@@ -119,6 +119,13 @@ export interface PublicConfig {
   agents: Agent[];
   models: Model[];
   security: { instanceSecretEnabled: boolean; readEndpointsRequireInstanceSecret: boolean };
+  push?: { enabled: boolean; vapidPublicKey: string | null; subject: string | null };
+}
+
+/** The browser's PushSubscription JSON as POST /push/subscribe takes it (contract §5.10.1). */
+export interface PushSubscriptionBody {
+  endpoint: string;
+  keys: { p256dh: string; auth: string };
 }
 
 export interface Page<T> {
