@@ -190,8 +190,8 @@ describe('chat actions', () => {
     await page.getByRole('link', { name: 'New chat' }).click();
     await page.waitForURL(`${relay.url}/new`);
     await page.getByRole('heading', { name: 'New chat' }).waitFor();
-    const agent = page.getByRole('combobox', { name: 'Agent' });
-    const model = page.getByRole('combobox', { name: 'Model' });
+    const agent = page.getByRole('combobox', { name: 'Agent', exact: true });
+    const model = page.getByRole('combobox', { name: 'Model', exact: true });
     await expect(agent.locator('option').allTextContents()).resolves.toEqual(E2E_CONFIG.agents.map((a) => a.name));
     await expect(model.locator('option').allTextContents()).resolves.toEqual(E2E_CONFIG.models.map((m) => m.name));
     await agent.selectOption({ label: 'Coder' });
