@@ -2,6 +2,7 @@
 import hljs from 'highlight.js/lib/common';
 import 'highlight.js/styles/github.css';
 import './highlight-dark.css';
+import './highlight-contrast.css';
 
 /** Long blocks are shown plain: highlighting them would block the page while a reply streams. */
 const MAX_HIGHLIGHTED_CHARS = 20_000;
