@@ -26,7 +26,8 @@ export function CodeBlock({ code, language }: { code: string; language: string |
     };
   }, [code, language]);
   return (
-    <pre className="code-block" data-language={language}>
+    // Focusable: a block wider than the screen scrolls sideways, and the keyboard must reach it too.
+    <pre className="code-block" data-language={language} tabIndex={0}>
       {html === undefined ? (
         <code>{code}</code>
       ) : (
