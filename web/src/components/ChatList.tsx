@@ -4,6 +4,7 @@ import type { Chat } from '../api/types';
 import { onLinkClick, pathOf } from '../router';
 import { chats } from '../state/chats';
 import { useStore } from '../state/store';
+import { MutedIcon, PinIcon } from './Icons';
 import { InboxFilters } from './InboxFilters';
 import { relativeTime } from './time';
 
@@ -69,16 +70,19 @@ const ChatItem = memo(function ChatItem({ chat, selected }: { chat: Chat; select
       <a href={href} onClick={(e) => onLinkClick(e, href)} aria-current={selected ? 'page' : undefined}>
         <span className="row">
           {chat.pinned && (
-            <span className="pinned-marker" data-testid="pinned-marker" title="Pinned" aria-label="Pinned">
-              ●
+            <span className="pinned-marker" data-testid="pinned-marker" title="Pinned">
+              <PinIcon />
             </span>
           )}
           <span className="chat-title" data-testid="chat-title">
             {chat.title}
           </span>
+          {/* After the title, so the link's name starts with it. */}
+          {chat.pinned && <span className="visually-hidden">, pinned</span>}
           {chat.notifications_muted && (
-            <span className="muted-marker" title="Muted" aria-label="Muted">
-              ◌
+            <span className="muted-marker" title="Muted">
+              <MutedIcon />
+              <span className="visually-hidden">, muted</span>
             </span>
           )}
           {chat.last_message_at && (
