@@ -85,7 +85,8 @@ export async function seedScreens(relay: Relay): Promise<Seeded> {
   await relay.api('PATCH', `/api/v1/chats/${quiet}`, { notificationsMuted: true });
   const requestsChatId = await seedChat(relay, { title: 'Release checks', agentIds: ['coder'] });
   await postMessage(relay, requestsChatId, 'A few questions before the release.');
-  for (const request of [CHOICE_ONE, CHOICE_SEVERAL, TEXT_INPUT, FORM]) await createRequest(relay, requestsChatId, request);
+  for (const request of [CHOICE_ONE, CHOICE_SEVERAL, TEXT_INPUT, FORM])
+    await createRequest(relay, requestsChatId, request);
   const markdownChatId = await seedChat(relay, { title: 'Deploy plan', tags: ['ops', 'release'] });
   await postMessage(relay, markdownChatId, 'What is the deploy plan?', 'user');
   await postMessage(relay, markdownChatId, MARKDOWN_MESSAGE);
@@ -152,8 +153,14 @@ export const SCREENS: Screen[] = [
   {
     name: 'requests',
     path: (s) => `/chats/${s.requestsChatId}`,
-    prepare: (page) =>
-      page.getByRole('region', { name: 'Pending requests' }).getByRole('heading', { name: 'Shipping details' }).waitFor(),
+    prepare: async (page) => {
+      // On a phone the requests fold into a bar: open it.
+      const region = page.getByRole('region', { name: 'Pending requests' });
+      await region.waitFor();
+      const toggle = region.getByRole('button', { name: /pending request/ });
+      if (await toggle.isVisible()) await toggle.click();
+      await region.getByRole('heading', { name: 'Shipping details' }).waitFor();
+    },
   },
   {
     name: 'chat-actions',

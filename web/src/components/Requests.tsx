@@ -20,11 +20,30 @@ import type { ChatStore } from '../state/chat';
 import { messageOf } from '../state/chat';
 
 export function Requests({ store, requests }: { store: ChatStore; requests: ChatRequest[] }) {
+  // On a phone the requests fold into a bar ("N pending requests") that opens them, so the chat
+  // stays readable; on a wide screen the bar is hidden and the requests always show (styles.css).
+  const [expanded, setExpanded] = useState(false);
+  const listId = useId();
+  const count = requests.length;
   return (
-    <section className="requests" aria-label="Pending requests">
-      {requests.map((request) => (
-        <RequestCard key={request.id} store={store} request={request} />
-      ))}
+    <section className="requests" aria-label="Pending requests" data-expanded={expanded}>
+      <button
+        type="button"
+        className="requests-toggle"
+        aria-expanded={expanded}
+        aria-controls={listId}
+        onClick={() => setExpanded(!expanded)}
+      >
+        <span>
+          {count} pending {count === 1 ? 'request' : 'requests'}
+        </span>
+        <span aria-hidden="true">{expanded ? '▾' : '▸'}</span>
+      </button>
+      <div className="request-list" id={listId}>
+        {requests.map((request) => (
+          <RequestCard key={request.id} store={store} request={request} />
+        ))}
+      </div>
     </section>
   );
 }
