@@ -4,6 +4,7 @@ import type { Chat } from '../api/types';
 import { onLinkClick, pathOf } from '../router';
 import { chats } from '../state/chats';
 import { useStore } from '../state/store';
+import { useFocusOnReturn } from './focus';
 import { MutedIcon, PinIcon } from './Icons';
 import { InboxFilters } from './InboxFilters';
 import { relativeTime } from './time';
@@ -11,6 +12,7 @@ import { relativeTime } from './time';
 export function ChatList({ selectedId }: { selectedId: string | undefined }) {
   const { list, view, filter, loading, error } = useStore(chats);
   const filtered = Boolean(filter.tag || filter.agentId);
+  useFocusOnReturn(selectedId);
   return (
     <div className="chat-list-pane">
       <div className="list-header">

@@ -9,6 +9,7 @@ import { agentName, useConfig } from '../state/config';
 import { useStore } from '../state/store';
 import { ChatToolbar } from './ChatToolbar';
 import { Composer } from './Composer';
+import { useFocusOnOpen } from './focus';
 import { MessageList } from './MessageList';
 import { Requests } from './Requests';
 
@@ -20,6 +21,7 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
   const config = useConfig();
   const [missing, setMissing] = useState(false);
   const [reveal, setReveal] = useState<{ messageId: string; found: boolean } | undefined>();
+  useFocusOnOpen(chatId);
 
   useEffect(() => {
     store.attach();
@@ -91,7 +93,9 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
           <span className="visually-hidden">Back to chats</span>
         </a>
         <div className="chat-heading">
-          <h1 data-testid="chat-heading">{chat?.title ?? '…'}</h1>
+          <h1 data-testid="chat-heading" tabIndex={-1}>
+            {chat?.title ?? '…'}
+          </h1>
           {chat && (
             <p className="chat-meta">
               {chat.agent_ids.map((id) => agentName(config, id)).join(', ')}
