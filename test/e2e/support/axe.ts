@@ -27,32 +27,35 @@ export interface AxeViolation {
 export async function axeViolations(page: Page): Promise<AxeViolation[]> {
   const present = await page.evaluate(() => typeof (window as unknown as { axe?: unknown }).axe === 'object');
   if (!present) await page.evaluate(`${AXE_SOURCE}\n;void 0`);
-  return page.evaluate(async (tags) => {
-    type Axe = {
-      run(
-        context: Document,
-        options: object,
-      ): Promise<{
-        violations: {
-          id: string;
-          impact: AxeViolation['impact'];
-          help: string;
-          nodes: { target: unknown[]; failureSummary?: string }[];
-        }[];
-      }>;
-    };
-    const axe = (window as unknown as { axe: Axe }).axe;
-    const result = await axe.run(document, {
-      runOnly: { type: 'tag', values: tags },
-      resultTypes: ['violations'],
-    });
-    return result.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target.join(' '), summary: n.failureSummary ?? '' })),
-    }));
-  }, AXE_TAGS as unknown as string[]);
+  return page.evaluate(
+    async (tags) => {
+      type Axe = {
+        run(
+          context: Document,
+          options: object,
+        ): Promise<{
+          violations: {
+            id: string;
+            impact: AxeViolation['impact'];
+            help: string;
+            nodes: { target: unknown[]; failureSummary?: string }[];
+          }[];
+        }>;
+      };
+      const axe = (window as unknown as { axe: Axe }).axe;
+      const result = await axe.run(document, {
+        runOnly: { type: 'tag', values: tags },
+        resultTypes: ['violations'],
+      });
+      return result.violations.map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes.map((n) => ({ target: n.target.join(' '), summary: n.failureSummary ?? '' })),
+      }));
+    },
+    AXE_TAGS as unknown as string[],
+  );
 }
 
 /** The violations a test fails on. */
@@ -61,6 +64,4 @@ export const blocking = (violations: AxeViolation[]): AxeViolation[] =>
 
 /** One line per violation and node, for a failure message or a report. */
 export const describeViolations = (violations: AxeViolation[]): string =>
-  violations
-    .map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.map((n) => n.target).join(', ')}`)
-    .join('\n');
+  violations.map((v) => `${v.impact} ${v.id} (${v.help}): ${v.nodes.map((n) => n.target).join(', ')}`).join('\n');

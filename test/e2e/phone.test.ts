@@ -1,0 +1,187 @@
+/**
+ * Phones (issue 27 item 6), at 390×844 and 375×667: on every screen each visible control is a
+ * touch target of at least 44×44 px (links inside message text excepted: they are words in a
+ * sentence, WCAG 2.5.8's inline exception) and nothing scrolls sideways at 375 wide; inbox and chat
+ * are separate screens with back navigation (the app's back link and the browser's back button,
+ * focus returning to the chat's item in the list); the composer stays in view when an on-screen
+ * keyboard takes the bottom of the viewport.
+ */
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import type { Page } from 'playwright-core';
+import { useBrowser } from './support/browser.js';
+import { chatItem, composer, eventually, openApp } from './support/app.js';
+import { useRelay } from './support/relay.js';
+import { SCREENS, openScreenContext, seedScreens, showScreen } from './support/screens.js';
+import type { Seeded } from './support/screens.js';
+
+const relay = useRelay({ env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '100000' } });
+const holder = useBrowser();
+let seeded: Seeded;
+beforeAll(async () => {
+  seeded = await seedScreens(relay);
+}, 60_000);
+
+const PHONES = [
+  { width: 390, height: 844 },
+  { width: 375, height: 667 },
+] as const;
+const TAP = 44;
+
+/**
+ * Every visible control smaller than TAP×TAP: buttons, links, inputs, selects, textareas, switches.
+ * A checkbox or radio counts as its label when the label wraps it (the label is what is tapped).
+ * Links inside message text are left out.
+ */
+function smallTargets(page: Page): Promise<string[]> {
+  return page.evaluate((tap) => {
+    const describe = (el: Element) => {
+      const name = (el.getAttribute('aria-label') ?? el.textContent ?? '').trim().slice(0, 30);
+      const id = el.getAttribute('data-testid') ?? el.getAttribute('name') ?? el.id;
+      return `${el.tagName.toLowerCase()}${id ? `#${id}` : ''}${name ? ` "${name}"` : ''}`;
+    };
+    const small: string[] = [];
+    const controls = document.querySelectorAll('button, a[href], input, select, textarea, [role="switch"]');
+    for (const control of controls) {
+      if (control.closest('[data-testid="message-body"]') && control.tagName === 'A') continue;
+      let target: Element = control;
+      if (control instanceof HTMLInputElement && ['checkbox', 'radio'].includes(control.type)) {
+        target = control.closest('label') ?? control;
+      }
+      const box = target.getBoundingClientRect();
+      const style = getComputedStyle(control);
+      const visible = box.width > 0 && box.height > 0 && style.visibility !== 'hidden';
+      // Visually hidden helpers (1×1, clipped) are not targets.
+      if (!visible || control.closest('.visually-hidden')) continue;
+      if (box.width < tap - 0.5 || box.height < tap - 0.5)
+        small.push(`${describe(control)} ${Math.round(box.width)}×${Math.round(box.height)}`);
+    }
+    return small;
+  }, TAP);
+}
+
+/** The page's horizontal overflow: its scroll width, and elements reaching past the right edge unclipped. */
+function sideways(page: Page): Promise<{ scrollWidth: number; width: number; sticking: string[] }> {
+  return page.evaluate(() => {
+    const width = window.innerWidth;
+    const sticking: string[] = [];
+    for (const el of document.body.querySelectorAll('*')) {
+      const box = el.getBoundingClientRect();
+      if (box.width === 0 || box.right <= width + 0.5) continue;
+      // Clipped by a scrolling or clipping ancestor that itself fits: fine (e.g. a wide code block).
+      let clipped = false;
+      for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+        const overflow = getComputedStyle(up).overflowX;
+        if (overflow !== 'visible' && up.getBoundingClientRect().right <= width + 0.5) {
+          clipped = true;
+          break;
+        }
+      }
+      if (!clipped) sticking.push(`${el.tagName.toLowerCase()}.${el.className} right=${Math.round(box.right)}`);
+    }
+    return { scrollWidth: document.scrollingElement!.scrollWidth, width, sticking };
+  });
+}
+
+describe('on a phone', () => {
+  for (const screen of SCREENS) {
+    it(`${screen.name}: every control is at least 44×44 and nothing scrolls sideways`, async () => {
+      const { context, page } = await openScreenContext(holder.browser, relay, screen, { viewport: PHONES[0] });
+      try {
+        const found: Record<string, unknown> = {};
+        for (const viewport of PHONES) {
+          await page.setViewportSize(viewport);
+          await showScreen(page, relay, seeded, screen);
+          const small = await smallTargets(page);
+          if (small.length) found[`${viewport.width}: under 44×44`] = small;
+          const overflow = await sideways(page);
+          if (overflow.scrollWidth > overflow.width || overflow.sticking.length)
+            found[`${viewport.width}: sideways`] = overflow;
+        }
+        expect(found).toEqual({});
+      } finally {
+        await context.close();
+      }
+    }, 120_000);
+  }
+
+  it('inbox and chat are separate screens: the back link and the browser back button return to the list, focus on the chat', async () => {
+    const app = await openApp(holder.browser, relay, '/', PHONES[0]);
+    const { page } = app;
+    try {
+      const chats = page.getByRole('navigation', { name: 'Chats' });
+      const item = chatItem(page, seeded.markdownChatId).getByRole('link');
+      for (const back of ['link', 'browser'] as const) {
+        await item.click();
+        await page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' }).waitFor();
+        await expect(chats.isVisible()).resolves.toBe(false);
+        if (back === 'link') await page.getByRole('link', { name: 'Back to chats' }).click();
+        else await page.goBack();
+        await chats.waitFor();
+        expect(new URL(page.url()).pathname).toBe('/');
+        await expect(page.getByRole('main').isVisible()).resolves.toBe(false);
+        // Focus comes back to the chat that was open, so the list is not read again from the top.
+        await eventually(() => item.evaluate((el) => el === document.activeElement), true, 5_000);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the composer stays in view when an on-screen keyboard takes the bottom of the screen', async () => {
+    for (const viewport of PHONES) {
+      // Opened from the list: on a phone the chat screen hides the header and its connection status.
+      const app = await openApp(holder.browser, relay, '/', viewport);
+      const { page } = app;
+      try {
+        await chatItem(page, seeded.markdownChatId).getByRole('link').click();
+        await page.getByRole('log', { name: 'Messages' }).locator('pre code').waitFor();
+        await composer(page).click();
+        // interactive-widget=resizes-content: the keyboard shrinks the layout viewport (about 40% of it).
+        const keyboard = Math.round(viewport.height * 0.4);
+        await page.setViewportSize({ width: viewport.width, height: viewport.height - keyboard });
+        const height = viewport.height - keyboard;
+        for (const control of [composer(page), page.getByRole('button', { name: 'Send' })]) {
+          const box = (await control.boundingBox())!;
+          expect([viewport.width, box.y >= 0, box.y + box.height <= height]).toEqual([viewport.width, true, true]);
+        }
+        await expect(composer(page).evaluate((el) => el === document.activeElement)).resolves.toBe(true);
+        // The chat's heading is still at the top: the frame shrank, it did not scroll away.
+        const heading = (await page.getByTestId('chat-heading').boundingBox())!;
+        expect(heading.y).toBeGreaterThanOrEqual(0);
+      } finally {
+        await app.close();
+      }
+    }
+  });
+  it('pending requests fold into a bar "N pending requests" that opens them, the form\'s submit button within reach', async () => {
+    for (const viewport of PHONES) {
+      const app = await openApp(holder.browser, relay, '/', viewport);
+      const { page } = app;
+      try {
+        await chatItem(page, seeded.requestsChatId).getByRole('link').click();
+        const region = page.getByRole('region', { name: 'Pending requests' });
+        const bar = region.getByRole('button', { name: '4 pending requests' });
+        await bar.waitFor();
+        await expect(bar.getAttribute('aria-expanded')).resolves.toBe('false');
+        await expect(region.getByTestId('request').first().isVisible()).resolves.toBe(false);
+        // Folded, the requests take one bar's height (44 px and its padding); the chat keeps the rest.
+        const folded = (await region.boundingBox())!;
+        expect(folded.height).toBeLessThanOrEqual(64);
+
+        await bar.click();
+        await expect(bar.getAttribute('aria-expanded')).resolves.toBe('true');
+        const submit = region.getByRole('button', { name: 'Ship it' });
+        await submit.scrollIntoViewIfNeeded();
+        const box = (await submit.boundingBox())!;
+        const composerBox = (await composer(page).boundingBox())!;
+        // In view, above the composer, not under it.
+        expect([box.y >= 0, box.y + box.height <= composerBox.y]).toEqual([true, true]);
+        // Open, the requests have the room: at least half the screen.
+        const open = (await region.boundingBox())!;
+        expect(open.height).toBeGreaterThan(viewport.height * 0.5);
+      } finally {
+        await app.close();
+      }
+    }
+  });
+});
