@@ -75,6 +75,10 @@ export function fromOwnOrigin(event: HttpEvent, config: InstanceConfig): boolean
   }
 }
 
+/** The request's `Origin` when it is the service's own (a page of the web app), else undefined. */
+export const ownOrigin = (event: HttpEvent, config: InstanceConfig): string | undefined =>
+  fromOwnOrigin(event, config) ? header(event, 'origin') : undefined;
+
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
 /** The renewed session cookie a response carries (set in `before`, sent in `after`). */
