@@ -159,7 +159,7 @@ describe('upload sessions', () => {
       expect(await postToStorage(again.body, bytes.subarray(1))).toBe(400);
       expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
       // A foreign origin, or none (an agent), gets the bucket's own URL.
-      for (const headers of [{ origin: 'https://elsewhere.example' }, {}]) {
+      for (const headers of [{ origin: 'https://elsewhere.example' }, {}] as Record<string, string>[]) {
         const other = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers });
         expect(other.body.url).not.toContain('/media-upload');
         expect(other.body.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/chat-relay-media$/);
