@@ -273,12 +273,19 @@ describe('large files through upload sessions', () => {
     const opened = await openChat();
     const { page, chat, requests } = opened;
     const path = bigFile(name, bytes);
+    // How long each request of the upload took, from its start to the end of its answer.
+    const took: Record<string, number> = {};
+    page.on('requestfinished', (r) => {
+      const timing = r.timing();
+      took[new URL(r.url()).pathname.replace(/uploads\/[^/]+\/complete$/, 'uploads/{id}/complete')] =
+        timing.responseEnd;
+    });
     const began = Date.now();
     await page.getByTestId('attach-input').setInputFiles(path);
     await chip(page, name).getByRole('progressbar').waitFor();
     await doneChip(page, name).waitFor({ timeout: 120_000 });
     const seconds = (Date.now() - began) / 1000;
-    const paths = requests.filter((r) => r.startsWith('POST'));
+    const paths = requests.filter((r) => r.startsWith('POST') && r.includes('/media'));
     expect(paths).toEqual([
       `POST /api/v1/chats/${chat}/media/uploads`,
       'POST /media-upload',
@@ -291,14 +298,16 @@ describe('large files through upload sessions', () => {
       'video/mp4',
       null,
     ]);
-    return { ...opened, seconds, medium: medium! };
+    return { ...opened, seconds, medium: medium!, took };
   }
 
   it('a 6 MB video: session, the form to this origin, finalize; sent as a download chip', async () => {
     const { page, chat, progress } = await uploadLarge('clip.mp4', 6 * 1024 * 1024);
     expect((await progress())['clip.mp4']!.at(-1)).toBe(100);
     await send(page, 'The clip');
-    const file = page.locator('[data-testid="attachment"][data-kind="file"]');
+    const file = page.locator(
+      '[data-testid="message"][data-status="sent"] [data-testid="attachment"][data-kind="file"]',
+    );
     await file.waitFor();
     expect(await file.innerText()).toBe('clip.mp4\n6.0 MB · video/mp4');
     expect((await mediaOf(chat))[0]!.message_id).not.toBeNull();
@@ -307,14 +316,17 @@ describe('large files through upload sessions', () => {
 
   it('a 40 MB video uploads from the browser (throughput reported)', async () => {
     const bytes = 40 * 1024 * 1024;
-    const { page, progress, seconds } = await uploadLarge('talk.mp4', bytes);
+    const { page, progress, seconds, took, chat } = await uploadLarge('talk.mp4', bytes);
     // Progress moved through the upload, not only at its end.
     const values = (await progress())['talk.mp4']!;
     expect(values.some((v) => v > 0 && v < 100)).toBe(true);
     expect(values.at(-1)).toBe(100);
     process.stderr.write(
       `media e2e: 40 MiB through the session path in ${seconds.toFixed(2)} s = ` +
-        `${(bytes / 1024 / 1024 / seconds).toFixed(1)} MiB/s (picker to finalized)\n`,
+        `${(bytes / 1024 / 1024 / seconds).toFixed(1)} MiB/s (picker to finalized); session ` +
+        `${took[`/api/v1/chats/${chat}/media/uploads`]?.toFixed(0)} ms, form POST to /media-upload ` +
+        `${took['/media-upload']?.toFixed(0)} ms, finalize ` +
+        `${took[`/api/v1/chats/${chat}/media/uploads/{id}/complete`]?.toFixed(0)} ms\n`,
     );
     await page.close();
   }, 180_000);
@@ -330,12 +342,16 @@ describe('display', () => {
     ]);
     for (const name of ['photo.png', 'tone.wav', 'report.pdf']) await doneChip(page, name).waitFor();
     await send(page, 'Photo, tone and report');
-    const thumb = page.locator('[data-testid="attachment"][data-kind="image"] img');
+    const thumb = page.locator(
+      '[data-testid="message"][data-status="sent"] [data-testid="attachment"][data-kind="image"] img',
+    );
     await thumb.waitFor();
     await eventually(() => thumb.evaluate((img: any) => [img.complete, img.naturalWidth]), [true, 512]);
     expect(await thumb.getAttribute('src')).toMatch(/\/thumbnail$/);
 
-    const view = page.getByRole('button', { name: 'View photo.png', exact: true });
+    const view = page
+      .locator('[data-testid="message"][data-status="sent"]')
+      .getByRole('button', { name: 'View photo.png', exact: true });
     await view.click();
     const dialog = page.getByRole('dialog', { name: 'photo.png' });
     await dialog.waitFor();
@@ -347,14 +363,18 @@ describe('display', () => {
     await dialog.getByRole('button', { name: 'Close', exact: true }).click();
     await dialog.waitFor({ state: 'detached' });
 
-    const audio = page.locator('[data-testid="attachment"][data-kind="audio"] audio');
+    const audio = page.locator(
+      '[data-testid="message"][data-status="sent"] [data-testid="attachment"][data-kind="audio"] audio',
+    );
     await audio.waitFor();
     await eventually(() => audio.evaluate((a: any) => a.readyState >= 1 && a.duration > 0), true);
     await audio.evaluate((a: any) => a.play());
     await eventually(() => audio.evaluate((a: any) => a.currentTime > 0), true);
     await audio.evaluate((a: any) => a.pause());
 
-    const file = page.locator('[data-testid="attachment"][data-kind="file"]');
+    const file = page.locator(
+      '[data-testid="message"][data-status="sent"] [data-testid="attachment"][data-kind="file"]',
+    );
     expect(await file.innerText()).toBe('report.pdf\n13 B · application/pdf');
     expect(await file.getAttribute('download')).toBe('report.pdf');
 
@@ -383,7 +403,9 @@ describe('voice notes', () => {
       .filter({ hasText: 'voice-note-' });
     await note.waitFor();
     await send(page);
-    const audio = page.locator('[data-testid="attachment"][data-kind="audio"] audio');
+    const audio = page.locator(
+      '[data-testid="message"][data-status="sent"] [data-testid="attachment"][data-kind="audio"] audio',
+    );
     await audio.waitFor();
     const [medium] = await mediaOf(chat);
     expect([medium!.kind, medium!.content_type, medium!.filename]).toEqual([
