@@ -74,7 +74,13 @@ function runBuild(root: string): Promise<{ ok: boolean; output: string }> {
     const [command, args] = npm?.endsWith('.js')
       ? [process.execPath, [npm, 'run', '--silent', 'build:web']]
       : ['npm', ['run', '--silent', 'build:web']];
-    const child = spawn(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A production build whatever NODE_ENV this process has (jest's `test` would select React's
+    // development build, with StrictMode's doubled effects, in the app `npm start` serves).
+    const child = spawn(command, args, {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -133,6 +133,9 @@ async function openChat(): Promise<Opened> {
   const page = await context.newPage();
   const requests: string[] = [];
   page.on('request', (r) => requests.push(`${r.method()} ${new URL(r.url()).pathname}`));
+  page.on('requestfinished', (r) => process.env.DEBUG_MEDIA && process.stderr.write(`DBG done ${r.method()} ${r.url()} ${r.timing().responseEnd}\n`));
+  page.on('requestfailed', (r) => process.env.DEBUG_MEDIA && process.stderr.write(`DBG failed ${r.method()} ${r.url()} ${r.failure()?.errorText}\n`));
+  page.on('console', (m) => process.env.DEBUG_MEDIA && process.stderr.write(`DBG console ${m.text()}\n`));
   await page.goto(`${relay.url}/chats/${chat}`);
   await page.getByRole('textbox', { name: 'Message', exact: true }).waitFor();
   // Records the progress bars' values as they change (no sampling: every mutation).

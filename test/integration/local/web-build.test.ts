@@ -11,6 +11,8 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
+  readFileSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -92,7 +94,7 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(builtAt(root)).toBe(first);
 
     // Each kind of source, changed, makes the build stale; a build makes it fresh again.
-    mkdirSync(join(root, 'web', 'public'));
+    mkdirSync(join(root, 'web', 'public'), { recursive: true });
     writeFileSync(join(root, 'web', 'public', 'robots.txt'), 'User-agent: *\n');
     const sources = ['web/src/main.tsx', 'web/index.html', 'web/vite.config.ts', 'web/public/robots.txt'];
     for (const source of sources) {
@@ -105,6 +107,24 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(lines).toHaveLength(1 + sources.length);
     // The public file is part of the build.
     expect(existsSync(join(root, 'web', 'dist', 'robots.txt'))).toBe(true);
+  });
+
+  it("builds for production whatever NODE_ENV npm start runs under (jest's `test` gave React's development build)", async () => {
+    const root = copyProject();
+    const before = process.env.NODE_ENV;
+    process.env.NODE_ENV = 'development';
+    try {
+      await prepareWebApp(undefined, () => {}, root);
+    } finally {
+      process.env.NODE_ENV = before;
+    }
+    const assets = join(root, 'web', 'dist', 'assets');
+    const scripts = readdirSync(assets)
+      .filter((name) => name.endsWith('.js'))
+      .map((name) => readFileSync(join(assets, name), 'utf8'))
+      .join('\n');
+    // React's development build (StrictMode's doubled effects, its warnings) says this; the production one does not.
+    expect([scripts.includes('createRoot'), scripts.includes('React DevTools')]).toEqual([true, false]);
   });
 
   it('two starts at once build once (the second waits for the lock and finds the build fresh)', async () => {
