@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Page, Route } from 'playwright-core';
 import sharp from 'sharp';
 import { FAKE_MICROPHONE_ARGS, screenshots, useBrowser } from './support/browser.js';
 import { eventually } from './support/poll.js';
@@ -133,9 +133,6 @@ async function openChat(): Promise<Opened> {
   const page = await context.newPage();
   const requests: string[] = [];
   page.on('request', (r) => requests.push(`${r.method()} ${new URL(r.url()).pathname}`));
-  page.on('requestfinished', (r) => process.env.DEBUG_MEDIA && process.stderr.write(`DBG done ${r.method()} ${r.url()} ${r.timing().responseEnd}\n`));
-  page.on('requestfailed', (r) => process.env.DEBUG_MEDIA && process.stderr.write(`DBG failed ${r.method()} ${r.url()} ${r.failure()?.errorText}\n`));
-  page.on('console', (m) => process.env.DEBUG_MEDIA && process.stderr.write(`DBG console ${m.text()}\n`));
   await page.goto(`${relay.url}/chats/${chat}`);
   await page.getByRole('textbox', { name: 'Message', exact: true }).waitFor();
   // Records the progress bars' values as they change (no sampling: every mutation).
@@ -224,6 +221,20 @@ describe('attaching', () => {
     await expect(chip(page, 'draft.txt').count()).resolves.toBe(0);
     await eventually(async () => (await mediaOf(chat)).length, 0);
     expect(requests).toContain(`DELETE /api/v1/media/${medium!.id}`);
+
+    // A large file held on its way to storage, then removed: the upload stops, nothing is finalized or stored.
+    let held: Route | undefined;
+    await page.route('**/media-upload', (route) => {
+      held = route;
+    });
+    await page.getByTestId('attach-input').setInputFiles(bigFile('held.mp4', 5 * 1024 * 1024));
+    await chip(page, 'held.mp4').getByRole('progressbar').waitFor();
+    await eventually(async () => held !== undefined, true);
+    await page.getByRole('button', { name: 'Remove held.mp4', exact: true }).click();
+    await expect(chip(page, 'held.mp4').count()).resolves.toBe(0);
+    await held!.abort().catch(() => {});
+    expect(requests.filter((r) => r.endsWith('/complete'))).toEqual([]);
+    expect(await mediaOf(chat)).toEqual([]);
     await page.close();
   });
 });

@@ -13,7 +13,9 @@ export function AttachButton({ attachments }: { attachments: PendingAttachments 
   return (
     <>
       <button type="button" className="icon-button" aria-label="Attach files" onClick={() => input.current?.click()}>
-        <span aria-hidden="true">📎</span>
+        <svg aria-hidden="true" viewBox="0 0 24 24" width="20" height="20" className="icon">
+          <path d="M21 11.5 12.6 19.9a5.5 5.5 0 0 1-7.8-7.8l8.5-8.5a3.7 3.7 0 0 1 5.2 5.2l-8.5 8.5a1.8 1.8 0 0 1-2.6-2.6l7.8-7.8" />
+        </svg>
       </button>
       <input
         ref={input}

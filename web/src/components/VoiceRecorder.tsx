@@ -103,7 +103,10 @@ export function VoiceRecorder({ attachments }: { attachments: PendingAttachments
   return (
     <>
       <button type="button" className="icon-button" aria-label="Record voice note" onClick={() => void start()}>
-        <span aria-hidden="true">🎤</span>
+        <svg aria-hidden="true" viewBox="0 0 24 24" width="20" height="20" className="icon">
+          <rect x="9" y="3" width="6" height="11" rx="3" />
+          <path d="M5 11a7 7 0 0 0 14 0M12 18v3M8.5 21h7" />
+        </svg>
       </button>
       {error && (
         <p className="pending-error" role="alert">
