@@ -58,6 +58,8 @@ export interface EdgeProps {
    * secret (origin-verify.ts), which the stream function requires and the rate limit checks.
    */
   originHeaders: Record<string, string>;
+  /** The web app's path for upload sessions' form POSTs (MEDIA_UPLOAD_PATH) and its behavior (media-bucket.ts). */
+  mediaUpload?: { path: string; behavior: BehaviorOptions } | undefined;
 }
 
 export class Edge extends Construct {
@@ -94,6 +96,7 @@ export class Edge extends Construct {
           allowedMethods: AllowedMethods.ALLOW_GET_HEAD_OPTIONS,
           ...passThrough,
         },
+        ...(props.mediaUpload ? { [props.mediaUpload.path]: props.mediaUpload.behavior } : {}),
       },
       httpVersion: HttpVersion.HTTP2_AND_3,
       priceClass: PriceClass.PRICE_CLASS_100,
@@ -125,6 +128,15 @@ export class Edge extends Construct {
           'origin; a CloudFront log bucket would duplicate them.',
       },
     ];
+    if (props.mediaUpload) {
+      acknowledgements.push({
+        id: 'AwsSolutions-CFR7',
+        reason:
+          "The upload path's S3 origin takes form POSTs only (its function answers anything else 405), each " +
+          'authorized by the POST policy a session route signed for one key, type and size; origin access control ' +
+          'would re-sign them with CloudFront and make that policy moot.',
+      });
+    }
     if (!props.domain) {
       acknowledgements.push({
         id: 'AwsSolutions-CFR4',
