@@ -2255,14 +2255,20 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     expect(table.DeletionPolicy).toBe('Retain');
   });
 
-  it('has CloudFront add the generated origin-verify value to both origins, from the custom resource', () => {
+  it('has CloudFront add the generated origin-verify value to both API origins, from the custom resource (not to the media bucket)', () => {
     const [, resource] = resourcesOfType(main.json, 'Custom::StoredSecrets')[0]!;
     expect(resource.Properties?.Secrets).toEqual(['INSTANCE', 'ORIGIN_VERIFY']);
     // Kept with the table when the stack goes (the maker deletes nothing either).
     expect(resourcesOfType(main.json, 'AWS::SecretsManager::Secret')).toEqual([]);
     const config = resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![1].Properties!.DistributionConfig;
-    expect(config.Origins).toHaveLength(2);
-    for (const origin of config.Origins as any[]) {
+    const apiOrigins = (config.Origins as any[]).filter((o) => o.CustomOriginConfig);
+    expect(apiOrigins).toHaveLength(2);
+    // The upload path's bucket origin is told no secret: S3 would keep it in its logs.
+    expect((config.Origins as any[]).filter((o) => !o.CustomOriginConfig)).toEqual([
+      expect.objectContaining({ S3OriginConfig: { OriginAccessIdentity: '' } }),
+    ]);
+    expect((config.Origins as any[]).find((o) => o.S3OriginConfig).OriginCustomHeaders).toBeUndefined();
+    for (const origin of apiOrigins) {
       expect(origin.OriginCustomHeaders).toHaveLength(1);
       const [header] = origin.OriginCustomHeaders;
       expect(header.HeaderName).toBe('X-Origin-Verify');
