@@ -210,7 +210,7 @@ describe('attaching', () => {
     await page.close();
   });
 
-  it('removing an uploaded file deletes its medium; removing one mid-upload stores nothing', async () => {
+  it('removing an uploaded file deletes its medium; Send waits for uploads; removing one mid-upload stores nothing', async () => {
     const { page, chat, requests } = await openChat();
     await page
       .getByTestId('attach-input')
@@ -230,6 +230,11 @@ describe('attaching', () => {
     await page.getByTestId('attach-input').setInputFiles(bigFile('held.mp4', 5 * 1024 * 1024));
     await chip(page, 'held.mp4').getByRole('progressbar').waitFor();
     await eventually(async () => held !== undefined, true);
+    // Send waits for every upload, text or not.
+    await page.getByRole('textbox', { name: 'Message', exact: true }).fill('with the clip');
+    await expect(page.getByRole('button', { name: 'Send', exact: true }).isDisabled()).resolves.toBe(true);
+    await page.getByRole('textbox', { name: 'Message', exact: true }).press('Enter');
+    await expect(page.getByTestId('message').count()).resolves.toBe(0);
     await page.getByRole('button', { name: 'Remove held.mp4', exact: true }).click();
     await expect(chip(page, 'held.mp4').count()).resolves.toBe(0);
     await held!.abort().catch(() => {});

@@ -89,7 +89,8 @@ export function useFileDrop(attachments: PendingAttachments) {
         setDragging(true);
       },
       onDragLeave: (event: DragEvent) => {
-        if (event.currentTarget === event.target) setDragging(false);
+        // Leaving the chat itself (to outside it or the window), not moving between its children.
+        if (!event.currentTarget.contains(event.relatedTarget as Node | null)) setDragging(false);
       },
       onDrop: (event: DragEvent) => {
         if (!event.dataTransfer.files.length) return;
