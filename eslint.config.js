@@ -10,7 +10,9 @@ const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
 );
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.bench/**', 'coverage/**', 'web/dist/**', 'test-output/**'] },
+  {
+    ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.bench/**', 'coverage/**', 'web/dist/**', 'test-output/**'],
+  },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -6,6 +6,7 @@
  *   npx cdk synth                                        # defaults, offline, no credentials
  *   npx cdk deploy -c configPath=./config.json       # secrets: made in the table (README, "Secrets in the table")
  *                  [-c domainName=relay.example.com -c certificateArn=arn:aws:acm:us-east-1:…]
+ *                  [-c webDir=PATH]           # another static web app build (default: web/dist, built when stale)
  *                  [-c allowOpenAccess=true]                          # no instance secret (warned)
  *                  [-c apiThrottleRate=50 -c apiThrottleBurst=100]    # API Gateway stage throttle
  *                  [-c alarmTopicArn=arn:aws:sns:… | -c alarmEmail=ops@example.com]
@@ -14,12 +15,14 @@
  *                  [-c githubOidcProviderArn=…]                      # CI roles, once
  */
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { ConfigValidationError, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { DeployRoleStack } from '../lib/deploy-role-stack.js';
 import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY, DeploymentConfigError } from '../lib/stack.js';
+import { WebDirError, resolveWebDir } from '../lib/web-build.js';
 
 /** Stops the synth with one readable line instead of a stack trace. */
 function fail(message: string): never {
@@ -91,6 +94,15 @@ function loadDomain(app: App): { name: string; certificateArn: string } | undefi
   return { name, certificateArn };
 }
 
+/** `-c webDir=PATH`, or our own build (made or refreshed when a web source is newer). */
+function loadWebDir(app: App): string {
+  try {
+    return resolveWebDir(fileURLToPath(new URL('..', import.meta.url)), contextString(app, 'webDir'));
+  } catch (error) {
+    fail(error instanceof WebDirError ? error.message : `Cannot build the web app: ${(error as Error).message}`);
+  }
+}
+
 const app = new App();
 // The stack's secrets live in its table now (lib/constructs/stored-secrets.ts): no Secrets Manager ARNs.
 for (const removed of ['instanceSecretArn', 'vapidKeysSecretArn']) {
@@ -102,9 +114,11 @@ for (const removed of ['instanceSecretArn', 'vapidKeysSecretArn']) {
   }
 }
 const config = loadConfig(app);
+const webDir = loadWebDir(app);
 try {
   new ChatRelayStack(app, 'ChatRelay', {
     config,
+    webDir,
     domain: loadDomain(app),
     logLevel: contextString(app, 'logLevel'),
     logSampleRate: contextString(app, 'logSampleRate'),

@@ -5,8 +5,9 @@
  * consumer and sweeper (dispatch-queues.ts; the flush queue also carries the stream checks),
  * the tag catalog sweeper (tag-sweep.ts), the two readers of the table's stream — the search
  * index writer (search-index.ts) and the consumer of events' side effects: web push, webhooks,
- * auto-rename (event-effects.ts) — the VAPID key pair when push is on (web-push.ts), the
- * CloudFront distribution that puts the API and its stream under one base URL (edge.ts), the
+ * auto-rename (event-effects.ts) — the VAPID key pair when push is on (web-push.ts), the web
+ * app's bucket and deployment (web-hosting.ts), the CloudFront distribution that puts the web
+ * app, the API and its stream under one base URL (edge.ts), the
  * secrets kept in the table — the instance secret when on, the origin-verify value CloudFront
  * adds to origin requests, the VAPID key pair when push is on — made at deploy time by one
  * custom resource (stored-secrets.ts), and the alarms (alarms.ts).
@@ -46,6 +47,7 @@ import { ORIGIN_VERIFY_HEADER_NAME, StoredSecrets } from './constructs/stored-se
 import { SearchIndex } from './constructs/search-index.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
+import { WebHosting } from './constructs/web-hosting.js';
 import { WebPush } from './constructs/web-push.js';
 import { STREAM_CONCURRENCY, streamRoute } from './routes.js';
 
@@ -54,6 +56,11 @@ export interface ChatRelayStackProps extends StackProps {
   config: InstanceConfig;
   /** @default the version in package.json */
   serviceVersion?: string;
+  /**
+   * The folder of the static web app the base URL serves, index.html at its top: web/dist, or the
+   * build `-c webDir=PATH` names (bin/app.ts resolves it: lib/web-build.ts resolveWebDir).
+   */
+  webDir: string;
   /** A custom domain for the single base URL (its ACM certificate in us-east-1); none → *.cloudfront.net. */
   domain?: EdgeDomain | undefined;
   /**
@@ -194,6 +201,7 @@ export class ChatRelayStack extends Stack {
   readonly streamTimeouts: StreamTimeouts;
   readonly dispatchQueues: DispatchQueues;
   readonly tagSweep: TagSweep;
+  readonly web: WebHosting;
   readonly edge: Edge;
   readonly secrets: StoredSecrets;
   readonly webPush: WebPush | undefined;
@@ -207,6 +215,7 @@ export class ChatRelayStack extends Stack {
     const {
       config,
       serviceVersion,
+      webDir,
       domain,
       logLevel,
       logSampleRate,
@@ -304,7 +313,9 @@ export class ChatRelayStack extends Stack {
     // The route table's streaming entry: a response-streaming function URL, not an API Gateway route.
     this.eventStream = new EventStream(this, 'EventStream', { ...wiring, route: streamRoute, secrets: this.secrets });
 
+    this.web = new WebHosting(this, 'Web', { webDir });
     this.edge = new Edge(this, 'Edge', {
+      web: this.web.defaultBehavior(),
       apiEndpoint: this.api.httpApi.apiEndpoint,
       streamUrl: this.eventStream.functionUrl,
       streamPath: streamRoute.path,
@@ -352,8 +363,12 @@ export class ChatRelayStack extends Stack {
     new CfnOutput(this, 'BaseUrl', {
       value: this.edge.url,
       description:
-        'The base URL clients use: the API under /api/v1 and its event stream, through CloudFront (set ' +
-        'server.publicBaseUrl to it)',
+        'The base URL clients use, through CloudFront: the web app at /, the API under /api/v1 and its event ' +
+        'stream (set server.publicBaseUrl to it for web push)',
+    });
+    new CfnOutput(this, 'WebBucketName', {
+      value: this.web.bucket.bucketName,
+      description: 'Private bucket of the web app served at BaseUrl (written by the deploy only)',
     });
     new CfnOutput(this, 'ApiUrl', {
       value: this.api.url,

@@ -55,8 +55,16 @@ export const WEB_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'referrer-policy': REFERRER_POLICY,
 };
 
+/** A last path segment that names a file: it ends in an extension. */
+export const FILE_NAME_PATTERN = /\.[A-Za-z0-9]+$/;
+
+/** The page every route of the app is answered with. */
+export const APP_ENTRY = '/index.html';
+
 /**
  * The SPA fallback: a path that names no file (no extension in its last segment) is a route of the
- * app and gets index.html; paths under /api never reach the app's host.
+ * app and gets index.html; paths under /api never reach the app's host. The stack's CloudFront
+ * Function applies the same pattern (lib/constructs/web-hosting.ts spaFallbackCode; a test runs both
+ * on one table of paths).
  */
-export const isAppRoute = (path: string): boolean => !/\.[A-Za-z0-9]+$/.test(path.split('/').pop() ?? '');
+export const isAppRoute = (path: string): boolean => !FILE_NAME_PATTERN.test(path.split('/').pop() ?? '');

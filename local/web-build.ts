@@ -1,7 +1,7 @@
 /**
- * `npm start` rebuilds the web app (web/) when its sources changed since the last build: the
- * built folder's index.html is missing, or a file under web/src or web/public, web/index.html or
- * web/vite.config.ts is newer than it. Then it runs `npm run build:web` (Vite, about 1 s) and says
+ * `npm start` rebuilds the web app (web/) when its sources changed since the last build, by the
+ * rule `cdk synth` uses too (lib/web-build.ts webBuildIsStale): the built folder's index.html is
+ * missing, or a file under web/src or web/public, web/index.html or web/vite.config.ts is newer. Then it runs `npm run build:web` (Vite, about 1 s) and says
  * so; when nothing changed the check is a few stat calls. The build runs while DynamoDB Local's
  * JVM boots (local/run.ts), so it adds nothing to the start in the common case.
  *
@@ -10,14 +10,13 @@
  * and the second one checks again once it holds the lock, finding the first one's build fresh.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { webBuildIsStale } from '../lib/web-build.js';
 import { WEB_BUILD_DIR } from '../lib/web-policy.js';
 import type { WebApp } from './web-app.js';
 
-/** The web app's sources, relative to the project root: folders are walked. */
-const WEB_SOURCES = ['web/src', 'web/public', 'web/index.html', 'web/vite.config.ts'];
 /** A lock older than this was left by a build that was killed: taken over. */
 const STALE_LOCK_MS = 120_000;
 
@@ -33,33 +32,8 @@ export function projectRoot(from = dirname(fileURLToPath(import.meta.url))): str
   }
 }
 
-/** The newest modification time of the sources (0 when there are none). */
-function newestSource(root: string): number {
-  let newest = 0;
-  const visit = (path: string) => {
-    let stat;
-    try {
-      stat = statSync(path);
-    } catch {
-      return; // Absent (web/public is optional).
-    }
-    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name));
-    else newest = Math.max(newest, stat.mtimeMs);
-  };
-  for (const source of WEB_SOURCES) visit(join(root, source));
-  return newest;
-}
-
-/** Whether `npm run build:web` has to run: no build yet, or a source newer than it. */
-export function webBuildStale(root: string): boolean {
-  let built: number;
-  try {
-    built = statSync(join(root, WEB_BUILD_DIR, 'index.html')).mtimeMs;
-  } catch {
-    return true;
-  }
-  return newestSource(root) > built;
-}
+/** Whether `npm run build:web` has to run: no build yet, or a source newer than it (the stack's rule). */
+export const webBuildStale = webBuildIsStale;
 
 export type WebBuildOutcome =
   | { outcome: 'fresh' }
@@ -74,13 +48,10 @@ function runBuild(root: string): Promise<{ ok: boolean; output: string }> {
     const [command, args] = npm?.endsWith('.js')
       ? [process.execPath, [npm, 'run', '--silent', 'build:web']]
       : ['npm', ['run', '--silent', 'build:web']];
-    // A production build whatever NODE_ENV this process has (jest's `test` would select React's
-    // development build, with StrictMode's doubled effects, in the app `npm start` serves).
-    const child = spawn(command, args, {
-      cwd: root,
-      env: { ...process.env, NODE_ENV: 'production' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    // Always a production build: Vite takes NODE_ENV from the environment, and a shell's (or a test
+    // runner's) NODE_ENV=development|test would otherwise ship React's development build.
+    const env = { ...process.env, NODE_ENV: 'production' };
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -10,6 +10,7 @@ import type { AuthClass } from '../../lib/routes.js';
 import { checkSession, renewedSession, sessionCookieOf, sessionSetCookie } from '../core/sessions.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { INSTANCE_SECRET_UNREADABLE } from '../platform/instance-config.js';
+import { VIEWER_HOST_HEADER, cameThroughEdge } from '../platform/origin-verify.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';
@@ -60,14 +61,19 @@ export const cookieIsSecure = (event: HttpEvent): boolean => schemeOf(event) ===
 
 /**
  * Whether the request's `Origin` is the service's own: the origin it was addressed to (scheme and
- * Host), or that of `server.publicBaseUrl` (behind CloudFront the function sees the API's own host
- * name, not the one the browser used; README "Browser sessions").
+ * Host), the host the viewer used as the stack's CloudFront reports it (VIEWER_HOST_HEADER, believed
+ * only on a request carrying the origin-verify secret: behind CloudFront the function sees API
+ * Gateway's host name, not the one the browser used; lib/constructs/edge.ts), or that of
+ * `server.publicBaseUrl` (README "Browser sessions").
  */
-export function fromOwnOrigin(event: HttpEvent, config: InstanceConfig): boolean {
+export async function fromOwnOrigin(event: HttpEvent, config: InstanceConfig): Promise<boolean> {
   const origin = header(event, 'origin');
   if (!origin) return false;
   const host = header(event, 'host');
   if (host && origin === `${schemeOf(event)}://${host}`) return true;
+  const viewerHost = header(event, VIEWER_HOST_HEADER);
+  // CloudFront serves viewers over HTTPS only; the secret is read only when the origin would match.
+  if (viewerHost && origin === `https://${viewerHost}` && (await cameThroughEdge(event))) return true;
   try {
     return origin === new URL(config.server.publicBaseUrl).origin;
   } catch {
@@ -76,8 +82,8 @@ export function fromOwnOrigin(event: HttpEvent, config: InstanceConfig): boolean
 }
 
 /** The request's `Origin` when it is the service's own (a page of the web app), else undefined. */
-export const ownOrigin = (event: HttpEvent, config: InstanceConfig): string | undefined =>
-  fromOwnOrigin(event, config) ? header(event, 'origin') : undefined;
+export const ownOrigin = async (event: HttpEvent, config: InstanceConfig): Promise<string | undefined> =>
+  (await fromOwnOrigin(event, config)) ? header(event, 'origin') : undefined;
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
@@ -96,7 +102,7 @@ export function authenticate(authClass: AuthClass): HttpMiddleware {
       const now = Date.now();
       const issued = session === undefined ? undefined : await checkSession(session, config, now);
       if (issued === undefined) throw new UnauthorizedError();
-      if (WRITE_METHODS.has(method ?? '') && !fromOwnOrigin(request.event, config)) throw new ForbiddenError();
+      if (WRITE_METHODS.has(method ?? '') && !(await fromOwnOrigin(request.event, config))) throw new ForbiddenError();
       const renewed = await renewedSession(issued, config, now);
       if (renewed) renewals.set(request.event, sessionSetCookie(renewed, cookieIsSecure(request.event)));
     },

@@ -4,11 +4,12 @@
  * request it sends to the HTTP API and to the event stream's function URL, and a request that
  * reached an origin directly does not carry it.
  *
- * Two uses: the event stream's function URL answers nothing to a request without it (edgeOnly,
- * so its reserved concurrency is spent on viewers of the distribution only), and the write rate
+ * Three uses: the event stream's function URL answers nothing to a request without it (edgeOnly,
+ * so its reserved concurrency is spent on viewers of the distribution only), the write rate
  * limit trusts CloudFront's report of the viewer's address (CloudFront-Viewer-Address) only on a
- * request that carries it (middleware/rate-limit.ts), since anyone may send that header to the
- * HTTP API's own endpoint.
+ * request that carries it (middleware/rate-limit.ts), and the cross-site check of cookie writes
+ * trusts the viewer's host (VIEWER_HOST_HEADER) only then (middleware/auth.ts), since anyone may
+ * send those headers to the HTTP API's own endpoint.
  *
  * The value: the table's SECRET#ORIGIN_VERIFY item, made at deploy time (functions/jobs/stored-secrets.ts)
  * and read by the functions whose STORED_SECRETS lists ORIGIN_VERIFY (store/secrets-repo.ts: once per
@@ -26,6 +27,13 @@ import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo
 
 /** The custom origin header CloudFront adds (lower-case, as payload v2 delivers headers). */
 export const ORIGIN_VERIFY_HEADER = 'x-origin-verify';
+
+/**
+ * The Host the viewer addressed, copied by the distribution's CloudFront Function on /api/*
+ * (lib/constructs/edge.ts), which replaces any value a client sent. Believed only with the
+ * origin-verify secret (middleware/auth.ts fromOwnOrigin).
+ */
+export const VIEWER_HOST_HEADER = 'x-relay-viewer-host';
 
 /** Whether an origin-verify secret is configured at all (a deployed stack's edge functions). */
 export const edgeConfigured = (): boolean => mayReadStoredSecret('ORIGIN_VERIFY');

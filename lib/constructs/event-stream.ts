@@ -5,8 +5,8 @@
  * integrations after 30 seconds.
  *
  * OpenGram clients take one base URL for the API and the stream: the CloudFront distribution
- * of edge.ts sends the entry's path to this function URL and everything else to the
- * HTTP API (output BaseUrl).
+ * of edge.ts sends the entry's path to this function URL, the rest of /api/* to the HTTP API
+ * and every other path to the web app (output BaseUrl).
  */
 import { Duration } from 'aws-cdk-lib';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';

@@ -31,6 +31,9 @@ import {
   streamRoute,
 } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
+import { API_PATH_PATTERN, viewerHostCode } from '../../lib/constructs/edge.js';
+import { DEPLOYMENT_MEMORY_MB, HASHED_ASSETS_FILTER, spaFallbackCode } from '../../lib/constructs/web-hosting.js';
+import { HASHED_CACHE_CONTROL, UNHASHED_CACHE_CONTROL, WEB_SECURITY_HEADERS } from '../../lib/web-policy.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
@@ -52,10 +55,12 @@ import {
   resourcesOfType,
   statementsOfRole,
   synthesize,
+  FIXTURE_WEB_DIR,
+  isDeployTimePath,
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
 import { ACCESS_LOG_BYTES } from '../bench/cost/operations.js';
-import { TEMPLATE_DIRECT_BYTES, marginsTable, quotaMargins, resolvedBound } from './quotas.js';
+import { RESOURCE_BUDGET, TEMPLATE_DIRECT_BYTES, marginsTable, quotaMargins, resolvedBound } from './quotas.js';
 import type { Margin } from './quotas.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -106,8 +111,8 @@ interface FunctionInfo {
   statements: PolicyStatementJson[];
 }
 
-/** The stored secrets' deploy-time functions (its maker and the CDK Provider framework's own): apart. */
-const deployTimePrefix = 'ChatRelay/Secrets/';
+/** The deploy-time functions, apart (synth.ts DEPLOY_TIME_PREFIXES). */
+const isDeployTime = (fn: FunctionInfo) => isDeployTimePath(fn.path);
 
 function allFunctionsOf(json: CfnTemplate): FunctionInfo[] {
   return resourcesOfType(json, 'AWS::Lambda::Function').map(([id, fn]) => {
@@ -117,8 +122,7 @@ function allFunctionsOf(json: CfnTemplate): FunctionInfo[] {
 }
 
 /** The functions that serve the API and its jobs (not the deploy-time ones). */
-const functionsOf = (json: CfnTemplate): FunctionInfo[] =>
-  allFunctionsOf(json).filter((fn) => !fn.path.startsWith(deployTimePrefix));
+const functionsOf = (json: CfnTemplate): FunctionInfo[] => allFunctionsOf(json).filter((fn) => !isDeployTime(fn));
 
 /** Route key → logical id of the function its integration invokes. */
 function routeTargets(json: CfnTemplate): Map<string, string> {
@@ -171,12 +175,14 @@ describe('AWS quotas (a preflight: a deploy that would fail on one fails here)',
     expect(margins.length).toBeGreaterThanOrEqual(20);
   });
 
-  it("stays within CloudFormation's 500 resources per stack (cdk synth passes beyond it; the deploy fails)", () => {
+  it("stays within CloudFormation's 500 resources per stack (cdk synth passes beyond it; the deploy fails), with room to spare", () => {
     const count = Object.keys(main.json.Resources).length;
     // A route costs 7: function, role, policy, log group, invoke permission, integration, route.
     console.log(`stack resources: ${count} of 500 (room for ${Math.floor((500 - count) / 7)} more routes)`);
     expect(margins.find((m) => m.quota.startsWith('CloudFormation resources'))).toMatchObject({ value: count });
     expect(count).toBeLessThanOrEqual(500);
+    // And well under it (issue 26): a deploy fails beyond 500, and the stack still grows.
+    expect(count).toBeLessThanOrEqual(RESOURCE_BUDGET);
   });
 
   it('measured what it claims: every function asset, every role, every function environment', () => {
@@ -207,9 +213,11 @@ describe('HTTP API', () => {
     () => {
       expect(fns.map((f) => f.path).sort()).toEqual([...expectedFunctionPaths].sort());
       expect(fns).toHaveLength(apiRoutes.length + extraFunctions);
-      // Besides them, at deploy time only: the stored secrets' maker and the Provider framework's function.
-      const deployTime = allFunctionsOf(main.json).filter((fn) => fn.path.startsWith(deployTimePrefix));
+      // Besides them, at deploy time only: the stored secrets' maker, the Provider framework's function
+      // and the web app deployment's copier.
+      const deployTime = allFunctionsOf(main.json).filter(isDeployTime);
       expect(deployTime.map((f) => f.path).sort()).toEqual([
+        `ChatRelay/Custom::CDKBucketDeployment8693BB64968944B69AAFB0CC9EB8756C${DEPLOYMENT_MEMORY_MB}MiB/Resource`,
         makerPath,
         'ChatRelay/Secrets/Provider/framework-onEvent/Resource',
       ]);
@@ -271,8 +279,8 @@ describe('HTTP API', () => {
   });
 
   it(
-    'outputs the base URL, the API URL, the events URL, the table name, the media bucket, the state machine ARN, ' +
-      'the dispatch queues and the instance secret (on by default)',
+    'outputs the base URL, the API URL, the events URL, the table name, the media and web buckets, the state ' +
+      'machine ARN, the dispatch queues and the instance secret (on by default)',
     () => {
       expect(Object.keys(main.json.Outputs ?? {}).sort()).toEqual([
         'ApiUrl',
@@ -287,6 +295,7 @@ describe('HTTP API', () => {
         'SearchIndexBucketName',
         'StreamTimeoutStateMachineArn',
         'TableName',
+        'WebBucketName',
       ]);
       expect(refId(main.json.Outputs?.TableName?.Value)).toBe(tableId);
       expect(main.json.Outputs?.StreamTimeoutStateMachineArn?.Value).toEqual({ Ref: stateMachineId });
@@ -1922,7 +1931,8 @@ describe('single base URL (CloudFront)', () => {
   const functionUrlId = () => resourcesOfType(main.json, 'AWS::Lambda::Url')[0]![0];
 
   it(
-    'sends every path to the HTTP API and the stream path to the function URL, passing requests through ' + 'uncached',
+    'sends the stream path to the function URL and /api/* to the HTTP API, in that order, passing requests ' +
+      'through uncached; everything else to the web app',
     () => {
       expect(distributions(main.json)).toHaveLength(1);
       const config = configOf(main.json);
@@ -1932,17 +1942,16 @@ describe('single base URL (CloudFront)', () => {
         Compress: false,
         ViewerProtocolPolicy: 'https-only',
       };
-      expect(config.DefaultCacheBehavior).toMatchObject(passThrough);
-      expect([...config.DefaultCacheBehavior.AllowedMethods].sort()).toEqual([
-        'DELETE',
-        'GET',
-        'HEAD',
-        'OPTIONS',
-        'PATCH',
-        'POST',
-        'PUT',
+      // CloudFront takes the first pattern that matches: the stream's must come before /api/*.
+      expect(config.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern)).toEqual([
+        `${streamRoute.path}*`,
+        API_PATH_PATTERN,
+        MEDIA_UPLOAD_PATH,
       ]);
-      expect(originById(config, config.DefaultCacheBehavior.TargetOriginId)).toMatchObject({
+      const [stream, api] = config.CacheBehaviors;
+      expect(api).toMatchObject(passThrough);
+      expect([...api.AllowedMethods].sort()).toEqual(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT']);
+      expect(originById(config, api.TargetOriginId)).toMatchObject({
         DomainName: domainOf(httpApiId(), 'ApiEndpoint'),
         CustomOriginConfig: {
           OriginProtocolPolicy: 'https-only',
@@ -1950,14 +1959,24 @@ describe('single base URL (CloudFront)', () => {
           OriginSSLProtocols: ['TLSv1.2'],
         },
       });
-      expect(config.CacheBehaviors).toHaveLength(2);
-      const stream = config.CacheBehaviors[0];
+      // The viewer's Host, copied for the cross-site check of cookie writes (edge.ts).
+      expect(api.FunctionAssociations).toHaveLength(1);
+      expect(api.FunctionAssociations[0].EventType).toBe('viewer-request');
+      const viewerHost = main.json.Resources[refId(api.FunctionAssociations[0].FunctionARN)!]!;
+      expect(viewerHost.Type).toBe('AWS::CloudFront::Function');
+      expect(viewerHost.Properties?.FunctionCode).toBe(viewerHostCode);
       expect(stream).toMatchObject({ ...passThrough, PathPattern: `${streamRoute.path}*` });
+      expect(stream.FunctionAssociations).toBeUndefined();
       expect([...stream.AllowedMethods].sort()).toEqual(['GET', 'HEAD', 'OPTIONS']);
       expect(originById(config, stream.TargetOriginId)).toMatchObject({
         DomainName: domainOf(functionUrlId(), 'FunctionUrl'),
         CustomOriginConfig: { OriginProtocolPolicy: 'https-only', OriginReadTimeout: 30 },
       });
+      // The API's answers keep their own headers (a media download its sandbox CSP): no policy there.
+      for (const behavior of [stream, api]) expect(behavior.ResponseHeadersPolicyId).toBeUndefined();
+      // Every route of the API, its catch-all included, is under /api: nothing else needs the API origin.
+      for (const route of routes) expect([route.path, route.path.startsWith('/api/')]).toEqual([route.path, true]);
+      expect(originById(config, config.DefaultCacheBehavior.TargetOriginId).S3OriginConfig).toBeDefined();
       expect(config).toMatchObject({ Enabled: true, HttpVersion: 'http2and3', PriceClass: 'PriceClass_100' });
       expect(config.Aliases).toBeUndefined();
     },
@@ -2030,6 +2049,205 @@ describe('single base URL (CloudFront)', () => {
     } finally {
       synth.dispose();
     }
+  });
+});
+
+describe('web app hosting (issue 26)', () => {
+  const CACHING_OPTIMIZED = '658327ea-f89d-4fab-a63d-7e88639e58f6';
+  const webPath = 'ChatRelay/Web/';
+  const ofWeb = (type: string) => resourcesOfType(main.json, type).filter(([, r]) => cdkPath(r).startsWith(webPath));
+  const distributionId = () => resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![0];
+  const configOf = () =>
+    resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![1].Properties!.DistributionConfig as Record<
+      string,
+      any
+    >;
+  const bucketId = () => ofWeb('AWS::S3::Bucket')[0]![0];
+
+  /** The headers a response-headers policy adds, as a browser sees them. */
+  function headersOf(policy: Record<string, any>): Record<string, string> {
+    const security = policy.SecurityHeadersConfig ?? {};
+    const headers: Record<string, string> = {};
+    const set = (name: string, setting: { Override?: boolean } | undefined, value: () => string) => {
+      if (!setting) return;
+      expect([name, setting.Override]).toEqual([name, true]);
+      headers[name] = value();
+    };
+    set(
+      'content-security-policy',
+      security.ContentSecurityPolicy,
+      () => security.ContentSecurityPolicy.ContentSecurityPolicy,
+    );
+    set('strict-transport-security', security.StrictTransportSecurity, () => {
+      const hsts = security.StrictTransportSecurity;
+      return [
+        `max-age=${hsts.AccessControlMaxAgeSec}`,
+        hsts.IncludeSubdomains && 'includeSubDomains',
+        hsts.Preload && 'preload',
+      ]
+        .filter(Boolean)
+        .join('; ');
+    });
+    set('x-frame-options', security.FrameOptions, () => security.FrameOptions.FrameOption);
+    set('x-content-type-options', security.ContentTypeOptions, () => 'nosniff');
+    set('referrer-policy', security.ReferrerPolicy, () => security.ReferrerPolicy.ReferrerPolicy);
+    set('x-xss-protection', security.XSSProtection, () => JSON.stringify(security.XSSProtection));
+    for (const item of policy.CustomHeadersConfig?.Items ?? []) {
+      set(String(item.Header).toLowerCase(), item, () => item.Value);
+    }
+    return headers;
+  }
+
+  it('keeps the build in a private bucket: public access blocked, TLS only, S3-managed encryption, no website', () => {
+    const buckets = ofWeb('AWS::S3::Bucket');
+    expect(buckets).toHaveLength(1);
+    const [, bucket] = buckets[0]!;
+    expect(bucket.Properties).toMatchObject({
+      PublicAccessBlockConfiguration: {
+        BlockPublicAcls: true,
+        BlockPublicPolicy: true,
+        IgnorePublicAcls: true,
+        RestrictPublicBuckets: true,
+      },
+      BucketEncryption: {
+        ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+      },
+      OwnershipControls: { Rules: [{ ObjectOwnership: 'BucketOwnerEnforced' }] },
+    });
+    expect(bucket.Properties?.WebsiteConfiguration).toBeUndefined();
+    expect(bucket.DeletionPolicy).toBe('Retain');
+  });
+
+  it('lets CloudFront read it through Origin Access Control, this distribution only, and no one else', () => {
+    const policies = resourcesOfType(main.json, 'AWS::S3::BucketPolicy').filter(
+      ([, p]) => refId(p.Properties?.Bucket) === bucketId(),
+    );
+    expect(policies).toHaveLength(1);
+    const statements = policies[0]![1].Properties!.PolicyDocument.Statement as (PolicyStatementJson & {
+      Principal: unknown;
+    })[];
+    const allows = statements.filter((st) => st.Effect === 'Allow');
+    expect(allows).toHaveLength(1);
+    const [read] = allows;
+    expect(read!.Principal).toEqual({ Service: 'cloudfront.amazonaws.com' });
+    // Get, and List so that a missing file is 404 rather than 403; never a write.
+    expect(actionsOf(read!).sort()).toEqual(['s3:GetObject', 's3:ListBucket']);
+    expect(joinedString(read!.Condition?.StringEquals?.['AWS:SourceArn'])).toBe(
+      `arn:\${AWS::Partition}:cloudfront::\${AWS::AccountId}:distribution/\${${distributionId()}}`,
+    );
+    // The rest denies every request without TLS.
+    const denies = statements.filter((st) => st.Effect === 'Deny');
+    expect(denies).toHaveLength(1);
+    expect(denies[0]!.Condition).toEqual({ Bool: { 'aws:SecureTransport': 'false' } });
+
+    const config = configOf();
+    const origin = (config.Origins as any[]).find((o) => o.Id === config.DefaultCacheBehavior.TargetOriginId);
+    expect(origin.DomainName).toEqual({ 'Fn::GetAtt': [bucketId(), 'RegionalDomainName'] });
+    expect(origin.S3OriginConfig).toEqual({ OriginAccessIdentity: '' });
+    const oac = main.json.Resources[refId(origin.OriginAccessControlId)!]!;
+    expect(oac.Type).toBe('AWS::CloudFront::OriginAccessControl');
+    expect(oac.Properties?.OriginAccessControlConfig).toMatchObject({
+      OriginAccessControlOriginType: 's3',
+      SigningBehavior: 'always',
+      SigningProtocol: 'sigv4',
+    });
+  });
+
+  it("serves it as the default behavior: GET and HEAD, HTTPS (redirected), cached by the files' own headers, compressed", () => {
+    const behavior = configOf().DefaultCacheBehavior;
+    expect(behavior).toMatchObject({
+      CachePolicyId: CACHING_OPTIMIZED,
+      Compress: true,
+      ViewerProtocolPolicy: 'redirect-to-https',
+    });
+    expect([...behavior.AllowedMethods].sort()).toEqual(['GET', 'HEAD']);
+    // No origin request policy: nothing of the viewer's request (cookies, Authorization) goes to S3.
+    expect(behavior.OriginRequestPolicyId).toBeUndefined();
+    // "/" is the app even without the fallback function: never the bucket's listing, so CDK's
+    // warning about LIST access on the default behavior is acknowledged, and the synth warns nothing.
+    expect(configOf().DefaultRootObject).toBe('index.html');
+    expect(main.assemblyText()).not.toContain('aws:cdk:warning');
+  });
+
+  it('rewrites app routes to /index.html with a CloudFront Function on viewer request, on the default behavior only', () => {
+    const behavior = configOf().DefaultCacheBehavior;
+    expect(behavior.FunctionAssociations).toHaveLength(1);
+    expect(behavior.FunctionAssociations[0].EventType).toBe('viewer-request');
+    const fn = main.json.Resources[refId(behavior.FunctionAssociations[0].FunctionARN)!]!;
+    expect([fn.Type, cdkPath(fn)]).toEqual(['AWS::CloudFront::Function', 'ChatRelay/Web/SpaFallback/Resource']);
+    expect(fn.Properties).toMatchObject({
+      AutoPublish: true,
+      FunctionCode: spaFallbackCode,
+      FunctionConfig: { Runtime: 'cloudfront-js-2.0' },
+    });
+    // Its code behaves as isAppRoute: test/infra/web-hosting.test.ts. No API behavior runs it.
+    const fallbackId = refId(behavior.FunctionAssociations[0].FunctionARN);
+    for (const other of configOf().CacheBehaviors as any[]) {
+      const associated = (other.FunctionAssociations ?? []).map((a: any) => refId(a.FunctionARN));
+      expect(associated).not.toContain(fallbackId);
+    }
+  });
+
+  it("answers with lib/web-policy.ts's security headers, each value as declared there", () => {
+    const behavior = configOf().DefaultCacheBehavior;
+    const policy = main.json.Resources[refId(behavior.ResponseHeadersPolicyId)!]!;
+    expect(policy.Type).toBe('AWS::CloudFront::ResponseHeadersPolicy');
+    const config = policy.Properties!.ResponseHeadersPolicyConfig as Record<string, any>;
+    expect(headersOf(config)).toEqual(WEB_SECURITY_HEADERS);
+    expect(WEB_SECURITY_HEADERS['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(WEB_SECURITY_HEADERS['content-security-policy']).toContain("connect-src 'self'");
+    expect(config.CorsConfig).toBeUndefined();
+    expect(resourcesOfType(main.json, 'AWS::CloudFront::ResponseHeadersPolicy')).toHaveLength(1);
+  });
+
+  it('deploys the build in two passes: hashed assets cached a year and immutable first, then the rest no-cache', () => {
+    const deployments = ofWeb('Custom::CDKBucketDeployment');
+    expect(deployments).toHaveLength(2);
+    const [assets, pages] = ['DeployAssets', 'DeployPages'].map((name) =>
+      deployments.find(([, d]) => cdkPath(d).startsWith(`${webPath}${name}/`))!,
+    );
+    for (const [, deployment] of [assets!, pages!]) {
+      expect(refId(deployment.Properties?.DestinationBucketName)).toBe(bucketId());
+      expect(deployment.Properties).toMatchObject({ Prune: true, OutputObjectKeys: false });
+      // No invalidation: index.html is no-cache and every other new file has a new name.
+      expect(deployment.Properties?.DistributionId).toBeUndefined();
+    }
+    // One asset, one upload: both copy from it.
+    expect(assets![1].Properties?.SourceObjectKeys).toEqual(pages![1].Properties?.SourceObjectKeys);
+    expect(assets![1].Properties).toMatchObject({
+      Exclude: ['*'],
+      Include: [HASHED_ASSETS_FILTER],
+      SystemMetadata: { 'cache-control': HASHED_CACHE_CONTROL },
+    });
+    expect(HASHED_ASSETS_FILTER).toBe('assets/*');
+    expect(pages![1].Properties).toMatchObject({
+      Exclude: [HASHED_ASSETS_FILTER],
+      SystemMetadata: { 'cache-control': UNHASHED_CACHE_CONTROL },
+    });
+    expect(pages![1].Properties?.Include).toBeUndefined();
+    // A new index.html never names an asset not yet copied.
+    expect(pages![1].DependsOn).toContain(assets![0]);
+    expect([HASHED_CACHE_CONTROL, UNHASHED_CACHE_CONTROL]).toEqual(['public, max-age=31536000, immutable', 'no-cache']);
+  });
+
+  it('runs one copier for both, with one AWS CLI layer, at a modest memory size', () => {
+    const deployments = ofWeb('Custom::CDKBucketDeployment');
+    const copiers = new Set(deployments.map(([, d]) => refId(d.Properties?.ServiceToken)));
+    expect(copiers.size).toBe(1);
+    const copier = main.json.Resources[[...copiers][0]!]!;
+    expect(copier.Properties?.MemorySize).toBe(DEPLOYMENT_MEMORY_MB);
+    const layers = resourcesOfType(main.json, 'AWS::Lambda::LayerVersion');
+    expect(layers).toHaveLength(1);
+    expect((copier.Properties?.Layers as unknown[]).map(refId)).toEqual([layers[0]![0]]);
+  });
+
+  it('stages the web build the stack was given as the deployment asset', () => {
+    const key = String(ofWeb('Custom::CDKBucketDeployment')[0]![1].Properties?.SourceObjectKeys[0]);
+    const staged = join(main.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+    expect(readFileSync(join(staged, 'index.html'), 'utf8')).toBe(
+      readFileSync(join(FIXTURE_WEB_DIR, 'index.html'), 'utf8'),
+    );
+    expect(readdirSync(join(staged, 'assets'))).toEqual(readdirSync(join(FIXTURE_WEB_DIR, 'assets')));
   });
 });
 
@@ -2255,20 +2473,22 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     expect(table.DeletionPolicy).toBe('Retain');
   });
 
-  it('has CloudFront add the generated origin-verify value to both API origins, from the custom resource (not to the media bucket)', () => {
+  it('has CloudFront add the generated origin-verify value to both API origins, from the custom resource', () => {
     const [, resource] = resourcesOfType(main.json, 'Custom::StoredSecrets')[0]!;
     expect(resource.Properties?.Secrets).toEqual(['INSTANCE', 'ORIGIN_VERIFY']);
     // Kept with the table when the stack goes (the maker deletes nothing either).
     expect(resourcesOfType(main.json, 'AWS::SecretsManager::Secret')).toEqual([]);
     const config = resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![1].Properties!.DistributionConfig;
-    const apiOrigins = (config.Origins as any[]).filter((o) => o.CustomOriginConfig);
+    expect(config.Origins).toHaveLength(4);
+    // The web app's bucket and the media bucket's upload path get no header: they are no API, and
+    // the value is not S3's business (it would keep it in its logs).
+    const apiOrigins = (config.Origins as any[]).filter((origin) => !origin.S3OriginConfig);
     expect(apiOrigins).toHaveLength(2);
-    // The upload path's bucket origin is told no secret: S3 would keep it in its logs.
-    expect((config.Origins as any[]).filter((o) => !o.CustomOriginConfig)).toEqual([
-      expect.objectContaining({ S3OriginConfig: { OriginAccessIdentity: '' } }),
-    ]);
-    expect((config.Origins as any[]).find((o) => o.S3OriginConfig).OriginCustomHeaders).toBeUndefined();
-    for (const origin of apiOrigins) {
+    for (const origin of config.Origins as any[]) {
+      if (origin.S3OriginConfig) {
+        expect(origin.OriginCustomHeaders).toBeUndefined();
+        continue;
+      }
       expect(origin.OriginCustomHeaders).toHaveLength(1);
       const [header] = origin.OriginCustomHeaders;
       expect(header.HeaderName).toBe('X-Origin-Verify');
@@ -2557,7 +2777,12 @@ describe('bin/app.ts', () => {
 
   it('adds the CI deploy-role stack when a repository is named, and fails on a bad one', () => {
     const context = (repository: string) => ({
-      CDK_CONTEXT_JSON: JSON.stringify({ githubRepository: repository, 'aws:cdk:bundling-stacks': [] }),
+      // The fixture build: no Vite run into the worktree's web/dist from a test.
+      CDK_CONTEXT_JSON: JSON.stringify({
+        githubRepository: repository,
+        webDir: FIXTURE_WEB_DIR,
+        'aws:cdk:bundling-stacks': [],
+      }),
     });
     const bad = runApp(() => context('not a repository'));
     expect(bad.stderr.trim()).toBe('githubRepository must be owner/name, got "not a repository".');
@@ -2580,6 +2805,12 @@ describe('bin/app.ts', () => {
     expect(stacks.sort()).toEqual(['ChatRelay.template.json', 'ChatRelayDeployRole.template.json']);
     expect(trust).toEqual(['repo:acme/chat-relay:pull_request', 'repo:acme/chat-relay:ref:refs/heads/main']);
   }, 180_000);
+
+  it('fails the synth when -c webDir names a folder without index.html, saying so', () => {
+    const run = runApp((dir) => ({ CDK_CONTEXT_JSON: JSON.stringify({ webDir: dir }) }));
+    expect(run.stderr.trim()).toMatch(/^-c webDir=.+ has no index\.html\. Name the folder of a built static app/);
+    expect(run.status).toBe(1);
+  });
 
   it('fails the synth when a custom domain comes without its certificate', () => {
     const run = runApp(() => ({ CDK_CONTEXT_JSON: JSON.stringify({ domainName: 'relay.example.com' }) }));

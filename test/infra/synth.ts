@@ -8,6 +8,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
@@ -23,12 +24,20 @@ export interface SynthOptions {
   bundle?: boolean;
   /** A custom domain for the distribution. */
   domain?: { name: string; certificateArn: string };
+  /**
+   * The static web build the stack deploys (bin/app.ts: `-c webDir`, else web/dist built when
+   * stale). @default FIXTURE_WEB_DIR, a small build of two files, so no synth here runs Vite.
+   */
+  webDir?: string;
   /** The deployment options bin/app.ts takes from context (allowOpenAccess, throttle, alarm topic). */
   deployment?: Pick<
     ChatRelayStackProps,
     'allowOpenAccess' | 'apiThrottleRate' | 'apiThrottleBurst' | 'alarmTopicArn' | 'alarmEmail' | 'withoutAlarms'
   >;
 }
+
+/** A web build in miniature: index.html and one content-hashed asset under assets/. */
+export const FIXTURE_WEB_DIR = fileURLToPath(new URL('./fixtures/web/', import.meta.url));
 
 export interface Synthesized {
   stack: ChatRelayStack;
@@ -80,6 +89,7 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
     // As bin/app.ts: with push enabled and no key pair named, the deploy makes one.
     config: resolveConfig(options.config ?? {}, { VAPID_PUBLIC_KEY: DEPLOY_TIME_VAPID_KEY, ...options.overrides }),
     domain: options.domain,
+    webDir: options.webDir ?? FIXTURE_WEB_DIR,
     ...options.deployment,
   });
   const assembly = app.synth();
@@ -104,6 +114,14 @@ function textFiles(dir: string): string[] {
     return /\.(json|txt)$/.test(name) ? [path] : [];
   });
 }
+
+/**
+ * Where the deploy-time functions live (they serve no request): the stored secrets' maker and the
+ * CDK Provider framework's function, and the web app deployment's copier (CDK's BucketDeployment
+ * singleton, at the stack's top).
+ */
+export const DEPLOY_TIME_PREFIXES = ['ChatRelay/Secrets/', 'ChatRelay/Custom::CDKBucketDeployment'];
+export const isDeployTimePath = (path: string): boolean => DEPLOY_TIME_PREFIXES.some((p) => path.startsWith(p));
 
 /** Resources of one type, by logical id. */
 export function resourcesOfType(json: CfnTemplate, type: string): [string, CfnResource][] {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { routeId, routes } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
-import { actionsOf, cdkPath, refId, resourcesOfType, statementsOfRole, synthesize } from './synth.js';
+import { actionsOf, cdkPath, isDeployTimePath, refId, resourcesOfType, statementsOfRole, synthesize } from './synth.js';
 import type { CfnTemplate, Synthesized } from './synth.js';
 
 const pushConfig = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
@@ -63,7 +63,7 @@ describe('web push enabled', () => {
 
   it('gives every function the public key from the custom resource, and the key pair to the senders only', () => {
     const [customId] = resourcesOfType(synth.json, 'Custom::StoredSecrets')[0]!;
-    const fns = functionsOf(synth.json).filter((f) => !f.path.startsWith(deployTimePrefix));
+    const fns = functionsOf(synth.json).filter((f) => !isDeployTimePath(f.path));
     for (const fn of fns) {
       expect([fn.path, fn.env.VAPID_PUBLIC_KEY]).toEqual([fn.path, { 'Fn::GetAtt': [customId, 'VapidPublicKey'] }]);
     }

@@ -25,8 +25,10 @@ export interface Runtime {
 export async function startRuntime(
   env: Record<string, string>,
   entry: 'local/run.ts' | 'local/main.ts' = 'local/run.ts',
+  /** A given port (a restart on the port of a runtime that stopped); a free one by default. */
+  port?: number,
 ): Promise<Runtime> {
-  const port = await freePort();
+  port ??= await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
   // jest's flags are not the runtime's.
   delete childEnv.NODE_OPTIONS;
@@ -39,7 +41,15 @@ export async function startRuntime(
   let output = '';
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
   const url = await new Promise<string>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`the runtime did not start within 60 s:\n${output}`)), 60_000);
+    const timer = setTimeout(() => {
+      // Not left running behind the failed test: the whole group (launcher, runtime, JVM).
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      fail(new Error(`the runtime did not start within 60 s:\n${output}`));
+    }, 60_000);
     const onData = (d: Buffer) => {
       output += d.toString();
       const line = /chat relay listening on (\S+)\/api\/v1/.exec(output);

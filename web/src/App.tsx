@@ -7,13 +7,14 @@ import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError, setUnauthorizedHandler } from './api/client';
 import type { PublicConfig } from './api/types';
 import { AccountMenu } from './components/AccountMenu';
-import { ChatList } from './components/ChatList';
 import { ChatView } from './components/ChatView';
 import { ConnectionStatus } from './components/ConnectionStatus';
 import { NewChat } from './components/NewChat';
+import { Sidebar } from './components/Sidebar';
+import { NotificationsSwitch } from './components/NotificationsSwitch';
 import { SignIn } from './components/SignIn';
 import { live } from './live/events';
-import { navigate, pathOf, useRoute } from './router';
+import { navigate, pathOf, useInboxFilter, useRoute } from './router';
 import { chats } from './state/chats';
 import { ConfigContext } from './state/config';
 
@@ -71,6 +72,7 @@ export function App() {
 
 function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }) {
   const route = useRoute();
+  const filter = useInboxFilter();
 
   useEffect(() => {
     live.start();
@@ -85,10 +87,10 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
 
   useEffect(() => {
     if (route.name === 'sign-in') navigate(pathOf({ name: 'inbox' }), { replace: true });
-    if (route.name === 'archived') chats.setView('archived');
-    else if (route.name === 'inbox') chats.setView('inbox');
-    else chats.setView(chats.snapshot.view);
-  }, [route.name]);
+    if (route.name === 'archived') chats.setView('archived', filter);
+    else if (route.name === 'inbox') chats.setView('inbox', filter);
+    else chats.setView(chats.snapshot.view, filter);
+  }, [route.name, filter]);
 
   const detail = route.name === 'chat' || route.name === 'new';
   return (
@@ -101,15 +103,15 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
           </span>
         )}
         <ConnectionStatus />
-        {!open && <AccountMenu onSignedOut={onSignedOut} />}
+        {open ? <NotificationsSwitch /> : <AccountMenu onSignedOut={onSignedOut} />}
       </header>
       <div className="panes">
         <nav className="sidebar" aria-label="Chats">
-          <ChatList selectedId={route.name === 'chat' ? route.chatId : undefined} />
+          <Sidebar route={route} />
         </nav>
         <main className="detail">
           {route.name === 'chat' ? (
-            <ChatView key={route.chatId} chatId={route.chatId} />
+            <ChatView key={route.chatId} chatId={route.chatId} messageId={route.messageId} />
           ) : route.name === 'new' ? (
             <NewChat />
           ) : (

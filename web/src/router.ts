@@ -1,12 +1,23 @@
 /** The app's routes live in the URL path (a reload keeps the place; the hosts fall back to index.html). */
-import { useSyncExternalStore } from 'react';
+import { useMemo, useSyncExternalStore } from 'react';
 
 export type Route =
-  { name: 'inbox' } | { name: 'archived' } | { name: 'chat'; chatId: string } | { name: 'new' } | { name: 'sign-in' };
+  | { name: 'inbox' }
+  | { name: 'archived' }
+  | {
+      name: 'chat';
+      chatId: string;
+      /** `?message=`: open the chat at this message (a search hit). */ messageId?: string;
+    }
+  | { name: 'new' }
+  | { name: 'sign-in' };
 
-export function parse(path: string): Route {
+export function parse(path: string, search = ''): Route {
   const chat = /^\/chats\/([^/]+)\/?$/.exec(path);
-  if (chat) return { name: 'chat', chatId: decodeURIComponent(chat[1]!) };
+  if (chat) {
+    const messageId = new URLSearchParams(search).get('message') || undefined;
+    return { name: 'chat', chatId: decodeURIComponent(chat[1]!), ...(messageId ? { messageId } : {}) };
+  }
   if (path === '/archived') return { name: 'archived' };
   if (path === '/new') return { name: 'new' };
   if (path === '/sign-in') return { name: 'sign-in' };
@@ -16,7 +27,7 @@ export function parse(path: string): Route {
 export function pathOf(route: Route): string {
   switch (route.name) {
     case 'chat':
-      return `/chats/${encodeURIComponent(route.chatId)}`;
+      return `/chats/${encodeURIComponent(route.chatId)}${route.messageId ? `?message=${encodeURIComponent(route.messageId)}` : ''}`;
     case 'inbox':
       return '/';
     default:
@@ -27,9 +38,50 @@ export function pathOf(route: Route): string {
 const listeners = new Set<() => void>();
 window.addEventListener('popstate', () => listeners.forEach((l) => l()));
 
+/**
+ * The inbox filters live in the URL query (`?tag=…&agent=…`) on every route, so a reload keeps
+ * them and opening a chat keeps the filtered list beside it: navigation carries them over unless
+ * the target names them itself. Only setInboxFilter changes them.
+ */
+const FILTER_PARAMS = { tag: 'tag', agentId: 'agent' } as const;
+export interface InboxFilter {
+  tag?: string;
+  agentId?: string;
+}
+
+export function filterOf(search: string): InboxFilter {
+  const params = new URLSearchParams(search);
+  const tag = params.get(FILTER_PARAMS.tag) || undefined;
+  const agentId = params.get(FILTER_PARAMS.agentId) || undefined;
+  return { ...(tag ? { tag } : {}), ...(agentId ? { agentId } : {}) };
+}
+
 export function navigate(to: string, options: { replace?: boolean } = {}): void {
-  if (to === location.pathname) return;
-  if (options.replace) history.replaceState(null, '', to);
+  const url = new URL(to, location.origin);
+  const here = new URLSearchParams(location.search);
+  for (const key of Object.values(FILTER_PARAMS)) {
+    const value = here.get(key);
+    if (value && !url.searchParams.has(key)) url.searchParams.set(key, value);
+  }
+  go(url.pathname + url.search, options.replace);
+}
+
+/** Sets (or, with undefined, clears) inbox filters on the current route. */
+export function setInboxFilter(patch: InboxFilter): void {
+  const params = new URLSearchParams(location.search);
+  for (const [field, key] of Object.entries(FILTER_PARAMS)) {
+    if (!(field in patch)) continue;
+    const value = patch[field as keyof InboxFilter];
+    if (value) params.set(key, value);
+    else params.delete(key);
+  }
+  const search = params.toString();
+  go(location.pathname + (search ? `?${search}` : ''), true);
+}
+
+function go(to: string, replace = false): void {
+  if (to === location.pathname + location.search) return;
+  if (replace) history.replaceState(null, '', to);
   else history.pushState(null, '', to);
   listeners.forEach((l) => l());
 }
@@ -37,11 +89,26 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
 let cachedPath = '';
 let cachedRoute: Route = { name: 'inbox' };
 function current(): Route {
-  if (location.pathname !== cachedPath) {
-    cachedPath = location.pathname;
-    cachedRoute = parse(cachedPath);
+  const path = location.pathname + location.search;
+  if (path !== cachedPath) {
+    cachedPath = path;
+    const next = parse(location.pathname, location.search);
+    // The same place (only the filters changed): keep the object, so route-keyed effects stay put.
+    if (JSON.stringify(next) !== JSON.stringify(cachedRoute)) cachedRoute = next;
   }
   return cachedRoute;
+}
+
+/** The inbox filters in the URL, re-read whenever the URL changes. */
+export function useInboxFilter(): InboxFilter {
+  const search = useSyncExternalStore(
+    (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    () => location.search,
+  );
+  return useMemo(() => filterOf(search), [search]);
 }
 
 export function useRoute(): Route {

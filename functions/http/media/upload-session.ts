@@ -25,5 +25,5 @@ export const schemas = {
 
 export const handler = http('media/upload-session', schemas, async ({ path, body, config, event }) => ({
   status: 201,
-  body: await Uploads.openSession(config, path.chatId, body, ownOrigin(event, config)),
+  body: await Uploads.openSession(config, path.chatId, body, await ownOrigin(event, config)),
 }));

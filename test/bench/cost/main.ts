@@ -10,7 +10,8 @@
  *
  * Prints: per operation, AWS-terms WRU/RRU beside DynamoDB Local's report (Local counts a
  * transaction as 2 WCU per KB of its largest item and no GSI copy); per workload, a table
- * with one line per cost item; last, one summary line per workload: `typical: $12.34/month`.
+ * with one line per cost item; a tab's cost (tab.ts: one web app tab open all day, with and without
+ * the hidden-tab policy); last, one summary line per workload: `typical: $12.34/month`.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -29,7 +30,8 @@ import {
 import { floorLines } from './floor.js';
 import { OPERATIONS } from './operations.js';
 import { PRICES, PRICES_AS_OF, PRICES_REGION } from './prices.js';
-import { WORKLOADS } from './workloads.js';
+import { HIDDEN_RELEASE_MIN, TAB_ALL_DAY, tabCost } from './tab.js';
+import { STREAM_TAIL_MIN, WORKLOADS } from './workloads.js';
 
 const files = process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['.bench/results.json'];
 const results: BenchResults[] = [];
@@ -138,6 +140,31 @@ out.push(
 if (typical) out.push(linesTable(floorLines(typical, OPERATIONS, PRICES)));
 out.push('');
 out.push(floors.map(([name, sum]) => `floor of ${name}: $${sum.toFixed(2)}`).join('; '));
+
+// A tab's cost: one web app tab's event stream, open all day, with and without the hidden-tab policy.
+out.push('');
+out.push(
+  `A tab's cost: one web app tab open all day (${TAB_ALL_DAY.visibleHours} h visible, then ${TAB_ALL_DAY.hiddenHours} h ` +
+    `hidden), its event stream priced as the SSE lines above (what the tab adds to the instance's month)`,
+);
+const tabRows: string[][] = [];
+for (const name of ['idle', 'typical']) {
+  const base = WORKLOADS.find((w) => w.name === name);
+  if (!base) continue;
+  for (const policy of [false, true]) {
+    const cost = tabCost(TAB_ALL_DAY, policy, base, OPERATIONS, bench, PRICES);
+    tabRows.push([
+      policy
+        ? `released after ${HIDDEN_RELEASE_MIN} min hidden (+ ${STREAM_TAIL_MIN} min function tail)`
+        : 'no hidden-tab policy: connected 24 h',
+      name === 'idle' ? 'no events' : `${name} (its events)`,
+      cost.streamHoursPerDay.toFixed(2),
+      money(cost.perDay),
+      money(cost.perMonth),
+    ]);
+  }
+}
+out.push(textTable(['policy', 'instance', 'stream h/day', '$/day', '$/month'], tabRows, [2, 3, 4]));
 
 out.push('');
 for (const [name, sum] of totals) out.push(`${name}: $${sum.toFixed(2)}/month`);

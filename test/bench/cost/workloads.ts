@@ -49,8 +49,14 @@ const typicalPerDay: Record<string, number> = {
 const scaled = (perDay: Record<string, number>, k: number) =>
   Object.fromEntries(Object.entries(perDay).map(([id, n]) => [id, n * k]));
 
-/** The worker's SSE connection all day + the inbox tab's 8 h and its ~2.5 min tail. */
-const typicalSseHours = 24 + 8 + 2.5 / 60;
+/**
+ * Minutes a stream runs on after its tab lets go (Lambda sees no disconnect): until 5 minutes
+ * pass without an event or the 14-minute lifetime ends; ~2.5 min on average (an assumption).
+ */
+export const STREAM_TAIL_MIN = 2.5;
+
+/** The worker's SSE connection all day + the inbox tab's 8 h and its tail. */
+const typicalSseHours = 24 + 8 + STREAM_TAIL_MIN / 60;
 
 export const WORKLOADS: readonly Workload[] = [
   {

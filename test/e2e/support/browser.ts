@@ -6,7 +6,7 @@
  * Each launch gets playwright's fresh, empty profile folder.
  */
 import { afterAll, beforeAll } from '@jest/globals';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -31,6 +31,12 @@ const CHROMIUM_ARGS = [
 export const FAKE_MICROPHONE_ARGS = ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'];
 
 export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(
+      `No Chromium at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install chromium; .ci/run does) ` +
+        'or set CHROMIUM_PATH to a Chromium or Chrome executable.',
+    );
+  }
   return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 

@@ -53,6 +53,10 @@ export interface Relay {
   startMs: number;
   /** A request with the bearer secret (when on), JSON in and out. */
   api<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiAnswer<T>>;
+  /** Stops the server (a clean stop, as Ctrl-C), keeping its data folder: the page sees it go away. */
+  down(): Promise<void>;
+  /** Starts `npm start` again on the same port and data folder (after `down`). */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -66,25 +70,25 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
   const security = { readEndpointsRequireInstanceSecret: options.readsNeedSecret ?? secret !== undefined };
   writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, security, ...options.config }));
   const began = Date.now();
-  let runtime: Runtime;
+  const env = {
+    DATA_DIR: join(dataDir, 'data'),
+    CONFIG_PATH: configPath,
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    ...(secret ? { OPENGRAM_INSTANCE_SECRET: secret } : {}),
+    ...options.env,
+  };
+  let runtime: Runtime | undefined;
   try {
-    runtime = await startRuntime(
-      {
-        DATA_DIR: join(dataDir, 'data'),
-        CONFIG_PATH: configPath,
-        POWERTOOLS_LOG_LEVEL: 'SILENT',
-        ...(secret ? { OPENGRAM_INSTANCE_SECRET: secret } : {}),
-        ...options.env,
-      },
-      'local/main.ts',
-    );
+    runtime = await startRuntime(env, 'local/main.ts');
   } catch (error) {
     rmSync(dataDir, { recursive: true, force: true });
     throw error;
   }
   const startMs = Date.now() - began;
+  const url = runtime.url;
+  const port = Number(new URL(url).port);
   const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${runtime.url}${path}`, {
+    const res = await fetch(`${url}${path}`, {
       method,
       headers: {
         ...(secret ? { authorization: `Bearer ${secret}` } : {}),
@@ -103,13 +107,21 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     return { status: res.status, headers: res.headers, body: parsed as any, text };
   };
   return {
-    url: runtime.url,
+    url,
     secret,
     dataDir,
     startMs,
     api,
+    down: async () => {
+      await runtime?.stop();
+      runtime = undefined;
+    },
+    up: async () => {
+      if (runtime) throw new Error('the relay is already up');
+      runtime = await startRuntime(env, 'local/main.ts', port);
+    },
     stop: async () => {
-      await runtime.stop();
+      await runtime?.stop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SESSION_COOKIE, sessionValue } from '../../../functions/core/sessions.js';
+import { ORIGIN_VERIFY_HEADER, VIEWER_HOST_HEADER } from '../../../functions/platform/origin-verify.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { newChat, startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
@@ -39,10 +40,19 @@ async function signedIn(): Promise<string> {
   return cookieOf(res.headers.get('set-cookie'));
 }
 
-async function storedKey(): Promise<string> {
-  const client = DynamoDBDocumentClient.from(
+const documentClient = () =>
+  DynamoDBDocumentClient.from(
     new DynamoDBClient({ endpoint: process.env.TEST_DYNAMODB_ENDPOINT, region: 'us-east-1' }),
   );
+
+async function putItem(item: Record<string, unknown>): Promise<void> {
+  const client = documentClient();
+  await client.send(new PutCommand({ TableName: api.tableName, Item: item }));
+  client.destroy();
+}
+
+async function storedKey(): Promise<string> {
+  const client = documentClient();
   const out = await client.send(
     new GetCommand({ TableName: api.tableName, Key: Keys.generatedSecret('SESSION'), ConsistentRead: true }),
   );
@@ -195,6 +205,43 @@ describe('browser sessions (§1.11.1)', () => {
       expect(res.headers.get('set-cookie')).toBeNull();
     } finally {
       api.setConfig(withSecret());
+    }
+  });
+
+  it('behind CloudFront a cookie write from the host the viewer used passes, vouched for by the origin-verify secret only', async () => {
+    // The deployed stack: CloudFront's function on /api/* copies the viewer's Host into
+    // VIEWER_HOST_HEADER and the origin adds the origin-verify secret (lib/constructs/edge.ts); the
+    // function sees API Gateway's host, here the local one.
+    const edgeSecret = 'edge-secret-session-test-0123456789abcdef';
+    await putItem({ ...Keys.generatedSecret('ORIGIN_VERIFY'), type: 'secret', value: edgeSecret });
+    api.setEnv({ STORED_SECRETS: 'ORIGIN_VERIFY' });
+    try {
+      const cookie = await signedIn();
+      const viewer = 'relay.example.com';
+      const fromViewer = { origin: `https://${viewer}`, [VIEWER_HOST_HEADER]: viewer };
+      const before = (await api.get('/api/v1/chats?limit=100', withCookie(cookie))).body.data.length;
+      const refused: Record<string, string>[] = [
+        // Not through CloudFront: the header is anyone's to send.
+        fromViewer,
+        { ...fromViewer, [ORIGIN_VERIFY_HEADER]: `${edgeSecret}x` },
+        // Through CloudFront, from another site, or the viewer's host over another scheme.
+        { ...fromViewer, [ORIGIN_VERIFY_HEADER]: edgeSecret, origin: 'https://evil.example' },
+        { ...fromViewer, [ORIGIN_VERIFY_HEADER]: edgeSecret, origin: `http://${viewer}` },
+        { origin: `https://${viewer}`, [ORIGIN_VERIFY_HEADER]: edgeSecret },
+      ];
+      for (const extra of refused) {
+        const res = await api.post('/api/v1/chats', newChat(), withCookie(cookie, extra));
+        expect([extra, res.status, res.body]).toEqual([extra, 403, FORBIDDEN]);
+      }
+      const created = await api.post(
+        '/api/v1/chats',
+        newChat(),
+        withCookie(cookie, { ...fromViewer, [ORIGIN_VERIFY_HEADER]: edgeSecret }),
+      );
+      expect(created.status).toBe(201);
+      expect((await api.get('/api/v1/chats?limit=100', withCookie(cookie))).body.data.length).toBe(before + 1);
+    } finally {
+      api.setEnv({ STORED_SECRETS: undefined });
     }
   });
 

@@ -12,7 +12,10 @@ import type {
   Message,
   Page,
   PublicConfig,
+  PushSubscriptionBody,
   Resolution,
+  SearchResults,
+  SearchScope,
   TagSuggestion,
   UploadSession,
 } from './types';
@@ -128,10 +131,13 @@ export const api = {
 
   config: () => call<PublicConfig>('GET', '/config', { expectUnauthorized: true }),
 
-  listChats: (params: { archived: boolean; cursor?: string | null; limit?: number }, signal?: AbortSignal) =>
+  listChats: (
+    params: { archived: boolean; tag?: string; agentId?: string; cursor?: string | null; limit?: number },
+    signal?: AbortSignal,
+  ) =>
     call<Page<Chat>>(
       'GET',
-      `/chats${query({ archived: params.archived, cursor: params.cursor, limit: params.limit })}`,
+      `/chats${query({ archived: params.archived, tag: params.tag, agentId: params.agentId, cursor: params.cursor, limit: params.limit })}`,
       {
         signal,
       },
@@ -185,6 +191,15 @@ export const api = {
   fileUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}`,
   thumbnailUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}/thumbnail`,
 
+  search: (params: { q: string; scope: SearchScope; cursor?: string | null; limit?: number }, signal?: AbortSignal) =>
+    call<SearchResults>('GET', `/search${query(params)}`, { signal }),
+
   tagSuggestions: (q: string, signal?: AbortSignal) =>
     call<{ data: TagSuggestion[] }>('GET', `/tags/suggestions${query({ q, limit: 8 })}`, { signal }),
+
+  // Web push (contract §5.10): this browser's subscription, stored by its endpoint.
+  pushSubscribe: (subscription: PushSubscriptionBody) =>
+    call<{ id: string; endpoint: string }>('POST', '/push/subscribe', { body: subscription }),
+  pushUnsubscribe: (endpoint: string) =>
+    call<{ ok: true; removed: boolean }>('DELETE', '/push/subscribe', { body: { endpoint } }),
 };

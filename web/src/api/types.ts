@@ -130,6 +130,13 @@ export interface PublicConfig {
   agents: Agent[];
   models: Model[];
   security: { instanceSecretEnabled: boolean; readEndpointsRequireInstanceSecret: boolean };
+  push?: { enabled: boolean; vapidPublicKey: string | null; subject: string | null };
+}
+
+/** The browser's PushSubscription JSON as POST /push/subscribe takes it (contract §5.10.1). */
+export interface PushSubscriptionBody {
+  endpoint: string;
+  keys: { p256dh: string; auth: string };
 }
 
 export interface Page<T> {
@@ -140,6 +147,29 @@ export interface Page<T> {
 export interface TagSuggestion {
   name: string;
   usage_count: number;
+}
+
+/** GET /search (§5.7, §9): `titles` matches chat titles, `messages` final message text. */
+export type SearchScope = 'all' | 'titles' | 'messages';
+/** The snippet is the title itself, not escaped. */
+export interface ChatHit {
+  id: string;
+  title: string;
+  snippet: string;
+  agent_ids: string[];
+}
+/** The snippet is HTML-escaped text with `<mark>` … `</mark>` around matched tokens (§9.3). */
+export interface MessageHit {
+  id: string;
+  chat_id: string;
+  chat_title: string;
+  snippet: string;
+  agent_ids: string[];
+}
+export interface SearchResults {
+  chats: ChatHit[];
+  messages: MessageHit[];
+  cursor: { next: string | null; hasMore: boolean };
 }
 
 export interface EventEnvelope<P = Record<string, unknown>> {

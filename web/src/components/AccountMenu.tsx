@@ -1,7 +1,11 @@
-/** The header's account menu: sign out this browser, or every browser (replaces the signing key). */
+/**
+ * The header's account menu: this browser's notifications switch; sign out this browser, or every
+ * browser (replaces the signing key).
+ */
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { chats } from '../state/chats';
+import { NotificationsSwitch } from './NotificationsSwitch';
 
 export function AccountMenu({ onSignedOut }: { onSignedOut: () => void }) {
   const [open, setOpen] = useState(false);
@@ -42,6 +46,7 @@ export function AccountMenu({ onSignedOut }: { onSignedOut: () => void }) {
       </button>
       {open && (
         <div className="menu" role="group" aria-label="Account">
+          <NotificationsSwitch />
           <button type="button" onClick={() => void signOut(false)}>
             Sign out
           </button>

@@ -4,10 +4,12 @@ import type { Chat } from '../api/types';
 import { onLinkClick, pathOf } from '../router';
 import { chats } from '../state/chats';
 import { useStore } from '../state/store';
+import { InboxFilters } from './InboxFilters';
 import { relativeTime } from './time';
 
 export function ChatList({ selectedId }: { selectedId: string | undefined }) {
-  const { list, view, loading, error } = useStore(chats);
+  const { list, view, filter, loading, error } = useStore(chats);
+  const filtered = Boolean(filter.tag || filter.agentId);
   return (
     <div className="chat-list-pane">
       <div className="list-header">
@@ -31,6 +33,7 @@ export function ChatList({ selectedId }: { selectedId: string | undefined }) {
           New chat
         </a>
       </div>
+      <InboxFilters />
       {error && (
         <p role="alert" className="error">
           {error}{' '}
@@ -40,7 +43,9 @@ export function ChatList({ selectedId }: { selectedId: string | undefined }) {
         </p>
       )}
       {!loading && !error && list.length === 0 && (
-        <p className="empty">{view === 'archived' ? 'No archived chats.' : 'No chats yet.'}</p>
+        <p className="empty">
+          {filtered ? 'No chats match these filters.' : view === 'archived' ? 'No archived chats.' : 'No chats yet.'}
+        </p>
       )}
       <ul className="chat-list" data-testid="chat-list" aria-busy={loading}>
         {list.map((chat) => (

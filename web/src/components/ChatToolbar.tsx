@@ -77,10 +77,10 @@ export function ChatToolbar({ chat }: { chat: Chat }) {
           type="button"
           onClick={() =>
             void run(async () => {
+              // Leave the chat first: while it is open, an unread count makes it read again.
+              navigate(chat.is_archived ? '/archived' : '/');
               await api.markUnread(chat.id);
               await chats.refreshNow(chat.id);
-              // Leave the chat: reading it would mark it read again.
-              navigate(chat.is_archived ? '/archived' : '/');
             })
           }
         >

@@ -14,13 +14,14 @@ import { Composer } from './Composer';
 import { MessageList } from './MessageList';
 import { Requests } from './Requests';
 
-export function ChatView({ chatId }: { chatId: string }) {
+export function ChatView({ chatId, messageId }: { chatId: string; messageId?: string }) {
   const store = useMemo(() => new ChatStore(chatId), [chatId]);
   const state = useStore(store);
   const { byId } = useStore(chats);
   const chat = byId.get(chatId);
   const config = useConfig();
   const [missing, setMissing] = useState(false);
+  const [reveal, setReveal] = useState<{ messageId: string; found: boolean } | undefined>();
   // The attachments read the configuration when a file comes (limits, types): a newer one applies.
   const configNow = useRef(config);
   configNow.current = config;
@@ -29,6 +30,7 @@ export function ChatView({ chatId }: { chatId: string }) {
   const drop = useFileDrop(attachments);
 
   useEffect(() => {
+    store.attach();
     void store.load();
     void chats.refreshNow(chatId).then((found) => setMissing(!found));
     const unsubscribe = live.subscribe(store.onEvent);
@@ -42,6 +44,17 @@ export function ChatView({ chatId }: { chatId: string }) {
       store.dispose();
     };
   }, [store, chatId]);
+
+  // Opened at a message (a search hit): read back until it is there, then show it.
+  useEffect(() => {
+    if (!messageId) return;
+    let current = true;
+    void store.reveal(messageId).then((found) => current && setReveal({ messageId, found }));
+    return () => {
+      current = false;
+    };
+  }, [store, messageId]);
+  const focusId = reveal?.found && reveal.messageId === messageId ? messageId : undefined;
 
   // Reading the chat marks it read, while the tab is visible; new messages read here too.
   const unread = chat?.unread_count ?? 0;
@@ -106,7 +119,12 @@ export function ChatView({ chatId }: { chatId: string }) {
         </div>
         {chat && <ChatToolbar chat={chat} />}
       </header>
-      <MessageList store={store} state={state} />
+      {reveal && !reveal.found && reveal.messageId === messageId && (
+        <p className="notice" role="status">
+          That message is not in this chat any more.
+        </p>
+      )}
+      <MessageList store={store} state={state} focusId={focusId} />
       <div className="typing-slot">
         {typing.length > 0 && (
           <p className="typing" role="status" data-testid="typing-indicator">

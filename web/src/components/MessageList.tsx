@@ -7,7 +7,7 @@ import { memo, useEffect, useLayoutEffect, useRef } from 'react';
 import type { Message } from '../api/types';
 import type { ChatStore, Outgoing } from '../state/chat';
 import { agentName, useConfig } from '../state/config';
-import { Markdown } from '../markdown/Markdown';
+import { Markdown, StreamingMarkdown } from '../markdown/Markdown';
 import { Attachments } from './Attachments';
 import { clockTime, fullTime } from './time';
 
@@ -15,12 +15,13 @@ type ChatState = ChatStore['snapshot'];
 
 const NEAR_BOTTOM_PX = 80;
 
-export function MessageList({ store, state }: { store: ChatStore; state: ChatState }) {
+export function MessageList({ store, state, focusId }: { store: ChatStore; state: ChatState; focusId?: string }) {
   const scroller = useRef<HTMLDivElement>(null);
   const sentinel = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
   const previousHeight = useRef(0);
   const previousFirst = useRef<string | undefined>(undefined);
+  const focused = useRef<string | undefined>(undefined);
 
   // Older pages: when the sentinel at the top scrolls into view.
   useEffect(() => {
@@ -51,6 +52,18 @@ export function MessageList({ store, state }: { store: ChatStore; state: ChatSta
     previousHeight.current = root.scrollHeight;
   }, [state.messages, state.outgoing, state.requests.length]);
 
+  // A message to show (a search hit): scrolled to the middle once it is rendered; the place is then kept.
+  useLayoutEffect(() => {
+    const root = scroller.current;
+    if (!root || !focusId || focused.current === focusId) return;
+    const target = root.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(focusId)}"]`);
+    if (!target) return;
+    focused.current = focusId;
+    atBottom.current = false;
+    target.scrollIntoView({ block: 'center' });
+    previousHeight.current = root.scrollHeight;
+  }, [focusId, state.messages]);
+
   const onScroll = () => {
     const root = scroller.current;
     if (!root) return;
@@ -79,7 +92,7 @@ export function MessageList({ store, state }: { store: ChatStore; state: ChatSta
       )}
       <div role="log" aria-label="Messages" aria-busy={state.loading} className="log">
         {state.messages.map((message) => (
-          <MessageItem key={message.id} message={message} />
+          <MessageItem key={message.id} message={message} focused={message.id === focusId} />
         ))}
         {state.outgoing.map((outgoing) => (
           <OutgoingItem key={outgoing.localId} outgoing={outgoing} store={store} />
@@ -89,7 +102,7 @@ export function MessageList({ store, state }: { store: ChatStore; state: ChatSta
   );
 }
 
-const MessageItem = memo(function MessageItem({ message }: { message: Message }) {
+const MessageItem = memo(function MessageItem({ message, focused }: { message: Message; focused: boolean }) {
   const config = useConfig();
   const text = message.content_final ?? message.content_partial ?? '';
   const sender =
@@ -104,12 +117,13 @@ const MessageItem = memo(function MessageItem({ message }: { message: Message })
   const failure = message.role === 'system' && message.trace?.dispatchFailure === true;
   return (
     <article
-      className={`message ${message.role}${failure ? ' failure' : ''}`}
+      className={`message ${message.role}${failure ? ' failure' : ''}${focused ? ' focused' : ''}`}
       data-testid="message"
       data-message-id={message.id}
       data-role={message.role}
       data-stream-state={message.stream_state}
       data-status="sent"
+      data-focused={focused || undefined}
       aria-label={`${sender}, ${fullTime(message.created_at)}`}
     >
       <header className="message-meta">
@@ -122,7 +136,7 @@ const MessageItem = memo(function MessageItem({ message }: { message: Message })
       </header>
       {text && (
         <div className="message-body" data-testid="message-body">
-          <Markdown text={text} />
+          {message.stream_state === 'streaming' ? <StreamingMarkdown text={text} /> : <Markdown text={text} />}
         </div>
       )}
       {mediaIds.length > 0 && <Attachments mediaIds={mediaIds} />}

@@ -1,6 +1,10 @@
-/** Edit a chat's tags, with suggestions from the instance's tag catalog (GET /tags/suggestions). */
+/**
+ * Edit a chat's tags, with suggestions from the instance's tag catalog (GET /tags/suggestions).
+ * Enter adds what is typed; the suggestions are reached with Tab or the arrow keys (Down from the
+ * box to the first, arrows between them, Up from the first back to the box).
+ */
 import { useEffect, useRef, useState } from 'react';
-import type { FormEvent } from 'react';
+import type { FormEvent, KeyboardEvent } from 'react';
 import { api } from '../api/client';
 import type { Chat, TagSuggestion } from '../api/types';
 import { chats } from '../state/chats';
@@ -8,6 +12,8 @@ import { messageOf } from '../state/chat';
 
 export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const suggestionList = useRef<HTMLDivElement>(null);
   const [draft, setDraft] = useState('');
   const [suggestions, setSuggestions] = useState<TagSuggestion[]>([]);
   const [error, setError] = useState<string | undefined>();
@@ -52,7 +58,24 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
       return;
     }
     setDraft('');
+    input.current?.focus();
     void save([...chat.tags, tag]);
+  }
+
+  function moveAmongSuggestions(event: KeyboardEvent<HTMLElement>) {
+    const buttons = [...(suggestionList.current?.querySelectorAll('button') ?? [])];
+    if (!buttons.length) return;
+    const at = buttons.indexOf(document.activeElement as HTMLButtonElement);
+    let next: HTMLElement | undefined;
+    if (event.key === 'ArrowDown' || event.key === 'ArrowRight') {
+      if (event.currentTarget === input.current && event.key === 'ArrowRight') return;
+      next = buttons[Math.min(at + 1, buttons.length - 1)];
+    } else if (event.key === 'ArrowUp' || event.key === 'ArrowLeft') {
+      if (at === -1) return;
+      next = at === 0 ? (input.current ?? undefined) : buttons[at - 1];
+    } else return;
+    event.preventDefault();
+    next?.focus();
   }
 
   return (
@@ -76,13 +99,26 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
       </ul>
       <form onSubmit={add} className="add-tag">
         <label htmlFor="add-tag">Add tag</label>
-        <input id="add-tag" value={draft} autoComplete="off" onChange={(e) => setDraft(e.target.value)} />
+        <input
+          id="add-tag"
+          ref={input}
+          value={draft}
+          autoComplete="off"
+          onChange={(e) => setDraft(e.target.value)}
+          onKeyDown={moveAmongSuggestions}
+        />
         <button type="submit" disabled={!draft.trim()}>
           Add
         </button>
       </form>
       {suggestions.length > 0 && (
-        <div className="suggestions" aria-label="Suggestions" role="group">
+        <div
+          className="suggestions"
+          aria-label="Suggestions"
+          role="group"
+          ref={suggestionList}
+          onKeyDown={moveAmongSuggestions}
+        >
           {suggestions.map((s) => (
             <button key={s.name} type="button" data-testid="tag-suggestion" onClick={() => add(undefined, s.name)}>
               {s.name}

@@ -6,8 +6,11 @@
  * `cursor` = the last persisted event seen, and drops that cursor if the service no longer knows it.
  * Each time the stream opens, subscribers get a `resync`: on the first open, to re-read what changed
  * between their first read and the stream's start (a stream without a cursor replays nothing); after
- * an interruption, to refresh what ephemeral events (chunks) could not replay. A tab hidden for
- * HIDDEN_RELEASE_MS gives its connection back.
+ * an interruption, to refresh what ephemeral events (chunks) could not replay.
+ *
+ * A tab hidden for HIDDEN_RELEASE_MS gives its connection back (each held stream is a running
+ * function: `npm run cost` prices a tab with and without this) and stops retrying; shown again, it
+ * reconnects with `cursor` = the last persisted event it saw, so the stream replays what it missed.
  */
 import { API, checkStillSignedIn } from '../api/client';
 import type { EventEnvelope } from '../api/types';
@@ -46,6 +49,8 @@ class LiveEvents {
   private backoffMs = 1000;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private hiddenTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Hidden long enough: no connection and no retry until the tab is shown again. */
+  private released = false;
   private started = false;
   state: LiveState = 'connecting';
 
@@ -62,6 +67,7 @@ class LiveEvents {
     clearTimeout(this.retryTimer);
     clearTimeout(this.hiddenTimer);
     this.close();
+    this.released = false;
     this.lastPersistedId = undefined;
   }
 
@@ -86,6 +92,7 @@ class LiveEvents {
 
   private connect(): void {
     this.close();
+    this.released = false;
     const params = new URLSearchParams({ ephemeral: 'true' });
     const withCursor = this.lastPersistedId;
     if (withCursor) params.set('cursor', withCursor);
@@ -135,15 +142,19 @@ class LiveEvents {
     for (const listener of this.listeners) listener(envelope);
   };
 
+  /** Gives the connection back, and a pending retry too (it would connect a hidden tab again). */
+  private release = () => {
+    this.released = true;
+    clearTimeout(this.retryTimer);
+    this.close();
+    this.setState('offline');
+  };
+
   private onVisibility = () => {
     clearTimeout(this.hiddenTimer);
     if (document.visibilityState === 'hidden') {
-      this.hiddenTimer = setTimeout(() => {
-        if (!this.source) return;
-        this.close();
-        this.setState('offline');
-      }, HIDDEN_RELEASE_MS);
-    } else if (!this.source && this.started) {
+      this.hiddenTimer = setTimeout(this.release, HIDDEN_RELEASE_MS);
+    } else if ((this.released || !this.source) && this.started) {
       clearTimeout(this.retryTimer);
       this.connect();
     }

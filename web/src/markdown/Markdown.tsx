@@ -1,14 +1,17 @@
 /**
  * Message text as GitHub-flavoured markdown. react-markdown builds React elements from the syntax
- * tree and never injects HTML: raw HTML in a message is not rendered as markup (see `skipHtml`
- * below), so message content cannot script the page. Links open in a new tab without the opener or
- * a referrer; only http(s), mailto and relative URLs are kept (react-markdown's default filter).
- * Code blocks are highlighted once highlight.js has loaded, lazily, on the first code block seen.
+ * tree and never injects HTML: raw HTML in a message is shown as the text it is, never rendered as
+ * markup (react-markdown turns raw nodes into text unless told to drop them, and dropping would
+ * hide what the agent wrote), so message content cannot script the page. Links open in a new tab
+ * without the opener or a referrer; only http(s), mailto and relative URLs are kept (react-markdown's
+ * default filter). Code blocks are highlighted once highlight.js has loaded, lazily, on the first
+ * code block seen.
  */
 import { memo } from 'react';
 import ReactMarkdown from 'react-markdown';
 import type { Components } from 'react-markdown';
 import remarkGfm from 'remark-gfm';
+import { splitBlocks } from './blocks';
 import { CodeBlock } from './CodeBlock';
 
 const components: Components = {
@@ -28,8 +31,24 @@ const plugins = [remarkGfm];
 
 export const Markdown = memo(function Markdown({ text }: { text: string }) {
   return (
-    <ReactMarkdown remarkPlugins={plugins} components={components} skipHtml>
+    <ReactMarkdown remarkPlugins={plugins} components={components}>
       {text}
     </ReactMarkdown>
   );
 });
+
+/**
+ * A reply still streaming: its text split into blocks at blank lines outside code fences, each
+ * rendered on its own, so a chunk re-renders only the last block whatever the message's length.
+ * (A loose list may show as several lists until the reply completes; then it renders whole.)
+ */
+export function StreamingMarkdown({ text }: { text: string }) {
+  const blocks = splitBlocks(text);
+  return (
+    <>
+      {blocks.map((block, i) => (
+        <Markdown key={i} text={block} />
+      ))}
+    </>
+  );
+}

@@ -34,11 +34,14 @@ interface State {
 }
 
 const PAGE = 50;
+/** Pages read to reach a message deep in history (the listing's maximum, §5.4.2). */
+const REVEAL_PAGE = 200;
 const TYPING_MS = 6000;
 
 export class ChatStore extends Store<State> {
   private typingTimer: ReturnType<typeof setTimeout> | undefined;
   private disposed = false;
+  private olderInFlight: Promise<void> | undefined;
 
   constructor(chatId: string) {
     super({
@@ -53,6 +56,11 @@ export class ChatStore extends Store<State> {
       loadingOlder: false,
       error: undefined,
     });
+  }
+
+  /** (Again) in use: React's StrictMode (the dev server) disposes a store and then uses it again. */
+  attach(): void {
+    this.disposed = false;
   }
 
   dispose(): void {
@@ -87,12 +95,47 @@ export class ChatStore extends Store<State> {
     }
   }
 
-  async loadOlder(): Promise<void> {
-    const { chatId, olderCursor, hasOlder, loadingOlder } = this.state;
-    if (!hasOlder || loadingOlder || !olderCursor) return;
+  /** The next older page (the one already on its way, if any). */
+  loadOlder(limit = PAGE): Promise<void> {
+    const { hasOlder, olderCursor } = this.state;
+    if (this.olderInFlight) return this.olderInFlight;
+    if (!hasOlder || !olderCursor) return Promise.resolve();
+    this.olderInFlight = this.readOlder(olderCursor, limit).finally(() => {
+      this.olderInFlight = undefined;
+    });
+    return this.olderInFlight;
+  }
+
+  /**
+   * Reads older pages until this message is among those read (a search hit deep in history);
+   * false when the chat has no such message (or a read failed).
+   */
+  async reveal(messageId: string): Promise<boolean> {
+    const has = () => this.state.messages.some((m) => m.id === messageId);
+    await this.settled();
+    while (!this.disposed && !has() && this.state.hasOlder && this.state.olderCursor && !this.state.error) {
+      await this.loadOlder(REVEAL_PAGE);
+    }
+    return has();
+  }
+
+  /** Resolves once the first page has been read (or failed). */
+  private settled(): Promise<void> {
+    if (!this.state.loading) return Promise.resolve();
+    return new Promise((resolve) => {
+      const off = this.subscribe(() => {
+        if (this.state.loading) return;
+        off();
+        resolve();
+      });
+    });
+  }
+
+  private async readOlder(olderCursor: string, limit: number): Promise<void> {
+    const { chatId } = this.state;
     this.set({ loadingOlder: true });
     try {
-      const page = await api.listMessages(chatId, { cursor: olderCursor, limit: PAGE });
+      const page = await api.listMessages(chatId, { cursor: olderCursor, limit });
       if (this.disposed) return;
       const known = new Set(this.state.messages.map((m) => m.id));
       const older = [...page.data].reverse().filter((m) => !known.has(m.id));
@@ -151,6 +194,17 @@ export class ChatStore extends Store<State> {
     }
   }
 
+  /**
+   * The service stored one of this page's own messages (its event came before the POST's answer, or
+   * the answer was lost): the oldest unsent copy with that text is that message, so it is no longer
+   * shown as sending or failed, and no Retry is offered for what is already stored.
+   */
+  private settleOutgoing(message: Message): void {
+    if (message.role !== 'user') return;
+    const mine = this.state.outgoing.find((o) => o.content === message.content_final);
+    if (mine) this.set({ outgoing: this.state.outgoing.filter((o) => o !== mine) });
+  }
+
   private replaceOutgoing(next: Outgoing): void {
     this.set({ outgoing: this.state.outgoing.map((o) => (o.localId === next.localId ? next : o)) });
   }
@@ -180,7 +234,10 @@ export class ChatStore extends Store<State> {
           trace: (p.trace as Record<string, unknown> | null | undefined) ?? null,
         };
         const existing = this.state.messages.find((m) => m.id === message.id);
-        if (!existing) this.upsertMessage(message);
+        if (!existing) {
+          this.settleOutgoing(message);
+          this.upsertMessage(message);
+        }
         if (message.role === 'agent') this.stopTyping(message.sender_id);
         break;
       }

@@ -1,0 +1,217 @@
+/**
+ * An agent's requests answered in the page (issue 26 item 4): a choice of one (a click resolves),
+ * a choice of several (its min and max respected), a text answer checked against the request's
+ * own validation first, a form with every field type of the contract (§2.3.1) whose stored values
+ * are exactly what was entered; and requests cancelled by the agent or resolved elsewhere leave
+ * the page live. The server's state is read back through the API each time.
+ */
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { Locator, Page } from 'playwright-core';
+import { useBrowser } from './support/browser.js';
+import { apiOk, createRequest, eventually, getChat, getRequest, openApp, seedChat } from './support/app.js';
+import type { OpenApp } from './support/app.js';
+import { useRelay } from './support/relay.js';
+
+const relay = useRelay();
+const holder = useBrowser();
+let app: OpenApp | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+const card = (page: Page, requestId: string): Locator =>
+  page
+    .getByRole('region', { name: 'Pending requests' })
+    .locator(`[data-testid="request"][data-request-id="${requestId}"]`);
+
+/** A chat open in the page, with a request the agent created while the page was open (it shows live). */
+async function withRequest(title: string, request: Record<string, unknown>) {
+  const chatId = await seedChat(relay, { title });
+  app = await openApp(holder.browser, relay, `/chats/${chatId}`);
+  const created = await createRequest(relay, chatId, request);
+  const form = card(app.page, created.id);
+  await form.waitFor();
+  await expect(form.getAttribute('data-request-type')).resolves.toBe(request.type);
+  await form.getByRole('heading', { name: String(request.title) }).waitFor();
+  return { chatId, requestId: created.id as string, form, page: app.page };
+}
+
+const status = (chatId: string, requestId: string) => getRequest(relay, chatId, requestId).then((r) => r.status);
+
+describe('requests', () => {
+  it('choice of one: a click on an option resolves it with that option', async () => {
+    const { chatId, requestId, form } = await withRequest('Choice of one', {
+      type: 'choice',
+      title: 'Deploy now?',
+      body: 'The build is green.',
+      config: {
+        options: [
+          { id: 'yes', label: 'Deploy', variant: 'primary' },
+          { id: 'no', label: 'Wait', variant: 'danger' },
+        ],
+      },
+    });
+    await form.getByText('The build is green.').waitFor();
+    await expect(form.getByRole('checkbox').count()).resolves.toBe(0);
+    await form.getByRole('button', { name: 'Wait' }).click();
+    await form.waitFor({ state: 'detached' });
+    const stored = await getRequest(relay, chatId, requestId);
+    expect(stored).toMatchObject({
+      status: 'resolved',
+      resolved_by: 'user',
+      resolution_payload: { selectedOptionIds: ['no'] },
+    });
+    expect((await getChat(relay, chatId)).pending_requests_count).toBe(0);
+  });
+
+  it('choice of several: submit only within min and max; the chosen options are stored', async () => {
+    const { chatId, requestId, form } = await withRequest('Choice of several', {
+      type: 'choice',
+      title: 'Which toppings?',
+      config: {
+        options: ['cheese', 'basil', 'olives', 'onion'].map((id) => ({
+          id,
+          label: id[0]!.toUpperCase() + id.slice(1),
+        })),
+        minSelections: 2,
+        maxSelections: 3,
+      },
+    });
+    const submit = form.getByRole('button', { name: 'Submit' });
+    const box = (name: string) => form.getByRole('checkbox', { name });
+    await expect(submit.isDisabled()).resolves.toBe(true);
+    await box('Cheese').check();
+    await expect(submit.isDisabled()).resolves.toBe(true); // 1 < min 2
+    await box('Olives').check();
+    await expect(submit.isEnabled()).resolves.toBe(true);
+    await box('Onion').check();
+    // Max 3: the last option cannot be added; unchecking one frees it.
+    await expect(box('Basil').isDisabled()).resolves.toBe(true);
+    await box('Cheese').uncheck();
+    await expect(box('Basil').isEnabled()).resolves.toBe(true);
+    await box('Basil').check();
+    await expect(box('Cheese').isDisabled()).resolves.toBe(true);
+    expect(await status(chatId, requestId)).toBe('pending');
+    await submit.click();
+    await form.waitFor({ state: 'detached' });
+    const stored = await getRequest(relay, chatId, requestId);
+    expect(stored.status).toBe('resolved');
+    expect(stored.resolution_payload).toEqual({ selectedOptionIds: ['olives', 'onion', 'basil'] });
+  });
+
+  it('text answer: checked against the validation in the page first, then resolved with the trimmed text', async () => {
+    const { chatId, requestId, form } = await withRequest('Text answer', {
+      type: 'text_input',
+      title: 'Name the release',
+      config: {
+        placeholder: 'Capitalised, 5 to 20 characters',
+        validation: { minLength: 5, maxLength: 20, pattern: '^[A-Z]' },
+      },
+    });
+    const answer = form.getByLabel('Answer');
+    await expect(answer.getAttribute('placeholder')).resolves.toBe('Capitalised, 5 to 20 characters');
+    await expect(answer.getAttribute('maxlength')).resolves.toBe('20');
+    const submit = form.getByRole('button', { name: 'Submit' });
+    const alert = form.getByRole('alert');
+
+    await submit.click();
+    await alert.filter({ hasText: 'Write an answer first.' }).waitFor();
+    await answer.fill('Abc');
+    await submit.click();
+    await alert.filter({ hasText: 'At least 5 characters.' }).waitFor();
+    await answer.fill('lowercase start');
+    await submit.click();
+    await alert.filter({ hasText: 'The answer does not have the expected format.' }).waitFor();
+    expect(await status(chatId, requestId)).toBe('pending');
+
+    await answer.fill('  Aurora Borealis  ');
+    await submit.click();
+    await form.waitFor({ state: 'detached' });
+    const stored = await getRequest(relay, chatId, requestId);
+    expect(stored.status).toBe('resolved');
+    expect(stored.resolution_payload).toEqual({ text: 'Aurora Borealis' });
+  });
+
+  it('form with every field type: required ones enforced; the stored values are exactly what was entered', async () => {
+    const { chatId, requestId, form } = await withRequest('Form', {
+      type: 'form',
+      title: 'Shipping details',
+      body: 'Where should it go?',
+      config: {
+        fields: [
+          { name: 'recipient', type: 'text', label: 'Recipient', required: true },
+          { name: 'notes', type: 'textarea', label: 'Delivery notes' },
+          { name: 'speed', type: 'select', label: 'Speed', options: ['Standard', 'Express'], required: true },
+          { name: 'extras', type: 'multiselect', label: 'Extras', options: ['Gift wrap', 'Insurance', 'Card'] },
+          { name: 'signature', type: 'checkbox', label: 'Signature on delivery' },
+          { name: 'day', type: 'date', label: 'Delivery day', required: true },
+        ],
+        submitLabel: 'Ship it',
+      },
+    });
+    const submit = form.getByRole('button', { name: 'Ship it' });
+    await submit.click();
+    // The three required fields are named; nothing was sent.
+    await expect(form.getByRole('alert').allTextContents()).resolves.toEqual([
+      'Recipient is required.',
+      'Speed is required.',
+      'Delivery day is required.',
+    ]);
+    expect(await status(chatId, requestId)).toBe('pending');
+
+    await expect(form.getByLabel('Recipient').getAttribute('type')).resolves.toBe('text');
+    await form.getByLabel('Recipient').fill('Ada Lovelace');
+    await expect(form.getByLabel('Delivery notes').evaluate((el) => el.tagName)).resolves.toBe('TEXTAREA');
+    await form.getByLabel('Delivery notes').fill('Ring twice.\nLeave at the door');
+    await form.getByLabel('Speed').selectOption('Express');
+    const extras = form.getByRole('group', { name: 'Extras' });
+    await extras.getByRole('checkbox', { name: 'Gift wrap' }).check();
+    await extras.getByRole('checkbox', { name: 'Card' }).check();
+    await form.getByRole('checkbox', { name: 'Signature on delivery' }).check();
+    await expect(form.getByLabel('Delivery day').getAttribute('type')).resolves.toBe('date');
+    await form.getByLabel('Delivery day').fill('2026-12-24');
+    await submit.click();
+    await form.waitFor({ state: 'detached' });
+
+    const stored = await getRequest(relay, chatId, requestId);
+    expect(stored.status).toBe('resolved');
+    expect(stored.resolution_payload).toEqual({
+      values: {
+        recipient: 'Ada Lovelace',
+        notes: 'Ring twice.\nLeave at the door',
+        speed: 'Express',
+        extras: ['Gift wrap', 'Card'],
+        signature: true,
+        day: '2026-12-24',
+      },
+    });
+  });
+
+  it('a request cancelled by the agent, and one resolved elsewhere, leave the page live', async () => {
+    const { chatId, requestId, form, page } = await withRequest('Gone elsewhere', {
+      type: 'choice',
+      title: 'Cancelled soon',
+      config: { options: [{ id: 'a', label: 'A' }] },
+    });
+    const other = await createRequest(relay, chatId, {
+      type: 'text_input',
+      title: 'Resolved elsewhere',
+      config: {},
+    });
+    const otherForm = card(page, other.id);
+    await otherForm.waitFor();
+
+    await apiOk(relay, 'POST', `/api/v1/requests/${requestId}/cancel`);
+    await form.waitFor({ state: 'detached' });
+    await expect(otherForm.count()).resolves.toBe(1);
+
+    await apiOk(relay, 'POST', `/api/v1/requests/${other.id}/resolve`, {
+      text: 'answered by a bot',
+      resolvedBy: 'backend',
+    });
+    await otherForm.waitFor({ state: 'detached' });
+    await page.getByRole('region', { name: 'Pending requests' }).waitFor({ state: 'detached' });
+    await eventually(() => getChat(relay, chatId).then((c) => c.pending_requests_count), 0);
+  });
+});

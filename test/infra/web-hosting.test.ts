@@ -1,0 +1,188 @@
+/**
+ * The web app's hosting pieces that need no full synth: the CloudFront Functions' code run on
+ * tables of requests (the SPA fallback against lib/web-policy.ts isAppRoute, so the two cannot
+ * drift; the API behavior's viewer-host copy), and which build the stack deploys (lib/web-build.ts:
+ * `-c webDir`, else web/dist rebuilt when stale). stack.test.ts checks the template.
+ */
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { viewerHostCode } from '../../lib/constructs/edge.js';
+import { spaFallbackCode } from '../../lib/constructs/web-hosting.js';
+import { WebDirError, ensureWebBuilt, resolveWebDir, webBuildIsStale } from '../../lib/web-build.js';
+import { APP_ENTRY, isAppRoute } from '../../lib/web-policy.js';
+import { VIEWER_HOST_HEADER } from '../../functions/platform/origin-verify.js';
+import { FIXTURE_WEB_DIR, resourcesOfType, synthesize } from './synth.js';
+
+interface CfRequest {
+  uri: string;
+  headers: Record<string, { value: string }>;
+}
+type Handler = (event: { request: CfRequest }) => CfRequest;
+
+/** A CloudFront Function's code as CloudFront runs it: its `handler` on a viewer-request event. */
+const handlerOf = (code: string): Handler => new Function(`${code}\nreturn handler;`)() as Handler;
+
+describe('SPA fallback (CloudFront Function)', () => {
+  const fallback = handlerOf(spaFallbackCode);
+  const paths = [
+    '/',
+    '/chats',
+    '/chats/',
+    '/chats/0aB3xYz9',
+    '/chats/0aB3xYz9/settings',
+    '/archived',
+    '/settings/v1.2',
+    '/a.b/c',
+    '/file.',
+    '/.well-known/x',
+    '/index.html',
+    '/assets/index-BJs6RdM2.js',
+    '/assets/index-D8s1.css',
+    '/favicon.ico',
+    '/manifest.webmanifest',
+    '/robots.txt',
+    '/archive.tar.gz',
+    '/chats/x.json',
+  ];
+
+  it('rewrites exactly the paths isAppRoute calls routes to /index.html, and leaves files as they are', () => {
+    for (const path of paths) {
+      const request = fallback({ request: { uri: path, headers: {} } });
+      expect([path, request.uri]).toEqual([path, isAppRoute(path) ? APP_ENTRY : path]);
+    }
+    // The table holds both kinds.
+    expect(new Set(paths.map(isAppRoute))).toEqual(new Set([true, false]));
+    expect(isAppRoute('/chats/0aB3xYz9')).toBe(true);
+    expect(isAppRoute('/assets/index-BJs6RdM2.js')).toBe(false);
+  });
+});
+
+describe('viewer host (CloudFront Function on /api/*)', () => {
+  const copy = handlerOf(viewerHostCode);
+
+  it('copies the Host the viewer used, replacing a value the client sent', () => {
+    const sent = copy({
+      request: {
+        uri: '/api/v1/chats',
+        headers: { host: { value: 'relay.example.com' }, [VIEWER_HOST_HEADER]: { value: 'evil.example' } },
+      },
+    });
+    expect(sent.headers[VIEWER_HOST_HEADER]).toEqual({ value: 'relay.example.com' });
+    expect(sent.uri).toBe('/api/v1/chats');
+    const plain = copy({ request: { uri: '/api/v1/chats', headers: { host: { value: 'd111.cloudfront.net' } } } });
+    expect(plain.headers[VIEWER_HOST_HEADER]).toEqual({ value: 'd111.cloudfront.net' });
+  });
+
+  it('drops a client-sent value when there is no Host', () => {
+    const sent = copy({
+      request: { uri: '/api/v1/chats', headers: { [VIEWER_HOST_HEADER]: { value: 'evil.example' } } },
+    });
+    expect(sent.headers[VIEWER_HOST_HEADER]).toBeUndefined();
+  });
+});
+
+describe('which web build the stack deploys (lib/web-build.ts)', () => {
+  let root: string;
+  /** Each build appends a line here: how many times it ran. */
+  const builds = () => readFileSync(join(root, 'builds.log'), 'utf8').split('\n').filter(Boolean).length;
+  const at = (path: string, seconds: number) => utimesSync(join(root, path), seconds, seconds);
+
+  beforeAll(() => {
+    // A project whose build:web copies web/index.html into web/dist, as Vite would build it.
+    root = mkdtempSync(join(tmpdir(), 'chat-relay-web-build-'));
+    mkdirSync(join(root, 'web/src'), { recursive: true });
+    writeFileSync(join(root, 'web/index.html'), '<!doctype html><title>app</title>');
+    writeFileSync(join(root, 'web/src/main.ts'), 'export {};');
+    writeFileSync(join(root, 'web/vite.config.ts'), 'export default {};');
+    writeFileSync(join(root, 'builds.log'), '');
+    writeFileSync(
+      join(root, 'build.mjs'),
+      [
+        "import { appendFileSync, copyFileSync, existsSync, mkdirSync } from 'node:fs';",
+        "appendFileSync('builds.log', 'built\\n');",
+        "if (existsSync('fail')) process.exit(3);",
+        "mkdirSync('web/dist/assets', { recursive: true });",
+        "copyFileSync('web/index.html', 'web/dist/index.html');",
+      ].join('\n'),
+    );
+    writeFileSync(join(root, 'package.json'), JSON.stringify({ scripts: { 'build:web': 'node build.mjs' } }));
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('builds when web/dist is missing, not again while it is newer than every source, and again after a change', () => {
+    expect(webBuildIsStale(root)).toBe(true);
+    expect(ensureWebBuilt(root)).toBe(join(root, 'web/dist'));
+    expect(builds()).toBe(1);
+    // Sources an hour older than the build: nothing to do.
+    const now = Date.now() / 1000;
+    for (const source of ['web/index.html', 'web/src/main.ts', 'web/src', 'web/vite.config.ts']) at(source, now - 3600);
+    at('web/dist/index.html', now - 60);
+    expect(webBuildIsStale(root)).toBe(false);
+    expect(ensureWebBuilt(root)).toBe(join(root, 'web/dist'));
+    expect(builds()).toBe(1);
+    // Each kind of source, changed after the build, makes it stale.
+    for (const source of ['web/src/main.ts', 'web/index.html', 'web/vite.config.ts']) {
+      at(source, now);
+      expect([source, webBuildIsStale(root)]).toEqual([source, true]);
+      at(source, now - 3600);
+    }
+    mkdirSync(join(root, 'web/src/deep'), { recursive: true });
+    writeFileSync(join(root, 'web/src/deep/new.ts'), 'export {};');
+    // Only the new file is newer than the build (not the folders it was made in).
+    at('web/src/deep/new.ts', now);
+    at('web/src/deep', now - 3600);
+    at('web/src', now - 3600);
+    expect(webBuildIsStale(root)).toBe(true);
+    ensureWebBuilt(root);
+    expect(builds()).toBe(2);
+    expect(webBuildIsStale(root)).toBe(false);
+  });
+
+  it('reports a failed build instead of deploying an old one', () => {
+    writeFileSync(join(root, 'fail'), '');
+    writeFileSync(join(root, 'web/src/main.ts'), 'export const changed = 1;');
+    utimesSync(join(root, 'web/src/main.ts'), Date.now() / 1000 + 60, Date.now() / 1000 + 60);
+    try {
+      expect(() => ensureWebBuilt(root)).toThrow(/"npm run build:web" failed \(exit 3\)/);
+    } finally {
+      rmSync(join(root, 'fail'));
+    }
+  });
+
+  it('takes -c webDir as it is when it holds an index.html, without building ours', () => {
+    const before = builds();
+    expect(resolveWebDir(root, FIXTURE_WEB_DIR)).toBe(FIXTURE_WEB_DIR.replace(/\/$/, ''));
+    expect(builds()).toBe(before);
+  });
+
+  it('refuses a -c webDir without index.html, naming it', () => {
+    const empty = mkdtempSync(join(tmpdir(), 'chat-relay-no-web-'));
+    try {
+      expect(() => resolveWebDir(root, empty)).toThrow(WebDirError);
+      expect(() => resolveWebDir(root, empty)).toThrow(`-c webDir=${empty}: ${empty} has no index.html.`);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('-c webDir in the stack', () => {
+  it('deploys the folder it names (another build, e.g. OpenGram UI)', () => {
+    const other = mkdtempSync(join(tmpdir(), 'chat-relay-other-ui-'));
+    writeFileSync(join(other, 'index.html'), '<!doctype html><title>another UI</title>');
+    const synth = synthesize({ webDir: other });
+    try {
+      const keys = resourcesOfType(synth.json, 'Custom::CDKBucketDeployment').map(
+        ([, d]) => d.Properties?.SourceObjectKeys[0] as string,
+      );
+      expect(new Set(keys).size).toBe(1);
+      const staged = join(synth.outdir, `asset.${keys[0]!.replace(/\.zip$/, '')}`);
+      expect(readFileSync(join(staged, 'index.html'), 'utf8')).toBe('<!doctype html><title>another UI</title>');
+    } finally {
+      synth.dispose();
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+});
