@@ -41,6 +41,7 @@ import { EventEffects } from './constructs/event-effects.js';
 import type { EdgeDomain } from './constructs/edge.js';
 import { EventStream } from './constructs/event-stream.js';
 import { MediaBucket } from './constructs/media-bucket.js';
+import { MEDIA_UPLOAD_PATH } from './web-policy.js';
 import { Storage } from './constructs/storage.js';
 import { ORIGIN_VERIFY_HEADER_NAME, StoredSecrets } from './constructs/stored-secrets.js';
 import { SearchIndex } from './constructs/search-index.js';
@@ -320,6 +321,7 @@ export class ChatRelayStack extends Stack {
       streamPath: streamRoute.path,
       domain,
       originHeaders: { [ORIGIN_VERIFY_HEADER_NAME]: this.secrets.originVerifyValue },
+      mediaUpload: { path: MEDIA_UPLOAD_PATH, behavior: this.media.uploadBehavior() },
     });
 
     if (withoutAlarms) {

@@ -36,6 +36,13 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * The path on the app's origin that takes an upload session's form POST and hands it to the media
+ * bucket, so the page uploads large files under `connect-src 'self'` (README "Large files"): the
+ * local runtime forwards it to its S3; the session route gives it to pages of this origin only.
+ */
+export const MEDIA_UPLOAD_PATH = '/media-upload';
+
 export const HSTS_MAX_AGE_SECONDS = 2 * 365 * 24 * 3600;
 export const REFERRER_POLICY = 'same-origin';
 

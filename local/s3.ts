@@ -35,6 +35,11 @@ export interface LocalS3 {
   endpoint: string;
   bucket: string;
   searchBucket: string;
+  /**
+   * Takes a presigned form upload to the media bucket that reached the API's own origin
+   * (lib/web-policy.ts MEDIA_UPLOAD_PATH), as the bucket itself would.
+   */
+  formUpload: (req: IncomingMessage, res: ServerResponse) => void;
   stop: () => Promise<void>;
 }
 
@@ -60,7 +65,10 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
   const front = createServer((req, res) => {
     const isForm = req.method === 'POST' && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
     if (isForm) {
-      formUpload(s3, req, res).catch((error: unknown) => s3Error(res, 500, 'InternalError', (error as Error).message));
+      const bucket = decodeURIComponent((req.url ?? '/').split('?')[0]!.split('/')[1] ?? '');
+      formUpload(s3, bucket, req, res).catch((error: unknown) =>
+        s3Error(res, 500, 'InternalError', (error as Error).message),
+      );
       return;
     }
     const forward = httpRequest(
@@ -81,6 +89,13 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
     endpoint: `http://127.0.0.1:${port}`,
     bucket: LOCAL_MEDIA_BUCKET,
     searchBucket: LOCAL_SEARCH_BUCKET,
+    formUpload: (req, res) => {
+      const isForm = req.method === 'POST' && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
+      if (!isForm) return s3Error(res, 405, 'MethodNotAllowed', 'Only form uploads (POST) are taken here.');
+      formUpload(s3, LOCAL_MEDIA_BUCKET, req, res).catch((error: unknown) =>
+        s3Error(res, 500, 'InternalError', (error as Error).message),
+      );
+    },
     stop: async () => {
       front.closeAllConnections();
       await new Promise<void>((ok) => front.close(() => ok()));
@@ -144,8 +159,7 @@ function policyFailure(
 }
 
 /** A presigned POST: the form's fields, then its file; checked against the policy, then stored. */
-async function formUpload(s3: S3Client, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const bucket = decodeURIComponent((req.url ?? '/').split('?')[0]!.split('/')[1] ?? '');
+async function formUpload(s3: S3Client, bucket: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const fields: Record<string, string> = {};
   const chunks: Buffer[] = [];
   let size = 0;

@@ -20,6 +20,7 @@ import { sqs as sqsClient } from '../functions/platform/queues.js';
 import { s3 as s3Client } from '../functions/platform/s3-client.js';
 import { ddb } from '../functions/store/db.js';
 import { fallbackHandler, functionTimeoutSeconds, routes } from '../lib/routes.js';
+import { MEDIA_UPLOAD_PATH } from '../lib/web-policy.js';
 import type { RouteSpec } from '../lib/routes.js';
 import { REFUSE_ABANDONED, asInvocation, refuseAbandonedCalls, startInvocations } from './invocations.js';
 import { startLocalS3 } from './s3.js';
@@ -406,6 +407,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     MEDIA_BUCKET: s3.bucket,
     SEARCH_BUCKET: s3.searchBucket,
     SEARCH_CACHE_DIR: searchCacheDir,
+    MEDIA_UPLOAD_PATH,
   });
   // The VAPID key pair, held apart from the configuration as the stack's secret holds it.
   const vapidKeysFile = options.vapidKeysFile ?? join(tmpdir(), `chat-relay-vapid-${process.pid}.json`);
@@ -461,6 +463,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     trackAnswer(req, res);
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
+      // Upload sessions' form POSTs from the web app's pages, streamed on to the bucket (README "Large files").
+      if (path === MEDIA_UPLOAD_PATH) return s3.formUpload(req, res);
       if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web);
       const method = req.method ?? 'GET';
       let found: Mounted | undefined;

@@ -6,6 +6,7 @@
  * The only module that loads the image library (platform/images.ts).
  */
 import { FieldRuleError, NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
+import { env } from '../platform/env.js';
 import { isId, newId } from '../platform/ids.js';
 import { makeThumbnail, NotAnImageError } from '../platform/images.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
@@ -253,6 +254,7 @@ export async function openSession(
   config: InstanceConfig,
   chatId: string,
   input: SessionRequest,
+  pageOrigin?: string,
   deps: MediaDeps = defaultDeps,
 ): Promise<OpenedSession> {
   const kind = checkDeclared(config, input, input.byteSize, config.maxUploadBytes);
@@ -278,6 +280,11 @@ export async function openSession(
     input.byteSize,
     SESSION_POST_SECONDS,
   );
+  // A page of the web app may connect to its own origin only (its CSP): where that origin hands
+  // form uploads on to the bucket (MEDIA_UPLOAD_PATH), the page posts there. The policy's
+  // signature does not cover the URL, only the bucket, key, type and size.
+  const uploadPath = env().MEDIA_UPLOAD_PATH;
+  if (pageOrigin && uploadPath) post.url = `${pageOrigin}${uploadPath}`;
   return {
     uploadId,
     ...post,

@@ -81,6 +81,10 @@ export async function fromOwnOrigin(event: HttpEvent, config: InstanceConfig): P
   }
 }
 
+/** The request's `Origin` when it is the service's own (a page of the web app), else undefined. */
+export const ownOrigin = async (event: HttpEvent, config: InstanceConfig): Promise<string | undefined> =>
+  (await fromOwnOrigin(event, config)) ? header(event, 'origin') : undefined;
+
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
 /** The renewed session cookie a response carries (set in `before`, sent in `after`). */

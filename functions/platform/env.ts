@@ -34,6 +34,12 @@ const Env = z.object({
   FLUSH_QUEUE_URL: optionalText,
   /** The media bucket (platform/media-storage.ts): required by the media functions. */
   MEDIA_BUCKET: optionalText,
+  /**
+   * The path on the service's own origin that hands a presigned form upload on to the media bucket
+   * (the local runtime forwards it to its S3): a page on that origin, whose CSP allows connections
+   * to its own origin only, is given an upload session's `url` there (core/media-upload.ts).
+   */
+  MEDIA_UPLOAD_PATH: z.optional(z.string().check(z.regex(/^\/[A-Za-z0-9._~/-]*$/))),
   /** The search index bucket and the folder of its segments' local copies (platform/search-storage.ts). */
   SEARCH_BUCKET: optionalText,
   SEARCH_CACHE_DIR: optionalText,

@@ -85,6 +85,8 @@ export interface EdgeProps {
   originHeaders: Record<string, string>;
   /** The default behavior: the web app (web-hosting.ts WebHosting.defaultBehavior). */
   web: BehaviorOptions;
+  /** The web app's path for upload sessions' form POSTs (MEDIA_UPLOAD_PATH) and its behavior (media-bucket.ts). */
+  mediaUpload?: { path: string; behavior: BehaviorOptions } | undefined;
 }
 
 /** The API behavior's CloudFront Function: the Host the viewer used, as a header the API believes. */
@@ -145,6 +147,7 @@ export class Edge extends Construct {
           functionAssociations: [{ function: viewerHost, eventType: FunctionEventType.VIEWER_REQUEST }],
           ...passThrough,
         },
+        ...(props.mediaUpload ? { [props.mediaUpload.path]: props.mediaUpload.behavior } : {}),
       },
       httpVersion: HttpVersion.HTTP2_AND_3,
       priceClass: PriceClass.PRICE_CLASS_100,
@@ -185,6 +188,15 @@ export class Edge extends Construct {
           "API origin; a CloudFront log bucket would duplicate them, and the web app's files are public.",
       },
     ];
+    if (props.mediaUpload) {
+      acknowledgements.push({
+        id: 'AwsSolutions-CFR7',
+        reason:
+          "The upload path's S3 origin takes form POSTs only (its function answers anything else 405), each " +
+          'authorized by the POST policy a session route signed for one key, type and size; origin access control ' +
+          'would re-sign them with CloudFront and make that policy moot.',
+      });
+    }
     if (!props.domain) {
       acknowledgements.push({
         id: 'AwsSolutions-CFR4',

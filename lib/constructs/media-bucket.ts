@@ -6,9 +6,22 @@
  * deletion deletes, upload sessions sign puts under pending/, finalize moves them to uploads/.
  */
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import {
+  AllowedMethods,
+  CachePolicy,
+  Function as CloudFrontFunction,
+  FunctionCode,
+  FunctionEventType,
+  FunctionRuntime,
+  OriginRequestPolicy,
+  ViewerProtocolPolicy,
+} from 'aws-cdk-lib/aws-cloudfront';
+import type { BehaviorOptions } from 'aws-cdk-lib/aws-cloudfront';
+import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { MEDIA_UPLOAD_PATH } from '../web-policy.js';
 import type { ApiFunction } from './api-function.js';
 import { logicalIdOf } from './api-function.js';
 
@@ -37,6 +50,19 @@ const GRANTS: Record<MediaBucketUse, { objects: [string, string[]][]; list: stri
   },
 };
 
+/**
+ * The upload path's CloudFront Function (viewer request): POST only, sent to the bucket's root, where
+ * S3 takes form uploads (POST Object); anything else is answered 405 here and never reaches the bucket.
+ */
+export const mediaUploadCode = [
+  'function handler(event) {',
+  '  var request = event.request;',
+  "  if (request.method !== 'POST') return { statusCode: 405, statusDescription: 'Method Not Allowed' };",
+  "  request.uri = '/';",
+  '  return request;',
+  '}',
+].join('\n');
+
 export class MediaBucket extends Construct {
   readonly bucket: Bucket;
 
@@ -63,9 +89,36 @@ export class MediaBucket extends Construct {
     });
   }
 
+  /**
+   * The distribution's behavior for MEDIA_UPLOAD_PATH (lib/web-policy.ts): upload sessions' form
+   * POSTs from the web app, on its own origin (its CSP allows connections there only), passed to
+   * the bucket untouched. No origin access control: the form's policy, signed by the session
+   * route's role, is the request's authorization, and S3 checks it as on its own endpoint (key,
+   * type, exact size, expiry); without one the private bucket refuses. Nothing is cached.
+   */
+  uploadBehavior(): BehaviorOptions {
+    const fn = new CloudFrontFunction(this, 'UploadPath', {
+      comment: `${MEDIA_UPLOAD_PATH}: form uploads (POST) to the media bucket's root`,
+      code: FunctionCode.fromInline(mediaUploadCode),
+      runtime: FunctionRuntime.JS_2_0,
+    });
+    return {
+      origin: S3BucketOrigin.withBucketDefaults(this.bucket),
+      allowedMethods: AllowedMethods.ALLOW_ALL,
+      cachePolicy: CachePolicy.CACHING_DISABLED,
+      // Forwards the form's Content-Type (its boundary) and length as the API behaviors do.
+      originRequestPolicy: OriginRequestPolicy.ALL_VIEWER_EXCEPT_HOST_HEADER,
+      viewerProtocolPolicy: ViewerProtocolPolicy.HTTPS_ONLY,
+      compress: false,
+      functionAssociations: [{ function: fn, eventType: FunctionEventType.VIEWER_REQUEST }],
+    };
+  }
+
   /** Sets MEDIA_BUCKET and grants exactly the actions of `use`, on its prefixes only. */
   bind(fn: ApiFunction, use: MediaBucketUse): void {
     fn.addEnvironment('MEDIA_BUCKET', this.bucket.bucketName);
+    // Sessions opened by the web app post to its origin (core/media-upload.ts; uploadBehavior).
+    if (use === 'presign') fn.addEnvironment('MEDIA_UPLOAD_PATH', MEDIA_UPLOAD_PATH);
     const grants = GRANTS[use];
     for (const [prefix, actions] of grants.objects) {
       fn.addToRolePolicy(

@@ -18,7 +18,9 @@ import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
 import { QUEUE_RETENTION_SECONDS } from '../../functions/platform/queues.js';
 import { CHECK_MAX_RECEIVES } from '../../functions/platform/stream-timer.js';
 import { FLUSH_MAX_RECEIVES } from '../../lib/constructs/dispatch-queues.js';
+import { mediaUploadCode } from '../../lib/constructs/media-bucket.js';
 import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
+import { MEDIA_UPLOAD_PATH } from '../../lib/web-policy.js';
 import {
   IMAGE_MEMORY_MB,
   apiRoutes,
@@ -1944,6 +1946,7 @@ describe('single base URL (CloudFront)', () => {
       expect(config.CacheBehaviors.map((b: { PathPattern: string }) => b.PathPattern)).toEqual([
         `${streamRoute.path}*`,
         API_PATH_PATTERN,
+        MEDIA_UPLOAD_PATH,
       ]);
       const [stream, api] = config.CacheBehaviors;
       expect(api).toMatchObject(passThrough);
@@ -1976,6 +1979,48 @@ describe('single base URL (CloudFront)', () => {
       expect(originById(config, config.DefaultCacheBehavior.TargetOriginId).S3OriginConfig).toBeDefined();
       expect(config).toMatchObject({ Enabled: true, HttpVersion: 'http2and3', PriceClass: 'PriceClass_100' });
       expect(config.Aliases).toBeUndefined();
+    },
+  );
+
+  it(
+    "sends the web app's upload path to the media bucket: POST only, to the bucket's root, uncached, without " +
+      'origin access control (the signed form authorizes); the session route is told the path',
+    async () => {
+      const config = configOf(main.json);
+      const upload = config.CacheBehaviors.find((b: Record<string, any>) => b.PathPattern === MEDIA_UPLOAD_PATH);
+      expect(upload).toMatchObject({
+        CachePolicyId: CACHING_DISABLED,
+        OriginRequestPolicyId: ALL_VIEWER_EXCEPT_HOST_HEADER,
+        Compress: false,
+        ViewerProtocolPolicy: 'https-only',
+      });
+      expect(upload.AllowedMethods).toContain('POST');
+      const mediaBucketId = resourcesOfType(main.json, 'AWS::S3::Bucket').find(([, b]) =>
+        cdkPath(b).includes('/Media/'),
+      )![0];
+      const origin = originById(config, upload.TargetOriginId);
+      expect(origin.DomainName).toEqual({ 'Fn::GetAtt': [mediaBucketId, 'RegionalDomainName'] });
+      expect(origin.OriginAccessControlId).toBeUndefined();
+      expect(origin.S3OriginConfig).toEqual({ OriginAccessIdentity: '' });
+      // Its function: POST goes on to "/", anything else is answered 405 at the edge.
+      expect(upload.FunctionAssociations).toHaveLength(1);
+      expect(upload.FunctionAssociations[0].EventType).toBe('viewer-request');
+      const [, fn] = resourcesOfType(main.json, 'AWS::CloudFront::Function').find(
+        ([id]) => upload.FunctionAssociations[0].FunctionARN['Fn::GetAtt'][0] === id,
+      )!;
+      const code = fn.Properties!.FunctionCode as string;
+      expect(code).toBe(mediaUploadCode);
+      const handler = new Function(`${code}; return handler;`)() as (e: unknown) => Record<string, unknown>;
+      expect(handler({ request: { method: 'POST', uri: '/media-upload', headers: {} } })).toMatchObject({ uri: '/' });
+      expect(handler({ request: { method: 'GET', uri: '/media-upload', headers: {} } })).toEqual({
+        statusCode: 405,
+        statusDescription: 'Method Not Allowed',
+      });
+      // Only the route that opens sessions hands out the path.
+      const told = fns.filter((f) => (f.props.Environment.Variables as Record<string, unknown>).MEDIA_UPLOAD_PATH);
+      expect(
+        told.map((f) => [f.path, (f.props.Environment.Variables as Record<string, unknown>).MEDIA_UPLOAD_PATH]),
+      ).toEqual([[functionPathOf(routeId(apiRoutes.find((r) => r.mediaBucket === 'presign')!)), MEDIA_UPLOAD_PATH]]);
     },
   );
 
@@ -2434,8 +2479,9 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
     // Kept with the table when the stack goes (the maker deletes nothing either).
     expect(resourcesOfType(main.json, 'AWS::SecretsManager::Secret')).toEqual([]);
     const config = resourcesOfType(main.json, 'AWS::CloudFront::Distribution')[0]![1].Properties!.DistributionConfig;
-    expect(config.Origins).toHaveLength(3);
-    // The web app's bucket gets no header: it is no API, and the value is not S3's business.
+    expect(config.Origins).toHaveLength(4);
+    // The web app's bucket and the media bucket's upload path get no header: they are no API, and
+    // the value is not S3's business (it would keep it in its logs).
     const apiOrigins = (config.Origins as any[]).filter((origin) => !origin.S3OriginConfig);
     expect(apiOrigins).toHaveLength(2);
     for (const origin of config.Origins as any[]) {

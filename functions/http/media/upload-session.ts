@@ -1,10 +1,12 @@
 /**
  * POST /api/v1/chats/{chatId}/media/uploads: opens an upload session for a file larger than
  * one request carries (up to `maxUploadBytes`): the upload's checks on what is declared, then
- * a presigned POST to storage. Not an OpenGram route; README "Large files" has the flow.
+ * a presigned POST to storage (on the page's own origin for the web app: README "Large files").
+ * Not an OpenGram route; README "Large files" has the flow.
  */
 import * as z from '../../platform/zod.js';
 import * as Uploads from '../../core/media-upload.js';
+import { ownOrigin } from '../../middleware/auth.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
 
@@ -21,7 +23,7 @@ export const schemas = {
   }),
 };
 
-export const handler = http('media/upload-session', schemas, async ({ path, body, config }) => ({
+export const handler = http('media/upload-session', schemas, async ({ path, body, config, event }) => ({
   status: 201,
-  body: await Uploads.openSession(config, path.chatId, body),
+  body: await Uploads.openSession(config, path.chatId, body, await ownOrigin(event, config)),
 }));

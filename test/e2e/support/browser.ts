@@ -24,21 +24,27 @@ const CHROMIUM_ARGS = [
   '--disable-sync',
 ];
 
-export function launchBrowser(): Promise<Browser> {
+/**
+ * Switches a test file may add, e.g. a fake microphone: `--use-fake-ui-for-media-stream` (grant
+ * getUserMedia without asking) and `--use-fake-device-for-media-stream` (a generated tone).
+ */
+export const FAKE_MICROPHONE_ARGS = ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'];
+
+export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(
       `No Chromium at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install chromium; .ci/run does) ` +
         'or set CHROMIUM_PATH to a Chromium or Chrome executable.',
     );
   }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS });
+  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
 }
 
-/** One browser for the test file, closed in afterAll (failed tests included). */
-export function useBrowser(): { browser: Browser } {
+/** One browser for the test file (with `args` added to the defaults), closed in afterAll (failed tests included). */
+export function useBrowser(options: { args?: readonly string[] } = {}): { browser: Browser } {
   const holder = {} as { browser: Browser };
   beforeAll(async () => {
-    holder.browser = await launchBrowser();
+    holder.browser = await launchBrowser(options.args);
   });
   afterAll(async () => {
     await holder.browser?.close();

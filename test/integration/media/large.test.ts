@@ -142,6 +142,31 @@ describe('upload sessions', () => {
     },
   );
 
+  it(
+    "a page of the service's own origin posts to that origin (its CSP allows no other), which stores the file; " +
+      'other clients post to storage itself',
+    async () => {
+      const chat = await newChat();
+      const bytes = Buffer.alloc(5 * 1024 * 1024, 3);
+      const declared = { fileName: 'clip.mp4', contentType: 'video/mp4', byteSize: bytes.length };
+      const page = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers: { origin: api.url } });
+      expect(page.body.url).toBe(`${api.url}/media-upload`);
+      expect(await postToStorage(page.body, bytes)).toBe(204);
+      const media = await finalize(chat, page.body.uploadId);
+      expect([media.status, media.body.byte_size, media.body.content_type]).toEqual([201, bytes.length, 'video/mp4']);
+      // The same policy holds there: another size is refused and stores nothing.
+      const again = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers: { origin: api.url } });
+      expect(await postToStorage(again.body, bytes.subarray(1))).toBe(400);
+      expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
+      // A foreign origin, or none (an agent), gets the bucket's own URL.
+      for (const headers of [{ origin: 'https://elsewhere.example' }, {}] as Record<string, string>[]) {
+        const other = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers });
+        expect(other.body.url).not.toContain('/media-upload');
+        expect(other.body.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/chat-relay-media$/);
+      }
+    },
+  );
+
   it('refuses to open a session for a content type that is not a media type (415), storing nothing', async () => {
     const chat = await newChat();
     const keys = await storedKeys();

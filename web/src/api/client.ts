@@ -17,6 +17,7 @@ import type {
   SearchResults,
   SearchScope,
   TagSuggestion,
+  UploadSession,
 } from './types';
 
 export const API = '/api/v1';
@@ -178,6 +179,15 @@ export const api = {
     call<ChatRequest>('POST', `/requests/${enc(requestId)}/resolve`, { body: resolution, idempotencyKey }),
 
   media: (mediaId: string) => call<Media>('GET', `/media/${enc(mediaId)}`),
+  /** An unattached medium the user took back (409 once a message holds it). */
+  deleteMedia: (mediaId: string) => call<Media>('DELETE', `/media/${enc(mediaId)}`),
+  /** Files above the one-request ceiling (README "Large files"): the form goes to `url`, then finalize. */
+  openUploadSession: (
+    chatId: string,
+    body: { fileName: string; contentType: string; byteSize: number; kind?: Media['kind'] },
+  ) => call<UploadSession>('POST', `/chats/${enc(chatId)}/media/uploads`, { body }),
+  finalizeUpload: (chatId: string, uploadId: string) =>
+    call<Media>('POST', `/chats/${enc(chatId)}/media/uploads/${enc(uploadId)}/complete`),
   fileUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}`,
   thumbnailUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}/thumbnail`,
 

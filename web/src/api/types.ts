@@ -97,6 +97,15 @@ export interface Media {
   created_at: Timestamp;
 }
 
+/** An opened upload session: POST a form to `url` (every field, then the file as `file`), then finalize. */
+export interface UploadSession {
+  uploadId: string;
+  url: string;
+  fields: Record<string, string>;
+  expiresAt: Timestamp;
+  maxUploadBytes: number;
+}
+
 export interface Agent {
   id: string;
   name: string;
@@ -113,6 +122,8 @@ export interface Model {
 export interface PublicConfig {
   appName: string;
   maxUploadBytes: number;
+  /** What one upload request carries (larger files go through an upload session); not an OpenGram field. */
+  directUploadMaxBytes?: number;
   allowedMimeTypes: string[];
   titleMaxChars: number;
   defaultModelIdForNewChats?: string;

@@ -1,13 +1,22 @@
-/** A message's media: image thumbnails (full size on click), inline audio, and file chips. */
-import { useEffect, useState } from 'react';
+/**
+ * A message's media: image thumbnails (a click opens the original in a dialog), inline audio,
+ * and download chips with name, size and type for everything else.
+ */
+import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
 import type { Media } from '../api/types';
+import { formatBytes } from './bytes';
+
+export { formatBytes };
 
 const known = new Map<string, Promise<Media | undefined>>();
 const metadata = (id: string) => {
   let entry = known.get(id);
   if (!entry) {
-    entry = api.media(id).catch(() => undefined);
+    entry = api.media(id).catch(() => {
+      known.delete(id);
+      return undefined;
+    });
     known.set(id, entry);
   }
   return entry;
@@ -36,18 +45,20 @@ function Attachment({ id }: { id: string }) {
   }, [id]);
   if (media === null) return <span className="file-chip">…</span>;
   if (media === undefined) return <span className="file-chip">Attachment unavailable</span>;
-  if (media.kind === 'image') {
+  const common = { 'data-testid': 'attachment', 'data-kind': media.kind, 'data-media-id': id };
+  if (media.kind === 'image') return <ImageAttachment media={media} common={common} />;
+  if (media.kind === 'audio') {
     return (
-      <a href={api.fileUrl(id)} target="_blank" rel="noopener noreferrer" className="image-link">
-        <img src={api.thumbnailUrl(id)} alt={media.filename} loading="lazy" />
-      </a>
+      <figure className="audio-attachment" {...common}>
+        <audio controls preload="metadata" src={api.fileUrl(id)} aria-label={media.filename} />
+        <figcaption>
+          {media.filename} · {formatBytes(media.byte_size)}
+        </figcaption>
+      </figure>
     );
   }
-  if (media.kind === 'audio') {
-    return <audio controls preload="none" src={api.fileUrl(id)} aria-label={media.filename} />;
-  }
   return (
-    <a className="file-chip" href={api.fileUrl(id)} download={media.filename}>
+    <a className="file-chip" href={api.fileUrl(id)} download={media.filename} {...common}>
       <span className="file-name">{media.filename}</span>
       <span className="file-size">
         {formatBytes(media.byte_size)} · {media.content_type}
@@ -56,8 +67,49 @@ function Attachment({ id }: { id: string }) {
   );
 }
 
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+function ImageAttachment({ media, common }: { media: Media; common: Record<string, string> }) {
+  const [open, setOpen] = useState(false);
+  // The thumbnail may still be in the making (contract §8.4): the original stands in.
+  const [src, setSrc] = useState(api.thumbnailUrl(media.id));
+  return (
+    <>
+      <button
+        type="button"
+        className="image-link"
+        aria-label={`View ${media.filename}`}
+        onClick={() => setOpen(true)}
+        {...common}
+      >
+        <img
+          src={src}
+          alt={media.filename}
+          loading="lazy"
+          onError={() => setSrc((now) => (now === api.fileUrl(media.id) ? now : api.fileUrl(media.id)))}
+        />
+      </button>
+      {open && <ImageViewer media={media} onClose={() => setOpen(false)} />}
+    </>
+  );
+}
+
+/** The original at full size, in a modal dialog: Escape or "Close" closes it. */
+function ImageViewer({ media, onClose }: { media: Media; onClose: () => void }) {
+  const dialog = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    dialog.current?.showModal();
+  }, []);
+  return (
+    <dialog ref={dialog} className="image-viewer" aria-label={media.filename} onClose={onClose}>
+      <img src={api.fileUrl(media.id)} alt={media.filename} data-testid="full-image" />
+      <div className="image-viewer-bar">
+        <span className="file-name">{media.filename}</span>
+        <a href={api.fileUrl(media.id)} download={media.filename}>
+          Download
+        </a>
+        <button type="button" onClick={() => dialog.current?.close()} autoFocus>
+          Close
+        </button>
+      </div>
+    </dialog>
+  );
 }

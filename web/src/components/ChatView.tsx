@@ -1,12 +1,14 @@
 /** One chat: header and actions, the message history, pending requests and the composer. */
-import { useEffect, useMemo, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import { api } from '../api/client';
 import { live } from '../live/events';
 import { onLinkClick, pathOf } from '../router';
+import { PendingAttachments } from '../state/attachments';
 import { ChatStore } from '../state/chat';
 import { chats } from '../state/chats';
 import { agentName, useConfig } from '../state/config';
 import { useStore } from '../state/store';
+import { useFileDrop } from './AttachmentTray';
 import { ChatToolbar } from './ChatToolbar';
 import { Composer } from './Composer';
 import { useFocusOnOpen } from './focus';
@@ -22,6 +24,12 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
   const [missing, setMissing] = useState(false);
   const [reveal, setReveal] = useState<{ messageId: string; found: boolean } | undefined>();
   useFocusOnOpen(chatId);
+  // The attachments read the configuration when a file comes (limits, types): a newer one applies.
+  const configNow = useRef(config);
+  configNow.current = config;
+  const attachments = useMemo(() => new PendingAttachments(chatId, () => configNow.current), [chatId]);
+  useEffect(() => () => attachments.dispose(), [attachments]);
+  const drop = useFileDrop(attachments);
 
   useEffect(() => {
     store.attach();
@@ -82,7 +90,11 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
 
   const typing = Object.keys(state.typing);
   return (
-    <section className="chat-view" aria-label={chat?.title ?? 'Chat'}>
+    <section
+      className={`chat-view${drop.dragging ? ' dropping' : ''}`}
+      aria-label={chat?.title ?? 'Chat'}
+      {...drop.handlers}
+    >
       <header className="chat-header">
         <a
           className="back"
@@ -125,7 +137,7 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
         )}
       </div>
       {state.requests.length > 0 && <Requests store={store} requests={state.requests} />}
-      <Composer store={store} chatId={chatId} />
+      <Composer store={store} chatId={chatId} attachments={attachments} />
     </section>
   );
 }

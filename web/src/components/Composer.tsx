@@ -3,15 +3,30 @@
  * per chat in this tab's sessionStorage); the agent sees "typing" at most every few seconds.
  */
 import { useEffect, useRef, useState } from 'react';
-import type { FormEvent, KeyboardEvent } from 'react';
+import type { ClipboardEvent, FormEvent, KeyboardEvent } from 'react';
 import { api } from '../api/client';
+import type { PendingAttachments } from '../state/attachments';
 import type { ChatStore } from '../state/chat';
+import { useStore } from '../state/store';
+import { AttachButton, AttachmentTray } from './AttachmentTray';
+import { VoiceRecorder } from './VoiceRecorder';
 
 const TYPING_EVERY_MS = 4000;
 const draftKey = (chatId: string) => `draft:${chatId}`;
 
-export function Composer({ store, chatId }: { store: ChatStore; chatId: string }) {
+export function Composer({
+  store,
+  chatId,
+  attachments,
+}: {
+  store: ChatStore;
+  chatId: string;
+  attachments: PendingAttachments;
+}) {
   const [text, setText] = useState(() => sessionStorage.getItem(draftKey(chatId)) ?? '');
+  useStore(attachments);
+  // A message may be only attachments (contract §5.4.1 rule 13); it waits for every upload.
+  const canSend = !attachments.uploading && (text.trim() !== '' || attachments.mediaIds.length > 0);
   const lastTyping = useRef(0);
   const box = useRef<HTMLTextAreaElement>(null);
 
@@ -31,8 +46,9 @@ export function Composer({ store, chatId }: { store: ChatStore; chatId: string }
   function send(event?: FormEvent) {
     event?.preventDefault();
     const content = text.trim();
-    if (!content) return;
-    store.send(content);
+    if (!canSend) return;
+    store.send(content, attachments.mediaIds);
+    attachments.sent();
     setText('');
     box.current?.focus();
   }
@@ -53,8 +69,17 @@ export function Composer({ store, chatId }: { store: ChatStore; chatId: string }
     }
   }
 
+  function onPaste(event: ClipboardEvent<HTMLTextAreaElement>) {
+    if (event.clipboardData.files.length === 0) return;
+    event.preventDefault();
+    attachments.add(Array.from(event.clipboardData.files));
+  }
+
   return (
     <form className="composer" onSubmit={send}>
+      <AttachmentTray attachments={attachments} />
+      <AttachButton attachments={attachments} />
+      <VoiceRecorder attachments={attachments} />
       <label htmlFor="composer-text" className="visually-hidden">
         Message
       </label>
@@ -66,9 +91,10 @@ export function Composer({ store, chatId }: { store: ChatStore; chatId: string }
         placeholder="Write a message…"
         onChange={(e) => onChange(e.target.value)}
         onKeyDown={onKeyDown}
+        onPaste={onPaste}
         enterKeyHint="send"
       />
-      <button type="submit" className="primary" disabled={!text.trim()}>
+      <button type="submit" className="primary" disabled={!canSend}>
         Send
       </button>
     </form>

@@ -157,9 +157,12 @@ function OutgoingItem({ outgoing, store }: { outgoing: Outgoing; store: ChatStor
         <span className="sender">You</span>
         <span>{outgoing.status === 'sending' ? 'Sending…' : 'Not sent'}</span>
       </header>
-      <div className="message-body" data-testid="message-body">
-        <Markdown text={outgoing.content} />
-      </div>
+      {outgoing.content && (
+        <div className="message-body" data-testid="message-body">
+          <Markdown text={outgoing.content} />
+        </div>
+      )}
+      {outgoing.mediaIds && <Attachments mediaIds={outgoing.mediaIds} />}
       {outgoing.status === 'failed' && (
         <p className="send-error" role="alert">
           {outgoing.error}{' '}

@@ -11,6 +11,8 @@ import { Store } from './store';
 export interface Outgoing {
   localId: string;
   content: string;
+  /** Attached media (uploaded already), sent as `trace.mediaIds`. */
+  mediaIds?: string[];
   idempotencyKey: string;
   status: 'sending' | 'failed';
   error?: string;
@@ -150,10 +152,11 @@ export class ChatStore extends Store<State> {
   }
 
   /** Shown at once; sent with an Idempotency-Key that a retry reuses, so it is never stored twice. */
-  send(content: string): void {
+  send(content: string, mediaIds: string[] = []): void {
     const outgoing: Outgoing = {
       localId: newIdempotencyKey(),
       content,
+      ...(mediaIds.length ? { mediaIds } : {}),
       idempotencyKey: newIdempotencyKey(),
       status: 'sending',
       createdAt: new Date().toISOString(),
@@ -176,7 +179,12 @@ export class ChatStore extends Store<State> {
 
   private async deliver(outgoing: Outgoing): Promise<void> {
     try {
-      const message = await api.sendMessage(this.state.chatId, outgoing.content, outgoing.idempotencyKey);
+      const message = await api.sendMessage(
+        this.state.chatId,
+        outgoing.content,
+        outgoing.idempotencyKey,
+        outgoing.mediaIds,
+      );
       if (this.disposed) return;
       this.set({ outgoing: this.state.outgoing.filter((o) => o.localId !== outgoing.localId) });
       this.upsertMessage(message);
