@@ -13,6 +13,7 @@ import { NewChat } from './components/NewChat';
 import { Sidebar } from './components/Sidebar';
 import { NotificationsSwitch } from './components/NotificationsSwitch';
 import { SignIn } from './components/SignIn';
+import { SkipLinks } from './components/SkipLinks';
 import { live } from './live/events';
 import { navigate, pathOf, useInboxFilter, useRoute } from './router';
 import { chats } from './state/chats';
@@ -95,6 +96,7 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
   const detail = route.name === 'chat' || route.name === 'new';
   return (
     <div className="app" data-screen={detail ? 'detail' : 'list'}>
+      <SkipLinks chatOpen={route.name === 'chat'} />
       <header className="topbar">
         <span className="brand">Chat relay</span>
         {open && (

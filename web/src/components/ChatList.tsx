@@ -1,5 +1,6 @@
 /** The inbox (or the archived chats): the service's order, kept live, with unread and pending badges. */
 import { memo } from 'react';
+import type { KeyboardEvent } from 'react';
 import type { Chat } from '../api/types';
 import { onLinkClick, pathOf } from '../router';
 import { chats } from '../state/chats';
@@ -50,13 +51,24 @@ export function ChatList({ selectedId }: { selectedId: string | undefined }) {
           {filtered ? 'No chats match these filters.' : view === 'archived' ? 'No archived chats.' : 'No chats yet.'}
         </p>
       )}
-      <ul className="chat-list" data-testid="chat-list" aria-busy={loading}>
+      <ul className="chat-list" id="chat-list" data-testid="chat-list" aria-busy={loading} onKeyDown={moveByArrows}>
         {list.map((chat) => (
           <ChatItem key={chat.id} chat={chat} selected={chat.id === selectedId} />
         ))}
       </ul>
     </div>
   );
+}
+
+/** Up and Down move between the chats' links (Tab does too); Home and End go to the first and last. */
+function moveByArrows(event: KeyboardEvent<HTMLUListElement>) {
+  const links = [...event.currentTarget.querySelectorAll<HTMLAnchorElement>('[data-testid="chat-item"] a')];
+  const at = links.indexOf(event.target as HTMLAnchorElement);
+  if (at < 0) return;
+  const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: links.length - 1 }[event.key];
+  if (to === undefined || !links[to]) return;
+  event.preventDefault();
+  links[to].focus();
 }
 
 const ChatItem = memo(function ChatItem({ chat, selected }: { chat: Chat; selected: boolean }) {
