@@ -4,11 +4,13 @@
  * SCREENS at each viewport and colour scheme.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { createRequest, openApp, postMessage, seedChat } from './app.js';
 import type { Relay } from './relay.js';
 
 export interface Seeded {
   markdownChatId: string;
+  mediaChatId: string;
   requestsChatId: string;
   archivedChatId: string;
 }
@@ -75,6 +77,62 @@ export const FORM = {
   },
 };
 
+/** One second of a 440 Hz tone as 8 kHz 16-bit mono WAV. */
+function wav(): Buffer {
+  const rate = 8000;
+  const samples = Buffer.alloc(rate * 2);
+  for (let i = 0; i < rate; i++)
+    samples.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 9000), i * 2);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + samples.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(samples.length, 40);
+  return Buffer.concat([header, samples]);
+}
+
+/** A chat whose agent message holds an image, an audio clip and a file. */
+async function seedMedia(relay: Relay): Promise<string> {
+  const chatId = await seedChat(relay, { title: 'Screenshots' });
+  const photo = await sharp({ create: { width: 640, height: 400, channels: 3, background: '#2f6fb0' } })
+    .png()
+    .toBuffer();
+  const files = [
+    { fileName: 'dashboard.png', contentType: 'image/png', bytes: photo, kind: 'image' },
+    { fileName: 'standup.wav', contentType: 'audio/wav', bytes: wav(), kind: 'audio' },
+    { fileName: 'deploy.log', contentType: 'text/plain', bytes: Buffer.from('deploy ok\n'), kind: 'file' },
+  ];
+  const mediaIds: string[] = [];
+  for (const file of files) {
+    const res = await relay.api('POST', `/api/v1/chats/${chatId}/media`, {
+      fileName: file.fileName,
+      contentType: file.contentType,
+      base64Data: file.bytes.toString('base64'),
+      kind: file.kind,
+    });
+    if (res.status !== 201) throw new Error(`seeding ${file.fileName}: ${res.status} ${res.text}`);
+    mediaIds.push((res.body as { id: string }).id);
+  }
+  // The app shows a message's media from its trace.mediaIds, as the page itself sends them.
+  const res = await relay.api('POST', `/api/v1/chats/${chatId}/messages`, {
+    role: 'agent',
+    senderId: 'assistant',
+    content: 'Here is the dashboard, a recording and the log.',
+    trace: { mediaIds },
+  });
+  if (res.status !== 201) throw new Error(`seeding the media message: ${res.status} ${res.text}`);
+
+  return chatId;
+}
+
 /** The data every screen shows: a pinned chat with markdown, a muted one, one with requests of each type, an archived one. */
 export async function seedScreens(relay: Relay): Promise<Seeded> {
   const archivedChatId = await seedChat(relay, { title: 'Old notes', tags: ['notes'] });
@@ -87,6 +145,7 @@ export async function seedScreens(relay: Relay): Promise<Seeded> {
   await postMessage(relay, requestsChatId, 'A few questions before the release.');
   for (const request of [CHOICE_ONE, CHOICE_SEVERAL, TEXT_INPUT, FORM])
     await createRequest(relay, requestsChatId, request);
+  const mediaChatId = await seedMedia(relay);
   const markdownChatId = await seedChat(relay, { title: 'Deploy plan', tags: ['ops', 'release'] });
   await postMessage(relay, markdownChatId, 'What is the deploy plan?', 'user');
   await postMessage(relay, markdownChatId, MARKDOWN_MESSAGE);
@@ -97,7 +156,7 @@ export async function seedScreens(relay: Relay): Promise<Seeded> {
     if ((res.body as { messages?: unknown[] }).messages?.length) break;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { markdownChatId, requestsChatId, archivedChatId };
+  return { markdownChatId, mediaChatId, requestsChatId, archivedChatId };
 }
 
 export interface Screen {
@@ -180,6 +239,35 @@ export const SCREENS: Screen[] = [
       await page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' }).waitFor();
       await chatAction(page, 'Tags');
       await page.getByRole('dialog', { name: 'Tags' }).getByRole('button', { name: 'Remove tag ops' }).waitFor();
+    },
+  },
+  {
+    name: 'media',
+    path: (s) => `/chats/${s.mediaChatId}`,
+    prepare: async (page) => {
+      const image = page.getByRole('button', { name: 'View dashboard.png' }).locator('img');
+      await image.waitFor();
+      await page.waitForFunction((img) => (img as HTMLImageElement).complete, await image.elementHandle());
+      await page.locator('[data-testid="attachment"][data-kind="audio"] audio').waitFor();
+    },
+  },
+  {
+    name: 'image-viewer',
+    path: (s) => `/chats/${s.mediaChatId}`,
+    prepare: async (page) => {
+      await page.getByRole('button', { name: 'View dashboard.png' }).click();
+      await page.getByRole('dialog', { name: 'dashboard.png' }).getByTestId('full-image').waitFor();
+    },
+  },
+  {
+    name: 'attaching',
+    path: (s) => `/chats/${s.markdownChatId}`,
+    prepare: async (page) => {
+      await page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' }).waitFor();
+      await page
+        .getByTestId('attach-input')
+        .setInputFiles([{ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('Remember the milk.') }]);
+      await page.locator('[data-testid="pending-attachment"][data-status="done"]').waitFor();
     },
   },
   {
