@@ -89,6 +89,9 @@ export function publicConfig(
       events: h.events,
       timeoutMs: h.timeoutMs ?? 5000,
       maxRetries: h.maxRetries ?? 3,
+      // This project's extension (README "Settings without rawConfig"): whether they are stored, never what.
+      hasSigningSecret: Boolean(h.signingSecret),
+      hasHeaders: Object.keys(h.headers ?? {}).length > 0,
     })),
     autoRename: autoRename
       ? {

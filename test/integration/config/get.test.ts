@@ -90,7 +90,14 @@ describe('GET /api/v1/config', () => {
       expect(res.body.defaultModelIdForNewChats).toBe('model-default');
       expect(res.body.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: false });
       expect(res.body.hooks).toEqual([
-        { url: 'https://example.com/hook', events: ['chat.created'], timeoutMs: 5000, maxRetries: 3 },
+        {
+          url: 'https://example.com/hook',
+          events: ['chat.created'],
+          timeoutMs: 5000,
+          maxRetries: 3,
+          hasSigningSecret: true,
+          hasHeaders: true,
+        },
       ]);
       expect(res.body.autoRename).toEqual({
         enabled: true,
