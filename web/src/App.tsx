@@ -11,11 +11,12 @@ import { ChatList } from './components/ChatList';
 import { ChatView } from './components/ChatView';
 import { ConnectionStatus } from './components/ConnectionStatus';
 import { NewChat } from './components/NewChat';
+import { Settings } from './components/Settings';
 import { SignIn } from './components/SignIn';
 import { live } from './live/events';
-import { navigate, pathOf, useRoute } from './router';
+import { navigate, onLinkClick, pathOf, useRoute } from './router';
 import { chats } from './state/chats';
-import { ConfigContext } from './state/config';
+import { ConfigContext, ConfigRefreshContext } from './state/config';
 
 type Access =
   | { state: 'checking' }
@@ -50,6 +51,12 @@ export function App() {
     setUnauthorizedHandler(() => setAccess({ state: 'signed-out' }));
   }, [check]);
 
+  // After the settings screen saved a change: every screen sees the new agents, models and security.
+  const refreshConfig = useCallback(async () => {
+    const config = await api.config();
+    setAccess((a) => (a.state === 'in' ? { ...a, open: !config.security.instanceSecretEnabled, config } : a));
+  }, []);
+
   if (access.state === 'checking') return <div className="splash" aria-busy="true" />;
   if (access.state === 'unreachable') {
     return (
@@ -64,7 +71,9 @@ export function App() {
   if (access.state === 'signed-out') return <SignIn onSignedIn={() => void check()} />;
   return (
     <ConfigContext.Provider value={access.config}>
-      <Shell open={access.open} onSignedOut={() => setAccess({ state: 'signed-out' })} />
+      <ConfigRefreshContext.Provider value={refreshConfig}>
+        <Shell open={access.open} onSignedOut={() => setAccess({ state: 'signed-out' })} />
+      </ConfigRefreshContext.Provider>
     </ConfigContext.Provider>
   );
 }
@@ -90,7 +99,7 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
     else chats.setView(chats.snapshot.view);
   }, [route.name]);
 
-  const detail = route.name === 'chat' || route.name === 'new';
+  const detail = route.name === 'chat' || route.name === 'new' || route.name === 'settings';
   return (
     <div className="app" data-screen={detail ? 'detail' : 'list'}>
       <header className="topbar">
@@ -101,6 +110,14 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
           </span>
         )}
         <ConnectionStatus />
+        <a
+          className="button settings-link"
+          href="/settings"
+          aria-current={route.name === 'settings' ? 'page' : undefined}
+          onClick={(e) => onLinkClick(e, '/settings')}
+        >
+          Settings
+        </a>
         {!open && <AccountMenu onSignedOut={onSignedOut} />}
       </header>
       <div className="panes">
@@ -112,6 +129,8 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
             <ChatView key={route.chatId} chatId={route.chatId} />
           ) : route.name === 'new' ? (
             <NewChat />
+          ) : route.name === 'settings' ? (
+            <Settings onSignedOut={onSignedOut} />
           ) : (
             <div className="empty-detail">
               <p>Pick a chat, or start a new one.</p>

@@ -2,7 +2,12 @@
 import { useSyncExternalStore } from 'react';
 
 export type Route =
-  { name: 'inbox' } | { name: 'archived' } | { name: 'chat'; chatId: string } | { name: 'new' } | { name: 'sign-in' };
+  | { name: 'inbox' }
+  | { name: 'archived' }
+  | { name: 'chat'; chatId: string }
+  | { name: 'new' }
+  | { name: 'sign-in' }
+  | { name: 'settings' };
 
 export function parse(path: string): Route {
   const chat = /^\/chats\/([^/]+)\/?$/.exec(path);
@@ -10,6 +15,7 @@ export function parse(path: string): Route {
   if (path === '/archived') return { name: 'archived' };
   if (path === '/new') return { name: 'new' };
   if (path === '/sign-in') return { name: 'sign-in' };
+  if (path === '/settings') return { name: 'settings' };
   return { name: 'inbox' };
 }
 

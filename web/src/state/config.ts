@@ -9,5 +9,9 @@ export function useConfig(): PublicConfig {
   return config;
 }
 
+/** Reads GET /config again and hands it to every screen (after the settings screen saved a change). */
+export const ConfigRefreshContext = createContext<() => Promise<void>>(async () => {});
+export const useConfigRefresh = () => useContext(ConfigRefreshContext);
+
 export const agentName = (config: PublicConfig, agentId: string): string =>
   config.agents.find((a: Agent) => a.id === agentId)?.name ?? agentId;
