@@ -23,6 +23,17 @@ import { SecuritySection } from './SettingsSecurity';
 
 type Loaded = { config: PublicConfig; draft: Draft };
 
+/** Each section's heading id and name, for the jump links at the top. */
+const SECTIONS = [
+  ['settings-agents', 'Agents'],
+  ['settings-models', 'Models'],
+  ['settings-default-model', 'Default model'],
+  ['settings-security', 'Security'],
+  ['settings-push', 'Push'],
+  ['settings-auto-rename', 'Auto-rename'],
+  ['settings-hooks', 'Webhooks'],
+] as const;
+
 export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
   const refreshConfig = useConfigRefresh();
   const [loaded, setLoaded] = useState<Loaded | undefined>();
@@ -98,6 +109,8 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
     }
   }
 
+  const dirty = loaded && draft ? Object.keys(changeOf(loaded.draft, draft)).length > 0 : false;
+
   function rotated() {
     chats.reset();
     history.replaceState(null, '', '/sign-in');
@@ -127,6 +140,13 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
       {draft && loaded && (
         <ProblemContext.Provider value={problem}>
           <form className="settings-body" onSubmit={(e) => void save(e)} noValidate>
+            <nav className="settings-nav" aria-label="Settings sections">
+              {SECTIONS.map(([id, name]) => (
+                <a key={id} href={`#${id}`}>
+                  {name}
+                </a>
+              ))}
+            </nav>
             <AgentsSection draft={draft} edit={edit} />
             <ModelsSection draft={draft} edit={edit} />
             <DefaultModelSection draft={draft} edit={edit} />
@@ -149,6 +169,7 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
               >
                 Discard changes
               </button>
+              {!status && dirty && <p className="hint">Unsaved changes.</p>}
               {status && (
                 <p
                   role={status.kind === 'error' ? 'alert' : 'status'}
@@ -169,7 +190,7 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
 function DefaultModelSection({ draft, edit }: { draft: Draft; edit: (change: (d: Draft) => Draft) => void }) {
   return (
     <section className="settings-section" aria-labelledby="settings-default-model">
-      <h2 id="settings-default-model">New chats</h2>
+      <h2 id="settings-default-model">Default model</h2>
       <ModelSelect
         path="defaultModelIdForNewChats"
         label="Default model for new chats"
