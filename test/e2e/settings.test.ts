@@ -17,7 +17,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { startFakeProvider } from '../support/fake-provider.js';
 import type { FakeProvider } from '../support/fake-provider.js';
 import { screenshots, useBrowser } from './support/browser.js';
-import { useRelay } from './support/relay.js';
+import { startRelay, useRelay } from './support/relay.js';
 
 let fake: FakeProvider;
 const env: Record<string, string> = {};
@@ -260,6 +260,8 @@ describe('the settings screen', () => {
     await expect(reloaded.getByTestId('headers-state').textContent()).resolves.toBe('Headers: stored');
     await expect(reloaded.getByLabel('message.created').isChecked()).resolves.toBe(true);
     const html = await page.content();
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await screenshots(page, 'settings-webhooks');
     expect(html).not.toContain('whsec-write-only-1');
     expect(html).not.toContain('header-write-only-2');
 
@@ -278,6 +280,26 @@ describe('the settings screen', () => {
   it('screenshots at both widths', async () => {
     await openSettings();
     await screenshots(page, 'settings');
+  });
+
+  it('a secret the deployment sets (OPENGRAM_INSTANCE_SECRET) is not offered for rotation or turning off', async () => {
+    const deployed = await startRelay();
+    const other = await holder.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const tab = await other.newPage();
+      await tab.goto(`${deployed.url}/settings`);
+      await tab.getByLabel('Instance secret').fill(deployed.secret!);
+      await tab.getByRole('button', { name: 'Sign in' }).click();
+      await tab.getByRole('button', { name: 'Save changes' }).waitFor();
+      await tab.getByTestId('secret-set-by-deployment').waitFor();
+      await expect(tab.getByRole('button', { name: 'Rotate secret' }).count()).resolves.toBe(0);
+      await expect(tab.getByLabel('New instance secret').count()).resolves.toBe(0);
+      await expect(tab.getByLabel('Require the instance secret').isDisabled()).resolves.toBe(true);
+      await expect(tab.getByLabel('Require the instance secret').isChecked()).resolves.toBe(true);
+    } finally {
+      await other.close();
+      await deployed.stop();
+    }
   });
 
   it('rotating the secret signs this browser out; the old secret is refused, the new one works, the old is never shown', async () => {

@@ -109,4 +109,22 @@ describe('GET /api/v1/config', () => {
       api.setConfig({});
     }
   });
+  it('says when the deployment sets the instance secret (a stored one would never take effect)', async () => {
+    expect((await api.get('/api/v1/config')).body.security).toEqual({
+      instanceSecretEnabled: false,
+      readEndpointsRequireInstanceSecret: false,
+    });
+    api.setEnv({ OPENGRAM_INSTANCE_SECRET: 'og_deployment-secret-0123456789abcdef' });
+    try {
+      const res = await api.get('/api/v1/config');
+      expect(res.body.security).toEqual({
+        instanceSecretEnabled: true,
+        readEndpointsRequireInstanceSecret: false,
+        secretSetByDeployment: true,
+      });
+      expect(res.text).not.toContain('og_deployment-secret');
+    } finally {
+      api.setEnv({ OPENGRAM_INSTANCE_SECRET: undefined });
+    }
+  });
 });

@@ -119,7 +119,12 @@ export interface PublicConfig {
   defaultModelIdForNewChats?: string;
   agents: Agent[];
   models: Model[];
-  security: { instanceSecretEnabled: boolean; readEndpointsRequireInstanceSecret: boolean };
+  security: {
+    instanceSecretEnabled: boolean;
+    readEndpointsRequireInstanceSecret: boolean;
+    /** This project's extension: the deployment sets the secret, so it cannot be changed through the API. */
+    secretSetByDeployment?: boolean;
+  };
   push: { enabled: boolean; vapidPublicKey: string | null; subject: string | null };
   hooks: Hook[];
   autoRename: { enabled: boolean; provider: string; modelId: string; hasApiKey: boolean } | null;

@@ -150,7 +150,12 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
             <AgentsSection draft={draft} edit={edit} />
             <ModelsSection draft={draft} edit={edit} />
             <DefaultModelSection draft={draft} edit={edit} />
-            <SecuritySection draft={draft} edit={edit} onRotated={rotated} />
+            <SecuritySection
+              draft={draft}
+              edit={edit}
+              onRotated={rotated}
+              setByDeployment={Boolean(loaded.config.security.secretSetByDeployment)}
+            />
             <PushSection draft={draft} edit={edit} config={loaded.config} />
             <AutoRenameSection draft={draft} edit={edit} config={loaded.config} />
             <HooksSection draft={draft} edit={edit} />

@@ -76,17 +76,25 @@ export function CheckField({
   label,
   checked,
   onChange,
+  disabled,
 }: {
   path: string;
   label: string;
   checked: boolean;
   onChange: (checked: boolean) => void;
+  disabled?: boolean;
 }) {
   const field = useField(path);
   return (
     <>
       <label className="check" htmlFor={field.id}>
-        <input {...field} type="checkbox" checked={checked} onChange={(e) => onChange(e.target.checked)} />
+        <input
+          {...field}
+          type="checkbox"
+          checked={checked}
+          disabled={disabled}
+          onChange={(e) => onChange(e.target.checked)}
+        />
         {label}
       </label>
       <FieldMessage path={path} />

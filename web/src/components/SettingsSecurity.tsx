@@ -14,7 +14,18 @@ import { messageOf } from '../state/chat';
 
 const SECRET_PATH = 'security.instanceSecret';
 
-export function SecuritySection({ draft, edit, onRotated }: { draft: Draft; edit: Edit; onRotated: () => void }) {
+export function SecuritySection({
+  draft,
+  edit,
+  onRotated,
+  setByDeployment,
+}: {
+  draft: Draft;
+  edit: Edit;
+  onRotated: () => void;
+  /** The deployment sets the secret (GET /config `security.secretSetByDeployment`): it cannot be changed here. */
+  setByDeployment: boolean;
+}) {
   const setSecurity = (patch: Partial<Draft['security']>) =>
     edit((d) => ({ ...d, security: { ...d.security, ...patch } }));
   return (
@@ -24,6 +35,7 @@ export function SecuritySection({ draft, edit, onRotated }: { draft: Draft; edit
         path="security.instanceSecretEnabled"
         label="Require the instance secret"
         checked={draft.security.instanceSecretEnabled}
+        disabled={setByDeployment}
         onChange={(instanceSecretEnabled) => setSecurity({ instanceSecretEnabled })}
       />
       <CheckField
@@ -36,7 +48,14 @@ export function SecuritySection({ draft, edit, onRotated }: { draft: Draft; edit
         Without the secret, anyone who can reach this instance can use it. The secret in force is stored on the server
         and never shown.
       </p>
-      <RotateSecret onRotated={onRotated} />
+      {setByDeployment ? (
+        <p className="warning" data-testid="secret-set-by-deployment">
+          This deployment sets the instance secret (OPENGRAM_INSTANCE_SECRET, or the stack&apos;s stored secret), so it
+          cannot be turned off or rotated here: change it where the deployment sets it.
+        </p>
+      ) : (
+        <RotateSecret onRotated={onRotated} />
+      )}
     </section>
   );
 }

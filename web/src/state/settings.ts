@@ -100,7 +100,10 @@ export function draftOf(config: PublicConfig): Draft {
       rest: split({ ...m }, ['id', 'name', 'description', 'metadata']),
     })),
     defaultModelId: config.defaultModelIdForNewChats ?? '',
-    security: { ...config.security },
+    security: {
+      instanceSecretEnabled: config.security.instanceSecretEnabled,
+      readEndpointsRequireInstanceSecret: config.security.readEndpointsRequireInstanceSecret,
+    },
     push: { enabled: config.push.enabled, subject: config.push.subject ?? '' },
     autoRename: {
       enabled: rename?.enabled ?? false,
