@@ -159,6 +159,28 @@ describe('the settings screen', () => {
     await expect(page.getByLabel('Model').inputValue()).resolves.toBe('model-b');
   });
 
+  it('a read that does not show the saved change yet (another instance’s cache) is read again, never shown', async () => {
+    await openSettings();
+    // What a service instance whose configuration cache is up to 5 s old still answers (fault injected).
+    const stale = (await relay.api('GET', '/api/v1/config')).text;
+    let served = 0;
+    await page.route('**/api/v1/config', async (route) => {
+      if (route.request().method() !== 'GET' || served >= 2) return route.continue();
+      served++;
+      return route.fulfill({ status: 200, contentType: 'application/json', body: stale });
+    });
+    try {
+      const description = group('Agent 2').getByLabel('Description', { exact: true });
+      await description.fill('Writes and reviews code');
+      await save();
+      expect(served).toBe(2);
+      await expect(description.inputValue()).resolves.toBe('Writes and reviews code');
+      expect((await config()).agents[1].description).toBe('Writes and reviews code');
+    } finally {
+      await page.unroute('**/api/v1/config');
+    }
+  });
+
   it('a refused change shows the message at its field, focused; the form keeps the edits, the server is unchanged', async () => {
     const before = (await relay.api('GET', '/api/v1/config')).text;
     await openSettings();
@@ -209,6 +231,8 @@ describe('the settings screen', () => {
     await page.getByRole('button', { name: 'Test' }).click();
     const failure = page.getByRole('alert').filter({ hasText: 'Authentication failed: invalid API key. (401)' });
     await failure.waitFor();
+    await page.getByRole('link', { name: 'Auto-rename' }).click();
+    await screenshots(page, 'settings-auto-rename');
     fake.reset();
 
     await save();

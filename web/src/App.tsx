@@ -52,8 +52,8 @@ export function App() {
   }, [check]);
 
   // After the settings screen saved a change: every screen sees the new agents, models and security.
-  const refreshConfig = useCallback(async () => {
-    const config = await api.config();
+  const refreshConfig = useCallback(async (given?: PublicConfig) => {
+    const config = given ?? (await api.config());
     setAccess((a) => (a.state === 'in' ? { ...a, open: !config.security.instanceSecretEnabled, config } : a));
   }, []);
 

@@ -14,7 +14,7 @@ import { onLinkClick } from '../router';
 import { messageOf } from '../state/chat';
 import { chats } from '../state/chats';
 import { useConfigRefresh } from '../state/config';
-import { changeOf, draftOf, fieldId, fieldOfError, localProblem, nearestField } from '../state/settings';
+import { changeOf, draftOf, fieldId, fieldOfError, localProblem, nearestField, reflects } from '../state/settings';
 import type { Draft } from '../state/settings';
 import { CheckField, FieldMessage, ProblemContext, TextField, useField } from './SettingsField';
 import type { Edit, FieldProblem } from './SettingsField';
@@ -22,6 +22,23 @@ import { AgentsSection, HooksSection, ModelSelect, ModelsSection } from './Setti
 import { SecuritySection } from './SettingsSecurity';
 
 type Loaded = { config: PublicConfig; draft: Draft };
+
+/**
+ * GET /config once it shows a saved change. Another instance of the service may answer from its
+ * configuration cache for up to CONFIG_CACHE_MS (5 s, README "Configuration at run time") after the
+ * change: a read that neither shows the saved values nor differs from the one before the save is
+ * tried again, for up to 6 s, rather than putting the old values back into the form. (A value the
+ * service normalizes, such as a push subject it derives, shows as a difference.)
+ */
+async function settledConfig(saved: Draft, before: PublicConfig): Promise<PublicConfig> {
+  const until = Date.now() + 6000;
+  for (;;) {
+    const config = await api.config();
+    const settled = reflects(config, saved) || JSON.stringify(config) !== JSON.stringify(before);
+    if (settled || Date.now() >= until) return config;
+    await new Promise((r) => setTimeout(r, 400));
+  }
+}
 
 /** Each section's heading id and name, for the jump links at the top. */
 const SECTIONS = [
@@ -94,7 +111,10 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
     try {
       await api.updateConfig(body, attempt.current.key);
       attempt.current = undefined;
-      await Promise.all([load(), refreshConfig()]);
+      const config = await settledConfig(draft, loaded.config);
+      setLoaded({ config, draft: draftOf(config) });
+      setDraft(draftOf(config));
+      await refreshConfig(config);
       setStatus({ kind: 'saved', text: 'Saved.' });
     } catch (caught) {
       if (caught instanceof ApiError && caught.status === 400) {

@@ -9,8 +9,8 @@ export function useConfig(): PublicConfig {
   return config;
 }
 
-/** Reads GET /config again and hands it to every screen (after the settings screen saved a change). */
-export const ConfigRefreshContext = createContext<() => Promise<void>>(async () => {});
+/** Hands every screen this configuration, or GET /config read again (after the settings screen saved a change). */
+export const ConfigRefreshContext = createContext<(config?: PublicConfig) => Promise<void>>(async () => {});
 export const useConfigRefresh = () => useContext(ConfigRefreshContext);
 
 export const agentName = (config: PublicConfig, agentId: string): string =>

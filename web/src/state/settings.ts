@@ -258,6 +258,25 @@ export function changeOf(loaded: Draft, edited: Draft): AdminConfigChange {
   return body;
 }
 
+/** The draft as GET /config will report it once saved: typed secrets are not read back. */
+export function withoutSecrets(draft: Draft): Draft {
+  return {
+    ...draft,
+    autoRename: { ...draft.autoRename, apiKey: '', removeApiKey: false },
+    hooks: draft.hooks.map((h) => ({
+      ...h,
+      newSigningSecret: '',
+      removeSigningSecret: false,
+      newHeaders: '',
+      removeHeaders: false,
+    })),
+  };
+}
+
+/** Whether a configuration read shows everything a saved draft changed (no stale read). */
+export const reflects = (config: PublicConfig, saved: Draft): boolean =>
+  Object.keys(changeOf(draftOf(config), withoutSecrets(saved))).length === 0;
+
 /** A message the form shows before anything is sent (a headers line it cannot read), with its field. */
 export function localProblem(edited: Draft): { path: string; message: string } | undefined {
   for (const [i, h] of edited.hooks.entries()) {
