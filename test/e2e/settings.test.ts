@@ -16,7 +16,8 @@ import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startFakeProvider } from '../support/fake-provider.js';
 import type { FakeProvider } from '../support/fake-provider.js';
-import { screenshots, useBrowser } from './support/browser.js';
+import { join } from 'node:path';
+import { SCREENSHOT_DIR, VIEWPORTS, screenshots, useBrowser } from './support/browser.js';
 import { startRelay, useRelay } from './support/relay.js';
 
 let fake: FakeProvider;
@@ -89,8 +90,32 @@ async function openSettings() {
 
 async function save(expected = 'Saved.') {
   await page.getByRole('button', { name: 'Save changes' }).click();
-  await page.getByTestId('settings-status').filter({ hasText: expected }).waitFor();
+  try {
+    await page.getByTestId('settings-status').filter({ hasText: expected }).waitFor({ timeout: 20_000 });
+  } catch (error) {
+    // Say what the page shows instead (a refusal's message, or still saving).
+    const status = await page.getByTestId('settings-status').allTextContents();
+    const button = await page.getByRole('button', { name: /^Sav/ }).allTextContents();
+    throw new Error(`"${expected}" not shown; status ${JSON.stringify(status)}, buttons ${JSON.stringify(button)}`, {
+      cause: error,
+    });
+  }
 }
+
+/** Screenshots of one section at both widths, scrolled to it by its jump link at each width. */
+async function sectionShots(name: string, link: string) {
+  await screenshots(page, name);
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize(viewport);
+    await page.getByRole('link', { name: link, exact: true }).click();
+    await page.screenshot({ path: join(SCREENSHOT_DIR, `${name}-${viewport.width}.png`) });
+  }
+  await page.setViewportSize(VIEWPORTS[0]);
+}
+
+/** Waits until the element with this id has the focus (the app moves it after rendering). */
+const focused = (id: string) =>
+  page.waitForFunction(`document.activeElement?.id === ${JSON.stringify(id)}`, undefined, { timeout: 5000 });
 
 const group = (name: string) => page.getByRole('group', { name, exact: true });
 const config = async () => (await relay.api('GET', '/api/v1/config')).body;
@@ -101,9 +126,7 @@ describe('the settings screen', () => {
     await page.getByRole('button', { name: 'Add model' }).click();
     const model = group('Model 3');
     // The new row's first field has the focus: typing goes there.
-    await expect(
-      model.getByLabel('ID', { exact: true }).evaluate((e) => e === e.ownerDocument.activeElement),
-    ).resolves.toBe(true);
+    await focused('settings-models-2-id');
     await page.keyboard.type('model-c');
     await model.getByLabel('Name', { exact: true }).fill('Model C');
     await model.getByLabel('Description', { exact: true }).fill('The third one');
@@ -195,7 +218,7 @@ describe('the settings screen', () => {
     await expect(error.getAttribute('data-field')).resolves.toBe('agents.3.id');
     await expect(error.textContent()).resolves.toMatch(/^Config validation error: agents\.3\.id: /);
     await expect(id.getAttribute('aria-invalid')).resolves.toBe('true');
-    await expect(id.evaluate((e) => e === e.ownerDocument.activeElement)).resolves.toBe(true);
+    await focused('settings-agents-3-id');
     await expect(page.getByRole('alert').filter({ hasText: 'Nothing was saved' }).count()).resolves.toBe(1);
     await expect(agent.getByLabel('Name', { exact: true }).inputValue()).resolves.toBe('Nameless');
     expect((await relay.api('GET', '/api/v1/config')).text).toBe(before);
@@ -208,7 +231,7 @@ describe('the settings screen', () => {
     await page.getByTestId('field-error').filter({ hasText: 'push.subject must not contain localhost' }).waitFor();
     const subject = page.getByLabel('Subject');
     await expect(subject.getAttribute('aria-invalid')).resolves.toBe('true');
-    await expect(subject.evaluate((e) => e === e.ownerDocument.activeElement)).resolves.toBe(true);
+    await focused('settings-push-subject');
     await expect(page.getByTestId('field-error').getAttribute('data-field')).resolves.toBe('push.subject');
     expect((await relay.api('GET', '/api/v1/config')).text).toBe(before);
     await screenshots(page, 'settings-error');
@@ -231,8 +254,7 @@ describe('the settings screen', () => {
     await page.getByRole('button', { name: 'Test' }).click();
     const failure = page.getByRole('alert').filter({ hasText: 'Authentication failed: invalid API key. (401)' });
     await failure.waitFor();
-    await page.getByRole('link', { name: 'Auto-rename' }).click();
-    await screenshots(page, 'settings-auto-rename');
+    await sectionShots('settings-auto-rename', 'Auto-rename');
     fake.reset();
 
     await save();
@@ -284,8 +306,7 @@ describe('the settings screen', () => {
     await expect(reloaded.getByTestId('headers-state').textContent()).resolves.toBe('Headers: stored');
     await expect(reloaded.getByLabel('message.created').isChecked()).resolves.toBe(true);
     const html = await page.content();
-    await page.getByRole('link', { name: 'Webhooks' }).click();
-    await screenshots(page, 'settings-webhooks');
+    await sectionShots('settings-webhooks', 'Webhooks');
     expect(html).not.toContain('whsec-write-only-1');
     expect(html).not.toContain('header-write-only-2');
 
