@@ -323,6 +323,10 @@ describe('the settings screen', () => {
   });
 
   it('screenshots at both widths', async () => {
+    // The header with its Settings link (on a phone: the inbox screen's header).
+    await page.goto(`${relay.url}/`);
+    await page.getByRole('link', { name: 'Settings' }).waitFor();
+    await screenshots(page, 'settings-header');
     await openSettings();
     await screenshots(page, 'settings');
   });
