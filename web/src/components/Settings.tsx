@@ -62,15 +62,20 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
   /** One key per distinct change: saving the same change again (a lost answer) reuses it. */
   const attempt = useRef<{ body: string; key: string } | undefined>(undefined);
 
+  /** Only the latest read fills the form: an earlier one answering late would wipe the user's edits. */
+  const loads = useRef(0);
+
   async function load() {
+    const seq = ++loads.current;
     setLoadError(undefined);
     try {
       const config = await api.config();
+      if (seq !== loads.current) return;
       const fresh = draftOf(config);
       setLoaded({ config, draft: fresh });
       setDraft(fresh);
     } catch (caught) {
-      setLoadError(messageOf(caught));
+      if (seq === loads.current) setLoadError(messageOf(caught));
     }
   }
 
@@ -112,6 +117,7 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
       await api.updateConfig(body, attempt.current.key);
       attempt.current = undefined;
       const config = await settledConfig(draft, loaded.config);
+      loads.current++;
       setLoaded({ config, draft: draftOf(config) });
       setDraft(draftOf(config));
       await refreshConfig(config);
@@ -159,26 +165,29 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
       {!loadError && (!draft || !loaded) && <div className="settings-body" aria-busy="true" />}
       {draft && loaded && (
         <ProblemContext.Provider value={problem}>
-          <form className="settings-body" onSubmit={(e) => void save(e)} noValidate>
-            <nav className="settings-nav" aria-label="Settings sections">
-              {SECTIONS.map(([id, name]) => (
-                <a key={id} href={`#${id}`}>
-                  {name}
-                </a>
-              ))}
-            </nav>
-            <AgentsSection draft={draft} edit={edit} />
-            <ModelsSection draft={draft} edit={edit} />
-            <DefaultModelSection draft={draft} edit={edit} />
-            <SecuritySection
-              draft={draft}
-              edit={edit}
-              onRotated={rotated}
-              setByDeployment={Boolean(loaded.config.security.secretSetByDeployment)}
-            />
-            <PushSection draft={draft} edit={edit} config={loaded.config} />
-            <AutoRenameSection draft={draft} edit={edit} config={loaded.config} />
-            <HooksSection draft={draft} edit={edit} />
+          <form className="settings-form" onSubmit={(e) => void save(e)} noValidate>
+            {/* The sections scroll; the save bar stays below them, never over a field. */}
+            <div className="settings-body">
+              <nav className="settings-nav" aria-label="Settings sections">
+                {SECTIONS.map(([id, name]) => (
+                  <a key={id} href={`#${id}`}>
+                    {name}
+                  </a>
+                ))}
+              </nav>
+              <AgentsSection draft={draft} edit={edit} />
+              <ModelsSection draft={draft} edit={edit} />
+              <DefaultModelSection draft={draft} edit={edit} />
+              <SecuritySection
+                draft={draft}
+                edit={edit}
+                onRotated={rotated}
+                setByDeployment={Boolean(loaded.config.security.secretSetByDeployment)}
+              />
+              <PushSection draft={draft} edit={edit} config={loaded.config} />
+              <AutoRenameSection draft={draft} edit={edit} config={loaded.config} />
+              <HooksSection draft={draft} edit={edit} />
+            </div>
             <div className="save-bar">
               <button type="submit" className="primary" disabled={busy}>
                 {busy ? 'Saving…' : 'Save changes'}
