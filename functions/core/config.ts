@@ -55,10 +55,15 @@ const AUTO_RENAME_PROVIDERS = [
   },
 ] as const;
 
-/** `environment`: the provider API keys present (platform/env.ts providerKeys), for hasEnvKey. */
+/**
+ * `environment`: the provider API keys present (platform/env.ts providerKeys), for hasEnvKey.
+ * `secretSetByDeployment` (platform/config.ts): reported as `security.secretSetByDeployment: true`,
+ * this project's extension, so a settings screen does not offer a rotation that cannot take effect.
+ */
 export function publicConfig(
   config: InstanceConfig,
   environment: Record<string, string | undefined>,
+  deployment: { secretSetByDeployment?: boolean } = {},
 ): Record<string, unknown> {
   const { server, security, push, autoRename } = config;
   return {
@@ -76,6 +81,7 @@ export function publicConfig(
     security: {
       instanceSecretEnabled: security.instanceSecretEnabled,
       readEndpointsRequireInstanceSecret: security.readEndpointsRequireInstanceSecret,
+      ...(deployment.secretSetByDeployment ? { secretSetByDeployment: true } : {}),
     },
     server: {
       publicBaseUrl: server.publicBaseUrl,
@@ -89,6 +95,9 @@ export function publicConfig(
       events: h.events,
       timeoutMs: h.timeoutMs ?? 5000,
       maxRetries: h.maxRetries ?? 3,
+      // This project's extension (README "Settings without rawConfig"): whether they are stored, never what.
+      hasSigningSecret: Boolean(h.signingSecret),
+      hasHeaders: Object.keys(h.headers ?? {}).length > 0,
     })),
     autoRename: autoRename
       ? {

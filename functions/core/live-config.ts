@@ -81,6 +81,11 @@ export function applyAdminChange(
       ...(isObject(body.security) ? body.security : {}),
     };
   }
+  if (body.defaultModelIdForNewChats === null) delete next.defaultModelIdForNewChats;
+  else if (body.defaultModelIdForNewChats !== undefined)
+    next.defaultModelIdForNewChats = body.defaultModelIdForNewChats;
+  if (isObject(body.push)) next.push = { ...(isObject(next.push) ? next.push : {}), ...body.push };
+  if (Array.isArray(body.hooks)) next.hooks = hooksKeepingSecrets(next.hooks, body.hooks);
   if ('autoRename' in body) {
     if (body.autoRename === null) delete next.autoRename;
     else if (isObject(body.autoRename)) {
@@ -93,6 +98,26 @@ export function applyAdminChange(
     }
   }
   return next;
+}
+
+/**
+ * The extension's `hooks` (README "Settings without rawConfig"): replaces the list; a hook that
+ * gives no `signingSecret` or no `headers` keeps those of the stored hook with the same url (each
+ * stored hook lends them once, in order), so a client that never saw them does not erase them;
+ * `signingSecret: ""` removes the secret and `headers: {}` the headers.
+ */
+function hooksKeepingSecrets(stored: unknown, given: unknown[]): unknown[] {
+  const lenders = Array.isArray(stored) ? stored.filter(isObject) : [];
+  return given.map((hook) => {
+    if (!isObject(hook)) return hook;
+    const index = lenders.findIndex((h) => h.url === hook.url);
+    const lender = index >= 0 ? lenders.splice(index, 1)[0]! : {};
+    const next: Record<string, unknown> = { ...hook };
+    if (!('signingSecret' in hook) && lender.signingSecret !== undefined) next.signingSecret = lender.signingSecret;
+    if (hook.signingSecret === '') delete next.signingSecret;
+    if (!('headers' in hook) && lender.headers !== undefined) next.headers = lender.headers;
+    return next;
+  });
 }
 
 /** The largest configuration document an admin change may store. */

@@ -24,6 +24,16 @@ async function tableInstanceSecret(): Promise<string | undefined> {
   return requiredStoredSecret('INSTANCE');
 }
 
+/**
+ * Whether the deployment sets the instance secret (OPENGRAM_INSTANCE_SECRET, or the stack's
+ * SECRET#INSTANCE item): it then overrides the stored configuration on every read (§12.2), so a
+ * secret changed through PATCH /config/admin never takes effect (README "Settings without rawConfig").
+ */
+export function instanceSecretSetByDeployment(): boolean {
+  const e = env();
+  return Boolean(e.OPENGRAM_INSTANCE_SECRET?.trim()) || Boolean(e.INSTANCE_SECRET_IN_TABLE);
+}
+
 /** The document the deployment was given (INSTANCE_CONFIG), before any administrator change. */
 export function deployedDocument(): Record<string, unknown> {
   const raw = env().INSTANCE_CONFIG ?? '';

@@ -3,7 +3,7 @@
  * session cookie is valid), show the sign-in form if not, and otherwise the inbox and the open chat
  * side by side (one at a time on a phone), kept live by the tab's one event stream.
  */
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api, ApiError, setUnauthorizedHandler } from './api/client';
 import type { PublicConfig } from './api/types';
 import { AccountMenu } from './components/AccountMenu';
@@ -15,9 +15,12 @@ import { NotificationsSwitch } from './components/NotificationsSwitch';
 import { SignIn } from './components/SignIn';
 import { SkipLinks } from './components/SkipLinks';
 import { live } from './live/events';
-import { navigate, pathOf, useInboxFilter, useRoute } from './router';
+import { navigate, onLinkClick, pathOf, useInboxFilter, useRoute } from './router';
 import { chats } from './state/chats';
-import { ConfigContext } from './state/config';
+import { ConfigContext, ConfigRefreshContext } from './state/config';
+
+// The settings screen is its own chunk: most visits never open it, and the initial JavaScript stays small.
+const Settings = lazy(() => import('./components/Settings').then((m) => ({ default: m.Settings })));
 
 type Access =
   | { state: 'checking' }
@@ -52,6 +55,12 @@ export function App() {
     setUnauthorizedHandler(() => setAccess({ state: 'signed-out' }));
   }, [check]);
 
+  // After the settings screen saved a change: every screen sees the new agents, models and security.
+  const refreshConfig = useCallback(async (given?: PublicConfig) => {
+    const config = given ?? (await api.config());
+    setAccess((a) => (a.state === 'in' ? { ...a, open: !config.security.instanceSecretEnabled, config } : a));
+  }, []);
+
   if (access.state === 'checking') return <div className="splash" aria-busy="true" />;
   if (access.state === 'unreachable') {
     return (
@@ -66,7 +75,9 @@ export function App() {
   if (access.state === 'signed-out') return <SignIn onSignedIn={() => void check()} />;
   return (
     <ConfigContext.Provider value={access.config}>
-      <Shell open={access.open} onSignedOut={() => setAccess({ state: 'signed-out' })} />
+      <ConfigRefreshContext.Provider value={refreshConfig}>
+        <Shell open={access.open} onSignedOut={() => setAccess({ state: 'signed-out' })} />
+      </ConfigRefreshContext.Provider>
     </ConfigContext.Provider>
   );
 }
@@ -93,7 +104,7 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
     else chats.setView(chats.snapshot.view, filter);
   }, [route.name, filter]);
 
-  const detail = route.name === 'chat' || route.name === 'new';
+  const detail = route.name === 'chat' || route.name === 'new' || route.name === 'settings';
   return (
     <div className="app" data-screen={detail ? 'detail' : 'list'}>
       <SkipLinks chatOpen={route.name === 'chat'} />
@@ -105,6 +116,14 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
           </span>
         )}
         <ConnectionStatus />
+        <a
+          className="button settings-link"
+          href="/settings"
+          aria-current={route.name === 'settings' ? 'page' : undefined}
+          onClick={(e) => onLinkClick(e, '/settings')}
+        >
+          Settings
+        </a>
         {open ? <NotificationsSwitch /> : <AccountMenu onSignedOut={onSignedOut} />}
       </header>
       <div className="panes">
@@ -116,6 +135,10 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
             <ChatView key={route.chatId} chatId={route.chatId} messageId={route.messageId} />
           ) : route.name === 'new' ? (
             <NewChat />
+          ) : route.name === 'settings' ? (
+            <Suspense fallback={<div className="empty-detail" aria-busy="true" />}>
+              <Settings onSignedOut={onSignedOut} />
+            </Suspense>
           ) : (
             <div className="empty-detail">
               <p>Pick a chat, or start a new one.</p>

@@ -10,7 +10,8 @@ export type Route =
       /** `?message=`: open the chat at this message (a search hit). */ messageId?: string;
     }
   | { name: 'new' }
-  | { name: 'sign-in' };
+  | { name: 'sign-in' }
+  | { name: 'settings' };
 
 export function parse(path: string, search = ''): Route {
   const chat = /^\/chats\/([^/]+)\/?$/.exec(path);
@@ -21,6 +22,7 @@ export function parse(path: string, search = ''): Route {
   if (path === '/archived') return { name: 'archived' };
   if (path === '/new') return { name: 'new' };
   if (path === '/sign-in') return { name: 'sign-in' };
+  if (path === '/settings') return { name: 'settings' };
   return { name: 'inbox' };
 }
 

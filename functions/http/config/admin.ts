@@ -6,6 +6,8 @@ import { http } from '../../middleware/http.js';
 /**
  * Each field's meaning and the whole document's validation are §5.2.2's; unknown fields are
  * dropped here, so they are neither applied nor part of an Idempotency-Key's fingerprint (§1.10).
+ * `defaultModelIdForNewChats`, `push` and `hooks` are this project's extension (README "Settings
+ * without rawConfig"): the settings screen changes them without resending the stored secrets.
  */
 export const schemas = {
   body: z.object({
@@ -14,6 +16,10 @@ export const schemas = {
     models: z.optional(z.array(z.unknown())),
     security: z.optional(z.record(z.string(), z.unknown())),
     autoRename: z.optional(z.nullable(z.record(z.string(), z.unknown()))),
+    defaultModelIdForNewChats: z.optional(z.nullable(z.string())),
+    // The VAPID key pair is the service's own (§7.7): only these two are taken.
+    push: z.optional(z.object({ enabled: z.optional(z.boolean()), subject: z.optional(z.string()) })),
+    hooks: z.optional(z.array(z.unknown())),
   }),
 };
 

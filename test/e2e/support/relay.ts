@@ -29,6 +29,12 @@ export const E2E_CONFIG = {
 export interface RelayOptions {
   /** Turn the instance secret on (default): a fresh random one, or this one. `false`: an open instance. */
   secret?: string | false;
+  /**
+   * Where the secret is given: `env` (default) as OPENGRAM_INSTANCE_SECRET, which overrides the
+   * stored configuration on every read (§12.2), or `config` in the configuration file, so that
+   * PATCH /config/admin can rotate it (the settings screen's test).
+   */
+  secretIn?: 'env' | 'config';
   /** Reads need the secret too (default true when the secret is on: the app then has to sign in to see anything). */
   readsNeedSecret?: boolean;
   /** More configuration (merged over E2E_CONFIG). */
@@ -67,14 +73,18 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chat-relay-e2e-'));
   const secret = options.secret === false ? undefined : (options.secret ?? randomSecret());
   const configPath = join(dataDir, 'config.json');
-  const security = { readEndpointsRequireInstanceSecret: options.readsNeedSecret ?? secret !== undefined };
+  const inConfig = secret !== undefined && options.secretIn === 'config';
+  const security = {
+    readEndpointsRequireInstanceSecret: options.readsNeedSecret ?? secret !== undefined,
+    ...(inConfig ? { instanceSecretEnabled: true, instanceSecret: secret } : {}),
+  };
   writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, security, ...options.config }));
   const began = Date.now();
   const env = {
     DATA_DIR: join(dataDir, 'data'),
     CONFIG_PATH: configPath,
     POWERTOOLS_LOG_LEVEL: 'SILENT',
-    ...(secret ? { OPENGRAM_INSTANCE_SECRET: secret } : {}),
+    ...(secret && !inConfig ? { OPENGRAM_INSTANCE_SECRET: secret } : {}),
     ...options.env,
   };
   let runtime: Runtime | undefined;

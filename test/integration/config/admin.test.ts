@@ -181,6 +181,115 @@ describe('fields (§5.2.2)', () => {
   });
 });
 
+describe('the settings extension: defaultModelIdForNewChats, push, hooks (README "Settings without rawConfig")', () => {
+  const MODELS = [
+    { id: 'm', name: 'M', description: '' },
+    { id: 'n', name: 'N', description: '' },
+  ];
+
+  it('defaultModelIdForNewChats is set, survives a models change that gives it too, and null removes it', async () => {
+    expect((await patch({ models: MODELS, defaultModelIdForNewChats: 'n' })).status).toBe(200);
+    expect((await config()).defaultModelIdForNewChats).toBe('n');
+    expect((await patch({ defaultModelIdForNewChats: 'm' })).status).toBe(200);
+    expect((await config()).defaultModelIdForNewChats).toBe('m');
+    // A new chat without a model takes it (the UI preselects it; the API's own default is §5.3.1's).
+    expect((await patch({ defaultModelIdForNewChats: null })).status).toBe(200);
+    expect((await config()).defaultModelIdForNewChats).toBeUndefined();
+    expect((await storedDocument())?.models).toEqual(MODELS);
+  });
+
+  it('an unknown defaultModelIdForNewChats is 400 and saves nothing', async () => {
+    const res = await patch({ defaultModelIdForNewChats: 'nope' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toBe(
+      'Config validation error: defaultModelIdForNewChats must match a configured model id.',
+    );
+    expect(await storedDocument()).toBeUndefined();
+  });
+
+  it('push takes enabled and subject only (the key pair stays the service’s), merged into the stored push', async () => {
+    const res = await patch({
+      push: { enabled: true, subject: 'mailto:ops@example.com', vapidPrivateKey: 'mine', vapidPublicKey: 'mine' },
+    });
+    expect(res.status).toBe(200);
+    expect((await storedDocument())?.push).toEqual({ enabled: true, subject: 'mailto:ops@example.com' });
+    expect((await config()).push).toEqual({
+      enabled: true,
+      vapidPublicKey: process.env.VAPID_PUBLIC_KEY,
+      subject: 'mailto:ops@example.com',
+    });
+    expect((await patch({ push: { enabled: false } })).status).toBe(200);
+    expect((await storedDocument())?.push).toEqual({ enabled: false, subject: 'mailto:ops@example.com' });
+    const bad = await patch({ push: { enabled: true, subject: 'mailto:me@localhost' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toBe('Config validation error: push.subject must not contain localhost.');
+    expect((await storedDocument())?.push).toEqual({ enabled: false, subject: 'mailto:ops@example.com' });
+  });
+
+  it('hooks replace the list; a hook without signingSecret or headers keeps those stored for its url', async () => {
+    const a = 'https://a.example/hook';
+    const b = 'https://b.example/hook';
+    await patch({
+      hooks: [
+        { url: a, events: ['chat.created'], signingSecret: 'sign-a', headers: { 'x-key': 'hdr-a' } },
+        { url: b, events: ['message.created'], signingSecret: 'sign-b' },
+      ],
+    });
+    // The screen sends back what it read (no secrets), reordered, with b's events changed.
+    const res = await patch({
+      hooks: [
+        { url: b, events: ['message.created', 'chat.updated'], timeoutMs: 2000, maxRetries: 1 },
+        { url: a, events: ['chat.created'], timeoutMs: 5000, maxRetries: 3 },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect((await storedDocument())?.hooks).toEqual([
+      { url: b, events: ['message.created', 'chat.updated'], timeoutMs: 2000, maxRetries: 1, signingSecret: 'sign-b' },
+      {
+        url: a,
+        events: ['chat.created'],
+        timeoutMs: 5000,
+        maxRetries: 3,
+        signingSecret: 'sign-a',
+        headers: { 'x-key': 'hdr-a' },
+      },
+    ]);
+    const read = await api.get('/api/v1/config', bearer);
+    expect(read.body.hooks).toEqual([
+      {
+        url: b,
+        events: ['message.created', 'chat.updated'],
+        timeoutMs: 2000,
+        maxRetries: 1,
+        hasSigningSecret: true,
+        hasHeaders: false,
+      },
+      { url: a, events: ['chat.created'], timeoutMs: 5000, maxRetries: 3, hasSigningSecret: true, hasHeaders: true },
+    ]);
+    for (const secret of ['sign-a', 'sign-b', 'hdr-a']) expect(read.text).not.toContain(secret);
+    // "" removes a secret, {} the headers, a new value replaces; a changed url keeps nothing.
+    await patch({
+      hooks: [
+        { url: a, events: ['chat.created'], signingSecret: '', headers: {} },
+        { url: 'https://c.example/hook', events: ['chat.created'] },
+        { url: b, events: ['chat.created'], signingSecret: 'sign-b2' },
+      ],
+    });
+    expect((await storedDocument())?.hooks).toEqual([
+      { url: a, events: ['chat.created'], headers: {} },
+      { url: 'https://c.example/hook', events: ['chat.created'] },
+      { url: b, events: ['chat.created'], signingSecret: 'sign-b2' },
+    ]);
+  });
+
+  it('a hook without a url is 400 naming it, and saves nothing', async () => {
+    const res = await patch({ hooks: [{ url: '', events: ['chat.created'] }] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/^Config validation error: hooks\.0\.url: /);
+    expect(await storedDocument()).toBeUndefined();
+  });
+});
+
 describe('validation (§12.3): 400, details null, nothing saved', () => {
   const raw = (changes: Record<string, unknown>) => ({ rawConfig: { ...BASE, ...changes } });
   const dispatch = (d: Record<string, unknown>) => raw({ server: { dispatch: d } });

@@ -90,7 +90,14 @@ describe('GET /api/v1/config', () => {
       expect(res.body.defaultModelIdForNewChats).toBe('model-default');
       expect(res.body.security).toEqual({ instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: false });
       expect(res.body.hooks).toEqual([
-        { url: 'https://example.com/hook', events: ['chat.created'], timeoutMs: 5000, maxRetries: 3 },
+        {
+          url: 'https://example.com/hook',
+          events: ['chat.created'],
+          timeoutMs: 5000,
+          maxRetries: 3,
+          hasSigningSecret: true,
+          hasHeaders: true,
+        },
       ]);
       expect(res.body.autoRename).toEqual({
         enabled: true,
@@ -100,6 +107,24 @@ describe('GET /api/v1/config', () => {
       });
     } finally {
       api.setConfig({});
+    }
+  });
+  it('says when the deployment sets the instance secret (a stored one would never take effect)', async () => {
+    expect((await api.get('/api/v1/config')).body.security).toEqual({
+      instanceSecretEnabled: false,
+      readEndpointsRequireInstanceSecret: false,
+    });
+    api.setEnv({ OPENGRAM_INSTANCE_SECRET: 'og_deployment-secret-0123456789abcdef' });
+    try {
+      const res = await api.get('/api/v1/config');
+      expect(res.body.security).toEqual({
+        instanceSecretEnabled: true,
+        readEndpointsRequireInstanceSecret: false,
+        secretSetByDeployment: true,
+      });
+      expect(res.text).not.toContain('og_deployment-secret');
+    } finally {
+      api.setEnv({ OPENGRAM_INSTANCE_SECRET: undefined });
     }
   });
 });

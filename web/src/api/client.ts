@@ -5,6 +5,7 @@
  * was lost is not applied twice (contract §1.10).
  */
 import type {
+  AdminConfigChange,
   Chat,
   ChatRequest,
   ErrorBody,
@@ -130,6 +131,10 @@ export const api = {
   signOutEverywhere: () => call<void>('DELETE', '/auth/sessions'),
 
   config: () => call<PublicConfig>('GET', '/config', { expectUnauthorized: true }),
+  updateConfig: (body: AdminConfigChange, idempotencyKey: string) =>
+    call<{ ok: true }>('PATCH', '/config/admin', { body, idempotencyKey }),
+  testAutoRename: (body: { provider: string; modelId: string; apiKey?: string }) =>
+    call<{ ok: true }>('POST', '/config/admin/validate-auto-rename', { body }),
 
   listChats: (
     params: { archived: boolean; tag?: string; agentId?: string; cursor?: string | null; limit?: number },

@@ -117,6 +117,7 @@ export interface Model {
   id: string;
   name: string;
   description: string;
+  metadata?: Record<string, string>;
 }
 
 export interface PublicConfig {
@@ -129,8 +130,45 @@ export interface PublicConfig {
   defaultModelIdForNewChats?: string;
   agents: Agent[];
   models: Model[];
-  security: { instanceSecretEnabled: boolean; readEndpointsRequireInstanceSecret: boolean };
-  push?: { enabled: boolean; vapidPublicKey: string | null; subject: string | null };
+  security: {
+    instanceSecretEnabled: boolean;
+    readEndpointsRequireInstanceSecret: boolean;
+    /** This project's extension: the deployment sets the secret, so it cannot be changed through the API. */
+    secretSetByDeployment?: boolean;
+  };
+  push: { enabled: boolean; vapidPublicKey: string | null; subject: string | null };
+  hooks: Hook[];
+  autoRename: { enabled: boolean; provider: string; modelId: string; hasApiKey: boolean } | null;
+  autoRenameProviders: AutoRenameProvider[];
+}
+
+/** A webhook as GET /config reports it: its signing secret and headers are never returned, only whether they are stored. */
+export interface Hook {
+  url: string;
+  events: string[];
+  timeoutMs: number;
+  maxRetries: number;
+  hasSigningSecret?: boolean;
+  hasHeaders?: boolean;
+}
+
+export interface AutoRenameProvider {
+  id: string;
+  name: string;
+  envVar: string;
+  hasEnvKey: boolean;
+  cheapModels: { id: string; label: string }[];
+}
+
+/** PATCH /config/admin's body as the settings screen sends it (README "Settings without rawConfig"). */
+export interface AdminConfigChange {
+  agents?: Record<string, unknown>[];
+  models?: Record<string, unknown>[];
+  defaultModelIdForNewChats?: string | null;
+  security?: { instanceSecretEnabled?: boolean; readEndpointsRequireInstanceSecret?: boolean; instanceSecret?: string };
+  push?: { enabled?: boolean; subject?: string };
+  autoRename?: { enabled: boolean; provider: string; modelId: string; apiKey?: string } | null;
+  hooks?: Record<string, unknown>[];
 }
 
 /** The browser's PushSubscription JSON as POST /push/subscribe takes it (contract §5.10.1). */

@@ -9,5 +9,9 @@ export function useConfig(): PublicConfig {
   return config;
 }
 
+/** Hands every screen this configuration, or GET /config read again (after the settings screen saved a change). */
+export const ConfigRefreshContext = createContext<(config?: PublicConfig) => Promise<void>>(async () => {});
+export const useConfigRefresh = () => useContext(ConfigRefreshContext);
+
 export const agentName = (config: PublicConfig, agentId: string): string =>
   config.agents.find((a: Agent) => a.id === agentId)?.name ?? agentId;
