@@ -285,6 +285,26 @@ export const SCREENS: Screen[] = [
     },
   },
   {
+    name: 'settings',
+    path: () => '/settings',
+    prepare: async (page) => {
+      await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+      await page.getByRole('group', { name: 'Agent 1' }).waitFor();
+    },
+  },
+  {
+    // A refused save (an agent without an ID): the message at its field; nothing is stored.
+    name: 'settings-error',
+    path: () => '/settings',
+    prepare: async (page) => {
+      await page.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+      await page.getByRole('button', { name: 'Add agent' }).click();
+      await page.getByRole('group', { name: 'Agent 3' }).getByLabel('Name', { exact: true }).fill('Nameless');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page.getByTestId('field-error').waitFor();
+    },
+  },
+  {
     name: 'account-menu',
     path: () => '/',
     prepare: async (page) => {
