@@ -29,6 +29,12 @@ export function ChatToolbar({ chat }: { chat: Chat }) {
     }
   }
 
+  // Rename and Tags open a form or dialog of their own: the phone's menu closes behind them.
+  const openOwn = (open: (value: boolean) => void) => {
+    setMenuOpen(false);
+    open(true);
+  };
+
   const update = (body: Parameters<typeof api.updateChat>[1]) =>
     run(async () => chats.upsert(await api.updateChat(chat.id, body)));
 
@@ -49,7 +55,7 @@ export function ChatToolbar({ chat }: { chat: Chat }) {
         role="toolbar"
         aria-label="Chat actions"
       >
-        <button type="button" onClick={() => setRenaming(true)}>
+        <button type="button" onClick={() => openOwn(setRenaming)}>
           Rename
         </button>
         <button type="button" aria-pressed={chat.pinned} onClick={() => void update({ pinned: !chat.pinned })}>
@@ -86,7 +92,7 @@ export function ChatToolbar({ chat }: { chat: Chat }) {
         >
           Mark unread
         </button>
-        <button type="button" onClick={() => setTagsOpen(true)}>
+        <button type="button" onClick={() => openOwn(setTagsOpen)}>
           Tags
         </button>
         {config.models.length > 1 && (
