@@ -112,7 +112,11 @@ describe('on a phone', () => {
       const item = chatItem(page, seeded.markdownChatId).getByRole('link');
       for (const back of ['link', 'browser'] as const) {
         await item.click();
-        await page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' }).waitFor();
+        const heading = page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' });
+        await heading.waitFor();
+        // Focus on the chat's heading (not the composer: no on-screen keyboard popping up), no ring around it.
+        await eventually(() => heading.evaluate((el) => el === document.activeElement), true, 5_000);
+        await expect(heading.evaluate((el) => getComputedStyle(el).outlineStyle)).resolves.toBe('none');
         await expect(chats.isVisible()).resolves.toBe(false);
         if (back === 'link') await page.getByRole('link', { name: 'Back to chats' }).click();
         else await page.goBack();
@@ -122,6 +126,11 @@ describe('on a phone', () => {
         // Focus comes back to the chat that was open, so the list is not read again from the top.
         await eventually(() => item.evaluate((el) => el === document.activeElement), true, 5_000);
       }
+      // Loaded at the chat, the heading has focus too, without a focus ring: it is no control.
+      await page.goto(`${relay.url}/chats/${seeded.markdownChatId}`);
+      const heading = page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' });
+      await eventually(() => heading.evaluate((el) => el === document.activeElement), true, 5_000);
+      await expect(heading.evaluate((el) => getComputedStyle(el).outlineStyle)).resolves.toBe('none');
     } finally {
       await app.close();
     }
@@ -182,6 +191,43 @@ describe('on a phone', () => {
       } finally {
         await app.close();
       }
+    }
+  });
+  it('the chat actions menu: buttons as wide as the menu; it closes when Tags opens its dialog', async () => {
+    const app = await openApp(holder.browser, relay, '/', PHONES[1]);
+    const { page } = app;
+    try {
+      await chatItem(page, seeded.markdownChatId).getByRole('link').click();
+      await page.getByRole('button', { name: 'Chat actions' }).click();
+      const toolbar = page.getByRole('toolbar', { name: 'Chat actions' });
+      const menu = (await toolbar.boundingBox())!;
+      for (const name of ['Rename', 'Unpin', 'Tags']) {
+        const button = (await toolbar.getByRole('button', { name, exact: true }).boundingBox())!;
+        // The menu's padding (8 px) and border (1 px) each side.
+        expect([name, Math.round(button.width)]).toEqual([name, Math.round(menu.width - 18)]);
+      }
+      await toolbar.getByRole('button', { name: 'Tags', exact: true }).click();
+      await page.getByRole('dialog', { name: 'Tags' }).waitFor();
+      await expect(page.getByRole('button', { name: 'Chat actions' }).getAttribute('aria-expanded')).resolves.toBe(
+        'false',
+      );
+      await expect(toolbar.getByRole('button', { name: 'Rename' }).isVisible()).resolves.toBe(false);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the Account menu shows the Notifications switch with its label', async () => {
+    const app = await openApp(holder.browser, relay, '/', PHONES[1]);
+    const { page } = app;
+    try {
+      await page.getByRole('button', { name: 'Account' }).click();
+      const label = page.getByTestId('notifications').getByText('Notifications', { exact: true });
+      await label.waitFor();
+      const box = (await label.boundingBox())!;
+      expect(box.width).toBeGreaterThan(40);
+    } finally {
+      await app.close();
     }
   });
 });
