@@ -94,9 +94,8 @@ const ChatItem = memo(function ChatItem({ chat, selected }: { chat: Chat; select
           {/* After the title, so the link's name starts with it. */}
           {chat.pinned && <span className="visually-hidden">, pinned</span>}
           {chat.notifications_muted && (
-            <span className="muted-marker" title="Muted">
+            <span className="muted-marker" title="Muted" role="img" aria-label="Muted">
               <MutedIcon />
-              <span className="visually-hidden">, muted</span>
             </span>
           )}
           {chat.last_message_at && (
