@@ -159,9 +159,9 @@ describe('the settings screen', () => {
     // Without a reload: the app's configuration was refreshed.
     await page.getByRole('link', { name: 'New chat' }).click();
     await page.getByRole('heading', { name: 'New chat' }).waitFor();
-    await page.getByLabel('Agent').selectOption('writer');
-    await expect(page.getByLabel('Model').inputValue()).resolves.toBe('model-c');
-    await expect(page.getByLabel('Model').locator('option').allTextContents()).resolves.toEqual([
+    await page.getByLabel('Agent', { exact: true }).selectOption('writer');
+    await expect(page.getByLabel('Model', { exact: true }).inputValue()).resolves.toBe('model-c');
+    await expect(page.getByLabel('Model', { exact: true }).locator('option').allTextContents()).resolves.toEqual([
       'Model A',
       'Model B',
       'Model C',
@@ -178,8 +178,8 @@ describe('the settings screen', () => {
     expect((await config()).defaultModelIdForNewChats).toBe('model-b');
 
     await page.getByRole('link', { name: 'New chat' }).click();
-    await page.getByLabel('Agent').selectOption('assistant');
-    await expect(page.getByLabel('Model').inputValue()).resolves.toBe('model-b');
+    await page.getByLabel('Agent', { exact: true }).selectOption('assistant');
+    await expect(page.getByLabel('Model', { exact: true }).inputValue()).resolves.toBe('model-b');
   });
 
   it('a read that does not show the saved change yet (another instance’s cache) is read again, never shown', async () => {
