@@ -207,7 +207,8 @@ export const SCREENS: Screen[] = [
   {
     name: 'chat',
     path: (s) => `/chats/${s.markdownChatId}`,
-    prepare: (page) => page.getByRole('log', { name: 'Messages' }).locator('pre code').waitFor(),
+    // Highlighted: highlight.js arrives on its own (its colours are what contrast is checked on).
+    prepare: (page) => page.getByRole('log', { name: 'Messages' }).locator('pre code.hljs').waitFor(),
   },
   {
     name: 'requests',
@@ -334,4 +335,7 @@ export async function openScreenContext(
 export async function showScreen(page: Page, relay: Relay, seeded: Seeded, screen: Screen): Promise<void> {
   await page.goto(`${relay.url}${screen.path(seeded)}`);
   await screen.prepare(page);
+  // Where the chat list shows (beside the screen on a wide one), it has finished loading.
+  const list = page.getByTestId('chat-list');
+  if (await list.isVisible()) await page.locator('[data-testid="chat-list"][aria-busy="false"]').waitFor();
 }
