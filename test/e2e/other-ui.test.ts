@@ -4,8 +4,8 @@
  * calls the API with no Authorization header. Its users sign in on the relay's own page,
  * /relay-sign-in.html (served from web/public since the other UI lacks it, by the same rules as
  * every unhashed file), and the other UI's reads and writes then succeed on the session cookie
- * alone; the secret reaches no storage and no URL. A wrong secret is said so; signing out there
- * takes the cookie away again.
+ * alone; the secret reaches no storage and no URL. A wrong secret is said so, as is the wait once
+ * failed sign-ins are limited (429); signing out there takes the cookie away again.
  */
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -214,5 +214,27 @@ describe('another UI with an empty bootstrap secret, signed in on /relay-sign-in
     await screenshots(page, 'relay-sign-in-wrong');
     await page.emulateMedia({ colorScheme: 'dark' });
     await screenshots(page, 'relay-sign-in-wrong-dark');
+  });
+
+  // Last in the file: it uses up this client's failed sign-ins for ten minutes.
+  it('past the failed sign-ins allowed, the page says how long to wait (429 Retry-After)', async () => {
+    let limited: Response | undefined;
+    for (let i = 0; i < 12 && !limited; i++) {
+      const res = await fetch(`${relay.url}/api/v1/auth/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: relay.url },
+        body: JSON.stringify({ secret: 'wrong' }),
+      });
+      if (res.status === 429) limited = res;
+    }
+    expect(Number(limited?.headers.get('retry-after'))).toBeGreaterThan(0);
+    const page = await freshPage();
+    await page.goto(`${relay.url}${SIGN_IN_PAGE}`);
+    await page.getByLabel('Instance secret').fill(relay.secret!);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert').filter({ hasText: 'Too many attempts' });
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/^Too many attempts\. Try again in \d+ (seconds|minutes)\.$/);
+    expect(await hasSessionCookie(page)).toBe(false);
   });
 });
