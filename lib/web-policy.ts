@@ -43,6 +43,18 @@ export const CONTENT_SECURITY_POLICY = [
  */
 export const MEDIA_UPLOAD_PATH = '/media-upload';
 
+/**
+ * The relay's standalone sign-in page (web/public/relay-sign-in.*): served whatever UI is deployed,
+ * so a person using another static UI (`-c webDir`, RELAY_WEB_DIR; OpenGram's, with an empty
+ * bootstrap secret) can get the session cookie. Our build copies web/public, so it has them; beside
+ * another build, each file the build lacks is served from SIGN_IN_SOURCE_DIR (the stack deploys
+ * them with it, `npm start` falls back to them), with the no-cache of every unhashed file.
+ */
+export const SIGN_IN_PAGE = '/relay-sign-in.html';
+export const SIGN_IN_FILES = ['relay-sign-in.html', 'relay-sign-in.js', 'relay-sign-in.css'] as const;
+/** Where the sign-in files live, relative to the project's root. */
+export const SIGN_IN_SOURCE_DIR = 'web/public';
+
 export const HSTS_MAX_AGE_SECONDS = 2 * 365 * 24 * 3600;
 export const REFERRER_POLICY = 'same-origin';
 

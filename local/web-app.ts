@@ -6,6 +6,9 @@
  * every answer carries the security headers (CSP, HSTS, frame and sniffing rules, referrer policy).
  * Text files are compressed (brotli or gzip, as the browser accepts), once per file version.
  *
+ * Beside another build (RELAY_WEB_DIR), the relay's sign-in page (/relay-sign-in.html, .js, .css)
+ * is served from web/public when that build lacks it, by the same rules.
+ *
  * A request's path is decoded and then checked segment by segment: `..`, `.`, a backslash or a
  * NUL byte anywhere is 404, and the file found must lie inside the app's folder, so nothing
  * outside it can be read (test/e2e/served-app.test.ts tries).
@@ -18,6 +21,7 @@ import { brotliCompress, constants as zlib, gzip } from 'node:zlib';
 import {
   HASHED_ASSETS_PREFIX,
   HASHED_CACHE_CONTROL,
+  SIGN_IN_FILES,
   UNHASHED_CACHE_CONTROL,
   WEB_SECURITY_HEADERS,
   isAppRoute,
@@ -28,6 +32,11 @@ export interface WebApp {
   dir: string;
   /** Set when the app could not be built: every app path answers 503 with this text. */
   unavailable?: string;
+  /**
+   * Beside another build (RELAY_WEB_DIR): the folder of the relay's sign-in page, whose files
+   * (lib/web-policy.ts SIGN_IN_FILES) are served from it when `dir` lacks them.
+   */
+  signInDir?: string;
 }
 
 /** Paths the API answers; everything else is the web app's (as CloudFront's `/api/*` behavior). */
@@ -161,9 +170,14 @@ export async function serveWebApp(req: IncomingMessage, res: ServerResponse, app
   }
   if (app.unavailable) return answerText(req, res, 503, app.unavailable);
   const path = new URL(req.url ?? '/', 'http://local').pathname;
-  const file = isAppRoute(path) ? join(resolve(app.dir), 'index.html') : fileFor(app.dir, path);
-  const version = file && (await readVersion(file));
-  if (!version) return answerText(req, res, 404, 'Not found.');
+  let file = isAppRoute(path) ? join(resolve(app.dir), 'index.html') : fileFor(app.dir, path);
+  let version = file && (await readVersion(file));
+  const signInFile = SIGN_IN_FILES.find((name) => path === `/${name}`);
+  if (!version && app.signInDir && signInFile) {
+    file = join(resolve(app.signInDir), signInFile);
+    version = await readVersion(file);
+  }
+  if (!file || !version) return answerText(req, res, 404, 'Not found.');
   const type = contentTypeOf(file);
   const canCompress = compressible(type) && version.body.length >= MIN_COMPRESS_BYTES;
   const encoding = canCompress ? acceptedEncoding(req.headers['accept-encoding']) : 'identity';

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { webBuildIsStale } from '../lib/web-build.js';
-import { WEB_BUILD_DIR } from '../lib/web-policy.js';
+import { SIGN_IN_SOURCE_DIR, WEB_BUILD_DIR } from '../lib/web-policy.js';
 import type { WebApp } from './web-app.js';
 
 /** A lock older than this was left by a build that was killed: taken over. */
@@ -100,7 +100,8 @@ export async function buildWebIfStale(root: string): Promise<WebBuildOutcome> {
 
 /**
  * What `npm start` serves at `/`: the folder `givenDir` names (RELAY_WEB_DIR: another static
- * build, as the stack's `-c webDir`) as it is, or the project's web/dist, built first if stale.
+ * build, as the stack's `-c webDir`) as it is, with the relay's sign-in page from web/public for
+ * the files it lacks, or the project's web/dist, built first if stale.
  * A missing index.html or a failed build is no error: the app's paths answer 503 saying why
  * (the build's own output goes to the console) and the API starts all the same.
  */
@@ -112,7 +113,7 @@ export async function prepareWebApp(
   if (givenDir) {
     const dir = resolve(givenDir);
     return existsSync(join(dir, 'index.html'))
-      ? { dir }
+      ? { dir, signInDir: join(root, SIGN_IN_SOURCE_DIR) }
       : { dir, unavailable: `No web app to serve: RELAY_WEB_DIR (${dir}) holds no index.html.` };
   }
   const dir = join(root, WEB_BUILD_DIR);

@@ -25,9 +25,16 @@
  * cover, so neither removes the other's files). No invalidation: index.html is `no-cache` (CloudFront
  * keeps it at most the policy's 1 s minimum) and every other new file has a new name.
  *
+ * The relay's sign-in page (/relay-sign-in.html, .js, .css: lib/web-policy.ts) is served whatever
+ * build is deployed: a build without them (`-c webDir`, another UI) gets the ones it lacks from
+ * web/public as a second source of the pages deployment (its own small asset, filtered to those
+ * files), so no resource is added and the no-cache rule holds for them too.
+ *
  * The bucket is kept when the stack is deleted, like the media bucket (a deployment's files are
  * retained on delete, so an emptied bucket could not be assumed).
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { DefaultStackSynthesizer, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import {
   AccessLevel,
@@ -55,9 +62,15 @@ import {
   HASHED_CACHE_CONTROL,
   HSTS_MAX_AGE_SECONDS,
   REFERRER_POLICY,
+  SIGN_IN_FILES,
+  SIGN_IN_SOURCE_DIR,
   UNHASHED_CACHE_CONTROL,
 } from '../web-policy.js';
-import { logicalIdOf } from './api-function.js';
+import { logicalIdOf, projectRoot } from './api-function.js';
+
+/** The sign-in files (lib/web-policy.ts SIGN_IN_FILES) a build folder does not hold. */
+export const missingSignInFiles = (webDir: string): string[] =>
+  SIGN_IN_FILES.filter((name) => !existsSync(join(webDir, name)));
 
 /**
  * The SPA fallback's CloudFront Function (JavaScript runtime 2.0): isAppRoute's rule, built from
@@ -133,6 +146,13 @@ export class WebHosting extends Construct {
     });
 
     const source = Source.asset(props.webDir);
+    // The relay's sign-in page beside another build (lib/web-policy.ts SIGN_IN_FILES): the files
+    // the build lacks, from web/public only, in the pages deployment (no-cache). Our build has
+    // them (Vite copies web/public), so it gets no second source.
+    const signIn = missingSignInFiles(props.webDir);
+    const signInSource = signIn.length
+      ? [Source.asset(join(projectRoot, SIGN_IN_SOURCE_DIR), { exclude: ['*', ...signIn.map((name) => `!${name}`)] })]
+      : [];
     // outputObjectKeys off: the copier would answer CloudFormation with every key copied, and a
     // custom resource's answer is limited to 4 KB (a build of a few dozen files would fail the deploy).
     const common = {
@@ -150,7 +170,7 @@ export class WebHosting extends Construct {
     });
     const pages = new BucketDeployment(this, 'DeployPages', {
       ...common,
-      sources: [source],
+      sources: [source, ...signInSource],
       exclude: [HASHED_ASSETS_FILTER],
       cacheControl: [CacheControl.fromString(UNHASHED_CACHE_CONTROL)],
     });

@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import {
   HASHED_CACHE_CONTROL,
+  SIGN_IN_FILES,
+  SIGN_IN_SOURCE_DIR,
   UNHASHED_CACHE_CONTROL,
   WEB_BUILD_DIR,
   WEB_SECURITY_HEADERS,
@@ -96,6 +98,16 @@ describe('the web app served by npm start', () => {
       const gz = await raw('GET', path, { 'accept-encoding': 'gzip, br;q=0' });
       expect(gz.headers['content-encoding']).toBe('gzip');
       expect(gunzipSync(gz.body).equals(bytes)).toBe(true);
+    }
+  });
+
+  it('our build serves the standalone sign-in page (copied from web/public) as every unhashed file', async () => {
+    for (const name of SIGN_IN_FILES) {
+      const res = await raw('GET', `/${name}`, { 'accept-encoding': 'identity' });
+      expect([name, res.status]).toEqual([name, 200]);
+      expect(res.body.equals(readFileSync(join(ROOT, SIGN_IN_SOURCE_DIR, name)))).toBe(true);
+      expect(res.headers['cache-control']).toBe(UNHASHED_CACHE_CONTROL);
+      expectSecurityHeaders(res.headers);
     }
   });
 

@@ -2730,13 +2730,25 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
 });
 
 describe('bin/app.ts', () => {
-  /** Runs bin/app.ts as `cdk synth` would, with extra environment built from a scratch folder. */
+  /**
+   * Runs bin/app.ts as `cdk synth` would, with extra environment built from a scratch folder. The
+   * web build is the fixture's (`-c webDir`) unless a test's context names one: otherwise a fresh
+   * clone (no web/dist) or a source newer than the build would make the synth run Vite, whose output
+   * on stderr is not what these tests read.
+   */
   function runApp(env: (dir: string) => Record<string, string>, inspect?: (outdir: string) => void) {
     const dir = mkdtempSync(join(tmpdir(), 'chat-relay-app-'));
     try {
+      const extra = env(dir);
+      const context = { webDir: FIXTURE_WEB_DIR, ...JSON.parse(extra.CDK_CONTEXT_JSON ?? '{}') };
       const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
         cwd: root,
-        env: { ...process.env, CDK_OUTDIR: join(dir, 'out'), ...env(dir) },
+        env: {
+          ...process.env,
+          CDK_OUTDIR: join(dir, 'out'),
+          ...extra,
+          CDK_CONTEXT_JSON: JSON.stringify(context),
+        },
         encoding: 'utf8',
         timeout: 120_000,
       });

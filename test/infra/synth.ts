@@ -26,7 +26,7 @@ export interface SynthOptions {
   domain?: { name: string; certificateArn: string };
   /**
    * The static web build the stack deploys (bin/app.ts: `-c webDir`, else web/dist built when
-   * stale). @default FIXTURE_WEB_DIR, a small build of two files, so no synth here runs Vite.
+   * stale). @default FIXTURE_WEB_DIR, a small build of ours, so no synth here runs Vite.
    */
   webDir?: string;
   /** The deployment options bin/app.ts takes from context (allowOpenAccess, throttle, alarm topic). */
@@ -36,7 +36,10 @@ export interface SynthOptions {
   >;
 }
 
-/** A web build in miniature: index.html and one content-hashed asset under assets/. */
+/**
+ * A web build of ours in miniature: index.html, one content-hashed asset under assets/, and the
+ * sign-in page (relay-sign-in.*) our build copies from web/public.
+ */
 export const FIXTURE_WEB_DIR = fileURLToPath(new URL('./fixtures/web/', import.meta.url));
 
 export interface Synthesized {

@@ -4,16 +4,25 @@
  * drift; the API behavior's viewer-host copy), and which build the stack deploys (lib/web-build.ts:
  * `-c webDir`, else web/dist rebuilt when stale). stack.test.ts checks the template.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { viewerHostCode } from '../../lib/constructs/edge.js';
-import { spaFallbackCode } from '../../lib/constructs/web-hosting.js';
+import { HASHED_ASSETS_FILTER, missingSignInFiles, spaFallbackCode } from '../../lib/constructs/web-hosting.js';
 import { WebDirError, ensureWebBuilt, resolveWebDir, webBuildIsStale } from '../../lib/web-build.js';
-import { APP_ENTRY, isAppRoute } from '../../lib/web-policy.js';
+import {
+  APP_ENTRY,
+  SIGN_IN_FILES,
+  SIGN_IN_SOURCE_DIR,
+  UNHASHED_CACHE_CONTROL,
+  isAppRoute,
+} from '../../lib/web-policy.js';
 import { VIEWER_HOST_HEADER } from '../../functions/platform/origin-verify.js';
-import { FIXTURE_WEB_DIR, resourcesOfType, synthesize } from './synth.js';
+import { FIXTURE_WEB_DIR, cdkPath, resourcesOfType, synthesize } from './synth.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 interface CfRequest {
   uri: string;
@@ -169,20 +178,45 @@ describe('which web build the stack deploys (lib/web-build.ts)', () => {
 });
 
 describe('-c webDir in the stack', () => {
-  it('deploys the folder it names (another build, e.g. OpenGram UI)', () => {
+  it('deploys the folder it names (another build, e.g. OpenGram UI), with the sign-in files it lacks', () => {
     const other = mkdtempSync(join(tmpdir(), 'chat-relay-other-ui-'));
     writeFileSync(join(other, 'index.html'), '<!doctype html><title>another UI</title>');
+    // The other UI brings its own stylesheet of that name: it is kept, the other two come from web/public.
+    writeFileSync(join(other, 'relay-sign-in.css'), '/* the other UI’s own */');
     const synth = synthesize({ webDir: other });
     try {
-      const keys = resourcesOfType(synth.json, 'Custom::CDKBucketDeployment').map(
-        ([, d]) => d.Properties?.SourceObjectKeys[0] as string,
+      const deployments = resourcesOfType(synth.json, 'Custom::CDKBucketDeployment');
+      // Still two deployments (one copier, one layer): the sign-in files are a source, not a resource.
+      expect(deployments).toHaveLength(2);
+      expect(resourcesOfType(synth.json, 'AWS::Lambda::LayerVersion')).toHaveLength(1);
+      const [assets, pages] = ['DeployAssets', 'DeployPages'].map(
+        (name) => deployments.find(([, d]) => cdkPath(d).includes(`/Web/${name}/`))![1].Properties!,
       );
-      expect(new Set(keys).size).toBe(1);
-      const staged = join(synth.outdir, `asset.${keys[0]!.replace(/\.zip$/, '')}`);
-      expect(readFileSync(join(staged, 'index.html'), 'utf8')).toBe('<!doctype html><title>another UI</title>');
+      const staged = (key: string) => join(synth.outdir, `asset.${key.replace(/\.zip$/, '')}`);
+      const [build, signIn] = pages!.SourceObjectKeys as string[];
+      expect(pages!.SourceObjectKeys).toHaveLength(2);
+      expect(assets!.SourceObjectKeys).toEqual([build]);
+      expect(readFileSync(join(staged(build!), 'index.html'), 'utf8')).toBe('<!doctype html><title>another UI</title>');
+      expect(readdirSync(staged(signIn!)).sort()).toEqual(['relay-sign-in.html', 'relay-sign-in.js']);
+      for (const name of ['relay-sign-in.html', 'relay-sign-in.js']) {
+        expect(readFileSync(join(staged(signIn!), name), 'utf8')).toBe(
+          readFileSync(join(ROOT, SIGN_IN_SOURCE_DIR, name), 'utf8'),
+        );
+      }
+      // Deployed as the pages are: no-cache, outside the assets/ filter.
+      expect(pages).toMatchObject({
+        Exclude: [HASHED_ASSETS_FILTER],
+        SystemMetadata: { 'cache-control': UNHASHED_CACHE_CONTROL },
+      });
+      expect(SIGN_IN_FILES.every((name) => isAppRoute(`/${name}`) === false)).toBe(true);
     } finally {
       synth.dispose();
       rmSync(other, { recursive: true, force: true });
     }
+  });
+
+  it('adds no second source to a build that has the sign-in files (ours copies web/public)', () => {
+    expect(missingSignInFiles(FIXTURE_WEB_DIR)).toEqual([]);
+    expect(missingSignInFiles(join(ROOT, SIGN_IN_SOURCE_DIR))).toEqual([]);
   });
 });

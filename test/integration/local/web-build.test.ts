@@ -180,7 +180,8 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(missing.unavailable).toBe(`No web app to serve: RELAY_WEB_DIR (${other}) holds no index.html.`);
     writeFileSync(join(other, 'index.html'), '<!doctype html><title>Other UI</title>');
     const given = await prepareWebApp(other, (line) => lines.push(line), root);
-    expect(given).toEqual({ dir: other });
+    // With the relay's sign-in page from the project's web/public for the files it lacks.
+    expect(given).toEqual({ dir: other, signInDir: join(root, 'web', 'public') });
     expect(lines).toEqual([]);
     // The project's own build was not made.
     expect(existsSync(join(root, 'web', 'dist'))).toBe(false);
