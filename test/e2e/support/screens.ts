@@ -195,6 +195,17 @@ export const SCREENS: Screen[] = [
     },
   },
   {
+    // The standalone sign-in page served beside another UI (web/public/relay-sign-in.html).
+    name: 'standalone-sign-in',
+    signedOut: true,
+    path: () => '/relay-sign-in.html',
+    prepare: async (page) => {
+      await page.getByLabel('Instance secret').fill('og_not-the-secret');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Wrong secret' }).waitFor();
+    },
+  },
+  {
     name: 'inbox',
     path: () => '/',
     prepare: (page) => chatsNav(page).getByTestId('pinned-marker').waitFor(),
