@@ -36,7 +36,12 @@ export const EVENT_TYPES = [
   'media.attached',
 ] as const;
 
-const EPHEMERAL = new Set(['chat.typing', 'chat.user_typing', 'message.streaming.chunk']);
+/** Not replayable, never sent to webhooks (contract §6.1). */
+export const EPHEMERAL_EVENT_TYPES: ReadonlySet<string> = new Set([
+  'chat.typing',
+  'chat.user_typing',
+  'message.streaming.chunk',
+]);
 const HIDDEN_RELEASE_MS = 2 * 60_000;
 const MAX_BACKOFF_MS = 30_000;
 
@@ -138,7 +143,7 @@ class LiveEvents {
     } catch {
       return;
     }
-    if (!EPHEMERAL.has(envelope.type)) this.lastPersistedId = envelope.id;
+    if (!EPHEMERAL_EVENT_TYPES.has(envelope.type)) this.lastPersistedId = envelope.id;
     for (const listener of this.listeners) listener(envelope);
   };
 

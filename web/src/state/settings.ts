@@ -4,22 +4,10 @@
  * secret only when one was typed), and where a 400's message belongs in the form.
  */
 import type { AdminConfigChange, PublicConfig } from '../api/types';
+import { EPHEMERAL_EVENT_TYPES, EVENT_TYPES } from '../live/events';
 
 /** The persisted event types a webhook may list (contract §6.2: the ephemeral ones never reach a hook). */
-export const HOOK_EVENTS = [
-  'chat.created',
-  'chat.updated',
-  'chat.archived',
-  'chat.unarchived',
-  'chat.read',
-  'chat.unread',
-  'message.created',
-  'message.streaming.complete',
-  'request.created',
-  'request.resolved',
-  'request.cancelled',
-  'media.attached',
-] as const;
+export const HOOK_EVENTS: readonly string[] = EVENT_TYPES.filter((type) => !EPHEMERAL_EVENT_TYPES.has(type));
 
 let nextKey = 0;
 /** A stable React key for a row the user may add, remove or reorder. */
