@@ -100,12 +100,14 @@ describe('the session cookie in a real browser', () => {
   });
 
   it('an EventSource on the stream opens with the cookie alone (no token, no header); without the cookie it fails', async () => {
-    const requests: { url: string; headers: Record<string, string> }[] = [];
+    // The headers as sent arrive after the request event: wait for them, not only for the open.
+    const pending: Promise<{ url: string; headers: Record<string, string> }>[] = [];
     page.on('request', (request) => {
       if (request.url().includes('/api/v1/events/stream?probe'))
-        void request.allHeaders().then((headers) => requests.push({ url: request.url(), headers }));
+        pending.push(request.allHeaders().then((headers) => ({ url: request.url(), headers })));
     });
     expect(await eventSourceOutcome(page, '/api/v1/events/stream?probe=1')).toBe('open');
+    const requests = await Promise.all(pending);
     expect(requests).toHaveLength(1);
     expect(requests[0]!.url).not.toMatch(/token=/);
     expect(requests[0]!.headers.authorization).toBeUndefined();
