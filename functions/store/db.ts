@@ -2,14 +2,35 @@
  * The DynamoDB document client (one per container) and the transaction helper every
  * mutation goes through. The client's only local difference is the endpoint.
  */
-import { DynamoDBClient, TransactionCanceledException, TransactionConflictException } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { QueryCommandInput, TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  TransactionCanceledException,
+  TransactionConflictException,
+} from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type {
+  DeleteCommandInput,
+  PutCommandInput,
+  QueryCommandInput,
+  TransactWriteCommandInput,
+  UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BusyError } from '../errors.js';
 import { DYNAMODB_BUDGET, clientBudget } from '../platform/aws-clients.js';
 import { callAllowanceMs, timeForWrite } from '../platform/deadline.js';
 import { env } from '../platform/env.js';
+import { backoff, retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import { callStarted, recordCall } from '../platform/usage.js';
 import { ringWriteBell } from '../platform/write-bell.js';
 
@@ -164,6 +185,41 @@ export async function countAll(
   return count;
 }
 
+/**
+ * The answer of a conditional single-item write: `ok` when it was applied (with the item's
+ * attributes when the input asked for ReturnValues), otherwise the item as it was when the input
+ * asked for ReturnValuesOnConditionCheckFailure: 'ALL_OLD' (undefined when absent or not asked).
+ * Other errors are thrown as they are.
+ */
+export type Conditional =
+  { ok: true; item: Record<string, unknown> | undefined } | { ok: false; old: Record<string, unknown> | undefined };
+
+async function conditional(send: () => Promise<{ Attributes?: Record<string, unknown> }>): Promise<Conditional> {
+  try {
+    const out = await send();
+    return { ok: true, item: out.Attributes };
+  } catch (error) {
+    if (!(error instanceof ConditionalCheckFailedException)) throw error;
+    return { ok: false, old: error.Item ? unmarshall(error.Item) : undefined };
+  }
+}
+
+/** A PutItem that lands only where its ConditionExpression holds. */
+export const putIf = (input: Omit<PutCommandInput, 'TableName'>): Promise<Conditional> =>
+  conditional(() => ddb().send(new PutCommand({ ...input, TableName: tableName() })));
+
+/** A PutItem that lands only where no item has its key. */
+export const putIfAbsent = (input: Omit<PutCommandInput, 'TableName' | 'ConditionExpression'>): Promise<Conditional> =>
+  putIf({ ...input, ConditionExpression: 'attribute_not_exists(pk)' });
+
+/** An UpdateItem that lands only where its ConditionExpression holds. */
+export const updateIf = (input: Omit<UpdateCommandInput, 'TableName'>): Promise<Conditional> =>
+  conditional(() => ddb().send(new UpdateCommand({ ...input, TableName: tableName() })));
+
+/** A DeleteItem that lands only where its ConditionExpression holds. */
+export const deleteIf = (input: Omit<DeleteCommandInput, 'TableName'>): Promise<Conditional> =>
+  conditional(() => ddb().send(new DeleteCommand({ ...input, TableName: tableName() })));
+
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /**
@@ -189,15 +245,6 @@ export const guarded = (item: TransactItem, onConditionFailed: GuardedItem['onCo
   onConditionFailed,
 });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * How long a transaction keeps retrying conflicts with other transactions on its items (hot
- * items: a busy chat, a popular tag's catalog entry): a time budget, not a count, so a loaded
- * table gets as many tries as fit. Small beside a function's 15 s.
- */
-const CONFLICT_BUDGET_MS = 3000;
-
 /**
  * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
  * transaction is retried with jittered backoff, and answered 429 (BusyError) if it outlasts the
@@ -208,34 +255,49 @@ const CONFLICT_BUDGET_MS = 3000;
  */
 export async function transact(writes: TransactWrite[]): Promise<void> {
   const items = writes.map((w) => (isGuarded(w) ? w.item : w));
-  const started = Date.now();
-  for (let attempt = 0; ; attempt++) {
-    if (!timeForWrite()) throw new BusyError();
+  if (!timeForWrite()) throw new BusyError();
+  await retry(TRANSACTION_CONFLICTS, async () => {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
-      for (const w of writes) if (isGuarded(w)) w.onCommitted?.();
-      return;
     } catch (error) {
-      if (!(error instanceof TransactionCanceledException)) throw error;
-      const reasons = error.CancellationReasons ?? [];
-      const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
-      if (failed >= 0) {
-        const write = writes[failed]!;
-        const raw = (reasons[failed] as { Item?: Record<string, unknown> }).Item;
-        const mapped = isGuarded(write)
-          ? write.onConditionFailed(raw ? unmarshall(raw as never) : undefined)
-          : undefined;
-        if (mapped) throw mapped;
-        throw error;
-      }
-      const conflict = reasons.some((r) => r.Code === 'TransactionConflict');
-      if (!conflict) throw error;
-      // Nothing was written: the client may try again (429, Retry-After).
-      if (Date.now() - started >= CONFLICT_BUDGET_MS) throw new BusyError();
-      await sleep(Math.random() * Math.min(500, 20 * 2 ** attempt));
+      throw conditionAnswer(writes, error) ?? error;
     }
-  }
+  });
+  for (const w of writes) if (isGuarded(w)) w.onCommitted?.();
 }
+
+/** The failing item's own answer to a failed condition in a cancelled transaction, if it has one. */
+function conditionAnswer(writes: TransactWrite[], error: unknown): Error | undefined {
+  if (!(error instanceof TransactionCanceledException)) return undefined;
+  const reasons = error.CancellationReasons ?? [];
+  const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
+  const write = writes[failed];
+  if (!write || !isGuarded(write)) return undefined;
+  const raw = (reasons[failed] as { Item?: Record<string, unknown> }).Item;
+  return write.onConditionFailed(raw ? unmarshall(raw as never) : undefined);
+}
+
+/** A transaction cancelled only by other transactions on its items: nothing was written. */
+const cancelledByConflict = (error: unknown): boolean => {
+  if (!(error instanceof TransactionCanceledException)) return false;
+  const codes = (error.CancellationReasons ?? []).map((r) => r.Code);
+  return !codes.includes('ConditionalCheckFailed') && codes.includes('TransactionConflict');
+};
+
+/**
+ * Conflicts with other transactions on the same items (hot items: a busy chat, a popular tag's
+ * catalog entry) are retried for a time budget, not a count, so a loaded table gets as many tries
+ * as fit (small beside a function's 15 s); no try starts once the invocation's time for writes is
+ * over. Then 429 with Retry-After: nothing was written.
+ */
+const TRANSACTION_CONFLICTS: RetryPolicy = {
+  attempts: Infinity,
+  budgetMs: 3000,
+  backoff: backoff.fullJitter(20, 500),
+  retryable: cancelledByConflict,
+  mayRetry: timeForWrite,
+  exhausted: () => new BusyError(),
+};
 
 /**
  * Retries a single-item write (PutItem, UpdateItem, DeleteItem) that met an in-flight
@@ -243,17 +305,15 @@ export async function transact(writes: TransactWrite[]): Promise<void> {
  * the SDK does not retry by itself. Past the retries, or past the invocation's time for writes,
  * 429 (BusyError): nothing was written.
  */
-export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (error) {
-      if (!(error instanceof TransactionConflictException)) throw error;
-      if (attempt >= 8 || !timeForWrite()) throw new BusyError();
-      await sleep(Math.random() * 10 * 2 ** attempt);
-    }
-  }
-}
+export const retryConflicts = <T>(fn: () => Promise<T>): Promise<T> => retry(SINGLE_ITEM_CONFLICTS, fn);
+
+const SINGLE_ITEM_CONFLICTS: RetryPolicy = {
+  attempts: 9,
+  backoff: backoff.fullJitter(10),
+  retryable: (error) => error instanceof TransactionConflictException,
+  mayRetry: timeForWrite,
+  exhausted: () => new BusyError(),
+};
 
 /**
  * Deletes items by key, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed.
@@ -262,13 +322,17 @@ export async function retryConflicts<T>(fn: () => Promise<T>): Promise<T> {
 export async function deleteMany(keys: Record<string, unknown>[]): Promise<void> {
   for (let i = 0; i < keys.length; i += 25) {
     let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    for (let attempt = 0; requests.length > 0; attempt++) {
+    requests = await retry(UNPROCESSED_DELETES, async () => {
       const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
-      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
-      if (requests.length > 0) {
-        if (attempt >= 8) throw new Error(`deleteMany: ${requests.length} deletes still unprocessed`);
-        await sleep(Math.random() * 20 * 2 ** attempt);
-      }
-    }
+      return (requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests);
+    });
+    if (requests.length > 0) throw new Error(`deleteMany: ${requests.length} deletes still unprocessed`);
   }
 }
+
+/** What a BatchWriteItem leaves unprocessed (throttling) is sent again, 8 times at most. */
+const UNPROCESSED_DELETES: RetryPolicy<unknown[]> = {
+  attempts: 9,
+  backoff: backoff.fullJitter(20),
+  retryResult: (unprocessed) => unprocessed.length > 0,
+};
