@@ -5,7 +5,7 @@
  * on its prefixes: downloads read, uploads put (and delete what a failed upload stored),
  * deletion deletes, upload sessions sign puts under pending/, finalize moves them to uploads/.
  */
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import {
   AllowedMethods,
   CachePolicy,
@@ -19,8 +19,9 @@ import {
 import type { BehaviorOptions } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { ABORT_INCOMPLETE_UPLOADS, privateBucket } from './private-bucket.js';
 import { MEDIA_UPLOAD_PATH } from '../web-policy.js';
 import type { ApiFunction } from './api-function.js';
 import { logicalIdOf } from './api-function.js';
@@ -68,22 +69,13 @@ export class MediaBucket extends Construct {
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
-    this.bucket = new Bucket(this, 'Bucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      encryption: BucketEncryption.S3_MANAGED,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      removalPolicy: RemovalPolicy.RETAIN,
-      // Multipart uploads the SDK started and never completed cost storage until aborted.
+    this.bucket = privateBucket(this, 'Bucket', {
       lifecycleRules: [
-        { id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
+        ABORT_INCOMPLETE_UPLOADS,
         // Files of upload sessions never finalized (the session record expires after a day too).
         { id: 'ExpireUnfinalizedUploads', prefix: PENDING_PREFIX, expiration: Duration.days(1) },
       ],
-    });
-    Validations.of(this.bucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason:
+      whyNoAccessLogs:
         'Server access logs would add a second bucket and a write per request to a private bucket that only this ' +
         "stack's functions reach; every request already goes through a logged API route (request id, route, status).",
     });

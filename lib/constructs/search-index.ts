@@ -9,15 +9,16 @@
  * - the readers (the `searchIndex` routes): read access to the segments and 2 GB of /tmp for
  *   their local copies (bindReader).
  */
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { ABORT_INCOMPLETE_UPLOADS, privateBucket } from './private-bucket.js';
 import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 import { consumeTableStream } from './stream-consumer.js';
@@ -48,18 +49,10 @@ export class SearchIndex extends Construct {
 
   constructor(scope: Construct, id: string, wiring: FunctionWiring & { table: ITable }) {
     super(scope, id);
-    this.bucket = new Bucket(this, 'Bucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      encryption: BucketEncryption.S3_MANAGED,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      // Derived data, but message texts: kept with the table rather than deleted with the stack.
-      removalPolicy: RemovalPolicy.RETAIN,
-      lifecycleRules: [{ id: 'AbortIncompleteUploads', abortIncompleteMultipartUploadAfter: Duration.days(1) }],
-    });
-    Validations.of(this.bucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason:
+    // Derived data, but message texts: kept with the table rather than deleted with the stack.
+    this.bucket = privateBucket(this, 'Bucket', {
+      lifecycleRules: [ABORT_INCOMPLETE_UPLOADS],
+      whyNoAccessLogs:
         'Server access logs would add a second bucket and a write per request to a private bucket that only the ' +
         'index writer and the search route reach (both log every invocation).',
     });

@@ -35,7 +35,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { DefaultStackSynthesizer, Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { DefaultStackSynthesizer, Duration, Validations } from 'aws-cdk-lib';
 import {
   AccessLevel,
   AllowedMethods,
@@ -51,9 +51,10 @@ import {
 } from 'aws-cdk-lib/aws-cloudfront';
 import type { BehaviorOptions } from 'aws-cdk-lib/aws-cloudfront';
 import { S3BucketOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
-import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
+import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
+import { privateBucket } from './private-bucket.js';
 import {
   APP_ENTRY,
   CONTENT_SECURITY_POLICY,
@@ -110,16 +111,8 @@ export class WebHosting extends Construct {
 
   constructor(scope: Construct, id: string, props: WebHostingProps) {
     super(scope, id);
-    this.bucket = new Bucket(this, 'Bucket', {
-      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      encryption: BucketEncryption.S3_MANAGED,
-      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    Validations.of(this.bucket).acknowledge({
-      id: 'AwsSolutions-S1',
-      reason:
+    this.bucket = privateBucket(this, 'Bucket', {
+      whyNoAccessLogs:
         'Only CloudFront reads this bucket (Origin Access Control) and only the deployment writes it: its files are ' +
         'the public build of the web app; server access logs would add a bucket and a write per request.',
     });
