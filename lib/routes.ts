@@ -22,9 +22,9 @@ export interface RouteSpec {
   auth?: AuthClass;
   /**
    * `config`: the route reads no data, only the live configuration (one GetItem in the SETTINGS
-   * partition, core/live-config.ts), and gets exactly that grant instead of reading the table.
+   * partition, core/instance-config.ts), and gets exactly that grant instead of reading the table.
    * `none`: the route makes no storage call at all, not even for the configuration: it works with
-   * the configuration its container already knows (core/live-config.ts lastKnownConfig), so it
+   * the configuration its container already knows (core/instance-config.ts lastKnownConfig), so it
    * answers while DynamoDB does not (GET /health, §5.1), and gets no table grant.
    * test/infra/grants.test.ts checks it against what the handler's bundle uses.
    */

@@ -5,7 +5,7 @@
  * configured it reads nothing.
  */
 import * as Webhooks from '../functions/core/webhooks.js';
-import { getConfig } from '../functions/core/live-config.js';
+import { getConfig } from '../functions/core/instance-config.js';
 import type { StoredEvent } from '../functions/store/events-repo.js';
 import { startEffectTail } from './event-tail.js';
 

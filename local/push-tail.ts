@@ -4,7 +4,7 @@
  * event to the same core code (core/push.ts). While push is off it reads nothing.
  */
 import * as Push from '../functions/core/push.js';
-import { getConfig } from '../functions/core/live-config.js';
+import { getConfig } from '../functions/core/instance-config.js';
 import { startEffectTail } from './event-tail.js';
 
 export const startLocalPushTail = (): { stop(): Promise<void> } =>

@@ -5,7 +5,7 @@
  * it reads nothing.
  */
 import * as AutoRename from '../functions/core/auto-rename.js';
-import { getConfig } from '../functions/core/live-config.js';
+import { getConfig } from '../functions/core/instance-config.js';
 import { startEffectTail } from './event-tail.js';
 
 export const startLocalRenameTail = (): { stop(): Promise<void> } =>

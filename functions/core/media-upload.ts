@@ -20,7 +20,7 @@ import type { MediaKind, MediaRecord } from '../store/media-repo.js';
 import { linkMedia, locate } from '../store/messages-repo.js';
 import type { MessageLocation } from '../store/messages-repo.js';
 import { existingChat } from './chats.js';
-import { PLATFORM_MAX_UPLOAD_BYTES } from './config.js';
+import { PLATFORM_MAX_UPLOAD_BYTES } from './instance-config.js';
 import {
   FILE_CACHE_CONTROL,
   KINDS,

@@ -8,7 +8,7 @@
  * moved for a while (Dispatch.sweepAfterMs), so an idle instance costs one Query per run.
  */
 import * as Dispatch from '../core/dispatch.js';
-import { getConfig } from '../core/live-config.js';
+import { getConfig } from '../core/instance-config.js';
 import { logger } from '../platform/logger.js';
 import { dispatchConfigured } from '../platform/queues.js';
 

@@ -13,7 +13,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import * as AutoRename from '../core/auto-rename.js';
-import { getConfig } from '../core/live-config.js';
+import { getConfig } from '../core/instance-config.js';
 import * as Push from '../core/push.js';
 import * as Webhooks from '../core/webhooks.js';
 import { eventFromStreamImage } from '../store/events-repo.js';

@@ -6,7 +6,7 @@
  * runs for a stream still active at its first check (functions/jobs/check-stream.ts).
  */
 import * as Streaming from '../core/streaming.js';
-import { getConfig } from '../core/live-config.js';
+import { getConfig } from '../core/instance-config.js';
 import { logger } from '../platform/logger.js';
 
 export interface ExpireStreamInput {

@@ -16,7 +16,7 @@
  */
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import * as Dispatch from '../core/dispatch.js';
-import { getConfig } from '../core/live-config.js';
+import { getConfig } from '../core/instance-config.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
 import { checkStream } from './check-stream.js';

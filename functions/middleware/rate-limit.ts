@@ -11,7 +11,7 @@
  * unspent block. With a limit below 20 the block is 1 write, which is the exact per-request count.
  */
 import { RateLimitedError } from '../errors.js';
-import { rateLimitSettings } from '../platform/config.js';
+import { rateLimitSettings } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
 import { cameThroughEdge } from '../platform/origin-verify.js';
 import { bookkeeping } from '../store/db.js';

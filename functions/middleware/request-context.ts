@@ -4,7 +4,7 @@
  * anything else runs, and the one `request` line when the answer is settled (status, duration,
  * DynamoDB usage), with the usage headers when EXPOSE_USAGE_HEADERS is set (the benchmark).
  */
-import { getConfig, lastKnownConfig } from '../core/live-config.js';
+import { getConfig, lastKnownConfig } from '../core/instance-config.js';
 import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
 import { currentUsage } from '../platform/usage.js';

@@ -1,14 +1,20 @@
 /**
- * The function's environment: the one place that reads process.env. It is parsed and
- * validated once per container, on the first env() call (handlers make it while loading or
- * on their first request), and a missing or malformed variable fails with its name.
- * Variables only some functions need are optional here and checked where they are used
- * (requiredEnv: "DISPATCH_QUEUE_URL is not configured").
+ * The deployment environment: the variables the stack (lib/constructs/api-function.ts) or the
+ * local runtime (`npm start`, local/server.ts) sets, and the one place that reads process.env.
+ * The live instance configuration (the document an administrator may change) is
+ * core/instance-config.ts; this module only hands it the deployed document and the §12.2 overrides.
  *
- * The local runtime (local/server.ts) sets every variable, its emulators' endpoints
- * included, before it mounts a handler, so nothing differs between Lambda and local but the
- * values. An empty variable counts as unset.
+ * One schema of every variable, parsed once per process on the first env() call (handlers make
+ * it while loading or on their first request, after the local runtime has set the variables):
+ * a missing or malformed variable fails that call, and every later one, with one error naming
+ * each of them. Variables only some functions need are optional here and checked where they are
+ * used (requiredEnv: "DISPATCH_QUEUE_URL is not configured").
+ *
+ * The local runtime sets every variable, its emulators' endpoints included, before it mounts a
+ * handler, so nothing differs between Lambda and local but the values. An empty variable counts
+ * as unset.
  */
+import { AUTO_RENAME_PROVIDERS } from './instance-config.js';
 import * as z from './zod.js';
 
 const text = z.string().check(z.minLength(1));
@@ -16,6 +22,15 @@ const optionalText = z.optional(text);
 const optionalUrl = z.optional(z.string().check(z.url()));
 /** A whole number read from a variable's text. */
 const count = (...checks: z.core.$ZodCheck<number>[]) => z.coerce.number().check(z.int(), ...checks);
+/** A positive whole number, floored; anything else, a value below 1 included, takes `fallback` (§1.12). */
+const positiveOr = (fallback: number) =>
+  z.pipe(
+    z._default(z.string(), ''),
+    z.transform((text: string) => {
+      const n = Math.floor(Number(text));
+      return Number.isFinite(n) && n >= 1 ? n : fallback;
+    }),
+  );
 
 const Env = z.object({
   TABLE_NAME: text,
@@ -82,10 +97,14 @@ const Env = z.object({
   OPENGRAM_PUBLIC_BASE_URL: optionalText,
   OPENGRAM_CORS_ORIGINS: optionalText,
   OPENGRAM_SERVER_PORT: optionalText,
-  /** Contract §1.12 write rate limit; platform/config.ts applies the defaults (a value below 1 takes it). */
-  OPENGRAM_WRITE_RATE_LIMIT_MAX: optionalText,
-  OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: optionalText,
-  OPENGRAM_TRUST_PROXY_HEADERS: optionalText,
+  /** Contract §1.12 write rate limit (rateLimitSettings): writes per window, and the window (ms). */
+  OPENGRAM_WRITE_RATE_LIMIT_MAX: positiveOr(100),
+  OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: positiveOr(1000),
+  /** 1, true or yes (any case): the client's address is taken from X-Forwarded-For. */
+  OPENGRAM_TRUST_PROXY_HEADERS: z.pipe(
+    z._default(z.string(), ''),
+    z.transform((text: string) => /^(1|true|yes)$/i.test(text)),
+  ),
   /** Auto-rename providers' keys: GET /config reports only whether one is present. */
   ANTHROPIC_API_KEY: optionalText,
   OPENAI_API_KEY: optionalText,
@@ -106,7 +125,7 @@ const Env = z.object({
           return value;
         }
       }),
-      z.partialRecord(z.enum(['anthropic', 'openai', 'google', 'xai', 'openrouter']), z.string().check(z.url())),
+      z.partialRecord(z.enum(AUTO_RENAME_PROVIDERS), z.string().check(z.url())),
     ),
   ),
   /** Per-call timeout of an auto-rename provider request (ms; §5.2.3 states 15 s). */
@@ -131,15 +150,6 @@ const Env = z.object({
   EXPOSE_USAGE_HEADERS: z._default(z.enum(['0', '1']), '0'),
 });
 export type Env = z.infer<typeof Env>;
-
-const PROVIDER_KEYS = [
-  'ANTHROPIC_API_KEY',
-  'OPENAI_API_KEY',
-  'GEMINI_API_KEY',
-  'GOOGLE_API_KEY',
-  'XAI_API_KEY',
-  'OPENROUTER_API_KEY',
-] as const;
 
 function parse(source: NodeJS.ProcessEnv): Env {
   const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ''));
@@ -173,10 +183,14 @@ export function requiredEnv(name: OptionalText): string {
   return value;
 }
 
-/** The auto-rename providers' key variables that are set (GET /config reports their presence). */
-export function providerKeys(): Record<string, string | undefined> {
+/** §1.12 write rate limit parameters (the defaults apply to an unset or unusable value). */
+export function rateLimitSettings(): { max: number; windowMs: number; trustProxyHeaders: boolean } {
   const e = env();
-  return Object.fromEntries(PROVIDER_KEYS.map((name) => [name, e[name]]));
+  return {
+    max: e.OPENGRAM_WRITE_RATE_LIMIT_MAX,
+    windowMs: e.OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS,
+    trustProxyHeaders: e.OPENGRAM_TRUST_PROXY_HEADERS,
+  };
 }
 
 /**

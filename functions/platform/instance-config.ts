@@ -1,8 +1,10 @@
 /**
  * The instance configuration document (contract §12): one zod schema holds its shape, its
  * defaults (§12.1) and its validation rules (§12.3), and yields the InstanceConfig type;
- * resolveConfig adds the deployment overrides (§12.2). Pure: it never touches the environment
- * or AWS itself; platform/settings.ts decides where the raw document and the secret come from.
+ * resolveConfig adds the deployment overrides (§12.2). The pure half of the instance
+ * configuration: it never touches the environment or AWS itself, so the stack (lib/stack.ts,
+ * bin/app.ts) and the platform use it too. Its live half, core/instance-config.ts, decides which
+ * document is in force and where the overrides and the secret come from.
  */
 import * as z from './zod.js';
 
@@ -230,7 +232,7 @@ export const VAPID_KEY_HELD_APART = '(held apart)';
 
 /**
  * The instance secret as a function that may not read it sees it (a job or a public route of a
- * deployed stack, platform/config.ts): the configuration resolves, and middleware/auth.ts refuses
+ * deployed stack, core/instance-config.ts): the configuration resolves, and middleware/auth.ts refuses
  * to compare a request against it (a 500, never a match).
  */
 export const INSTANCE_SECRET_UNREADABLE = '(not readable here)';
@@ -255,7 +257,9 @@ function withPushDefaults(raw: Record<string, unknown>, publicKey: string | unde
   return { ...raw, push: { ...push, ...keys, ...subject } };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object (not an array, not null): what a document and each of its sections must be. */
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const nonBlank = (v: string | undefined): string | undefined => (v !== undefined && v.trim() !== '' ? v : undefined);
 

@@ -93,7 +93,7 @@ const SECRET_READER_DENIED_ACTIONS = [
  * - `none`: only its name (functions/platform/env.ts requires TABLE_NAME everywhere): the routes
  *   that make no storage call (lib/routes.ts `table: 'none'`);
  * - `config`: GetItem in the SETTINGS partition only, where the live configuration is
- *   (core/live-config.ts): the routes that read no data (lib/routes.ts `table: 'config'`);
+ *   (core/instance-config.ts): the routes that read no data (lib/routes.ts `table: 'config'`);
  * - `read`: read data, and write nothing;
  * - `readCursors`: read data, plus PutItem in the cursor-signing key's partition only (a paginating
  *   read route creates the key on first use, store/secrets-repo.ts; lib/routes.ts `cursors`);

@@ -54,7 +54,7 @@ export async function runPushScenarios(baseUrl: string, log: (line: string) => v
   // Imported here, not at the top: function modules read the environment (log level,
   // table) when they load, and run.ts sets it up first.
   const Push = await import('../../functions/core/push.js');
-  const { getConfig } = await import('../../functions/core/live-config.js');
+  const { getConfig } = await import('../../functions/core/instance-config.js');
   const { reloadEnvForTests } = await import('../../functions/platform/env.js');
   const { withUsage } = await import('../../functions/platform/usage.js');
   const { setPushTransportForTests } = await import('../../functions/platform/web-push.js');

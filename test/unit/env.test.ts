@@ -1,5 +1,5 @@
 /** The function's environment (functions/platform/env.ts): defaults, coercion and the errors that name a variable. */
-import { env, reloadEnvForTests } from '../../functions/platform/env.js';
+import { env, rateLimitSettings, reloadEnvForTests } from '../../functions/platform/env.js';
 
 const saved = process.env;
 
@@ -55,5 +55,44 @@ describe('env()', () => {
     expect(() => envFrom(variables as Record<string, string>)).toThrow(
       `The function's environment is incomplete: ${problem}`,
     );
+  });
+
+  it('names every missing and malformed variable in one error', () => {
+    const problem = (() => {
+      try {
+        envFrom({ CONFIG_CACHE_MS: '-1', SSE_WRITE_BELL: 'maybe' });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      throw new Error('expected the environment to be refused');
+    })();
+    expect(problem).toContain('TABLE_NAME is not set');
+    expect(problem).toContain('CONFIG_CACHE_MS is invalid');
+    expect(problem).toContain('SSE_WRITE_BELL is invalid');
+    // The failure stays until the environment is read again, as in a container started without it.
+    expect(() => env()).toThrow(problem);
+  });
+
+  it.each([
+    [{}, { max: 100, windowMs: 1000, trustProxyHeaders: false }],
+    [
+      {
+        OPENGRAM_WRITE_RATE_LIMIT_MAX: '5.9',
+        OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: '250',
+        OPENGRAM_TRUST_PROXY_HEADERS: 'Yes',
+      },
+      { max: 5, windowMs: 250, trustProxyHeaders: true },
+    ],
+    [
+      {
+        OPENGRAM_WRITE_RATE_LIMIT_MAX: '0',
+        OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: 'soon',
+        OPENGRAM_TRUST_PROXY_HEADERS: 'on',
+      },
+      { max: 100, windowMs: 1000, trustProxyHeaders: false },
+    ],
+  ])('reads the write rate limit from %j (a value below 1 takes the default)', (variables, settings) => {
+    envFrom({ TABLE_NAME: 't', ...variables });
+    expect(rateLimitSettings()).toEqual(settings);
   });
 });

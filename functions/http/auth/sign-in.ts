@@ -14,7 +14,7 @@ import { cookieIsSecure, isInstanceSecret } from '../../middleware/auth.js';
 import { UnauthorizedError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
 import { clientOf } from '../../middleware/rate-limit.js';
-import { rateLimitSettings } from '../../platform/config.js';
+import { rateLimitSettings } from '../../platform/env.js';
 
 // Anything but a string counts as a wrong secret (401, counted), never as a 400 that would tell a
 // guesser which shapes are checked.

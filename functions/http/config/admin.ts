@@ -1,6 +1,6 @@
 /** PATCH /api/v1/config/admin: change the configuration at runtime (contract §5.2.2, §12.3). */
 import * as z from '../../platform/zod.js';
-import * as LiveConfig from '../../core/live-config.js';
+import * as InstanceConfig from '../../core/instance-config.js';
 import { http } from '../../middleware/http.js';
 
 /**
@@ -25,5 +25,5 @@ export const schemas = {
 
 export const handler = http('config/admin', schemas, async ({ body }) => ({
   status: 200,
-  body: await LiveConfig.updateAdminConfig(body),
+  body: await InstanceConfig.updateAdminConfig(body),
 }));

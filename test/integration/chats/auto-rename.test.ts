@@ -321,7 +321,7 @@ describe('conditions (§10.2): nothing happens', () => {
     const trigger = (await readEvents(api.tableName)).find(
       (e) => e.type === 'message.created' && e.payload.chatId === off.id && e.payload.role === 'agent',
     )!;
-    const { getConfig } = await import('../../../functions/core/live-config.js');
+    const { getConfig } = await import('../../../functions/core/instance-config.js');
     expect(await renameForEvent(trigger, await getConfig())).toBe('disabled');
     // The configuration is read when an event is handled: each case waits until the tail is past its
     // events (while off, the tail moves its start to the log's head once a second).
@@ -484,7 +484,7 @@ describe('the stream consumer (AWS)', () => {
 describe('cost per finalized agent message', () => {
   /** The DynamoDB calls and capacity of one check, the configuration read beforehand (it is cached). */
   async function measured(event: Awaited<ReturnType<typeof readEvents>>[number]) {
-    const { getConfig } = await import('../../../functions/core/live-config.js');
+    const { getConfig } = await import('../../../functions/core/instance-config.js');
     const config = await getConfig();
     const { usage, result } = withUsage(() => renameForEvent(event, config));
     return { outcome: await result, ...usage };

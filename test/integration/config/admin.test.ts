@@ -39,7 +39,7 @@ const config = async () => (await api.get('/api/v1/config', bearer)).body;
 beforeEach(async () => {
   // Every test starts from the deployed configuration, with nothing stored.
   await db.send(new DeleteCommand({ TableName: api.tableName, Key: STORED }));
-  const { forgetConfigCacheForTests } = await import('../../../functions/core/live-config.js');
+  const { forgetConfigCacheForTests } = await import('../../../functions/core/instance-config.js');
   forgetConfigCacheForTests();
 });
 

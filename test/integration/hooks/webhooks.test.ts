@@ -221,7 +221,7 @@ describe('at most once', () => {
     await waitFor(() => mine('/main').length === 1 && mine('/second').length === 1);
     const event = mine('/main')[0];
     const { deliverEvent } = await import('../../../functions/core/webhooks.js');
-    const { getConfig } = await import('../../../functions/core/live-config.js');
+    const { getConfig } = await import('../../../functions/core/instance-config.js');
     const stored = { seq: 0, id: event.id, type: event.type, timestamp: event.timestamp, payload: { chatId: chat.id } };
     await deliverEvent(stored, await getConfig());
     await deliverEvent(stored, await getConfig());

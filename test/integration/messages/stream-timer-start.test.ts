@@ -8,7 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DynamoDBDocumentClient, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { checkStream } from '../../../functions/jobs/check-stream.js';
-import { getConfig } from '../../../functions/core/live-config.js';
+import { getConfig } from '../../../functions/core/instance-config.js';
 import { installStreamTimer } from '../../../functions/platform/stream-timer.js';
 import type { StreamTimerInput } from '../../../functions/platform/stream-timer.js';
 import { startApi } from '../../support/api.js';
