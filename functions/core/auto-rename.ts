@@ -19,8 +19,8 @@ import {
 import type { Generation, ProviderId } from '../platform/rename-providers.js';
 import { getChat } from '../store/chats-repo.js';
 import type { StoredEvent } from '../store/events-repo.js';
-import { earliestMessages } from '../store/messages-repo.js';
-import { applyAutoTitle } from './chats.js';
+import { earliestMessages } from '../store/message-queries-repo.js';
+import { applyAutoTitle } from './chat-updates.js';
 
 /** §12.4 fixed constants. */
 export const CONTEXT_MESSAGES = 6;

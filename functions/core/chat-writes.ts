@@ -1,11 +1,15 @@
 /**
- * The low-level writes every service that touches a chat shares (messages, chats, requests,
- * dispatch): commit an activity on the chat together with the caller's items and events, and
- * build a system message. Below the services: it imports none of them, so any may use it.
+ * A message's effect on its chat, shared by every service that writes messages (messages,
+ * streaming, dispatch): commit the chat's activity (the incremental §3.2 update: last message,
+ * unread, open streams) together with the caller's items and events, and build a system
+ * message. Below the services: it imports none of them, so any may use it. (Changing the
+ * chat's own fields, with the full recompute, is chat-recompute.ts.)
  */
-import { BusyError, NotFoundError } from '../errors.js';
+import { BusyError } from '../errors.js';
 import { PREVIEW_MAX_CHARS, cut } from '../model.js';
 import type { Message } from '../model.js';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import * as Chats from '../store/chats-repo.js';
 import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
@@ -13,8 +17,7 @@ import type { TransactItem, TransactWrite } from '../store/db.js';
 import type { NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
-
-export const chatNotFound = (chatId: string) => NotFoundError.of('chatId', chatId, 'Chat not found.');
+import { chatNotFound } from './chat-lookup.js';
 
 /**
  * A system message's writes (the dispatch terminal failure, §4.4.6): the message, its chat
@@ -94,38 +97,54 @@ export async function commitTouchingChat(
   eventItems: TransactWrite[],
 ): Promise<ChatActivity> {
   let current = activity;
-  for (let attempt = 1; ; attempt++) {
-    let chatNow: Record<string, unknown> | undefined | 'untouched' = 'untouched';
+  /** The chat as the last failed condition found it: the next attempt adjusts to it. */
+  let moved: ChatRecord | undefined;
+  return retry(CHAT_MOVED_ON, async () => {
+    if (moved) current = adjustedTo(moved, current);
+    moved = undefined;
     const touch = guarded(Chats.recordActivity(chatId, current), (old) => {
-      chatNow = old;
-      return old ? new RetryChatUpdate() : chatNotFound(chatId);
+      moved = old as ChatRecord | undefined;
+      return old ? new ChatMovedOn() : chatNotFound(chatId);
     });
-    try {
-      await transact([...items, touch, ...eventItems]);
-      return current;
-    } catch (error) {
-      if (!(error instanceof RetryChatUpdate) || chatNow === 'untouched' || !chatNow) throw error;
-      // The chat keeps moving under this write: nothing was written, the client may retry (429).
-      if (attempt >= 10) throw new BusyError();
-      const chat = chatNow as unknown as ChatRecord;
-      if (current.modelId !== undefined && chat.model_id !== current.modelId) throw new StaleChat(chat);
-      const newer =
-        chat.last_message_at !== null &&
-        current.lastMessageAt !== undefined &&
-        chat.last_message_at > current.lastMessageAt;
-      const { streamOpened, streamClosed } = current;
-      current = newer
-        ? {
-            now: current.now,
-            pinned: chat.pinned,
-            countsUnread: current.countsUnread ?? false,
-            ...(current.modelId !== undefined ? { modelId: current.modelId } : {}),
-            ...(streamOpened !== undefined ? { streamOpened } : {}),
-            ...(streamClosed !== undefined ? { streamClosed } : {}),
-          }
-        : { ...current, pinned: chat.pinned };
-    }
-  }
+    await transact([...items, touch, ...eventItems]);
+    return current;
+  });
 }
 
-class RetryChatUpdate extends Error {}
+/** The chat changed under the activity's condition (pin, newer message): adjust and try again. */
+class ChatMovedOn extends Error {}
+
+/**
+ * Each retry starts from the chat as the failed condition returned it, so it needs no pause;
+ * a chat that keeps moving under this write for 10 tries gets 429: nothing was written, the
+ * client may retry.
+ */
+const CHAT_MOVED_ON: RetryPolicy = {
+  attempts: 10,
+  backoff: () => 0,
+  retryable: (error) => error instanceof ChatMovedOn,
+  exhausted: () => new BusyError(),
+};
+
+/**
+ * The activity adjusted to the chat as it is: its pin, and without the last-message fields when
+ * a newer message already set them. StaleChat when its model is not the activity's any more.
+ */
+function adjustedTo(chat: ChatRecord, current: ChatActivity): ChatActivity {
+  if (current.modelId !== undefined && chat.model_id !== current.modelId) throw new StaleChat(chat);
+  const newer =
+    chat.last_message_at !== null &&
+    current.lastMessageAt !== undefined &&
+    chat.last_message_at > current.lastMessageAt;
+  const { streamOpened, streamClosed } = current;
+  return newer
+    ? {
+        now: current.now,
+        pinned: chat.pinned,
+        countsUnread: current.countsUnread ?? false,
+        ...(current.modelId !== undefined ? { modelId: current.modelId } : {}),
+        ...(streamOpened !== undefined ? { streamOpened } : {}),
+        ...(streamClosed !== undefined ? { streamClosed } : {}),
+      }
+    : { ...current, pinned: chat.pinned };
+}

@@ -19,7 +19,7 @@ import * as Store from '../store/media-repo.js';
 import type { MediaKind, MediaRecord } from '../store/media-repo.js';
 import { linkMedia, locate } from '../store/messages-repo.js';
 import type { MessageLocation } from '../store/messages-repo.js';
-import { existingChat } from './chats.js';
+import { existingChat } from './chat-lookup.js';
 import { PLATFORM_MAX_UPLOAD_BYTES } from './instance-config.js';
 import {
   FILE_CACHE_CONTROL,

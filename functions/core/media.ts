@@ -11,8 +11,8 @@ import * as Storage from '../platform/media-storage.js';
 import { encodeCursor, sortKeyAfter } from '../store/cursor.js';
 import * as Store from '../store/media-repo.js';
 import type { MediaKind, MediaRecord } from '../store/media-repo.js';
-import { existingChat } from './chats.js';
-import type { Page } from './chats.js';
+import { existingChat } from './chat-lookup.js';
+import type { Page } from './chat-reads.js';
 
 export type Media = MediaRecord;
 

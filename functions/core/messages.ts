@@ -1,6 +1,7 @@
 /**
  * Messages: creation and listing (contract §2.2, §3.2, §5.4.1–5.4.2), written once for every
- * adapter. The streaming lifecycle is in streaming.ts, typing in chats.ts.
+ * adapter. The streaming lifecycle is in streaming.ts, the rules both share in message-rules.ts,
+ * typing in typing.ts.
  *
  * Storage and cost (see store/messages-repo.ts): create is GetItem chat + sequence UpdateItem
  * + one TransactWriteItems (message, pointer, chat counters, events, dispatch input, media
@@ -8,9 +9,11 @@
  */
 import { FieldRuleError, SchemaValidationError } from '../errors.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import { mayStartBesideCommit, startStreamTimer } from '../platform/stream-timer.js';
 import type { StreamTimerInput } from '../platform/stream-timer.js';
-import type { ChatActivity } from '../store/chats-repo.js';
+import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
 import { encodeCursor, sortKeyAfter } from '../store/cursor.js';
 import { guarded } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
@@ -20,22 +23,19 @@ import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
+import * as Queries from '../store/message-queries-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
-import { chatFacts, existingChat, rememberChatFacts } from './chats.js';
-import type { ChatFacts } from './chats.js';
+import { chatFacts, existingChat, rememberChatFacts } from './chat-lookup.js';
+import type { ChatFacts } from './chat-lookup.js';
+import type { Page } from './chat-reads.js';
 import { StaleChat, commitTouchingChat } from './chat-writes.js';
 import * as Dispatch from './dispatch.js';
-import type { Page } from './chats.js';
+import { MAX_CONTENT_BYTES, defaultDeps, isOverdue, tooLong } from './message-rules.js';
+import type { MessageDeps } from './message-rules.js';
 import { USER_SENDER_ID, previewOf } from '../model.js';
 import type { Message, MessageRole } from '../model.js';
 import * as StreamText from './stream-text.js';
-
-import { MAX_CONTENT_BYTES, defaultDeps, isOverdue, tooLong } from './streaming.js';
-import type { MessageDeps } from './streaming.js';
-
-export { MAX_CONTENT_BYTES, defaultDeps, messageNotFound } from './streaming.js';
-export type { MessageDeps } from './streaming.js';
 
 // ---------------------------------------------------------------------------------------
 // Create
@@ -170,17 +170,31 @@ export async function create(
   if (Buffer.byteLength(content, 'utf8') > MAX_CONTENT_BYTES) throw tooLong();
 
   let chat = await chatFacts(chatId);
-  for (let attempt = 1; ; attempt++) {
+  /** The chat as a StaleChat found it: the next attempt starts from it. */
+  let found: ChatRecord | undefined;
+  return retry(MODEL_CHANGED, async () => {
+    if (found) {
+      rememberChatFacts(found);
+      chat = found;
+    }
     try {
       return await createIn(config, chat, { role, senderId, streaming, content, refs, trace: input.trace }, deps);
     } catch (error) {
-      // The chat's model changed since this container cached it: once more with the chat as it is.
-      if (!(error instanceof StaleChat) || attempt >= 3) throw error;
-      rememberChatFacts(error.chat);
-      chat = error.chat;
+      if (error instanceof StaleChat) found = error.chat;
+      throw error;
     }
-  }
+  });
 }
+
+/**
+ * The chat's model changed since this container cached it (StaleChat): once more with the chat
+ * as it is, at once (nothing was written); a third StaleChat is answered as it is.
+ */
+const MODEL_CHANGED: RetryPolicy = {
+  attempts: 3,
+  backoff: () => 0,
+  retryable: (error) => error instanceof StaleChat,
+};
 
 interface CheckedMessage {
   role: MessageRole;
@@ -265,7 +279,7 @@ async function createIn(
     lastMessageAt: now,
     ...(preview !== null ? { preview: { text: preview, role } } : {}),
     countsUnread: role !== 'user',
-    // Its chunks bump the chat's updated_at through the message (core/chats.ts withStreamActivity).
+    // Its chunks bump the chat's updated_at through the message (core/chat-reads.ts withStreamActivity).
     ...(streaming ? { streamOpened: Store.sortKeyOf(message) } : {}),
   };
   const result = Store.toMessage(message);
@@ -321,7 +335,7 @@ export async function list(
   const listName = `messages:${chatId}`;
   const afterSk = await sortKeyAfter(listName, q.cursor);
   await existingChat(chatId);
-  const page = await Store.queryMessages(chatId, q.limit, afterSk);
+  const page = await Queries.queryMessages(chatId, q.limit, afterSk);
   const now = deps.clock().getTime();
   const data: Message[] = [];
   for (const record of page.messages) {

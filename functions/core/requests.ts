@@ -19,7 +19,7 @@ import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
-import { chatFacts, chatNotFound } from './chats.js';
+import { chatFacts, chatNotFound } from './chat-lookup.js';
 import * as Dispatch from './dispatch.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';

@@ -6,7 +6,7 @@
  * written by this instance, in sequence order, so it is a subset of the truth; callers that
  * must be exact (complete, cancel) also learn which numbers are missing.
  */
-import { readChunks } from '../store/messages-repo.js';
+import { readChunks } from '../store/message-queries-repo.js';
 
 interface Entry {
   /** Every chunk 1..upTo is in `text` (a number in `holes` was never written). */

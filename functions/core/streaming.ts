@@ -1,7 +1,8 @@
 /**
  * The streaming lifecycle of a message (contract §4.2, §5.4.3–5.4.6): chunks, complete,
- * cancel, cancel-all and the idle timeout, beside stream-text.ts (the assembled text). Also
- * the message rules both this and messages.ts use (size cap, 404, overdue streams).
+ * cancel, cancel-all and the idle timeout, beside stream-text.ts (the assembled text); the
+ * message rules it shares with messages.ts (size cap, 404, overdue streams) are in
+ * message-rules.ts.
  *
  * Storage and cost (see store/messages-repo.ts):
  * - chunk: one conditional UpdateItem that numbers the chunk and moves the message's
@@ -11,10 +12,12 @@
  *   of the final text (appendChunk);
  * - complete / cancel / timeout: the assembled text is written into the message item once.
  */
-import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
-import { isId, newId } from '../platform/ids.js';
+import { ConflictError, NotFoundError } from '../errors.js';
+import { isId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, retryConflicts, transact } from '../store/db.js';
 import { putEphemeralEvent, withEventNumbers } from '../store/events-repo.js';
@@ -22,47 +25,23 @@ import { completionInTransaction, replyStoredInTransaction } from '../store/idem
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
-import { chatFacts, chatNotFound, existingChat, rememberChatFacts } from './chats.js';
+import * as Queries from '../store/message-queries-repo.js';
+import { chatFacts, chatNotFound, existingChat, rememberChatFacts } from './chat-lookup.js';
 import { commitTouchingChat } from './chat-writes.js';
 import { locationCache } from './locations.js';
+import {
+  MAX_CONTENT_BYTES,
+  defaultDeps,
+  idleLimitMs,
+  isOverdue,
+  messageNotFound,
+  notStreaming,
+  tooLong,
+} from './message-rules.js';
+import type { MessageDeps } from './message-rules.js';
 import { previewOf } from '../model.js';
-import type { Message, StreamState } from '../model.js';
+import type { Message } from '../model.js';
 import * as StreamText from './stream-text.js';
-
-export interface MessageDeps {
-  clock: () => Date;
-  newId: () => string;
-}
-export const defaultDeps: MessageDeps = { clock: () => new Date(), newId };
-
-/**
- * A message item holds at most 400 KB, and the final text of a stream is written into it
- * once, so a message's text is bounded (with room for its other fields and trace).
- */
-export const MAX_CONTENT_BYTES = 300_000;
-
-export const messageNotFound = (messageId: string) => NotFoundError.of('messageId', messageId, 'Message not found.');
-
-export const notStreaming = (messageId: string, state: StreamState) =>
-  new ConflictError('Message is not in streaming state.', { messageId, streamState: state });
-
-/** 413 naming the field that carried the text (§1.7: a rule violation tied to a field). */
-export const tooLong = (field = 'content') =>
-  new PayloadTooLargeError(`Message content exceeds ${MAX_CONTENT_BYTES} bytes.`, {
-    field,
-    maxContentBytes: MAX_CONTENT_BYTES,
-  });
-
-// ---------------------------------------------------------------------------------------
-// Streaming
-// ---------------------------------------------------------------------------------------
-
-const idleLimitMs = (config: InstanceConfig) => config.server.streamTimeoutSeconds * 1000;
-
-/** No activity for longer than the timeout (measured from updated_at, §4.2). */
-export function isOverdue(message: Pick<Message, 'updated_at'>, config: InstanceConfig, nowMs: number): boolean {
-  return nowMs - Date.parse(message.updated_at) > idleLimitMs(config);
-}
 
 const locate = locationCache(Store.locate, messageNotFound);
 
@@ -93,7 +72,7 @@ async function find(messageId: string, chatId?: string): Promise<MessageLocation
  *    and its ephemeral event (a PutItem).
  * The chat's updated_at (§5.4.3: set to now) is not written: the chat lists the message among
  * its open streams, and readers show the chat's updated_at as the latest of its own and its
- * streaming messages' (core/chats.ts withStreamActivity), so the chat and its two ALL index
+ * streaming messages' (core/chat-reads.ts withStreamActivity), so the chat and its two ALL index
  * copies (3 WRU) are not rewritten per chunk. On AWS terms a warm chunk is 3.25 WRU: the
  * numbering 1, the chunk 1, the event 1, the leased rate-limit counter ~0.25.
  * The answer is 200 only once the chunk item is stored. No transaction: the chunk is the only
@@ -223,7 +202,7 @@ export async function cancelAllStreaming(
 ): Promise<{ cancelledMessageIds: string[] }> {
   await existingChat(chatId);
   const cancelled: string[] = [];
-  for (const messageId of await Store.openStreams(chatId)) {
+  for (const messageId of await Queries.openStreams(chatId)) {
     try {
       const loc = await find(messageId);
       const outcome = await finish(config, loc, messageId, { kind: 'cancel', includeOverdue: true }, deps);
@@ -275,6 +254,12 @@ interface FinishOutcome {
 
 /** Waits for chunk writes that were numbered but not yet committed (they take milliseconds). */
 const IN_FLIGHT_WAITS_MS = [50, 150, 400, 800];
+/** Assembles again after each of IN_FLIGHT_WAITS_MS while numbered chunks are missing. */
+const IN_FLIGHT_CHUNKS: RetryPolicy<StreamText.Assembled> = {
+  attempts: IN_FLIGHT_WAITS_MS.length + 1,
+  backoff: (tries) => IN_FLIGHT_WAITS_MS[tries - 1]!,
+  retryResult: (assembled) => assembled.missing.length > 0,
+};
 
 /**
  * Ends a stream (complete, cancel or timeout), exactly once:
@@ -305,7 +290,7 @@ async function finishAttempts(
   deps: MessageDeps,
   eventNumber: () => Promise<EventReservation>,
 ): Promise<FinishOutcome> {
-  for (let attempt = 1; ; attempt++) {
+  return retry(CHUNKS_MOVED_ON, async () => {
     const message = await Store.getMessage(loc);
     if (!message) throw messageNotFound(messageId);
     if (message.stream_state !== 'streaming') throw notStreaming(messageId, message.stream_state);
@@ -319,12 +304,7 @@ async function finishAttempts(
       throw await expiredConflict(config, loc, messageId, deps);
 
     const count = message.chunk_count ?? 0;
-    let assembled = await StreamText.assemble(messageId, count);
-    for (const wait of IN_FLIGHT_WAITS_MS) {
-      if (assembled.missing.length === 0) break;
-      await new Promise((r) => setTimeout(r, wait));
-      assembled = await StreamText.assemble(messageId, count);
-    }
+    const assembled = await retry(IN_FLIGHT_CHUNKS, () => StreamText.assemble(messageId, count));
     const voids = [...assembled.missing, ...StreamText.assumedHoles(messageId, count)];
     const nowIso = now.toISOString();
     const cancelled = how.kind !== 'complete';
@@ -371,44 +351,50 @@ async function finishAttempts(
     // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
     // Not for a timeout's cancel: it is not the reply of the request that found the stream overdue.
     const completion = how.kind === 'expire' ? [] : completionInTransaction(Store.toMessage(finished));
-    try {
-      // The event's number and (for a completion) the chat's pin as this container knows it
-      // (chatFacts: read only the first time; a stale pin fails the chat's condition and
-      // commitTouchingChat retries with the pin it finds), side by side.
-      const [numbers, chat] = await Promise.all([eventNumber(), cancelled ? undefined : chatFacts(loc.chatId)]);
-      const eventItems = numbers.items([event], nowIso);
-      if (cancelled) {
-        await transact([
-          ...finishing,
-          ...voidItems,
-          ...completion,
-          guarded(Chats.closeStream(loc.chatId, loc.sk, nowIso), () => chatNotFound(loc.chatId)),
-          ...eventItems,
-        ]);
-      } else {
-        const preview = previewOf({ content_final: contentFinal, content_partial: null });
-        if (!chat) throw chatNotFound(loc.chatId);
-        const committed = await commitTouchingChat(
-          loc.chatId,
-          {
-            now: nowIso,
-            pinned: chat.pinned,
-            lastMessageAt: nowIso,
-            preview: { text: preview, role: message.role },
-            streamClosed: loc.sk,
-          },
-          [...finishing, ...voidItems, ...completion],
-          eventItems,
-        );
-        rememberChatFacts({ ...chat, pinned: committed.pinned });
-      }
-    } catch (error) {
-      if (!(error instanceof RetryFinish) || attempt >= 20) throw error;
-      continue;
+    // The event's number and (for a completion) the chat's pin as this container knows it
+    // (chatFacts: read only the first time; a stale pin fails the chat's condition and
+    // commitTouchingChat retries with the pin it finds), side by side.
+    const [numbers, chat] = await Promise.all([eventNumber(), cancelled ? undefined : chatFacts(loc.chatId)]);
+    const eventItems = numbers.items([event], nowIso);
+    if (cancelled) {
+      await transact([
+        ...finishing,
+        ...voidItems,
+        ...completion,
+        guarded(Chats.closeStream(loc.chatId, loc.sk, nowIso), () => chatNotFound(loc.chatId)),
+        ...eventItems,
+      ]);
+    } else {
+      const preview = previewOf({ content_final: contentFinal, content_partial: null });
+      if (!chat) throw chatNotFound(loc.chatId);
+      const committed = await commitTouchingChat(
+        loc.chatId,
+        {
+          now: nowIso,
+          pinned: chat.pinned,
+          lastMessageAt: nowIso,
+          preview: { text: preview, role: message.role },
+          streamClosed: loc.sk,
+        },
+        [...finishing, ...voidItems, ...completion],
+        eventItems,
+      );
+      rememberChatFacts({ ...chat, pinned: committed.pinned });
     }
     StreamText.forget(messageId);
     return { message: Store.toMessage(finished), finished: true };
-  }
+  });
 }
 
 class RetryFinish extends Error {}
+
+/**
+ * A finish whose message changed under it (a chunk numbered meanwhile, another finisher won) or
+ * whose voided chunk arrived after all is redone on a fresh read at once: the read is the
+ * wait. Twenty tries, then the last RetryFinish is thrown (500): a stream that busy is a bug.
+ */
+const CHUNKS_MOVED_ON: RetryPolicy = {
+  attempts: 20,
+  backoff: () => 0,
+  retryable: (error) => error instanceof RetryFinish,
+};

@@ -4,6 +4,8 @@
  * committed (store/tags-repo.ts).
  */
 import { logger } from '../platform/logger.js';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import { applyPart, pendingParts, readPart, tagsWithPrefix } from '../store/tags-repo.js';
 import type { CatalogPart, TagAdjustment, TagEntry } from '../store/tags-repo.js';
 import { asciiLower } from '../store/keys.js';
@@ -28,8 +30,15 @@ export function adjustmentsBetween(before: readonly string[], after: readonly st
   ];
 }
 
-/** How often a part's apply is tried in the request before it is left to the sweeper. */
-const APPLY_ATTEMPTS = 3;
+/**
+ * A part's apply in the request: any failure is tried again at once, three tries in all; a
+ * part that still fails is left to the sweeper (which runs every minute), not waited for.
+ */
+const APPLY_IN_REQUEST: RetryPolicy = {
+  attempts: 3,
+  backoff: () => 0,
+  retryable: () => true,
+};
 
 /**
  * Applies the parts of a chat write that has committed, all at once (they touch distinct
@@ -38,19 +47,11 @@ const APPLY_ATTEMPTS = 3;
  */
 export async function applyParts(parts: readonly CatalogPart[]): Promise<void> {
   await Promise.all(
-    parts.map(async (part) => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await applyPart(part);
-          return;
-        } catch (error) {
-          if (attempt >= APPLY_ATTEMPTS) {
-            logger.warn('tag catalog part left to the sweeper', { part: part.key, error });
-            return;
-          }
-        }
-      }
-    }),
+    parts.map((part) =>
+      retry(APPLY_IN_REQUEST, () => applyPart(part)).catch((error: unknown) => {
+        logger.warn('tag catalog part left to the sweeper', { part: part.key, error });
+      }),
+    ),
   );
 }
 

@@ -10,14 +10,15 @@
  *   written into the message item once, on complete or cancel.
  * - An open-stream marker (CHAT#<chatId>/STREAM#<id>) exists while the message streams, so
  *   cancel-streaming reads a chat's open streams without reading its history.
+ *
+ * Here: the items, their reads by id and their writes. The reads of many items (a chat's page,
+ * a stream's chunks, its open streams) are in message-queries-repo.ts.
  */
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { BatchGetCommandOutput, PutCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../model.js';
-import type { Message, MessageRole } from '../model.js';
-import { ddb, guarded, queryAll, tableName, transact } from './db.js';
+import type { Message } from '../model.js';
+import { ddb, guarded, putIf, tableName, transact, updateIf } from './db.js';
 import type { GuardedItem, TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
 import { storable } from './storable.js';
@@ -58,7 +59,7 @@ export function messageLocation(message: Pick<Message, 'chat_id' | 'created_at' 
   return { chatId: message.chat_id, sk: Keys.message(message.chat_id, message.created_at, message.id).sk };
 }
 
-const messageKey = (loc: MessageLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk: loc.sk });
+export const messageKey = (loc: MessageLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk: loc.sk });
 
 /** What linking media of these kinds makes of a message's `linked_media`. */
 export const linkedMediaOf = (kinds: readonly string[]): MessageRecord['linked_media'] =>
@@ -172,40 +173,31 @@ export async function reserveChunk(
   loc: MessageLocation,
   args: { now: string; idleCutoff: string; bytes: number; maxBytes: number },
 ): Promise<ReserveOutcome> {
-  try {
-    const out = await ddb().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: messageKey(loc),
-        UpdateExpression: 'SET updated_at = :now ADD chunk_count :one, content_bytes :bytes',
-        ConditionExpression: 'stream_state = :streaming AND updated_at > :cutoff AND content_bytes <= :room',
-        ExpressionAttributeValues: {
-          ':now': args.now,
-          ':one': 1,
-          ':bytes': args.bytes,
-          ':streaming': 'streaming',
-          ':cutoff': args.idleCutoff,
-          ':room': args.maxBytes - args.bytes,
-        },
-        ReturnValues: 'ALL_OLD',
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    const old = out.Attributes as MessageRecord;
-    // What the update expression above made of it.
-    const message: MessageRecord = {
-      ...old,
-      updated_at: args.now,
-      chunk_count: Number(old.chunk_count ?? 0) + 1,
-      content_bytes: Number(old.content_bytes ?? 0) + args.bytes,
-    };
-    return { ok: true, seq: message.chunk_count!, message, previousUpdatedAt: old.updated_at };
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) {
-      return { ok: false, message: error.Item ? (unmarshall(error.Item) as MessageRecord) : undefined };
-    }
-    throw error;
-  }
+  const reserved = await updateIf({
+    Key: messageKey(loc),
+    UpdateExpression: 'SET updated_at = :now ADD chunk_count :one, content_bytes :bytes',
+    ConditionExpression: 'stream_state = :streaming AND updated_at > :cutoff AND content_bytes <= :room',
+    ExpressionAttributeValues: {
+      ':now': args.now,
+      ':one': 1,
+      ':bytes': args.bytes,
+      ':streaming': 'streaming',
+      ':cutoff': args.idleCutoff,
+      ':room': args.maxBytes - args.bytes,
+    },
+    ReturnValues: 'ALL_OLD',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  });
+  if (!reserved.ok) return { ok: false, message: reserved.old as MessageRecord | undefined };
+  const old = reserved.item as unknown as MessageRecord;
+  // What the update expression above made of it.
+  const message: MessageRecord = {
+    ...old,
+    updated_at: args.now,
+    chunk_count: Number(old.chunk_count ?? 0) + 1,
+    content_bytes: Number(old.content_bytes ?? 0) + args.bytes,
+  };
+  return { ok: true, seq: message.chunk_count!, message, previousUpdatedAt: old.updated_at };
 }
 
 /**
@@ -236,13 +228,7 @@ export function chunkWrite(messageId: string, seq: number, text: string, now: st
  */
 export async function putChunk(messageId: string, seq: number, text: string, now: string): Promise<boolean> {
   const { Put } = chunkWrite(messageId, seq, text, now);
-  try {
-    await ddb().send(new PutCommand(Put as PutCommandInput));
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  return (await putIf(Put as PutCommandInput)).ok;
 }
 
 /**
@@ -288,25 +274,6 @@ export function voidChunk(messageId: string, seq: number, now: string): Transact
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
-}
-
-/**
- * Chunks with from <= seq <= to, in order. Strongly consistent; costs one read unit per 4 KB
- * of chunk text returned (so callers ask only for the chunks they do not already hold).
- */
-export async function readChunks(messageId: string, from: number, to: number): Promise<Map<number, string>> {
-  const chunks = new Map<number, string>();
-  if (to < from) return chunks;
-  const { pk, skFrom, skTo } = Keys.chunkRange(messageId, from, to);
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': pk, ':from': skFrom, ':to': skTo },
-    ProjectionExpression: 'seq, #text',
-    ExpressionAttributeNames: { '#text': 'text' },
-    ConsistentRead: true,
-  });
-  for (const item of items) chunks.set(Number(item.seq), String(item.text));
-  return chunks;
 }
 
 /**
@@ -367,119 +334,5 @@ export function finishStream(
   ];
 }
 
-/**
- * The latest activity (updated_at) of each streaming message among `locations`, by sort key:
- * BatchGetItem, strongly consistent (a chat read right after a chunk sees it), up to 100 keys
- * a call. Capacity is charged on the whole item (1 RRU per started 4 KB each), projection or not.
- * Messages that are no longer streaming are left out.
- */
-export async function streamActivity(locations: readonly MessageLocation[]): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  for (let i = 0; i < locations.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = locations.slice(i, i + 100).map(messageKey);
-    while (keys && keys.length > 0) {
-      const out: BatchGetCommandOutput = await ddb().send(
-        new BatchGetCommand({
-          RequestItems: {
-            [tableName()]: {
-              Keys: keys,
-              ConsistentRead: true,
-              ProjectionExpression: 'sk, updated_at, stream_state',
-            },
-          },
-        }),
-      );
-      for (const item of out.Responses?.[tableName()] ?? []) {
-        if (item.stream_state === 'streaming') found.set(String(item.sk), String(item.updated_at));
-      }
-      keys = out.UnprocessedKeys?.[tableName()]?.Keys;
-    }
-  }
-  return found;
-}
-
-/** The ids of a chat's messages that are streaming (their open-stream markers). */
-export async function openStreams(chatId: string): Promise<string[]> {
-  const { pk, skPrefix } = Keys.openStreamsOf(chatId);
-  const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-    ConsistentRead: true,
-  });
-  const ids = items.map((item) => String(item.sk).slice(skPrefix.length));
-  return ids;
-}
-
-/**
- * One page of a chat's listed messages, newest first (created_at desc, id desc), after the
- * keyset position `afterSk`. Hidden messages (§5.4.2) are filtered out by DynamoDB after
- * reading, so this keeps reading until limit+1 messages are found or the chat ends; hidden
- * messages are rare (cancelled empty streams), so a page costs about what it returns.
- */
-export async function queryMessages(
-  chatId: string,
-  limit: number,
-  afterSk: string | undefined,
-): Promise<{ messages: MessageRecord[]; hasMore: boolean }> {
-  const { pk, skPrefix } = Keys.messagesOf(chatId);
-  const want = limit + 1;
-  const found: MessageRecord[] = [];
-  let start: Record<string, unknown> | undefined = afterSk ? { pk, sk: afterSk } : undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        FilterExpression: 'attribute_not_exists(list_hidden)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix },
-        ScanIndexForward: false,
-        Limit: want - found.length,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    found.push(...((out.Items ?? []) as MessageRecord[]));
-    start = out.LastEvaluatedKey;
-  } while (found.length < want && start);
-  return { messages: found.slice(0, limit), hasMore: found.length > limit };
-}
-
 export const sortKeyOf = (message: Pick<Message, 'chat_id' | 'created_at' | 'id'>): string =>
   Keys.message(message.chat_id, message.created_at, message.id).sk;
-
-/**
- * A chat's first `count` messages with one of `roles`, oldest first (created_at asc, id asc),
- * with only the fields a caller reading their text needs. Other roles are filtered out by
- * DynamoDB after reading, so this keeps reading pages until `count` are found or the chat ends;
- * they are rare among a chat's first messages, so it costs about one Query of `count` items
- * (capacity is charged on whole items read, projection or not).
- */
-export async function earliestMessages(
-  chatId: string,
-  count: number,
-  roles: readonly MessageRole[],
-): Promise<Pick<MessageRecord, 'role' | 'content_final' | 'created_at'>[]> {
-  const { pk, skPrefix } = Keys.messagesOf(chatId);
-  const roleValues = Object.fromEntries(roles.map((role, i) => [`:r${i}`, role]));
-  const found: Pick<MessageRecord, 'role' | 'content_final' | 'created_at'>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await ddb().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        FilterExpression: `#role IN (${Object.keys(roleValues).join(', ')})`,
-        ProjectionExpression: '#role, content_final, created_at',
-        ExpressionAttributeNames: { '#role': 'role' },
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': skPrefix, ...roleValues },
-        ScanIndexForward: true,
-        Limit: count,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    found.push(...((out.Items ?? []) as Pick<MessageRecord, 'role' | 'content_final' | 'created_at'>[]));
-    start = out.LastEvaluatedKey;
-  } while (found.length < count && start);
-  return found.slice(0, count);
-}

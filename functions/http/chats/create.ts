@@ -1,6 +1,6 @@
 /** POST /api/v1/chats: create a chat (contract §5.3.1). */
 import * as z from '../../platform/zod.js';
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/chat-create.js';
 import { http } from '../../middleware/http.js';
 import { LIMITS, clientId } from '../schemas.js';
 import type { Chat } from '../../model.js';

@@ -1,5 +1,5 @@
 /** GET /api/v1/chats/{chatId} (contract §5.3.3). */
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/chat-reads.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
 

@@ -1,6 +1,6 @@
 /** GET /api/v1/chats: list chats with filters and cursor pagination (contract §5.3.2). */
 import * as z from '../../platform/zod.js';
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/chat-reads.js';
 import { http } from '../../middleware/http.js';
 import { queryBoolean, queryInt } from '../../middleware/validate.js';
 

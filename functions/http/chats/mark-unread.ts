@@ -1,5 +1,5 @@
 /** POST /api/v1/chats/{chatId}/mark-unread (contract §3.4, §5.3.6). No body; any body sent is ignored. */
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/chat-updates.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
 

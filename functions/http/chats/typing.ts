@@ -1,6 +1,6 @@
 /** POST /api/v1/chats/{chatId}/typing: agent typing indicator, ephemeral (§5.3.8). */
 import * as z from '../../platform/zod.js';
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/typing.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
 import { clientId } from '../schemas.js';

@@ -1,6 +1,6 @@
 /** GET /api/v1/chats/unread-summary (contract §3.5, §5.3.7). */
 import * as z from '../../platform/zod.js';
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/chat-reads.js';
 import { http } from '../../middleware/http.js';
 import { queryBoolean } from '../../middleware/validate.js';
 

@@ -1,6 +1,6 @@
 /** PATCH /api/v1/chats/{chatId}: update a chat (contract §5.3.4). */
 import * as z from '../../platform/zod.js';
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/chat-updates.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
 

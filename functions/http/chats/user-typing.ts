@@ -1,5 +1,5 @@
 /** POST /api/v1/chats/{chatId}/user-typing: user typing indicator, ephemeral (§5.3.9). No body. */
-import * as Chats from '../../core/chats.js';
+import * as Chats from '../../core/typing.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from './path.js';
 

@@ -120,7 +120,7 @@ const sequence: ItemWrite = { item: 'event sequence SEQ (UpdateItem)', kb: S.cou
 const chatGet: ItemRead = { item: 'chat (GetItem, existingChat)', kb: S.chat, consistent: true };
 /**
  * Message and request creation and stream completion read the chat only when their container has not seen it yet
- * (core/chats.ts chatFacts; the transaction checks model and pin): a cold container or a new
+ * (core/chat-lookup.ts chatFacts; the transaction checks model and pin): a cold container or a new
  * chat, taken here as 1 create in 10.
  */
 const CHAT_READ_SHARE = 0.1;
@@ -229,7 +229,7 @@ export const OPERATIONS: readonly Operation[] = [
     calls: 3,
     // Two sequential round trips on a warm instance: the numbering, then the two writes in
     // parallel (core/streaming.ts appendChunk); no transaction. The chat is not written: its
-    // updated_at is read through its open streams (core/chats.ts withStreamActivity).
+    // updated_at is read through its open streams (core/chat-reads.ts withStreamActivity).
     writes: [
       // The rate-limit counter is leased in blocks of max/10 (10 by default) per instance and
       // window (middleware/rate-limit.ts): an agent streaming >= 4 chunks/s through a warm
@@ -269,7 +269,7 @@ export const OPERATIONS: readonly Operation[] = [
       { item: 'message (GetItem)', kb: S.message, consistent: true },
       // the complete function's text cache holds none of the chunk function's chunks
       { item: 'chunks (Query)', kb: S.chunksPerReply * S.chunk, consistent: true },
-      // the chat's pin (core/chats.ts chatFacts, beside the event number)
+      // the chat's pin (core/chat-lookup.ts chatFacts, beside the event number)
       chatGetCold,
     ],
     responseKb: 5,

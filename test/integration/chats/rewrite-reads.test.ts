@@ -1,5 +1,5 @@
 /**
- * A chat rewrite (mark-read, mark-unread, PATCH: core/chats.ts rewrite) reads the chat and its
+ * A chat rewrite (mark-read, mark-unread, PATCH: core/chat-recompute.ts rewrite) reads the chat and its
  * newest messages side by side, one round trip, and trusts the messages only when they agree
  * with the chat (recompute / agreesWith). A spy on the document client stages the race that
  * check exists for: the messages are read, then a message lands, then the chat is read (so the

@@ -1,0 +1,38 @@
+/**
+ * Typing indicators (§5.3.8, §5.3.9): ephemeral events on an existing chat; nothing stored,
+ * except in batched_sequential dispatch the user's typing time (the dispatch typing grace).
+ */
+import { isId } from '../platform/ids.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
+import * as Chats from '../store/chats-repo.js';
+import { guarded, transact } from '../store/db.js';
+import type { TransactWrite } from '../store/db.js';
+import { recordUserTyping } from '../store/dispatch-repo.js';
+import { ephemeralEventPut, landEphemeral } from '../store/events-repo.js';
+import { USER_SENDER_ID } from '../model.js';
+import { chatNotFound } from './chat-lookup.js';
+import { defaultDeps } from './chat-rules.js';
+import type { ChatDeps } from './chat-rules.js';
+
+/** POST /chats/{chatId}/typing (§5.3.8): an ephemeral `chat.typing`; nothing stored. */
+export async function agentTyping(chatId: string, agentId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+  if (!isId(chatId)) throw chatNotFound(chatId);
+  const now = deps.clock().toISOString();
+  const event = ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now);
+  await transact([guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), event]);
+  await landEphemeral(event);
+}
+
+/**
+ * POST /chats/{chatId}/user-typing (§5.3.9): an ephemeral `chat.user_typing`; in
+ * batched_sequential mode also the time, for the dispatch typing grace (§4.4.3).
+ */
+export async function userTyping(config: InstanceConfig, chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+  if (!isId(chatId)) throw chatNotFound(chatId);
+  const now = deps.clock().toISOString();
+  const event = ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now);
+  const items: TransactWrite[] = [guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), event];
+  if (config.server.dispatch.mode === 'batched_sequential') items.push(recordUserTyping(chatId, now));
+  await transact(items);
+  await landEphemeral(event);
+}
