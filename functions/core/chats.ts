@@ -13,7 +13,8 @@ import type { ChatRecord, RewriteField } from '../store/chats-repo.js';
 import { decodeCursor, encodeCursor } from '../store/cursor.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactItem, TransactWrite } from '../store/db.js';
-import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js';
+import { dispatchInputWrites } from '../store/dispatch/inputs.js';
+import { recordUserTyping } from '../store/dispatch/state.js';
 import { ephemeralEventPut, landEphemeral, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
@@ -24,7 +25,7 @@ import type { CatalogPart } from '../store/tags-repo.js';
 import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf, recomputedPreviewOf } from '../model.js';
 import type { Chat, Message } from '../model.js';
 import { chatNotFound } from './chat-writes.js';
-import * as Dispatch from './dispatch.js';
+import { inputAdded } from './dispatch/seal.js';
 import * as StreamText from './stream-text.js';
 import * as Tags from './tags.js';
 import { MAX_CONTENT_BYTES, tooLong } from './streaming.js';
@@ -246,7 +247,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   await withEvents(events, now, (eventItems) => transact([...items, ...completion, ...catalog.items, ...eventItems]));
   await Tags.applyParts(catalog.parts);
   // A first message is a user message, hence a dispatch input (§4.4.1).
-  if (first) await Dispatch.inputAdded(config, chatId);
+  if (first) await inputAdded(config, chatId);
   return result;
 }
 
@@ -256,7 +257,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
  * left to seal. Never throws.
  */
 export async function redoAfterCreate(config: InstanceConfig, created: Chat, input: NewChat): Promise<void> {
-  if (firstMessageText(input) !== '') await Dispatch.inputAdded(config, created.id);
+  if (firstMessageText(input) !== '') await inputAdded(config, created.id);
 }
 
 /** A new chat's first message as stored: trimmed; empty means none. */
