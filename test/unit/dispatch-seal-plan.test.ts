@@ -1,6 +1,6 @@
 /**
  * How a seal cuts a chat's unsealed inputs into batches and payload parts (functions/core/
- * dispatch.ts planSeal): the limits DynamoDB sets (400 KB items, 100-item and 4 MB
+ * dispatch/seal.ts planSeal): the limits DynamoDB sets (400 KB items, 100-item and 4 MB
  * transactions) and the contract's "all of them in one batch" (§4.4.3) meet here. Inputs
  * without media need no table read, so this runs without DynamoDB.
  */
