@@ -9,7 +9,7 @@ import * as Chats from '../store/chats-repo.js';
 import type { ChatRecord } from '../store/chats-repo.js';
 import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
-import { dispatchInputWrites } from '../store/dispatch-repo.js';
+import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
@@ -19,7 +19,7 @@ import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from '../model.js'
 import type { Chat, Message } from '../model.js';
 import { checkModel, checkTitle, defaultDeps, normalizeTags } from './chat-rules.js';
 import type { ChatDeps } from './chat-rules.js';
-import * as Dispatch from './dispatch.js';
+import { inputAdded } from './dispatch/seal.js';
 import { MAX_CONTENT_BYTES, tooLong } from './message-rules.js';
 import * as Tags from './tags.js';
 
@@ -147,7 +147,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   await withEvents(events, now, (eventItems) => transact([...items, ...completion, ...catalog.items, ...eventItems]));
   await Tags.applyParts(catalog.parts);
   // A first message is a user message, hence a dispatch input (§4.4.1).
-  if (first) await Dispatch.inputAdded(config, chatId);
+  if (first) await inputAdded(config, chatId);
   return result;
 }
 
@@ -157,7 +157,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
  * left to seal. Never throws.
  */
 export async function redoAfterCreate(config: InstanceConfig, created: Chat, input: NewChat): Promise<void> {
-  if (firstMessageText(input) !== '') await Dispatch.inputAdded(config, created.id);
+  if (firstMessageText(input) !== '') await inputAdded(config, created.id);
 }
 
 /** A new chat's first message as stored: trimmed; empty means none. */

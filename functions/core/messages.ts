@@ -17,7 +17,7 @@ import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
 import { encodeCursor, sortKeyAfter } from '../store/cursor.js';
 import { guarded } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
-import { dispatchInputWrites } from '../store/dispatch-repo.js';
+import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
@@ -30,7 +30,7 @@ import { chatFacts, existingChat, rememberChatFacts } from './chat-lookup.js';
 import type { ChatFacts } from './chat-lookup.js';
 import type { Page } from './chat-reads.js';
 import { StaleChat, commitTouchingChat } from './chat-writes.js';
-import * as Dispatch from './dispatch.js';
+import { inputAdded } from './dispatch/seal.js';
 import { MAX_CONTENT_BYTES, defaultDeps, isOverdue, tooLong } from './message-rules.js';
 import type { MessageDeps } from './message-rules.js';
 import { USER_SENDER_ID, previewOf } from '../model.js';
@@ -295,7 +295,7 @@ async function createIn(
   if (early) await early;
   else if (timer) await startStreamTimer(timer);
   // A user message is a dispatch input (§4.4.1): seal it or schedule the sealing.
-  if (role === 'user') await Dispatch.inputAdded(config, chatId);
+  if (role === 'user') await inputAdded(config, chatId);
   return result;
 }
 
@@ -307,7 +307,7 @@ async function createIn(
  */
 export async function redoAfterCreate(config: InstanceConfig, chatId: string, created: Message): Promise<void> {
   if (created.stream_state === 'streaming') await startStreamTimer(streamTimerOf(config, created.id));
-  if (created.role === 'user') await Dispatch.inputAdded(config, chatId);
+  if (created.role === 'user') await inputAdded(config, chatId);
 }
 
 /** A new stream's timer: checked once the configured idle timeout has passed (§4.2). */

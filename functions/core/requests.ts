@@ -14,13 +14,13 @@ import { newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
-import { dispatchInputWrites } from '../store/dispatch-repo.js';
+import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatFacts, chatNotFound } from './chat-lookup.js';
-import * as Dispatch from './dispatch.js';
+import { inputAdded } from './dispatch/seal.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
@@ -221,7 +221,7 @@ export async function resolve(
     ]),
   );
   // A resolution is a dispatch input (§4.4.1).
-  await Dispatch.inputAdded(config, loc.chatId);
+  await inputAdded(config, loc.chatId);
   return resolved;
 }
 
@@ -231,7 +231,7 @@ export async function resolve(
  * to seal. Never throws.
  */
 export async function redoAfterResolve(config: InstanceConfig, resolved: RequestRecord): Promise<void> {
-  await Dispatch.inputAdded(config, resolved.chat_id);
+  await inputAdded(config, resolved.chat_id);
 }
 
 /** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */

@@ -7,7 +7,7 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
-import { recordUserTyping } from '../store/dispatch-repo.js';
+import { recordUserTyping } from '../store/dispatch/state.js';
 import { ephemeralEventPut, landEphemeral } from '../store/events-repo.js';
 import { USER_SENDER_ID } from '../model.js';
 import { chatNotFound } from './chat-lookup.js';

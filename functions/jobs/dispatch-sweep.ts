@@ -5,9 +5,9 @@
  * signal was lost, and batch messages a failed visibility change or delete left where the
  * table says they should not be (marked DISPATCH#REPAIR). It reads only the sparse gsi3 entries of chats with
  * such work that has not
- * moved for a while (Dispatch.sweepAfterMs), so an idle instance costs one Query per run.
+ * moved for a while (sweepAfterMs in core/dispatch/sweep.ts), so an idle instance costs one Query per run.
  */
-import * as Dispatch from '../core/dispatch.js';
+import { repairMessages, sweep } from '../core/dispatch/sweep.js';
 import { getConfig } from '../core/instance-config.js';
 import { logger } from '../platform/logger.js';
 import { dispatchConfigured } from '../platform/queues.js';
@@ -15,7 +15,7 @@ import { dispatchConfigured } from '../platform/queues.js';
 export async function handler(): Promise<{ resumed: number; repaired: number }> {
   if (!dispatchConfigured()) return { resumed: 0, repaired: 0 };
   const config = await getConfig();
-  const [resumed, repaired] = await Promise.all([Dispatch.sweep(config), Dispatch.repairMessages()]);
+  const [resumed, repaired] = await Promise.all([sweep(config), repairMessages()]);
   if (resumed > 0) logger.warn('dispatch sweep resumed stranded work', { chats: resumed });
   if (repaired > 0)
     logger.warn('dispatch sweep repaired batch messages after failed queue calls', { batches: repaired });

@@ -2,20 +2,22 @@
  * The flush queue's consumer: the one event source of the dispatch flush queue
  * (lib/constructs/dispatch-queues.ts), which carries two kinds of delayed record:
  * - a flush signal `{ chatId }` (contract §4.4.3, functions/platform/queues.ts `sendFlush`):
- *   the chat's unsealed inputs may be ready; `Dispatch.flush` seals them, or schedules the
+ *   the chat's unsealed inputs may be ready; `flush` (core/dispatch/seal.ts) seals them, or schedules the
  *   next look;
  * - a stream check `{ messageId }` (contract §4.2, functions/platform/stream-timer.ts): a new
  *   stream's timeout has passed; `checkStream` (functions/jobs/check-stream.ts) looks at it once.
  * The stream checks ride on this queue so that the stack has one SQS event source mapping
  * instead of two: an idle mapping long-polls all month (~648,000 requests, $0.26).
  *
- * Each record is handled on its own, all at once: a record that fails is reported back
- * (ReportBatchItemFailures), so only it comes back (up to the queue's maxReceiveCount, then
- * the flush dead-letter queue and its alarm). A record of neither shape is dropped with a
- * warning: retrying it would not give it one.
+ * Records are handled by Powertools' batch processor, each on its own, all at once: a record that
+ * fails is reported back (ReportBatchItemFailures), so only it comes back (up to the queue's
+ * maxReceiveCount, then the flush dead-letter queue and its alarm); when all fail, all are
+ * reported (rather than the invocation failing: the same records come back either way). A record
+ * of neither shape is dropped with a warning: retrying it would not give it one.
  */
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import * as Dispatch from '../core/dispatch.js';
+import { flush } from '../core/dispatch/seal.js';
 import { getConfig } from '../core/instance-config.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
@@ -39,35 +41,38 @@ export function flushQueueRecord(body: string): FlushQueueRecord | undefined {
 }
 
 /** One record; throws when it should come back. */
-async function handle(config: InstanceConfig, record: SQSRecord, what: FlushQueueRecord): Promise<void> {
-  if (what.kind === 'flush') {
-    await Dispatch.flush(config, what.chatId);
+async function handle(config: InstanceConfig, record: SQSRecord): Promise<void> {
+  const what = flushQueueRecord(record.body);
+  if (!what) {
+    logger.warn('flush queue: record that is neither a flush signal nor a stream check dropped', {
+      sqsMessageId: record.messageId,
+    });
     return;
   }
-  const outcome = await checkStream(config, what.messageId);
-  logger.info('stream check', { messageId: what.messageId, outcome, sqsMessageId: record.messageId });
+  try {
+    if (what.kind === 'flush') {
+      await flush(config, what.chatId);
+      return;
+    }
+    const outcome = await checkStream(config, what.messageId);
+    logger.info('stream check', { messageId: what.messageId, outcome, sqsMessageId: record.messageId });
+  } catch (error) {
+    const id = what.kind === 'flush' ? { chatId: what.chatId } : { messageId: what.messageId };
+    logger.error(`${what.kind} failed`, { ...id, sqsMessageId: record.messageId, error });
+    throw error;
+  }
 }
 
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const config = await getConfig();
-  const failures: SQSBatchResponse['batchItemFailures'] = [];
-  await Promise.all(
-    event.Records.map(async (record) => {
-      const what = flushQueueRecord(record.body);
-      if (!what) {
-        logger.warn('flush queue: record that is neither a flush signal nor a stream check dropped', {
-          sqsMessageId: record.messageId,
-        });
-        return;
-      }
-      try {
-        await handle(config, record, what);
-      } catch (error) {
-        const id = what.kind === 'flush' ? { chatId: what.chatId } : { messageId: what.messageId };
-        logger.error(`${what.kind} failed`, { ...id, sqsMessageId: record.messageId, error });
-        failures.push({ itemIdentifier: record.messageId });
-      }
-    }),
+  // A processor per invocation: it keeps the invocation's records and failures, and outside Lambda
+  // (the local runtime, tests) invocations of this handler overlap.
+  return processPartialResponse(
+    event,
+    (record: SQSRecord) => handle(config, record),
+    new BatchProcessor(EventType.SQS),
+    {
+      throwOnFullBatchFailure: false,
+    },
   );
-  return { batchItemFailures: failures };
 }

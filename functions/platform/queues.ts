@@ -75,7 +75,7 @@ export async function sendToFlushQueue(body: string, delaySeconds: number): Prom
 /**
  * How long the queues keep a message: SQS's maximum, 14 days (the stack and the local queues
  * both take it). A batch message that outlives it is gone while its batch is unsettled; a claim
- * then restores it (core/dispatch.ts restoreOrder), but the longer it is kept, the rarer that is.
+ * then restores it (core/dispatch/lease.ts restoreOrder), but the longer it is kept, the rarer that is.
  */
 export const QUEUE_RETENTION_SECONDS = 14 * 24 * 3600;
 

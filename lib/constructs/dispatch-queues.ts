@@ -60,7 +60,7 @@ export const FLUSH_MAX_RECEIVES = 5;
 /**
  * Every queue keeps its messages the longest SQS allows, 14 days (QUEUE_RETENTION_SECONDS, which
  * the local queues take too): a batch message that expired while its batch was unsettled would
- * let the chat's next batch pass it (a claim restores the order then, core/dispatch.ts), and dead
+ * let the chat's next batch pass it (a claim restores the order then, core/dispatch/lease.ts), and dead
  * letters are kept for inspection.
  */
 const RETENTION = Duration.seconds(QUEUE_RETENTION_SECONDS);

@@ -208,7 +208,8 @@ export async function runDispatchScenarios(options: ScenarioOptions, log: Log): 
     startMs: 0,
   };
   // Read only now: the runner set the environment (DynamoDB Local, table) before the first import.
-  const { getBatch, getState } = await import('../../functions/store/dispatch-repo.js');
+  const { getBatch } = await import('../../functions/store/dispatch/batches.js');
+  const { getState } = await import('../../functions/store/dispatch/state.js');
 
   let server: ChildServer | undefined;
   const startPhase = phaseRunner([], phases, log);

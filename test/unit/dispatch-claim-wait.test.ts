@@ -1,9 +1,9 @@
 /**
- * The long-poll seconds of a claim (core/dispatch.ts longPollSeconds): SQS waits in whole
+ * The long-poll seconds of a claim (core/dispatch/claim.ts longPollSeconds): SQS waits in whole
  * seconds; a claim rounds up when that overshoots its deadline by at most half a second.
  */
 import { describe, expect, it } from '@jest/globals';
-import { CLAIM_OVERSHOOT_MS, longPollSeconds } from '../../functions/core/dispatch.js';
+import { CLAIM_OVERSHOOT_MS, longPollSeconds } from '../../functions/core/dispatch/claim.js';
 
 describe('longPollSeconds', () => {
   it('makes the usual 10 s wait one receive (9.99 s left by the first one → 10 s)', () => {

@@ -1,14 +1,15 @@
 /**
  * How a seal cuts a chat's unsealed inputs into batches and payload parts (functions/core/
- * dispatch.ts planSeal): the limits DynamoDB sets (400 KB items, 100-item and 4 MB
+ * dispatch/seal.ts planSeal): the limits DynamoDB sets (400 KB items, 100-item and 4 MB
  * transactions) and the contract's "all of them in one batch" (§4.4.3) meet here. Inputs
  * without media need no table read, so this runs without DynamoDB.
  */
 import { describe, expect, it } from '@jest/globals';
-import { BATCH_MAX_INPUTS, planSeal } from '../../functions/core/dispatch.js';
-import type { DispatchInput } from '../../functions/store/dispatch-repo.js';
+import { BATCH_MAX_INPUTS } from '../../functions/core/dispatch/limits.js';
+import { planSeal } from '../../functions/core/dispatch/seal.js';
+import type { DispatchInput } from '../../functions/store/dispatch/inputs.js';
 import { Keys } from '../../functions/store/keys.js';
-import { sealWrites } from '../../functions/store/dispatch-repo.js';
+import { sealWrites } from '../../functions/store/dispatch/seal.js';
 
 // sealWrites names the table in each write; nothing here talks to it.
 process.env.TABLE_NAME ??= 'unit-test-table';

@@ -1,5 +1,5 @@
 /**
- * The timing rules of dispatch with a fake clock (functions/core/dispatch.ts), so the
+ * The timing rules of dispatch with a fake clock (functions/core/dispatch/seal.ts and settle.ts), so the
  * integration tests need only one real-time case per rule:
  * - `sealingDecision`: §4.4.3 (debounce, typing grace, typing before the window, max wait);
  * - `flush`: the flush consumer's loop around it: rule 2 (no sealing while the chat's batch is
@@ -11,7 +11,8 @@
 import { beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { defaultConfig } from '../../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../../functions/platform/instance-config.js';
-import type { BatchRecord, DispatchState } from '../../functions/store/dispatch-repo.js';
+import type { BatchRecord } from '../../functions/store/dispatch/batches.js';
+import type { DispatchState } from '../../functions/store/dispatch/state.js';
 
 type Call =
   | { op: 'sendFlush'; chatId: string; delayMs: number }
@@ -25,24 +26,31 @@ let batches: Record<string, BatchRecord> = {};
 let now = 0;
 let calls: Call[] = [];
 
-jest.unstable_mockModule('../../functions/store/dispatch-repo.js', () => ({
+jest.unstable_mockModule('../../functions/store/dispatch/state.js', () => ({
   getState: async () => ({ ...state }),
+  clearPendingMark: async () => undefined,
+  // Imported by name by modules the code under test loads; never called here.
+  recordUserTyping: () => ({}),
+}));
+jest.unstable_mockModule('../../functions/store/dispatch/batches.js', () => ({
   getBatch: async (batchId: string) => {
     calls.push({ op: 'getBatch', batchId });
     return batches[batchId];
   },
+}));
+jest.unstable_mockModule('../../functions/store/dispatch/inputs.js', () => ({
   // A seal starts by reading the chat's unsealed inputs; with none it only tidies up.
   unsealedInputs: async () => {
     calls.push({ op: 'seal', at: now });
     return [];
   },
   releaseTaken: async () => undefined,
-  clearPendingMark: async () => undefined,
+  // Imported by name by modules the code under test loads; never called here.
+  dispatchInputWrites: () => [],
+}));
+jest.unstable_mockModule('../../functions/store/dispatch/batch-refs.js', () => ({
   batchRef: async () => undefined,
   markSent: async () => false,
-  // Imported by name by modules dispatch.ts loads; never called here.
-  dispatchInputWrites: () => [],
-  recordUserTyping: () => ({}),
 }));
 jest.unstable_mockModule('../../functions/platform/queues.js', () => ({
   sendFlush: async (chatId: string, delayMs: number) => {
@@ -51,7 +59,8 @@ jest.unstable_mockModule('../../functions/platform/queues.js', () => ({
   dispatchConfigured: () => true,
 }));
 
-const { flush, retryDelay, sealingDecision } = await import('../../functions/core/dispatch.js');
+const { flush, sealingDecision } = await import('../../functions/core/dispatch/seal.js');
+const { retryDelay } = await import('../../functions/core/dispatch/settle.js');
 
 type DispatchSettings = InstanceConfig['server']['dispatch'];
 

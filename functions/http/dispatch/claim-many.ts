@@ -1,6 +1,6 @@
 /** POST /api/v1/dispatch/claim-many: lease up to `limit` batches (contract §5.11.2, §4.4.7). */
 import * as z from '../../platform/zod.js';
-import * as Dispatch from '../../core/dispatch.js';
+import { claim } from '../../core/dispatch/claim.js';
 import { http } from '../../middleware/http.js';
 import { nonNegativeInt, workerId } from './schemas.js';
 
@@ -16,6 +16,6 @@ export const schemas = {
 export const handler = http('dispatch/claim-many', schemas, async ({ body, config, clientGone }) => {
   const configured = config.server.dispatch.claim.claimManyLimit;
   const max = Math.max(1, Math.min(body.limit ?? configured, Math.min(50, configured)));
-  const batches = await Dispatch.claim(config, { ...body, clientGone }, max);
+  const batches = await claim(config, { ...body, clientGone }, max);
   return batches.length > 0 ? { status: 200, body: { batches } } : { status: 204, remember: false };
 });

@@ -1,6 +1,6 @@
 /** POST /api/v1/dispatch/claim: lease one batch, long-polling up to waitMs (contract §5.11.1). */
 import * as z from '../../platform/zod.js';
-import * as Dispatch from '../../core/dispatch.js';
+import { claim } from '../../core/dispatch/claim.js';
 import { http } from '../../middleware/http.js';
 import { nonNegativeInt, workerId } from './schemas.js';
 
@@ -9,6 +9,6 @@ export const schemas = {
 };
 
 export const handler = http('dispatch/claim', schemas, async ({ body, config, clientGone }) => {
-  const [batch] = await Dispatch.claim(config, { ...body, clientGone }, 1);
+  const [batch] = await claim(config, { ...body, clientGone }, 1);
   return batch ? { status: 200, body: batch } : { status: 204, remember: false };
 });

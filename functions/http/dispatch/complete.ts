@@ -1,12 +1,12 @@
 /** POST /api/v1/dispatch/{batchId}/complete (contract §5.11.4). */
 import * as z from '../../platform/zod.js';
-import * as Dispatch from '../../core/dispatch.js';
+import { complete } from '../../core/dispatch/settle.js';
 import { http } from '../../middleware/http.js';
 import { batchPath, workerId } from './schemas.js';
 
 export const schemas = { path: batchPath, body: z.object({ workerId }) };
 
 export const handler = http('dispatch/complete', schemas, async ({ path, body, config }) => {
-  await Dispatch.complete(config, path.batchId, body.workerId);
+  await complete(config, path.batchId, body.workerId);
   return { status: 204 };
 });

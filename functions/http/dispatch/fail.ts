@@ -1,6 +1,6 @@
 /** POST /api/v1/dispatch/{batchId}/fail: retry later or fail for good (contract §5.11.5, §4.4.6). */
 import * as z from '../../platform/zod.js';
-import * as Dispatch from '../../core/dispatch.js';
+import { fail } from '../../core/dispatch/settle.js';
 import { http } from '../../middleware/http.js';
 import { batchPath, nonNegativeInt, workerId } from './schemas.js';
 import { LIMITS } from '../schemas.js';
@@ -22,6 +22,6 @@ export const schemas = {
 };
 
 export const handler = http('dispatch/fail', schemas, async ({ path, body, config }) => {
-  await Dispatch.fail(config, path.batchId, body);
+  await fail(config, path.batchId, body);
   return { status: 204 };
 });

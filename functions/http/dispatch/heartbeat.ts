@@ -1,12 +1,12 @@
 /** POST /api/v1/dispatch/{batchId}/heartbeat: extend a lease (contract §5.11.3). */
 import * as z from '../../platform/zod.js';
-import * as Dispatch from '../../core/dispatch.js';
+import { heartbeat } from '../../core/dispatch/settle.js';
 import { http } from '../../middleware/http.js';
 import { batchPath, nonNegativeInt, workerId } from './schemas.js';
 
 export const schemas = { path: batchPath, body: z.object({ workerId, extendMs: z.optional(nonNegativeInt) }) };
 
 export const handler = http('dispatch/heartbeat', schemas, async ({ path, body, config }) => {
-  await Dispatch.heartbeat(config, path.batchId, body.workerId, body.extendMs);
+  await heartbeat(config, path.batchId, body.workerId, body.extendMs);
   return { status: 204 };
 });

@@ -184,7 +184,7 @@ export const OPERATIONS: readonly Operation[] = [
       { item: 'event message.created', kb: S.event, tx: true },
     ],
     reads: [chatGetCold],
-    // batched_sequential (the default mode): a delayed flush signal (core/dispatch.ts inputAdded)
+    // batched_sequential (the default mode): a delayed flush signal (core/dispatch/seal.ts inputAdded)
     sqsStandard: 1,
     responseKb: 1,
     requestKb: 0.5,
@@ -460,7 +460,7 @@ export const OPERATIONS: readonly Operation[] = [
     calls: 1,
     writes: [rateLimit],
     reads: [],
-    // core/dispatch.ts longPollSeconds: the 9.99 s left is one 10 s long-poll (before: a 9 s one,
+    // core/dispatch/claim.ts longPollSeconds: the 9.99 s left is one 10 s long-poll (before: a 9 s one,
     // then ~5 receives without waiting over the last second)
     sqsFifo: 1,
     logBytes: API_LOG,

@@ -1,5 +1,5 @@
 /**
- * An empty claim's long-poll in SQS requests (core/dispatch.ts longPollSeconds): the OpenClaw
+ * An empty claim's long-poll in SQS requests (core/dispatch/claim.ts longPollSeconds): the OpenClaw
  * pump's `waitMs` 10000 is one ReceiveMessage (SQS ends it 10 s later); a wait of 2.4 s is a
  * 2 s long-poll and then receives without waiting until the deadline (never early).
  * A spy on the SQS client counts the batch queue's receives and passes every call through.

@@ -5,8 +5,8 @@
  * decided (which answered 500 and stranded the batch). A workerId is at most 1,000 characters.
  */
 import { describe, expect, it } from '@jest/globals';
-import * as Store from '../../../functions/store/dispatch-repo.js';
-import { MAX_HIDE_MS } from '../../../functions/core/dispatch.js';
+import { getBatch } from '../../../functions/store/dispatch/batches.js';
+import { MAX_HIDE_MS } from '../../../functions/core/dispatch/limits.js';
 import { configWith, dispatchApi, LONG_BATCHING } from './support.js';
 
 const { api, d } = dispatchApi(configWith({ mode: 'immediate', ...LONG_BATCHING }));
@@ -15,7 +15,7 @@ const HUGE = Number.MAX_SAFE_INTEGER;
 describe('dispatch limits', () => {
   it('caps a huge lease, extension and retry delay at 12 hours: no 500, nothing stranded', async () => {
     const { batch } = await d.claimNewMessage('edge of time', { workerId: 'w', leaseMs: HUGE, waitMs: 5000 });
-    const leased = (await Store.getBatch(batch.batchId))!;
+    const leased = (await getBatch(batch.batchId))!;
     const now = Date.now();
     expect(leased.status).toBe('leased');
     expect(Number(leased.lease_expires_at) - now).toBeLessThanOrEqual(MAX_HIDE_MS);
@@ -23,7 +23,7 @@ describe('dispatch limits', () => {
     expect((await d.heartbeat(batch.batchId, { workerId: 'w', extendMs: HUGE })).status).toBeLessThan(300);
     const failed = await d.fail(batch.batchId, { workerId: 'w', reason: 'later', retryable: true, retryDelayMs: HUGE });
     expect(failed.status).toBeLessThan(300);
-    const retried = (await Store.getBatch(batch.batchId))!;
+    const retried = (await getBatch(batch.batchId))!;
     expect(retried.attempt_count).toBe(1);
     expect(retried.status).not.toBe('leased');
     // Not due again for 12 hours: nothing to claim now.

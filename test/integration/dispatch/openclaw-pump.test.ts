@@ -8,7 +8,7 @@
  * with no 5xx answered to either pump.
  */
 import { describe, expect, it } from '@jest/globals';
-import * as Store from '../../../functions/store/dispatch-repo.js';
+import { getBatch } from '../../../functions/store/dispatch/batches.js';
 import { dispatchApi, sleep } from './support.js';
 import { newLedger, pump, serverErrors, until } from './workers.js';
 
@@ -65,7 +65,7 @@ describe(
           // Failed once, came back once with the very same payload.
           expect([batchId, claims.length, ledger.ends.get(batchId)]).toEqual([batchId, 2, ['completed']]);
           expect(claims[1]).toEqual(claims[0]);
-          expect(await Store.getBatch(batchId)).toMatchObject({
+          expect(await getBatch(batchId)).toMatchObject({
             status: 'completed',
             attempt_count: 2,
             last_error: 'attempt 1 failed',
@@ -76,7 +76,7 @@ describe(
           const headers = await Promise.all(
             [...ledger.claims.entries()]
               .filter(([, c]) => c[0]!.chatId === chatId)
-              .map(async ([id]) => (await Store.getBatch(id))!),
+              .map(async ([id]) => (await getBatch(id))!),
           );
           headers.sort((a, b) => a.chat_seq - b.chat_seq);
           const items = headers.flatMap((h) => ledger.claims.get(h.id)![0]!.items.map((i) => i.sourceId));

@@ -8,11 +8,14 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
-import * as Dispatch from '../../../functions/core/dispatch.js';
+import { sendInOrder } from '../../../functions/core/dispatch/seal.js';
+import { sweep } from '../../../functions/core/dispatch/sweep.js';
 import { env } from '../../../functions/platform/env.js';
 import { handler as sweepHandler } from '../../../functions/jobs/dispatch-sweep.js';
 import * as Queues from '../../../functions/platform/queues.js';
-import * as Store from '../../../functions/store/dispatch-repo.js';
+import { batchRef, markSent } from '../../../functions/store/dispatch/batch-refs.js';
+import { getBatch } from '../../../functions/store/dispatch/batches.js';
+import { getState } from '../../../functions/store/dispatch/state.js';
 import { resolveConfig } from '../../../functions/platform/instance-config.js';
 import { configWith, dispatchApi, sleep, withBrokenQueue } from './support.js';
 
@@ -32,7 +35,7 @@ afterEach(async () => {
 });
 
 /** The sweeper's run with no staleness window (its schedule is every minute; waiting that long proves nothing more). */
-const sweepNow = (config: Record<string, unknown>) => Dispatch.sweep(resolveConfig(config), undefined, 0);
+const sweepNow = (config: Record<string, unknown>) => sweep(resolveConfig(config), undefined, 0);
 
 describe('dispatch sweeper', () => {
   it('hands over a sealed batch whose send to the queue failed (sequential)', async () => {
@@ -65,14 +68,14 @@ describe('dispatch sweeper', () => {
       await d.say(chat.id, 'one'),
       await d.say(chat.id, 'two'),
     ]);
-    const stale = await Store.getState(chat.id);
+    const stale = await getState(chat.id);
     expect([stale.batches_sealed, stale.batches_sent ?? 0]).toEqual([2, 0]);
     // Another sender hands batch 1 over (send, then mark) and stops there, as it knew of one.
-    const first = (await Store.batchRef(chat.id, 1))!;
+    const first = (await batchRef(chat.id, 1))!;
     await Queues.sendBatch(first);
-    expect(await Store.markSent(chat.id, 1)).toBe(true);
+    expect(await markSent(chat.id, 1)).toBe(true);
     // A sender holding the older state still gets batch 2 out, after batch 1.
-    await Dispatch.sendInOrder(chat.id, stale);
+    await sendInOrder(chat.id, stale);
     await d.takeBatchOf([ids[0]], { workerId: 'w1', waitMs: 3000 });
     const b2 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(b2.items.map((i) => i.sourceId)).toEqual([ids[1]]);
@@ -127,7 +130,7 @@ async function loseMessageOf(chatId: string, seq: number): Promise<void> {
       new ReceiveMessageCommand({ QueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 30 }),
     );
     for (const m of out.Messages ?? []) {
-      const batch = await Store.getBatch((JSON.parse(m.Body!) as { batchId: string }).batchId);
+      const batch = await getBatch((JSON.parse(m.Body!) as { batchId: string }).batchId);
       if (batch?.chat_id === chatId && batch.chat_seq === seq) {
         await Queues.deleteBatchMessage(m.ReceiptHandle!);
         return;
@@ -158,7 +161,7 @@ describe("a lost queue message does not break its chat's order", () => {
     const leased = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 30_000 });
     expect(leased.items.map((i) => i.sourceId)).toEqual([first]);
     // The leased message disappears (its retention ran out in flight); then the next batch is queued.
-    const header = (await Store.getBatch(leased.batchId))!;
+    const header = (await getBatch(leased.batchId))!;
     await Queues.deleteBatchMessage(header.receipt_handle!);
     const second = await d.say(chat.id, 'second');
     // Not while batch 1 is leased.

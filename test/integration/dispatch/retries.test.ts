@@ -7,9 +7,9 @@
  * call on this path is repaired by the sweeper, never answered as 500.
  */
 import { describe, expect, it } from '@jest/globals';
-import * as Dispatch from '../../../functions/core/dispatch.js';
+import { repairMessages } from '../../../functions/core/dispatch/sweep.js';
 import * as Queues from '../../../functions/platform/queues.js';
-import * as Store from '../../../functions/store/dispatch-repo.js';
+import { batchesToRepair, getBatch, markRepair } from '../../../functions/store/dispatch/batches.js';
 import type { Batch } from './support.js';
 import { dispatchApi, withBrokenQueue } from './support.js';
 
@@ -60,7 +60,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       expect(third.batch).toEqual(b1);
       expect(Date.now() - failedAgain).toBeGreaterThanOrEqual(1000);
       expect(Date.now() - failedAgain).toBeLessThan(4000);
-      expect((await Store.getBatch(b1.batchId))?.attempt_count).toBe(3);
+      expect((await getBatch(b1.batchId))?.attempt_count).toBe(3);
       await d.completeOk(b1.batchId, 'w2');
 
       // The chat's FIFO group is free again: its next message is claimed.
@@ -86,7 +86,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
           batch = again!;
         }
         await d.failOk(batch.batchId, { workerId: 'w1', reason: 'failure 3', retryable: true });
-        expect(await Store.getBatch(batch.batchId)).toMatchObject({
+        expect(await getBatch(batch.batchId)).toMatchObject({
           status: 'failed',
           attempt_count: 3,
           last_error: 'failure 3',
@@ -122,9 +122,9 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       expect(res.status).toBe(204);
       // The message is still hidden for the rest of the 60 s lease: nothing to claim yet.
       await d.claimNone({ workerId: 'w2', waitMs: 1500 });
-      expect(await Store.batchesToRepair(10)).toEqual([batch.batchId]);
-      expect(await Dispatch.repairMessages()).toBe(1);
-      expect(await Store.batchesToRepair(10)).toEqual([]);
+      expect(await batchesToRepair(10)).toEqual([batch.batchId]);
+      expect(await repairMessages()).toBe(1);
+      expect(await batchesToRepair(10)).toEqual([]);
       const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
       expect(again.batch).toEqual(batch);
       await d.completeOk(batch.batchId, 'w2');
@@ -136,7 +136,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     async () => {
       await d.chatWithMessage('lost message');
       const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
-      const { receipt_handle: receipt } = (await Store.getBatch(batch.batchId))!;
+      const { receipt_handle: receipt } = (await getBatch(batch.batchId))!;
       // The worker fails it for a retry, and its message is lost on the queue meanwhile.
       expect(
         (await d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true, retryDelayMs: 1000 }))
@@ -145,8 +145,8 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       await Queues.deleteBatchMessage(receipt!);
       // Due after a second, but its message is gone: nobody can claim it.
       await d.claimNone({ workerId: 'w2', waitMs: 2000 });
-      await Store.markRepair(batch.batchId, receipt!, new Date().toISOString());
-      expect(await Dispatch.repairMessages()).toBe(1);
+      await markRepair(batch.batchId, receipt!, new Date().toISOString());
+      expect(await repairMessages()).toBe(1);
       const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
       expect(again.batch).toEqual(batch);
       await d.completeOk(batch.batchId, 'w2');

@@ -10,7 +10,7 @@
  * and no response was a 5xx.
  */
 import { describe, expect, it } from '@jest/globals';
-import * as Store from '../../../functions/store/dispatch-repo.js';
+import { getBatch } from '../../../functions/store/dispatch/batches.js';
 import { configWith, dispatchApi } from './support.js';
 import type { Action } from './workers.js';
 import { newLedger, pump, seeded, serverErrors, until } from './workers.js';
@@ -104,7 +104,7 @@ describe('dispatch soak', () => {
       for (const [batchId, claims] of ledger.claims) {
         const ends = ledger.ends.get(batchId) ?? [];
         expect([batchId, ends.length]).toEqual([batchId, 1]);
-        const header = (await Store.getBatch(batchId))!;
+        const header = (await getBatch(batchId))!;
         // Attempts are exact: one per claim that returned the batch.
         expect([batchId, header.status, header.attempt_count]).toEqual([batchId, ends[0], claims.length]);
         if (ends[0] === 'failed')
@@ -125,7 +125,7 @@ describe('dispatch soak', () => {
         const headers = await Promise.all(
           [...ledger.claims.entries()]
             .filter(([, c]) => c[0]!.chatId === chatId)
-            .map(async ([id]) => (await Store.getBatch(id))!),
+            .map(async ([id]) => (await getBatch(id))!),
         );
         headers.sort((a, b) => a.chat_seq - b.chat_seq);
         expect([chatId, headers.flatMap((h) => ledger.claims.get(h.id)![0]!.items.map((i) => i.sourceId))]).toEqual([

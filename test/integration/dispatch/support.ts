@@ -11,8 +11,8 @@ import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { startApi } from '../../support/api.js';
 import type { Response, StartOptions, TestApi } from '../../support/api.js';
-import type { ClaimedBatch } from '../../../functions/core/dispatch.js';
-import type { BatchItem } from '../../../functions/store/dispatch-repo.js';
+import type { ClaimedBatch } from '../../../functions/core/dispatch/present.js';
+import type { BatchItem } from '../../../functions/store/dispatch/payloads.js';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
