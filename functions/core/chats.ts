@@ -17,6 +17,7 @@ import { dispatchInputWrites, recordUserTyping } from '../store/dispatch-repo.js
 import { ephemeralEventPut, landEphemeral, withEventNumbers, withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import { putMessage, streamActivity } from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
@@ -148,7 +149,12 @@ function defaultModelFor(config: InstanceConfig, agentIds: readonly string[]): s
  *    the events `chat.created` then `message.created`, in one transaction;
  * 3. tag counts that did not fit in it (catalog parts), applied once it has committed.
  */
-export async function create(config: InstanceConfig, input: NewChat, deps: ChatDeps = defaultDeps): Promise<Chat> {
+export async function create(
+  config: InstanceConfig,
+  input: NewChat,
+  keyed?: KeyedReply,
+  deps: ChatDeps = defaultDeps,
+): Promise<Chat> {
   const modelId = input.modelId ?? defaultModelFor(config, input.agentIds) ?? '';
   checkModel(config, modelId);
   if (input.agentIds.length === 0) throw new FieldRuleError('agentIds', 'agentIds must contain at least one agent id.');
@@ -236,7 +242,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   }
   const result = Chats.toChat(chat);
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-  const completion = completionInTransaction(result);
+  const completion = completionInTransaction(keyed, result);
   const catalog = catalogWrites(
     Tags.adjustmentsBetween([], tags),
     TRANSACTION_MAX_ITEMS - items.length - completion.length - events.length,
@@ -418,6 +424,7 @@ interface ChatChange {
 async function rewrite(
   chatId: string,
   deps: ChatDeps,
+  keyed: KeyedReply | undefined,
   change: (chat: ChatRecord, now: string) => ChatChange,
 ): Promise<ChatRecord> {
   if (!isId(chatId)) throw chatNotFound(chatId);
@@ -452,7 +459,7 @@ async function rewrite(
         return undefined;
       });
       // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-      const completion = completionInTransaction(Chats.toChat(next));
+      const completion = completionInTransaction(keyed, Chats.toChat(next));
       await transact([write, ...extra, ...completion, ...reservation.items(events, now)]).catch((error: unknown) => {
         if (!stale) throw error;
       });
@@ -484,6 +491,7 @@ export async function update(
   config: InstanceConfig,
   chatId: string,
   input: ChatUpdate,
+  keyed?: KeyedReply,
   deps: ChatDeps = defaultDeps,
 ): Promise<Chat> {
   const { title, tags, pinned, modelId, notificationsMuted } = input;
@@ -500,7 +508,7 @@ export async function update(
   if (pinned !== undefined) sets.push('pinned');
   if (modelId !== undefined) sets.push('model_id');
   if (notificationsMuted !== undefined) sets.push('notifications_muted');
-  const chat = await rewrite(chatId, deps, (next, now) => {
+  const chat = await rewrite(chatId, deps, keyed, (next, now) => {
     const events: NewEvent[] = [{ type: 'chat.updated', payload: { chatId: next.id } }];
     let catalog: { items: TransactItem[]; parts: CatalogPart[] } = { items: [], parts: [] };
     if (newTitle !== undefined) {
@@ -545,7 +553,7 @@ export async function applyAutoTitle(
 ): Promise<Chat | undefined> {
   const newTitle = checkTitle(title, config);
   try {
-    const chat = await rewrite(chatId, deps, (next) => {
+    const chat = await rewrite(chatId, deps, undefined, (next) => {
       if (next.title_source !== 'default') throw new TitleNotDefault();
       next.title = newTitle;
       next.title_source = 'auto';
@@ -563,29 +571,34 @@ export async function applyAutoTitle(
 }
 
 /** Archive or unarchive (§4.1): idempotent in state, but always bumps updated_at and emits. */
-export async function setArchived(chatId: string, archived: boolean, deps: ChatDeps = defaultDeps): Promise<void> {
+export async function setArchived(
+  chatId: string,
+  archived: boolean,
+  keyed?: KeyedReply,
+  deps: ChatDeps = defaultDeps,
+): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
   await withEvents([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now, (items) =>
     transact([
       guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)),
-      ...completionInTransaction(undefined),
+      ...completionInTransaction(keyed, undefined),
       ...items,
     ]),
   );
 }
 
 /** mark-read (§3.4): last_read_at = now, then the full recompute. */
-export async function markRead(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
-  await rewrite(chatId, deps, (next, now) => {
+export async function markRead(chatId: string, keyed?: KeyedReply, deps: ChatDeps = defaultDeps): Promise<void> {
+  await rewrite(chatId, deps, keyed, (next, now) => {
     next.last_read_at = now;
     return { events: [{ type: 'chat.read', payload: { chatId } }], sets: ['last_read_at'] };
   });
 }
 
 /** mark-unread (§3.4): last_read_at = null, recompute, then unread_count forced to 1. */
-export async function markUnread(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
-  await rewrite(chatId, deps, (next) => {
+export async function markUnread(chatId: string, keyed?: KeyedReply, deps: ChatDeps = defaultDeps): Promise<void> {
+  await rewrite(chatId, deps, keyed, (next) => {
     next.last_read_at = null;
     return {
       events: [{ type: 'chat.unread', payload: { chatId } }],

@@ -17,6 +17,7 @@ import type { TransactWrite } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch-repo.js';
 import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
@@ -147,6 +148,7 @@ export async function create(
   config: InstanceConfig,
   chatId: string,
   input: NewMessage,
+  keyed?: KeyedReply,
   deps: MessageDeps = defaultDeps,
 ): Promise<Message> {
   const role = input.role;
@@ -172,7 +174,8 @@ export async function create(
   let chat = await chatFacts(chatId);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await createIn(config, chat, { role, senderId, streaming, content, refs, trace: input.trace }, deps);
+      const checked = { role, senderId, streaming, content, refs, trace: input.trace };
+      return await createIn(config, chat, checked, keyed, deps);
     } catch (error) {
       // The chat's model changed since this container cached it: once more with the chat as it is.
       if (!(error instanceof StaleChat) || attempt >= 3) throw error;
@@ -196,6 +199,7 @@ async function createIn(
   config: InstanceConfig,
   chat: ChatFacts,
   { role, senderId, streaming, content, refs, trace: givenTrace }: CheckedMessage,
+  keyed: KeyedReply | undefined,
   deps: MessageDeps,
 ): Promise<Message> {
   const chatId = chat.id;
@@ -270,7 +274,7 @@ async function createIn(
   };
   const result = Store.toMessage(message);
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-  items.push(...completionInTransaction(result));
+  items.push(...completionInTransaction(keyed, result));
   const timer = streaming ? streamTimerOf(config, message.id) : undefined;
   // The stream's check goes out beside the commit when it cannot arrive before it (never throws).
   const early = timer && mayStartBesideCommit(timer) ? startStreamTimer(timer) : undefined;

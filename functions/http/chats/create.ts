@@ -20,8 +20,8 @@ export const schemas = {
 export const handler = http(
   'chats/create',
   schemas,
-  async ({ body, config }) => {
-    const chat = await Chats.create(config, body);
+  async ({ body, config, keyed }) => {
+    const chat = await Chats.create(config, body, keyed);
     return { status: 201, body: chat };
   },
   {

@@ -26,9 +26,9 @@ export const documented = { body: CreateRequestBody };
 export const handler = http(
   'requests/create',
   schemas,
-  async ({ path, body }) => ({
+  async ({ path, body, keyed }) => ({
     status: 201,
-    body: await Requests.create(path.chatId, body),
+    body: await Requests.create(path.chatId, body, keyed),
   }),
   { committedReply: { status: 201 } },
 );

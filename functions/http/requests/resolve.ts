@@ -25,8 +25,8 @@ export const documented = { body: ResolveRequestBody };
 export const handler = http(
   'requests/resolve',
   schemas,
-  async ({ path, body, config }) => {
-    const request = await Requests.resolve(config, path.requestId, body);
+  async ({ path, body, config, keyed }) => {
+    const request = await Requests.resolve(config, path.requestId, body, keyed);
     return { status: 200, body: request };
   },
   {
