@@ -4,14 +4,63 @@
  * overrides. Every function reads the stored document through a per-container cache of
  * CONFIG_CACHE_MS (default 5 s; one strongly consistent GetItem per refresh), so a change is
  * seen by every instance within that bound, and at once by the instance that made it.
+ *
+ * The instance secret comes from the deployment (OPENGRAM_INSTANCE_SECRET), or from the table's
+ * SECRET#INSTANCE item when INSTANCE_SECRET_IN_TABLE is set (store/secrets-repo.ts: one read per
+ * container, kept 5 minutes) — for the functions that check auth; the others, which may not read
+ * it, resolve with INSTANCE_SECRET_UNREADABLE, which middleware/auth.ts never compares against.
+ * The §12.2 overrides are applied on every read; the parsed result is memoized per input.
  */
 import { ValidationError } from '../errors.js';
-import { checkDocument, configFrom, deployedConfig, deployedDocument } from '../platform/config.js';
+import { deployedDocument } from '../platform/config.js';
 import { env } from '../platform/env.js';
-import { ConfigValidationError } from '../platform/instance-config.js';
-import type { InstanceConfig } from '../platform/instance-config.js';
+import { ConfigValidationError, INSTANCE_SECRET_UNREADABLE, resolveConfig } from '../platform/instance-config.js';
+import type { ConfigOverrides, InstanceConfig } from '../platform/instance-config.js';
 import { getStoredConfig, saveStoredConfig } from '../store/config-repo.js';
 import type { StoredConfig } from '../store/config-repo.js';
+import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo.js';
+
+let memo: { key: string; config: InstanceConfig } | undefined;
+
+/** The instance secret kept in the table, when the stack keeps it there (INSTANCE_SECRET_IN_TABLE). */
+async function tableInstanceSecret(): Promise<string | undefined> {
+  if (!env().INSTANCE_SECRET_IN_TABLE) return undefined;
+  if (!mayReadStoredSecret('INSTANCE')) return INSTANCE_SECRET_UNREADABLE;
+  // Fail closed: without its item, a secret-protected instance must not resolve as an open one.
+  return requiredStoredSecret('INSTANCE');
+}
+
+/**
+ * The effective configuration of a raw document: §12.1 defaults, the document, the §12.2
+ * overrides, validated (§12.3; throws ConfigValidationError). `key` identifies the document for
+ * the memo (the stored version, or the deployed text).
+ */
+async function configFrom(document: unknown, key: string): Promise<InstanceConfig> {
+  const overrides = await currentOverrides();
+  const memoKey = `${key}\u0000${JSON.stringify(overrides)}`;
+  if (memo?.key !== memoKey) memo = { key: memoKey, config: resolveConfig(document, overrides) };
+  return memo.config;
+}
+
+async function currentOverrides(): Promise<ConfigOverrides> {
+  const e = env();
+  return {
+    OPENGRAM_INSTANCE_SECRET: e.OPENGRAM_INSTANCE_SECRET || (await tableInstanceSecret()),
+    OPENGRAM_PUBLIC_BASE_URL: e.OPENGRAM_PUBLIC_BASE_URL,
+    OPENGRAM_CORS_ORIGINS: e.OPENGRAM_CORS_ORIGINS,
+    OPENGRAM_SERVER_PORT: e.OPENGRAM_SERVER_PORT,
+    VAPID_PUBLIC_KEY: e.VAPID_PUBLIC_KEY,
+  };
+}
+
+/** Validates a candidate document as it would resolve (throws ConfigValidationError); remembers nothing. */
+async function checkDocument(document: unknown): Promise<InstanceConfig> {
+  return resolveConfig(document, await currentOverrides());
+}
+
+/** The deployed configuration (no administrator change): INSTANCE_CONFIG with the overrides. */
+const deployedConfig = (): Promise<InstanceConfig> =>
+  configFrom(deployedDocument(), `deployed:${env().INSTANCE_CONFIG ?? ''}`);
 
 let cache: { stored: StoredConfig | undefined; at: number } | undefined;
 let loading: Promise<StoredConfig | undefined> | undefined;
