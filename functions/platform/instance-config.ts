@@ -225,12 +225,12 @@ export interface ConfigOverrides {
   VAPID_PUBLIC_KEY?: string | undefined;
 }
 
-/** The private-key field's value when the key pair is held apart (platform/web-push.ts reads it). */
+/** The private-key field's value when the key pair is held apart (core/push-keys.ts reads it). */
 export const VAPID_KEY_HELD_APART = '(held apart)';
 
 /**
  * The instance secret as a function that may not read it sees it (a job or a public route of a
- * deployed stack, platform/config.ts): the configuration resolves, and middleware/auth.ts refuses
+ * deployed stack, core/live-config.ts): the configuration resolves, and middleware/auth.ts refuses
  * to compare a request against it (a 500, never a match).
  */
 export const INSTANCE_SECRET_UNREADABLE = '(not readable here)';

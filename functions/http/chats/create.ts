@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chats.js';
 import { http } from '../../middleware/http.js';
-import { LIMITS, clientId } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
+import { clientId } from '../schemas.js';
 import type { Chat } from '../../model.js';
 
 export const schemas = {
