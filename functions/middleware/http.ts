@@ -86,6 +86,8 @@ export interface RouteShape {
   keyed?: false;
   /** false: the route makes no storage call, the configuration's included (lib/routes.ts `table: 'none'`). */
   storage?: boolean;
+  /** The body is written as it goes (lib/routes.ts `streaming`: the event stream). */
+  streaming?: boolean;
 }
 
 function shapeOf(handlerName: string): RouteShape {
@@ -98,6 +100,7 @@ function shapeOf(handlerName: string): RouteShape {
     routeKey: `${route.method} ${route.path}`,
     ...('keyed' in route && route.keyed === false ? { keyed: false as const } : {}),
     storage: (route as RouteSpec).table !== 'none',
+    streaming: (route as RouteSpec).streaming === true,
   };
 }
 
@@ -167,6 +170,13 @@ export function http<S extends InputSchemas>(
   options: HttpOptions<S> = {},
 ): HttpHandler | StreamingHttpHandler {
   const shape = typeof route === 'string' ? shapeOf(route) : route;
+  // The route table says which route streams; the handler's option only picks the Lambda signature.
+  if (Boolean(shape.streaming) !== Boolean(options.streaming)) {
+    throw new Error(
+      `lib/routes.ts marks ${shape.routeKey ?? 'this route'} as ${shape.streaming ? '' : 'not '}streaming: ` +
+        `build its handler ${shape.streaming ? 'with' : 'without'} http(..., { streaming: true }).`,
+    );
+  }
   const chain: HttpMiddleware[] = [
     injectLambdaContext(logger, { resetKeys: true }),
     requestContext(shape.routeKey, shape.storage),
