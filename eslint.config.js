@@ -1,5 +1,6 @@
 // Lint: typescript-eslint's recommended rules, plus: unused code, focused, skipped and todo
-// tests are errors (a skipped test proves nothing).
+// tests are errors (a skipped test proves nothing), and an import against the layers of
+// functions/ is an error.
 import tseslint from 'typescript-eslint';
 
 const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
@@ -8,6 +9,70 @@ const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
     message: `${fn}.${method} is not allowed: every test must run.`,
   })),
 );
+
+// The layers of functions/ (README "Layers"): each imports only the layers below it. A folder
+// reached by a relative import, from any depth: `../store/…`, `../../core/…`.
+const layerImport = (...folders) => `^(\\.\\./)+(${folders.join('|')})/`;
+const below = (layer, rule) => `${layer} imports only the layers below it (README "Layers"): ${rule}.`;
+const layers = [
+  {
+    // The shared vocabulary: the contract's shapes, the error classes, the input limits.
+    files: ['functions/model.ts', 'functions/errors.ts', 'functions/limits.ts'],
+    patterns: [
+      {
+        regex: '^\\.{1,2}/(?!platform/zod\\.js$)',
+        message: below('model.ts, errors.ts and limits.ts', 'nothing of functions/ but platform/zod.ts'),
+      },
+    ],
+  },
+  {
+    files: ['functions/platform/**/*.ts'],
+    patterns: [
+      {
+        regex: layerImport('store', 'core', 'middleware', 'http', 'jobs'),
+        message: below('platform/', 'no store/, core/, middleware/, http/ or jobs/'),
+      },
+    ],
+  },
+  {
+    files: ['functions/store/**/*.ts'],
+    patterns: [
+      {
+        regex: layerImport('core', 'middleware', 'http', 'jobs'),
+        message: below('store/', 'no core/, middleware/, http/ or jobs/'),
+      },
+    ],
+  },
+  {
+    files: ['functions/core/**/*.ts'],
+    patterns: [
+      {
+        regex: layerImport('middleware', 'http', 'jobs'),
+        message: below('core/', 'no middleware/, http/ or jobs/'),
+      },
+    ],
+  },
+  {
+    files: ['functions/middleware/**/*.ts'],
+    patterns: [{ regex: layerImport('http', 'jobs'), message: below('middleware/', 'no http/ or jobs/') }],
+  },
+  {
+    files: ['functions/http/**/*.ts'],
+    patterns: [
+      { regex: layerImport('jobs'), message: below('http/', 'no jobs/') },
+      {
+        // A handler makes no storage call: its service does. A record's type is fine.
+        regex: layerImport('store'),
+        allowTypeImports: true,
+        message: below('http/', 'no store/ but its types (a handler calls a service, never the store)'),
+      },
+    ],
+  },
+  {
+    files: ['functions/jobs/**/*.ts'],
+    patterns: [{ regex: layerImport('middleware', 'http'), message: below('jobs/', 'no middleware/ or http/') }],
+  },
+];
 
 export default tseslint.config(
   {
@@ -41,6 +106,11 @@ export default tseslint.config(
       ],
     },
   },
+  // typescript-eslint's form of the rule, so that these options never replace the zod ones above.
+  ...layers.map(({ files, patterns }) => ({
+    files,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
+  })),
   {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

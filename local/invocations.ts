@@ -14,7 +14,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
 import { withoutDeadline } from '../functions/platform/deadline.js';
-import { withoutKeyedRequest } from '../functions/platform/keyed-request.js';
 
 type InvocationContext = Record<PropertyKey, unknown>;
 
@@ -73,8 +72,9 @@ export function startInvocations(): void {
  */
 export function asInvocation<T>(fn: () => T, requestId: string = randomUUID(), abandoned?: AbortSignal): T {
   // Nothing of the flow it was started from: a job run from a request's timer (a stream check) is
-  // not that request, with neither its deadline nor its Idempotency-Key.
-  const own = () => withoutDeadline(() => withoutKeyedRequest(fn));
+  // not that request, and has not its deadline. (Nor its Idempotency-Key: that reaches a
+  // business transaction only as the `keyed` argument its handler passes, never through the flow.)
+  const own = () => withoutDeadline(fn);
   if (!store) return own();
   return store.run({ [REQUEST_ID]: requestId, [ABANDONED]: abandoned }, own);
 }

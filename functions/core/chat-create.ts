@@ -13,6 +13,7 @@ import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import { putMessage } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from '../model.js';
@@ -49,7 +50,12 @@ function defaultModelFor(config: InstanceConfig, agentIds: readonly string[]): s
  *    the events `chat.created` then `message.created`, in one transaction;
  * 3. tag counts that did not fit in it (catalog parts), applied once it has committed.
  */
-export async function create(config: InstanceConfig, input: NewChat, deps: ChatDeps = defaultDeps): Promise<Chat> {
+export async function create(
+  config: InstanceConfig,
+  input: NewChat,
+  keyed?: KeyedReply,
+  deps: ChatDeps = defaultDeps,
+): Promise<Chat> {
   const modelId = input.modelId ?? defaultModelFor(config, input.agentIds) ?? '';
   checkModel(config, modelId);
   if (input.agentIds.length === 0) throw new FieldRuleError('agentIds', 'agentIds must contain at least one agent id.');
@@ -137,7 +143,7 @@ export async function create(config: InstanceConfig, input: NewChat, deps: ChatD
   }
   const result = Chats.toChat(chat);
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-  const completion = completionInTransaction(result);
+  const completion = completionInTransaction(keyed, result);
   const catalog = catalogWrites(
     Tags.adjustmentsBetween([], tags),
     TRANSACTION_MAX_ITEMS - items.length - completion.length - events.length,

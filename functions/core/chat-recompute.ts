@@ -26,6 +26,7 @@ import type { TransactItem } from '../store/db.js';
 import { withEventNumbers } from '../store/events-repo.js';
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
 import { recomputedPreviewOf } from '../model.js';
@@ -172,6 +173,7 @@ interface Written {
 export async function rewrite(
   chatId: string,
   deps: ChatDeps,
+  keyed: KeyedReply | undefined,
   change: (chat: ChatRecord, now: string) => ChatChange,
 ): Promise<ChatRecord> {
   if (!isId(chatId)) throw chatNotFound(chatId);
@@ -184,7 +186,7 @@ export async function rewrite(
       // Writers that keep losing (tag replacements racing each other) take turns.
       if (attempt > ATTEMPTS_BEFORE_TURN) await turn.take();
       if (!inBudget()) throw new BusyError();
-      return attemptRewrite(chatId, deps, change, take);
+      return attemptRewrite(chatId, deps, keyed, change, take);
     }),
   ).finally(() => turn.giveBack());
   // staleAttempts ends only on an attempt that committed (or an error).
@@ -200,6 +202,7 @@ export async function rewrite(
 async function attemptRewrite(
   chatId: string,
   deps: ChatDeps,
+  keyed: KeyedReply | undefined,
   change: (chat: ChatRecord, now: string) => ChatChange,
   take: (count: number) => Promise<EventReservation>,
 ): Promise<Written | undefined> {
@@ -217,7 +220,7 @@ async function attemptRewrite(
     return undefined;
   });
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-  const completion = completionInTransaction(Chats.toChat(next));
+  const completion = completionInTransaction(keyed, Chats.toChat(next));
   await transact([write, ...extra, ...completion, ...reservation.items(events, now)]).catch((error: unknown) => {
     if (!stale) throw error;
   });

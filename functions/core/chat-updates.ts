@@ -13,6 +13,7 @@ import type { TransactItem } from '../store/db.js';
 import { withEvents } from '../store/events-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
 import type { Chat } from '../model.js';
@@ -36,6 +37,7 @@ export async function update(
   config: InstanceConfig,
   chatId: string,
   input: ChatUpdate,
+  keyed?: KeyedReply,
   deps: ChatDeps = defaultDeps,
 ): Promise<Chat> {
   const { title, tags, pinned, modelId, notificationsMuted } = input;
@@ -52,7 +54,7 @@ export async function update(
   if (pinned !== undefined) sets.push('pinned');
   if (modelId !== undefined) sets.push('model_id');
   if (notificationsMuted !== undefined) sets.push('notifications_muted');
-  const chat = await rewrite(chatId, deps, (next, now) => {
+  const chat = await rewrite(chatId, deps, keyed, (next, now) => {
     const events: NewEvent[] = [{ type: 'chat.updated', payload: { chatId: next.id } }];
     let catalog: { items: TransactItem[]; parts: CatalogPart[] } = { items: [], parts: [] };
     if (newTitle !== undefined) {
@@ -97,7 +99,7 @@ export async function applyAutoTitle(
 ): Promise<Chat | undefined> {
   const newTitle = checkTitle(title, config);
   try {
-    const chat = await rewrite(chatId, deps, (next) => {
+    const chat = await rewrite(chatId, deps, undefined, (next) => {
       if (next.title_source !== 'default') throw new TitleNotDefault();
       next.title = newTitle;
       next.title_source = 'auto';
@@ -115,29 +117,34 @@ export async function applyAutoTitle(
 }
 
 /** Archive or unarchive (§4.1): idempotent in state, but always bumps updated_at and emits. */
-export async function setArchived(chatId: string, archived: boolean, deps: ChatDeps = defaultDeps): Promise<void> {
+export async function setArchived(
+  chatId: string,
+  archived: boolean,
+  keyed?: KeyedReply,
+  deps: ChatDeps = defaultDeps,
+): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
   await withEvents([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now, (items) =>
     transact([
       guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)),
-      ...completionInTransaction(undefined),
+      ...completionInTransaction(keyed, undefined),
       ...items,
     ]),
   );
 }
 
 /** mark-read (§3.4): last_read_at = now, then the full recompute. */
-export async function markRead(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
-  await rewrite(chatId, deps, (next, now) => {
+export async function markRead(chatId: string, keyed?: KeyedReply, deps: ChatDeps = defaultDeps): Promise<void> {
+  await rewrite(chatId, deps, keyed, (next, now) => {
     next.last_read_at = now;
     return { events: [{ type: 'chat.read', payload: { chatId } }], sets: ['last_read_at'] };
   });
 }
 
 /** mark-unread (§3.4): last_read_at = null, recompute, then unread_count forced to 1. */
-export async function markUnread(chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
-  await rewrite(chatId, deps, (next) => {
+export async function markUnread(chatId: string, keyed?: KeyedReply, deps: ChatDeps = defaultDeps): Promise<void> {
+  await rewrite(chatId, deps, keyed, (next) => {
     next.last_read_at = null;
     return {
       events: [{ type: 'chat.unread', payload: { chatId } }],

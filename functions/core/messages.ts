@@ -20,6 +20,7 @@ import type { TransactWrite } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
@@ -147,6 +148,7 @@ export async function create(
   config: InstanceConfig,
   chatId: string,
   input: NewMessage,
+  keyed?: KeyedReply,
   deps: MessageDeps = defaultDeps,
 ): Promise<Message> {
   const role = input.role;
@@ -178,7 +180,8 @@ export async function create(
       chat = found;
     }
     try {
-      return await createIn(config, chat, { role, senderId, streaming, content, refs, trace: input.trace }, deps);
+      const checked = { role, senderId, streaming, content, refs, trace: input.trace };
+      return await createIn(config, chat, checked, keyed, deps);
     } catch (error) {
       if (error instanceof StaleChat) found = error.chat;
       throw error;
@@ -210,6 +213,7 @@ async function createIn(
   config: InstanceConfig,
   chat: ChatFacts,
   { role, senderId, streaming, content, refs, trace: givenTrace }: CheckedMessage,
+  keyed: KeyedReply | undefined,
   deps: MessageDeps,
 ): Promise<Message> {
   const chatId = chat.id;
@@ -284,7 +288,7 @@ async function createIn(
   };
   const result = Store.toMessage(message);
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-  items.push(...completionInTransaction(result));
+  items.push(...completionInTransaction(keyed, result));
   const timer = streaming ? streamTimerOf(config, message.id) : undefined;
   // The stream's check goes out beside the commit when it cannot arrive before it (never throws).
   const early = timer && mayStartBesideCommit(timer) ? startStreamTimer(timer) : undefined;

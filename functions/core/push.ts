@@ -10,13 +10,14 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 import { newId } from '../platform/ids.js';
 import { logger } from '../platform/logger.js';
 import { env } from '../platform/env.js';
-import { pushRequestFor, sendPushRequest, vapidKeys } from '../platform/web-push.js';
+import { pushRequestFor, sendPushRequest } from '../platform/web-push.js';
 import { getChat } from '../store/chats-repo.js';
 import type { StoredEvent } from '../store/events-repo.js';
 import { getMessage, locate } from '../store/messages-repo.js';
 import * as PushRepo from '../store/push-repo.js';
 import type { PushSubscription } from '../store/push-repo.js';
 import { checkPushEndpoint, checkPushKeys } from './push-endpoint.js';
+import { vapidKeys } from './push-keys.js';
 import { buildPushPayload, messageBodySource, testPushInput } from './push-payload.js';
 import type { PushData } from './push-payload.js';
 

@@ -17,6 +17,7 @@ import { guarded, transact } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatFacts, chatNotFound } from './chat-lookup.js';
@@ -63,6 +64,7 @@ function checkTrace(trace: unknown): Record<string, unknown> {
 export async function create(
   chatId: string,
   input: NewRequest,
+  keyed?: KeyedReply,
   deps: RequestDeps = defaultDeps,
 ): Promise<RequestRecord> {
   // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
@@ -101,7 +103,7 @@ export async function create(
         ...puts,
         guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)),
         // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-        ...completionInTransaction(request),
+        ...completionInTransaction(keyed, request),
         ...eventItems,
       ]),
   );
@@ -158,6 +160,7 @@ export async function resolve(
   config: InstanceConfig,
   requestId: string,
   input: Record<string, unknown>,
+  keyed?: KeyedReply,
   deps: RequestDeps = defaultDeps,
 ): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
@@ -216,7 +219,7 @@ export async function resolve(
         state: 'pending',
         created_at: now,
       }),
-      ...completionInTransaction(resolved),
+      ...completionInTransaction(keyed, resolved),
       ...eventItems,
     ]),
   );
@@ -235,7 +238,11 @@ export async function redoAfterResolve(config: InstanceConfig, resolved: Request
 }
 
 /** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */
-export async function cancel(requestId: string, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+export async function cancel(
+  requestId: string,
+  keyed?: KeyedReply,
+  deps: RequestDeps = defaultDeps,
+): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();
@@ -258,7 +265,7 @@ export async function cancel(requestId: string, deps: RequestDeps = defaultDeps)
         (old) => lostRace('cancelled', requestId, old),
       ),
       Chats.adjustPending(loc.chatId, -1, now),
-      ...completionInTransaction(cancelled),
+      ...completionInTransaction(keyed, cancelled),
       ...eventItems,
     ]),
   );

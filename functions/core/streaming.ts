@@ -22,6 +22,7 @@ import * as Chats from '../store/chats-repo.js';
 import { guarded, retryConflicts, transact } from '../store/db.js';
 import { putEphemeralEvent, withEventNumbers } from '../store/events-repo.js';
 import { completionInTransaction, replyStoredInTransaction } from '../store/idempotency-repo.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import type { EventReservation, NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
@@ -88,6 +89,7 @@ export async function appendChunk(
   messageId: string,
   deltaText: string,
   chatId?: string,
+  keyed?: KeyedReply,
   deps: MessageDeps = defaultDeps,
 ): Promise<Message> {
   const loc = await find(messageId, chatId);
@@ -112,7 +114,7 @@ export async function appendChunk(
   const { seq, message } = reserved;
   // With an Idempotency-Key the reply is stored with the chunk, in one transaction (issue 17
   // finding 6): the text through the previous chunk (usually cached) and this one.
-  const keyedReply = replyStoredInTransaction()
+  const keyedReply = replyStoredInTransaction(keyed)
     ? Store.toMessage({
         ...message,
         content_partial: partialAnswer(await StreamText.assemble(messageId, seq - 1), deltaText),
@@ -120,7 +122,7 @@ export async function appendChunk(
     : undefined;
   const [written, evented] = await Promise.allSettled([
     keyedReply
-      ? Store.putChunkWith(messageId, seq, deltaText, nowIso, completionInTransaction(keyedReply))
+      ? Store.putChunkWith(messageId, seq, deltaText, nowIso, completionInTransaction(keyed, keyedReply))
       : Store.putChunk(messageId, seq, deltaText, nowIso),
     putEphemeralEvent(
       { type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } },
@@ -174,11 +176,12 @@ export async function complete(
   messageId: string,
   finalText: string | undefined,
   chatId?: string,
+  keyed?: KeyedReply,
   deps: MessageDeps = defaultDeps,
 ): Promise<Message> {
   if (finalText !== undefined && Buffer.byteLength(finalText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong('finalText');
   const loc = await find(messageId, chatId);
-  const outcome = await finish(config, loc, messageId, { kind: 'complete', finalText }, deps);
+  const outcome = await finish(config, loc, messageId, { kind: 'complete', finalText, keyed }, deps);
   return outcome.message!;
 }
 
@@ -187,10 +190,11 @@ export async function cancel(
   config: InstanceConfig,
   messageId: string,
   chatId?: string,
+  keyed?: KeyedReply,
   deps: MessageDeps = defaultDeps,
 ): Promise<Message> {
   const loc = await find(messageId, chatId);
-  const outcome = await finish(config, loc, messageId, { kind: 'cancel' }, deps);
+  const outcome = await finish(config, loc, messageId, { kind: 'cancel', keyed }, deps);
   return outcome.message!;
 }
 
@@ -239,9 +243,10 @@ export async function expireIfIdle(
   }
 }
 
+/** How a stream ends; a request's (complete, cancel) may store its reply with it (`keyed`). */
 type Finish =
-  | { kind: 'complete'; finalText: string | undefined }
-  | { kind: 'cancel'; includeOverdue?: boolean }
+  | { kind: 'complete'; finalText: string | undefined; keyed?: KeyedReply | undefined }
+  | { kind: 'cancel'; includeOverdue?: boolean; keyed?: KeyedReply | undefined }
   | { kind: 'expire' };
 
 interface FinishOutcome {
@@ -350,7 +355,7 @@ async function finishAttempts(
     };
     // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
     // Not for a timeout's cancel: it is not the reply of the request that found the stream overdue.
-    const completion = how.kind === 'expire' ? [] : completionInTransaction(Store.toMessage(finished));
+    const completion = how.kind === 'expire' ? [] : completionInTransaction(how.keyed, Store.toMessage(finished));
     // The event's number and (for a completion) the chat's pin as this container knows it
     // (chatFacts: read only the first time; a stale pin fails the chat's condition and
     // commitTouchingChat retries with the pin it finds), side by side.

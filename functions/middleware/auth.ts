@@ -10,7 +10,7 @@ import type { AuthClass } from '../../lib/routes.js';
 import { checkSession, renewedSession, sessionCookieOf, sessionSetCookie } from '../core/sessions.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { INSTANCE_SECRET_UNREADABLE } from '../platform/instance-config.js';
-import { VIEWER_HOST_HEADER, cameThroughEdge } from '../platform/origin-verify.js';
+import { VIEWER_HOST_HEADER, cameThroughEdge } from './origin-verify.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';

@@ -19,9 +19,9 @@ import type { AuthClass, HttpMethod, RouteSpec } from '../../lib/routes.js';
 import { clientGoneSignal } from '../platform/client-gone.js';
 import { logger } from '../platform/logger.js';
 import { startDeadline } from '../platform/deadline.js';
-import { heldKey, startKeyedRequest } from '../platform/keyed-request.js';
 import { startUsage } from '../platform/usage.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
+import type { KeyedReply } from '../store/idempotency-repo.js';
 import { authenticate } from './auth.js';
 import { cors } from './cors.js';
 import { errorEnvelope } from './error-envelope.js';
@@ -50,6 +50,14 @@ export interface HttpInput<S extends InputSchemas> {
   requestId: string;
   /** Aborts when the client went away, where the platform can tell (platform/client-gone.ts). */
   clientGone: AbortSignal | undefined;
+  /**
+   * The request's Idempotency-Key and how the service's result becomes its reply, when it holds
+   * one and the route declares its `committedReply`: the handler passes it to its service, whose
+   * business transaction stores the reply with the effect (store/idempotency-repo.ts
+   * completionInTransaction). Otherwise undefined, and the idempotency middleware stores the
+   * reply after the handler.
+   */
+  keyed: KeyedReply | undefined;
 }
 
 export interface Reply {
@@ -78,6 +86,8 @@ export interface RouteShape {
   keyed?: false;
   /** false: the route makes no storage call, the configuration's included (lib/routes.ts `table: 'none'`). */
   storage?: boolean;
+  /** The body is written as it goes (lib/routes.ts `streaming`: the event stream). */
+  streaming?: boolean;
 }
 
 function shapeOf(handlerName: string): RouteShape {
@@ -90,6 +100,7 @@ function shapeOf(handlerName: string): RouteShape {
     routeKey: `${route.method} ${route.path}`,
     ...('keyed' in route && route.keyed === false ? { keyed: false as const } : {}),
     storage: (route as RouteSpec).table !== 'none',
+    streaming: (route as RouteSpec).streaming === true,
   };
 }
 
@@ -115,7 +126,8 @@ export interface HttpOptions<S extends InputSchemas = InputSchemas> {
   streaming?: boolean;
   /**
    * The route's success reply, declared so that the service's business transaction can store it
-   * with the Idempotency-Key (store/idempotency-repo.ts completionInTransaction): `status`, and
+   * with the Idempotency-Key (the handler's `keyed`, store/idempotency-repo.ts
+   * completionInTransaction): `status`, and
    * `body` when it does not depend on the service's result (otherwise the result is the body).
    * The handler must answer exactly that on success; if it does not, the key is completed again
    * after the handler with what it answered.
@@ -158,6 +170,13 @@ export function http<S extends InputSchemas>(
   options: HttpOptions<S> = {},
 ): HttpHandler | StreamingHttpHandler {
   const shape = typeof route === 'string' ? shapeOf(route) : route;
+  // The route table says which route streams; the handler's option only picks the Lambda signature.
+  if (Boolean(shape.streaming) !== Boolean(options.streaming)) {
+    throw new Error(
+      `lib/routes.ts marks ${shape.routeKey ?? 'this route'} as ${shape.streaming ? '' : 'not '}streaming: ` +
+        `build its handler ${shape.streaming ? 'with' : 'without'} http(..., { streaming: true }).`,
+    );
+  }
   const chain: HttpMiddleware[] = [
     injectLambdaContext(logger, { resetKeys: true }),
     requestContext(shape.routeKey, shape.storage),
@@ -170,12 +189,10 @@ export function http<S extends InputSchemas>(
   ];
   const pipeline = middy<HttpEvent, HttpResult>({
     timeoutEarlyInMillis: 0,
-    // Synchronously before the chain, so every DynamoDB call of the request is counted, the
-    // request's Idempotency-Key can reach its business transaction, and its writes know when the
-    // function ends (the event stream, which ends itself, keeps no deadline).
+    // Synchronously before the chain, so every DynamoDB call of the request is counted and its
+    // writes know when the function ends (the event stream, which ends itself, keeps no deadline).
     requestStart: (request: { context?: Partial<Context> }) => {
       startUsage();
-      startKeyedRequest();
       startDeadline(options.streaming ? undefined : request.context?.getRemainingTimeInMillis?.());
     },
     ...(options.streaming ? { executionMode: executionModeStreamifyResponse } : {}),
@@ -196,14 +213,17 @@ export function http<S extends InputSchemas>(
         }
         return state.replay;
       }
-      const held = heldKey();
       const declared = options.committedReply;
-      if (held && declared) {
-        held.replyOf = (result) => {
-          const { statusCode, body: text } = jsonResult(declared.status, declared.body ?? result);
-          return { statusCode, body: text };
-        };
-      }
+      const keyed: KeyedReply | undefined =
+        state.held && declared
+          ? {
+              held: state.held,
+              replyOf: (result) => {
+                const { statusCode, body: text } = jsonResult(declared.status, declared.body ?? result);
+                return { statusCode, body: text };
+              },
+            }
+          : undefined;
       const reply = await fn({
         path: path as Out<S['path']>,
         query: query as Out<S['query']>,
@@ -212,6 +232,7 @@ export function http<S extends InputSchemas>(
         event,
         requestId: state.requestId,
         clientGone: clientGoneSignal(context),
+        keyed,
       });
       if (reply.remember === false) state.forget = true;
       return resultOf(reply);

@@ -8,8 +8,6 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { ConflictError, FieldRuleError } from '../errors.js';
-import { holdKey } from '../platform/keyed-request.js';
-import type { HeldKey } from '../platform/keyed-request.js';
 import { logger } from '../platform/logger.js';
 import * as Records from '../store/idempotency-repo.js';
 import type { IdempotencyRecord } from '../store/idempotency-repo.js';
@@ -41,9 +39,8 @@ export function fingerprintOf(method: string, path: string, body: unknown): stri
     .digest('hex');
 }
 
-/** The reservation this invocation holds, keyed by its event. */
-const reservations = new WeakMap<object, HeldKey>();
-const held = (request: HttpRequest) => reservations.get(request.event);
+/** The reservation this invocation holds. */
+const held = (request: HttpRequest) => stateOf(request).held;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -78,16 +75,15 @@ export function idempotency(): HttpMiddleware {
         const now = Date.now();
         const outcome = await Records.reserve(keyHash, fingerprint, owner, now, lockMs);
         if (outcome.reserved) {
-          const mine: HeldKey = {
+          // The handler may pass it to its service, whose transaction stores the reply with its
+          // effect (http() `keyed`, Records.completionInTransaction).
+          state.held = {
             key,
             keyHash,
             fingerprint,
             owner,
             ttlSeconds: state.config.server.idempotencyTtlSeconds,
           };
-          reservations.set(request.event, mine);
-          // The service's transaction may store the reply with its effect (Records.completionInTransaction).
-          holdKey(mine);
           return;
         }
         let record: IdempotencyRecord | undefined = outcome.existing;

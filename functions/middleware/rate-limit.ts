@@ -13,7 +13,7 @@
 import { RateLimitedError } from '../errors.js';
 import { rateLimitSettings } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
-import { cameThroughEdge } from '../platform/origin-verify.js';
+import { cameThroughEdge } from './origin-verify.js';
 import { bookkeeping } from '../store/db.js';
 import { leaseWrites } from '../store/rate-limit-repo.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
@@ -43,7 +43,7 @@ export function viewerAddressOf(value: string | undefined): string | undefined {
  * then an edge server's address, shared by every viewer of that edge; CloudFront reports the
  * viewer's own address in CloudFront-Viewer-Address (forwarded by the distribution's origin
  * request policy). That header is believed only on a request carrying the origin-verify secret
- * (platform/origin-verify.ts): anyone can send it to the API's own endpoint. Otherwise, and in the
+ * (middleware/origin-verify.ts): anyone can send it to the API's own endpoint. Otherwise, and in the
  * local runtime, the source IP.
  */
 export async function clientOf(event: HttpEvent, trustProxyHeaders: boolean): Promise<string> {

@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { InstanceConfig } from '../platform/instance-config.js';
+import type { HeldKey } from '../store/idempotency-repo.js';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export interface HttpResult {
@@ -26,6 +27,8 @@ export interface RequestState {
   config: InstanceConfig;
   /** Validated path, query and body (zod outputs). */
   input: { path: unknown; query: unknown; body: unknown };
+  /** The Idempotency-Key this request reserved (idempotency): its handler may store the reply with its effect. */
+  held?: HeldKey;
   /** A stored response to replay instead of running the handler (idempotency). */
   replay?: HttpResult;
   /** The handler's answer changed nothing (an empty claim): never stored for replay. */

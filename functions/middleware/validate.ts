@@ -5,7 +5,7 @@
  */
 import * as z from '../platform/zod.js';
 import { SchemaValidationError, ValidationError } from '../errors.js';
-import { LIMITS } from '../http/schemas.js';
+import { LIMITS } from '../limits.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';

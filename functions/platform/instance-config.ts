@@ -227,7 +227,7 @@ export interface ConfigOverrides {
   VAPID_PUBLIC_KEY?: string | undefined;
 }
 
-/** The private-key field's value when the key pair is held apart (platform/web-push.ts reads it). */
+/** The private-key field's value when the key pair is held apart (core/push-keys.ts reads it). */
 export const VAPID_KEY_HELD_APART = '(held apart)';
 
 /**

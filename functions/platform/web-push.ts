@@ -4,21 +4,15 @@
  * and a transport sends it. The transport is `fetch` with a per-attempt timeout and no
  * redirects; tests replace it with one that records the requests (no network).
  *
- * The VAPID key pair (§7.7): from the configuration document when it names one, otherwise held
- * apart from it (the table's SECRET#VAPID item in AWS, STORED_SECRETS; a file under DATA_DIR
- * locally, VAPID_KEYS_FILE), read only by the functions that send. The private key is never
- * logged or returned.
+ * The VAPID key pair (§7.7) is found by core/push-keys.ts, read only by the functions that
+ * send. The private key is never logged or returned.
  *
  * `web-push` (with its JWT, ASN.1 and big-number code, ~110 KB bundled) is imported on first
  * use, not at load: the subscribe and unsubscribe routes share
  * this module with the sender and never send. Key generation lives in vapid-keys.ts.
  */
-import { readFile } from 'node:fs/promises';
 import type webpushModule from 'web-push';
-import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo.js';
 import { env } from './env.js';
-import { VAPID_KEY_HELD_APART } from './instance-config.js';
-import type { InstanceConfig } from './instance-config.js';
 
 /** §12.4: how long push services keep an undelivered message. */
 export const PUSH_TTL_SECONDS = 2_419_200;
@@ -86,20 +80,6 @@ function loadWebPush(): Promise<WebPush> {
     },
   );
   return loading;
-}
-
-async function keyPairHeldApart(): Promise<VapidKeyPair> {
-  const e = env();
-  if (mayReadStoredSecret('VAPID')) return parseVapidPair(await requiredStoredSecret('VAPID'));
-  if (e.VAPID_KEYS_FILE) return parseVapidPair(await readFile(e.VAPID_KEYS_FILE, 'utf8'));
-  throw new Error('No VAPID key pair: STORED_SECRETS lists no VAPID and VAPID_KEYS_FILE is not set');
-}
-
-/** The key pair signing this instance's pushes. */
-export async function vapidKeys(config: InstanceConfig): Promise<VapidKeyPair> {
-  const { vapidPublicKey, vapidPrivateKey } = config.push;
-  if (vapidPrivateKey !== VAPID_KEY_HELD_APART) return { publicKey: vapidPublicKey, privateKey: vapidPrivateKey };
-  return keyPairHeldApart();
 }
 
 export interface PushTarget {

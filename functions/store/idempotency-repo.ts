@@ -8,17 +8,46 @@
  * conditioned on it, so a request whose lock lapsed cannot complete or release a key that a
  * retry has taken over meanwhile. Where the route allows, the completion is written inside the
  * business transaction itself (completionInTransaction), so the effect and the stored reply
- * commit together: a crash between them cannot make a retry execute twice.
+ * commit together: a crash between them cannot make a retry execute twice. That reply reaches
+ * the service as an argument (KeyedReply): the idempotency middleware holds the key, the handler
+ * wrapper (middleware/http.ts) hands it to the handler as `keyed`, the handler to its service.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConflictError } from '../errors.js';
-import { heldKey } from '../platform/keyed-request.js';
-import type { HeldKey, StoredReply } from '../platform/keyed-request.js';
 import { ddb, tableName } from './db.js';
 import type { GuardedItem, TransactItem } from './db.js';
 import { Keys } from './keys.js';
+
+export interface StoredReply {
+  statusCode: number;
+  /** The JSON body as sent ('' for a 204). */
+  body: string;
+}
+
+/** The Idempotency-Key a request holds (middleware/idempotency.ts reserved it). */
+export interface HeldKey {
+  /** The key as the client sent it (trimmed): for the 409 details. */
+  key: string;
+  keyHash: string;
+  fingerprint: string;
+  /** Our reservation's token: a write conditioned on it fails if the key lapsed and another request took it. */
+  owner: string;
+  ttlSeconds: number;
+  /** The reply a committed business transaction stored with the key. */
+  committed?: StoredReply;
+}
+
+/**
+ * A held key and how the service's result becomes the request's reply: what a service passes to
+ * completionInTransaction. Given to the handler (`keyed`) only when the request holds a key and
+ * its route declares its committed reply (middleware/http.ts `committedReply`).
+ */
+export interface KeyedReply {
+  held: HeldKey;
+  replyOf: (result: unknown) => StoredReply;
+}
 
 /** Bodies above this are not stored (an item holds 400 KB); the key is released instead. */
 export const MAX_STORED_BODY = 350_000;
@@ -137,15 +166,15 @@ export const inProgressConflict = (key: string): ConflictError =>
 /**
  * For the business transaction of a request that holds an Idempotency-Key: the completion of
  * the key with the reply `result` becomes, so the effect and its stored reply commit together
- * (issue 17 finding 6). Empty when the request holds no key, its route does not say how a
- * result becomes its reply, a transaction already stored it, or the reply is too large to
- * store. If the key lapsed and another request took it, the condition fails and the whole
- * transaction with it: the answer is the in-progress 409 and nothing is written.
+ * (issue 17 finding 6). Empty without `keyed` (no key held, or the route does not say how a
+ * result becomes its reply), when a transaction already stored it, or when the reply is too
+ * large to store. If the key lapsed and another request took it, the condition fails and the
+ * whole transaction with it: the answer is the in-progress 409 and nothing is written.
  */
-export function completionInTransaction(result: unknown): GuardedItem[] {
-  const held = heldKey();
-  if (!held?.replyOf || held.committed) return [];
-  const reply = held.replyOf(result);
+export function completionInTransaction(keyed: KeyedReply | undefined, result: unknown): GuardedItem[] {
+  if (!keyed || keyed.held.committed) return [];
+  const { held } = keyed;
+  const reply = keyed.replyOf(result);
   if (reply.statusCode < 200 || reply.statusCode >= 300 || reply.body.length > MAX_STORED_BODY) return [];
   return [
     {
@@ -159,9 +188,8 @@ export function completionInTransaction(result: unknown): GuardedItem[] {
 }
 
 /** Whether this request's reply will be stored by its business transaction (completionInTransaction). */
-export function replyStoredInTransaction(): boolean {
-  const held = heldKey();
-  return Boolean(held?.replyOf && !held.committed);
+export function replyStoredInTransaction(keyed: KeyedReply | undefined): boolean {
+  return Boolean(keyed && !keyed.held.committed);
 }
 
 /** Releases our own in-progress reservation so a retry executes again. */

@@ -60,7 +60,7 @@ import type { BehaviorOptions } from 'aws-cdk-lib/aws-cloudfront';
 import { FunctionUrlOrigin, HttpOrigin } from 'aws-cdk-lib/aws-cloudfront-origins';
 import type { IFunctionUrl } from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { VIEWER_HOST_HEADER } from '../../functions/platform/origin-verify.js';
+import { VIEWER_HOST_HEADER } from '../../functions/middleware/origin-verify.js';
 import { APP_ENTRY } from '../web-policy.js';
 
 export interface EdgeDomain {

@@ -32,7 +32,7 @@ export interface EventStreamProps extends FunctionWiring {
   /**
    * The stack's stored secrets: the origin-verify value CloudFront adds to its origin requests (the
    * handler answers a 404 to any request without it, before anything else,
-   * functions/platform/origin-verify.ts, so the function URL, public by necessity — auth type NONE,
+   * functions/middleware/origin-verify.ts, so the function URL, public by necessity — auth type NONE,
    * see below — serves viewers of the distribution only), and the instance secret when on.
    */
   secrets: StoredSecrets;

@@ -23,7 +23,7 @@ import { Keys, STORED_SECRET_NAMES } from '../../functions/store/keys.js';
 import type { StoredSecretName } from '../../functions/store/keys.js';
 import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
 
-/** The custom origin header (functions/platform/origin-verify.ts reads it in lower case). */
+/** The custom origin header (functions/middleware/origin-verify.ts reads it in lower case). */
 export const ORIGIN_VERIFY_HEADER_NAME = 'X-Origin-Verify';
 
 export interface StoredSecretsProps {

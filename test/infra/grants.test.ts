@@ -26,7 +26,7 @@ const CONFIG_ONLY = new Set(['db.ts', 'keys.ts', 'config-repo.ts']);
 const WRITE_MIDDLEWARE = new Set(['rate-limit-repo.ts', 'idempotency-repo.ts']);
 /**
  * In every bundle through the configuration (core/instance-config.ts reads the instance secret) and the
- * edge check (platform/origin-verify.ts): the stored secrets, whose partitions the stack grants per
+ * edge check (middleware/origin-verify.ts): the stored secrets, whose partitions the stack grants per
  * function apart from its table access (ApiFunction.bindStoredSecret; stack.test.ts checks them).
  */
 const STORED_SECRETS_REPO = 'secrets-repo.ts';

@@ -19,7 +19,7 @@ import {
   UNHASHED_CACHE_CONTROL,
   isAppRoute,
 } from '../../lib/web-policy.js';
-import { VIEWER_HOST_HEADER } from '../../functions/platform/origin-verify.js';
+import { VIEWER_HOST_HEADER } from '../../functions/middleware/origin-verify.js';
 import { FIXTURE_WEB_DIR, cdkPath, resourcesOfType, synthesize } from './synth.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));

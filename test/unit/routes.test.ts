@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
+import { http } from '../../functions/middleware/http.js';
 import { apiRoutes, authClassOf, routeId, routes, streamRoute } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
 
@@ -82,6 +83,16 @@ describe('route table', () => {
     expect(endpoints.get('GET /api/v1/events/stream')).toBe('event stream');
     expect([authClassOf(streamRoute), streamRoute.writes]).toEqual(['write', false]);
     expect(apiRoutes).toEqual((routes as readonly RouteSpec[]).filter((r) => r !== streamRoute));
+  });
+
+  it('builds a handler in streaming mode exactly where the table marks the route streaming', () => {
+    const reply = async () => ({ status: 204 });
+    expect(() => http('events/stream', {}, reply)).toThrow('marks GET /api/v1/events/stream as streaming');
+    expect(() => http('chats/get', {}, reply, { streaming: true })).toThrow(
+      'marks GET /api/v1/chats/{chatId} as not streaming',
+    );
+    expect(() => http('events/stream', {}, reply, { streaming: true })).not.toThrow();
+    expect(() => http('chats/get', {}, reply)).not.toThrow();
   });
 
   it('has unique routes and construct ids', () => {

@@ -8,8 +8,8 @@ export const schemas = { path: chatPath };
 export const handler = http(
   'chats/archive',
   schemas,
-  async ({ path }) => {
-    await Chats.setArchived(path.chatId, true);
+  async ({ path, keyed }) => {
+    await Chats.setArchived(path.chatId, true, keyed);
     return { status: 200, body: { ok: true } };
   },
   { committedReply: { status: 200, body: { ok: true } } },

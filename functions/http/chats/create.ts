@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-create.js';
 import { http } from '../../middleware/http.js';
-import { LIMITS, clientId } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
+import { clientId } from '../schemas.js';
 import type { Chat } from '../../model.js';
 
 export const schemas = {
@@ -20,8 +21,8 @@ export const schemas = {
 export const handler = http(
   'chats/create',
   schemas,
-  async ({ body, config }) => {
-    const chat = await Chats.create(config, body);
+  async ({ body, config, keyed }) => {
+    const chat = await Chats.create(config, body, keyed);
     return { status: 201, body: chat };
   },
   {

@@ -8,8 +8,8 @@ export const schemas = { path: chatPath };
 export const handler = http(
   'chats/mark-read',
   schemas,
-  async ({ path }) => {
-    await Chats.markRead(path.chatId);
+  async ({ path, keyed }) => {
+    await Chats.markRead(path.chatId, keyed);
     return { status: 200, body: { ok: true } };
   },
   { committedReply: { status: 200, body: { ok: true } } },

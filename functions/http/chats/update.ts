@@ -19,9 +19,9 @@ export const schemas = {
 export const handler = http(
   'chats/update',
   schemas,
-  async ({ path, body, config }) => ({
+  async ({ path, body, config, keyed }) => ({
     status: 200,
-    body: await Chats.update(config, path.chatId, body),
+    body: await Chats.update(config, path.chatId, body, keyed),
   }),
   { committedReply: { status: 200 } },
 );

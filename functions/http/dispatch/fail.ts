@@ -3,7 +3,7 @@ import * as z from '../../platform/zod.js';
 import { fail } from '../../core/dispatch/settle.js';
 import { http } from '../../middleware/http.js';
 import { batchPath, nonNegativeInt, workerId } from './schemas.js';
-import { LIMITS } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
 
 export const schemas = {
   path: batchPath,

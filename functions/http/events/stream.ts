@@ -16,7 +16,7 @@ import { header } from '../../middleware/types.js';
 import { queryBoolean, queryInt } from '../../middleware/validate.js';
 import { env } from '../../platform/env.js';
 import { logger } from '../../platform/logger.js';
-import { edgeOnly } from '../../platform/origin-verify.js';
+import { edgeOnly } from '../../middleware/origin-verify.js';
 import { withUsage } from '../../platform/usage.js';
 import * as z from '../../platform/zod.js';
 import { streamRoute } from '../../../lib/routes.js';
@@ -133,5 +133,5 @@ const streamHandler = http(
 );
 
 // Before anything else: in a deployed stack a request that did not come through CloudFront gets a
-// 404 at once (platform/origin-verify.ts).
+// 404 at once (middleware/origin-verify.ts).
 export const handler = edgeOnly(streamHandler);

@@ -8,9 +8,9 @@ export const schemas = { path: messagePath };
 export const handler = http(
   'messages/cancel',
   schemas,
-  async ({ path, config }) => ({
+  async ({ path, config, keyed }) => ({
     status: 200,
-    body: await Streaming.cancel(config, path.messageId, path.chatId),
+    body: await Streaming.cancel(config, path.messageId, path.chatId, keyed),
   }),
   { committedReply: { status: 200 } },
 );

@@ -17,12 +17,13 @@ export const documented = { body: z.object({ deltaText: z.string().check(z.minLe
 export const handler = http(
   'messages/chunk',
   schemas,
-  async ({ path, body, config }) => {
+  async ({ path, body, config, keyed }) => {
     const { deltaText } = body;
     if (typeof deltaText !== 'string' || deltaText === '') {
       throw new FieldRuleError('deltaText', 'deltaText must be a non-empty string.');
     }
-    return { status: 200, body: await Streaming.appendChunk(config, path.messageId, deltaText, path.chatId) };
+    const message = await Streaming.appendChunk(config, path.messageId, deltaText, path.chatId, keyed);
+    return { status: 200, body: message };
   },
   // A keyed chunk's reply is stored with the chunk (core/streaming.ts appendChunk).
   { committedReply: { status: 200 } },

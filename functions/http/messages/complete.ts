@@ -21,12 +21,13 @@ export const documented = { body: z.object({ finalText: z.optional(z.string()) }
 export const handler = http(
   'messages/complete',
   schemas,
-  async ({ path, body, config }) => {
+  async ({ path, body, config, keyed }) => {
     const { finalText } = body;
     if (finalText !== undefined && typeof finalText !== 'string') {
       throw new FieldRuleError('finalText', 'finalText must be a string.');
     }
-    return { status: 200, body: await Streaming.complete(config, path.messageId, finalText, path.chatId) };
+    const message = await Streaming.complete(config, path.messageId, finalText, path.chatId, keyed);
+    return { status: 200, body: message };
   },
   { committedReply: { status: 200 } },
 );

@@ -24,8 +24,8 @@ export const schemas = {
 export const handler = http(
   'messages/create',
   schemas,
-  async ({ path, body, config }) => {
-    const message = await Messages.create(config, path.chatId, body);
+  async ({ path, body, config, keyed }) => {
+    const message = await Messages.create(config, path.chatId, body, keyed);
     return { status: 201, body: message };
   },
   {

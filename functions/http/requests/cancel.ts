@@ -8,9 +8,9 @@ export const schemas = { path: requestPath };
 export const handler = http(
   'requests/cancel',
   schemas,
-  async ({ path }) => ({
+  async ({ path, keyed }) => ({
     status: 200,
-    body: await Requests.cancel(path.requestId),
+    body: await Requests.cancel(path.requestId, keyed),
   }),
   { committedReply: { status: 200 } },
 );

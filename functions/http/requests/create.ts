@@ -4,7 +4,8 @@ import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { chatPath } from '../chats/path.js';
 import { requestTrace } from './path.js';
-import { LIMITS, boundedBytes, boundedChars, freeJson } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
+import { boundedBytes, boundedChars, freeJson } from '../schemas.js';
 import { CreateRequestBody } from './shapes.js';
 
 export const schemas = {
@@ -26,9 +27,9 @@ export const documented = { body: CreateRequestBody };
 export const handler = http(
   'requests/create',
   schemas,
-  async ({ path, body }) => ({
+  async ({ path, body, keyed }) => ({
     status: 201,
-    body: await Requests.create(path.chatId, body),
+    body: await Requests.create(path.chatId, body, keyed),
   }),
   { committedReply: { status: 201 } },
 );

@@ -3,7 +3,8 @@ import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath } from './path.js';
-import { LIMITS, boundedBytes, freeJson } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
+import { boundedBytes, freeJson } from '../schemas.js';
 import { ResolveRequestBody } from './shapes.js';
 import type { RequestRecord } from '../../store/requests-repo.js';
 
@@ -25,8 +26,8 @@ export const documented = { body: ResolveRequestBody };
 export const handler = http(
   'requests/resolve',
   schemas,
-  async ({ path, body, config }) => {
-    const request = await Requests.resolve(config, path.requestId, body);
+  async ({ path, body, config, keyed }) => {
+    const request = await Requests.resolve(config, path.requestId, body, keyed);
     return { status: 200, body: request };
   },
   {

@@ -5,7 +5,7 @@
  * chat's or request's existence (404 first), which a schema check would pre-empt.
  */
 import * as z from '../../platform/zod.js';
-import { LIMITS } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
 
 const nonEmpty = z.string().check(z.minLength(1));
 

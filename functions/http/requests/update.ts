@@ -3,7 +3,8 @@ import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
 import { requestPath, requestTrace } from './path.js';
-import { LIMITS, boundedBytes, boundedChars, freeJson } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
+import { boundedBytes, boundedChars, freeJson } from '../schemas.js';
 import { UpdateRequestBody } from './shapes.js';
 
 export const schemas = {

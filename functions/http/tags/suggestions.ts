@@ -3,7 +3,8 @@ import * as z from '../../platform/zod.js';
 import * as Tags from '../../core/tags.js';
 import { http } from '../../middleware/http.js';
 import { queryInt } from '../../middleware/validate.js';
-import { LIMITS, utf8Bytes } from '../schemas.js';
+import { LIMITS } from '../../limits.js';
+import { utf8Bytes } from '../schemas.js';
 
 // A prefix longer than the longest tag matches none, and would not fit in a sort key condition.
 const tagPrefix = z

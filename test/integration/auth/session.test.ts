@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SESSION_COOKIE, sessionValue } from '../../../functions/core/sessions.js';
-import { ORIGIN_VERIFY_HEADER, VIEWER_HOST_HEADER } from '../../../functions/platform/origin-verify.js';
+import { ORIGIN_VERIFY_HEADER, VIEWER_HOST_HEADER } from '../../../functions/middleware/origin-verify.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { newChat, startApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';

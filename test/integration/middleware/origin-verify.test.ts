@@ -1,5 +1,5 @@
 /**
- * The deployed stack's edge checks (platform/origin-verify.ts): the event stream answers only
+ * The deployed stack's edge checks (middleware/origin-verify.ts): the event stream answers only
  * requests that came through CloudFront, and the write rate limit keys on the viewer's address
  * as CloudFront reports it only on such requests (middleware/rate-limit.ts clientOf). The value
  * CloudFront sends is the table's SECRET#ORIGIN_VERIFY item, read by the functions whose
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { clientOf, viewerAddressOf } from '../../../functions/middleware/rate-limit.js';
-import { ORIGIN_VERIFY_HEADER, cameThroughEdge, edgeOnly } from '../../../functions/platform/origin-verify.js';
+import { ORIGIN_VERIFY_HEADER, cameThroughEdge, edgeOnly } from '../../../functions/middleware/origin-verify.js';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { setStoredSecretTtlForTests } from '../../../functions/store/secrets-repo.js';

@@ -1,7 +1,7 @@
 /**
  * The VAPID key pair of a deployed stack (contract §7.7): kept in the table's SECRET#VAPID item,
  * made once by the stored-secrets custom resource (functions/jobs/stored-secrets.ts), and read
- * from there by the push senders (STORED_SECRETS names VAPID; platform/web-push.ts), not from the
+ * from there by the push senders (STORED_SECRETS names VAPID; core/push-keys.ts), not from the
  * local runtime's key file. Every push is signed with the stored private key.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

@@ -20,9 +20,9 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import type { Context } from 'aws-lambda';
 import { RouteNotFoundError } from '../errors.js';
-import { errorResult } from '../middleware/error-envelope.js';
-import { header } from '../middleware/types.js';
-import type { HttpEvent } from '../middleware/types.js';
+import { errorResult } from './error-envelope.js';
+import { header } from './types.js';
+import type { HttpEvent } from './types.js';
 import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo.js';
 
 /** The custom origin header CloudFront adds (lower-case, as payload v2 delivers headers). */

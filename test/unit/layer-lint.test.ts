@@ -1,0 +1,58 @@
+/**
+ * The layer rule of `npm run lint` (eslint.config.js `layers`, README "Layers"): an import against
+ * the direction of the layers of functions/ is an error, one along it is not. Each case lints a
+ * line of source as if it were the named file, through ESLint's own API and the project's config.
+ */
+import { describe, expect, it } from '@jest/globals';
+import { ESLint } from 'eslint';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const eslint = new ESLint({ cwd: root });
+const LAYER_RULE = '@typescript-eslint/no-restricted-imports';
+
+/** The layer rule's messages for `code` linted as the file `filePath` (relative to the root). */
+async function layerErrors(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(`${code}\nexport const used = [];\n`, { filePath: `${root}/${filePath}` });
+  return result!.messages.filter((m) => m.ruleId === LAYER_RULE).map((m) => m.message);
+}
+
+describe('the layer rule', () => {
+  // Each a real import of the code before the rule: the wrong direction it took, and the file.
+  it.each([
+    ['functions/platform/env.ts', "import { requiredStoredSecret } from '../store/secrets-repo.js';", 'platform/'],
+    [
+      'functions/platform/origin-verify.ts',
+      "import { errorResult } from '../middleware/error-envelope.js';",
+      'platform/',
+    ],
+    ['functions/middleware/validate.ts', "import { LIMITS } from '../http/schemas.js';", 'middleware/'],
+    ['functions/store/chats-repo.ts', "import { existingChat } from '../core/chats.js';", 'store/'],
+    ['functions/core/chat-updates.ts', "import { http } from '../middleware/http.js';", 'core/'],
+    ['functions/core/chat-updates.ts', "import type { HttpInput } from '../middleware/http.js';", 'core/'],
+    ['functions/http/chats/get.ts', "import { getChat } from '../../store/chats-repo.js';", 'http/'],
+    ['functions/jobs/flush.ts', "import { http } from '../middleware/http.js';", 'jobs/'],
+    ['functions/model.ts', "import { ddb } from './store/db.js';", 'model.ts'],
+    ['functions/errors.ts', "import { LIMITS } from './limits.js';", 'errors.ts'],
+  ])('refuses, in %s, %s', async (filePath, code, layer) => {
+    const errors = await layerErrors(filePath, code);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(`${layer}`);
+    expect(errors[0]).toContain('README "Layers"');
+  });
+
+  it.each([
+    ['functions/platform/instance-config.ts', "import { env } from './env.js';"],
+    ['functions/store/secrets-repo.ts', "import { env } from '../platform/env.js';"],
+    ['functions/store/chats-repo.ts', "import type { Chat } from '../model.js';"],
+    ['functions/core/instance-config.ts', "import { requiredStoredSecret } from '../store/secrets-repo.js';"],
+    ['functions/middleware/validate.ts', "import { LIMITS } from '../limits.js';"],
+    ['functions/middleware/auth.ts', "import { checkSession } from '../core/sessions.js';"],
+    ['functions/http/chats/get.ts', "import * as Chats from '../../core/chats.js';"],
+    ['functions/http/requests/resolve.ts', "import type { RequestRecord } from '../../store/requests-repo.js';"],
+    ['functions/jobs/stored-secrets.ts', "import { keepOrPut } from '../store/secrets-repo.js';"],
+    ['functions/model.ts', "import * as z from './platform/zod.js';"],
+  ])('allows, in %s, %s', async (filePath, code) => {
+    expect(await layerErrors(filePath, code)).toEqual([]);
+  });
+});
