@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { http } from '../../functions/middleware/http.js';
 import { apiRoutes, authClassOf, routeId, routes, streamRoute } from '../../lib/routes.js';
+import { installAwsLambdaGlobal } from '../../local/stream-adapter.js';
 import type { RouteSpec } from '../../lib/routes.js';
 
 /**
@@ -86,6 +87,8 @@ describe('route table', () => {
   });
 
   it('builds a handler in streaming mode exactly where the table marks the route streaming', () => {
+    // A streaming handler calls Lambda's awslambda.streamifyResponse as it is built.
+    installAwsLambdaGlobal();
     const reply = async () => ({ status: 204 });
     expect(() => http('events/stream', {}, reply)).toThrow('marks GET /api/v1/events/stream as streaming');
     expect(() => http('chats/get', {}, reply, { streaming: true })).toThrow(
