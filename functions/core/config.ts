@@ -1,4 +1,5 @@
 /** The sanitized configuration for GET /config (contract §2.11): never a secret. */
+import { RENAME_PROVIDERS } from '../model/rename-providers.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 
 /**
@@ -9,51 +10,6 @@ import type { InstanceConfig } from '../platform/instance-config.js';
  * deployment accepts (§13 item 1), `directUploadMaxBytes` what one request carries.
  */
 export const PLATFORM_MAX_UPLOAD_BYTES = 4_194_304;
-
-const AUTO_RENAME_PROVIDERS = [
-  {
-    id: 'anthropic',
-    name: 'Anthropic',
-    envVars: ['ANTHROPIC_API_KEY'],
-    cheapModels: [{ id: 'claude-haiku-4-5', label: 'Claude Haiku 4.5' }],
-  },
-  {
-    id: 'openai',
-    name: 'OpenAI',
-    envVars: ['OPENAI_API_KEY'],
-    cheapModels: [{ id: 'gpt-5.4-nano', label: 'GPT-5.4 Nano' }],
-  },
-  {
-    id: 'google',
-    name: 'Google Gemini',
-    envVars: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
-    cheapModels: [
-      { id: 'gemini-2.5-flash-lite', label: 'gemini-2.5-flash-lite' },
-      { id: 'gemini-3.1-flash-lite-preview', label: 'gemini-3.1-flash-lite-preview' },
-    ],
-  },
-  {
-    id: 'xai',
-    name: 'xAI',
-    envVars: ['XAI_API_KEY'],
-    cheapModels: [
-      { id: 'grok-4-1-fast-reasoning', label: 'grok-4-1-fast-reasoning' },
-      { id: 'grok-4-1-fast-non-reasoning', label: 'grok-4-1-fast-non-reasoning' },
-    ],
-  },
-  {
-    id: 'openrouter',
-    name: 'OpenRouter',
-    envVars: ['OPENROUTER_API_KEY'],
-    cheapModels: [
-      { id: 'anthropic/claude-haiku-4.5', label: 'anthropic/claude-haiku-4.5' },
-      { id: 'openai/gpt-5.4-nano', label: 'openai/gpt-5.4-nano' },
-      { id: 'x-ai/grok-4.1-fast', label: 'x-ai/grok-4.1-fast' },
-      { id: 'google/gemini-3.1-flash-lite-preview', label: 'google/gemini-3.1-flash-lite-preview' },
-      { id: 'google/gemini-2.5-flash-lite', label: 'google/gemini-2.5-flash-lite' },
-    ],
-  },
-] as const;
 
 /**
  * `environment`: the provider API keys present (platform/env.ts providerKeys), for hasEnvKey.
@@ -107,7 +63,7 @@ export function publicConfig(
           hasApiKey: Boolean(autoRename.apiKey),
         }
       : null,
-    autoRenameProviders: AUTO_RENAME_PROVIDERS.map((p) => ({
+    autoRenameProviders: RENAME_PROVIDERS.map((p) => ({
       id: p.id,
       name: p.name,
       envVar: p.envVars[0],

@@ -9,6 +9,7 @@
  * included, before it mounts a handler, so nothing differs between Lambda and local but the
  * values. An empty variable counts as unset.
  */
+import { PROVIDER_IDS, PROVIDER_KEY_VARS } from '../model/rename-providers.js';
 import * as z from './zod.js';
 
 const text = z.string().check(z.minLength(1));
@@ -106,7 +107,7 @@ const Env = z.object({
           return value;
         }
       }),
-      z.partialRecord(z.enum(['anthropic', 'openai', 'google', 'xai', 'openrouter']), z.string().check(z.url())),
+      z.partialRecord(z.enum(PROVIDER_IDS), z.string().check(z.url())),
     ),
   ),
   /** Per-call timeout of an auto-rename provider request (ms; §5.2.3 states 15 s). */
@@ -132,14 +133,7 @@ const Env = z.object({
 });
 export type Env = z.infer<typeof Env>;
 
-const PROVIDER_KEYS = [
-  'ANTHROPIC_API_KEY',
-  'OPENAI_API_KEY',
-  'GEMINI_API_KEY',
-  'GOOGLE_API_KEY',
-  'XAI_API_KEY',
-  'OPENROUTER_API_KEY',
-] as const;
+const PROVIDER_KEYS = PROVIDER_KEY_VARS;
 
 function parse(source: NodeJS.ProcessEnv): Env {
   const present = Object.fromEntries(Object.entries(source).filter(([, value]) => value !== undefined && value !== ''));

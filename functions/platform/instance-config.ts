@@ -4,10 +4,11 @@
  * resolveConfig adds the deployment overrides (§12.2). Pure: it never touches the environment
  * or AWS itself; platform/settings.ts decides where the raw document and the secret come from.
  */
+import { PROVIDER_IDS } from '../model/rename-providers.js';
 import * as z from './zod.js';
 
 export const DISPATCH_MODES = ['immediate', 'sequential', 'batched_sequential'] as const;
-export const AUTO_RENAME_PROVIDERS = ['anthropic', 'openai', 'google', 'xai', 'openrouter'] as const;
+export const AUTO_RENAME_PROVIDERS = PROVIDER_IDS;
 
 export class ConfigValidationError extends Error {
   constructor(rule: string) {

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import * as Model from '../../functions/model.js';
+import { PROVIDER_IDS } from '../../functions/model/rename-providers.js';
 
 const { id, timestamp } = Model;
 const freeObject = z.record(z.string(), z.unknown());
@@ -76,7 +77,15 @@ const ConfigResponse = z
     autoRename: z
       .looseObject({ enabled: z.boolean(), provider: z.string(), modelId: z.string(), hasApiKey: z.boolean() })
       .nullable(),
-    autoRenameProviders: z.array(freeObject),
+    autoRenameProviders: z.array(
+      z.looseObject({
+        id: z.enum(PROVIDER_IDS),
+        name: z.string(),
+        envVar: z.string(),
+        hasEnvKey: z.boolean(),
+        cheapModels: z.array(z.looseObject({ id: z.string(), label: z.string() })),
+      }),
+    ),
   })
   .meta({ id: 'Config', description: 'The public configuration, secrets left out (contract §2.11).' });
 
