@@ -89,6 +89,11 @@ export const MEDIA_FIELDS = fieldsOf(Media);
 
 export const RequestType = z.enum(['choice', 'text_input', 'form']);
 export type RequestType = z.infer<typeof RequestType>;
+/** A choice option's variant and a form field's type (§2.3.1; the configurations: model/request-config.ts). */
+export const OptionVariant = z.enum(['primary', 'secondary', 'danger']);
+export type OptionVariant = z.infer<typeof OptionVariant>;
+export const FormFieldType = z.enum(['text', 'textarea', 'select', 'multiselect', 'checkbox', 'date']);
+export type FormFieldType = z.infer<typeof FormFieldType>;
 export const RequestStatus = z.enum(['pending', 'resolved', 'cancelled']);
 export type RequestStatus = z.infer<typeof RequestStatus>;
 

@@ -1,5 +1,5 @@
 /** The sanitized configuration for GET /config (contract §2.11): never a secret. */
-import { RENAME_PROVIDERS } from '../model/rename-providers.js';
+import { CHEAP_MODELS, RENAME_PROVIDERS } from '../model/rename-providers.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 
 /**
@@ -68,7 +68,7 @@ export function publicConfig(
       name: p.name,
       envVar: p.envVars[0],
       hasEnvKey: p.envVars.some((v) => Boolean(environment[v])),
-      cheapModels: p.cheapModels,
+      cheapModels: CHEAP_MODELS[p.id],
     })),
   };
 }

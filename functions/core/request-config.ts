@@ -6,8 +6,7 @@
  * the two cannot drift apart. Pure functions: no storage.
  */
 import { FieldRuleError } from '../errors.js';
-import { RequestType } from '../model.js';
-import { FormFieldType, OptionVariant } from '../model/request-config.js';
+import { FormFieldType, OptionVariant, RequestType } from '../model.js';
 import type {
   ChoiceConfig,
   ChoiceOption,

@@ -5,11 +5,10 @@
  * normalized configuration holds; the core checks a request's input against them as rules, in
  * the contract's order and with its messages, after the chat's or request's existence (§5.5.1).
  */
+import { FormFieldType, OptionVariant } from '../model.js';
 import * as z from '../platform/zod.js';
 
 const nonEmpty = z.string().check(z.minLength(1));
-
-export const OptionVariant = z.enum(['primary', 'secondary', 'danger']);
 
 export const ChoiceOption = z.object({
   id: nonEmpty,
@@ -37,8 +36,6 @@ export const TextInputConfig = z
     validation: z.optional(TextValidation),
   })
   .check(z.meta({ id: 'TextInputConfig', description: '`text_input`; `{}` is valid.' }));
-
-export const FormFieldType = z.enum(['text', 'textarea', 'select', 'multiselect', 'checkbox', 'date']);
 
 export const FormField = z.object({
   name: nonEmpty,
@@ -71,11 +68,10 @@ export const ResolutionPayload = z.union([
   z.object({ values: z.record(z.string(), FormValue) }),
 ]);
 
-export type OptionVariant = z.infer<typeof OptionVariant>;
+export type { FormFieldType, OptionVariant } from '../model.js';
 export type ChoiceOption = z.output<typeof ChoiceOption>;
 export type ChoiceConfig = z.output<typeof ChoiceConfig>;
 export type TextInputConfig = z.output<typeof TextInputConfig>;
-export type FormFieldType = z.infer<typeof FormFieldType>;
 export type FormField = z.output<typeof FormField>;
 export type FormConfig = z.output<typeof FormConfig>;
 export type RequestConfig = z.output<typeof RequestConfig>;
