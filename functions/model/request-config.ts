@@ -1,9 +1,10 @@
 /**
  * An interactive request's configuration (contract §2.3.1), declared once: the types the core
  * normalizes to (core/request-config.ts), its enumerations, and the documented request bodies
- * (http/requests/shapes.ts, the OpenAPI document). What these schemas accept is what the
- * normalized configuration holds; the core checks a request's input against them as rules, in
- * the contract's order and with its messages, after the chat's or request's existence (§5.5.1).
+ * (http/requests/shapes.ts, the OpenAPI document). They are what a normalized configuration
+ * holds; the checks that produce one stay rules of their own (core/request-config.ts: the
+ * contract's order and messages, after the chat's or request's existence, §5.5.1), and
+ * test/unit/request-config.test.ts parses their answers with these schemas.
  */
 import { FormFieldType, OptionVariant } from '../model.js';
 import * as z from '../platform/zod.js';
