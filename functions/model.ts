@@ -1,106 +1,119 @@
 /**
  * The contract's resource shapes (§2), snake_case as on the wire, and the small rules every
- * layer shares about them. Below both core/ and store/: each imports it, it imports neither.
+ * layer shares about them. Below both core/ and store/: each imports it, it imports neither
+ * (only the schema library, platform/zod.ts, which imports nothing of the project).
+ *
+ * Each resource is declared once, as a zod schema: its TypeScript type (`z.infer`), the list
+ * of fields the store copies onto the wire (`*_FIELDS`, the schema's keys in order) and its
+ * OpenAPI component (lib/openapi/responses.ts) all come from it. No handler parses a
+ * response with these: they describe what the service writes.
  */
-export type TitleSource = 'default' | 'auto' | 'manual';
-export type MessageRole = 'user' | 'agent' | 'system' | 'tool';
-export type StreamState = 'none' | 'streaming' | 'complete' | 'cancelled';
+import * as z from './platform/zod.js';
 
-export interface Chat {
-  id: string;
-  is_archived: boolean;
-  title: string;
-  title_source: TitleSource;
-  tags: string[];
-  pinned: boolean;
-  agent_ids: string[];
-  model_id: string;
-  last_message_preview: string | null;
-  last_message_role: MessageRole | null;
-  pending_requests_count: number;
-  last_read_at: string | null;
-  unread_count: number;
-  notifications_muted: boolean;
-  created_at: string;
-  updated_at: string;
-  last_message_at: string | null;
-}
+/** A timestamp as the service writes it, and a generated id (documented in the OpenAPI components). */
+export const timestamp = z
+  .string()
+  .check(z.meta({ format: 'date-time', description: 'ISO 8601, UTC, milliseconds (§1.4).' }));
+export const id = z.string().check(z.meta({ description: '21-character id (§1.3).' }));
+const freeObject = z.record(z.string(), z.unknown());
+const count = z.int().check(z.nonnegative());
 
-export const CHAT_FIELDS = [
-  'id',
-  'is_archived',
-  'title',
-  'title_source',
-  'tags',
-  'pinned',
-  'agent_ids',
-  'model_id',
-  'last_message_preview',
-  'last_message_role',
-  'pending_requests_count',
-  'last_read_at',
-  'unread_count',
-  'notifications_muted',
-  'created_at',
-  'updated_at',
-  'last_message_at',
-] as const satisfies readonly (keyof Chat)[];
+/** The keys of an object schema, in declaration order: the fields the store copies onto the wire. */
+const fieldsOf = <S extends z.ZodMiniObject>(schema: S) =>
+  Object.freeze(Object.keys(schema.shape)) as readonly (keyof z.infer<S> & string)[];
 
-export interface Message {
-  id: string;
-  chat_id: string;
-  role: MessageRole;
-  sender_id: string;
-  created_at: string;
-  updated_at: string;
-  content_final: string | null;
-  content_partial: string | null;
-  stream_state: StreamState;
-  model_id: string | null;
-  trace: Record<string, unknown> | null;
-}
+export const MessageRole = z.enum(['user', 'agent', 'system', 'tool']);
+export type MessageRole = z.infer<typeof MessageRole>;
+export const TitleSource = z.enum(['default', 'auto', 'manual']);
+export type TitleSource = z.infer<typeof TitleSource>;
+export const StreamState = z.enum(['none', 'streaming', 'complete', 'cancelled']);
+export type StreamState = z.infer<typeof StreamState>;
+export const MediaKind = z.enum(['image', 'audio', 'file']);
+export type MediaKind = z.infer<typeof MediaKind>;
 
-export const MESSAGE_FIELDS = [
-  'id',
-  'chat_id',
-  'role',
-  'sender_id',
-  'created_at',
-  'updated_at',
-  'content_final',
-  'content_partial',
-  'stream_state',
-  'model_id',
-  'trace',
-] as const satisfies readonly (keyof Message)[];
+/** A chat (§2.1). */
+export const Chat = z.strictObject({
+  id,
+  is_archived: z.boolean(),
+  title: z.string(),
+  title_source: TitleSource,
+  tags: z.array(z.string()),
+  pinned: z.boolean(),
+  agent_ids: z.array(z.string()),
+  model_id: z.string(),
+  last_message_preview: z.nullable(z.string()),
+  last_message_role: z.nullable(MessageRole),
+  pending_requests_count: count,
+  last_read_at: z.nullable(timestamp),
+  unread_count: count,
+  notifications_muted: z.boolean(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  last_message_at: z.nullable(timestamp),
+});
+export type Chat = z.infer<typeof Chat>;
+export const CHAT_FIELDS = fieldsOf(Chat);
 
-export type MediaKind = 'image' | 'audio' | 'file';
+/** A message (§2.2). */
+export const Message = z.strictObject({
+  id,
+  chat_id: id,
+  role: MessageRole,
+  sender_id: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  content_final: z.nullable(z.string()),
+  content_partial: z.nullable(z.string()),
+  stream_state: StreamState,
+  model_id: z.nullable(z.string()),
+  trace: z.nullable(freeObject),
+});
+export type Message = z.infer<typeof Message>;
+export const MESSAGE_FIELDS = fieldsOf(Message);
 
-export interface Media {
-  id: string;
-  chat_id: string;
-  message_id: string | null;
-  storage_path: string;
-  thumbnail_path: string | null;
-  filename: string;
-  content_type: string;
-  byte_size: number;
-  kind: MediaKind;
-  created_at: string;
-}
+/** A media record (§2.4). */
+export const Media = z.strictObject({
+  id,
+  chat_id: id,
+  message_id: z.nullable(id),
+  storage_path: z.string(),
+  thumbnail_path: z.nullable(z.string()),
+  filename: z.string(),
+  content_type: z.string(),
+  byte_size: z.int().check(z.positive()),
+  kind: MediaKind,
+  created_at: timestamp,
+});
+export type Media = z.infer<typeof Media>;
+export const MEDIA_FIELDS = fieldsOf(Media);
 
-export const MEDIA_FIELDS = [
-  'id',
-  'chat_id',
-  'message_id',
-  'storage_path',
-  'thumbnail_path',
-  'filename',
-  'content_type',
-  'byte_size',
-  'kind',
-  'created_at',
-] as const satisfies readonly (keyof Media)[];
+export const RequestType = z.enum(['choice', 'text_input', 'form']);
+export type RequestType = z.infer<typeof RequestType>;
+/** A choice option's variant and a form field's type (§2.3.1; the configurations: model/request-config.ts). */
+export const OptionVariant = z.enum(['primary', 'secondary', 'danger']);
+export type OptionVariant = z.infer<typeof OptionVariant>;
+export const FormFieldType = z.enum(['text', 'textarea', 'select', 'multiselect', 'checkbox', 'date']);
+export type FormFieldType = z.infer<typeof FormFieldType>;
+export const RequestStatus = z.enum(['pending', 'resolved', 'cancelled']);
+export type RequestStatus = z.infer<typeof RequestStatus>;
+
+/** An interactive request (§2.3); the stored item holds exactly these fields. */
+export const Request = z.strictObject({
+  id,
+  chat_id: id,
+  type: RequestType,
+  status: RequestStatus,
+  title: z.string(),
+  body: z.nullable(z.string()),
+  config: freeObject.check(z.meta({ description: 'The normalized type-specific configuration (§2.3.1).' })),
+  created_at: timestamp,
+  resolved_at: z.nullable(timestamp),
+  resolved_by: z.nullable(z.enum(['user', 'backend'])),
+  resolution_payload: z.nullable(freeObject).check(z.meta({ description: 'Normalized per type (§2.3.2).' })),
+  trace: z.nullable(freeObject),
+});
+export type RequestRecord = z.infer<typeof Request>;
+export const REQUEST_FIELDS = fieldsOf(Request);
 
 /** Copies exactly the listed fields (every field present, null when absent: §1.6). */
 export function pick<T>(source: object, fields: readonly (keyof T & string)[]): T {

@@ -17,6 +17,7 @@
  * middleware/auth.ts never compares against.
  */
 import { ValidationError } from '../errors.js';
+import { CHEAP_MODELS, RENAME_PROVIDERS } from '../model/rename-providers.js';
 import { env } from '../platform/env.js';
 import {
   ConfigValidationError,
@@ -241,48 +242,6 @@ export async function updateAdminConfig(body: Record<string, unknown>): Promise<
  */
 export const PLATFORM_MAX_UPLOAD_BYTES = 4_194_304;
 
-/** Cheap models whose label is their id. */
-const labelledById = (...ids: string[]) => ids.map((id) => ({ id, label: id }));
-
-const AUTO_RENAME_PROVIDERS = [
-  {
-    id: 'anthropic',
-    name: 'Anthropic',
-    envVars: ['ANTHROPIC_API_KEY'],
-    cheapModels: [{ id: 'claude-haiku-4-5', label: 'Claude Haiku 4.5' }],
-  },
-  {
-    id: 'openai',
-    name: 'OpenAI',
-    envVars: ['OPENAI_API_KEY'],
-    cheapModels: [{ id: 'gpt-5.4-nano', label: 'GPT-5.4 Nano' }],
-  },
-  {
-    id: 'google',
-    name: 'Google Gemini',
-    envVars: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
-    cheapModels: labelledById('gemini-2.5-flash-lite', 'gemini-3.1-flash-lite-preview'),
-  },
-  {
-    id: 'xai',
-    name: 'xAI',
-    envVars: ['XAI_API_KEY'],
-    cheapModels: labelledById('grok-4-1-fast-reasoning', 'grok-4-1-fast-non-reasoning'),
-  },
-  {
-    id: 'openrouter',
-    name: 'OpenRouter',
-    envVars: ['OPENROUTER_API_KEY'],
-    cheapModels: labelledById(
-      'anthropic/claude-haiku-4.5',
-      'openai/gpt-5.4-nano',
-      'x-ai/grok-4.1-fast',
-      'google/gemini-3.1-flash-lite-preview',
-      'google/gemini-2.5-flash-lite',
-    ),
-  },
-] as const;
-
 /**
  * Whether the deployment sets the instance secret (OPENGRAM_INSTANCE_SECRET, or the stack's
  * SECRET#INSTANCE item): it then overrides the stored configuration on every read (§12.2), so a
@@ -342,12 +301,12 @@ export function publicConfig(config: InstanceConfig): Record<string, unknown> {
           hasApiKey: Boolean(autoRename.apiKey),
         }
       : null,
-    autoRenameProviders: AUTO_RENAME_PROVIDERS.map((p) => ({
+    autoRenameProviders: RENAME_PROVIDERS.map((p) => ({
       id: p.id,
       name: p.name,
       envVar: p.envVars[0],
       hasEnvKey: p.envVars.some((v) => Boolean(e[v])),
-      cheapModels: p.cheapModels,
+      cheapModels: CHEAP_MODELS[p.id],
     })),
   };
 }

@@ -1,43 +1,38 @@
 /**
  * Interactive request configuration and resolution payloads (contract §2.3.1, §2.3.2,
  * §5.5.1, §5.5.4): validation in the contract's order with its messages, and normalization
- * (unknown keys dropped, defaults filled). Pure functions: no storage.
+ * (unknown keys dropped, defaults filled). The types normalized to and their enumerations are
+ * inferred from model/request-config.ts's zod schemas, the ones the OpenAPI document shows, so
+ * the two cannot drift apart. Pure functions: no storage.
  */
 import { FieldRuleError } from '../errors.js';
+import { FormFieldType, OptionVariant, RequestType } from '../model.js';
+import type {
+  ChoiceConfig,
+  ChoiceOption,
+  FormConfig,
+  FormField,
+  RequestConfig,
+  ResolutionPayload,
+  TextInputConfig,
+} from '../model/request-config.js';
 
-export type RequestType = 'choice' | 'text_input' | 'form';
-export const REQUEST_TYPES: readonly RequestType[] = ['choice', 'text_input', 'form'];
+export type { RequestType } from '../model.js';
+export type {
+  ChoiceConfig,
+  ChoiceOption,
+  FormConfig,
+  FormField,
+  FormFieldType,
+  RequestConfig,
+  ResolutionPayload,
+  TextInputConfig,
+} from '../model/request-config.js';
 
-export interface ChoiceOption {
-  id: string;
-  label: string;
-  variant?: 'primary' | 'secondary' | 'danger';
-}
-export interface ChoiceConfig {
-  options: ChoiceOption[];
-  maxSelections: number;
-  minSelections: number;
-}
-export interface TextInputConfig {
-  placeholder?: string;
-  validation?: { minLength?: number; maxLength?: number; pattern?: string | null };
-}
-export type FormFieldType = 'text' | 'textarea' | 'select' | 'multiselect' | 'checkbox' | 'date';
-export interface FormField {
-  name: string;
-  type: FormFieldType;
-  label?: string;
-  required?: boolean;
-  options?: string[];
-}
-export interface FormConfig {
-  fields: FormField[];
-  submitLabel?: string;
-}
-export type RequestConfig = ChoiceConfig | TextInputConfig | FormConfig;
-
-const FIELD_TYPES: readonly FormFieldType[] = ['text', 'textarea', 'select', 'multiselect', 'checkbox', 'date'];
-const VARIANTS = ['primary', 'secondary', 'danger'] as const;
+/** Each enumeration as its schema lists it. */
+export const REQUEST_TYPES = RequestType.options;
+const FIELD_TYPES = FormFieldType.options;
+const VARIANTS = OptionVariant.options;
 
 export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -78,7 +73,7 @@ function choiceConfig(config: Record<string, unknown>): ChoiceConfig {
     const label = requiredText(option.label, `${at}.label`);
     if (!given(option.variant)) return { id, label };
     if (!VARIANTS.includes(option.variant as never)) {
-      throw new FieldRuleError(`${at}.variant`, 'option.variant must be one of primary, secondary, danger.');
+      throw new FieldRuleError(`${at}.variant`, `option.variant must be one of ${VARIANTS.join(', ')}.`);
     }
     return { id, label, variant: option.variant as ChoiceOption['variant'] & string };
   });
@@ -175,7 +170,7 @@ function formConfig(config: Record<string, unknown>): FormConfig {
     if (!FIELD_TYPES.includes(field.type as never)) {
       throw new FieldRuleError(
         `${at}.type`,
-        'form field type must be text, textarea, select, multiselect, checkbox, or date.',
+        `form field type must be ${FIELD_TYPES.slice(0, -1).join(', ')}, or ${FIELD_TYPES.at(-1)}.`,
       );
     }
     const type = field.type as FormFieldType;
@@ -216,9 +211,6 @@ function formConfig(config: Record<string, unknown>): FormConfig {
   }
   return out;
 }
-
-export type ResolutionPayload =
-  { selectedOptionIds: string[] } | { text: string } | { values: Record<string, string | boolean | string[]> };
 
 /** Validates a resolution body against the request's type and config; returns the stored payload (§5.5.4). */
 export function normalizeResolution(

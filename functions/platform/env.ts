@@ -14,7 +14,7 @@
  * handler, so nothing differs between Lambda and local but the values. An empty variable counts
  * as unset.
  */
-import { AUTO_RENAME_PROVIDERS } from './instance-config.js';
+import { PROVIDER_IDS } from '../model/rename-providers.js';
 import * as z from './zod.js';
 
 const text = z.string().check(z.minLength(1));
@@ -125,7 +125,7 @@ const Env = z.object({
           return value;
         }
       }),
-      z.partialRecord(z.enum(AUTO_RENAME_PROVIDERS), z.string().check(z.url())),
+      z.partialRecord(z.enum(PROVIDER_IDS), z.string().check(z.url())),
     ),
   ),
   /** Per-call timeout of an auto-rename provider request (ms; §5.2.3 states 15 s). */

@@ -6,10 +6,11 @@
  * bin/app.ts) and the platform use it too. Its live half, core/instance-config.ts, decides which
  * document is in force and where the overrides and the secret come from.
  */
+import { PROVIDER_IDS } from '../model/rename-providers.js';
 import * as z from './zod.js';
 
 export const DISPATCH_MODES = ['immediate', 'sequential', 'batched_sequential'] as const;
-export const AUTO_RENAME_PROVIDERS = ['anthropic', 'openai', 'google', 'xai', 'openrouter'] as const;
+export const AUTO_RENAME_PROVIDERS = PROVIDER_IDS;
 
 export class ConfigValidationError extends Error {
   constructor(rule: string) {

@@ -4,66 +4,43 @@
  * 15 s by default). Anthropic's Messages API; the OpenAI-compatible chat completions of OpenAI,
  * xAI and OpenRouter; Google's `generateContent` with the key in the query string. Base URLs
  * are the public APIs unless AUTO_RENAME_BASE_URLS names another (tests: a fake on loopback).
+ * The providers are listed once, in model/rename-providers.ts; their adapters are keyed by its ids.
  *
  * API keys go into the request and nowhere else: error texts built here have any occurrence of
  * the key replaced (a provider or a network error could echo it), and nothing here logs.
  */
+import { RENAME_PROVIDERS } from '../model/rename-providers.js';
+import type { ProviderId, RenameProvider } from '../model/rename-providers.js';
 import { env } from './env.js';
-import type { Env } from './env.js';
 
-export type ProviderId = 'anthropic' | 'openai' | 'google' | 'xai' | 'openrouter';
+export type { ProviderId } from '../model/rename-providers.js';
+export { isProviderId } from '../model/rename-providers.js';
 
-type Shape = 'anthropic' | 'openai-compatible' | 'google';
-
-interface Provider {
-  /** Display name (§10.3). */
-  name: string;
-  /** Key variables, in order: the first is reported as `envVar` and named in errors. */
-  envVars: readonly (keyof Env & string)[];
-  shape: Shape;
+/** How each provider's API is called. */
+interface Adapter {
+  shape: 'anthropic' | 'openai-compatible' | 'google';
   /** The API root the request path is appended to. */
   baseUrl: string;
   /** The token-limit field of an OpenAI-compatible body (OpenAI's newer models refuse `max_tokens`). */
   maxTokensField?: 'max_tokens' | 'max_completion_tokens';
 }
 
-export const PROVIDERS: Record<ProviderId, Provider> = {
-  anthropic: {
-    name: 'Anthropic',
-    envVars: ['ANTHROPIC_API_KEY'],
-    shape: 'anthropic',
-    baseUrl: 'https://api.anthropic.com/v1',
-  },
+const ADAPTERS = {
+  anthropic: { shape: 'anthropic', baseUrl: 'https://api.anthropic.com/v1' },
   openai: {
-    name: 'OpenAI',
-    envVars: ['OPENAI_API_KEY'],
     shape: 'openai-compatible',
     baseUrl: 'https://api.openai.com/v1',
     maxTokensField: 'max_completion_tokens',
   },
-  google: {
-    name: 'Google Gemini',
-    envVars: ['GEMINI_API_KEY', 'GOOGLE_API_KEY'],
-    shape: 'google',
-    baseUrl: 'https://generativelanguage.googleapis.com/v1beta',
-  },
-  xai: {
-    name: 'xAI',
-    envVars: ['XAI_API_KEY'],
-    shape: 'openai-compatible',
-    baseUrl: 'https://api.x.ai/v1',
-    maxTokensField: 'max_completion_tokens',
-  },
-  openrouter: {
-    name: 'OpenRouter',
-    envVars: ['OPENROUTER_API_KEY'],
-    shape: 'openai-compatible',
-    baseUrl: 'https://openrouter.ai/api/v1',
-    maxTokensField: 'max_tokens',
-  },
-};
+  google: { shape: 'google', baseUrl: 'https://generativelanguage.googleapis.com/v1beta' },
+  xai: { shape: 'openai-compatible', baseUrl: 'https://api.x.ai/v1', maxTokensField: 'max_completion_tokens' },
+  openrouter: { shape: 'openai-compatible', baseUrl: 'https://openrouter.ai/api/v1', maxTokensField: 'max_tokens' },
+} as const satisfies Record<ProviderId, Adapter>;
 
-export const isProviderId = (id: unknown): id is ProviderId => typeof id === 'string' && Object.hasOwn(PROVIDERS, id);
+/** Each provider (model/rename-providers.ts) by its id, with its adapter. */
+export const PROVIDERS = Object.fromEntries(RENAME_PROVIDERS.map((p) => [p.id, { ...p, ...ADAPTERS[p.id] }])) as {
+  [Id in ProviderId]: Extract<RenameProvider, { id: Id }> & (typeof ADAPTERS)[Id];
+};
 
 /** The key the environment holds for a provider (its variables in order), if any. */
 export function envKeyFor(provider: ProviderId): string | undefined {

@@ -5,44 +5,16 @@
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { pick } from '../model.js';
+import { REQUEST_FIELDS, pick } from '../model.js';
+import type { RequestRecord, RequestStatus } from '../model.js';
 import { ddb, queryAll, retryConflicts, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 import { storable } from './storable.js';
 
-export type RequestStatus = 'pending' | 'resolved' | 'cancelled';
-
-/** The stored item holds exactly the API fields (§2.3). */
-export interface RequestRecord {
-  id: string;
-  chat_id: string;
-  type: 'choice' | 'text_input' | 'form';
-  status: RequestStatus;
-  title: string;
-  body: string | null;
-  config: Record<string, unknown>;
-  created_at: string;
-  resolved_at: string | null;
-  resolved_by: 'user' | 'backend' | null;
-  resolution_payload: Record<string, unknown> | null;
-  trace: Record<string, unknown> | null;
-}
-
-export const REQUEST_FIELDS = [
-  'id',
-  'chat_id',
-  'type',
-  'status',
-  'title',
-  'body',
-  'config',
-  'created_at',
-  'resolved_at',
-  'resolved_by',
-  'resolution_payload',
-  'trace',
-] as const satisfies readonly (keyof RequestRecord)[];
+/** The stored item holds exactly the API fields (§2.3): model.ts declares them. */
+export type { RequestRecord, RequestStatus } from '../model.js';
+export { REQUEST_FIELDS } from '../model.js';
 
 export interface RequestLocation {
   chatId: string;

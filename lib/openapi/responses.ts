@@ -1,92 +1,28 @@
 /**
  * What each handler answers (contract §2 and §5), as zod schemas for the OpenAPI document
- * (document.ts). The resource shapes are built from the field lists the store copies onto the
- * wire (functions/model.ts, store/requests-repo.ts), so a field added there without a type here
- * fails the typecheck. Build-time only: no function imports this module.
+ * (document.ts). The resources (Chat, Message, Request, Media) are functions/model.ts's schemas,
+ * the ones the store's field lists come from, named here as components. Build-time only: no
+ * function imports this module.
  */
 import { z } from 'zod';
-import { CHAT_FIELDS, MEDIA_FIELDS, MESSAGE_FIELDS } from '../../functions/model.js';
-import { REQUEST_FIELDS } from '../../functions/store/requests-repo.js';
+import * as Model from '../../functions/model.js';
+import { PROVIDER_IDS } from '../../functions/model/rename-providers.js';
 
-const timestamp = z.string().meta({ format: 'date-time', description: 'ISO 8601, UTC, milliseconds (§1.4).' });
-const id = z.string().meta({ description: '21-character id (§1.3).' });
+const { id, timestamp } = Model;
 const freeObject = z.record(z.string(), z.unknown());
 
-/** A zod object with exactly the listed fields, in their order, each with its type. */
-function fromFields<const F extends readonly string[]>(fields: F, types: { [K in F[number]]: z.ZodType }) {
-  const shape: Record<string, z.ZodType> = {};
-  for (const f of fields) shape[f] = types[f as F[number]];
-  return z.strictObject(shape);
-}
-
-const MessageRole = z.enum(['user', 'agent', 'system', 'tool']);
-
-export const Chat = fromFields(CHAT_FIELDS, {
-  id,
-  is_archived: z.boolean(),
-  title: z.string(),
-  title_source: z.enum(['default', 'auto', 'manual']),
-  tags: z.array(z.string()),
-  pinned: z.boolean(),
-  agent_ids: z.array(z.string()),
-  model_id: z.string(),
-  last_message_preview: z.string().nullable(),
-  last_message_role: MessageRole.nullable(),
-  pending_requests_count: z.int().nonnegative(),
-  last_read_at: timestamp.nullable(),
-  unread_count: z.int().nonnegative(),
-  notifications_muted: z.boolean(),
-  created_at: timestamp,
-  updated_at: timestamp,
-  last_message_at: timestamp.nullable(),
-}).meta({ id: 'Chat', description: 'A chat (contract §2.1).' });
-
-export const Message = fromFields(MESSAGE_FIELDS, {
-  id,
-  chat_id: id,
-  role: MessageRole,
-  sender_id: z.string(),
-  created_at: timestamp,
-  updated_at: timestamp,
-  content_final: z.string().nullable(),
-  content_partial: z.string().nullable(),
-  stream_state: z.enum(['none', 'streaming', 'complete', 'cancelled']),
-  model_id: z.string().nullable(),
-  trace: freeObject.nullable(),
-}).meta({ id: 'Message', description: 'A message (contract §2.2).' });
-
-export const Request = fromFields(REQUEST_FIELDS, {
-  id,
-  chat_id: id,
-  type: z.enum(['choice', 'text_input', 'form']),
-  status: z.enum(['pending', 'resolved', 'cancelled']),
-  title: z.string(),
-  body: z.string().nullable(),
-  config: freeObject.meta({ description: 'The normalized type-specific configuration (§2.3.1).' }),
-  created_at: timestamp,
-  resolved_at: timestamp.nullable(),
-  resolved_by: z.enum(['user', 'backend']).nullable(),
-  resolution_payload: freeObject.nullable().meta({ description: 'Normalized per type (§2.3.2).' }),
-  trace: freeObject.nullable(),
-}).meta({ id: 'Request', description: 'An interactive request (contract §2.3).' });
-
-export const Media = fromFields(MEDIA_FIELDS, {
-  id,
-  chat_id: id,
-  message_id: id.nullable(),
-  storage_path: z.string(),
-  thumbnail_path: z.string().nullable(),
-  filename: z.string(),
-  content_type: z.string(),
-  byte_size: z.int().positive(),
-  kind: z.enum(['image', 'audio', 'file']),
-  created_at: timestamp,
-}).meta({ id: 'Media', description: 'A media record (contract §2.4).' });
+// The resources of functions/model.ts, each as a named component (`check` returns a copy).
+export const Chat = Model.Chat.check(z.meta({ id: 'Chat', description: 'A chat (contract §2.1).' }));
+export const Message = Model.Message.check(z.meta({ id: 'Message', description: 'A message (contract §2.2).' }));
+export const Request = Model.Request.check(
+  z.meta({ id: 'Request', description: 'An interactive request (contract §2.3).' }),
+);
+export const Media = Model.Media.check(z.meta({ id: 'Media', description: 'A media record (contract §2.4).' }));
 
 const Cursor = z
   .strictObject({ next: z.string().nullable(), hasMore: z.boolean() })
   .meta({ id: 'Cursor', description: 'Keyset pagination (§1.9): send `next` back as `cursor`.' });
-const page = <T extends z.ZodType>(item: T) => z.strictObject({ data: z.array(item), cursor: Cursor });
+const page = <T extends z.core.$ZodType>(item: T) => z.strictObject({ data: z.array(item), cursor: Cursor });
 
 const DispatchBatch = z
   .strictObject({
@@ -111,7 +47,7 @@ const DispatchBatch = z
       z.strictObject({
         mediaId: id,
         fileName: z.string(),
-        kind: z.enum(['image', 'audio', 'file']),
+        kind: Model.MediaKind,
         sourceInputId: id,
         sourceIndex: z.int().nonnegative(),
       }),
@@ -141,7 +77,15 @@ const ConfigResponse = z
     autoRename: z
       .looseObject({ enabled: z.boolean(), provider: z.string(), modelId: z.string(), hasApiKey: z.boolean() })
       .nullable(),
-    autoRenameProviders: z.array(freeObject),
+    autoRenameProviders: z.array(
+      z.looseObject({
+        id: z.enum(PROVIDER_IDS),
+        name: z.string(),
+        envVar: z.string(),
+        hasEnvKey: z.boolean(),
+        cheapModels: z.array(z.looseObject({ id: z.string(), label: z.string() })),
+      }),
+    ),
   })
   .meta({ id: 'Config', description: 'The public configuration, secrets left out (contract §2.11).' });
 
@@ -150,12 +94,16 @@ export interface ResponseDoc {
   status: number;
   description: string;
   /** JSON body; absent for 204. */
-  body?: z.ZodType;
+  body?: z.core.$ZodType;
   /** Raw bytes of this content type instead of JSON (file downloads, the reference page, the event stream). */
   raw?: string;
 }
 
-const json = (status: number, description: string, body: z.ZodType): ResponseDoc => ({ status, description, body });
+const json = (status: number, description: string, body: z.core.$ZodType): ResponseDoc => ({
+  status,
+  description,
+  body,
+});
 const noContent = (description: string): ResponseDoc => ({ status: 204, description });
 const bytes = (status: number, description: string, contentType = 'application/octet-stream'): ResponseDoc => ({
   status,

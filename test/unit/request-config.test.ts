@@ -5,6 +5,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { normalizeConfig, normalizeResolution } from '../../functions/core/request-config.js';
 import type { RequestConfig, RequestType } from '../../functions/core/request-config.js';
+import { ChoiceConfig, FormConfig, TextInputConfig } from '../../functions/model/request-config.js';
 
 /** A rule error on `field`, as a case's message and details. */
 const ruleOn = (field: string, message: string) => [message, { field }] as const;
@@ -609,6 +610,37 @@ function expectResolutionErrors(type: RequestType, config: RequestConfig, cases:
     expect([label, caught(() => normalizeResolution(type, config, input))]).toEqual([label, rule(message, details)]);
   }
 }
+
+describe('normalizeConfig: its answers are the shapes of model/request-config.ts', () => {
+  // The schema the OpenAPI document shows and the core's types come from: whatever the rules
+  // accept and normalize must parse under it unchanged (no key it lacks, none it would add).
+  const cases: [RequestType, unknown, { parse(v: unknown): unknown }][] = [
+    [
+      'choice',
+      { options: [opt(' a ', 'A', { variant: 'danger', x: 1 }), opt('b', 'B', { variant: null })] },
+      ChoiceConfig,
+    ],
+    ['choice', { options: [opt('a', 'A')], maxSelections: 3, minSelections: 2 }, ChoiceConfig],
+    ['text_input', {}, TextInputConfig],
+    ['text_input', { placeholder: 'p', validation: { minLength: 1, maxLength: 9, pattern: null } }, TextInputConfig],
+    ['text_input', { validation: { pattern: '^a', minLength: null } }, TextInputConfig],
+    [
+      'form',
+      {
+        fields: [
+          { name: ' n ', type: 'select', options: [' x '], label: 'L', required: true },
+          { name: 'c', type: 'checkbox', label: null },
+        ],
+        submitLabel: 'Go',
+      },
+      FormConfig,
+    ],
+  ];
+  it.each(cases)('%s %j', (type, config, schema) => {
+    const out = normalizeConfig(type, config);
+    expect(schema.parse(out)).toStrictEqual(out);
+  });
+});
 
 describe('normalizeResolution: choice', () => {
   const config = normalizeConfig('choice', {

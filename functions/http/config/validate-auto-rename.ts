@@ -2,6 +2,7 @@
 import * as z from '../../platform/zod.js';
 import * as AutoRename from '../../core/auto-rename.js';
 import { http } from '../../middleware/http.js';
+import { PROVIDER_IDS } from '../../model/rename-providers.js';
 
 export const schemas = {
   body: z.object({
@@ -10,6 +11,9 @@ export const schemas = {
     apiKey: z.optional(z.string()),
   }),
 };
+
+/** For the OpenAPI document: the providers the rule accepts (any other string answers 400 "Unknown provider"). */
+export const documented = { body: z.extend(schemas.body, { provider: z.enum(PROVIDER_IDS) }) };
 
 export const handler = http('config/validate-auto-rename', schemas, async ({ body, config }) => ({
   status: 200,

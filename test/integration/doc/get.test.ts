@@ -179,4 +179,17 @@ describe('GET /api/v1/doc', () => {
     expect(typing['204']).toBeDefined();
     expect(typing['204']!.content).toBeUndefined();
   });
+
+  it('names the auto-rename providers (§10.3): the validate body and the configuration list them as an enum', async () => {
+    const doc = await fetchDocument();
+    const providers = ['anthropic', 'openai', 'google', 'xai', 'openrouter'];
+    const validate = operation(doc, 'post', '/api/v1/config/admin/validate-auto-rename').requestBody!.content[
+      'application/json'
+    ]!.schema;
+    expect(validate.properties.provider.enum).toEqual(providers);
+    expect(validate.required).toEqual(['provider', 'modelId']);
+    const listed = doc.components.schemas.Config.properties.autoRenameProviders.items;
+    expect(listed.properties.id.enum).toEqual(providers);
+    expect(listed.required).toEqual(['id', 'name', 'envVar', 'hasEnvKey', 'cheapModels']);
+  });
 });

@@ -1,70 +1,26 @@
 /** The API's shapes as the app reads them (../shared/CONTRACT.md §2; field names exactly as served). */
+import type * as Shapes from '../../../functions/model.js';
+import type * as Config from '../../../functions/model/request-config.js';
+import type { ProviderId } from '../../../functions/model/rename-providers.js';
 
 export type Timestamp = string;
 
-export interface Chat {
-  id: string;
-  is_archived: boolean;
-  title: string;
-  title_source: 'default' | 'auto' | 'manual';
-  tags: string[];
-  pinned: boolean;
-  agent_ids: string[];
-  model_id: string;
-  last_message_preview: string | null;
-  last_message_role: string | null;
-  pending_requests_count: number;
-  last_read_at: Timestamp | null;
-  unread_count: number;
-  notifications_muted: boolean;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-  last_message_at: Timestamp | null;
-}
+/**
+ * The resources are functions/model.ts's, type-only (erased from the bundle): the shapes the
+ * service builds its answers from. `Chat.last_message_role` and the rest read as declared there.
+ */
+export type Chat = Shapes.Chat;
+export type Role = Shapes.MessageRole;
+export type StreamState = Shapes.StreamState;
+export type Message = Shapes.Message;
 
-export type Role = 'user' | 'agent' | 'system' | 'tool';
-export type StreamState = 'none' | 'streaming' | 'complete' | 'cancelled';
-
-export interface Message {
-  id: string;
-  chat_id: string;
-  role: Role;
-  sender_id: string;
-  created_at: Timestamp;
-  updated_at: Timestamp;
-  content_final: string | null;
-  content_partial: string | null;
-  stream_state: StreamState;
-  model_id: string | null;
-  trace: Record<string, unknown> | null;
-}
-
-export interface ChoiceOption {
-  id: string;
-  label: string;
-  variant?: 'primary' | 'secondary' | 'danger';
-}
-export interface ChoiceConfig {
-  options: ChoiceOption[];
-  maxSelections: number;
-  minSelections: number;
-}
-export interface TextInputConfig {
-  placeholder?: string;
-  validation?: { minLength?: number; maxLength?: number; pattern?: string | null };
-}
-export type FormFieldType = 'text' | 'textarea' | 'select' | 'multiselect' | 'checkbox' | 'date';
-export interface FormField {
-  name: string;
-  type: FormFieldType;
-  label?: string;
-  required?: boolean;
-  options?: string[];
-}
-export interface FormConfig {
-  fields: FormField[];
-  submitLabel?: string;
-}
+/** An interactive request's configuration, as functions/model/request-config.ts declares it. */
+export type ChoiceOption = Config.ChoiceOption;
+export type ChoiceConfig = Config.ChoiceConfig;
+export type TextInputConfig = Config.TextInputConfig;
+export type FormFieldType = Config.FormFieldType;
+export type FormField = Config.FormField;
+export type FormConfig = Config.FormConfig;
 
 interface RequestBase {
   id: string;
@@ -83,19 +39,10 @@ export type ChatRequest =
   | (RequestBase & { type: 'text_input'; config: TextInputConfig })
   | (RequestBase & { type: 'form'; config: FormConfig });
 
-export type FormValue = string | boolean | string[];
-export type Resolution = { selectedOptionIds: string[] } | { text: string } | { values: Record<string, FormValue> };
+export type FormValue = Config.FormValue;
+export type Resolution = Config.ResolutionPayload;
 
-export interface Media {
-  id: string;
-  chat_id: string;
-  message_id: string | null;
-  filename: string;
-  content_type: string;
-  byte_size: number;
-  kind: 'image' | 'audio' | 'file';
-  created_at: Timestamp;
-}
+export type Media = Shapes.Media;
 
 /** An opened upload session: POST a form to `url` (every field, then the file as `file`), then finalize. */
 export interface UploadSession {
@@ -153,7 +100,7 @@ export interface Hook {
 }
 
 export interface AutoRenameProvider {
-  id: string;
+  id: ProviderId;
   name: string;
   envVar: string;
   hasEnvKey: boolean;
