@@ -11,6 +11,7 @@ import { ConflictError, FieldRuleError } from '../errors.js';
 import { holdKey } from '../platform/keyed-request.js';
 import type { HeldKey } from '../platform/keyed-request.js';
 import { logger } from '../platform/logger.js';
+import { sleep } from '../platform/retry.js';
 import * as Records from '../store/idempotency-repo.js';
 import type { IdempotencyRecord } from '../store/idempotency-repo.js';
 import type { HttpMiddleware, HttpRequest, HttpResult } from './types.js';
@@ -44,8 +45,6 @@ export function fingerprintOf(method: string, path: string, body: unknown): stri
 /** The reservation this invocation holds, keyed by its event. */
 const reservations = new WeakMap<object, HeldKey>();
 const held = (request: HttpRequest) => reservations.get(request.event);
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function replayOf(record: IdempotencyRecord): HttpResult {
   const status = record.statusCode ?? 200;

@@ -3,10 +3,9 @@
  * REQ#<createdMs>#<id>), so a chat's requests are one strongly consistent Query in creation
  * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { pick } from '../model.js';
-import { ddb, queryAll, retryConflicts, tableName } from './db.js';
+import { ddb, queryAll, retryConflicts, tableName, updateIf } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 import { storable } from './storable.js';
@@ -153,25 +152,17 @@ export async function updateRequest(
     values[`:${field}`] = storable(value);
     return `#${field} = :${field}`;
   });
-  try {
-    const out = await retryConflicts(() =>
-      ddb().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: requestKey(loc),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    return out.Attributes ? fromItem(out.Attributes) : undefined;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+  const updated = await retryConflicts(() =>
+    updateIf({
+      Key: requestKey(loc),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return updated.ok && updated.item ? fromItem(updated.item) : undefined;
 }
 
 /**
