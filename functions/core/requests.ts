@@ -10,7 +10,6 @@
  * notifier (ARCHITECTURE.md, web push), so a push never goes out for a request that did not commit.
  */
 import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
-import { newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
@@ -20,17 +19,13 @@ import { completionInTransaction } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
 import { chatFacts, chatNotFound } from './chats.js';
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
 import * as Dispatch from './dispatch.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
 import type { RequestType, ResolutionPayload } from './request-config.js';
-
-export interface RequestDeps {
-  clock: () => Date;
-  newId: () => string;
-}
-export const defaultDeps: RequestDeps = { clock: () => new Date(), newId };
 
 export const requestNotFound = (requestId: string) => NotFoundError.of('requestId', requestId, 'Request not found.');
 
@@ -60,11 +55,7 @@ function checkTrace(trace: unknown): Record<string, unknown> {
 }
 
 /** POST /chats/{chatId}/requests (§5.5.1): the chat first, then the rules in the contract's order. */
-export async function create(
-  chatId: string,
-  input: NewRequest,
-  deps: RequestDeps = defaultDeps,
-): Promise<RequestRecord> {
+export async function create(chatId: string, input: NewRequest, deps: Deps = defaultDeps): Promise<RequestRecord> {
   // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
   await chatFacts(chatId);
   if (!REQUEST_TYPES.includes(input.type as RequestType)) {
@@ -158,7 +149,7 @@ export async function resolve(
   config: InstanceConfig,
   requestId: string,
   input: Record<string, unknown>,
-  deps: RequestDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('resolved', requestId, request.status);
@@ -235,7 +226,7 @@ export async function redoAfterResolve(config: InstanceConfig, resolved: Request
 }
 
 /** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */
-export async function cancel(requestId: string, deps: RequestDeps = defaultDeps): Promise<RequestRecord> {
+export async function cancel(requestId: string, deps: Deps = defaultDeps): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();

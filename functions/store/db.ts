@@ -225,6 +225,11 @@ export const deleteIf = (input: Omit<DeleteCommandInput, 'TableName'>): Promise<
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
+/** A transaction's Put of a new item: it fails its condition where an item has the key. */
+export const putNew = (Item: Record<string, unknown>): TransactItem => ({
+  Put: { TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
 /**
  * A transaction item with its own answer to a failed condition: `onConditionFailed` gets the
  * item as it was (when the item asked for it with ReturnValuesOnConditionCheckFailure: ALL_OLD;

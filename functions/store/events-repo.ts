@@ -20,7 +20,7 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
-import { UncertainWrite, bookkeeping, ddb, guarded, putIfAbsent, queryAll, tableName } from './db.js';
+import { UncertainWrite, bookkeeping, ddb, guarded, putIfAbsent, putNew, queryAll, tableName } from './db.js';
 import type { GuardedItem, TransactItem } from './db.js';
 import { BusyError } from '../errors.js';
 import { EPHEMERAL_BUCKET_MS, Keys } from './keys.js';
@@ -118,23 +118,17 @@ export class EventReservation {
     const ttl = Math.floor(Date.parse(timestamp) / 1000) + EVENT_RETENTION_SECONDS;
     return events.map((e, i) =>
       guarded(
-        {
-          Put: {
-            TableName: tableName(),
-            Item: {
-              ...Keys.event(this.first + i),
-              type: 'event',
-              seq: this.first + i,
-              id: eventIdFor(this.first + i),
-              eventType: e.type,
-              timestamp,
-              // A payload may carry a client's trace or resolution (./storable.ts says why).
-              payload: storable(e.payload),
-              ttl,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
+        putNew({
+          ...Keys.event(this.first + i),
+          type: 'event',
+          seq: this.first + i,
+          id: eventIdFor(this.first + i),
+          eventType: e.type,
+          timestamp,
+          // A payload may carry a client's trace or resolution (./storable.ts says why).
+          payload: storable(e.payload),
+          ttl,
+        }),
         () => new EventNumberTaken(this.first + i),
       ),
     );

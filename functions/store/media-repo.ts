@@ -5,7 +5,7 @@
  * the records themselves for their current `message_id`. Both are written and deleted together.
  */
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { UNPROCESSED_UNTIL_DONE, ddb, getMany, guarded, tableName, transact } from './db.js';
+import { UNPROCESSED_UNTIL_DONE, ddb, getMany, guarded, putNew, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 import { MEDIA_FIELDS, pick } from '../model.js';
@@ -17,25 +17,13 @@ export type MediaRecord = Media;
 /** The record and its chat entry, for the upload's transaction (with its event). */
 export function putMediaWrites(media: MediaRecord): TransactItem[] {
   return [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: { ...Keys.media(media.id), type: 'media', ...media },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...Keys.mediaEntry(media.chat_id, media.created_at, media.id),
-          type: 'media-entry',
-          id: media.id,
-          kind: media.kind,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    putNew({ ...Keys.media(media.id), type: 'media', ...media }),
+    putNew({
+      ...Keys.mediaEntry(media.chat_id, media.created_at, media.id),
+      type: 'media-entry',
+      id: media.id,
+      kind: media.kind,
+    }),
   ];
 }
 

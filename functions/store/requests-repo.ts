@@ -5,7 +5,7 @@
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { pick } from '../model.js';
-import { ddb, queryAll, retryConflicts, tableName, updateIf } from './db.js';
+import { ddb, putNew, queryAll, retryConflicts, tableName, updateIf } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 import { storable } from './storable.js';
@@ -53,33 +53,21 @@ const requestKey = (loc: RequestLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk
 export function putRequest(request: RequestRecord): TransactItem[] {
   const key = Keys.request(request.chat_id, request.created_at, request.id);
   return [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...key,
-          ...request,
-          config: storable(request.config),
-          resolution_payload: storable(request.resolution_payload),
-          trace: storable(request.trace),
-          type: 'request',
-          request_type: request.type,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...Keys.requestPointer(request.id),
-          type: 'request-pointer',
-          chat_id: request.chat_id,
-          request_sk: key.sk,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    putNew({
+      ...key,
+      ...request,
+      config: storable(request.config),
+      resolution_payload: storable(request.resolution_payload),
+      trace: storable(request.trace),
+      type: 'request',
+      request_type: request.type,
+    }),
+    putNew({
+      ...Keys.requestPointer(request.id),
+      type: 'request-pointer',
+      chat_id: request.chat_id,
+      request_sk: key.sk,
+    }),
   ];
 }
 
