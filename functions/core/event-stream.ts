@@ -36,6 +36,7 @@ import type { EphemeralEntry, LogEntry } from '../store/events-repo.js';
 import { EPHEMERAL_COPIES_WITHIN_MS } from '../store/events-repo.js';
 import { EVENT_BUCKET_SIZE } from '../store/keys.js';
 import { logger } from '../platform/logger.js';
+import { sleep } from '../platform/retry.js';
 import { sleepUntilWrite, writeBellCount } from '../platform/write-bell.js';
 
 export interface StreamTiming {
@@ -344,6 +345,6 @@ export async function runStream(
     // A write in this process (the local runtime) ends the wait early; in AWS it never rings here.
     const waitMs = Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt));
     if (timing.wakeOnWrites) await sleepUntilWrite(waitMs, rung);
-    else await new Promise((resolve) => setTimeout(resolve, waitMs));
+    else await sleep(waitMs);
   }
 }

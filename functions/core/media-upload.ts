@@ -7,7 +7,7 @@
  */
 import { FieldRuleError, NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
 import { env } from '../platform/env.js';
-import { isId, newId } from '../platform/ids.js';
+import { isId } from '../platform/ids.js';
 import { makeThumbnail, NotAnImageError } from '../platform/images.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
@@ -36,12 +36,8 @@ import {
   typeAllowed,
 } from './media.js';
 import type { Media } from './media.js';
-
-export interface MediaDeps {
-  clock: () => Date;
-  newId: () => string;
-}
-export const defaultDeps: MediaDeps = { clock: () => new Date(), newId };
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
 
 /** The effective upload cap through the API: the configuration's, within what one request carries (§13 item 1). */
 export const maxUploadBytes = (config: InstanceConfig): number =>
@@ -195,7 +191,7 @@ export async function upload(
   config: InstanceConfig,
   chatId: string,
   input: Upload,
-  deps: MediaDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Media> {
   const kind = checkDeclared(config, input, input.bytes.length, maxUploadBytes(config));
   const thumbnail = await thumbnailOf(kind, input.bytes, input.contentType);
@@ -255,7 +251,7 @@ export async function openSession(
   chatId: string,
   input: SessionRequest,
   pageOrigin?: string,
-  deps: MediaDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<OpenedSession> {
   const kind = checkDeclared(config, input, input.byteSize, config.maxUploadBytes);
   await checkTargets(chatId, input.messageId);
@@ -303,7 +299,7 @@ export async function finalize(
   config: InstanceConfig,
   chatId: string,
   uploadId: string,
-  deps: MediaDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Media> {
   const session = isId(uploadId) ? await Store.getUploadSession(uploadId) : undefined;
   if (!session || session.chat_id !== chatId) throw sessionNotFound(uploadId);

@@ -10,6 +10,8 @@ import type { InstanceConfig } from '../platform/instance-config.js';
 import { newId } from '../platform/ids.js';
 import { logger } from '../platform/logger.js';
 import { env } from '../platform/env.js';
+import { backoff, retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import { pushRequestFor, sendPushRequest } from '../platform/web-push.js';
 import { getChat } from '../store/chats-repo.js';
 import type { StoredEvent } from '../store/events-repo.js';
@@ -79,32 +81,45 @@ export interface DeliveryCounts {
 
 type Outcome = 'sent' | 'failed' | 'removed';
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** One send's answer: the push service's status, or why there was none (network error, timeout). */
+interface Sent {
+  status?: number;
+  failure?: string;
+}
+
+/** Only a network error, a timeout, 429 or 5xx is worth another send. */
+const worthRetrying = ({ status }: Sent): boolean => status === undefined || status === 429 || status >= 500;
+
+/**
+ * A push service that fails for a moment (network, timeout, 429, 5xx) gets MAX_ATTEMPTS sends,
+ * PUSH_RETRY_BASE_MS (500 ms outside tests) doubling between them with jitter, so a struggling
+ * service is not hit in lockstep. Built per delivery: the base is read from the environment.
+ */
+const pushRetries = (): RetryPolicy<Sent> => ({
+  attempts: MAX_ATTEMPTS,
+  backoff: backoff.exponential(env().PUSH_RETRY_BASE_MS),
+  retryResult: worthRetrying,
+});
 
 /** One device: retried with backoff on retryable failures, removed when the service says it is gone. */
 async function deliverOne(sub: PushSubscription, send: () => Promise<number>): Promise<Outcome> {
-  for (let attempt = 1; ; attempt++) {
-    let status: number | undefined;
-    let failure: string | undefined;
+  let attempts = 0;
+  const { status, failure } = await retry(pushRetries(), async (n): Promise<Sent> => {
+    attempts = n;
     try {
-      status = await send();
+      return { status: await send() };
     } catch (error) {
-      failure = (error as Error).name === 'TimeoutError' ? 'timeout' : (error as Error).message;
+      return { failure: (error as Error).name === 'TimeoutError' ? 'timeout' : (error as Error).message };
     }
-    if (status !== undefined && status >= 200 && status < 300) return 'sent';
-    if (status !== undefined && GONE.has(status)) {
-      await PushRepo.deleteRefusedSubscription(sub);
-      logger.info('push subscription removed', { subscriptionId: sub.id, status });
-      return 'removed';
-    }
-    const retryable = status === undefined || status === 429 || status >= 500;
-    if (!retryable || attempt >= MAX_ATTEMPTS) {
-      logger.warn('push delivery failed', { subscriptionId: sub.id, status, failure, attempts: attempt });
-      return 'failed';
-    }
-    // Exponential backoff with jitter, so a struggling service is not hit in lockstep.
-    await pause(env().PUSH_RETRY_BASE_MS * 2 ** (attempt - 1) * (0.75 + Math.random() / 2));
+  });
+  if (status !== undefined && status >= 200 && status < 300) return 'sent';
+  if (status !== undefined && GONE.has(status)) {
+    await PushRepo.deleteRefusedSubscription(sub);
+    logger.info('push subscription removed', { subscriptionId: sub.id, status });
+    return 'removed';
   }
+  logger.warn('push delivery failed', { subscriptionId: sub.id, status, failure, attempts });
+  return 'failed';
 }
 
 /** Sends one payload to every given device, a bounded number at once; one device never holds up another. */

@@ -10,7 +10,6 @@
  * notifier (ARCHITECTURE.md, web push), so a push never goes out for a request that did not commit.
  */
 import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
-import { newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
@@ -19,19 +18,16 @@ import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
-import type { RequestLocation, RequestRecord, RequestStatus } from '../store/requests-repo.js';
+import type { RequestLocation } from '../store/requests-repo.js';
+import type { RequestRecord, RequestStatus } from '../model.js';
 import { chatFacts, chatNotFound } from './chat-lookup.js';
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
 import { inputAdded } from './dispatch/seal.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
 import type { RequestType, ResolutionPayload } from './request-config.js';
-
-export interface RequestDeps {
-  clock: () => Date;
-  newId: () => string;
-}
-export const defaultDeps: RequestDeps = { clock: () => new Date(), newId };
 
 export const requestNotFound = (requestId: string) => NotFoundError.of('requestId', requestId, 'Request not found.');
 
@@ -65,7 +61,7 @@ export async function create(
   chatId: string,
   input: NewRequest,
   keyed?: KeyedReply,
-  deps: RequestDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<RequestRecord> {
   // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
   await chatFacts(chatId);
@@ -161,7 +157,7 @@ export async function resolve(
   requestId: string,
   input: Record<string, unknown>,
   keyed?: KeyedReply,
-  deps: RequestDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('resolved', requestId, request.status);
@@ -238,11 +234,7 @@ export async function redoAfterResolve(config: InstanceConfig, resolved: Request
 }
 
 /** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */
-export async function cancel(
-  requestId: string,
-  keyed?: KeyedReply,
-  deps: RequestDeps = defaultDeps,
-): Promise<RequestRecord> {
+export async function cancel(requestId: string, keyed?: KeyedReply, deps: Deps = defaultDeps): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();

@@ -12,6 +12,8 @@
  */
 import { FieldRuleError } from '../errors.js';
 import { logger } from '../platform/logger.js';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import { buildSegment, MARK_CLOSE, MARK_OPEN, mergeSegments, SegmentReader } from '../platform/fts-segment.js';
 import type { SearchDoc, SegmentAfter, SegmentHit } from '../platform/fts-segment.js';
 import {
@@ -169,21 +171,25 @@ async function messageHits(q: string, want: number, cursor: OrderKey | undefined
   if (!match) return [];
   let index = await SearchIndex.current();
   let refreshed = false;
+  // A segment replaced (and deleted) after the manifest was read: read it again, once a search.
+  const segmentReplaced: RetryPolicy<SegmentHit[]> = {
+    attempts: 2,
+    backoff: () => 0,
+    retryable: (error) => error instanceof SegmentGoneError,
+    mayRetry: () => !refreshed,
+  };
   const ranked: Ranked[] = [];
   let after = messagesAfter(cursor);
   // Hits whose message or chat is gone (the index is derived and may lag a deletion) are
   // dropped, and the page is filled from further on.
   for (;;) {
-    let hits: SegmentHit[];
-    try {
-      hits = await index.search(match, want - ranked.length, after);
-    } catch (error) {
-      // A segment was replaced (and deleted) after the manifest was read: read it again, once.
-      if (!(error instanceof SegmentGoneError) || refreshed) throw error;
-      refreshed = true;
-      index = await SearchIndex.current(true);
-      continue;
-    }
+    const hits = await retry(segmentReplaced, async (n) => {
+      if (n > 1) {
+        refreshed = true;
+        index = await SearchIndex.current(true);
+      }
+      return index.search(match, want - ranked.length, after);
+    });
     if (hits.length === 0) return ranked;
     const context = await hitContext(
       hits.map((h) => h.chatId),
@@ -377,15 +383,21 @@ export async function indexEvents(events: readonly StoredEvent[]): Promise<numbe
   if (docs.length === 0) return 0;
   const path = scratchPath();
   const added = await publish(path, buildSegment(path, docs));
-  for (;;) {
+  const written = await retry(MANIFEST_RACES, async () => {
     const manifest = await getManifest(true);
-    const next = { segments: [...manifest.segments, added] };
-    if (await replaceManifest(manifest, next)) {
-      await compact(Date.now(), { version: manifest.version + 1, ...next });
-      return docs.length;
-    }
-  }
+    const next = { version: manifest.version + 1, segments: [...manifest.segments, added] };
+    return (await replaceManifest(manifest, next)) ? next : undefined;
+  });
+  await compact(Date.now(), written);
+  return docs.length;
 }
+
+/** A manifest another writer changed since it was read is read again at once, until the write lands. */
+const MANIFEST_RACES: RetryPolicy<SearchManifest | undefined> = {
+  attempts: Infinity,
+  backoff: () => 0,
+  retryResult: (written) => written === undefined,
+};
 
 /** How often (ms) one writer container looks for replaced segments past their grace period. */
 const CLEANUP_EVERY_MS = 60_000;

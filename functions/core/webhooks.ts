@@ -15,6 +15,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { env } from '../platform/env.js';
 import type { HookConfig, InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 import { getChat } from '../store/chats-repo.js';
 import type { StoredEvent } from '../store/events-repo.js';
 import { claimDelivery, recordAttempt } from '../store/hooks-repo.js';
@@ -85,6 +87,23 @@ export async function hookPayload(event: StoredEvent): Promise<Record<string, un
 
 type Outcome = { status: number | null; error: string | null };
 
+const succeeded = ({ status }: Outcome): boolean => status !== null && status >= 200 && status < 300;
+
+/** Only 5xx, network errors and timeouts are worth another attempt (4xx is a permanent failure). */
+const worthRetrying = (outcome: Outcome): boolean =>
+  !succeeded(outcome) && (outcome.status === null || outcome.status >= 500);
+
+/**
+ * A hook gets 1 + maxRetries attempts (3 retries unless configured), paced by `backoffMs` from
+ * HOOK_RETRY_BASE_MS (1 s outside tests, capped at 30 s): the receiver's outage may last a while,
+ * and the stream record waits for it. Built per delivery: the hook and the base decide it.
+ */
+const hookRetries = (hook: HookConfig): RetryPolicy<Outcome> => ({
+  attempts: 1 + (hook.maxRetries ?? DEFAULT_MAX_RETRIES),
+  backoff: (k) => backoffMs(k, env().HOOK_RETRY_BASE_MS),
+  retryResult: worthRetrying,
+});
+
 async function attempt(hook: HookConfig, headers: Record<string, string>, body: string): Promise<Outcome> {
   try {
     const res = await fetch(hook.url, {
@@ -121,25 +140,29 @@ async function deliver(hook: HookConfig, event: StoredEvent, body: string): Prom
     'content-type': 'application/json',
     ...(hook.signingSecret ? { 'x-opengram-signature': signatureOf(hook.signingSecret, body) } : {}),
   };
-  const attempts = 1 + (hook.maxRetries ?? DEFAULT_MAX_RETRIES);
-  for (let n = 1; n <= attempts; n++) {
-    if (n > 1) await new Promise((r) => setTimeout(r, backoffMs(n - 1, env().HOOK_RETRY_BASE_MS)));
+  const policy = hookRetries(hook);
+  const outcome = await retry(policy, async (n) => {
     const outcome = await attempt(hook, headers, body);
-    const success = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
     await recordAttempt({
       eventId: event.id,
       hookId,
       url: hook.url,
       attempt: n,
       status: outcome.status,
-      success,
-      error: outcome.error ?? (success ? null : `HTTP ${outcome.status}`),
+      success: succeeded(outcome),
+      error: outcome.error ?? (succeeded(outcome) ? null : `HTTP ${outcome.status}`),
       at: new Date().toISOString(),
     });
-    // Only 5xx, network errors and timeouts are worth another attempt.
-    if (success || (outcome.status !== null && outcome.status < 500)) return;
+    return outcome;
+  });
+  if (worthRetrying(outcome)) {
+    logger.warn('webhook delivery failed', {
+      eventId: event.id,
+      eventType: event.type,
+      hookId,
+      attempts: policy.attempts,
+    });
   }
-  logger.warn('webhook delivery failed', { eventId: event.id, eventType: event.type, hookId, attempts });
 }
 
 /** The hooks that want `event`. */

@@ -9,6 +9,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { ConflictError, FieldRuleError } from '../errors.js';
 import { logger } from '../platform/logger.js';
+import { sleep } from '../platform/retry.js';
 import * as Records from '../store/idempotency-repo.js';
 import type { IdempotencyRecord } from '../store/idempotency-repo.js';
 import type { HttpMiddleware, HttpRequest, HttpResult } from './types.js';
@@ -41,8 +42,6 @@ export function fingerprintOf(method: string, path: string, body: unknown): stri
 
 /** The reservation this invocation holds. */
 const held = (request: HttpRequest) => stateOf(request).held;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function replayOf(record: IdempotencyRecord): HttpResult {
   const status = record.statusCode ?? 200;

@@ -4,9 +4,8 @@
  * Writes are conditional on the version read, so two concurrent admin changes can never lose
  * each other's fields (the loser merges again onto the winner's document).
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, tableName } from './db.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, putIf, tableName } from './db.js';
 import { Keys } from './keys.js';
 
 export interface StoredConfig {
@@ -32,25 +31,17 @@ export async function saveStoredConfig(
   previous: number | undefined,
   now: string,
 ): Promise<boolean> {
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...KEY,
-          type: 'setting',
-          document: JSON.stringify(document),
-          ver: (previous ?? 0) + 1,
-          updated_at: now,
-        },
-        ...(previous === undefined
-          ? { ConditionExpression: 'attribute_not_exists(pk)' }
-          : { ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': previous } }),
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  const saved = await putIf({
+    Item: {
+      ...KEY,
+      type: 'setting',
+      document: JSON.stringify(document),
+      ver: (previous ?? 0) + 1,
+      updated_at: now,
+    },
+    ...(previous === undefined
+      ? { ConditionExpression: 'attribute_not_exists(pk)' }
+      : { ConditionExpression: 'ver = :v', ExpressionAttributeValues: { ':v': previous } }),
+  });
+  return saved.ok;
 }

@@ -9,6 +9,7 @@ import {
   TransactionConflictException,
 } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   DeleteCommand,
   DynamoDBDocumentClient,
@@ -18,6 +19,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type {
+  BatchGetCommandInput,
+  BatchWriteCommandInput,
   DeleteCommandInput,
   PutCommandInput,
   QueryCommandInput,
@@ -222,6 +225,11 @@ export const deleteIf = (input: Omit<DeleteCommandInput, 'TableName'>): Promise<
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
+/** A transaction's Put of a new item: it fails its condition where an item has the key. */
+export const putNew = (Item: Record<string, unknown>): TransactItem => ({
+  Put: { TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
 /**
  * A transaction item with its own answer to a failed condition: `onConditionFailed` gets the
  * item as it was (when the item asked for it with ReturnValuesOnConditionCheckFailure: ALL_OLD;
@@ -316,19 +324,65 @@ const SINGLE_ITEM_CONFLICTS: RetryPolicy = {
 };
 
 /**
+ * The items among `keys` that exist: 100 keys per BatchGetItem (`read`: its other settings,
+ * such as ConsistentRead or a projection), asking again for the keys DynamoDB leaves unprocessed
+ * (throttling) as `policy` allows; keys still unprocessed then are an error.
+ */
+export async function getMany(
+  keys: readonly Record<string, unknown>[],
+  read: Omit<NonNullable<BatchGetCommandInput['RequestItems']>[string], 'Keys'>,
+  policy: RetryPolicy<unknown[]>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let batch = keys.slice(i, i + 100);
+    batch = await retry(policy, async () => {
+      const out = await ddb().send(new BatchGetCommand({ RequestItems: { [tableName()]: { ...read, Keys: batch } } }));
+      items.push(...(out.Responses?.[tableName()] ?? []));
+      return (batch = out.UnprocessedKeys?.[tableName()]?.Keys ?? []);
+    });
+    if (batch.length > 0) throw new Error(`getMany: ${batch.length} keys still unprocessed`);
+  }
+  return items;
+}
+
+type WriteRequest = NonNullable<BatchWriteCommandInput['RequestItems']>[string][number];
+
+/**
+ * Puts and deletes, 25 per BatchWriteItem, sending again what DynamoDB leaves unprocessed as
+ * `policy` allows; requests still unprocessed then are an error. Not atomic: for bookkeeping and
+ * cleanup whose every step is safe to repeat.
+ */
+export async function writeMany(requests: readonly WriteRequest[], policy: RetryPolicy<unknown[]>): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let batch = requests.slice(i, i + 25);
+    batch = await retry(policy, async () => {
+      const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName()]: batch } }));
+      return (batch = out.UnprocessedItems?.[tableName()] ?? []);
+    });
+    if (batch.length > 0) throw new Error(`writeMany: ${batch.length} writes still unprocessed`);
+  }
+}
+
+/**
+ * Keys or writes a batch call leaves unprocessed, asked for again at once until none are left:
+ * for reads a request waits on, and bookkeeping that must not be half done.
+ */
+export const UNPROCESSED_UNTIL_DONE: RetryPolicy<unknown[]> = {
+  attempts: Infinity,
+  backoff: () => 0,
+  retryResult: (unprocessed) => unprocessed.length > 0,
+};
+
+/**
  * Deletes items by key, 25 per BatchWriteItem, retrying what DynamoDB leaves unprocessed.
  * Not atomic: for cleanup whose every step is safe to repeat.
  */
-export async function deleteMany(keys: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += 25) {
-    let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    requests = await retry(UNPROCESSED_DELETES, async () => {
-      const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
-      return (requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests);
-    });
-    if (requests.length > 0) throw new Error(`deleteMany: ${requests.length} deletes still unprocessed`);
-  }
-}
+export const deleteMany = (keys: Record<string, unknown>[]): Promise<void> =>
+  writeMany(
+    keys.map((Key) => ({ DeleteRequest: { Key } })),
+    UNPROCESSED_DELETES,
+  );
 
 /** What a BatchWriteItem leaves unprocessed (throttling) is sent again, 8 times at most. */
 const UNPROCESSED_DELETES: RetryPolicy<unknown[]> = {

@@ -20,12 +20,14 @@ import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
-import { UncertainWrite, bookkeeping, ddb, guarded, queryAll, tableName } from './db.js';
+import { UncertainWrite, bookkeeping, ddb, guarded, putIfAbsent, putNew, queryAll, tableName } from './db.js';
 import type { GuardedItem, TransactItem } from './db.js';
 import { BusyError } from '../errors.js';
 import { EPHEMERAL_BUCKET_MS, Keys } from './keys.js';
 import { storable } from './storable.js';
 import { logger } from '../platform/logger.js';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const SEQ_DIGITS = 9;
@@ -116,23 +118,17 @@ export class EventReservation {
     const ttl = Math.floor(Date.parse(timestamp) / 1000) + EVENT_RETENTION_SECONDS;
     return events.map((e, i) =>
       guarded(
-        {
-          Put: {
-            TableName: tableName(),
-            Item: {
-              ...Keys.event(this.first + i),
-              type: 'event',
-              seq: this.first + i,
-              id: eventIdFor(this.first + i),
-              eventType: e.type,
-              timestamp,
-              // A payload may carry a client's trace or resolution (./storable.ts says why).
-              payload: storable(e.payload),
-              ttl,
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
+        putNew({
+          ...Keys.event(this.first + i),
+          type: 'event',
+          seq: this.first + i,
+          id: eventIdFor(this.first + i),
+          eventType: e.type,
+          timestamp,
+          // A payload may carry a client's trace or resolution (./storable.ts says why).
+          payload: storable(e.payload),
+          ttl,
+        }),
         () => new EventNumberTaken(this.first + i),
       ),
     );
@@ -163,19 +159,20 @@ export async function voidNumber(seq: number): Promise<boolean> {
     void: true,
     ttl: Math.floor(Date.now() / 1000) + EVENT_RETENTION_SECONDS,
   };
-  try {
-    await ddb().send(
-      new PutCommand({ TableName: tableName(), Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
-    return true;
-  } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
-    throw error;
-  }
+  return (await putIfAbsent({ Item: item })).ok;
 }
 
-/** How many times a mutation runs when its event numbers keep being voided under it (EventNumberTaken). */
-const NUMBER_TAKEN_RUNS = 3;
+/**
+ * A mutation whose event number a reader voided first (EventNumberTaken: nothing was written)
+ * runs again at once with new numbers, 3 runs in all: more in a row means the table is too slow
+ * to take writes within the readers' grace, and the client is told 429 to come back later.
+ */
+const NUMBER_TAKEN: RetryPolicy = {
+  attempts: 3,
+  backoff: () => 0,
+  retryable: (error) => error instanceof EventNumberTaken,
+  exhausted: () => new BusyError(),
+};
 
 /**
  * Runs a write that appends `events`: reserves their numbers (one call), hands their items
@@ -197,22 +194,23 @@ export async function withEvents<T>(
  * unknown (UncertainWrite: no call waited for past the deadline); then a reader voids them after its
  * grace, and the commit, if it comes later, fails on its event puts' condition. If its transaction
  * failed because a reader had voided one of its numbers (EventNumberTaken: nothing was written), it
- * runs again from the start with new numbers; after NUMBER_TAKEN_RUNS such runs, 429.
+ * runs again from the start with new numbers (NUMBER_TAKEN); after 3 such runs, 429.
  */
 export async function withEventNumbers<T>(
   write: (take: (count: number) => Promise<EventReservation>) => Promise<T>,
 ): Promise<T> {
-  for (let run = 1; ; run++) {
+  return retry(NUMBER_TAKEN, async () => {
     let reservation: EventReservation | undefined;
     try {
       return await write(async (count) => (reservation ??= await EventReservation.take(count)));
     } catch (error) {
       if (!(error instanceof UncertainWrite)) await reservation?.abandon();
-      if (!(error instanceof EventNumberTaken)) throw error;
-      logger.warn('an event number was voided before its transaction; writing again', { seq: error.seq });
-      if (run >= NUMBER_TAKEN_RUNS) throw new BusyError();
+      if (error instanceof EventNumberTaken) {
+        logger.warn('an event number was voided before its transaction; writing again', { seq: error.seq });
+      }
+      throw error;
     }
-  }
+  });
 }
 
 /** Reads one event by sequence number (strongly consistent). */

@@ -3,9 +3,8 @@
  * event and hook, written before the first attempt so a redelivered stream record never
  * delivers twice, and one record per attempt (URL, status, success, error) for diagnostics.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, queryAll, tableName } from './db.js';
+import { ddb, putIfAbsent, queryAll, tableName } from './db.js';
 import { EVENT_RETENTION_SECONDS } from './events-repo.js';
 import { Keys } from './keys.js';
 
@@ -25,19 +24,10 @@ const ttlFrom = (nowMs: number) => Math.floor(nowMs / 1000) + EVENT_RETENTION_SE
 
 /** Takes the delivery of `eventId` to `hookId`; false when it was taken before (a redelivery). */
 export async function claimDelivery(eventId: string, hookId: string, nowMs: number): Promise<boolean> {
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...Keys.hookClaim(eventId, hookId), type: 'hook-claim', ttl: ttlFrom(nowMs) },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  const claim = await putIfAbsent({
+    Item: { ...Keys.hookClaim(eventId, hookId), type: 'hook-claim', ttl: ttlFrom(nowMs) },
+  });
+  return claim.ok;
 }
 
 export async function recordAttempt(attempt: DeliveryAttempt): Promise<void> {

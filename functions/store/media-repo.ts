@@ -4,9 +4,8 @@
  * id and kind only) so a chat's media list is one strongly consistent query; the list reads
  * the records themselves for their current `message_id`. Both are written and deleted together.
  */
-import { BatchGetCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, guarded, tableName, transact } from './db.js';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { UNPROCESSED_UNTIL_DONE, ddb, getMany, guarded, putNew, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 import { MEDIA_FIELDS, pick } from '../model.js';
@@ -18,25 +17,13 @@ export type MediaRecord = Media;
 /** The record and its chat entry, for the upload's transaction (with its event). */
 export function putMediaWrites(media: MediaRecord): TransactItem[] {
   return [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: { ...Keys.media(media.id), type: 'media', ...media },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...Keys.mediaEntry(media.chat_id, media.created_at, media.id),
-          type: 'media-entry',
-          id: media.id,
-          kind: media.kind,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    putNew({ ...Keys.media(media.id), type: 'media', ...media }),
+    putNew({
+      ...Keys.mediaEntry(media.chat_id, media.created_at, media.id),
+      type: 'media-entry',
+      id: media.id,
+      kind: media.kind,
+    }),
   ];
 }
 
@@ -118,19 +105,9 @@ export async function listMedia(
 
 /** The media items that exist among `ids` (BatchGetItem, strongly consistent; up to 100 per call). */
 export async function getMedia(ids: readonly string[]): Promise<Map<string, MediaRecord>> {
-  const found = new Map<string, MediaRecord>();
-  const unique = [...new Set(ids)];
-  for (let i = 0; i < unique.length; i += 100) {
-    let keys: Record<string, unknown>[] | undefined = unique.slice(i, i + 100).map((id) => Keys.media(id));
-    while (keys && keys.length > 0) {
-      const out: BatchGetCommandOutput = await ddb().send(
-        new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: keys, ConsistentRead: true } } }),
-      );
-      for (const item of out.Responses?.[tableName()] ?? []) found.set(String(item.id), toRecord(item));
-      keys = out.UnprocessedKeys?.[tableName()]?.Keys;
-    }
-  }
-  return found;
+  const keys = [...new Set(ids)].map((id) => Keys.media(id));
+  const items = await getMany(keys, { ConsistentRead: true }, UNPROCESSED_UNTIL_DONE);
+  return new Map(items.map((item) => [String(item.id), toRecord(item)]));
 }
 
 /** Links a medium to a message, only if it is still in `chatId` and unattached. */

@@ -4,9 +4,8 @@
  * UpdateItem that keeps the stored id (no read first, no duplicate row under concurrency).
  */
 import { createHash } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, queryAll, tableName } from './db.js';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ddb, deleteIf, putIfAbsent, queryAll, tableName } from './db.js';
 import { Keys } from './keys.js';
 
 export interface PushSubscription {
@@ -71,20 +70,12 @@ export async function deleteSubscription(endpoint: string): Promise<boolean> {
  * (new keys): the refusal was about the old keys. True when it was deleted.
  */
 export async function deleteRefusedSubscription(sub: PushSubscription): Promise<boolean> {
-  try {
-    await ddb().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: endpointKey(sub.endpoint),
-        ConditionExpression: 'keys_p256dh = :p256dh AND keys_auth = :auth',
-        ExpressionAttributeValues: { ':p256dh': sub.keys_p256dh, ':auth': sub.keys_auth },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  const deleted = await deleteIf({
+    Key: endpointKey(sub.endpoint),
+    ConditionExpression: 'keys_p256dh = :p256dh AND keys_auth = :auth',
+    ExpressionAttributeValues: { ':p256dh': sub.keys_p256dh, ':auth': sub.keys_auth },
+  });
+  return deleted.ok;
 }
 
 /** Every stored subscription (one small partition; one Query per MB). */
@@ -105,17 +96,8 @@ const SENT_MARK_TTL_SECONDS = 2 * 24 * 3600;
  * One conditional PutItem, written before sending: at most once, never twice.
  */
 export async function markNotified(eventId: string, nowMs: number): Promise<boolean> {
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...Keys.pushSent(eventId), type: 'push-sent', ttl: Math.floor(nowMs / 1000) + SENT_MARK_TTL_SECONDS },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
+  const mark = await putIfAbsent({
+    Item: { ...Keys.pushSent(eventId), type: 'push-sent', ttl: Math.floor(nowMs / 1000) + SENT_MARK_TTL_SECONDS },
+  });
+  return mark.ok;
 }

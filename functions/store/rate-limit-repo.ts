@@ -10,10 +10,10 @@
  * another in that window). Cost: one UpdateItem per lease; a second one when a window rolls
  * over or when fewer than `want` writes are left.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { ddb, tableName } from './db.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { retry } from '../platform/retry.js';
+import type { RetryPolicy } from '../platform/retry.js';
+import { ddb, tableName, updateIf } from './db.js';
 import { Keys } from './keys.js';
 
 /** `granted` >= 1 writes of the window that ends at `windowEnd` (epoch ms), or none until then. */
@@ -35,61 +35,58 @@ export async function leaseFromWindow(
 ): Promise<Lease> {
   const ttl = Math.ceil((now + windowMs) / 1000) + 60;
   let size = Math.max(1, Math.min(want, max));
-  for (let attempt = 0; attempt < 4; attempt++) {
+  const lease = await retry(LEASE_RACES, async (): Promise<Lease | undefined> => {
     // 1. Lease from the open window, if there is one with room for `size` more.
-    try {
-      const out = await ddb().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: key,
-          UpdateExpression: 'SET #count = #count + :size',
-          ConditionExpression: 'attribute_exists(pk) AND windowStart > :openAfter AND #count <= :room',
-          ExpressionAttributeNames: { '#count': 'count' },
-          ExpressionAttributeValues: { ':size': size, ':openAfter': now - windowMs, ':room': max - size },
-          ReturnValues: 'ALL_NEW',
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
-      return { granted: size, windowEnd: Number(out.Attributes?.windowStart) + windowMs };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      const old = error.Item ? unmarshall(error.Item) : undefined;
-      if (old && Number(old.windowStart) > now - windowMs) {
-        const windowEnd = Number(old.windowStart) + windowMs;
-        const left = max - Number(old.count);
-        // The window is open and full: not counted, retry after it ends.
-        if (left <= 0) return { granted: 0, windowEnd };
-        // Fewer than `size` left: lease what is left (a concurrent lease may take it first).
-        size = Math.min(size, left);
-        continue;
-      }
+    const taken = await updateIf({
+      Key: key,
+      UpdateExpression: 'SET #count = #count + :size',
+      ConditionExpression: 'attribute_exists(pk) AND windowStart > :openAfter AND #count <= :room',
+      ExpressionAttributeNames: { '#count': 'count' },
+      ExpressionAttributeValues: { ':size': size, ':openAfter': now - windowMs, ':room': max - size },
+      ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    });
+    if (taken.ok) return { granted: size, windowEnd: Number(taken.item?.windowStart) + windowMs };
+    const { old } = taken;
+    if (old && Number(old.windowStart) > now - windowMs) {
+      const windowEnd = Number(old.windowStart) + windowMs;
+      const left = max - Number(old.count);
+      // The window is open and full: not counted, retry after it ends.
+      if (left <= 0) return { granted: 0, windowEnd };
+      // Fewer than `size` left: lease what is left (a concurrent lease may take it first).
+      size = Math.min(size, left);
+      return undefined;
     }
     // 2. No open window: this request opens one (unless a concurrent request just did).
-    try {
-      await ddb().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: key,
-          UpdateExpression: 'SET windowStart = :now, #count = :size, #type = :type, #ttl = :ttl',
-          ConditionExpression: 'attribute_not_exists(pk) OR windowStart <= :openAfter',
-          ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
-          ExpressionAttributeValues: {
-            ':now': now,
-            ':size': size,
-            ':openAfter': now - windowMs,
-            ':type': 'rate-limit',
-            ':ttl': ttl,
-          },
-        }),
-      );
-      return { granted: size, windowEnd: now + windowMs };
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
-  }
+    const opened = await updateIf({
+      Key: key,
+      UpdateExpression: 'SET windowStart = :now, #count = :size, #type = :type, #ttl = :ttl',
+      ConditionExpression: 'attribute_not_exists(pk) OR windowStart <= :openAfter',
+      ExpressionAttributeNames: { '#count': 'count', '#type': 'type', '#ttl': 'ttl' },
+      ExpressionAttributeValues: {
+        ':now': now,
+        ':size': size,
+        ':openAfter': now - windowMs,
+        ':type': 'rate-limit',
+        ':ttl': ttl,
+      },
+    });
+    return opened.ok ? { granted: size, windowEnd: now + windowMs } : undefined;
+  });
   // Lost races in a row: the window is under heavy contention; let this one through.
-  return { granted: 1, windowEnd: now + 1 };
+  return lease ?? { granted: 1, windowEnd: now + 1 };
 }
+
+/**
+ * A lease lost to a concurrent one (the window filled or opened meanwhile) is tried again at once
+ * on what the failed condition returned, 4 tries in all: past that the window is under heavy
+ * contention, and the write is let through rather than kept waiting.
+ */
+const LEASE_RACES: RetryPolicy<Lease | undefined> = {
+  attempts: 4,
+  backoff: () => 0,
+  retryResult: (lease) => lease === undefined,
+};
 
 /** How much of a window counter is spent now: 0 when no window is open (one strongly consistent read). */
 export async function windowUsage(

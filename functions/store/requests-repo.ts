@@ -3,18 +3,15 @@
  * REQ#<createdMs>#<id>), so a chat's requests are one strongly consistent Query in creation
  * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { REQUEST_FIELDS, pick } from '../model.js';
 import type { RequestRecord, RequestStatus } from '../model.js';
-import { ddb, queryAll, retryConflicts, tableName } from './db.js';
+import { ddb, putNew, queryAll, retryConflicts, tableName, updateIf } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 import { storable } from './storable.js';
 
 /** The stored item holds exactly the API fields (§2.3): model.ts declares them. */
-export type { RequestRecord, RequestStatus } from '../model.js';
-export { REQUEST_FIELDS } from '../model.js';
 
 export interface RequestLocation {
   chatId: string;
@@ -26,33 +23,21 @@ const requestKey = (loc: RequestLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk
 export function putRequest(request: RequestRecord): TransactItem[] {
   const key = Keys.request(request.chat_id, request.created_at, request.id);
   return [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...key,
-          ...request,
-          config: storable(request.config),
-          resolution_payload: storable(request.resolution_payload),
-          trace: storable(request.trace),
-          type: 'request',
-          request_type: request.type,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...Keys.requestPointer(request.id),
-          type: 'request-pointer',
-          chat_id: request.chat_id,
-          request_sk: key.sk,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    putNew({
+      ...key,
+      ...request,
+      config: storable(request.config),
+      resolution_payload: storable(request.resolution_payload),
+      trace: storable(request.trace),
+      type: 'request',
+      request_type: request.type,
+    }),
+    putNew({
+      ...Keys.requestPointer(request.id),
+      type: 'request-pointer',
+      chat_id: request.chat_id,
+      request_sk: key.sk,
+    }),
   ];
 }
 
@@ -125,25 +110,17 @@ export async function updateRequest(
     values[`:${field}`] = storable(value);
     return `#${field} = :${field}`;
   });
-  try {
-    const out = await retryConflicts(() =>
-      ddb().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: requestKey(loc),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      ),
-    );
-    return out.Attributes ? fromItem(out.Attributes) : undefined;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+  const updated = await retryConflicts(() =>
+    updateIf({
+      Key: requestKey(loc),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return updated.ok && updated.item ? fromItem(updated.item) : undefined;
 }
 
 /**

@@ -6,10 +6,8 @@
  * replaced wait for deletion as small items of their own, so the manifest does not grow.
  */
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { BatchGetCommandOutput } from '@aws-sdk/lib-dynamodb';
-import { ddb, queryAll, tableName } from './db.js';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { UNPROCESSED_UNTIL_DONE, ddb, getMany, putIf, queryAll, tableName, writeMany } from './db.js';
 import { Keys } from './keys.js';
 
 export interface SegmentEntry {
@@ -58,30 +56,23 @@ export async function replaceManifest(
   next: Omit<SearchManifest, 'version'>,
 ): Promise<boolean> {
   const writeId = randomUUID();
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...Keys.searchManifest,
-          type: 'search-manifest',
-          version: previous.version + 1,
-          segments: next.segments,
-          write_id: writeId,
-        },
-        ...(previous.version === 0
-          ? { ConditionExpression: 'attribute_not_exists(pk)' }
-          : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': previous.version } }),
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const now = await ddb().send(
-      new GetCommand({ TableName: tableName(), Key: Keys.searchManifest, ConsistentRead: true }),
-    );
-    return now.Item?.write_id === writeId;
-  }
+  const replaced = await putIf({
+    Item: {
+      ...Keys.searchManifest,
+      type: 'search-manifest',
+      version: previous.version + 1,
+      segments: next.segments,
+      write_id: writeId,
+    },
+    ...(previous.version === 0
+      ? { ConditionExpression: 'attribute_not_exists(pk)' }
+      : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': previous.version } }),
+  });
+  if (replaced.ok) return true;
+  const now = await ddb().send(
+    new GetCommand({ TableName: tableName(), Key: Keys.searchManifest, ConsistentRead: true }),
+  );
+  return now.Item?.write_id === writeId;
 }
 
 /** What a search hit shows of its chat (§2.8) and the fields of its sort key (§9.1). */
@@ -133,26 +124,13 @@ export async function hitContext(
     ...[...new Set(chatIds)].map((id) => Keys.chat(id)),
     ...[...new Set(messageIds)].map((id) => Keys.messagePointer(id)),
   ];
-  for (let i = 0; i < keys.length; i += 100) {
-    let batch: Record<string, unknown>[] | undefined = keys.slice(i, i + 100);
-    while (batch && batch.length > 0) {
-      const out: BatchGetCommandOutput = await ddb().send(
-        new BatchGetCommand({
-          RequestItems: {
-            [tableName()]: {
-              Keys: batch,
-              ProjectionExpression: `pk, sk, ${projection.ProjectionExpression}`,
-              ExpressionAttributeNames: projection.ExpressionAttributeNames,
-            },
-          },
-        }),
-      );
-      for (const item of out.Responses?.[tableName()] ?? []) {
-        if (item.sk === Keys.messagePointer('').sk) messages.add(Keys.messageIdOf(String(item.pk)));
-        else chats.set(String(item.id), item as unknown as ChatSummary);
-      }
-      batch = out.UnprocessedKeys?.[tableName()]?.Keys;
-    }
+  const read = {
+    ProjectionExpression: `pk, sk, ${projection.ProjectionExpression}`,
+    ExpressionAttributeNames: projection.ExpressionAttributeNames,
+  };
+  for (const item of await getMany(keys, read, UNPROCESSED_UNTIL_DONE)) {
+    if (item.sk === Keys.messagePointer('').sk) messages.add(Keys.messageIdOf(String(item.pk)));
+    else chats.set(String(item.id), item as unknown as ChatSummary);
   }
   return { chats, messages };
 }
@@ -176,7 +154,7 @@ export async function recordRetired(keys: readonly string[], retiredAt: number):
   const puts = keys.map((key) => ({
     PutRequest: { Item: { ...Keys.searchRetired(retiredAt, key), type: 'search-retired', key, retiredAt } },
   }));
-  await batchWrite(puts);
+  await writeMany(puts, UNPROCESSED_UNTIL_DONE);
 }
 
 /** Replaced segments retired before `ms` (up to 1,000, oldest first). */
@@ -195,15 +173,8 @@ export async function retiredBefore(ms: number): Promise<RetiredSegment[]> {
 
 /** Forgets replaced segments whose objects are deleted. */
 export async function forgetRetired(entries: readonly RetiredSegment[]): Promise<void> {
-  await batchWrite(entries.map((e) => ({ DeleteRequest: { Key: Keys.searchRetired(e.retiredAt, e.key) } })));
-}
-
-async function batchWrite(requests: Record<string, unknown>[]): Promise<void> {
-  for (let i = 0; i < requests.length; i += 25) {
-    let items: Record<string, unknown>[] | undefined = requests.slice(i, i + 25);
-    while (items && items.length > 0) {
-      const out = await ddb().send(new BatchWriteCommand({ RequestItems: { [tableName()]: items as never } }));
-      items = out.UnprocessedItems?.[tableName()] as Record<string, unknown>[] | undefined;
-    }
-  }
+  await writeMany(
+    entries.map((e) => ({ DeleteRequest: { Key: Keys.searchRetired(e.retiredAt, e.key) } })),
+    UNPROCESSED_UNTIL_DONE,
+  );
 }

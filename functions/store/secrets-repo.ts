@@ -12,10 +12,10 @@
  *   puts in the item is in use everywhere within five minutes.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { BatchGetCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { env } from '../platform/env.js';
-import { ddb, tableName } from './db.js';
+import type { RetryPolicy } from '../platform/retry.js';
+import { ddb, getMany, putIfAbsent, tableName } from './db.js';
 import { Keys, STORED_SECRET_NAMES } from './keys.js';
 import type { FirstUseSecretName, GeneratedSecretName, StoredSecretName } from './keys.js';
 
@@ -72,21 +72,11 @@ export async function keepOrPut(
   name: GeneratedSecretName,
   value: string,
 ): Promise<{ value: string; created: boolean }> {
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...Keys.generatedSecret(name), type: 'secret', value },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return { value, created: true };
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    const kept = await load(name);
-    if (kept === undefined) throw new Error(`The ${name} secret item has no string value`);
-    return { value: kept, created: false };
-  }
+  const put = await putIfAbsent({ Item: { ...Keys.generatedSecret(name), type: 'secret', value } });
+  if (put.ok) return { value, created: true };
+  const kept = await load(name);
+  if (kept === undefined) throw new Error(`The ${name} secret item has no string value`);
+  return { value: kept, created: false };
 }
 
 /** How long a container trusts the session-signing key it read (ms): the bound on "sign out everywhere". */
@@ -182,18 +172,17 @@ export async function storedSecret(name: StoredSecretName): Promise<string | und
 async function loadStored(names: StoredSecretName[]): Promise<Map<StoredSecretName, string>> {
   const values = new Map<StoredSecretName, string>();
   const byPartition = new Map(names.map((name) => [Keys.generatedSecret(name).pk, name]));
-  let keys: Record<string, unknown>[] = names.map((name) => Keys.generatedSecret(name));
-  // BatchGetItem may leave keys unprocessed under throttling: ask again for those (a few times).
-  for (let attempt = 0; keys.length > 0; attempt++) {
-    if (attempt === 5) throw new Error('Stored secrets unread after 5 attempts (unprocessed keys)');
-    const out = await ddb().send(
-      new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: keys, ConsistentRead: true } } }),
-    );
-    for (const item of out.Responses?.[tableName()] ?? []) {
-      const name = byPartition.get(String(item.pk));
-      if (name && typeof item.value === 'string' && item.value !== '') values.set(name, item.value);
-    }
-    keys = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as Record<string, unknown>[];
+  const keys = names.map((name) => Keys.generatedSecret(name));
+  for (const item of await getMany(keys, { ConsistentRead: true }, UNPROCESSED_SECRETS)) {
+    const name = byPartition.get(String(item.pk));
+    if (name && typeof item.value === 'string' && item.value !== '') values.set(name, item.value);
   }
   return values;
 }
+
+/** BatchGetItem may leave keys unprocessed under throttling: asked again for those at once, 5 tries in all. */
+const UNPROCESSED_SECRETS: RetryPolicy<unknown[]> = {
+  attempts: 5,
+  backoff: () => 0,
+  retryResult: (unprocessed) => unprocessed.length > 0,
+};

@@ -7,8 +7,8 @@
 import { expect } from '@jest/globals';
 import { CHAT_FIELDS, MESSAGE_FIELDS } from '../../functions/model.js';
 import type { Chat, Message } from '../../functions/model.js';
-import { REQUEST_FIELDS } from '../../functions/store/requests-repo.js';
-import type { RequestRecord } from '../../functions/store/requests-repo.js';
+import { REQUEST_FIELDS } from '../../functions/model.js';
+import type { RequestRecord } from '../../functions/model.js';
 
 /**
  * Compiles only when `List` names every key of `T` (the lists already name nothing else), so a

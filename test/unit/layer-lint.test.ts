@@ -49,7 +49,7 @@ describe('the layer rule', () => {
     ['functions/middleware/validate.ts', "import { LIMITS } from '../limits.js';"],
     ['functions/middleware/auth.ts', "import { checkSession } from '../core/sessions.js';"],
     ['functions/http/chats/get.ts', "import * as Chats from '../../core/chats.js';"],
-    ['functions/http/requests/resolve.ts', "import type { RequestRecord } from '../../store/requests-repo.js';"],
+    ['functions/http/requests/resolve.ts', "import type { RequestLocation } from '../../store/requests-repo.js';"],
     ['functions/jobs/stored-secrets.ts', "import { keepOrPut } from '../store/secrets-repo.js';"],
     ['functions/model.ts', "import * as z from './platform/zod.js';"],
   ])('allows, in %s, %s', async (filePath, code) => {

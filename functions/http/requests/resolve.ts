@@ -6,7 +6,7 @@ import { requestPath } from './path.js';
 import { LIMITS } from '../../limits.js';
 import { boundedBytes, freeJson } from '../schemas.js';
 import { ResolveRequestBody } from './shapes.js';
-import type { RequestRecord } from '../../store/requests-repo.js';
+import type { RequestRecord } from '../../model.js';
 
 export const schemas = {
   path: requestPath,
