@@ -12,11 +12,9 @@
  * the service as an argument (KeyedReply): the idempotency middleware holds the key, the handler
  * wrapper (middleware/http.ts) hands it to the handler as `keyed`, the handler to its service.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../errors.js';
-import { ddb, tableName } from './db.js';
+import { ddb, deleteIf, putIf, tableName } from './db.js';
 import type { GuardedItem, TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -75,32 +73,27 @@ export async function reserve(
   now: number,
   lockMs: number,
 ): Promise<Reservation> {
-  try {
-    await ddb().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...Keys.idempotency(keyHash),
-          type: 'idempotency',
-          status: 'IN_PROGRESS',
-          fingerprint,
-          owner,
-          lockExpiresAt: now + lockMs,
-          ttl: Math.ceil((now + lockMs) / 1000) + 3600,
-        },
-        ConditionExpression:
-          'attribute_not_exists(pk) OR (#status = :completed AND expiresAt <= :now) OR (#status = :inProgress AND ' +
-          'lockExpiresAt <= :now)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':now': now },
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return { reserved: true };
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException) || !error.Item) throw error;
-    return { reserved: false, existing: unmarshall(error.Item) as IdempotencyRecord };
-  }
+  const out = await putIf({
+    Item: {
+      ...Keys.idempotency(keyHash),
+      type: 'idempotency',
+      status: 'IN_PROGRESS',
+      fingerprint,
+      owner,
+      lockExpiresAt: now + lockMs,
+      ttl: Math.ceil((now + lockMs) / 1000) + 3600,
+    },
+    ConditionExpression:
+      'attribute_not_exists(pk) OR (#status = :completed AND expiresAt <= :now) OR (#status = :inProgress AND ' +
+      'lockExpiresAt <= :now)',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: { ':completed': 'COMPLETED', ':inProgress': 'IN_PROGRESS', ':now': now },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  });
+  if (out.ok) return { reserved: true };
+  // The condition can fail only on a record that exists, which ALL_OLD returns.
+  if (!out.old) throw new Error(`Idempotency reservation refused without a record (${keyHash})`);
+  return { reserved: false, existing: out.old as unknown as IdempotencyRecord };
 }
 
 export async function read(keyHash: string): Promise<IdempotencyRecord | undefined> {
@@ -194,17 +187,11 @@ export function replyStoredInTransaction(keyed: KeyedReply | undefined): boolean
 
 /** Releases our own in-progress reservation so a retry executes again. */
 export async function release(held: Pick<HeldKey, 'keyHash' | 'owner'>): Promise<void> {
-  try {
-    await ddb().send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: Keys.idempotency(held.keyHash),
-        ConditionExpression: '#owner = :owner AND #status = :inProgress',
-        ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
-        ExpressionAttributeValues: { ':owner': held.owner, ':inProgress': 'IN_PROGRESS' },
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof ConditionalCheckFailedException)) throw error;
-  }
+  // Not ours any more (completed, lapsed and taken by another request, or gone): nothing to release.
+  await deleteIf({
+    Key: Keys.idempotency(held.keyHash),
+    ConditionExpression: '#owner = :owner AND #status = :inProgress',
+    ExpressionAttributeNames: { '#status': 'status', '#owner': 'owner' },
+    ExpressionAttributeValues: { ':owner': held.owner, ':inProgress': 'IN_PROGRESS' },
+  });
 }
