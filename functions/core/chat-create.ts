@@ -18,8 +18,9 @@ import { putMessage } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from '../model.js';
 import type { Chat, Message } from '../model.js';
-import { checkModel, checkTitle, defaultDeps, normalizeTags } from './chat-rules.js';
-import type { ChatDeps } from './chat-rules.js';
+import { checkModel, checkTitle, normalizeTags } from './chat-rules.js';
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
 import { inputAdded } from './dispatch/seal.js';
 import { MAX_CONTENT_BYTES, tooLong } from './message-rules.js';
 import * as Tags from './tags.js';
@@ -54,7 +55,7 @@ export async function create(
   config: InstanceConfig,
   input: NewChat,
   keyed?: KeyedReply,
-  deps: ChatDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Chat> {
   const modelId = input.modelId ?? defaultModelFor(config, input.agentIds) ?? '';
   checkModel(config, modelId);

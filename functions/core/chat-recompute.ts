@@ -31,7 +31,7 @@ import type { MessageRecord } from '../store/messages-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
 import { recomputedPreviewOf } from '../model.js';
 import { chatNotFound } from './chat-lookup.js';
-import type { ChatDeps } from './chat-rules.js';
+import type { Deps } from './deps.js';
 import * as StreamText from './stream-text.js';
 import * as Tags from './tags.js';
 
@@ -172,7 +172,7 @@ interface Written {
  */
 export async function rewrite(
   chatId: string,
-  deps: ChatDeps,
+  deps: Deps,
   keyed: KeyedReply | undefined,
   change: (chat: ChatRecord, now: string) => ChatChange,
 ): Promise<ChatRecord> {
@@ -201,7 +201,7 @@ export async function rewrite(
  */
 async function attemptRewrite(
   chatId: string,
-  deps: ChatDeps,
+  deps: Deps,
   keyed: KeyedReply | undefined,
   change: (chat: ChatRecord, now: string) => ChatChange,
   take: (count: number) => Promise<EventReservation>,

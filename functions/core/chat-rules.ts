@@ -1,17 +1,10 @@
 /**
  * The rules chat creation and chat changes share (§2.1, §5.3.1, §5.3.4): tag normalization
- * and its storage bounds, the configured model, the title; and the clock and id source both use.
+ * and its storage bounds, the configured model, the title.
  */
 import { FieldRuleError } from '../errors.js';
-import { newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { cut } from '../model.js';
-
-export interface ChatDeps {
-  clock: () => Date;
-  newId: () => string;
-}
-export const defaultDeps: ChatDeps = { clock: () => new Date(), newId };
 
 /**
  * Bounds far above real use, set by storage: a tag is part of a catalog key (at most 1 KB),

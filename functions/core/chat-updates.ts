@@ -19,8 +19,9 @@ import type { CatalogPart } from '../store/tags-repo.js';
 import type { Chat } from '../model.js';
 import { chatNotFound } from './chat-lookup.js';
 import { rewrite } from './chat-recompute.js';
-import { checkModel, checkTitle, defaultDeps, normalizeTags } from './chat-rules.js';
-import type { ChatDeps } from './chat-rules.js';
+import { checkModel, checkTitle, normalizeTags } from './chat-rules.js';
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
 import * as Tags from './tags.js';
 
 export interface ChatUpdate {
@@ -38,7 +39,7 @@ export async function update(
   chatId: string,
   input: ChatUpdate,
   keyed?: KeyedReply,
-  deps: ChatDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Chat> {
   const { title, tags, pinned, modelId, notificationsMuted } = input;
   if ([title, tags, pinned, modelId, notificationsMuted].every((v) => v === undefined)) {
@@ -95,7 +96,7 @@ export async function applyAutoTitle(
   config: InstanceConfig,
   chatId: string,
   title: string,
-  deps: ChatDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Chat | undefined> {
   const newTitle = checkTitle(title, config);
   try {
@@ -121,7 +122,7 @@ export async function setArchived(
   chatId: string,
   archived: boolean,
   keyed?: KeyedReply,
-  deps: ChatDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
@@ -135,7 +136,7 @@ export async function setArchived(
 }
 
 /** mark-read (§3.4): last_read_at = now, then the full recompute. */
-export async function markRead(chatId: string, keyed?: KeyedReply, deps: ChatDeps = defaultDeps): Promise<void> {
+export async function markRead(chatId: string, keyed?: KeyedReply, deps: Deps = defaultDeps): Promise<void> {
   await rewrite(chatId, deps, keyed, (next, now) => {
     next.last_read_at = now;
     return { events: [{ type: 'chat.read', payload: { chatId } }], sets: ['last_read_at'] };
@@ -143,7 +144,7 @@ export async function markRead(chatId: string, keyed?: KeyedReply, deps: ChatDep
 }
 
 /** mark-unread (§3.4): last_read_at = null, recompute, then unread_count forced to 1. */
-export async function markUnread(chatId: string, keyed?: KeyedReply, deps: ChatDeps = defaultDeps): Promise<void> {
+export async function markUnread(chatId: string, keyed?: KeyedReply, deps: Deps = defaultDeps): Promise<void> {
   await rewrite(chatId, deps, keyed, (next) => {
     next.last_read_at = null;
     return {

@@ -1,18 +1,11 @@
 /**
  * The message rules creation (messages.ts, and a new chat's first message in chat-create.ts)
  * and the streaming lifecycle (streaming.ts) share: the size cap and its 413, the 404, the
- * not-streaming 409, and when a stream is overdue; and the clock and id source they use.
+ * not-streaming 409, and when a stream is overdue.
  */
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
-import { newId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { Message, StreamState } from '../model.js';
-
-export interface MessageDeps {
-  clock: () => Date;
-  newId: () => string;
-}
-export const defaultDeps: MessageDeps = { clock: () => new Date(), newId };
 
 /**
  * A message item holds at most 400 KB, and the final text of a stream is written into it

@@ -32,8 +32,9 @@ import type { ChatFacts } from './chat-lookup.js';
 import type { Page } from './chat-reads.js';
 import { StaleChat, commitTouchingChat } from './chat-writes.js';
 import { inputAdded } from './dispatch/seal.js';
-import { MAX_CONTENT_BYTES, defaultDeps, isOverdue, tooLong } from './message-rules.js';
-import type { MessageDeps } from './message-rules.js';
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
+import { MAX_CONTENT_BYTES, isOverdue, tooLong } from './message-rules.js';
 import { USER_SENDER_ID, previewOf } from '../model.js';
 import type { Message, MessageRole } from '../model.js';
 import * as StreamText from './stream-text.js';
@@ -149,7 +150,7 @@ export async function create(
   chatId: string,
   input: NewMessage,
   keyed?: KeyedReply,
-  deps: MessageDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Message> {
   const role = input.role;
   const senderGiven = input.senderId ?? input.agentId;
@@ -214,7 +215,7 @@ async function createIn(
   chat: ChatFacts,
   { role, senderId, streaming, content, refs, trace: givenTrace }: CheckedMessage,
   keyed: KeyedReply | undefined,
-  deps: MessageDeps,
+  deps: Deps,
 ): Promise<Message> {
   const chatId = chat.id;
   const media = streaming ? [] : await checkMedia(chatId, refs);
@@ -334,7 +335,7 @@ export async function list(
   config: InstanceConfig,
   chatId: string,
   q: MessageListQuery,
-  deps: MessageDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Page<Message>> {
   const listName = `messages:${chatId}`;
   const afterSk = await sortKeyAfter(listName, q.cursor);

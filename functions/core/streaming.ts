@@ -30,16 +30,9 @@ import * as Queries from '../store/message-queries-repo.js';
 import { chatFacts, chatNotFound, existingChat, rememberChatFacts } from './chat-lookup.js';
 import { commitTouchingChat } from './chat-writes.js';
 import { locationCache } from './locations.js';
-import {
-  MAX_CONTENT_BYTES,
-  defaultDeps,
-  idleLimitMs,
-  isOverdue,
-  messageNotFound,
-  notStreaming,
-  tooLong,
-} from './message-rules.js';
-import type { MessageDeps } from './message-rules.js';
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
+import { MAX_CONTENT_BYTES, idleLimitMs, isOverdue, messageNotFound, notStreaming, tooLong } from './message-rules.js';
 import { previewOf } from '../model.js';
 import type { Message } from '../model.js';
 import * as StreamText from './stream-text.js';
@@ -90,7 +83,7 @@ export async function appendChunk(
   deltaText: string,
   chatId?: string,
   keyed?: KeyedReply,
-  deps: MessageDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Message> {
   const loc = await find(messageId, chatId);
   const now = deps.clock();
@@ -164,7 +157,7 @@ async function expiredConflict(
   config: InstanceConfig,
   loc: MessageLocation,
   messageId: string,
-  deps: MessageDeps,
+  deps: Deps,
 ): Promise<ConflictError> {
   const outcome = await finish(config, loc, messageId, { kind: 'expire' }, deps);
   return notStreaming(messageId, outcome.message?.stream_state ?? 'cancelled');
@@ -177,7 +170,7 @@ export async function complete(
   finalText: string | undefined,
   chatId?: string,
   keyed?: KeyedReply,
-  deps: MessageDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Message> {
   if (finalText !== undefined && Buffer.byteLength(finalText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong('finalText');
   const loc = await find(messageId, chatId);
@@ -191,7 +184,7 @@ export async function cancel(
   messageId: string,
   chatId?: string,
   keyed?: KeyedReply,
-  deps: MessageDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<Message> {
   const loc = await find(messageId, chatId);
   const outcome = await finish(config, loc, messageId, { kind: 'cancel', keyed }, deps);
@@ -202,7 +195,7 @@ export async function cancel(
 export async function cancelAllStreaming(
   config: InstanceConfig,
   chatId: string,
-  deps: MessageDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<{ cancelledMessageIds: string[] }> {
   await existingChat(chatId);
   const cancelled: string[] = [];
@@ -230,7 +223,7 @@ export interface ExpiryOutcome {
 export async function expireIfIdle(
   config: InstanceConfig,
   messageId: string,
-  deps: MessageDeps = defaultDeps,
+  deps: Deps = defaultDeps,
 ): Promise<ExpiryOutcome> {
   const loc = isId(messageId) ? await Store.locate(messageId) : undefined;
   if (!loc) return { done: true, waitMs: 0 };
@@ -281,7 +274,7 @@ async function finish(
   loc: MessageLocation,
   messageId: string,
   how: Finish,
-  deps: MessageDeps,
+  deps: Deps,
 ): Promise<FinishOutcome> {
   // One event number for every attempt; voided if the stream ends some other way.
   return withEventNumbers((take) => finishAttempts(config, loc, messageId, how, deps, () => take(1)));
@@ -292,7 +285,7 @@ async function finishAttempts(
   loc: MessageLocation,
   messageId: string,
   how: Finish,
-  deps: MessageDeps,
+  deps: Deps,
   eventNumber: () => Promise<EventReservation>,
 ): Promise<FinishOutcome> {
   return retry(CHUNKS_MOVED_ON, async () => {

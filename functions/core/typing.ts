@@ -11,11 +11,11 @@ import { recordUserTyping } from '../store/dispatch/state.js';
 import { ephemeralEventPut, landEphemeral } from '../store/events-repo.js';
 import { USER_SENDER_ID } from '../model.js';
 import { chatNotFound } from './chat-lookup.js';
-import { defaultDeps } from './chat-rules.js';
-import type { ChatDeps } from './chat-rules.js';
+import { defaultDeps } from './deps.js';
+import type { Deps } from './deps.js';
 
 /** POST /chats/{chatId}/typing (§5.3.8): an ephemeral `chat.typing`; nothing stored. */
-export async function agentTyping(chatId: string, agentId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+export async function agentTyping(chatId: string, agentId: string, deps: Deps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
   const event = ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now);
@@ -27,7 +27,7 @@ export async function agentTyping(chatId: string, agentId: string, deps: ChatDep
  * POST /chats/{chatId}/user-typing (§5.3.9): an ephemeral `chat.user_typing`; in
  * batched_sequential mode also the time, for the dispatch typing grace (§4.4.3).
  */
-export async function userTyping(config: InstanceConfig, chatId: string, deps: ChatDeps = defaultDeps): Promise<void> {
+export async function userTyping(config: InstanceConfig, chatId: string, deps: Deps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
   const event = ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now);

@@ -9,7 +9,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { CHAT_FIELDS, pick } from '../model.js';
 import type { Chat, MessageRole } from '../model.js';
-import { ddb, tableName } from './db.js';
+import { ddb, putNew, tableName } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 
@@ -60,9 +60,7 @@ export async function getChat(chatId: string): Promise<ChatRecord | undefined> {
 }
 
 /** Put of a new chat; fails its condition if the id exists. */
-export const putNewChat = (chat: ChatRecord): TransactItem => ({
-  Put: { TableName: tableName(), Item: chatItem(chat), ConditionExpression: 'attribute_not_exists(pk)' },
-});
+export const putNewChat = (chat: ChatRecord): TransactItem => putNew(chatItem(chat));
 
 /** Sets the archived flag (and its index key) without reading the chat first; no rewrite depends on it. */
 export const setArchived = (chatId: string, archived: boolean, now: string): TransactItem => ({

@@ -18,7 +18,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../model.js';
 import type { Message } from '../model.js';
-import { ddb, guarded, putIf, tableName, transact, updateIf } from './db.js';
+import { ddb, guarded, putIf, putNew, tableName, transact, updateIf } from './db.js';
 import type { GuardedItem, TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
 import { storable } from './storable.js';
@@ -94,31 +94,19 @@ export function putMessage(message: MessageRecord): TransactItem[] {
   const key = Keys.message(message.chat_id, message.created_at, message.id);
   const streaming = message.stream_state === 'streaming';
   const items: TransactItem[] = [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...key,
-          type: 'message',
-          ...message,
-          trace: storable(message.trace),
-          ...(streaming ? { chunk_count: 0, content_bytes: 0 } : {}),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...Keys.messagePointer(message.id),
-          type: 'message-pointer',
-          chat_id: message.chat_id,
-          message_sk: key.sk,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    putNew({
+      ...key,
+      type: 'message',
+      ...message,
+      trace: storable(message.trace),
+      ...(streaming ? { chunk_count: 0, content_bytes: 0 } : {}),
+    }),
+    putNew({
+      ...Keys.messagePointer(message.id),
+      type: 'message-pointer',
+      chat_id: message.chat_id,
+      message_sk: key.sk,
+    }),
   ];
   if (streaming) {
     items.push({
@@ -207,19 +195,13 @@ export async function reserveChunk(
  * A single-item conditional put: no transaction needed (see putChunk).
  */
 export function chunkWrite(messageId: string, seq: number, text: string, now: string): TransactItem {
-  return {
-    Put: {
-      TableName: tableName(),
-      Item: {
-        ...Keys.chunk(messageId, seq),
-        type: 'chunk',
-        seq,
-        text,
-        ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
+  return putNew({
+    ...Keys.chunk(messageId, seq),
+    type: 'chunk',
+    seq,
+    text,
+    ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS,
+  });
 }
 
 /**
@@ -260,20 +242,14 @@ export async function putChunkWith(
 
 /** The tombstone of a chunk number that was handed out but never written (empty text). */
 export function voidChunk(messageId: string, seq: number, now: string): TransactItem {
-  return {
-    Put: {
-      TableName: tableName(),
-      Item: {
-        ...Keys.chunk(messageId, seq),
-        type: 'chunk',
-        seq,
-        text: '',
-        void: true,
-        ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
+  return putNew({
+    ...Keys.chunk(messageId, seq),
+    type: 'chunk',
+    seq,
+    text: '',
+    void: true,
+    ttl: Math.floor(Date.parse(now) / 1000) + CHUNK_TTL_SECONDS,
+  });
 }
 
 /**

@@ -5,7 +5,7 @@
  * state's `taken_inputs` and deletes them afterwards (`releaseTaken`); until then readers skip them.
  */
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ddb, deleteMany, queryAll, tableName } from '../db.js';
+import { ddb, deleteMany, putNew, queryAll, tableName } from '../db.js';
 import type { TransactItem } from '../db.js';
 import { Keys } from '../keys.js';
 import { storable } from '../storable.js';
@@ -31,18 +31,12 @@ export interface DispatchInput {
 /** The input and the chat's unsealed-window update, for the source's transaction. */
 export function dispatchInputWrites(input: DispatchInput): TransactItem[] {
   return [
-    {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...Keys.dispatchInput(input.chat_id, input.created_at, input.id),
-          type: 'dispatch-input',
-          ...input,
-          resolution_payload: storable(input.resolution_payload),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
-    },
+    putNew({
+      ...Keys.dispatchInput(input.chat_id, input.created_at, input.id),
+      type: 'dispatch-input',
+      ...input,
+      resolution_payload: storable(input.resolution_payload),
+    }),
     {
       Update: {
         TableName: tableName(),

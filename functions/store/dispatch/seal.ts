@@ -4,7 +4,7 @@
  * chat's window and batch numbering. Its size grows with the payload, not with the number of
  * inputs; the taken inputs are deleted afterwards (inputs.ts `releaseTaken`).
  */
-import { guarded, tableName } from '../db.js';
+import { guarded, putNew, tableName } from '../db.js';
 import type { TransactWrite } from '../db.js';
 import { Keys } from '../keys.js';
 import type { BatchRecord } from './batches.js';
@@ -61,8 +61,7 @@ export function sealWrites(
   }
   const condition = state.ver === undefined ? 'attribute_not_exists(ver)' : 'ver = :ver';
   if (state.ver !== undefined) values[':ver'] = state.ver;
-  const put = (Item: Record<string, unknown>): TransactWrite =>
-    guarded({ Put: { TableName: tableName(), Item, ConditionExpression: 'attribute_not_exists(pk)' } }, onStale);
+  const put = (Item: Record<string, unknown>): TransactWrite => guarded(putNew(Item), onStale);
   return [
     ...batches.flatMap(({ header, group, parts }) => [
       put({ ...Keys.batch(header.id), type: 'dispatch-batch', ...header, queue_group: group }),
