@@ -1,7 +1,7 @@
 /**
  * What a service takes from outside rather than reaching for it: the time and new ids, so a
  * test can fix both. Every service that writes takes `deps: Deps = defaultDeps` as its last
- * argument (a service that waits adds its own `sleep`, core/dispatch.ts).
+ * argument (a service that waits adds its own `sleep`, core/dispatch/deps.ts).
  */
 import { newId } from '../platform/ids.js';
 
