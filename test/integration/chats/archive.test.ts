@@ -1,12 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(async () => api?.close());
+const api = useApi();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,12 +6,11 @@
  * PATCH with titleAutoRenamed: true, with its chat.updated event), that a title set meanwhile is
  * never overwritten, and that failures never reach the triggering request.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { ddb } from '../../../functions/store/db.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import { PROVIDER_IDS, replyOf, startFakeProvider } from '../../support/fake-provider.js';
 import type { FakeProvider, RecordedRequest } from '../../support/fake-provider.js';
@@ -33,20 +32,16 @@ const MODELS: Record<string, string> = {
 };
 const ENV_VARS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'XAI_API_KEY'];
 
-let api: TestApi;
 let fake: FakeProvider;
-beforeAll(async () => {
+const api = useApi(async () => {
   fake = await startFakeProvider();
-  api = await startApi({
+  return {
     config: base,
     autoRename: true,
     env: { AUTO_RENAME_BASE_URLS: JSON.stringify(fake.baseUrls), AUTO_RENAME_TIMEOUT_MS: String(TIMEOUT_MS) },
-  });
+  };
 });
-afterAll(async () => {
-  await api?.close();
-  await fake?.close();
-});
+afterAll(async () => fake?.close());
 beforeEach(() => {
   fake.reset();
   renameWith('openai');

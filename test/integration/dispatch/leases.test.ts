@@ -147,7 +147,7 @@ describe('leases', () => {
       await d.completeOk(batch.batchId, 'w2');
       await d.takeBatchOf([m2], { workerId: 'w2', waitMs: 3000 });
       // The old worker's failures wrote no system message.
-      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+      const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
       expect(messages.map((m) => m.role)).toEqual(['user', 'user']);
     },
   );
@@ -224,7 +224,7 @@ describe('leases', () => {
     const b3 = await d.claimOne({ workerId: 'w3', waitMs: 4000, leaseMs: 10_000 });
     expect(b3.batchId).toBe(b1.batchId);
     await d.failOk(b3.batchId, { workerId: 'w3', reason: 'too slow', retryable: true });
-    const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+    const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
     expect(messages[0]).toMatchObject({
       role: 'system',
       content_final: 'Dispatch failed after 3 attempts: too slow',
@@ -238,7 +238,7 @@ describe('client disconnect', () => {
     const chat = await d.newChat();
     const controller = new AbortController();
     const startedAt = Date.now();
-    const gone = fetch(`${api().url}/api/v1/dispatch/claim`, {
+    const gone = fetch(`${api.url}/api/v1/dispatch/claim`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ workerId: 'gone', waitMs: 5000, leaseMs: 4000 }),
@@ -310,16 +310,16 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
   it('does not store an empty claim; replays a successful one without claiming again', async () => {
     const key = { headers: { 'Idempotency-Key': 'dispatch-claim-key' } };
     const body = { workerId: 'w1', waitMs: 1000, leaseMs: 20_000 };
-    const empty = await api().post('/api/v1/dispatch/claim', body, key);
+    const empty = await api.post('/api/v1/dispatch/claim', body, key);
     expect(empty.status).toBe(204);
     const a = await d.newChat();
     await d.say(a.id, 'for a');
     const b = await d.newChat();
     await d.say(b.id, 'for b');
     // The key was released by the empty claim: this one runs.
-    const first = await api().post('/api/v1/dispatch/claim', body, key);
+    const first = await api.post('/api/v1/dispatch/claim', body, key);
     expect(first.status).toBe(200);
-    const replay = await api().post('/api/v1/dispatch/claim', body, key);
+    const replay = await api.post('/api/v1/dispatch/claim', body, key);
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual(first.body);
     // The replay claimed nothing: exactly one other batch is left.
@@ -329,10 +329,10 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
     // A retried complete replays its 204 instead of answering 409.
     const completeKey = { headers: { 'Idempotency-Key': 'dispatch-complete-key' } };
     expect(
-      (await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
+      (await api.post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
     ).toBe(204);
     expect(
-      (await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
+      (await api.post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
     ).toBe(204);
     await d.completeOk(other.batchId, 'w2');
   });
@@ -340,9 +340,9 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
   it('does not store an empty claim-many', async () => {
     const key = { headers: { 'Idempotency-Key': 'dispatch-claim-many-key' } };
     const body = { workerId: 'w1', waitMs: 1000, limit: 2 };
-    expect((await api().post('/api/v1/dispatch/claim-many', body, key)).status).toBe(204);
+    expect((await api.post('/api/v1/dispatch/claim-many', body, key)).status).toBe(204);
     const { id } = await d.chatWithMessage('now there is work');
-    const res = await api().post('/api/v1/dispatch/claim-many', body, key);
+    const res = await api.post('/api/v1/dispatch/claim-many', body, key);
     expect(res.status).toBe(200);
     expect(res.body.batches.map((x: any) => x.items[0].sourceId)).toEqual([id]);
     await d.completeOk(res.body.batches[0].batchId, 'w1');
@@ -352,19 +352,16 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
 describe('request validation', () => {
   it('rejects bad claim and claim-many bodies with schema errors', async () => {
     for (const path of ['/api/v1/dispatch/claim', '/api/v1/dispatch/claim-many']) {
-      expectSchemaError(await api().post(path, {}), 'workerId');
-      expectSchemaError(await api().post(path, { workerId: '' }), 'workerId');
-      expectSchemaError(await api().post(path, { workerId: 7 }), 'workerId');
-      expectSchemaError(await api().post(path, { workerId: 'w', leaseMs: -1, waitMs: 0 }), 'leaseMs');
-      expectSchemaError(await api().post(path, { workerId: 'w', leaseMs: 1.5, waitMs: 0 }), 'leaseMs');
-      expectSchemaError(await api().post(path, { workerId: 'w', waitMs: -1 }), 'waitMs');
-      expectSchemaError(await api().post(path, { workerId: 'w', waitMs: '100' }), 'waitMs');
+      expectSchemaError(await api.post(path, {}), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: '' }), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: 7 }), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: 'w', leaseMs: -1, waitMs: 0 }), 'leaseMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', leaseMs: 1.5, waitMs: 0 }), 'leaseMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', waitMs: -1 }), 'waitMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', waitMs: '100' }), 'waitMs');
     }
     expectSchemaError(await d.claimMany({ workerId: 'w', waitMs: 0, limit: 0 }), 'limit');
-    expectSchemaError(
-      await api().post('/api/v1/dispatch/claim-many', { workerId: 'w', waitMs: 0, limit: 2.5 }),
-      'limit',
-    );
+    expectSchemaError(await api.post('/api/v1/dispatch/claim-many', { workerId: 'w', waitMs: 0, limit: 2.5 }), 'limit');
   });
 
   it('rejects bad heartbeat and complete bodies with schema errors', async () => {
@@ -373,8 +370,8 @@ describe('request validation', () => {
     expectSchemaError(await d.heartbeat(batch.batchId, {}), 'workerId');
     expectSchemaError(await d.heartbeat(batch.batchId, { workerId: '' }), 'workerId');
     expectSchemaError(await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: -1 }), 'extendMs');
-    expectSchemaError(await api().post(`/api/v1/dispatch/${batch.batchId}/complete`, {}), 'workerId');
-    expectSchemaError(await api().post(`/api/v1/dispatch/${batch.batchId}/complete`, { workerId: '' }), 'workerId');
+    expectSchemaError(await api.post(`/api/v1/dispatch/${batch.batchId}/complete`, {}), 'workerId');
+    expectSchemaError(await api.post(`/api/v1/dispatch/${batch.batchId}/complete`, { workerId: '' }), 'workerId');
     await d.completeOk(batch.batchId, 'w1');
   });
 });

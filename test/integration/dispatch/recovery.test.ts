@@ -27,7 +27,7 @@ const batched = configWith({
 
 const { api, d } = dispatchApi(sequential, { drainAfterEach: false });
 afterEach(async () => {
-  api().setConfig(sequential);
+  api.setConfig(sequential);
   await d.drain(0);
 });
 
@@ -83,7 +83,7 @@ describe('dispatch sweeper', () => {
   });
 
   it('seals inputs whose flush signal was lost (batched_sequential)', async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const chat = await d.newChat();
     const ids = await withBrokenQueue('FLUSH_QUEUE_URL', async () => [
       await d.say(chat.id, 'one'),
@@ -184,9 +184,9 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   };
 
   it('a user message (batched_sequential)', async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const chat = await d.newChat();
-    const post = () => api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-1'));
+    const post = () => api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-1'));
     const first = await withBrokenQueue('FLUSH_QUEUE_URL', post);
     expect(first.status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
@@ -200,7 +200,7 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
 
   it('a user message whose batch was sealed but not handed to the queue (sequential)', async () => {
     const chat = await d.newChat();
-    const post = () => api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-2'));
+    const post = () => api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-2'));
     const first = await withBrokenQueue('DISPATCH_QUEUE_URL', post);
     expect(first.status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: 1200 });
@@ -210,12 +210,12 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   });
 
   it('a resolution (batched_sequential)', async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const chat = await d.newChat();
-    const created = await api().post(`/api/v1/chats/${chat.id}/requests`, choice);
+    const created = await api.post(`/api/v1/chats/${chat.id}/requests`, choice);
     expect(created.status).toBe(201);
     const resolve = () =>
-      api().post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-1'));
+      api.post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-1'));
     expect((await withBrokenQueue('FLUSH_QUEUE_URL', resolve)).status).toBe(200);
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
     expect((await resolve()).status).toBe(200);
@@ -224,10 +224,10 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
 
   it('a resolution whose batch was sealed but not handed to the queue (sequential)', async () => {
     const chat = await d.newChat();
-    const created = await api().post(`/api/v1/chats/${chat.id}/requests`, choice);
+    const created = await api.post(`/api/v1/chats/${chat.id}/requests`, choice);
     expect(created.status).toBe(201);
     const resolve = () =>
-      api().post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-2'));
+      api.post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-2'));
     expect((await withBrokenQueue('DISPATCH_QUEUE_URL', resolve)).status).toBe(200);
     await d.claimNone({ workerId: 'w1', waitMs: 1200 });
     expect((await resolve()).status).toBe(200);
@@ -236,9 +236,9 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   });
 
   it("a chat's first message (batched_sequential)", async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const create = () =>
-      api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'hello' }, keyed('c-1'));
+      api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'hello' }, keyed('c-1'));
     const first = await withBrokenQueue('FLUSH_QUEUE_URL', create);
     expect(first.status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
@@ -250,7 +250,7 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   });
 
   it('a chat without a first message sends nothing on replay', async () => {
-    const create = () => api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, keyed('c-2'));
+    const create = () => api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, keyed('c-2'));
     expect((await create()).status).toBe(201);
     expect((await create()).status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: 1200 });

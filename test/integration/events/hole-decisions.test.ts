@@ -6,10 +6,9 @@
  * transaction comes after that void does not overwrite it: its transaction fails and the write
  * runs again with a new number, so its event is delivered once, late, in the sequence.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import { ddb, tableName, transact } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
@@ -20,19 +19,14 @@ const GRACE_MS = 400;
 const HOLES = 8;
 const AN_HOUR = String(3_600_000);
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
 let chatId: string;
 let Events: typeof EventsRepo;
 beforeAll(async () => {
-  api = await startApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
   // Imported once the environment is set (its logger reads the log level when loaded).
   Events = await import('../../../functions/store/events-repo.js');
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
 });
 
 const write = async (op: 'mark-read' | 'mark-unread') => ok(await api.post(`/api/v1/chats/${chatId}/${op}`));

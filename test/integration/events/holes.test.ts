@@ -4,10 +4,9 @@
  * events by about the grace period at most, and then they arrive once each, in order; a
  * number committed late (inside the grace) is delivered in its place in the sequence.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { SseConnection } from '../../support/sse.js';
 import { ddb } from '../../../functions/store/db.js';
@@ -16,21 +15,16 @@ import { config, expectWellFramed, idsOf, lastLoggedId, logAfter, ok, persisted,
 
 const GRACE_MS = 1500;
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
 let chatId: string;
 let EventReservation: typeof EventsRepo.EventReservation;
 let eventIdFor: typeof EventsRepo.eventIdFor;
 let sequenceOf: typeof EventsRepo.sequenceOf;
 beforeAll(async () => {
-  api = await startApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
   // Imported once the environment is set (its logger reads the log level when loaded).
   ({ EventReservation, eventIdFor, sequenceOf } = await import('../../../functions/store/events-repo.js'));
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
 });
 
 /** One persisted event (chat.read or chat.unread); resolves with the time its answer came. */

@@ -7,8 +7,7 @@
  * one that saw no event at all before it was released.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { connect, reconnectingClient } from '../../support/sse.js';
 import type { SseConnection } from '../../support/sse.js';
 import { EPHEMERAL_TYPES, EVENT_ID, config, idsOf, lastLoggedId, logAfter, ok, persisted, sleep } from './support.js';
@@ -17,23 +16,22 @@ const IDLE_MS = 1200;
 const RETRY_MS = 150;
 const KEEPALIVE_MS = 400;
 
-let api: TestApi;
 const opened: SseConnection[] = [];
+// Declared before useApi: jest runs afterAll hooks in declaration order, so the streams close first.
+afterAll(() => {
+  for (const c of opened) c.close();
+});
+const api = useApi({
+  config,
+  env: {
+    SSE_IDLE_RELEASE_MS: String(IDLE_MS),
+    SSE_RETRY_MS: String(RETRY_MS),
+    SSE_KEEPALIVE_MS: String(KEEPALIVE_MS),
+  },
+});
 let chatId: string;
 beforeAll(async () => {
-  api = await startApi({
-    config,
-    env: {
-      SSE_IDLE_RELEASE_MS: String(IDLE_MS),
-      SSE_RETRY_MS: String(RETRY_MS),
-      SSE_KEEPALIVE_MS: String(KEEPALIVE_MS),
-    },
-  });
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  for (const c of opened) c.close();
-  await api?.close();
 });
 
 const STREAM = () => `${api.url}/api/v1/events/stream`;

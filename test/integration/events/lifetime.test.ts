@@ -4,27 +4,22 @@
  * idle; the stream ends by itself with a final comment and a retry hint; a client that
  * reconnects with the last persisted event id as cursor loses and repeats nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import { config, idsOf, lastLoggedId, logAfter, ok, persisted, sleep, streams } from './support.js';
 
 const LIFETIME_MS = 3000;
 const KEEPALIVE_MS = 700;
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({
+  config,
+  env: { SSE_LIFETIME_MS: String(LIFETIME_MS), SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) },
+});
+
 let chatId: string;
 beforeAll(async () => {
-  api = await startApi({
-    config,
-    env: { SSE_LIFETIME_MS: String(LIFETIME_MS), SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) },
-  });
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
 });
 
 let flip = 0;

@@ -3,9 +3,8 @@
  * in batches of `limit`, exactly once each and in sequence order; a reconnect with the last
  * received id resumes without loss or repetition; Last-Event-ID resumes like a cursor.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { LoggedEvent } from '../../support/events.js';
 import { config, expectWellFramed, idsOf, logAfter, ok, persisted, pool, sleep, streams } from './support.js';
@@ -16,13 +15,12 @@ const EVENTS = 1000;
 /** Events written during the live phase of the first connection and after it dropped. */
 const LIVE = 80;
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({ config });
 let chatIds: string[] = [];
 let log: LoggedEvent[] = [];
 
 beforeAll(async () => {
-  api = await startApi({ config });
   // 100 chats × (created + 9 of archived, unarchived, unread, read) = 1,000 persisted events.
   chatIds = (
     await pool(
@@ -42,10 +40,6 @@ beforeAll(async () => {
   );
   log = await readEvents(api.tableName);
 }, 300_000);
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
-});
 
 /** Writes `count` persisted events (mark-read/unread over the chats), a few at a time. */
 const writeEvents = (count: number, width = 4) =>

@@ -7,7 +7,7 @@
  * events of their own, mixing checks and flush signals. The state machine is Step Functions'
  * StartExecution, seen through a spy on the SDK client.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { ExecutionAlreadyExists, SFNClient } from '@aws-sdk/client-sfn';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
@@ -18,9 +18,8 @@ import { CHECK_MARGIN_SECONDS, streamCheckMessage } from '../../../functions/pla
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { FLUSH_QUEUE_NAME, sqsRecord } from '../../../local/invocations.js';
-import type { TestApi } from '../../support/api.js';
 import { sleep } from '../../support/shapes.js';
 
 const TIMEOUT_SECONDS = 1;
@@ -31,15 +30,11 @@ const config = {
 };
 const STATE_MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:stream-timeouts';
 
-let api: TestApi;
-beforeAll(async () => {
-  // dispatch: the local SQS emulator, its flush queue and that queue's poller (the event source
-  // mapping's stand-in); no local stream timers, so the AWS starters run.
-  api = await startApi({ config, dispatch: true });
+// dispatch: the local SQS emulator, its flush queue and that queue's poller (the event source
+// mapping's stand-in); no local stream timers, so the AWS starters run.
+const api = useApi({ config, dispatch: true });
+beforeAll(() => {
   api.setEnv({ STREAM_TIMEOUT_STATE_MACHINE_ARN: STATE_MACHINE_ARN });
-});
-afterAll(async () => {
-  await api?.close();
 });
 
 /** Step Functions' client, answered by `answer` (the state machine is not emulated). */

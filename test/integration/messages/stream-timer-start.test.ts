@@ -11,19 +11,17 @@ import { checkStream } from '../../../functions/jobs/check-stream.js';
 import { getConfig } from '../../../functions/core/live-config.js';
 import { installStreamTimer } from '../../../functions/platform/stream-timer.js';
 import type { StreamTimerInput } from '../../../functions/platform/stream-timer.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { sleep } from '../../support/shapes.js';
 
-let api: TestApi;
 const baseConfig = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
   models: [{ id: 'm', name: 'M', description: '' }],
 };
+const api = useApi({ config: baseConfig });
 let transactionsSent = 0;
 let failNextTransaction = false;
-beforeAll(async () => {
-  api = await startApi({ config: baseConfig });
+beforeAll(() => {
   const send = DynamoDBDocumentClient.prototype.send;
   jest.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(function (
     this: DynamoDBDocumentClient,
@@ -39,9 +37,8 @@ beforeAll(async () => {
     return (send as (...a: unknown[]) => unknown).apply(this, args);
   } as never);
 });
-afterAll(async () => {
+afterAll(() => {
   installStreamTimer(undefined);
-  await api?.close();
 });
 afterEach(() => installStreamTimer(undefined));
 

@@ -5,14 +5,13 @@
  * local/stream-timers.ts), and reads and writes treat an overdue
  * stream as cancelled even before a timer gets to it.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { localStreamTimers } from '../../../local/stream-timers.js';
-import type { TestApi } from '../../support/api.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -21,11 +20,7 @@ const config = {
   server: { streamTimeoutSeconds: 3 },
 };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, streamTimers: true });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config, streamTimers: true });
 
 /** Whether the stream got a state machine loop (stage 2) rather than ending at its check. */
 const looped = (messageId: string) => localStreamTimers()!.looped().has(messageId);

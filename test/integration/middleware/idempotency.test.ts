@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config: { server: { idempotencyTtlSeconds: 2 } } });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: { server: { idempotencyTtlSeconds: 2 } } });
 
 const key = (k: string) => ({ headers: { 'idempotency-key': k } });
 const chatIds = async () =>

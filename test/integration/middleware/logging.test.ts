@@ -7,15 +7,13 @@
  * (Lambda context keys, keys reset after each request), for the event stream too.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { connect } from '../../support/sse.js';
-import type { TestApi } from '../../support/api.js';
 
-let api: TestApi;
+const api = useApi({ env: { POWERTOOLS_LOG_LEVEL: 'INFO', SSE_LIFETIME_MS: '1500' } });
 const lines: string[] = [];
 const write = process.stdout.write.bind(process.stdout);
-beforeAll(async () => {
-  api = await startApi({ env: { POWERTOOLS_LOG_LEVEL: 'INFO', SSE_LIFETIME_MS: '1500' } });
+beforeAll(() => {
   process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk === 'string' && chunk.startsWith('{')) {
       lines.push(chunk);
@@ -24,9 +22,8 @@ beforeAll(async () => {
     return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
   }) as typeof process.stdout.write;
 });
-afterAll(async () => {
+afterAll(() => {
   process.stdout.write = write;
-  await api?.close();
 });
 
 type Line = Record<string, unknown>;

@@ -3,24 +3,19 @@
  * window's writes at once and spends them locally. Still 429 at the limit, never above it,
  * with one counter write per block instead of one per request.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { WriteAllowances, blockSize } from '../../../functions/middleware/rate-limit.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 
 const MAX = 50;
 // Long enough that the window does not roll over mid-test on a loaded 2-core machine.
 const WINDOW_MS = 6000;
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({
-    env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: String(MAX), OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) },
-  });
+const api = useApi({
+  env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: String(MAX), OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) },
 });
-afterAll(async () => api?.close());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const counted = async (client: string) =>

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
 
 // Long enough that the window does not roll over mid-test on a loaded 2-core machine.
 const WINDOW_MS = 4000;
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({
-    config: {
-      security: { instanceSecretEnabled: true, instanceSecret: 's', readEndpointsRequireInstanceSecret: false },
-    },
-    env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '5', OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) },
-  });
+const api = useApi({
+  config: {
+    security: { instanceSecretEnabled: true, instanceSecret: 's', readEndpointsRequireInstanceSecret: false },
+  },
+  env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '5', OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) },
 });
-afterAll(async () => api?.close());
 
 const auth = { headers: { authorization: 'Bearer s' } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -5,13 +5,12 @@
  * (user message, stream start and cancel, muted chat, push off), payload content and both
  * shortening limits, and the AWS stream consumer's at-most-once sending for a redelivered record.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { decrypt, newDevice, recordPushes, sleep } from './support.js';
 import type { Device, Recorder } from './support.js';
 
@@ -27,17 +26,17 @@ const config = {
   ],
   models: [{ id: 'm', name: 'Model', description: '' }],
 };
-let api: TestApi;
 let pushes: Recorder;
 const devices: Device[] = [newDevice(), newDevice('web.push.apple.com')];
-beforeAll(async () => {
+const api = useApi(() => {
   pushes = recordPushes();
-  api = await startApi({ config });
+  return { config };
+});
+beforeAll(async () => {
   for (const d of devices) {
     expect((await api.post('/api/v1/push/subscribe', { endpoint: d.endpoint, keys: d.keys })).status).toBe(201);
   }
 });
-afterAll(async () => api?.close());
 beforeEach(() => pushes.reset());
 
 const newChat = async (agentIds = ['ada']) =>
