@@ -39,3 +39,14 @@ export async function eventually<T>(
     await sleep(intervalMs);
   }
 }
+
+/**
+ * Waits until the clock has moved past the current millisecond, so that the next write carries
+ * a later timestamp than every write before it (updated_at grows; lists order by time). The
+ * local runtime runs in this process and reads the same clock, so this is the event itself, not
+ * a guess: at most a millisecond of real time.
+ */
+export async function laterMillisecond(): Promise<void> {
+  const now = Date.now();
+  while (Date.now() <= now) await sleep(1);
+}

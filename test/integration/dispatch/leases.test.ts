@@ -62,6 +62,7 @@ describe('claim long-poll', () => {
     const chat = await d.newChat();
     const started = Date.now();
     const pending = d.claim({ workerId: 'w1', waitMs: 8000 });
+    // Kept (time is the behavior): the batch appears during the claim's wait.
     await sleep(800);
     const id = await d.say(chat.id, 'wake up');
     const sentAt = Date.now();
@@ -86,6 +87,7 @@ describe('leases', () => {
   it('heartbeat extends the lease past its original end; another worker gets 409; unknown batches 404', async () => {
     const { batch } = await d.claimNewMessage('long job', { workerId: 'w1', waitMs: 3000, leaseMs: 1500 });
     const claimedAt = Date.now();
+    // Kept (time is the behavior): a while into the lease.
     await sleep(800);
     const hb = await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 });
     expect(hb.status).toBe(204);
@@ -93,6 +95,7 @@ describe('leases', () => {
     expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w2', extendMs: 3000 }), batch.batchId, 'w2');
     expectLeaseLost(await d.complete(batch.batchId, 'w2'), batch.batchId, 'w2');
     // Past the original 1500 ms: still held, nobody else can claim it.
+    // Kept (time is the behavior): past the original lease.
     await sleep(Math.max(0, claimedAt + 2300 - Date.now()));
     await d.claimNone({ workerId: 'w2', waitMs: 0 });
     expect((await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 })).status).toBe(204);
@@ -124,6 +127,7 @@ describe('leases', () => {
       const m2 = await d.say(chat.id, 'second');
       const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
       expect(batch.items.map((i) => i.sourceId)).toEqual([m1]);
+      // Kept (time is the behavior): past the lease.
       await sleep(1300);
       // Expired, though nobody has claimed it again yet.
       expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
@@ -196,9 +200,11 @@ describe('leases', () => {
     await d.say(chat.id, 'shorter');
     // leaseMs 0: still held right after the claim, lost after about a second.
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 0 });
+    // Kept (time is the behavior): still inside the lease.
     await sleep(300);
     expect((await d.heartbeat(b1.batchId, { workerId: 'w1', extendMs: 0 })).status).toBe(204);
     const heartbeatAt = Date.now();
+    // Kept (time is the behavior): inside the lease the heartbeat renewed.
     await sleep(500);
     await d.claimNone({ workerId: 'w2', waitMs: 0 });
     const again = await d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 20_000 });
@@ -206,6 +212,7 @@ describe('leases', () => {
     expect(Date.now() - heartbeatAt).toBeGreaterThanOrEqual(900);
     // extendMs shortens a long lease to max(1000, extendMs) from now.
     expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 10 })).status).toBe(204);
+    // Kept (time is the behavior): past the lease.
     await sleep(1300);
     expectLeaseLost(await d.complete(again.batchId, 'w2'), again.batchId, 'w2');
     const third = await d.claimOne({ workerId: 'w3', waitMs: 3000 });
@@ -244,9 +251,11 @@ describe('client disconnect', () => {
       body: JSON.stringify({ workerId: 'gone', waitMs: 5000, leaseMs: 4000 }),
       signal: controller.signal,
     }).catch(() => undefined);
+    // Kept (time is the behavior): the claim waits, then its client leaves.
     await sleep(500);
     controller.abort();
     await gone;
+    // Kept (time is the behavior): the abandoned wait ends on the server.
     await sleep(300);
     const id = await d.say(chat.id, 'for a live worker');
     // The batch goes to a worker that is still there, not to the one that left.
@@ -259,6 +268,7 @@ describe('client disconnect', () => {
       // Whatever the abandoned claim took comes back after its lease.
       else await d.drain(6000);
       // Let an abandoned claim that is still waiting run out before the next test.
+      // Kept (time is the behavior): past the abandoned claim's wait (5 s).
       await sleep(Math.max(0, startedAt + 5500 - Date.now()));
     }
   }, 20_000);

@@ -93,6 +93,7 @@ describe('dispatch sweeper', () => {
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1500 });
     expect(await sweepNow(batched)).toBe(1);
     await d.takeBatchOf(ids, { workerId: 'w1', waitMs: 3000 });
+    // Kept: an absence (nothing left for the sweeper), observable only by waiting.
     await sleep(300);
     expect(await sweepNow(batched)).toBe(0);
   });
@@ -194,6 +195,7 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
     expect([again.status, again.body.id]).toEqual([201, first.body.id]);
     await d.takeBatchOf([first.body.id], { workerId: 'w1', waitMs: 3000 });
     // Nothing was left for the sweeper.
+    // Kept: an absence (nothing left for the sweeper), observable only by waiting.
     await sleep(300);
     expect(await sweepNow(batched)).toBe(0);
   });

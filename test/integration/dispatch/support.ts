@@ -14,7 +14,8 @@ import type { Response, StartOptions, TestApi } from '../../support/api.js';
 import type { ClaimedBatch } from '../../../functions/core/dispatch.js';
 import type { BatchItem } from '../../../functions/store/dispatch-repo.js';
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The one sleep (functions/platform/retry.ts), here for the tests that import it from this module. */
+export { sleep } from '../../../functions/platform/retry.js';
 
 /**
  * Runs `f` while every call the handlers make to queue `name` fails as a queue that does not
@@ -259,6 +260,7 @@ export async function runLoops(
   deadlineMs: number,
   stop: () => void,
 ): Promise<void> {
+  // Kept: a guard that stops the loops at the deadline, not a pause.
   const deadline = setTimeout(stop, deadlineMs);
   try {
     const workers = startWorkers();

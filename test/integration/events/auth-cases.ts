@@ -14,6 +14,7 @@ const AUTH = { headers: { authorization: `Bearer ${SECRET}` } };
 /** A whole response, read as text (a stream would show its bytes here). */
 async function raw(url: string, headers: Record<string, string> = {}, method = 'GET') {
   const controller = new AbortController();
+  // Kept: a guard that aborts a hanging read, not a pause.
   const timer = setTimeout(() => controller.abort(), 3000);
   try {
     const res = await fetch(url, { method, headers, signal: controller.signal });

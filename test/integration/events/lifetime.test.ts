@@ -39,6 +39,7 @@ describe('keepalive and lifetime', () => {
         times.push(Date.now());
       }
       if (c.frames.at(-1)?.kind === 'retry' && c.frames.length > 2) break;
+      // Kept (time is the behavior): samples when each keepalive arrives.
       await sleep(20);
     }
     await c.ended;
@@ -76,6 +77,7 @@ describe('keepalive and lifetime', () => {
       const writer = (async () => {
         while (writing) {
           await write();
+          // Kept (time is the behavior): writes spread across the end of the lifetime.
           await sleep(150);
         }
       })();
@@ -86,15 +88,18 @@ describe('keepalive and lifetime', () => {
       // Events written between the two connections.
       await write();
       await write();
+      // Kept (time is the behavior): the writer keeps writing while no connection is open.
       await sleep(300);
       const last = received.at(-1)!.id;
       const second = await s.open(`?cursor=${last}`);
+      // Kept (time is the behavior): and while the second one is open.
       await sleep(800);
       writing = false;
       await writer;
       await write();
       const expected = idsOf(await logAfter(api, before));
       await second.waitFor((x) => received.length + persisted(x).length >= expected.length, 5000);
+      // Kept: an absence (nothing more may follow), observable only by waiting
       await sleep(300);
       const union = [...idsOf(received), ...idsOf(persisted(second))];
       expect(new Set(union).size).toBe(union.length);

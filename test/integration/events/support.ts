@@ -19,7 +19,8 @@ export const EPHEMERAL_TYPES = ['chat.typing', 'chat.user_typing', 'message.stre
 export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 export const EVENT_ID = /^[A-Za-z0-9_-]{21}$/;
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The one sleep (functions/platform/retry.ts), here for the tests that import it from this module. */
+export { sleep } from '../../../functions/platform/retry.js';
 
 /**
  * Opens stream connections on one API and closes every one of them after the file's tests.

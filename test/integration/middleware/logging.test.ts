@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { useApi } from '../../support/api.js';
 import { connect } from '../../support/sse.js';
+import { eventually } from '../../support/wait.js';
 
 const api = useApi({ env: { POWERTOOLS_LOG_LEVEL: 'INFO', SSE_LIFETIME_MS: '1500' } });
 const lines: string[] = [];
@@ -32,9 +33,6 @@ const logged = (): Line[] =>
     .flatMap((l) => l.split('\n'))
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Line);
-const until = async (found: () => boolean, ms = 5000) => {
-  for (const end = Date.now() + ms; !found() && Date.now() < end;) await new Promise((r) => setTimeout(r, 25));
-};
 
 describe('request logs', () => {
   it("keep each concurrent request's own request id, route and path", async () => {
@@ -94,7 +92,7 @@ describe('request logs', () => {
     expect(refused.status).toBe(400);
     const c = await connect(`${api.url}/api/v1/events/stream`);
     expect(c.status).toBe(200);
-    await until(() => logged().some((l) => l.message === 'stream closed'));
+    await eventually(logged, (ls) => ls.some((l) => l.message === 'stream closed'), { timeoutMs: 5000 });
     c.close();
     const route = 'GET /api/v1/events/stream';
     const requests = logged().filter((l) => l.message === 'request');

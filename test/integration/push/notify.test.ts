@@ -52,6 +52,7 @@ const agentSays = (chatId: string, content: string, senderId = 'ada') =>
 /** Every device got exactly one push, all with the same content: that content. */
 async function theNotification() {
   await pushes.waitFor(devices.length);
+  // Kept: an absence (no second push to any device), observable only by waiting.
   await sleep(300);
   expect(pushes.requests).toHaveLength(devices.length);
   const payloads = devices.map((d) => {
@@ -84,6 +85,7 @@ describe('triggers (§7.3)', () => {
     const chat = await newChat();
     const message = await post(chat.id, { role: 'agent', senderId: 'bob', streaming: true });
     await api.post(`/api/v1/messages/${message.id}/chunks`, { deltaText: ` ${'x'.repeat(250)} ` });
+    // Kept: an absence (no push for an unfinished stream), observable only by waiting.
     await sleep(500);
     expect(pushes.requests).toHaveLength(0);
     expect((await api.post(`/api/v1/messages/${message.id}/complete`, {})).status).toBe(200);
@@ -145,6 +147,7 @@ describe('non-triggers (§7.3, §7.6)', () => {
       // Longer than the local tail's look at the log's head while push is off (once a second,
       // local/event-tail.ts): with less, a fast run turned push back on before the tail had looked
       // past this event, and the tail then sent it during the next test.
+      // Kept (time is the behavior).
       await sleep(1_500);
       expect(pushes.requests).toHaveLength(0);
     } finally {

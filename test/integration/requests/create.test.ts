@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, createdWith, sleep } from '../../support/shapes.js';
+import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, createdWith } from '../../support/shapes.js';
 import { choiceBody, expectSchemaError, formBody, requestsApi, ruleError, textBody } from './support.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const { api, h } = requestsApi();
 
@@ -168,7 +169,7 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
 describe('create: effects', () => {
   it('increments pending_requests_count, bumps updated_at and changes nothing else on the chat', async () => {
     const chat = await h.newChat();
-    await sleep(5);
+    await laterMillisecond();
     const started = Date.now();
     await h.create(chat.id, choiceBody());
     const ended = Date.now();
@@ -578,7 +579,7 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
       textBody({ title: 'r4' }),
     ]) {
       made.push(await h.create(chat.id, body));
-      await sleep(3);
+      await laterMillisecond();
     }
     expect((await h.resolve(made[1].id, { text: 'Ann' })).status).toBe(200);
     expect((await h.cancel(made[2].id)).status).toBe(200);

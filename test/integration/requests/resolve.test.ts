@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
+import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID } from '../../support/shapes.js';
 import { choiceBody, expectRequestNotFound, formBody, requestsApi, ruleError, textBody } from './support.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const { api, h } = requestsApi();
 
@@ -38,7 +39,7 @@ async function act(kind: 'resolve' | 'cancel', request: any, body?: unknown) {
   const inputsBefore = await h.dispatchInputs(request.chat_id);
   const total = await h.pendingTotal();
   const events = await h.eventCount();
-  await sleep(5);
+  await laterMillisecond();
   const started = Date.now();
   const res = kind === 'resolve' ? await h.resolve(request.id, body) : await h.cancel(request.id);
   const ended = Date.now();
@@ -568,11 +569,11 @@ describe('pending counts across a request lifecycle', () => {
     const r1 = await h.create(chat.id, choiceBody());
     const r2 = await h.create(chat.id, textBody());
     const r3 = await h.create(chat.id, formBody());
-    await sleep(2);
+    await laterMillisecond();
     expect((await h.resolve(r2.id, { text: 'Bob', resolvedBy: 'backend' })).status).toBe(200);
-    await sleep(2);
+    await laterMillisecond();
     expect((await h.cancel(r3.id)).status).toBe(200);
-    await sleep(2);
+    await laterMillisecond();
     expect((await h.resolve(r1.id, { selectedOptionIds: ['later'] })).status).toBe(200);
     const inputs = await h.dispatchInputs(chat.id);
     expect(

@@ -8,7 +8,7 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince } from '../../support/events.js';
-import { REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
+import { REQUEST_KEYS, UNKNOWN_ID } from '../../support/shapes.js';
 import {
   choiceBody,
   expectRequestNotFound,
@@ -18,6 +18,7 @@ import {
   ruleError,
   textBody,
 } from './support.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const { api, h } = requestsApi();
 
@@ -225,7 +226,7 @@ describe('PATCH has no effect beyond the request', () => {
     const inputs = await h.dispatchInputs(chat.id);
     const events = await h.eventCount();
     const total = await h.pendingTotal();
-    await sleep(5);
+    await laterMillisecond();
     await patched(pending.id, { title: 'p2', trace: { a: 1 } });
     await patched(resolved.id, { body: 'r2', config: { validation: { maxLength: 3 } } });
     await patched(cancelled.id, { title: 'c2', config: { fields: [{ name: 'x', type: 'date' }] } });
