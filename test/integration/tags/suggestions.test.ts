@@ -1,10 +1,13 @@
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { newChat, useApi } from '../../support/api.js';
 
 const api = useApi();
-await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'alpine', 'Alps', 'beta', '100%_off', 'a\\b'] }));
-await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'ALPHA'] }));
-for (let i = 0; i < 60; i++) await api.post('/api/v1/chats', newChat({ tags: [`many-${String(i).padStart(2, '0')}`] }));
+beforeAll(async () => {
+  await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'alpine', 'Alps', 'beta', '100%_off', 'a\\b'] }));
+  await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'ALPHA'] }));
+  for (let i = 0; i < 60; i++)
+    await api.post('/api/v1/chats', newChat({ tags: [`many-${String(i).padStart(2, '0')}`] }));
+});
 
 const suggest = async (query: string) => api.get(`/api/v1/tags/suggestions${query}`);
 
