@@ -206,7 +206,9 @@ describe('retries (§6.6)', () => {
     const started = Date.now();
     expect((await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).status).toBe(201);
     expect(Date.now() - started).toBeLessThan(400);
-    // Let its attempts run out, so nothing of this test arrives during the next one.
+    // Let its attempts run out (the third is recorded once it timed out), so nothing of this test
+    // arrives during the next one.
+    await waitFor(() => bodies('/main').length === 3);
     await mainAttempts(bodies('/main')[0].id, 3);
   });
 });
