@@ -184,11 +184,16 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
 /**
  * The test file's API: started before its tests and closed after them. Call it once, at the top
  * level of the file; the object it returns is usable inside tests (it is filled in by beforeAll).
+ * Every integration test file that talks to the API gets it this way (the area helpers such as
+ * dispatch/support.ts build on it). Options that depend on something started first (a fake
+ * provider's URLs) come from a function, called in the same beforeAll just before the start.
+ * Seeding or spies that need the running API go in a beforeAll declared after this call: jest
+ * runs a file's beforeAll hooks in the order they are declared.
  */
-export function useApi(options: StartOptions = {}): TestApi {
+export function useApi(options: StartOptions | (() => StartOptions | Promise<StartOptions>) = {}): TestApi {
   const api = {} as TestApi;
   beforeAll(async () => {
-    Object.assign(api, await startApi(options));
+    Object.assign(api, await startApi(typeof options === 'function' ? await options() : options));
   });
   afterAll(async () => {
     if ('close' in api) await api.close();

@@ -3,6 +3,7 @@
  * Retry-After seconds (a fraction of them, jittered, to keep tests short) and sends the same
  * request again. Every other answer is final.
  */
+import { sleep } from '../../functions/platform/retry.js';
 import type { Response } from './api.js';
 
 export interface Retried<T> {
@@ -16,6 +17,7 @@ export async function retryingBusy<T = any>(send: () => Promise<Response<T>>, at
     const res = await send();
     if (res.status !== 429 || busy + 1 >= attempts) return { res, busy };
     const seconds = Number(res.headers.get('retry-after') ?? 1);
-    await new Promise((r) => setTimeout(r, (0.25 + Math.random() * 0.5) * seconds * 1000));
+    // Time is the behavior: the wait the 429's Retry-After asks for.
+    await sleep((0.25 + Math.random() * 0.5) * seconds * 1000);
   }
 }

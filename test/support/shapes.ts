@@ -36,7 +36,8 @@ export const ID = /^[A-Za-z0-9_-]{21}$/;
 /** A well-formed id no chat, message or request has. */
 export const UNKNOWN_ID = 'ZZZZZZZZZZZZZZZZZZZZZ';
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The one sleep (functions/platform/retry.ts), here for the tests that import it from this module. */
+export { sleep } from '../../functions/platform/retry.js';
 
 /** The error of a chat id that names no chat (404). */
 export const chatNotFound = (chatId: string) => ({

@@ -16,19 +16,25 @@ import {
 import { FLUSH_QUEUE_NAME } from '../../local/invocations.js';
 import { EXPIRY_MAX_RUNS, startLocalStreamTimers } from '../../local/stream-timers.js';
 import type { LocalStreamTimers, LocalStreamTimerOptions } from '../../local/stream-timers.js';
-import { sleep } from '../support/shapes.js';
 
 let timers: LocalStreamTimers | undefined;
 /** The timers report failures on the console (as npm start shows them). */
 let consoleErrors: ReturnType<typeof jest.spyOn>;
+// The timers and their handlers run in this process with no I/O: the fake clock moves them (and
+// Date.now) on, so the seconds of delay and margin under test cost no real time.
 beforeEach(() => {
+  jest.useFakeTimers();
   consoleErrors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
 });
 afterEach(() => {
   timers?.stop();
   timers = undefined;
   jest.restoreAllMocks();
+  jest.useRealTimers();
 });
+
+/** Moves the fake clock on by `ms`, running the timers that fall due and the promises they start. */
+const elapse = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
 const start = (options: LocalStreamTimerOptions) => (timers = startLocalStreamTimers({ retryMs: 10, ...options }));
 
@@ -57,8 +63,7 @@ function expiries(...answers: (boolean | 'throw')[]) {
 }
 
 async function until(check: () => boolean, ms = 3000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check() && Date.now() < deadline) await sleep(5);
+  for (let waited = 0; !check() && waited < ms; waited += 5) await elapse(5);
 }
 
 describe('local stream checks', () => {
@@ -79,7 +84,7 @@ describe('local stream checks', () => {
       eventSourceARN: `arn:aws:sqs:us-east-1:000000000000:${FLUSH_QUEUE_NAME}`,
       attributes: { ApproximateReceiveCount: '1' },
     });
-    await sleep(50);
+    await elapse(50);
     expect([check.calls.length, timers!.pending()]).toEqual([1, 0]);
   });
 
@@ -88,7 +93,7 @@ describe('local stream checks', () => {
     start({ checkHandler: recovering.handler });
     await startStreamTimer({ messageId: 'msg-2', waitSeconds: 0 });
     await until(() => recovering.calls.length >= 3);
-    await sleep(100);
+    await elapse(100);
     expect(recovering.calls).toHaveLength(3);
     // Each delivery counts its receive, as SQS's ApproximateReceiveCount does.
     expect(recovering.calls.map((c) => c.event.Records[0]!.attributes.ApproximateReceiveCount)).toEqual([
@@ -102,7 +107,7 @@ describe('local stream checks', () => {
     start({ checkHandler: failing.handler });
     await startStreamTimer({ messageId: 'msg-3', waitSeconds: 0 });
     await until(() => failing.calls.length >= CHECK_MAX_RECEIVES);
-    await sleep(150);
+    await elapse(150);
     expect([failing.calls.length, timers!.pending()]).toEqual([CHECK_MAX_RECEIVES, 0]);
     expect(consoleErrors).toHaveBeenCalledWith(
       'local stream check: given up (dead-lettered in AWS)',
@@ -120,7 +125,7 @@ describe('local stream-timeout loop', () => {
     await startStreamTimeoutLoop({ messageId: 'msg-4', waitSeconds: 15, waitMs: 20 });
     expect(timers!.pending()).toBe(1);
     await until(() => expiry.calls.length >= 2);
-    await sleep(60);
+    await elapse(60);
     expect(expiry.calls).toEqual([{ messageId: 'msg-4' }, { messageId: 'msg-4' }]);
     expect([...timers!.looped()]).toEqual(['msg-4']);
     expect(timers!.pending()).toBe(0);
@@ -131,7 +136,7 @@ describe('local stream-timeout loop', () => {
     start({ expireHandler: expiry.handler });
     await startStreamTimeoutLoop({ messageId: 'msg-5', waitSeconds: 15, waitMs: 1 });
     await until(() => expiry.calls.length >= EXPIRY_MAX_RUNS);
-    await sleep(100);
+    await elapse(100);
     expect([expiry.calls.length, timers!.pending()]).toEqual([EXPIRY_MAX_RUNS, 0]);
     await startStreamTimeoutLoop({ messageId: 'msg-5', waitSeconds: 15, waitMs: 1 });
     await until(() => expiry.calls.length > EXPIRY_MAX_RUNS);
@@ -147,7 +152,7 @@ describe('local stream-timeout loop', () => {
     expect(timers!.pending()).toBe(2);
     timers!.stop();
     expect(timers!.pending()).toBe(0);
-    await sleep(CHECK_MARGIN_SECONDS * 1000 + 100);
+    await elapse(CHECK_MARGIN_SECONDS * 1000 + 100);
     expect([check.calls.length, expiry.calls.length]).toEqual([0, 0]);
   });
 });

@@ -6,7 +6,7 @@ describe('write bell', () => {
   it('ends every wait at the next ring', async () => {
     const started = Date.now();
     const waits = [sleepUntilWrite(10_000), sleepUntilWrite(10_000)];
-    setTimeout(ringWriteBell, 20);
+    setTimeout(ringWriteBell, 20); // the ring under test, a moment after the waits begin
     await Promise.all(waits);
     expect(Date.now() - started).toBeLessThan(5_000);
   });
@@ -18,7 +18,7 @@ describe('write bell', () => {
     ringWriteBell(); // nothing waits: no effect, no error
     let woken = false;
     const wait = sleepUntilWrite(10_000).then(() => (woken = true));
-    await new Promise((r) => setTimeout(r, 30));
+    await new Promise((r) => setTimeout(r, 30)); // kept: an absence (not woken without a ring)
     expect(woken).toBe(false);
     ringWriteBell();
     await wait;

@@ -3,14 +3,13 @@
  * credential on every class of route and on the event stream, same-origin writes only, expiry and
  * renewal, invalidation by secret rotation and by "sign out everywhere", and the failed-attempt limit.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SESSION_COOKIE, sessionValue } from '../../../functions/core/sessions.js';
 import { ORIGIN_VERIFY_HEADER, VIEWER_HOST_HEADER } from '../../../functions/middleware/origin-verify.js';
 import { Keys } from '../../../functions/store/keys.js';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { newChat, useApi } from '../../support/api.js';
 import { connect } from '../../support/sse.js';
 
 const SECRET = 'og_session-test-secret-0123456789abcdef';
@@ -21,11 +20,7 @@ const UNAUTHORIZED = { error: { code: 'UNAUTHORIZED', message: 'Missing or inval
 const FORBIDDEN = { error: { code: 'FORBIDDEN', message: 'Cross-site request refused.', details: null } };
 const DAY = 24 * 3600_000;
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config: withSecret() });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: withSecret() });
 
 const signIn = (body: unknown, headers: Record<string, string> = {}) =>
   api.request('POST', '/api/v1/auth/session', body, { headers });

@@ -1,14 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
+import { laterMillisecond } from '../../support/wait.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(async () => api?.close());
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const api = useApi();
 
 describe('POST /api/v1/chats/{chatId}/archive and /unarchive', () => {
   it('archives and unarchives, bumping updated_at each time, even when already in that state', async () => {
@@ -20,7 +14,7 @@ describe('POST /api/v1/chats/{chatId}/archive and /unarchive', () => {
       ['unarchive', false],
       ['unarchive', false],
     ] as const) {
-      await sleep(3);
+      await laterMillisecond();
       const res = await api.post(`/api/v1/chats/${chat.id}/${verb}`, { ignored: 'body' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ ok: true });

@@ -6,18 +6,18 @@
  * PATCH with titleAutoRenamed: true, with its chat.updated event), that a title set meanwhile is
  * never overwritten, and that failures never reach the triggering request.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { ddb } from '../../../functions/store/db.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import { PROVIDER_IDS, replyOf, startFakeProvider } from '../../support/fake-provider.js';
 import type { FakeProvider, RecordedRequest } from '../../support/fake-provider.js';
 import { sleep } from '../../support/shapes.js';
 import { renameForEvent } from '../../../functions/core/auto-rename.js';
 import { withUsage } from '../../../functions/platform/usage.js';
+import { eventually } from '../../support/wait.js';
 
 const TIMEOUT_MS = 1000;
 const base = {
@@ -33,20 +33,16 @@ const MODELS: Record<string, string> = {
 };
 const ENV_VARS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'XAI_API_KEY'];
 
-let api: TestApi;
 let fake: FakeProvider;
-beforeAll(async () => {
+const api = useApi(async () => {
   fake = await startFakeProvider();
-  api = await startApi({
+  return {
     config: base,
     autoRename: true,
     env: { AUTO_RENAME_BASE_URLS: JSON.stringify(fake.baseUrls), AUTO_RENAME_TIMEOUT_MS: String(TIMEOUT_MS) },
-  });
+  };
 });
-afterAll(async () => {
-  await api?.close();
-  await fake?.close();
-});
+afterAll(async () => fake?.close());
 beforeEach(() => {
   fake.reset();
   renameWith('openai');
@@ -78,13 +74,12 @@ const userSays = (chatId: string, content: string) => post(chatId, { role: 'user
 const getChat = async (chatId: string) => (await api.get(`/api/v1/chats/${chatId}`)).body;
 
 /** Polls the chat until its title_source is `auto` (or fails after 5 s). */
-async function renamed(chatId: string) {
-  for (const until = Date.now() + 5000; Date.now() < until; await sleep(50)) {
-    const chat = await getChat(chatId);
-    if (chat.title_source === 'auto') return chat;
-  }
-  throw new Error(`chat ${chatId} was not renamed`);
-}
+const renamed = (chatId: string) =>
+  eventually(
+    () => getChat(chatId),
+    (chat) => chat.title_source === 'auto',
+    { timeoutMs: 5000, intervalMs: 50, what: `chat ${chatId} renamed` },
+  );
 
 /** The context line of the chat's first message, as the request carries it. */
 const contextOf = (request: RecordedRequest): string => {
@@ -100,6 +95,7 @@ async function nothingRequested() {
   const sentinel = await newChat('Sentinel conversation about nothing in particular at all');
   await agentSays(sentinel.id, 'ok');
   await renamed(sentinel.id);
+  // Kept: an absence (no request after the sentinel's), observable only by waiting.
   await sleep(300);
   expect(fake.requests.map(contextOf)).toEqual([
     'User: Sentinel conversation about nothing in particular at all\nAssistant: ok',
@@ -198,6 +194,7 @@ describe('auto-rename through each provider (§10.3)', () => {
     const chat = await newChat(LISBON);
     const stream = await post(chat.id, { role: 'agent', senderId: 'ada', streaming: true });
     await api.post(`/api/v1/messages/${stream.id}/chunks`, { deltaText: 'Day one: ' });
+    // Kept: an absence (no rename for an unfinished stream), observable only by waiting.
     await sleep(400);
     expect(fake.requests).toEqual([]);
     expect(
@@ -291,6 +288,7 @@ describe('the title (§10.4)', () => {
     const eventsBefore = (await readEvents(api.tableName)).length;
     await agentSays(chat.id, 'Sure.');
     await fake.waitFor(1);
+    // Kept: an absence (no write after a blank title), observable only by waiting.
     await sleep(300);
     const after = await getChat(chat.id);
     expect(after).toMatchObject({ title: chat.title, title_source: 'default' });
@@ -325,13 +323,14 @@ describe('conditions (§10.2): nothing happens', () => {
     expect(await renameForEvent(trigger, await getConfig())).toBe('disabled');
     // The configuration is read when an event is handled: each case waits until the tail is past its
     // events (while off, the tail moves its start to the log's head once a second).
+    // Kept (time is the behavior): the tail's once-a-second move while off.
     await sleep(1500);
     renameWith('xai', { apiKey: undefined });
     await agentSays((await newChat(LISBON)).id, 'Sure.');
-    await sleep(800);
+    await sleep(800); // kept, as above
     api.setConfig(base);
     await agentSays((await newChat(LISBON)).id, 'Sure.');
-    await sleep(1500);
+    await sleep(1500); // kept, as above
     renameWith('openai');
     await nothingRequested();
   });
@@ -376,6 +375,7 @@ describe('failures never affect the triggering request (§10.1, §10.4)', () => 
       await agentSays(chat.id, 'Sure.');
       expect(Date.now() - started).toBeLessThan(1000);
       await fake.waitFor(1);
+      // Kept (time is the behavior): the failed or timed-out answer, then no write.
       await sleep('delayMs' in answer ? answer.delayMs : 300);
       expect(await getChat(chat.id)).toMatchObject({ title: chat.title, title_source: 'default' });
 
@@ -397,6 +397,7 @@ describe('a title set while a rename is under way is never overwritten', () => {
     await agentSays(chat.id, 'Sure.');
     await fake.waitFor(1);
     expect((await api.patch(`/api/v1/chats/${chat.id}`, { title: 'Mine' })).status).toBe(200);
+    // Kept (time is the behavior): the provider's late answer (500 ms) arrives, then no write.
     await sleep(900);
     expect(await getChat(chat.id)).toMatchObject({ title: 'Mine', title_source: 'manual' });
     const updates = (await readEvents(api.tableName)).filter(
@@ -429,7 +430,12 @@ describe('a title set while a rename is under way is never overwritten', () => {
     const eventsBefore = (await readEvents(api.tableName)).length;
     await agentSays(chat.id, 'Sure.');
     await fake.waitFor(1);
-    for (const until = Date.now() + 3000; patched === 0 && Date.now() < until;) await sleep(50);
+    await eventually(
+      () => patched,
+      (n) => n > 0,
+      { timeoutMs: 3000, what: 'the PATCH landing' },
+    );
+    // Kept: an absence (no second PATCH, no rename write), observable only by waiting.
     await sleep(500);
     expect(patched).toBe(1);
     expect(await getChat(chat.id)).toMatchObject({ title: 'Set meanwhile', title_source: 'manual' });

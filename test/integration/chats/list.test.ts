@@ -1,10 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { Keys } from '../../../functions/store/keys.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 
 const config = {
   agents: [
@@ -24,11 +23,10 @@ interface Chat {
   last_message_at: string | null;
 }
 
-let api: TestApi;
+const api = useApi({ config });
 const all: Chat[] = [];
 
 beforeAll(async () => {
-  api = await startApi({ config });
   // 250 chats: every 3rd has a first message (so last_message_at is set), every 5th is tagged
   // "red", every 4th has agent beta, every 7th is archived, every 11th is pinned.
   for (let batch = 0; batch < 25; batch++) {
@@ -55,7 +53,6 @@ beforeAll(async () => {
     c.pinned = i % 11 === 0;
   }
 }, 120_000);
-afterAll(async () => api?.close());
 
 /** The contract order: pinned desc, last_message_at desc (null = 0), id desc. */
 function expectedOrder(chats: Chat[]): string[] {

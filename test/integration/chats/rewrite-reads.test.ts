@@ -8,6 +8,7 @@
 import { afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { COUNTING_ENV, useApi } from '../../support/api.js';
+import { eventually } from '../../support/wait.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -70,7 +71,7 @@ describe('a chat rewrite', () => {
         JSON.stringify(command.input.Key) === JSON.stringify({ pk: `CHAT#${chatId}`, sk: 'CHAT' })
       ) {
         // The chat is read once the message has landed.
-        while (!landed) await new Promise((resolve) => setTimeout(resolve, 2));
+        await eventually(() => landed, Boolean, { intervalMs: 2, what: 'the message landing' });
         await landed;
       }
       return pass();

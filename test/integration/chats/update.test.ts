@@ -4,8 +4,8 @@ import { ddb, queryAll } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { pendingParts, readPart } from '../../../functions/store/tags-repo.js';
 import { twoAgentConfig, useApi } from '../../support/api.js';
-import { sleep } from '../../support/shapes.js';
 import { retryingBusy } from '../../support/retry.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const config = { titleMaxChars: 10, ...twoAgentConfig };
 const body = (o: Record<string, unknown> = {}) => ({ agentIds: ['assistant'], modelId: 'model-a', ...o });
@@ -72,7 +72,7 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
     ];
     let previous = chat;
     for (const [patch, expected] of steps) {
-      await sleep(3);
+      await laterMillisecond();
       const res = await api.patch(`/api/v1/chats/${chat.id}`, patch);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject(expected);

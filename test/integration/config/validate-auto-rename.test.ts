@@ -3,9 +3,8 @@
  * loopback: the exact one-token request of each provider's adapter, which key is used, and
  * every outcome's answer (provider statuses, timeout, network error), never echoing a key.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { afterAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import { PROVIDER_IDS, startFakeProvider } from '../../support/fake-provider.js';
 import type { FakeProvider } from '../../support/fake-provider.js';
 
@@ -13,18 +12,12 @@ const PATH = '/api/v1/config/admin/validate-auto-rename';
 const TIMEOUT_MS = 1000;
 const PROBE_SYSTEM = 'Reply with one word.';
 
-let api: TestApi;
 let fake: FakeProvider;
-beforeAll(async () => {
+const api = useApi(async () => {
   fake = await startFakeProvider();
-  api = await startApi({
-    env: { AUTO_RENAME_BASE_URLS: JSON.stringify(fake.baseUrls), AUTO_RENAME_TIMEOUT_MS: String(TIMEOUT_MS) },
-  });
+  return { env: { AUTO_RENAME_BASE_URLS: JSON.stringify(fake.baseUrls), AUTO_RENAME_TIMEOUT_MS: String(TIMEOUT_MS) } };
 });
-afterAll(async () => {
-  await api?.close();
-  await fake?.close();
-});
+afterAll(async () => fake?.close());
 beforeEach(() => {
   fake.reset();
   api.setConfig({});

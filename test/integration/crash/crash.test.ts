@@ -235,6 +235,7 @@ describe('a crash in the middle of a burst of writes', () => {
       // remaining time: at most 15 s, 29 s for a claim) lapses: the client retries shortly, as
       // the 409 says (§1.10).
       for (const until = Date.now() + 35_000; inProgress(op.answer) && Date.now() < until;) {
+        // Kept (time is the behavior): the crashed try's lock lapses; the client retries shortly.
         await sleep(250);
         op.answer = await op.send();
       }

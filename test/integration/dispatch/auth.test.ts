@@ -30,7 +30,7 @@ describe('dispatch with the instance secret', () => {
     ];
     for (const [path, body] of calls) {
       for (const options of [{}, { headers: { authorization: 'Bearer wrong' } }]) {
-        const res = await api().post(path, body, options);
+        const res = await api.post(path, body, options);
         expect({ path, status: res.status, error: res.body?.error }).toEqual({
           path,
           status: 401,
@@ -42,20 +42,19 @@ describe('dispatch with the instance secret', () => {
 
   it('runs the worker loop with the secret', async () => {
     const chat = (
-      await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'secret work' }, auth)
+      await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'secret work' }, auth)
     ).body;
-    const claim = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 2000 }, auth);
+    const claim = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 2000 }, auth);
     expect(claim.status).toBe(200);
     expect(claim.body).toMatchObject({ chatId: chat.id, compiledContent: 'secret work' });
     // The token query parameter is accepted too.
-    const hb = await api().post(
-      `/api/v1/dispatch/${claim.body.batchId}/heartbeat?token=${encodeURIComponent(SECRET)}`,
-      { workerId: 'w1' },
-    );
+    const hb = await api.post(`/api/v1/dispatch/${claim.body.batchId}/heartbeat?token=${encodeURIComponent(SECRET)}`, {
+      workerId: 'w1',
+    });
     expect(hb.status).toBe(204);
-    expect((await api().post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w1' }, auth)).status).toBe(
+    expect((await api.post(`/api/v1/dispatch/${claim.body.batchId}/complete`, { workerId: 'w1' }, auth)).status).toBe(
       204,
     );
-    expect((await api().post('/api/v1/dispatch/claim-many', { workerId: 'w1', waitMs: 0 }, auth)).status).toBe(204);
+    expect((await api.post('/api/v1/dispatch/claim-many', { workerId: 'w1', waitMs: 0 }, auth)).status).toBe(204);
   });
 });

@@ -13,14 +13,14 @@ const config = configWith({
 
 const { api, d } = dispatchApi(config, { drainAfterEach: false });
 
-const newChat = async () => (await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
+const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const say = (chatId: string, content: string) =>
-  api().post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content });
+  api.post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content });
 
 describe('dispatch', () => {
   it('answers 204 with no body when nothing is claimable within waitMs', async () => {
     const started = Date.now();
-    const res = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 1200 });
+    const res = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 1200 });
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
@@ -30,7 +30,7 @@ describe('dispatch', () => {
     const chat = await newChat();
     const a = await say(chat.id, 'first');
     const b = await say(chat.id, 'second');
-    const res = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
+    const res = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
       chatId: chat.id,
@@ -41,16 +41,16 @@ describe('dispatch', () => {
     });
     expect(res.body.items.map((i: { sourceId: string }) => i.sourceId)).toEqual([a.body.id, b.body.id]);
     expect(res.body.items[0]).toEqual(userItem(a.body.id, 'first'));
-    const done = await api().post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
+    const done = await api.post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
     expect(done.status).toBe(204);
-    const again = await api().post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
+    const again = await api.post(`/api/v1/dispatch/${res.body.batchId}/complete`, { workerId: 'w1' });
     expect(again.status).toBe(409);
     expect(again.body.error).toEqual({
       code: 'CONFLICT',
       message: 'Dispatch lease is no longer owned by this worker.',
       details: { batchId: res.body.batchId, workerId: 'w1' },
     });
-    const unknown = await api().post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/complete', { workerId: 'w1' });
+    const unknown = await api.post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/complete', { workerId: 'w1' });
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toEqual({ code: 'NOT_FOUND', message: 'Dispatch batch not found.', details: null });
   });
@@ -60,20 +60,20 @@ describe('dispatch', () => {
     async () => {
       const chat = await newChat();
       await say(chat.id, 'do it');
-      const first = await api().post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
+      const first = await api.post('/api/v1/dispatch/claim', { workerId: 'w1', waitMs: 5000 });
       expect(first.status).toBe(200);
-      const failed = await api().post(`/api/v1/dispatch/${first.body.batchId}/fail`, {
+      const failed = await api.post(`/api/v1/dispatch/${first.body.batchId}/fail`, {
         workerId: 'w1',
         reason: ' boom ',
         retryable: true,
       });
       expect(failed.status).toBe(204);
-      const early = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 0 });
+      const early = await api.post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 0 });
       expect(early.status).toBe(204);
-      const second = await api().post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 5000 });
+      const second = await api.post('/api/v1/dispatch/claim', { workerId: 'w2', waitMs: 5000 });
       expect(second.status).toBe(200);
       expect(second.body.batchId).toBe(first.body.batchId);
-      const terminal = await api().post(`/api/v1/dispatch/${second.body.batchId}/fail`, {
+      const terminal = await api.post(`/api/v1/dispatch/${second.body.batchId}/fail`, {
         workerId: 'w2',
         reason: 'still broken',
         retryable: true,

@@ -38,6 +38,7 @@ describe('batch size', () => {
 
   it("a chat's later small message is still dispatched after a large one", async () => {
     const { chat } = await d.chatWithMessage('y'.repeat(250_000));
+    // Kept (time is the behavior): past the batch debounce.
     await sleep(DEBOUNCE + 1500);
     const first = await d.claim({ workerId: W, waitMs: 2000 });
     if (first.status === 200) await d.completeOk(first.body.batchId, W);
@@ -61,6 +62,7 @@ describe('batch size', () => {
       contents.push(`note ${i}`);
       ids.push(await d.say(chat.id, `note ${i}`));
     }
+    // Kept (time is the behavior): past the batch debounce.
     await sleep(DEBOUNCE + 500);
     await d.completeOk(b1.batchId, W);
     const big = await d.claimOne({ workerId: W, waitMs: 5000 });

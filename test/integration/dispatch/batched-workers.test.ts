@@ -61,11 +61,13 @@ describe('batched_sequential with concurrent workers', () => {
 
       const senders = chats.map(async (chatId, c) => {
         const random = rng(1000 + c);
+        // Kept (time is the behavior): the simulated users' and workers' pace is the workload.
         await sleep(Math.floor(random() * 400));
         for (let m = 0; m < PER_CHAT && !done; m++) {
           sent[c]!.push(await d.say(chatId, `chat ${c} message ${m}`));
           // Mostly within the debounce (merged), sometimes beyond it (a new batch).
           const gap = random() < 0.75 ? random() * 200 : 2300 + random() * 700;
+          // Kept (time is the behavior): the simulated users' and workers' pace is the workload.
           await sleep(Math.floor(gap));
         }
       });
@@ -94,11 +96,13 @@ describe('batched_sequential with concurrent workers', () => {
             perChatBatches[c]!.push(batch);
           }
           // Work for a while, heartbeating now and then.
+          // Kept (time is the behavior): the simulated users' and workers' pace is the workload.
           await sleep(100 + Math.floor(random() * 500));
           if (random() < 0.5) {
             const hb = await d.heartbeat(batch.batchId, { workerId, extendMs: 20_000 });
             if (hb.status !== 204)
               completeErrors.push(`${workerId} heartbeat ${batch.batchId}: ${hb.status} ${hb.text}`);
+            // Kept (time is the behavior): the simulated users' and workers' pace is the workload.
             await sleep(Math.floor(random() * 100));
           }
           if (held.get(batch.chatId) === batch.batchId) held.delete(batch.chatId);

@@ -95,10 +95,12 @@ describe('batched_sequential sealing', () => {
   it('user typing after the first message holds the batch for the typing grace', async () => {
     const { chat, id: first } = await d.chatWithMessage('hello');
     const sentAt = Date.now();
+    // Kept (time is the behavior): the typing comes a little after the message.
     await sleep(300);
     await d.typing(chat.id);
     const typedAt = Date.now();
     // The debounce has passed, the typing grace has not.
+    // Kept (time is the behavior): past the debounce, inside the typing grace.
     await sleep(Math.max(0, sentAt + DEBOUNCE + 600 - Date.now()));
     await d.claimNone({ workerId: W, waitMs: 0 });
     const batch = await d.claimOne({ workerId: W, waitMs: GRACE + 5000 });
@@ -118,6 +120,7 @@ describe('batched_sequential sealing', () => {
     const firstAt = Date.now();
     const sender = (async () => {
       for (let i = 1; Date.now() - firstAt < MAX_WAIT + 2500; i++) {
+        // Kept (time is the behavior): messages faster than the debounce.
         await sleep(200);
         sent.push(await d.say(chat.id, `m${i}`));
       }
@@ -151,8 +154,10 @@ describe('batched_sequential sealing', () => {
       const { chat, b1 } = await leasedFirst(30_000);
       // Two inputs further apart than the debounce: without rule 2 they would be two batches.
       const m2 = await d.say(chat.id, 'second');
+      // Kept (time is the behavior): past the batch debounce.
       await sleep(DEBOUNCE + 500);
       const m3 = await d.say(chat.id, 'third');
+      // Kept (time is the behavior): past the batch debounce.
       await sleep(DEBOUNCE + 500);
       await d.claimNone({ workerId: 'worker-2', waitMs: 0 });
       await d.completeOk(b1.batchId, W);
@@ -170,9 +175,11 @@ describe('batched_sequential sealing', () => {
       const { chat, b1 } = await leasedFirst(30_000);
       const m2 = await d.say(chat.id, 'second');
       // m2's debounce passes while b1 is leased: rule 2 holds it.
+      // Kept (time is the behavior): past the batch debounce.
       await sleep(DEBOUNCE + 700);
       // The lease ends (retry in 5 s): the chat has no leased batch, so m2 is eligible at once.
       await d.failOk(b1.batchId, { workerId: W, reason: 'busy', retryable: true, retryDelayMs: 5000 });
+      // Kept (time is the behavior): past the batch debounce.
       await sleep(DEBOUNCE + LATE);
       // m3 comes after m2 was due to be sealed: it is a batch of its own.
       const m3 = await d.say(chat.id, 'third');
@@ -187,6 +194,7 @@ describe('batched_sequential sealing', () => {
     const { chat, b1 } = await leasedFirst(2000);
     const m2 = await d.say(chat.id, 'second');
     // Past the lease's end and m2's debounce: m2 is sealed on its own.
+    // Kept (time is the behavior): past the typing grace.
     await sleep(2000 + LATE);
     const m3 = await d.say(chat.id, 'third');
     const again = await d.claimOne({ workerId: 'worker-2', waitMs: 5000, leaseMs: 20_000 });
@@ -198,8 +206,10 @@ describe('batched_sequential sealing', () => {
   it('rule 2 also holds across a terminal failure: the accumulated inputs are sealed together after it', async () => {
     const { chat, b1 } = await leasedFirst(30_000);
     const m2 = await d.say(chat.id, 'second');
+    // Kept (time is the behavior): past the batch debounce.
     await sleep(DEBOUNCE + 500);
     const m3 = await d.say(chat.id, 'third');
+    // Kept (time is the behavior): past the batch debounce.
     await sleep(DEBOUNCE + 500);
     await d.failOk(b1.batchId, { workerId: W, reason: 'agent down', retryable: false });
     await d.takeBatchOf([m2, m3], { workerId: 'worker-2', waitMs: 5000 });

@@ -15,7 +15,7 @@ const config = configWith({ mode: 'sequential', retryBaseMs: BASE, retryMaxMs: 4
 // Usage headers: a request's DynamoDB call count, to see that a claim does not spin.
 const { api, d } = dispatchApi(config, { env: { EXPOSE_USAGE_HEADERS: '1' } });
 
-const messagesOf = async (chatId: string) => (await api().get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
+const messagesOf = async (chatId: string) => (await api.get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
 
 describe('fail', () => {
   it(
@@ -23,7 +23,7 @@ describe('fail', () => {
       'system message',
     async () => {
       const { chat, id: msg } = await d.chatWithMessage('do it');
-      const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
+      const before = (await api.get(`/api/v1/chats/${chat.id}`)).body;
       const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
       expect(b1.items.map((i) => i.sourceId)).toEqual([msg]);
 
@@ -48,7 +48,7 @@ describe('fail', () => {
       expect(b3.batchId).toBe(b1.batchId);
 
       // Attempt 3 = maxAttempts: a retryable failure is terminal now.
-      const eventCount = (await readEvents(api().tableName)).length;
+      const eventCount = (await readEvents(api.tableName)).length;
       await d.failOk(b3.batchId, { workerId: 'w3', reason: '  third time  ', retryable: true });
       const text = 'Dispatch failed after 3 attempts: third time';
       const messages = await messagesOf(chat.id);
@@ -64,14 +64,14 @@ describe('fail', () => {
         trace: { dispatchFailure: true },
       });
       expect(system.trace).toEqual({ dispatchFailure: true });
-      const after = (await api().get(`/api/v1/chats/${chat.id}`)).body;
+      const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;
       expect(after).toMatchObject({
         last_message_preview: text,
         last_message_role: 'system',
         last_message_at: system.created_at,
         unread_count: before.unread_count + 1,
       });
-      const events = await eventsSince(api().tableName, eventCount);
+      const events = await eventsSince(api.tableName, eventCount);
       const created = events.filter((e) => e.type === 'message.created');
       expect(created).toHaveLength(1);
       expect(created[0]!.payload).toMatchObject({
@@ -144,13 +144,13 @@ describe('fail', () => {
 
   it('a non-retryable failure is terminal at once', async () => {
     const { chat } = await d.chatWithMessage('fragile');
-    const before = (await api().get(`/api/v1/chats/${chat.id}`)).body;
+    const before = (await api.get(`/api/v1/chats/${chat.id}`)).body;
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
-    const eventCount = (await readEvents(api().tableName)).length;
+    const eventCount = (await readEvents(api.tableName)).length;
     await d.failOk(b1.batchId, { workerId: 'w1', reason: 'bad input', retryable: false });
     const after = await d.expectFailureMessage(chat.id, 'Dispatch failed after 1 attempts: bad input');
     expect(after.unread_count).toBe(before.unread_count + 1);
-    const created = (await eventsSince(api().tableName, eventCount)).filter((e) => e.type === 'message.created');
+    const created = (await eventsSince(api.tableName, eventCount)).filter((e) => e.type === 'message.created');
     expect(created.map((e) => e.payload.trace)).toEqual([{ dispatchFailure: true }]);
     await d.claimNone({ workerId: 'w2', waitMs: 1500 });
     expectLeaseLost(await d.heartbeat(b1.batchId, { workerId: 'w1' }), b1.batchId, 'w1');

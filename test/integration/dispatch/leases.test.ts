@@ -62,6 +62,7 @@ describe('claim long-poll', () => {
     const chat = await d.newChat();
     const started = Date.now();
     const pending = d.claim({ workerId: 'w1', waitMs: 8000 });
+    // Kept (time is the behavior): the batch appears during the claim's wait.
     await sleep(800);
     const id = await d.say(chat.id, 'wake up');
     const sentAt = Date.now();
@@ -86,6 +87,7 @@ describe('leases', () => {
   it('heartbeat extends the lease past its original end; another worker gets 409; unknown batches 404', async () => {
     const { batch } = await d.claimNewMessage('long job', { workerId: 'w1', waitMs: 3000, leaseMs: 1500 });
     const claimedAt = Date.now();
+    // Kept (time is the behavior): a while into the lease.
     await sleep(800);
     const hb = await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 });
     expect(hb.status).toBe(204);
@@ -93,6 +95,7 @@ describe('leases', () => {
     expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w2', extendMs: 3000 }), batch.batchId, 'w2');
     expectLeaseLost(await d.complete(batch.batchId, 'w2'), batch.batchId, 'w2');
     // Past the original 1500 ms: still held, nobody else can claim it.
+    // Kept (time is the behavior): past the original lease.
     await sleep(Math.max(0, claimedAt + 2300 - Date.now()));
     await d.claimNone({ workerId: 'w2', waitMs: 0 });
     expect((await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 })).status).toBe(204);
@@ -124,6 +127,7 @@ describe('leases', () => {
       const m2 = await d.say(chat.id, 'second');
       const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1000 });
       expect(batch.items.map((i) => i.sourceId)).toEqual([m1]);
+      // Kept (time is the behavior): past the lease.
       await sleep(1300);
       // Expired, though nobody has claimed it again yet.
       expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w1' }), batch.batchId, 'w1');
@@ -147,7 +151,7 @@ describe('leases', () => {
       await d.completeOk(batch.batchId, 'w2');
       await d.takeBatchOf([m2], { workerId: 'w2', waitMs: 3000 });
       // The old worker's failures wrote no system message.
-      const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+      const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
       expect(messages.map((m) => m.role)).toEqual(['user', 'user']);
     },
   );
@@ -196,9 +200,11 @@ describe('leases', () => {
     await d.say(chat.id, 'shorter');
     // leaseMs 0: still held right after the claim, lost after about a second.
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 0 });
+    // Kept (time is the behavior): still inside the lease.
     await sleep(300);
     expect((await d.heartbeat(b1.batchId, { workerId: 'w1', extendMs: 0 })).status).toBe(204);
     const heartbeatAt = Date.now();
+    // Kept (time is the behavior): inside the lease the heartbeat renewed.
     await sleep(500);
     await d.claimNone({ workerId: 'w2', waitMs: 0 });
     const again = await d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 20_000 });
@@ -206,6 +212,7 @@ describe('leases', () => {
     expect(Date.now() - heartbeatAt).toBeGreaterThanOrEqual(900);
     // extendMs shortens a long lease to max(1000, extendMs) from now.
     expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 10 })).status).toBe(204);
+    // Kept (time is the behavior): past the lease.
     await sleep(1300);
     expectLeaseLost(await d.complete(again.batchId, 'w2'), again.batchId, 'w2');
     const third = await d.claimOne({ workerId: 'w3', waitMs: 3000 });
@@ -224,7 +231,7 @@ describe('leases', () => {
     const b3 = await d.claimOne({ workerId: 'w3', waitMs: 4000, leaseMs: 10_000 });
     expect(b3.batchId).toBe(b1.batchId);
     await d.failOk(b3.batchId, { workerId: 'w3', reason: 'too slow', retryable: true });
-    const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+    const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
     expect(messages[0]).toMatchObject({
       role: 'system',
       content_final: 'Dispatch failed after 3 attempts: too slow',
@@ -238,15 +245,17 @@ describe('client disconnect', () => {
     const chat = await d.newChat();
     const controller = new AbortController();
     const startedAt = Date.now();
-    const gone = fetch(`${api().url}/api/v1/dispatch/claim`, {
+    const gone = fetch(`${api.url}/api/v1/dispatch/claim`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ workerId: 'gone', waitMs: 5000, leaseMs: 4000 }),
       signal: controller.signal,
     }).catch(() => undefined);
+    // Kept (time is the behavior): the claim waits, then its client leaves.
     await sleep(500);
     controller.abort();
     await gone;
+    // Kept (time is the behavior): the abandoned wait ends on the server.
     await sleep(300);
     const id = await d.say(chat.id, 'for a live worker');
     // The batch goes to a worker that is still there, not to the one that left.
@@ -259,6 +268,7 @@ describe('client disconnect', () => {
       // Whatever the abandoned claim took comes back after its lease.
       else await d.drain(6000);
       // Let an abandoned claim that is still waiting run out before the next test.
+      // Kept (time is the behavior): past the abandoned claim's wait (5 s).
       await sleep(Math.max(0, startedAt + 5500 - Date.now()));
     }
   }, 20_000);
@@ -310,16 +320,16 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
   it('does not store an empty claim; replays a successful one without claiming again', async () => {
     const key = { headers: { 'Idempotency-Key': 'dispatch-claim-key' } };
     const body = { workerId: 'w1', waitMs: 1000, leaseMs: 20_000 };
-    const empty = await api().post('/api/v1/dispatch/claim', body, key);
+    const empty = await api.post('/api/v1/dispatch/claim', body, key);
     expect(empty.status).toBe(204);
     const a = await d.newChat();
     await d.say(a.id, 'for a');
     const b = await d.newChat();
     await d.say(b.id, 'for b');
     // The key was released by the empty claim: this one runs.
-    const first = await api().post('/api/v1/dispatch/claim', body, key);
+    const first = await api.post('/api/v1/dispatch/claim', body, key);
     expect(first.status).toBe(200);
-    const replay = await api().post('/api/v1/dispatch/claim', body, key);
+    const replay = await api.post('/api/v1/dispatch/claim', body, key);
     expect(replay.status).toBe(200);
     expect(replay.body).toEqual(first.body);
     // The replay claimed nothing: exactly one other batch is left.
@@ -329,10 +339,10 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
     // A retried complete replays its 204 instead of answering 409.
     const completeKey = { headers: { 'Idempotency-Key': 'dispatch-complete-key' } };
     expect(
-      (await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
+      (await api.post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
     ).toBe(204);
     expect(
-      (await api().post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
+      (await api.post(`/api/v1/dispatch/${first.body.batchId}/complete`, { workerId: 'w1' }, completeKey)).status,
     ).toBe(204);
     await d.completeOk(other.batchId, 'w2');
   });
@@ -340,9 +350,9 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
   it('does not store an empty claim-many', async () => {
     const key = { headers: { 'Idempotency-Key': 'dispatch-claim-many-key' } };
     const body = { workerId: 'w1', waitMs: 1000, limit: 2 };
-    expect((await api().post('/api/v1/dispatch/claim-many', body, key)).status).toBe(204);
+    expect((await api.post('/api/v1/dispatch/claim-many', body, key)).status).toBe(204);
     const { id } = await d.chatWithMessage('now there is work');
-    const res = await api().post('/api/v1/dispatch/claim-many', body, key);
+    const res = await api.post('/api/v1/dispatch/claim-many', body, key);
     expect(res.status).toBe(200);
     expect(res.body.batches.map((x: any) => x.items[0].sourceId)).toEqual([id]);
     await d.completeOk(res.body.batches[0].batchId, 'w1');
@@ -352,19 +362,16 @@ describe('Idempotency-Key on dispatch (§1.10)', () => {
 describe('request validation', () => {
   it('rejects bad claim and claim-many bodies with schema errors', async () => {
     for (const path of ['/api/v1/dispatch/claim', '/api/v1/dispatch/claim-many']) {
-      expectSchemaError(await api().post(path, {}), 'workerId');
-      expectSchemaError(await api().post(path, { workerId: '' }), 'workerId');
-      expectSchemaError(await api().post(path, { workerId: 7 }), 'workerId');
-      expectSchemaError(await api().post(path, { workerId: 'w', leaseMs: -1, waitMs: 0 }), 'leaseMs');
-      expectSchemaError(await api().post(path, { workerId: 'w', leaseMs: 1.5, waitMs: 0 }), 'leaseMs');
-      expectSchemaError(await api().post(path, { workerId: 'w', waitMs: -1 }), 'waitMs');
-      expectSchemaError(await api().post(path, { workerId: 'w', waitMs: '100' }), 'waitMs');
+      expectSchemaError(await api.post(path, {}), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: '' }), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: 7 }), 'workerId');
+      expectSchemaError(await api.post(path, { workerId: 'w', leaseMs: -1, waitMs: 0 }), 'leaseMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', leaseMs: 1.5, waitMs: 0 }), 'leaseMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', waitMs: -1 }), 'waitMs');
+      expectSchemaError(await api.post(path, { workerId: 'w', waitMs: '100' }), 'waitMs');
     }
     expectSchemaError(await d.claimMany({ workerId: 'w', waitMs: 0, limit: 0 }), 'limit');
-    expectSchemaError(
-      await api().post('/api/v1/dispatch/claim-many', { workerId: 'w', waitMs: 0, limit: 2.5 }),
-      'limit',
-    );
+    expectSchemaError(await api.post('/api/v1/dispatch/claim-many', { workerId: 'w', waitMs: 0, limit: 2.5 }), 'limit');
   });
 
   it('rejects bad heartbeat and complete bodies with schema errors', async () => {
@@ -373,8 +380,8 @@ describe('request validation', () => {
     expectSchemaError(await d.heartbeat(batch.batchId, {}), 'workerId');
     expectSchemaError(await d.heartbeat(batch.batchId, { workerId: '' }), 'workerId');
     expectSchemaError(await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: -1 }), 'extendMs');
-    expectSchemaError(await api().post(`/api/v1/dispatch/${batch.batchId}/complete`, {}), 'workerId');
-    expectSchemaError(await api().post(`/api/v1/dispatch/${batch.batchId}/complete`, { workerId: '' }), 'workerId');
+    expectSchemaError(await api.post(`/api/v1/dispatch/${batch.batchId}/complete`, {}), 'workerId');
+    expectSchemaError(await api.post(`/api/v1/dispatch/${batch.batchId}/complete`, { workerId: '' }), 'workerId');
     await d.completeOk(batch.batchId, 'w1');
   });
 });

@@ -33,15 +33,15 @@ describe('dispatch limits', () => {
   it('refuses a workerId over 1,000 characters with a schema error, on every dispatch route', async () => {
     const long = 'w'.repeat(1001);
     for (const res of [
-      await api().post('/api/v1/dispatch/claim', { workerId: long }),
-      await api().post('/api/v1/dispatch/claim-many', { workerId: long }),
-      await api().post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/heartbeat', { workerId: long }),
-      await api().post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/complete', { workerId: long }),
-      await api().post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/fail', { workerId: long, reason: 'x' }),
+      await api.post('/api/v1/dispatch/claim', { workerId: long }),
+      await api.post('/api/v1/dispatch/claim-many', { workerId: long }),
+      await api.post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/heartbeat', { workerId: long }),
+      await api.post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/complete', { workerId: long }),
+      await api.post('/api/v1/dispatch/AAAAAAAAAAAAAAAAAAAAA/fail', { workerId: long, reason: 'x' }),
     ]) {
       expect(res.status).toBe(400);
       expect(res.body.error.details.fieldErrors.workerId).toBeDefined();
     }
-    expect((await api().post('/api/v1/dispatch/claim', { workerId: 'w'.repeat(1000), waitMs: 0 })).status).toBe(204);
+    expect((await api.post('/api/v1/dispatch/claim', { workerId: 'w'.repeat(1000), waitMs: 0 })).status).toBe(204);
   });
 });

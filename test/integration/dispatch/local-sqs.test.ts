@@ -26,8 +26,8 @@ import { join } from 'node:path';
 import { QUEUE_RETENTION_SECONDS, isStaleReceipt } from '../../../functions/platform/queues.js';
 import { startLocalSqs } from '../../../local/sqs.js';
 import type { LocalSqs } from '../../../local/sqs.js';
+import { sleep } from '../../../functions/platform/retry.js';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bodies = (ms: Message[]) => ms.map((m) => m.Body).sort();
 const folders: string[] = [];
 afterAll(() => folders.forEach((f) => rmSync(f, { recursive: true, force: true })));
@@ -143,6 +143,7 @@ describe.each(modes)('local SQS (fauxqs) %s', (_label, folder) => {
       await q.send('lease', 'chat-c');
       const [m] = await q.receive(1);
       await q.hide(m!, 3);
+      // Kept (time is the behavior): the visibility timeout outlives 1 s.
       await sleep(1500);
       expect(await q.receive(30)).toEqual([]); // past the first 1 s, still hidden
       await q.hide(m!, 0);
@@ -181,6 +182,7 @@ describe.each(modes)('local SQS (fauxqs) %s', (_label, folder) => {
       await q.purge();
       await q.send('stale', 'chat-s');
       const [old] = await q.receive(1);
+      // Kept (time is the behavior): the first receive's 1 s visibility runs out.
       await sleep(1100);
       const [fresh] = await q.receive(30);
       expect(fresh!.Body).toBe('stale');

@@ -15,7 +15,7 @@ describe('immediate mode', () => {
     // Warm the claim handler so "at once" measures the mode, not module loading.
     await d.claimNone({ workerId: 'w1', waitMs: 0 });
     const chat = await d.newChat({ firstMessage: '  hello there  ' });
-    const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
+    const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as any[];
     const batch = await d.claimOne({ workerId: 'w1', waitMs: 0 });
     expect(batch).toEqual(userBatch(chat.id, 'hello there', [userItem(messages[0].id, 'hello there')]));
     await d.completeOk(batch.batchId, 'w1');
@@ -146,11 +146,11 @@ describe('immediate mode', () => {
   it('creates no input for agent or system messages', async () => {
     const chat = await d.newChat();
     expect(
-      (await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'hi' }))
+      (await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'agent', senderId: 'assistant', content: 'hi' }))
         .status,
     ).toBe(201);
     expect(
-      (await api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'system', senderId: 'system', content: 'note' }))
+      (await api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'system', senderId: 'system', content: 'note' }))
         .status,
     ).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: 1000 });

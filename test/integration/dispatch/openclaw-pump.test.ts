@@ -43,6 +43,7 @@ describe(
         const chats = await Promise.all(Array.from({ length: 8 }, () => d.newChat()));
         const sent = new Map<string, string[]>(chats.map((c) => [c.id as string, []]));
         for (const c of chats) sent.get(c.id)!.push(await d.say(c.id, `first in ${c.id}`));
+        // Kept (time is the behavior): the next messages come after the first batch's debounce.
         await sleep(1500);
         for (const c of chats) {
           sent.get(c.id)!.push(await d.say(c.id, 'second'));

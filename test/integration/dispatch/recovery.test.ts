@@ -30,7 +30,7 @@ const batched = configWith({
 
 const { api, d } = dispatchApi(sequential, { drainAfterEach: false });
 afterEach(async () => {
-  api().setConfig(sequential);
+  api.setConfig(sequential);
   await d.drain(0);
 });
 
@@ -86,7 +86,7 @@ describe('dispatch sweeper', () => {
   });
 
   it('seals inputs whose flush signal was lost (batched_sequential)', async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const chat = await d.newChat();
     const ids = await withBrokenQueue('FLUSH_QUEUE_URL', async () => [
       await d.say(chat.id, 'one'),
@@ -96,6 +96,7 @@ describe('dispatch sweeper', () => {
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1500 });
     expect(await sweepNow(batched)).toBe(1);
     await d.takeBatchOf(ids, { workerId: 'w1', waitMs: 3000 });
+    // Kept: an absence (nothing left for the sweeper), observable only by waiting.
     await sleep(300);
     expect(await sweepNow(batched)).toBe(0);
   });
@@ -187,9 +188,9 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   };
 
   it('a user message (batched_sequential)', async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const chat = await d.newChat();
-    const post = () => api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-1'));
+    const post = () => api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-1'));
     const first = await withBrokenQueue('FLUSH_QUEUE_URL', post);
     expect(first.status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
@@ -197,13 +198,14 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
     expect([again.status, again.body.id]).toEqual([201, first.body.id]);
     await d.takeBatchOf([first.body.id], { workerId: 'w1', waitMs: 3000 });
     // Nothing was left for the sweeper.
+    // Kept: an absence (nothing left for the sweeper), observable only by waiting.
     await sleep(300);
     expect(await sweepNow(batched)).toBe(0);
   });
 
   it('a user message whose batch was sealed but not handed to the queue (sequential)', async () => {
     const chat = await d.newChat();
-    const post = () => api().post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-2'));
+    const post = () => api.post(`/api/v1/chats/${chat.id}/messages`, { role: 'user', content: 'hi' }, keyed('m-2'));
     const first = await withBrokenQueue('DISPATCH_QUEUE_URL', post);
     expect(first.status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: 1200 });
@@ -213,12 +215,12 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   });
 
   it('a resolution (batched_sequential)', async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const chat = await d.newChat();
-    const created = await api().post(`/api/v1/chats/${chat.id}/requests`, choice);
+    const created = await api.post(`/api/v1/chats/${chat.id}/requests`, choice);
     expect(created.status).toBe(201);
     const resolve = () =>
-      api().post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-1'));
+      api.post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-1'));
     expect((await withBrokenQueue('FLUSH_QUEUE_URL', resolve)).status).toBe(200);
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
     expect((await resolve()).status).toBe(200);
@@ -227,10 +229,10 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
 
   it('a resolution whose batch was sealed but not handed to the queue (sequential)', async () => {
     const chat = await d.newChat();
-    const created = await api().post(`/api/v1/chats/${chat.id}/requests`, choice);
+    const created = await api.post(`/api/v1/chats/${chat.id}/requests`, choice);
     expect(created.status).toBe(201);
     const resolve = () =>
-      api().post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-2'));
+      api.post(`/api/v1/requests/${created.body.id}/resolve`, { selectedOptionIds: ['yes'] }, keyed('r-2'));
     expect((await withBrokenQueue('DISPATCH_QUEUE_URL', resolve)).status).toBe(200);
     await d.claimNone({ workerId: 'w1', waitMs: 1200 });
     expect((await resolve()).status).toBe(200);
@@ -239,9 +241,9 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   });
 
   it("a chat's first message (batched_sequential)", async () => {
-    api().setConfig(batched);
+    api.setConfig(batched);
     const create = () =>
-      api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'hello' }, keyed('c-1'));
+      api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', firstMessage: 'hello' }, keyed('c-1'));
     const first = await withBrokenQueue('FLUSH_QUEUE_URL', create);
     expect(first.status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: DEBOUNCE + 1200 });
@@ -253,7 +255,7 @@ describe('a replayed write redoes the dispatch signal its first attempt missed',
   });
 
   it('a chat without a first message sends nothing on replay', async () => {
-    const create = () => api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, keyed('c-2'));
+    const create = () => api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, keyed('c-2'));
     expect((await create()).status).toBe(201);
     expect((await create()).status).toBe(201);
     await d.claimNone({ workerId: 'w1', waitMs: 1200 });

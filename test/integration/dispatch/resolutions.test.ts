@@ -13,13 +13,13 @@ const { api, d } = dispatchApi(config);
 const W = 'worker-1';
 
 async function newRequest(chatId: string, body: Record<string, unknown>): Promise<string> {
-  const res = await api().post(`/api/v1/chats/${chatId}/requests`, body);
+  const res = await api.post(`/api/v1/chats/${chatId}/requests`, body);
   expect(res.status).toBe(201);
   return res.body.id as string;
 }
 
 async function resolve(requestId: string, body: Record<string, unknown>): Promise<void> {
-  const res = await api().post(`/api/v1/requests/${requestId}/resolve`, body);
+  const res = await api.post(`/api/v1/requests/${requestId}/resolve`, body);
   expect(res.status).toBe(200);
 }
 
@@ -159,7 +159,7 @@ describe('request resolutions', () => {
   it('creates no input for creating or cancelling a request', async () => {
     const chat = await d.newChat();
     const req = await newRequest(chat.id, choice('Never mind'));
-    expect((await api().post(`/api/v1/requests/${req}/cancel`)).status).toBe(200);
+    expect((await api.post(`/api/v1/requests/${req}/cancel`)).status).toBe(200);
     await d.claimNone({ workerId: W, waitMs: DEBOUNCE + 1500 });
   });
 });

@@ -74,7 +74,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
   it(
     'with maxAttempts 3, two retryable failures come back and the third is terminal; later messages still ' + 'flow',
     async () => {
-      api().setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
+      api.setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
       try {
         const { chat, id } = await d.chatWithMessage('try me');
         let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
@@ -91,7 +91,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
           attempt_count: 3,
           last_error: 'failure 3',
         });
-        const messages = (await api().get(`/api/v1/chats/${chat.id}/messages`)).body.data as {
+        const messages = (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data as {
           role: string;
           content_final: string;
         }[];
@@ -104,7 +104,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
         expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
         await d.completeOk(after.batch!.batchId, 'w1');
       } finally {
-        api().setConfig(defaults);
+        api.setConfig(defaults);
       }
     },
   );

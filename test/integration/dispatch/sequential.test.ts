@@ -82,6 +82,7 @@ describe('sequential mode', () => {
       expect(first.items[0]!.sourceId).toBe(a1);
       // Back at once, but available only from now: b1 has been available since its creation.
       await d.failOk(first.batchId, { workerId: 'w1', reason: 'again', retryable: true, retryDelayMs: 0 });
+      // Kept (time is the behavior): available_at orders claims; the retried batch is available later.
       await sleep(200);
       await claimInTurn([b1, a1]);
     },
@@ -95,6 +96,7 @@ describe('sequential mode', () => {
       const first = await d.claimOne({ workerId: 'w1', waitMs: 2000, leaseMs: 1000 });
       expect(first.items[0]!.sourceId).toBe(c1);
       const { id: e1 } = await d.chatWithMessage('e1');
+      // Kept (time is the behavior): the 1 s lease expires.
       await sleep(1500);
       await claimInTurn([e1, c1]);
     },
@@ -135,6 +137,7 @@ describe('sequential mode', () => {
     const senders = chats.map(async (chatId, c) => {
       for (let m = 0; m < PER_CHAT; m++) {
         sent[c]!.push(await d.say(chatId, `c${c} m${m}`));
+        // Kept (time is the behavior): the simulated users' and workers' pace is the workload.
         await sleep(20 * ((c + m) % 4));
       }
     });
@@ -148,6 +151,7 @@ describe('sequential mode', () => {
         if (other) violations.push(`${batch.batchId} claimed while ${other} held`);
         held.set(batch.chatId, batch.batchId);
         claimed[chats.indexOf(batch.chatId)]?.push(batch);
+        // Kept (time is the behavior): the simulated users' and workers' pace is the workload.
         await sleep(30 + ((w * 37) % 90));
         if (held.get(batch.chatId) === batch.batchId) held.delete(batch.chatId);
         const out = await d.complete(batch.batchId, workerId);

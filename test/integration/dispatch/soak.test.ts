@@ -113,7 +113,7 @@ describe('dispatch soak', () => {
 
       for (const [chatId, ids] of sent) {
         // Terminal failures wrote their system message, with the attempt count.
-        const messages = (await api().get(`/api/v1/chats/${chatId}/messages?limit=100`)).body.data as {
+        const messages = (await api.get(`/api/v1/chats/${chatId}/messages?limit=100`)).body.data as {
           role: string;
           content_final: string;
         }[];

@@ -2,19 +2,20 @@
  * Shared helpers for the dispatch tests (contract §4.4, §5.11). Each test file starts its own
  * API with its dispatch settings through `dispatchApi`, which also gives the `dispatch` helpers.
  */
-import { afterAll, afterEach, beforeAll, expect } from '@jest/globals';
+import { afterEach, expect } from '@jest/globals';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { QueueDoesNotExist } from '@aws-sdk/client-sqs';
 import { env } from '../../../functions/platform/env.js';
 import { sqs } from '../../../functions/platform/queues.js';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import type { Response, StartOptions, TestApi } from '../../support/api.js';
 import type { ClaimedBatch } from '../../../functions/core/dispatch/present.js';
 import type { BatchItem } from '../../../functions/store/dispatch/payloads.js';
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The one sleep (functions/platform/retry.ts), here for the tests that import it from this module. */
+export { sleep } from '../../../functions/platform/retry.js';
 
 /**
  * Runs `f` while every call the handlers make to queue `name` fails as a queue that does not
@@ -124,16 +125,8 @@ export function dispatchApi(
   config: Record<string, unknown>,
   options: Pick<StartOptions, 'env'> & { drainAfterEach?: boolean } = {},
 ) {
-  let started: TestApi | undefined;
-  const api = (): TestApi => {
-    if (!started) throw new Error('the API is not started yet (use it inside tests)');
-    return started;
-  };
+  const api = useApi({ config, dispatch: true, ...(options.env ? { env: options.env } : {}) });
   const d = dispatch(api);
-  beforeAll(async () => {
-    started = await startApi({ config, dispatch: true, ...(options.env ? { env: options.env } : {}) });
-  });
-  afterAll(async () => started?.close());
   if (options.drainAfterEach !== false) {
     afterEach(async () => {
       await d.drain(0);
@@ -142,30 +135,30 @@ export function dispatchApi(
   return { api, d };
 }
 
-export function dispatch(api: () => TestApi) {
+export function dispatch(api: TestApi) {
   const self = {
     async newChat(body: Record<string, unknown> = {}): Promise<any> {
-      const res = await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', ...body });
+      const res = await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', ...body });
       expect(res.status).toBe(201);
       return res.body;
     },
     /** Posts a user message and returns its id. */
     async say(chatId: string, content: string, extra: Record<string, unknown> = {}): Promise<string> {
-      const res = await api().post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content, ...extra });
+      const res = await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content, ...extra });
       expect(res.status).toBe(201);
       return res.body.id as string;
     },
     async typing(chatId: string): Promise<void> {
-      const res = await api().post(`/api/v1/chats/${chatId}/user-typing`);
+      const res = await api.post(`/api/v1/chats/${chatId}/user-typing`);
       expect(res.status).toBe(204);
     },
-    claim: (body: ClaimBody): Promise<Response<Batch>> => api().post('/api/v1/dispatch/claim', body),
+    claim: (body: ClaimBody): Promise<Response<Batch>> => api.post('/api/v1/dispatch/claim', body),
     claimMany: (body: ClaimBody): Promise<Response<{ batches: Batch[] }>> =>
-      api().post('/api/v1/dispatch/claim-many', body),
+      api.post('/api/v1/dispatch/claim-many', body),
     heartbeat: (batchId: string, body: Record<string, unknown>) =>
-      api().post(`/api/v1/dispatch/${batchId}/heartbeat`, body),
-    complete: (batchId: string, workerId: string) => api().post(`/api/v1/dispatch/${batchId}/complete`, { workerId }),
-    fail: (batchId: string, body: Record<string, unknown>) => api().post(`/api/v1/dispatch/${batchId}/fail`, body),
+      api.post(`/api/v1/dispatch/${batchId}/heartbeat`, body),
+    complete: (batchId: string, workerId: string) => api.post(`/api/v1/dispatch/${batchId}/complete`, { workerId }),
+    fail: (batchId: string, body: Record<string, unknown>) => api.post(`/api/v1/dispatch/${batchId}/fail`, body),
 
     /** Claims and expects a batch; returns it. */
     async claimOne(body: ClaimBody): Promise<Batch> {
@@ -201,14 +194,14 @@ export function dispatch(api: () => TestApi) {
      * and the chat's last message; returns the chat.
      */
     async expectFailureMessage(chatId: string, text: string): Promise<any> {
-      const messages = (await api().get(`/api/v1/chats/${chatId}/messages`)).body.data;
+      const messages = (await api.get(`/api/v1/chats/${chatId}/messages`)).body.data;
       expect(messages[0]).toMatchObject({
         role: 'system',
         sender_id: 'system',
         content_final: text,
         trace: { dispatchFailure: true },
       });
-      const chat = (await api().get(`/api/v1/chats/${chatId}`)).body;
+      const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
       expect(chat).toMatchObject({ last_message_role: 'system', last_message_preview: text });
       return chat;
     },
@@ -238,7 +231,7 @@ export function dispatch(api: () => TestApi) {
       const id = `dmedia${String(mediaCounter++).padStart(15, '0')}`;
       await ddb().send(
         new PutCommand({
-          TableName: api().tableName,
+          TableName: api.tableName,
           Item: {
             ...Keys.media(id),
             type: 'media',
@@ -267,6 +260,7 @@ export async function runLoops(
   deadlineMs: number,
   stop: () => void,
 ): Promise<void> {
+  // Kept: a guard that stops the loops at the deadline, not a pause.
   const deadline = setTimeout(stop, deadlineMs);
   try {
     const workers = startWorkers();

@@ -7,6 +7,7 @@
 import type { Batch, ClaimBody, dispatch } from './support.js';
 import { sleep } from './support.js';
 import type { Response } from '../../support/api.js';
+import { eventually } from '../../support/wait.js';
 
 export interface Ledger {
   /** Every status seen, by route. */
@@ -61,6 +62,7 @@ export async function pump(d: ReturnType<typeof dispatch>, ledger: Ledger, o: Pu
       if (res.status === 200) batches = [res.body];
     }
     if (batches.length === 0) {
+      // Kept (time is the behavior): an idle worker's pause between empty claims.
       await sleep(o.idlePauseMs);
       continue;
     }
@@ -127,7 +129,6 @@ export { seeded } from '../../support/random.js';
 
 /** Waits until `done()` or `ms` passes; returns whether it is done. */
 export async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (!done() && Date.now() < end) await sleep(100);
+  await eventually(done, Boolean, { timeoutMs: ms, intervalMs: 100 }).catch(() => undefined);
   return done();
 }

@@ -3,9 +3,8 @@
  * off) and auth-reads.test.ts (read toggle on): with the instance secret enabled the stream
  * always needs it, whatever the read toggle.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import { config, ok, persisted, streams } from './support.js';
 
 export const SECRET = 'og_test-secret-0123456789abcdefghij';
@@ -15,6 +14,7 @@ const AUTH = { headers: { authorization: `Bearer ${SECRET}` } };
 /** A whole response, read as text (a stream would show its bytes here). */
 async function raw(url: string, headers: Record<string, string> = {}, method = 'GET') {
   const controller = new AbortController();
+  // Kept: a guard that aborts a hanging read, not a pause.
   const timer = setTimeout(() => controller.abort(), 3000);
   try {
     const res = await fetch(url, { method, headers, signal: controller.signal });
@@ -25,19 +25,12 @@ async function raw(url: string, headers: Record<string, string> = {}, method = '
 }
 
 export function streamAuthTests(readEndpointsRequireInstanceSecret: boolean): void {
-  let api: TestApi;
   const s = streams(() => api);
-  beforeAll(async () => {
-    api = await startApi({
-      config: {
-        ...config,
-        security: { instanceSecretEnabled: true, instanceSecret: SECRET, readEndpointsRequireInstanceSecret },
-      },
-    });
-  });
-  afterAll(async () => {
-    s.closeAll();
-    await api?.close();
+  const api = useApi({
+    config: {
+      ...config,
+      security: { instanceSecretEnabled: true, instanceSecret: SECRET, readEndpointsRequireInstanceSecret },
+    },
   });
 
   const streamUrl = (query = '') => `${api.url}/api/v1/events/stream${query}`;

@@ -68,7 +68,8 @@ async function expectEveryDelta(c: SseConnection, ids: string[]): Promise<void> 
       .map((e) => e.data.payload.deltaText as string);
   const all = Array.from({ length: CHUNKS }, (_, i) => `${i};`);
   await c.waitFor(() => ids.every((id) => deltas(id).length >= CHUNKS), 20_000).catch(() => undefined);
-  await sleep(1000); // nothing more may follow
+  // Kept: an absence (nothing more may follow), observable only by waiting
+  await sleep(1000);
   expect(Object.fromEntries(ids.map((id) => [id, deltas(id)]))).toEqual(Object.fromEntries(ids.map((id) => [id, all])));
 }
 
@@ -83,6 +84,7 @@ describe('chunk events at a connected client', () => {
       const id = String(plain(input.Item?.id));
       if ((delta === '3;' || delta === '7;') && !delayed.has(id)) {
         delayed.add(id);
+        // Kept (time is the behavior): this chunk write is late on purpose.
         await sleep(LATE_MS);
       }
     });

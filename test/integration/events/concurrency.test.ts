@@ -66,7 +66,8 @@ describe('concurrent writers', () => {
     const positions = new Map(log.map((e, i) => [e.id, i]));
     await all.waitFor((x) => persisted(x).length >= expected.length, 15_000);
     await persistedOnly.waitFor((x) => persisted(x).length >= expected.length, 15_000);
-    await sleep(500); // nothing more may follow
+    // Kept: an absence (nothing more may follow), observable only by waiting
+    await sleep(500);
     expectExactly(all, expected, positions);
     expectExactly(persistedOnly, expected, positions);
     expect(persisted(all).map((e) => e.data)).toEqual(

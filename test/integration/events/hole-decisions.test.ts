@@ -6,33 +6,28 @@
  * transaction comes after that void does not overwrite it: its transaction fails and the write
  * runs again with a new number, so its event is delivered once, late, in the sequence.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import { ddb, tableName, transact } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import type * as EventsRepo from '../../../functions/store/events-repo.js';
 import { config, idsOf, lastLoggedId, logAfter, ok, persisted, sleep, streams } from './support.js';
+import { eventually } from '../../support/wait.js';
 
 const GRACE_MS = 400;
 const HOLES = 8;
 const AN_HOUR = String(3_600_000);
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
 let chatId: string;
 let Events: typeof EventsRepo;
 beforeAll(async () => {
-  api = await startApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
   // Imported once the environment is set (its logger reads the log level when loaded).
   Events = await import('../../../functions/store/events-repo.js');
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
 });
 
 const write = async (op: 'mark-read' | 'mark-unread') => ok(await api.post(`/api/v1/chats/${chatId}/${op}`));
@@ -67,6 +62,7 @@ describe('hole decisions', () => {
     try {
       const later = await s.open(`?ephemeral=false&cursor=${before}`);
       await later.waitFor((x) => persisted(x).length >= HOLES, 15_000);
+      // Kept: an absence (nothing more may follow), observable only by waiting
       await sleep(300);
       expect(idsOf(persisted(later))).toEqual(expected);
       later.close();
@@ -90,9 +86,11 @@ describe('hole decisions', () => {
           // A later event exists, so the open reader takes the number for a hole once its grace is over
           // (a writer slowed down past the grace: a frozen or overloaded function).
           await write('mark-read');
-          for (const until = Date.now() + 20_000; (await holding(firstNumber)) !== 'void' && Date.now() < until;) {
-            await sleep(50);
-          }
+          await eventually(
+            () => holding(firstNumber),
+            (held) => held === 'void',
+            { timeoutMs: 20_000, intervalMs: 50, what: 'the reader voiding the number' },
+          );
           expect(await holding(firstNumber)).toBe('void');
           // The number is taken: the transaction's own condition refuses it (nothing is written).
           await expect(
@@ -111,6 +109,7 @@ describe('hole decisions', () => {
     expect(log.map((e) => e.type)).toEqual(['chat.read', 'chat.updated']);
     expect(log[1]!.seq).toBeGreaterThan(firstNumber);
     await c.waitFor((x) => persisted(x).length >= 2, 15_000);
+    // Kept: an absence (nothing more may follow), observable only by waiting
     await sleep(300);
     expect(idsOf(persisted(c))).toEqual(idsOf(log));
     expect(persisted(c).map((e) => e.data.payload)).toEqual([{ chatId }, { chatId: 'late' }]);

@@ -4,10 +4,9 @@
  * events by about the grace period at most, and then they arrive once each, in order; a
  * number committed late (inside the grace) is delivered in its place in the sequence.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { SseConnection } from '../../support/sse.js';
 import { ddb } from '../../../functions/store/db.js';
@@ -16,21 +15,16 @@ import { config, expectWellFramed, idsOf, lastLoggedId, logAfter, ok, persisted,
 
 const GRACE_MS = 1500;
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
 let chatId: string;
 let EventReservation: typeof EventsRepo.EventReservation;
 let eventIdFor: typeof EventsRepo.eventIdFor;
 let sequenceOf: typeof EventsRepo.sequenceOf;
 beforeAll(async () => {
-  api = await startApi({ config, env: { SSE_HOLE_GRACE_MS: String(GRACE_MS) } });
   // Imported once the environment is set (its logger reads the log level when loaded).
   ({ EventReservation, eventIdFor, sequenceOf } = await import('../../../functions/store/events-repo.js'));
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
 });
 
 /** One persisted event (chat.read or chat.unread); resolves with the time its answer came. */
@@ -48,7 +42,8 @@ const seqOf = (id: string) => sequenceOf(id)!;
 describe('sequence holes', () => {
   it('(a) a voided number does not delay delivery', async () => {
     const c = await s.open('?ephemeral=false');
-    await sleep(1200); // the reader has gone idle (slowest poll)
+    // Kept (time is the behavior): the reader has gone idle (slowest poll).
+    await sleep(1200);
     const reservation = await EventReservation.take(1);
     await reservation.abandon();
     const written = await write();
@@ -65,6 +60,7 @@ describe('sequence holes', () => {
     await write('mark-read');
     const burstArrived = await arrival(c, 3, 5000);
     expect(burstArrived - burstWritten).toBeLessThan(1400);
+    // Kept: an absence (nothing more may follow), observable only by waiting
     await sleep(300);
     expect(persisted(c).map((e) => e.event)).toEqual(['chat.read', 'chat.unread', 'chat.read']);
     c.close();
@@ -83,6 +79,7 @@ describe('sequence holes', () => {
       const arrived = await arrival(c, 3, GRACE_MS + 5000);
       // The grace period, plus an idle poll and a few reads of slack.
       expect(arrived - written).toBeLessThan(GRACE_MS + 2000);
+      // Kept: an absence (nothing more may follow), observable only by waiting
       await sleep(500);
       const expected = await logAfter(api, before);
       expect(idsOf(persisted(c))).toEqual(idsOf(expected));
@@ -90,6 +87,7 @@ describe('sequence holes', () => {
       expect(seqOf(persisted(c)[0]!.id)).toBe(hole.first + 1);
 
       // Past the hole, delivery is prompt again.
+      // Kept (time is the behavior): past the hole, the reader is idle again.
       await sleep(1200);
       const next = await write('mark-read');
       expect((await arrival(c, 4, 5000)) - next).toBeLessThan(1400);
@@ -101,7 +99,8 @@ describe('sequence holes', () => {
   it('(b2) a hole at the tail, older than the grace, does not hold back the next write for long', async () => {
     const c = await s.open('?ephemeral=false');
     const hole = await EventReservation.take(1);
-    await sleep(GRACE_MS * 2 + 500); // the reader has seen it and waited it out
+    // Kept (time is the behavior): the reader has seen the hole and waited out its grace.
+    await sleep(GRACE_MS * 2 + 500);
     const written = await write();
     const arrived = await arrival(c, 1, GRACE_MS + 5000);
     expect(arrived - written).toBeLessThan(GRACE_MS + 2000);
@@ -114,6 +113,7 @@ describe('sequence holes', () => {
     const c = await s.open('?ephemeral=false');
     const late = await EventReservation.take(1);
     await write(); // its event takes a higher number
+    // Kept (time is the behavior): the commit comes late, inside the grace.
     await sleep(500);
     // The reserved number is committed now, well inside the grace period.
     await ddb().send(
@@ -124,6 +124,7 @@ describe('sequence holes', () => {
       }),
     );
     await arrival(c, 2, GRACE_MS + 5000);
+    // Kept: an absence (nothing more may follow), observable only by waiting
     await sleep(500);
     const log = await logAfter(api, before);
     expect(log.map((e) => e.seq)).toEqual([late.first, late.first + 1]);

@@ -7,33 +7,32 @@
  * one that saw no event at all before it was released.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { connect, reconnectingClient } from '../../support/sse.js';
 import type { SseConnection } from '../../support/sse.js';
 import { EPHEMERAL_TYPES, EVENT_ID, config, idsOf, lastLoggedId, logAfter, ok, persisted, sleep } from './support.js';
+import { eventually } from '../../support/wait.js';
 
 const IDLE_MS = 1200;
 const RETRY_MS = 150;
 const KEEPALIVE_MS = 400;
 
-let api: TestApi;
 const opened: SseConnection[] = [];
+// Declared before useApi: jest runs afterAll hooks in declaration order, so the streams close first.
+afterAll(() => {
+  for (const c of opened) c.close();
+});
+const api = useApi({
+  config,
+  env: {
+    SSE_IDLE_RELEASE_MS: String(IDLE_MS),
+    SSE_RETRY_MS: String(RETRY_MS),
+    SSE_KEEPALIVE_MS: String(KEEPALIVE_MS),
+  },
+});
 let chatId: string;
 beforeAll(async () => {
-  api = await startApi({
-    config,
-    env: {
-      SSE_IDLE_RELEASE_MS: String(IDLE_MS),
-      SSE_RETRY_MS: String(RETRY_MS),
-      SSE_KEEPALIVE_MS: String(KEEPALIVE_MS),
-    },
-  });
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  for (const c of opened) c.close();
-  await api?.close();
 });
 
 const STREAM = () => `${api.url}/api/v1/events/stream`;
@@ -84,6 +83,7 @@ describe('idle release', () => {
     const openedAt = Date.now();
     while (Date.now() - openedAt < 3 * IDLE_MS) {
       await write();
+      // Kept (time is the behavior): writes a third of the idle time apart keep the stream busy.
       await sleep(IDLE_MS / 3);
     }
     const stoppedAt = Date.now();
@@ -109,6 +109,7 @@ describe('idle release', () => {
     const expected = idsOf(await logAfter(api, before));
     expect(expected.length).toBe(2);
     await again.waitFor((x) => persisted(x).length >= 2, 5000);
+    // Kept: an absence (nothing more may follow), observable only by waiting
     await sleep(300);
     expect(idsOf(persisted(again))).toEqual(expected);
     again.close();
@@ -124,8 +125,11 @@ describe('idle release', () => {
     let written = 0;
     const releases = () => client.connections.filter((x) => x.endedAt !== undefined).length;
     const released = async (count: number) => {
-      const deadline = Date.now() + IDLE_MS + 3000;
-      while (releases() < count && Date.now() < deadline) await sleep(5);
+      await eventually(releases, (n) => n >= count, {
+        timeoutMs: IDLE_MS + 3000,
+        intervalMs: 5,
+        what: `${count} releases`,
+      });
       expect(releases()).toBeGreaterThanOrEqual(count);
     };
     // The first connection sees nothing before its release: the write that follows, made while
@@ -137,6 +141,7 @@ describe('idle release', () => {
       for (const [i, pause] of pauses.entries()) {
         await (i % 4 === 3 ? typing() : write());
         written += 1;
+        // Kept (time is the behavior): the quiet spells (some longer than the idle time) are the test.
         await sleep(pause);
       }
       // Wait for a release, then write into the reconnect gap.
@@ -145,9 +150,9 @@ describe('idle release', () => {
       written += 1;
     }
     const expected = idsOf(await logAfter(api, before));
-    const deadline = Date.now() + 8000;
     const got = () => client.events.filter((e) => !EPHEMERAL_TYPES.includes(e.event));
-    while (got().length < expected.length && Date.now() < deadline) await sleep(50);
+    await eventually(got, (events) => events.length >= expected.length, { timeoutMs: 8000, intervalMs: 50 });
+    // Kept: an absence (nothing more may follow), observable only by waiting
     await sleep(300);
     await client.close();
 

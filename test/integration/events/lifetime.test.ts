@@ -4,27 +4,22 @@
  * idle; the stream ends by itself with a final comment and a retry hint; a client that
  * reconnects with the last persisted event id as cursor loses and repeats nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import { config, idsOf, lastLoggedId, logAfter, ok, persisted, sleep, streams } from './support.js';
 
 const LIFETIME_MS = 3000;
 const KEEPALIVE_MS = 700;
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({
+  config,
+  env: { SSE_LIFETIME_MS: String(LIFETIME_MS), SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) },
+});
+
 let chatId: string;
 beforeAll(async () => {
-  api = await startApi({
-    config,
-    env: { SSE_LIFETIME_MS: String(LIFETIME_MS), SSE_KEEPALIVE_MS: String(KEEPALIVE_MS) },
-  });
   chatId = ok(await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;
-});
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
 });
 
 let flip = 0;
@@ -44,6 +39,7 @@ describe('keepalive and lifetime', () => {
         times.push(Date.now());
       }
       if (c.frames.at(-1)?.kind === 'retry' && c.frames.length > 2) break;
+      // Kept (time is the behavior): samples when each keepalive arrives.
       await sleep(20);
     }
     await c.ended;
@@ -81,6 +77,7 @@ describe('keepalive and lifetime', () => {
       const writer = (async () => {
         while (writing) {
           await write();
+          // Kept (time is the behavior): writes spread across the end of the lifetime.
           await sleep(150);
         }
       })();
@@ -91,15 +88,18 @@ describe('keepalive and lifetime', () => {
       // Events written between the two connections.
       await write();
       await write();
+      // Kept (time is the behavior): the writer keeps writing while no connection is open.
       await sleep(300);
       const last = received.at(-1)!.id;
       const second = await s.open(`?cursor=${last}`);
+      // Kept (time is the behavior): and while the second one is open.
       await sleep(800);
       writing = false;
       await writer;
       await write();
       const expected = idsOf(await logAfter(api, before));
       await second.waitFor((x) => received.length + persisted(x).length >= expected.length, 5000);
+      // Kept: an absence (nothing more may follow), observable only by waiting
       await sleep(300);
       const union = [...idsOf(received), ...idsOf(persisted(second))];
       expect(new Set(union).size).toBe(union.length);

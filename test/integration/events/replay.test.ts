@@ -3,12 +3,12 @@
  * in batches of `limit`, exactly once each and in sequence order; a reconnect with the last
  * received id resumes without loss or repetition; Last-Event-ID resumes like a cursor.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { LoggedEvent } from '../../support/events.js';
 import { config, expectWellFramed, idsOf, logAfter, ok, persisted, pool, sleep, streams } from './support.js';
+import { eventually } from '../../support/wait.js';
 
 const CHATS = 100;
 const OPS = ['archive', 'unarchive', 'mark-unread', 'mark-read'];
@@ -16,13 +16,12 @@ const EVENTS = 1000;
 /** Events written during the live phase of the first connection and after it dropped. */
 const LIVE = 80;
 
-let api: TestApi;
 const s = streams(() => api);
+const api = useApi({ config });
 let chatIds: string[] = [];
 let log: LoggedEvent[] = [];
 
 beforeAll(async () => {
-  api = await startApi({ config });
   // 100 chats × (created + 9 of archived, unarchived, unread, read) = 1,000 persisted events.
   chatIds = (
     await pool(
@@ -42,10 +41,6 @@ beforeAll(async () => {
   );
   log = await readEvents(api.tableName);
 }, 300_000);
-afterAll(async () => {
-  s.closeAll();
-  await api?.close();
-});
 
 /** Writes `count` persisted events (mark-read/unread over the chats), a few at a time. */
 const writeEvents = (count: number, width = 4) =>
@@ -72,7 +67,8 @@ describe('cursor replay of 1,000 events', () => {
       const expectedReplay = idsOf(log.slice(5));
       const first = await s.open(`?cursor=${cursor}&limit=200`);
       await first.waitFor((x) => persisted(x).length >= expectedReplay.length, 20_000);
-      await sleep(300); // nothing more may follow
+      // Kept: an absence (nothing more may follow), observable only by waiting
+      await sleep(300);
       expect(idsOf(persisted(first))).toEqual(expectedReplay);
       expect(persisted(first).map((e) => e.data)).toEqual(
         log.slice(5).map((e) => ({ id: e.id, type: e.type, timestamp: e.timestamp, payload: e.payload })),
@@ -85,13 +81,19 @@ describe('cursor replay of 1,000 events', () => {
       first.close();
       const received = persisted(first);
       const last = received.at(-1)!.id;
-      await sleep(200);
+      // Some events are written while no connection is open.
+      await eventually(
+        () => logAfter(api, last),
+        (after) => after.length >= 5,
+        { what: 'events written after the drop' },
+      );
       const second = await s.open(`?cursor=${last}&limit=200`);
       await writing;
       const total = (await readEvents(api.tableName)).length;
       expect(total).toBe(EVENTS + LIVE);
       const expectedAll = idsOf(await logAfter(api, cursor));
       await second.waitFor((x) => received.length + persisted(x).length >= expectedAll.length, 20_000);
+      // Kept: an absence (nothing more may follow), observable only by waiting
       await sleep(300);
       const union = [...idsOf(received), ...idsOf(persisted(second))];
       expect(union).toHaveLength(expectedAll.length);
@@ -110,6 +112,7 @@ describe('cursor replay of 1,000 events', () => {
       const expected = idsOf(await logAfter(api, log[from]!.id));
       const c = await s.open(`?cursor=${log[from]!.id}&limit=${limit}&ephemeral=false`);
       await c.waitFor((x) => persisted(x).length >= expected.length, 20_000);
+      // Kept: an absence (nothing more may follow), observable only by waiting
       await sleep(300);
       expect({ limit, ids: idsOf(persisted(c)) }).toEqual({ limit, ids: expected });
       c.close();
@@ -121,6 +124,7 @@ describe('cursor replay of 1,000 events', () => {
     const expected = idsOf(await logAfter(api, resumeAt));
     const viaHeader = await s.open('', { 'last-event-id': resumeAt });
     await viaHeader.waitFor((x) => persisted(x).length >= expected.length, 20_000);
+    // Kept: an absence (nothing more may follow), observable only by waiting
     await sleep(300);
     expect(idsOf(persisted(viaHeader))).toEqual(expected);
     // Then live, like any stream.
@@ -134,6 +138,7 @@ describe('cursor replay of 1,000 events', () => {
     const both = await s.open(`?cursor=${cursorAt}`, { 'last-event-id': log[100]!.id });
     const afterCursor = idsOf(await logAfter(api, cursorAt));
     await both.waitFor((x) => persisted(x).length >= afterCursor.length, 10_000);
+    // Kept: an absence (nothing more may follow), observable only by waiting
     await sleep(300);
     expect(idsOf(persisted(both))).toEqual(afterCursor);
     both.close();

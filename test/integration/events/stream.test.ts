@@ -1,8 +1,7 @@
 /** GET /api/v1/events/stream (§6.4): framing, headers, live delivery, replay, ephemeral events. */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { connect, jsonOf } from '../../support/sse.js';
 import type { SseConnection } from '../../support/sse.js';
 
@@ -11,15 +10,12 @@ const config = {
   models: [{ id: 'm', name: 'M', description: '' }],
 };
 
-let api: TestApi;
 const open: SseConnection[] = [];
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => {
+// Declared before useApi: jest runs afterAll hooks in declaration order, so the streams close first.
+afterAll(() => {
   for (const c of open) c.close();
-  await api?.close();
 });
+const api = useApi({ config });
 
 const stream = async (query = '', headers: Record<string, string> = {}) => {
   const c = await connect(`${api.url}/api/v1/events/stream${query}`, headers);

@@ -1,9 +1,9 @@
 /**
- * Shared helpers for the SSE tests (contract §6.4). Each test file starts its own API
- * (startApi) and hands it to `streams(api)`.
+ * Shared helpers for the SSE tests (contract §6.4). Each test file gets its API from useApi
+ * (or `streamsApi` with the default configuration) and its connections from `streams`.
  */
-import { afterAll, beforeAll, expect } from '@jest/globals';
-import { startApi } from '../../support/api.js';
+import { afterAll, expect } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import type { TestApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 import type { LoggedEvent } from '../../support/events.js';
@@ -19,11 +19,19 @@ export const EPHEMERAL_TYPES = ['chat.typing', 'chat.user_typing', 'message.stre
 export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 export const EVENT_ID = /^[A-Za-z0-9_-]{21}$/;
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The one sleep (functions/platform/retry.ts), here for the tests that import it from this module. */
+export { sleep } from '../../../functions/platform/retry.js';
 
-/** Opens stream connections on one API and closes every one of them at the end. */
+/**
+ * Opens stream connections on one API and closes every one of them after the file's tests.
+ * Call it at the top level before useApi: jest runs afterAll hooks in the order they are
+ * declared, so the connections close before the API does.
+ */
 export function streams(api: () => TestApi) {
   const open: SseConnection[] = [];
+  afterAll(() => {
+    for (const c of open) c.close();
+  });
   return {
     /** Connects and waits for the opening comment and retry hint (the stream is live). */
     async open(query = '', headers: Record<string, string> = {}): Promise<SseConnection> {
@@ -37,26 +45,13 @@ export function streams(api: () => TestApi) {
       ]);
       return c;
     },
-    closeAll(): void {
-      for (const c of open) c.close();
-    },
   };
 }
 
-/**
- * The test file's API (with `config`) and its stream connections: started before the tests;
- * after them the connections are closed, then the API. Call it at the top level of the file.
- */
+/** The test file's API (with `config`) and its stream connections. Call it at the top level of the file. */
 export function streamsApi() {
-  const api = {} as TestApi;
   const s = streams(() => api);
-  beforeAll(async () => {
-    Object.assign(api, await startApi({ config }));
-  });
-  afterAll(async () => {
-    s.closeAll();
-    if ('close' in api) await api.close();
-  });
+  const api = useApi({ config });
   return { api, s };
 }
 

@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { ddb } from '../../../functions/store/db.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({
-    config: {
-      security: { instanceSecretEnabled: true, instanceSecret: 'sekrit', readEndpointsRequireInstanceSecret: true },
-    },
-    // No configuration cache: any route that reads the stored configuration reads it on every
-    // request, so one that did would meet the frozen table below.
-    env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '1', CONFIG_CACHE_MS: '0' },
-  });
+const api = useApi({
+  config: {
+    security: { instanceSecretEnabled: true, instanceSecret: 'sekrit', readEndpointsRequireInstanceSecret: true },
+  },
+  // No configuration cache: any route that reads the stored configuration reads it on every
+  // request, so one that did would meet the frozen table below.
+  env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '1', CONFIG_CACHE_MS: '0' },
 });
-afterAll(async () => api?.close());
 
 const HEALTH = { service: 'opengram', status: 'ok', version: expect.any(String), uptime: expect.any(Number) };
 

@@ -10,6 +10,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as HooksRepo from '../../../functions/store/hooks-repo.js';
 import { useApi } from '../../support/api.js';
+import { sleep } from '../../../functions/platform/retry.js';
+import { eventually } from '../../support/wait.js';
 
 interface Received {
   path: string;
@@ -58,22 +60,16 @@ beforeEach(() => {
   answer = () => 200;
 });
 
-const waitFor = async (check: () => boolean, ms = 8000) => {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out; received: ${JSON.stringify(received.map((r) => r.path))}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-};
+/** Waits until `check` holds over what the receiver got (the paths received are the failure's detail). */
+const waitFor = (check: () => boolean, ms = 8000) =>
+  eventually(() => received.map((r) => r.path), check, { timeoutMs: ms, what: 'the webhook deliveries' });
 /** The recorded attempts to the /main hook of an event, once there are `count` of them. */
-async function mainAttempts(eventId: string, count: number) {
-  const end = Date.now() + 8000;
-  for (;;) {
-    const found = (await Hooks.attemptsOf(eventId)).filter((a) => a.url.endsWith('/main'));
-    if (found.length >= count || Date.now() > end) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const mainAttempts = (eventId: string, count: number) =>
+  eventually(
+    async () => (await Hooks.attemptsOf(eventId)).filter((a) => a.url.endsWith('/main')),
+    (found) => found.length >= count,
+    { timeoutMs: 8000, what: `${count} recorded attempts to /main` },
+  );
 const bodies = (path: string) => received.filter((r) => r.path === path).map((r) => JSON.parse(r.raw));
 const newChat = async () =>
   (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', title: 'Hooked' })).body as {
@@ -185,7 +181,8 @@ describe('retries (§6.6)', () => {
       [3, null, false],
     ]);
     expect(main[0]!.error).toMatch(/timed out/);
-    await new Promise((r) => setTimeout(r, 600));
+    // Kept: "no fourth attempt" is an absence, observable only by waiting past when it would come.
+    await sleep(600);
     expect(bodies('/main')).toHaveLength(3);
     expect(Date.now() - started).toBeGreaterThan(3 * 400);
   });
@@ -194,7 +191,8 @@ describe('retries (§6.6)', () => {
     answer = (path) => (path === '/main' ? 410 : 200);
     await newChat();
     await waitFor(() => bodies('/main').length === 1 && bodies('/second').length === 1);
-    await new Promise((r) => setTimeout(r, 600));
+    // Kept: "no retry after a 4xx" is an absence, observable only by waiting past when it would come.
+    await sleep(600);
     expect(bodies('/main')).toHaveLength(1);
     const attempts = await Hooks.attemptsOf(bodies('/main')[0].id);
     expect(attempts.map((a) => [a.url.slice(base.length), a.status, a.success]).sort()).toEqual([
@@ -208,9 +206,10 @@ describe('retries (§6.6)', () => {
     const started = Date.now();
     expect((await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).status).toBe(201);
     expect(Date.now() - started).toBeLessThan(400);
-    // Let its attempts run out, so nothing of this test arrives during the next one.
+    // Let its attempts run out (the third is recorded once it timed out), so nothing of this test
+    // arrives during the next one.
     await waitFor(() => bodies('/main').length === 3);
-    await new Promise((r) => setTimeout(r, 500));
+    await mainAttempts(bodies('/main')[0].id, 3);
   });
 });
 
@@ -225,7 +224,8 @@ describe('at most once', () => {
     const stored = { seq: 0, id: event.id, type: event.type, timestamp: event.timestamp, payload: { chatId: chat.id } };
     await deliverEvent(stored, await getConfig());
     await deliverEvent(stored, await getConfig());
-    await new Promise((r) => setTimeout(r, 300));
+    // Kept: "no second delivery" is an absence, observable only by waiting past when it would come.
+    await sleep(300);
     expect([mine('/main').length, mine('/second').length]).toEqual([1, 1]);
   });
 });

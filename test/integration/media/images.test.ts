@@ -6,10 +6,10 @@
  * 415 and nothing stored; a PNG declared as JPEG decodes and is kept as declared. Then
  * media-only and audio-only messages (previews) and media in dispatch batches.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import sharp from 'sharp';
-import { startApi } from '../../support/api.js';
-import type { Response, TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
+import type { Response } from '../../support/api.js';
 import { storedKeys, uploadForm as uploadParts } from './support.js';
 
 const config = {
@@ -18,11 +18,7 @@ const config = {
   server: { dispatch: { mode: 'sequential' } },
 };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, dispatch: true });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config, dispatch: true });
 
 const newChat = async (): Promise<string> =>
   (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body.id;

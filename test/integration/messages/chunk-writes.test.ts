@@ -11,6 +11,7 @@ import { Keys } from '../../../functions/store/keys.js';
 import * as Store from '../../../functions/store/messages-repo.js';
 import { readEphemeral } from '../../support/events.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
+import { eventually } from '../../support/wait.js';
 
 const api = useApi({ config: oneAgentConfig });
 
@@ -123,7 +124,11 @@ describe('chunk writes', () => {
       const chunk = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: text });
       // Strongly consistent by id; the lists read an index, so allow them a moment.
       expect((await api.get(`/api/v1/chats/${chat.id}`)).body.updated_at).toBe(chunk.body.updated_at);
-      await new Promise((r) => setTimeout(r, 5));
+      await eventually(
+        () => listed(chat.id),
+        (listing) => listing?.updated_at === chunk.body.updated_at,
+        { intervalMs: 5, what: 'the listing index' },
+      );
       expect((await listed(chat.id))?.updated_at).toBe(chunk.body.updated_at);
       expect((await listed(chat.id, '&archived=false'))?.updated_at).toBe(chunk.body.updated_at);
     }

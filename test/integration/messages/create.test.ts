@@ -7,7 +7,8 @@ import { eventsSince, readEvents } from '../../support/events.js';
 import { ddb } from '../../../functions/store/db.js';
 import { twoAgentConfig, useApi } from '../../support/api.js';
 import type { RequestOptions, Response } from '../../support/api.js';
-import { ID, ISO, MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, createdWith, sleep } from '../../support/shapes.js';
+import { ID, ISO, MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, createdWith } from '../../support/shapes.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const api = useApi({ config: twoAgentConfig });
 
@@ -790,7 +791,7 @@ describe('derived chat fields after messages (§3.2–§3.4)', () => {
     ];
     let previous = chat;
     for (const [body, unread] of steps) {
-      await sleep(3);
+      await laterMillisecond();
       const msg = await created(chat.id, body);
       const after = await getChat(chat.id);
       expect([body.role, after.unread_count]).toEqual([body.role, unread]);
@@ -830,7 +831,7 @@ describe('derived chat fields after messages (§3.2–§3.4)', () => {
     const chat = await newChat();
     await created(chat.id, { role: 'user', content: 'question' });
     const before = await getChat(chat.id);
-    await sleep(3);
+    await laterMillisecond();
     const stream = await created(chat.id, { role: 'agent', senderId: 'assistant', streaming: true });
     const after = await getChat(chat.id);
     expect(after.last_message_preview).toBe('question');
@@ -845,10 +846,10 @@ describe('derived chat fields after messages (§3.2–§3.4)', () => {
     await created(chat.id, { role: 'agent', senderId: 'assistant', content: 'a1' });
     await created(chat.id, { role: 'agent', senderId: 'assistant', content: 'a2' });
     expect((await getChat(chat.id)).unread_count).toBe(2);
-    await sleep(3);
+    await laterMillisecond();
     expect((await api.post(`/api/v1/chats/${chat.id}/mark-read`)).status).toBe(200);
     expect((await getChat(chat.id)).unread_count).toBe(0);
-    await sleep(3);
+    await laterMillisecond();
     await created(chat.id, { role: 'tool', content: 't1' });
     expect((await getChat(chat.id)).unread_count).toBe(1);
     await created(chat.id, { role: 'user', content: 'u1' });
@@ -868,15 +869,15 @@ describe('derived chat fields after messages (§3.2–§3.4)', () => {
     await created(chat.id, { role: 'agent', senderId: 'assistant', content: 'a1' });
     await created(chat.id, { role: 'system', content: 's1' });
     await created(chat.id, { role: 'tool', content: 't1' });
-    await sleep(3);
+    await laterMillisecond();
     await api.post(`/api/v1/chats/${chat.id}/mark-read`);
     expect((await getChat(chat.id)).unread_count).toBe(0);
-    await sleep(3);
+    await laterMillisecond();
     expect((await api.post(`/api/v1/chats/${chat.id}/mark-unread`)).status).toBe(200);
     const unread = await getChat(chat.id);
     expect(unread.unread_count).toBe(1);
     expect(unread.last_read_at).toBeNull();
-    await sleep(3);
+    await laterMillisecond();
     const a2 = await created(chat.id, { role: 'agent', senderId: 'coder', content: 'a2' });
     const after = await getChat(chat.id);
     expect(after.unread_count).toBe(2);

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { useApi } from '../../support/api.js';
-import { MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT, sleep } from '../../support/shapes.js';
+import { MESSAGE_KEYS, UNKNOWN_ID as UNKNOWN_CHAT } from '../../support/shapes.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const config = {
   agents: [
@@ -91,9 +92,9 @@ describe('GET /api/v1/chats/{chatId}/messages', () => {
     const chat = await newChat();
     const other = await newChat();
     const first = await create(chat.id, { role: 'user', content: 'one' });
-    await sleep(3);
+    await laterMillisecond();
     const second = await create(chat.id, { role: 'agent', senderId: 'assistant', content: 'two', trace: { t: 1 } });
-    await sleep(3);
+    await laterMillisecond();
     await create(other.id, { role: 'user', content: 'elsewhere' });
     const third = await create(chat.id, { role: 'tool', content: 'three' });
     const res = await page(chat.id);
@@ -225,7 +226,7 @@ describe('streaming and cancelled messages in the listing', () => {
   it('lists a streaming message with its current partial text', async () => {
     const chat = await newChat();
     const before = await create(chat.id, { role: 'user', content: 'question' });
-    await sleep(3);
+    await laterMillisecond();
     const stream = await startStream(chat.id);
     let data: Msg[] = (await page(chat.id)).body.data;
     expect(data.map((m) => m.id)).toEqual([stream.id, before.id]);
@@ -250,12 +251,12 @@ describe('streaming and cancelled messages in the listing', () => {
   it('hides an empty cancelled stream but keeps a cancelled one with partial text', async () => {
     const chat = await newChat();
     const first = await create(chat.id, { role: 'user', content: 'go' });
-    await sleep(3);
+    await laterMillisecond();
     const empty = await startStream(chat.id);
-    await sleep(3);
+    await laterMillisecond();
     const partial = await startStream(chat.id);
     expect((await api.post(`/api/v1/messages/${partial.id}/chunks`, { deltaText: 'half an ans' })).status).toBe(200);
-    await sleep(3);
+    await laterMillisecond();
     const last = await create(chat.id, { role: 'agent', senderId: 'coder', content: 'after' });
     expect((await page(chat.id)).body.data.map((m: Msg) => m.id)).toEqual([last.id, partial.id, empty.id, first.id]);
 

@@ -7,7 +7,7 @@
  * events of their own, mixing checks and flush signals. The state machine is Step Functions'
  * StartExecution, seen through a spy on the SDK client.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { ExecutionAlreadyExists, SFNClient } from '@aws-sdk/client-sfn';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
@@ -18,10 +18,10 @@ import { CHECK_MARGIN_SECONDS, streamCheckMessage } from '../../../functions/pla
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { FLUSH_QUEUE_NAME, sqsRecord } from '../../../local/invocations.js';
-import type { TestApi } from '../../support/api.js';
 import { sleep } from '../../support/shapes.js';
+import { eventually } from '../../support/wait.js';
 
 const TIMEOUT_SECONDS = 1;
 const config = {
@@ -31,15 +31,11 @@ const config = {
 };
 const STATE_MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:stream-timeouts';
 
-let api: TestApi;
-beforeAll(async () => {
-  // dispatch: the local SQS emulator, its flush queue and that queue's poller (the event source
-  // mapping's stand-in); no local stream timers, so the AWS starters run.
-  api = await startApi({ config, dispatch: true });
+// dispatch: the local SQS emulator, its flush queue and that queue's poller (the event source
+// mapping's stand-in); no local stream timers, so the AWS starters run.
+const api = useApi({ config, dispatch: true });
+beforeAll(() => {
   api.setEnv({ STREAM_TIMEOUT_STATE_MACHINE_ARN: STATE_MACHINE_ARN });
-});
-afterAll(async () => {
-  await api?.close();
 });
 
 /** Step Functions' client, answered by `answer` (the state machine is not emulated). */
@@ -149,11 +145,11 @@ describe('stream checks through the local flush queue', () => {
       const before = (await readEvents(api.tableName)).length;
       const msg = await startStream(chat.id);
       const createdAt = Date.now();
-      let ends = await endsOf(before, msg.id);
-      while (ends.length === 0 && Date.now() - createdAt < 10_000) {
-        await sleep(100);
-        ends = await endsOf(before, msg.id);
-      }
+      const ends = await eventually(
+        () => endsOf(before, msg.id),
+        (found) => found.length > 0,
+        { timeoutMs: 10_000, intervalMs: 100, what: 'the stream ended by its check' },
+      );
       // Cancelled by the check (the local poller ran the flush queue's consumer), not before it was due.
       expect(ends.map((e) => e.payload.streamState)).toEqual(['cancelled']);
       expect(Date.parse(ends[0]!.timestamp) - createdAt).toBeGreaterThanOrEqual(
@@ -187,7 +183,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
     const chat = await newChat();
     const before = (await readEvents(api.tableName)).length;
     const msg = await startStream(chat.id);
-    await sleep(TIMEOUT_SECONDS * 1000 + 200);
+    await sleep(TIMEOUT_SECONDS * 1000 + 200); // kept (time is the behavior): the stream is overdue
     const results = await Promise.all([
       flushQueueConsumer(eventOf(checkOf(msg.id), checkOf(msg.id))),
       flushQueueConsumer(eventOf(checkOf(msg.id))),
@@ -204,7 +200,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
     const msg = await startStream(chat.id);
     await api.post(`/api/v1/messages/${msg.id}/complete`, { finalText: 'done' });
     const before = (await readEvents(api.tableName)).length;
-    await sleep(TIMEOUT_SECONDS * 1000 + 200);
+    await sleep(TIMEOUT_SECONDS * 1000 + 200); // kept (time is the behavior): the stream is overdue
     expect(await flushQueueConsumer(eventOf(checkOf(msg.id)))).toEqual({ batchItemFailures: [] });
     expect(await eventsSince(api.tableName, before)).toEqual([]);
     expect(sfn).not.toHaveBeenCalled();
@@ -280,7 +276,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
     const chat = await newChat();
     const before = (await readEvents(api.tableName)).length;
     const msg = await startStream(chat.id);
-    await sleep(TIMEOUT_SECONDS * 1000 + 200);
+    await sleep(TIMEOUT_SECONDS * 1000 + 200); // kept (time is the behavior): the stream is overdue
     const failingChat = `FAILING${Date.now()}`;
     const failures = watchCalls([failingChat], { fail: true });
     const failing = flushOf(failingChat);

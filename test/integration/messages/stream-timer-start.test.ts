@@ -11,19 +11,17 @@ import { checkStream } from '../../../functions/jobs/check-stream.js';
 import { getConfig } from '../../../functions/core/instance-config.js';
 import { installStreamTimer } from '../../../functions/platform/stream-timer.js';
 import type { StreamTimerInput } from '../../../functions/platform/stream-timer.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
-import { sleep } from '../../support/shapes.js';
+import { useApi } from '../../support/api.js';
+import { eventually } from '../../support/wait.js';
 
-let api: TestApi;
 const baseConfig = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
   models: [{ id: 'm', name: 'M', description: '' }],
 };
+const api = useApi({ config: baseConfig });
 let transactionsSent = 0;
 let failNextTransaction = false;
-beforeAll(async () => {
-  api = await startApi({ config: baseConfig });
+beforeAll(() => {
   const send = DynamoDBDocumentClient.prototype.send;
   jest.spyOn(DynamoDBDocumentClient.prototype, 'send').mockImplementation(function (
     this: DynamoDBDocumentClient,
@@ -39,9 +37,8 @@ beforeAll(async () => {
     return (send as (...a: unknown[]) => unknown).apply(this, args);
   } as never);
 });
-afterAll(async () => {
+afterAll(() => {
   installStreamTimer(undefined);
-  await api?.close();
 });
 afterEach(() => installStreamTimer(undefined));
 
@@ -85,16 +82,21 @@ describe.each([
       return res;
     });
     // The starter is called (and held); the create waits for it either way.
-    for (let i = 0; i < 200 && started.length === 0; i++) await sleep(10);
+    await eventually(
+      () => started.length,
+      (n) => n > 0,
+      { timeoutMs: 2000, intervalMs: 10, what: 'the starter called' },
+    );
     expect(started).toHaveLength(1);
     expect(started[0]!.input.waitSeconds).toBe(timeout);
     // Beside: called before the commit's transaction was sent; after: once it was.
     expect(started[0]!.transactionsAtCall).toBe(beside ? 0 : 1);
     // The commit does not wait for a check sent beside it: the message is there while the check is held.
-    for (let i = 0; i < 200; i++) {
-      if ((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data.length === 1) break;
-      await sleep(10);
-    }
+    await eventually(
+      async () => (await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data.length,
+      (n) => n === 1,
+      { timeoutMs: 2000, intervalMs: 10, what: 'the message stored' },
+    );
     expect((await api.get(`/api/v1/chats/${chat.id}/messages`)).body.data).toHaveLength(1);
     expect(answered).toBe(false);
     started[0]!.release();
@@ -110,7 +112,11 @@ it('a check sent beside a create whose commit fails finds no stream to end', asy
   const started = holdingStarter();
   failNextTransaction = true;
   const create = createStream(chat.id);
-  for (let i = 0; i < 200 && started.length === 0; i++) await sleep(10);
+  await eventually(
+    () => started.length,
+    (n) => n > 0,
+    { timeoutMs: 2000, intervalMs: 10, what: 'the starter called' },
+  );
   expect(started).toHaveLength(1);
   started[0]!.release();
   const res = await create;

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { ddb } from '../../../functions/store/db.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
+import { sleep } from '../../../functions/platform/retry.js';
 
 const api = useApi({ config: oneAgentConfig });
 
@@ -212,7 +213,8 @@ describe('streaming rules', () => {
         (next) => async (args) => {
           const input = args.input as Input;
           const items = [input.Item, ...(input.TransactItems ?? []).map((t) => t.Put?.Item)];
-          if (items.some(isSlowChunk)) await new Promise((r) => setTimeout(r, 300));
+          // Kept (time is the behavior): a slow chunk write, injected.
+          if (items.some(isSlowChunk)) await sleep(300);
           return next(args);
         },
         { step: 'initialize', name: slowWrites, priority: 'high' },

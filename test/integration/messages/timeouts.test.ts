@@ -5,14 +5,15 @@
  * local/stream-timers.ts), and reads and writes treat an overdue
  * stream as cancelled even before a timer gets to it.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { localStreamTimers } from '../../../local/stream-timers.js';
-import type { TestApi } from '../../support/api.js';
+import { sleep } from '../../../functions/platform/retry.js';
+import { eventually } from '../../support/wait.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -21,30 +22,15 @@ const config = {
   server: { streamTimeoutSeconds: 3 },
 };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config, streamTimers: true });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config, streamTimers: true });
 
 /** Whether the stream got a state machine loop (stage 2) rather than ending at its check. */
 const looped = (messageId: string) => localStreamTimers()!.looped().has(messageId);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const startStream = async (chatId: string) =>
   (await api.post(`/api/v1/chats/${chatId}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })).body;
 const listed = async (chatId: string) => (await api.get(`/api/v1/chats/${chatId}/messages`)).body.data as any[];
-
-/** Polls until `check` holds or `ms` pass; returns whether it held. */
-async function eventually(check: () => Promise<boolean>, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return check();
-}
 
 /** Moves a stream's last activity into the past, as if it had been idle for `ms`. */
 async function ageStream(chatId: string, message: { id: string; created_at: string }, ms: number) {
@@ -67,12 +53,13 @@ describe('stream timeout', () => {
     const chunk = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'half an ans' });
     // The timeout runs from the message's updated_at: the time its last chunk was accepted.
     const lastActivity = Date.parse(chunk.body.updated_at);
-    await sleep(2000);
+    await sleep(2000); // kept (time is the behavior): not cancelled before the timeout
     // Never before the timeout.
     expect((await listed(chat.id))[0]).toMatchObject({ id: msg.id, stream_state: 'streaming' });
     const cancelled = await eventually(
       async () => (await eventsSince(api.tableName, before)).some((e) => e.type === 'message.streaming.complete'),
-      6000,
+      Boolean,
+      { timeoutMs: 6000, intervalMs: 100 },
     );
     expect(cancelled).toBe(true);
     const events = await eventsSince(api.tableName, before);
@@ -107,14 +94,17 @@ describe('stream timeout', () => {
     const before = (await readEvents(api.tableName)).length;
     const msg = await startStream(chat.id);
     expect((await listed(chat.id)).map((m) => m.id)).toEqual([msg.id]);
-    const gone = await eventually(async () => (await listed(chat.id)).length === 0, 7000);
+    const gone = await eventually(async () => (await listed(chat.id)).length === 0, Boolean, {
+      timeoutMs: 7000,
+      intervalMs: 100,
+    });
     expect(gone).toBe(true);
     // (Reads hide an overdue empty stream at once; the check cancels it for real, T + 1 s after its start.)
     const cancelled = async () =>
       (await eventsSince(api.tableName, before)).some(
         (e) => e.type === 'message.streaming.complete' && e.payload.messageId === msg.id,
       );
-    expect(await eventually(cancelled, 5000)).toBe(true);
+    expect(await eventually(cancelled, Boolean, { timeoutMs: 5000, intervalMs: 100 })).toBe(true);
     // Overdue at its check: cancelled there, without a state machine loop.
     expect(looped(msg.id)).toBe(false);
   });
@@ -126,7 +116,7 @@ describe('stream timeout', () => {
     // Chunks for about 5.6 s: past the check (3 s + 1 s after the start).
     let last = '';
     for (let i = 0; i < 8; i++) {
-      await sleep(700);
+      await sleep(700); // kept (time is the behavior): chunks spread past the check
       const res = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: `${i}` });
       expect(res.status).toBe(200);
       last = res.body.updated_at;
@@ -137,7 +127,9 @@ describe('stream timeout', () => {
       (await eventsSince(api.tableName, before)).filter(
         (e) => e.type === 'message.streaming.complete' && e.payload.messageId === msg.id,
       );
-    expect(await eventually(async () => (await endsOf()).length > 0, 8000)).toBe(true);
+    expect(
+      await eventually(async () => (await endsOf()).length > 0, Boolean, { timeoutMs: 8000, intervalMs: 100 }),
+    ).toBe(true);
     const ends = await endsOf();
     expect(ends.map((e) => [e.payload.messageId, e.payload.streamState])).toEqual([[msg.id, 'cancelled']]);
     const idle = Date.parse(ends[0]!.timestamp) - Date.parse(last);
@@ -154,7 +146,7 @@ describe('stream timeout', () => {
     const chat = await newChat();
     const msg = await startStream(chat.id);
     for (let i = 0; i < 7; i++) {
-      await sleep(700);
+      await sleep(700); // kept (time is the behavior): chunks spread past the timeout
       const res = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: `${i}` });
       expect(res.status).toBe(200);
     }
@@ -168,7 +160,7 @@ describe('stream timeout', () => {
     const before = (await readEvents(api.tableName)).length;
     const msg = await startStream(chat.id);
     await api.post(`/api/v1/messages/${msg.id}/complete`, { finalText: 'quick' });
-    await sleep(3600);
+    await sleep(3600); // kept: an absence (no cancel of a completed stream) past the timeout
     const events = await eventsSince(api.tableName, before);
     expect(events.map((e) => [e.type, e.payload.streamState])).toEqual([
       ['message.created', 'streaming'],

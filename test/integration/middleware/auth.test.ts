@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
 
 const SECRET = 'og_test-secret-0123456789abcdefghij';
 const UNAUTHORIZED = { error: { code: 'UNAUTHORIZED', message: 'Missing or invalid instance secret.', details: null } };
@@ -8,13 +7,9 @@ const withSecret = (readToggle: boolean) => ({
   security: { instanceSecretEnabled: true, instanceSecret: SECRET, readEndpointsRequireInstanceSecret: readToggle },
 });
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config: withSecret(false) });
-});
-afterAll(async () => {
+const api = useApi({ config: withSecret(false) });
+afterAll(() => {
   delete process.env.OPENGRAM_INSTANCE_SECRET;
-  await api?.close();
 });
 
 const bearer = (secret: string) => ({ headers: { authorization: `Bearer ${secret}` } });

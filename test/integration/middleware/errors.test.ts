@@ -1,13 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { ddb } from '../../../functions/store/db.js';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { newChat, useApi } from '../../support/api.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config: { server: { corsOrigins: ['https://app.example.com'] } } });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: { server: { corsOrigins: ['https://app.example.com'] } } });
 
 const NOT_FOUND = { error: { code: 'NOT_FOUND', message: 'Not found.', details: null } };
 

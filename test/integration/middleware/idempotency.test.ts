@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
+import { sleep } from '../../../functions/platform/retry.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config: { server: { idempotencyTtlSeconds: 2 } } });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config: { server: { idempotencyTtlSeconds: 2 } } });
 
 const key = (k: string) => ({ headers: { 'idempotency-key': k } });
 const chatIds = async () =>
   (await api.get('/api/v1/chats?limit=100')).body.data.map((c: { id: string }) => c.id) as string[];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 describe('Idempotency-Key (§1.10)', () => {
   it('replays the stored status and body with no side effect', async () => {
     const first = await api.post('/api/v1/chats', newChat({ title: 'Once', tags: ['idem'] }), key('k-replay'));
@@ -100,7 +94,7 @@ describe('Idempotency-Key (§1.10)', () => {
 
   it('forgets a key after idempotencyTtlSeconds: the same request executes again', async () => {
     const first = await api.post('/api/v1/chats', newChat({ title: 'Expiring' }), key('k-ttl'));
-    await sleep(2100);
+    await sleep(2100); // kept (time is the behavior): the key's 2 s TTL runs out
     const second = await api.post('/api/v1/chats', newChat({ title: 'Expiring' }), key('k-ttl'));
     expect(second.status).toBe(201);
     expect(second.body.id).not.toBe(first.body.id);

@@ -7,15 +7,14 @@
  * (Lambda context keys, keys reset after each request), for the event stream too.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { connect } from '../../support/sse.js';
-import type { TestApi } from '../../support/api.js';
+import { eventually } from '../../support/wait.js';
 
-let api: TestApi;
+const api = useApi({ env: { POWERTOOLS_LOG_LEVEL: 'INFO', SSE_LIFETIME_MS: '1500' } });
 const lines: string[] = [];
 const write = process.stdout.write.bind(process.stdout);
-beforeAll(async () => {
-  api = await startApi({ env: { POWERTOOLS_LOG_LEVEL: 'INFO', SSE_LIFETIME_MS: '1500' } });
+beforeAll(() => {
   process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk === 'string' && chunk.startsWith('{')) {
       lines.push(chunk);
@@ -24,9 +23,8 @@ beforeAll(async () => {
     return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
   }) as typeof process.stdout.write;
 });
-afterAll(async () => {
+afterAll(() => {
   process.stdout.write = write;
-  await api?.close();
 });
 
 type Line = Record<string, unknown>;
@@ -35,9 +33,6 @@ const logged = (): Line[] =>
     .flatMap((l) => l.split('\n'))
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Line);
-const until = async (found: () => boolean, ms = 5000) => {
-  for (const end = Date.now() + ms; !found() && Date.now() < end;) await new Promise((r) => setTimeout(r, 25));
-};
 
 describe('request logs', () => {
   it("keep each concurrent request's own request id, route and path", async () => {
@@ -97,7 +92,7 @@ describe('request logs', () => {
     expect(refused.status).toBe(400);
     const c = await connect(`${api.url}/api/v1/events/stream`);
     expect(c.status).toBe(200);
-    await until(() => logged().some((l) => l.message === 'stream closed'));
+    await eventually(logged, (ls) => ls.some((l) => l.message === 'stream closed'), { timeoutMs: 5000 });
     c.close();
     const route = 'GET /api/v1/events/stream';
     const requests = logged().filter((l) => l.message === 'request');

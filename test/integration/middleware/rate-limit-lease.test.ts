@@ -3,26 +3,21 @@
  * window's writes at once and spends them locally. Still 429 at the limit, never above it,
  * with one counter write per block instead of one per request.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { WriteAllowances, blockSize } from '../../../functions/middleware/rate-limit.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
+import { sleep } from '../../../functions/platform/retry.js';
 
 const MAX = 50;
 // Long enough that the window does not roll over mid-test on a loaded 2-core machine.
 const WINDOW_MS = 6000;
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({
-    env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: String(MAX), OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) },
-  });
+const api = useApi({
+  env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: String(MAX), OPENGRAM_WRITE_RATE_LIMIT_WINDOW_MS: String(WINDOW_MS) },
 });
-afterAll(async () => api?.close());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const counted = async (client: string) =>
   (await ddb().send(new GetCommand({ TableName: api.tableName, Key: Keys.rateLimit(client), ConsistentRead: true })))
     .Item;
@@ -32,7 +27,7 @@ const write = () => api.post('/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA/archive');
 describe('leased write counter (§1.12)', () => {
   it('admits exactly MAX writes of a window through one instance, then 429, leasing blocks of MAX/10', async () => {
     expect(blockSize(MAX)).toBe(5);
-    await sleep(WINDOW_MS); // a fresh window
+    await sleep(WINDOW_MS); // kept (time is the behavior): a fresh window
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await write()).status);
     // 7 requests, two leases: the counter holds the 10 writes handed out, not one per request.
@@ -49,7 +44,7 @@ describe('leased write counter (§1.12)', () => {
   });
 
   it('never admits more than MAX under concurrency', async () => {
-    await sleep(WINDOW_MS + 50);
+    await sleep(WINDOW_MS + 50); // kept (time is the behavior): a fresh window
     const statuses = (await Promise.all(Array.from({ length: MAX + 20 }, () => write()))).map((r) => r.status);
     expect(statuses.filter((s) => s === 404)).toHaveLength(MAX);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);

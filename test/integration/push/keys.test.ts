@@ -4,33 +4,30 @@
  * /config shows and what every push is signed with; the private key appears in no response
  * and no log line.
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { newDevice, recordPushes, vapidOf } from './support.js';
 import type { Recorder } from './support.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'chat-relay-vapid-'));
 const keysFile = join(dir, 'vapid-keys.json');
 const config = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
-let api: TestApi;
 let pushes: Recorder;
 const logged: string[] = [];
 const write = process.stdout.write.bind(process.stdout);
-beforeAll(async () => {
+const api = useApi(() => {
   pushes = recordPushes();
   process.stdout.write = ((chunk: unknown, ...rest: unknown[]) => {
     if (typeof chunk === 'string') logged.push(chunk);
     return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
   }) as typeof process.stdout.write;
-  api = await startApi({ config, vapidKeysFile: keysFile, env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } });
+  return { config, vapidKeysFile: keysFile, env: { POWERTOOLS_LOG_LEVEL: 'DEBUG' } };
 });
-afterAll(async () => {
+afterAll(() => {
   process.stdout.write = write;
-  await api?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -5,13 +5,12 @@
  * (user message, stream start and cancel, muted chat, push off), payload content and both
  * shortening limits, and the AWS stream consumer's at-most-once sending for a redelivered record.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { decrypt, newDevice, recordPushes, sleep } from './support.js';
 import type { Device, Recorder } from './support.js';
 
@@ -27,17 +26,17 @@ const config = {
   ],
   models: [{ id: 'm', name: 'Model', description: '' }],
 };
-let api: TestApi;
 let pushes: Recorder;
 const devices: Device[] = [newDevice(), newDevice('web.push.apple.com')];
-beforeAll(async () => {
+const api = useApi(() => {
   pushes = recordPushes();
-  api = await startApi({ config });
+  return { config };
+});
+beforeAll(async () => {
   for (const d of devices) {
     expect((await api.post('/api/v1/push/subscribe', { endpoint: d.endpoint, keys: d.keys })).status).toBe(201);
   }
 });
-afterAll(async () => api?.close());
 beforeEach(() => pushes.reset());
 
 const newChat = async (agentIds = ['ada']) =>
@@ -53,6 +52,7 @@ const agentSays = (chatId: string, content: string, senderId = 'ada') =>
 /** Every device got exactly one push, all with the same content: that content. */
 async function theNotification() {
   await pushes.waitFor(devices.length);
+  // Kept: an absence (no second push to any device), observable only by waiting.
   await sleep(300);
   expect(pushes.requests).toHaveLength(devices.length);
   const payloads = devices.map((d) => {
@@ -85,6 +85,7 @@ describe('triggers (§7.3)', () => {
     const chat = await newChat();
     const message = await post(chat.id, { role: 'agent', senderId: 'bob', streaming: true });
     await api.post(`/api/v1/messages/${message.id}/chunks`, { deltaText: ` ${'x'.repeat(250)} ` });
+    // Kept: an absence (no push for an unfinished stream), observable only by waiting.
     await sleep(500);
     expect(pushes.requests).toHaveLength(0);
     expect((await api.post(`/api/v1/messages/${message.id}/complete`, {})).status).toBe(200);
@@ -146,6 +147,7 @@ describe('non-triggers (§7.3, §7.6)', () => {
       // Longer than the local tail's look at the log's head while push is off (once a second,
       // local/event-tail.ts): with less, a fast run turned push back on before the tail had looked
       // past this event, and the tail then sent it during the next test.
+      // Kept (time is the behavior).
       await sleep(1_500);
       expect(pushes.requests).toHaveLength(0);
     } finally {

@@ -14,18 +14,18 @@ import { parseVapidPair } from '../../../functions/platform/web-push.js';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { setStoredSecretTtlForTests } from '../../../functions/store/secrets-repo.js';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import { newDevice, recordPushes } from './support.js';
 import type { Recorder } from './support.js';
 
 const config = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
-let api: TestApi;
 let pushes: Recorder;
 let publicKey: string;
-beforeAll(async () => {
+const api = useApi(() => {
   pushes = recordPushes();
-  api = await startApi({ config });
+  return { config };
+});
+beforeAll(async () => {
   // As a deploy does: the custom resource makes the pair, and the stack gives its public key to every function.
   const create = {
     RequestType: 'Create',
@@ -43,9 +43,8 @@ beforeAll(async () => {
   api.setEnv({ STORED_SECRETS: 'VAPID', VAPID_KEYS_FILE: undefined, VAPID_PUBLIC_KEY: publicKey });
   setStoredSecretTtlForTests(0);
 });
-afterAll(async () => {
+afterAll(() => {
   setStoredSecretTtlForTests();
-  await api?.close();
 });
 
 /** Verifies a VAPID JWT (ES256) against a raw P-256 public key, as a push service does. */

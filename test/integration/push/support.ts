@@ -8,6 +8,7 @@ import type { ECDH } from 'node:crypto';
 import ece from 'http_ece';
 import { setPushTransportForTests } from '../../../functions/platform/web-push.js';
 import type { PushRequest } from '../../../functions/platform/web-push.js';
+import { eventually } from '../../support/wait.js';
 
 export interface Device {
   endpoint: string;
@@ -64,11 +65,11 @@ export function recordPushes(): Recorder {
     to: (device) => recorder.requests.filter((r) => r.endpoint === device.endpoint),
     answer: () => 201,
     async waitFor(count, ms = 5000) {
-      const end = Date.now() + ms;
-      while (recorder.requests.length < count) {
-        if (Date.now() > end) throw new Error(`${recorder.requests.length} push requests, expected ${count}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await eventually(
+        () => recorder.requests.length,
+        (n) => n >= count,
+        { timeoutMs: ms, what: `${count} push requests` },
+      );
     },
     reset() {
       recorder.requests.length = 0;
@@ -101,4 +102,5 @@ export function vapidOf(request: PushRequest): { claims: Record<string, unknown>
   return { claims, publicKey: match[2]! };
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The one sleep (functions/platform/retry.ts), here for the tests that import it from this module. */
+export { sleep } from '../../../functions/platform/retry.js';

@@ -86,7 +86,7 @@ describe('concurrent request operations on one chat', () => {
       expect((await h.list(chat.id, 'all')).length).toBe(50);
 
       // One event per successful operation, and one dispatch input per resolution.
-      const emitted = await eventsSince(api().tableName, events);
+      const emitted = await eventsSince(api.tableName, events);
       const countOf = (type: string) => emitted.filter((e) => e.type === type).length;
       expect(emitted).toHaveLength(20 + 10 + 10 + 5);
       expect([countOf('request.created'), countOf('request.resolved'), countOf('request.cancelled')]).toEqual([
@@ -129,7 +129,7 @@ describe('concurrent request operations on one chat', () => {
         winner === a ? { selectedOptionIds: ['yes'] } : { selectedOptionIds: ['no'] },
       );
     }
-    const emitted = await eventsSince(api().tableName, events);
+    const emitted = await eventsSince(api.tableName, events);
     expect(emitted.map((e) => e.type)).toEqual(requests.map(() => 'request.resolved'));
     expect(new Set(emitted.map((e) => e.payload.requestId))).toEqual(new Set(requests.map((r) => r.id)));
     for (const e of emitted) {

@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, createdWith, sleep } from '../../support/shapes.js';
+import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, createdWith } from '../../support/shapes.js';
 import { choiceBody, expectSchemaError, formBody, requestsApi, ruleError, textBody } from './support.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const { api, h } = requestsApi();
 
@@ -159,7 +160,7 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
 
   it('works on an archived chat', async () => {
     const chat = await h.newChat();
-    expect((await api().post(`/api/v1/chats/${chat.id}/archive`)).status).toBe(200);
+    expect((await api.post(`/api/v1/chats/${chat.id}/archive`)).status).toBe(200);
     await h.create(chat.id, textBody());
     expect((await h.getChat(chat.id)).pending_requests_count).toBe(1);
   });
@@ -168,7 +169,7 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
 describe('create: effects', () => {
   it('increments pending_requests_count, bumps updated_at and changes nothing else on the chat', async () => {
     const chat = await h.newChat();
-    await sleep(5);
+    await laterMillisecond();
     const started = Date.now();
     await h.create(chat.id, choiceBody());
     const ended = Date.now();
@@ -188,7 +189,7 @@ describe('create: effects', () => {
     for (const body of [choiceBody({ title: '  Pick  ' }), textBody(), formBody({ trace: { a: 1 }, body: 'b' })]) {
       const before = await h.eventCount();
       const request = await h.create(chat.id, body);
-      const events = await eventsSince(api().tableName, before);
+      const events = await eventsSince(api.tableName, before);
       expect(events.map((e) => e.type)).toEqual(['request.created']);
       expect(events[0]!.payload).toStrictEqual({
         chatId: chat.id,
@@ -215,7 +216,7 @@ describe('create: effects', () => {
     const archived = await h.pendingTotal('?archived=true');
     const a = await h.newChat();
     const b = await h.newChat();
-    await api().post(`/api/v1/chats/${b.id}/archive`);
+    await api.post(`/api/v1/chats/${b.id}/archive`);
     await h.create(a.id, choiceBody());
     await h.create(a.id, textBody());
     await h.create(b.id, formBody());
@@ -223,7 +224,7 @@ describe('create: effects', () => {
     expect(await h.pendingTotal('?archived=false')).toBe(active + 2);
     expect(await h.pendingTotal('?archived=true')).toBe(archived + 1);
     // The summary is the sum of the chats' pending_requests_count (§3.5).
-    const chats = (await api().get('/api/v1/chats?limit=100')).body.data as any[];
+    const chats = (await api.get('/api/v1/chats?limit=100')).body.data as any[];
     expect(chats.length).toBeLessThan(100);
     expect(await h.pendingTotal()).toBe(chats.reduce((sum, c) => sum + c.pending_requests_count, 0));
   });
@@ -251,7 +252,7 @@ describe('create: errors', () => {
       404,
       { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: 'not-an-id' } },
     ]);
-    expect(await eventsSince(api().tableName, before)).toEqual([]);
+    expect(await eventsSince(api.tableName, before)).toEqual([]);
     expect(await h.pendingTotal()).toBe(total);
   });
 
@@ -278,7 +279,7 @@ describe('create: errors', () => {
     const chat = await h.newChat();
     const before = await h.snapshot(chat.id);
     for (const raw of ['[]', 'null', '"text"', '{"type":']) {
-      const res = await api().post(`/api/v1/chats/${chat.id}/requests`, undefined, { raw });
+      const res = await api.post(`/api/v1/chats/${chat.id}/requests`, undefined, { raw });
       expect([raw, res.status, res.body?.error?.code]).toEqual([raw, 400, 'VALIDATION_ERROR']);
     }
     await h.expectUnchanged(chat.id, before);
@@ -565,7 +566,7 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
     const chat = await h.newChat();
     const other = await h.newChat();
     await h.create(other.id, choiceBody());
-    const empty = await api().get(`/api/v1/chats/${chat.id}/requests`);
+    const empty = await api.get(`/api/v1/chats/${chat.id}/requests`);
     expect(empty.status).toBe(200);
     expect(empty.body).toStrictEqual({ data: [] });
 
@@ -578,13 +579,13 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
       textBody({ title: 'r4' }),
     ]) {
       made.push(await h.create(chat.id, body));
-      await sleep(3);
+      await laterMillisecond();
     }
     expect((await h.resolve(made[1].id, { text: 'Ann' })).status).toBe(200);
     expect((await h.cancel(made[2].id)).status).toBe(200);
     expect((await h.resolve(made[3].id, { selectedOptionIds: ['no'] })).status).toBe(200);
 
-    const byDefault = await api().get(`/api/v1/chats/${chat.id}/requests`);
+    const byDefault = await api.get(`/api/v1/chats/${chat.id}/requests`);
     expect(Object.keys(byDefault.body)).toEqual(['data']);
     expect(byDefault.body.data.map((r: any) => r.title)).toEqual(['r0', 'r4']);
     expect(byDefault.body.data[0]).toEqual(made[0]);
@@ -611,10 +612,10 @@ describe('GET /api/v1/chats/{chatId}/requests', () => {
   it('rejects an unknown status, and answers 404 for an unknown chat', async () => {
     const chat = await h.newChat();
     for (const status of ['open', 'PENDING', 'any']) {
-      expectSchemaError(await api().get(`/api/v1/chats/${chat.id}/requests?status=${status}`), 'status');
+      expectSchemaError(await api.get(`/api/v1/chats/${chat.id}/requests?status=${status}`), 'status');
     }
     for (const id of [UNKNOWN_ID, 'nope']) {
-      const res = await api().get(`/api/v1/chats/${id}/requests?status=all`);
+      const res = await api.get(`/api/v1/chats/${id}/requests?status=all`);
       expect([res.status, res.body.error]).toEqual([
         404,
         { code: 'NOT_FOUND', message: 'Chat not found.', details: { chatId: id } },
@@ -639,7 +640,7 @@ describe('idempotent create (§1.10, §5.5.1)', () => {
     const third = await h.post(chat.id, { trace, config: c, title, type }, key('req-once'));
     expect([third.status, third.body]).toEqual([201, first.body]);
     expect(await h.list(chat.id)).toEqual([first.body]);
-    expect((await eventsSince(api().tableName, before)).map((e) => e.type)).toEqual(['request.created']);
+    expect((await eventsSince(api.tableName, before)).map((e) => e.type)).toEqual(['request.created']);
     expect((await h.getChat(chat.id)).pending_requests_count).toBe(1);
   });
 

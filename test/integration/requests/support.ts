@@ -2,10 +2,10 @@
  * Shared helpers for the interactive request tests (contract §2.3, §5.5). Each test file
  * starts its own API through `requestsApi`.
  */
-import { afterAll, beforeAll, expect } from '@jest/globals';
+import { expect } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { dispatchInputs as storedInputs } from '../../support/table.js';
-import { startApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
 import type { RequestOptions, TestApi } from '../../support/api.js';
 
 export const config = {
@@ -54,55 +54,47 @@ export const formBody = (extra: Record<string, unknown> = {}) => ({
 
 /** The test file's API (started before its tests, closed after them) and the helpers over it. */
 export function requestsApi() {
-  let started: TestApi | undefined;
-  const api = (): TestApi => {
-    if (!started) throw new Error('the API is not started yet (use it inside tests)');
-    return started;
-  };
-  beforeAll(async () => {
-    started = await startApi({ config });
-  });
-  afterAll(async () => started?.close());
+  const api = useApi({ config });
   return { api, h: helpers(api) };
 }
 
-export function helpers(api: () => TestApi) {
+export function helpers(api: TestApi) {
   const newChat = async (): Promise<any> => {
-    const res = await api().post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'model-a' });
+    const res = await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'model-a' });
     expect(res.status).toBe(201);
     return res.body;
   };
   const getChat = async (chatId: string): Promise<any> => {
-    const res = await api().get(`/api/v1/chats/${chatId}`);
+    const res = await api.get(`/api/v1/chats/${chatId}`);
     expect(res.status).toBe(200);
     return res.body;
   };
   const post = (chatId: string, body: unknown, options?: RequestOptions) =>
-    api().post(`/api/v1/chats/${chatId}/requests`, body, options);
+    api.post(`/api/v1/chats/${chatId}/requests`, body, options);
   const create = async (chatId: string, body: unknown = choiceBody()): Promise<any> => {
     const res = await post(chatId, body);
     expect([res.status, res.body?.error]).toEqual([201, undefined]);
     return res.body;
   };
   const list = async (chatId: string, status = 'all'): Promise<any[]> => {
-    const res = await api().get(`/api/v1/chats/${chatId}/requests?status=${status}`);
+    const res = await api.get(`/api/v1/chats/${chatId}/requests?status=${status}`);
     expect(res.status).toBe(200);
     return res.body.data;
   };
   const find = async (chatId: string, requestId: string): Promise<any> =>
     (await list(chatId)).find((r) => r.id === requestId);
-  const resolve = (requestId: string, body?: unknown) => api().post(`/api/v1/requests/${requestId}/resolve`, body);
-  const cancel = (requestId: string) => api().post(`/api/v1/requests/${requestId}/cancel`);
-  const patch = (requestId: string, body?: unknown) => api().patch(`/api/v1/requests/${requestId}`, body);
+  const resolve = (requestId: string, body?: unknown) => api.post(`/api/v1/requests/${requestId}/resolve`, body);
+  const cancel = (requestId: string) => api.post(`/api/v1/requests/${requestId}/cancel`);
+  const patch = (requestId: string, body?: unknown) => api.patch(`/api/v1/requests/${requestId}`, body);
   const pendingTotal = async (query = ''): Promise<number> => {
-    const res = await api().get(`/api/v1/chats/pending-summary${query}`);
+    const res = await api.get(`/api/v1/chats/pending-summary${query}`);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['pending_requests_total']);
     return res.body.pending_requests_total;
   };
   /** The dispatch inputs stored in a chat's partition (§4.4.1), oldest first. */
-  const dispatchInputs = (chatId: string) => storedInputs(api().tableName, chatId);
-  const eventCount = async () => (await readEvents(api().tableName)).length;
+  const dispatchInputs = (chatId: string) => storedInputs(api.tableName, chatId);
+  const eventCount = async () => (await readEvents(api.tableName)).length;
 
   /** Everything a failed operation must leave alone: the chat, its requests, its dispatch inputs and the event log. */
   const snapshot = async (chatId: string) => ({
@@ -115,7 +107,7 @@ export function helpers(api: () => TestApi) {
     expect(await getChat(chatId)).toEqual(before.chat);
     expect(await list(chatId)).toEqual(before.requests);
     expect(await dispatchInputs(chatId)).toEqual(before.inputs);
-    expect(await eventsSince(api().tableName, before.events)).toEqual([]);
+    expect(await eventsSince(api.tableName, before.events)).toEqual([]);
   };
 
   return {

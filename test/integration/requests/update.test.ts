@@ -8,7 +8,7 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince } from '../../support/events.js';
-import { REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
+import { REQUEST_KEYS, UNKNOWN_ID } from '../../support/shapes.js';
 import {
   choiceBody,
   expectRequestNotFound,
@@ -18,6 +18,7 @@ import {
   ruleError,
   textBody,
 } from './support.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const { api, h } = requestsApi();
 
@@ -225,13 +226,13 @@ describe('PATCH has no effect beyond the request', () => {
     const inputs = await h.dispatchInputs(chat.id);
     const events = await h.eventCount();
     const total = await h.pendingTotal();
-    await sleep(5);
+    await laterMillisecond();
     await patched(pending.id, { title: 'p2', trace: { a: 1 } });
     await patched(resolved.id, { body: 'r2', config: { validation: { maxLength: 3 } } });
     await patched(cancelled.id, { title: 'c2', config: { fields: [{ name: 'x', type: 'date' }] } });
     expect(await h.getChat(chat.id)).toEqual(chatBefore);
     expect(chatBefore.pending_requests_count).toBe(1);
-    expect(await eventsSince(api().tableName, events)).toEqual([]);
+    expect(await eventsSince(api.tableName, events)).toEqual([]);
     expect(await h.dispatchInputs(chat.id)).toEqual(inputs);
     expect(await h.pendingTotal()).toBe(total);
   });
@@ -373,7 +374,7 @@ describe('an update seen by a later resolution', () => {
       trace: { fresh: 1 },
       resolution_payload: { selectedOptionIds: ['d', 'c'] },
     });
-    const events = await eventsSince(api().tableName, before);
+    const events = await eventsSince(api.tableName, before);
     expect(events.map((e) => e.type)).toEqual(['request.resolved']);
     expect(events[0]!.payload).toMatchObject({ title: 'Renamed', trace: { fresh: 1 } });
     const inputs = await h.dispatchInputs(chat.id);
@@ -414,7 +415,7 @@ describe('PATCH racing a resolve or a removal (one conditional write)', () => {
         resolution_payload: { selectedOptionIds: ['later'] },
       });
       expect(await h.find(chat.id, request.id)).toEqual(out);
-      expect((await eventsSince(api().tableName, events)).map((e) => e.type)).toEqual(['request.resolved']);
+      expect((await eventsSince(api.tableName, events)).map((e) => e.type)).toEqual(['request.resolved']);
       expect((await h.getChat(chat.id)).pending_requests_count).toBe(0);
       expect(await h.dispatchInputs(chat.id)).toHaveLength(1);
     },
@@ -443,9 +444,7 @@ describe('PATCH racing a resolve or a removal (one conditional write)', () => {
       expect(requests.map((r) => stored.get(r.id)).map((r) => [r?.title, r?.status, r?.resolution_payload])).toEqual(
         requests.map((_, i) => [`T${i}`, 'resolved', { text: 'Ann' }]),
       );
-      expect((await eventsSince(api().tableName, events)).map((e) => e.type)).toEqual(
-        Array(8).fill('request.resolved'),
-      );
+      expect((await eventsSince(api.tableName, events)).map((e) => e.type)).toEqual(Array(8).fill('request.resolved'));
       expect((await h.getChat(chat.id)).pending_requests_count).toBe(0);
     },
   );
@@ -457,14 +456,14 @@ describe('PATCH racing a resolve or a removal (one conditional write)', () => {
       const request = await h.create(chat.id, choiceBody());
       const key = Keys.request(chat.id, request.created_at, request.id);
       const hook = beforePatchWrite(request.id, async () => {
-        await ddb().send(new DeleteCommand({ TableName: api().tableName, Key: key }));
+        await ddb().send(new DeleteCommand({ TableName: api.tableName, Key: key }));
       });
       const res = await h.patch(request.id, { title: 'Ghost' });
       expect(hook.fired()).toBe(true);
       expectRequestNotFound(res, request.id);
       // Without its condition the update would have created a fragment of a request from the key.
       expect(
-        (await ddb().send(new GetCommand({ TableName: api().tableName, Key: key, ConsistentRead: true }))).Item,
+        (await ddb().send(new GetCommand({ TableName: api.tableName, Key: key, ConsistentRead: true }))).Item,
       ).toBeUndefined();
       expect(await h.list(chat.id)).toEqual([]);
     },

@@ -19,10 +19,10 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { ddb } from '../../../functions/store/db.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
+import { sleep } from '../../../functions/platform/retry.js';
 
 const api = useApi({ config: oneAgentConfig });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const agentMessage = (content: string) => ({ role: 'agent', senderId: 'assistant', content });
 
@@ -45,7 +45,7 @@ function keepLosingTheChat(chatId: string, delayMs: number): { attempts: () => n
       const at = items?.findIndex((i) => pkOf(i.Update?.Key) === chatKeyOf(chatId)) ?? -1;
       if (context.commandName !== 'TransactWriteItemsCommand' || at < 0) return next(args);
       attempts++;
-      await sleep(delayMs);
+      await sleep(delayMs); // kept (time is the behavior): the injected slow transaction
       const chat = await ddb().send(
         new GetCommand({ TableName: api.tableName, Key: { pk: chatKeyOf(chatId), sk: 'CHAT' }, ConsistentRead: true }),
       );

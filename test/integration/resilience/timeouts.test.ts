@@ -17,6 +17,7 @@ import { DYNAMODB_BUDGET, worstCaseMs } from '../../../functions/platform/aws-cl
 import { DEFAULT_FUNCTION_TIMEOUT_SECONDS } from '../../../lib/routes.js';
 import { oneAgentConfig, useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
+import { eventually } from '../../support/wait.js';
 
 let dynamo: LocalDynamo | undefined;
 // The run's shared DynamoDB Local, given back to the next test file of this worker.
@@ -122,9 +123,11 @@ describe('a handler past its function timeout', () => {
       expect(ms).toBeLessThan(FUNCTION_TIMEOUT_MS + 2000);
       // Released, the abandoned invocation goes on: its next AWS call is refused.
       release();
-      for (const until = Date.now() + 3000; refusedAfter === 0 && Date.now() < until;) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await eventually(
+        () => refusedAfter,
+        (n) => n > 0,
+        { timeoutMs: 3000, intervalMs: 50, what: "the abandoned invocation's next call refused" },
+      );
       expect(refusedAfter).toBeGreaterThan(0);
     } finally {
       release();

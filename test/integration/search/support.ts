@@ -1,6 +1,7 @@
 /** Shared by the search tests: waiting for the index, and walking every page of a search. */
 import { expect } from '@jest/globals';
 import type { TestApi } from '../../support/api.js';
+import { eventually } from '../../support/wait.js';
 
 export interface SearchBody {
   chats: { id: string; title: string; snippet: string; agent_ids: string[] }[];
@@ -18,12 +19,12 @@ const search = async (api: TestApi, q: string, scope: string, limit = 100, curso
 /** Waits until `messageId` is found by `q` (the index follows the event log a moment later). */
 export async function indexed(api: TestApi, messageId: string, q: string, timeoutMs = 20_000): Promise<number> {
   const started = Date.now();
-  for (;;) {
-    const found = await search(api, q, 'messages');
-    if (found.messages.some((m) => m.id === messageId)) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`message ${messageId} not searchable by "${q}" in time`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await eventually(
+    () => search(api, q, 'messages'),
+    (found) => found.messages.some((m) => m.id === messageId),
+    { timeoutMs, intervalMs: 50, what: `message ${messageId} searchable by "${q}"` },
+  );
+  return Date.now() - started;
 }
 
 /** The ids of the messages `q` finds (one page of up to 100). */

@@ -1,16 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
 
-let api: TestApi;
+const api = useApi();
 beforeAll(async () => {
-  api = await startApi();
   await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'alpine', 'Alps', 'beta', '100%_off', 'a\\b'] }));
   await api.post('/api/v1/chats', newChat({ tags: ['alpha', 'ALPHA'] }));
   for (let i = 0; i < 60; i++)
     await api.post('/api/v1/chats', newChat({ tags: [`many-${String(i).padStart(2, '0')}`] }));
 });
-afterAll(async () => api?.close());
 
 const suggest = async (query: string) => api.get(`/api/v1/tags/suggestions${query}`);
 

@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { eventsSince } from '../../support/events.js';
-import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID, sleep } from '../../support/shapes.js';
+import { ID, ISO, REQUEST_KEYS, UNKNOWN_ID } from '../../support/shapes.js';
 import { choiceBody, expectRequestNotFound, formBody, requestsApi, ruleError, textBody } from './support.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const { api, h } = requestsApi();
 
@@ -38,7 +39,7 @@ async function act(kind: 'resolve' | 'cancel', request: any, body?: unknown) {
   const inputsBefore = await h.dispatchInputs(request.chat_id);
   const total = await h.pendingTotal();
   const events = await h.eventCount();
-  await sleep(5);
+  await laterMillisecond();
   const started = Date.now();
   const res = kind === 'resolve' ? await h.resolve(request.id, body) : await h.cancel(request.id);
   const ended = Date.now();
@@ -57,7 +58,7 @@ async function act(kind: 'resolve' | 'cancel', request: any, body?: unknown) {
   });
   expect(await h.pendingTotal()).toBe(total - 1);
 
-  const emitted = await eventsSince(api().tableName, events);
+  const emitted = await eventsSince(api.tableName, events);
   expect(emitted.map((e) => e.type)).toEqual([kind === 'resolve' ? 'request.resolved' : 'request.cancelled']);
   expect(emitted[0]!.id).toMatch(ID);
   expect(emitted[0]!.timestamp).toMatch(ISO);
@@ -369,7 +370,7 @@ describe('resolve: invalid payloads per type (400, nothing changes)', () => {
     const request = await h.create(chat.id, choiceBody());
     const before = await h.snapshot(chat.id);
     for (const raw of ['[]', '"yes"', 'null']) {
-      const res = await api().post(`/api/v1/requests/${request.id}/resolve`, undefined, { raw });
+      const res = await api.post(`/api/v1/requests/${request.id}/resolve`, undefined, { raw });
       expect([raw, res.status, res.body?.error?.code]).toEqual([raw, 400, 'VALIDATION_ERROR']);
     }
     await h.expectUnchanged(chat.id, before);
@@ -501,13 +502,13 @@ describe('cancel', () => {
     const chat = await h.newChat();
     for (const body of [textBody(), formBody()]) {
       const request = await h.create(chat.id, body);
-      const res = await api().post(`/api/v1/requests/${request.id}/cancel`, {
+      const res = await api.post(`/api/v1/requests/${request.id}/cancel`, {
         reason: 'ignored',
         resolvedBy: 'backend',
       });
       expect([res.status, res.body.status, res.body.resolved_by]).toEqual([200, 'cancelled', null]);
     }
-    const events = (await eventsSince(api().tableName, 0)).filter(
+    const events = (await eventsSince(api.tableName, 0)).filter(
       (e) => e.type === 'request.cancelled' && e.payload.chatId === chat.id,
     );
     expect(events.map((e) => [e.payload.type, e.payload.trace, e.payload.resolution_payload])).toEqual([
@@ -556,10 +557,10 @@ describe('pending counts across a request lifecycle', () => {
     expect(await h.list(chat.id, 'pending')).toEqual([]);
 
     // The chat-list view agrees, and a full recompute (chat PATCH, §3.3) keeps the same count.
-    expect((await api().patch(`/api/v1/chats/${chat.id}`, { pinned: true })).status).toBe(200);
+    expect((await api.patch(`/api/v1/chats/${chat.id}`, { pinned: true })).status).toBe(200);
     expect(await count()).toBe(0);
-    expect((await api().patch(`/api/v1/chats/${other.id}`, { pinned: true })).body.pending_requests_count).toBe(1);
-    const chats = (await api().get('/api/v1/chats?limit=100')).body.data as any[];
+    expect((await api.patch(`/api/v1/chats/${other.id}`, { pinned: true })).body.pending_requests_count).toBe(1);
+    const chats = (await api.get('/api/v1/chats?limit=100')).body.data as any[];
     expect(await h.pendingTotal()).toBe(chats.reduce((sum, x) => sum + x.pending_requests_count, 0));
   });
 
@@ -568,11 +569,11 @@ describe('pending counts across a request lifecycle', () => {
     const r1 = await h.create(chat.id, choiceBody());
     const r2 = await h.create(chat.id, textBody());
     const r3 = await h.create(chat.id, formBody());
-    await sleep(2);
+    await laterMillisecond();
     expect((await h.resolve(r2.id, { text: 'Bob', resolvedBy: 'backend' })).status).toBe(200);
-    await sleep(2);
+    await laterMillisecond();
     expect((await h.cancel(r3.id)).status).toBe(200);
-    await sleep(2);
+    await laterMillisecond();
     expect((await h.resolve(r1.id, { selectedOptionIds: ['later'] })).status).toBe(200);
     const inputs = await h.dispatchInputs(chat.id);
     expect(

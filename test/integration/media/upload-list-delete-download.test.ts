@@ -5,10 +5,10 @@
  * headers, byte ranges and `?token=` auth. Real HTTP against the local runtime and its S3
  * emulator (a data folder, as npm start runs it).
  */
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
-import { startApi } from '../../support/api.js';
-import type { Response, TestApi } from '../../support/api.js';
+import { useApi } from '../../support/api.js';
+import type { Response } from '../../support/api.js';
 import { storedKeys, uploadForm as uploadParts } from './support.js';
 
 const SECRET = 'og_media-test-secret-0123456789abcdef';
@@ -20,11 +20,7 @@ const config = {
 };
 const auth = { authorization: `Bearer ${SECRET}` };
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi({ config });
-});
-afterAll(async () => api?.close());
+const api = useApi({ config });
 
 const newChat = async (): Promise<string> =>
   (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' }, { headers: auth })).body.id;

@@ -5,20 +5,17 @@
  * the test transport, decrypted with the device's keys and its headers and VAPID JWT checked.
  * The endpoint table itself is test/unit/push-endpoint.test.ts.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { beforeEach, describe, expect, it } from '@jest/globals';
+import { useApi } from '../../support/api.js';
 import { decrypt, newDevice, recordPushes, vapidOf } from './support.js';
 import type { Device, Recorder } from './support.js';
 
 const config = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
-let api: TestApi;
 let pushes: Recorder;
-beforeAll(async () => {
+const api = useApi(() => {
   pushes = recordPushes();
-  api = await startApi({ config, env: { PUSH_TIMEOUT_MS: '300', PUSH_RETRY_BASE_MS: '20' } });
+  return { config, env: { PUSH_TIMEOUT_MS: '300', PUSH_RETRY_BASE_MS: '20' } };
 });
-afterAll(async () => api?.close());
 beforeEach(() => pushes.reset());
 
 const subscribe = (device: Pick<Device, 'endpoint' | 'keys'>, headers: Record<string, string> = {}) =>

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { configOf, useApi } from '../../support/api.js';
-import { sleep } from '../../support/shapes.js';
+import { laterMillisecond } from '../../support/wait.js';
 
 const api = useApi({ config: configOf(['alpha', 'beta'], ['m']) });
 
@@ -10,7 +10,7 @@ const create = async (agentIds: string[], extra: Record<string, unknown> = {}) =
 describe('mark-read, mark-unread and the summaries', () => {
   it('mark-unread clears last_read_at and forces unread_count to 1, even with no messages', async () => {
     const chat = await create(['alpha']);
-    await sleep(3);
+    await laterMillisecond();
     const res = await api.post(`/api/v1/chats/${chat.id}/mark-unread`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
@@ -23,7 +23,7 @@ describe('mark-read, mark-unread and the summaries', () => {
   it('mark-read sets last_read_at to now and recomputes unread_count to 0', async () => {
     const chat = await create(['alpha'], { firstMessage: 'hi' });
     await api.post(`/api/v1/chats/${chat.id}/mark-unread`);
-    await sleep(3);
+    await laterMillisecond();
     const res = await api.post(`/api/v1/chats/${chat.id}/mark-read`);
     expect(res.body).toEqual({ ok: true });
     const after = (await api.get(`/api/v1/chats/${chat.id}`)).body;

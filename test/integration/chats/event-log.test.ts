@@ -1,13 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { newChat, startApi } from '../../support/api.js';
-import type { TestApi } from '../../support/api.js';
+import { describe, expect, it } from '@jest/globals';
+import { newChat, useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
 
-let api: TestApi;
-beforeAll(async () => {
-  api = await startApi();
-});
-afterAll(async () => api?.close());
+const api = useApi();
 
 const count = async () => (await readEvents(api.tableName)).length;
 
