@@ -4,7 +4,7 @@
  * recompute of its derived fields (§3.3) and write back only what was decided, conditioned on
  * what it was computed from (store/chat-recompute-repo.ts). A rewrite that lost a race is redone
  * on fresh data, taking the chat's write turn after two losses, within a time budget.
- * (A message's own effect on its chat is incremental, not a rewrite: chat-writes.ts.)
+ * (A message's own effect on its chat is incremental, not a rewrite: chat-activity.ts.)
  */
 import { BusyError } from '../errors.js';
 import { timeForWrite } from '../platform/deadline.js';

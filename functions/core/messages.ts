@@ -30,7 +30,7 @@ import type { MessageRecord } from '../store/messages-repo.js';
 import { chatFacts, existingChat, rememberChatFacts } from './chat-lookup.js';
 import type { ChatFacts } from './chat-lookup.js';
 import type { Page } from './chat-reads.js';
-import { StaleChat, commitTouchingChat } from './chat-writes.js';
+import { StaleChat, commitTouchingChat } from './chat-activity.js';
 import { inputAdded } from './dispatch/seal.js';
 import { defaultDeps } from './deps.js';
 import type { Deps } from './deps.js';

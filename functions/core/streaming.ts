@@ -28,7 +28,7 @@ import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
 import * as Queries from '../store/message-queries-repo.js';
 import { chatFacts, chatNotFound, existingChat, rememberChatFacts } from './chat-lookup.js';
-import { commitTouchingChat } from './chat-writes.js';
+import { commitTouchingChat } from './chat-activity.js';
 import { locationCache } from './locations.js';
 import { defaultDeps } from './deps.js';
 import type { Deps } from './deps.js';

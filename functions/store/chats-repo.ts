@@ -101,7 +101,7 @@ export interface ChatActivity {
  * counters are atomic ADDs (concurrent messages lose no count), `ver` is bumped so
  * rewrites (PATCH, mark-read; chat-recompute-repo.ts rewriteChat) that read the messages before it redo their recompute, and last_message_*
  * only move forward: the condition fails when a newer message already set them, or when
- * `pinned` changed since it was read; the caller then retries (see commitTouchingChat in core/chat-writes.ts).
+ * `pinned` changed since it was read; the caller then retries (see commitTouchingChat in core/chat-activity.ts).
  */
 export function recordActivity(chatId: string, a: ChatActivity): TransactItem {
   const sets = ['updated_at = :now'];

@@ -14,7 +14,7 @@ import * as Batches from '../../store/dispatch/batches.js';
 import type { BatchRecord } from '../../store/dispatch/batches.js';
 import * as Leases from '../../store/dispatch/leases.js';
 import { withEvents } from '../../store/events-repo.js';
-import { commitTouchingChat, systemMessage } from '../chat-writes.js';
+import { commitTouchingChat, systemMessage } from '../chat-activity.js';
 import { defaultDeps, dispatchConfig } from './deps.js';
 import type { DispatchDeps } from './deps.js';
 import { hideable } from './limits.js';

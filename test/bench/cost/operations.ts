@@ -130,7 +130,7 @@ const chatGetCold: ItemRead = {
   n: CHAT_READ_SHARE,
 };
 /**
- * Chats.recordActivity with last_message_at (core/chat-writes.ts commitTouchingChat): gsi1sk
+ * Chats.recordActivity with last_message_at (core/chat-activity.ts commitTouchingChat): gsi1sk
  * moves, and gsi2 sorts on gsi1sk too, so both ALL copies are deleted and put again (4 writes).
  */
 const chatActivity: ItemWrite = {
