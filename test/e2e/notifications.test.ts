@@ -112,6 +112,30 @@ const shownNotifications = (worker: Worker): Promise<ShownNotification[]> =>
     return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
   });
 
+/**
+ * Delivers a push through DevTools until the worker shows it (`shown`), three deliveries at
+ * most. Under the CI machine's load a DevTools delivery now and then never reaches the worker:
+ * in about one full run in five, the first or a second delivery showed nothing, while the same
+ * push delivered again was shown. A redelivery cannot make a second notification of a chat: the
+ * worker tags it `chat:<id>`, which replaces the first. Each redelivery is printed, so the
+ * open question (DevTools only, or a real push a worker misses) stays visible.
+ */
+async function pushUntilShown(
+  push: (data: string) => Promise<unknown>,
+  data: string,
+  shown: () => Promise<boolean>,
+): Promise<void> {
+  for (let delivery = 1; delivery <= 3; delivery++) {
+    await push(data);
+    const until = Date.now() + 5_000;
+    while (Date.now() < until) {
+      if (await shown()) return;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    console.warn(`notifications e2e: DevTools push delivery ${delivery} showed nothing; delivering again`);
+  }
+}
+
 /** A signed-in page whose service worker is ready, that worker, and a push delivered to it through DevTools. */
 async function withWorker(context: BrowserContext) {
   const page = await context.newPage();
@@ -333,12 +357,14 @@ describe('the service worker', () => {
     // The service's payload (contract §7.4).
     const messageId = 'msg-1';
     const url = `/chats/${chatId}`;
-    await push(
+    await pushUntilShown(
+      push,
       JSON.stringify({
         title: 'Assistant',
         body: 'The plan is ready.',
         data: { chatId, messageId, type: 'message', url },
       }),
+      async () => (await shownNotifications(worker)).length > 0,
     );
     await eventually(async () => (await shownNotifications(worker)).length, 1);
     expect((await shownNotifications(worker))[0]).toEqual({
@@ -369,7 +395,7 @@ describe('the service worker', () => {
     const context = await newContext({ notifications: true });
     const { worker, push } = await withWorker(context);
     // Not the service's JSON: still a notification (iOS revokes subscriptions that show nothing).
-    await push('not json');
+    await pushUntilShown(push, 'not json', async () => (await shownNotifications(worker)).some((n) => n.tag === ''));
     await eventually(async () => (await shownNotifications(worker)).find((n) => n.tag === '')?.title, 'Chat relay');
     expect((await shownNotifications(worker)).find((n) => n.tag === '')).toMatchObject({
       body: 'not json',
