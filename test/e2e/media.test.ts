@@ -16,6 +16,7 @@ import sharp from 'sharp';
 import { FAKE_MICROPHONE_ARGS, screenshots, useBrowser } from './support/browser.js';
 import { eventually } from './support/poll.js';
 import { seedChat, signInCookie, useRelay } from './support/relay.js';
+import { wav } from './support/screens.js';
 
 const ALLOWED = ['image/*', 'audio/*', 'video/*', 'text/plain', 'application/pdf'];
 const relay = useRelay({ config: { allowedMimeTypes: ALLOWED } });
@@ -24,28 +25,6 @@ const holder = useBrowser({ args: [...FAKE_MICROPHONE_ARGS, '--autoplay-policy=n
 let files: string;
 let context: BrowserContext;
 let png: Buffer;
-
-/** A second of a 440 Hz tone: 16-bit mono PCM WAV at 8 kHz. */
-function wav(): Buffer {
-  const rate = 8000;
-  const samples = Buffer.alloc(rate * 2);
-  for (let i = 0; i < rate; i++)
-    samples.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 12000), i * 2);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + samples.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(samples.length, 40);
-  return Buffer.concat([header, samples]);
-}
 
 /** A file of `bytes` bytes on disk (setInputFiles hands paths to the browser as they are). */
 function bigFile(name: string, bytes: number): string {

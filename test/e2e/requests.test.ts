@@ -11,6 +11,7 @@ import { useBrowser } from './support/browser.js';
 import { apiOk, createRequest, eventually, getChat, getRequest, openApp, seedChat } from './support/app.js';
 import type { OpenApp } from './support/app.js';
 import { useRelay } from './support/relay.js';
+import { FORM } from './support/screens.js';
 
 const relay = useRelay();
 const holder = useBrowser();
@@ -134,22 +135,7 @@ describe('requests', () => {
   });
 
   it('form with every field type: required ones enforced; the stored values are exactly what was entered', async () => {
-    const { chatId, requestId, form } = await withRequest('Form', {
-      type: 'form',
-      title: 'Shipping details',
-      body: 'Where should it go?',
-      config: {
-        fields: [
-          { name: 'recipient', type: 'text', label: 'Recipient', required: true },
-          { name: 'notes', type: 'textarea', label: 'Delivery notes' },
-          { name: 'speed', type: 'select', label: 'Speed', options: ['Standard', 'Express'], required: true },
-          { name: 'extras', type: 'multiselect', label: 'Extras', options: ['Gift wrap', 'Insurance', 'Card'] },
-          { name: 'signature', type: 'checkbox', label: 'Signature on delivery' },
-          { name: 'day', type: 'date', label: 'Delivery day', required: true },
-        ],
-        submitLabel: 'Ship it',
-      },
-    });
+    const { chatId, requestId, form } = await withRequest('Form', FORM);
     const submit = form.getByRole('button', { name: 'Ship it' });
     await submit.click();
     // The three required fields are named; nothing was sent.

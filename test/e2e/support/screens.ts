@@ -77,8 +77,8 @@ export const FORM = {
   },
 };
 
-/** One second of a 440 Hz tone as 8 kHz 16-bit mono WAV. */
-function wav(): Buffer {
+/** One second of a 440 Hz tone as 8 kHz 16-bit mono WAV (the screens' voice note, the media tests' audio file). */
+export function wav(): Buffer {
   const rate = 8000;
   const samples = Buffer.alloc(rate * 2);
   for (let i = 0; i < rate; i++)
