@@ -16,8 +16,19 @@
  * TransactWriteItems repeats its ClientRequestToken, so a transaction that committed before its
  * answer was lost is not applied twice.
  */
+/**
+ * Per attempt, the time to open the TCP connection: long enough for one retransmitted SYN.
+ * Linux resends a SYN that got no answer after 1 s (its initial retransmission timeout), so a
+ * 1 s connection timeout failed every attempt whose first SYN was dropped, exactly as the resend
+ * went out. Seen on loopback: a burst of new sockets to DynamoDB Local (200 concurrent PATCHes of
+ * one chat, or 50 beside the full suite) overflows its accept queue, and with 1 s the reads of
+ * 31 of 200 requests failed all three attempts (429); with 2 s none did. The request timeout
+ * includes the connection, so the worst case of a call does not change.
+ */
+export const CONNECTION_TIMEOUT_MS = 2000;
+
 export interface CallBudget {
-  /** Per attempt: opening the TCP connection. */
+  /** Per attempt: opening the TCP connection (CONNECTION_TIMEOUT_MS). */
   connectionTimeoutMs: number;
   /** Per attempt: the whole request and response (connection included). */
   requestTimeoutMs: number;
@@ -32,13 +43,13 @@ export interface CallBudget {
  * then applies it again: harmless for a transaction (its ClientRequestToken) or a conditional
  * write (it fails), but a sequence reservation leaves a hole that SSE readers skip after their grace.
  */
-export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 4000, maxAttempts: 3 };
+export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 2000, requestTimeoutMs: 4000, maxAttempts: 3 };
 /** S3: bodies up to the API's 10 MB payload (larger files go straight to S3 with presigned URLs). */
-export const S3_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 6000, maxAttempts: 2 };
+export const S3_BUDGET: CallBudget = { connectionTimeoutMs: CONNECTION_TIMEOUT_MS, requestTimeoutMs: 6000, maxAttempts: 2 };
 /** SQS sends, deletes and visibility changes; a long-poll receive adds its wait (longPollTimeoutMs). */
-export const SQS_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 4000, maxAttempts: 3 };
+export const SQS_BUDGET: CallBudget = { connectionTimeoutMs: CONNECTION_TIMEOUT_MS, requestTimeoutMs: 4000, maxAttempts: 3 };
 /** Step Functions (starting a stream-timeout execution). */
-export const CONTROL_PLANE_BUDGET: CallBudget = { connectionTimeoutMs: 1000, requestTimeoutMs: 4000, maxAttempts: 3 };
+export const CONTROL_PLANE_BUDGET: CallBudget = { connectionTimeoutMs: CONNECTION_TIMEOUT_MS, requestTimeoutMs: 4000, maxAttempts: 3 };
 
 /** The standard retry strategy's largest back-off before attempt n + 1 (n >= 1): 100 ms × 2^(n-1), jittered below. */
 const maxBackoffMs = (attempt: number) => Math.min(20_000, 100 * 2 ** (attempt - 1));

@@ -142,7 +142,7 @@ describe('a DynamoDB call still unanswered near the timeout', () => {
       (next, context) => async (args) => {
         const key = (args.input as { Key?: Key }).Key;
         if (context.commandName !== 'GetItemCommand' || pkOf(key) !== chatKeyOf(chat.id)) return next(args);
-        throw Object.assign(new Error('Socket timed out without establishing a connection within 1000 ms'), {
+        throw Object.assign(new Error('Socket timed out without establishing a connection within 2000 ms'), {
           name: 'TimeoutError',
         });
       },
