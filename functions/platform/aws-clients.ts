@@ -45,11 +45,23 @@ export interface CallBudget {
  */
 export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 2000, requestTimeoutMs: 4000, maxAttempts: 3 };
 /** S3: bodies up to the API's 10 MB payload (larger files go straight to S3 with presigned URLs). */
-export const S3_BUDGET: CallBudget = { connectionTimeoutMs: CONNECTION_TIMEOUT_MS, requestTimeoutMs: 6000, maxAttempts: 2 };
+export const S3_BUDGET: CallBudget = {
+  connectionTimeoutMs: CONNECTION_TIMEOUT_MS,
+  requestTimeoutMs: 6000,
+  maxAttempts: 2,
+};
 /** SQS sends, deletes and visibility changes; a long-poll receive adds its wait (longPollTimeoutMs). */
-export const SQS_BUDGET: CallBudget = { connectionTimeoutMs: CONNECTION_TIMEOUT_MS, requestTimeoutMs: 4000, maxAttempts: 3 };
+export const SQS_BUDGET: CallBudget = {
+  connectionTimeoutMs: CONNECTION_TIMEOUT_MS,
+  requestTimeoutMs: 4000,
+  maxAttempts: 3,
+};
 /** Step Functions (starting a stream-timeout execution). */
-export const CONTROL_PLANE_BUDGET: CallBudget = { connectionTimeoutMs: CONNECTION_TIMEOUT_MS, requestTimeoutMs: 4000, maxAttempts: 3 };
+export const CONTROL_PLANE_BUDGET: CallBudget = {
+  connectionTimeoutMs: CONNECTION_TIMEOUT_MS,
+  requestTimeoutMs: 4000,
+  maxAttempts: 3,
+};
 
 /** The standard retry strategy's largest back-off before attempt n + 1 (n >= 1): 100 ms × 2^(n-1), jittered below. */
 const maxBackoffMs = (attempt: number) => Math.min(20_000, 100 * 2 ** (attempt - 1));
