@@ -43,7 +43,11 @@ export interface CallBudget {
  * then applies it again: harmless for a transaction (its ClientRequestToken) or a conditional
  * write (it fails), but a sequence reservation leaves a hole that SSE readers skip after their grace.
  */
-export const DYNAMODB_BUDGET: CallBudget = { connectionTimeoutMs: 2000, requestTimeoutMs: 4000, maxAttempts: 3 };
+export const DYNAMODB_BUDGET: CallBudget = {
+  connectionTimeoutMs: CONNECTION_TIMEOUT_MS,
+  requestTimeoutMs: 4000,
+  maxAttempts: 3,
+};
 /** S3: bodies up to the API's 10 MB payload (larger files go straight to S3 with presigned URLs). */
 export const S3_BUDGET: CallBudget = {
   connectionTimeoutMs: CONNECTION_TIMEOUT_MS,
