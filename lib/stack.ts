@@ -313,7 +313,7 @@ export class ChatRelayStack extends Stack {
     // The route table's streaming entry: a response-streaming function URL, not an API Gateway route.
     this.eventStream = new EventStream(this, 'EventStream', { ...wiring, route: streamRoute, secrets: this.secrets });
 
-    this.web = new WebHosting(this, 'Web', { webDir });
+    this.web = new WebHosting(this, 'Web', { webDir, mediaOrigin: this.media.origin });
     this.edge = new Edge(this, 'Edge', {
       web: this.web.defaultBehavior(),
       apiEndpoint: this.api.httpApi.apiEndpoint,

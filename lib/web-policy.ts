@@ -18,23 +18,28 @@ export const HASHED_CACHE_CONTROL = `public, max-age=${HASHED_ASSET_MAX_AGE_SECO
 /**
  * The Content-Security-Policy: no inline or foreign script, and the page may talk only to its own
  * origin (the API and the event stream live there). Images and media also from blob: and data:
- * (previews of files being attached, icons); styles from the app's own CSS files only.
+ * (previews of files being attached, icons), and from the media bucket's origin, `mediaOrigin`: an
+ * original over the function's inline limit (functions/core/media.ts INLINE_DOWNLOAD_MAX_BYTES) is
+ * answered 307 to a presigned URL of the bucket, and a policy applies to a redirect's target too, so
+ * without it no image or audio over 4 MB would show. Styles from the app's own CSS files only.
  */
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' blob: data:",
-  "media-src 'self' blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "worker-src 'self'",
-  "manifest-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function contentSecurityPolicy(mediaOrigin: string): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' blob: data: ${mediaOrigin}`,
+    `media-src 'self' blob: ${mediaOrigin}`,
+    "font-src 'self'",
+    "connect-src 'self'",
+    "worker-src 'self'",
+    "manifest-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 /**
  * The path on the app's origin that takes an upload session's form POST and hands it to the media
@@ -58,14 +63,14 @@ export const SIGN_IN_SOURCE_DIR = 'web/public';
 export const HSTS_MAX_AGE_SECONDS = 2 * 365 * 24 * 3600;
 export const REFERRER_POLICY = 'same-origin';
 
-/** Every header the app's responses carry, as a browser sees them. */
-export const WEB_SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': CONTENT_SECURITY_POLICY,
+/** Every header the app's responses carry, as a browser sees them (`mediaOrigin`: contentSecurityPolicy). */
+export const webSecurityHeaders = (mediaOrigin: string): Readonly<Record<string, string>> => ({
+  'content-security-policy': contentSecurityPolicy(mediaOrigin),
   'strict-transport-security': `max-age=${HSTS_MAX_AGE_SECONDS}; includeSubDomains`,
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': REFERRER_POLICY,
-};
+});
 
 /** A last path segment that names a file: it ends in an extension. */
 export const FILE_NAME_PATTERN = /\.[A-Za-z0-9]+$/;

@@ -459,13 +459,15 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await s3.stop();
   };
   const { mounted, fallback } = handlers;
+  // Where downloads over the inline limit are redirected (presigned URLs of the local S3).
+  const mediaOrigin = new URL(s3.endpoint).origin;
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     trackAnswer(req, res);
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       // Upload sessions' form POSTs from the web app's pages, streamed on to the bucket (README "Large files").
       if (path === MEDIA_UPLOAD_PATH) return s3.formUpload(req, res);
-      if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web);
+      if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web, mediaOrigin);
       const method = req.method ?? 'GET';
       let found: Mounted | undefined;
       let values: string[] = [];

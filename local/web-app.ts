@@ -23,7 +23,7 @@ import {
   HASHED_CACHE_CONTROL,
   SIGN_IN_FILES,
   UNHASHED_CACHE_CONTROL,
-  WEB_SECURITY_HEADERS,
+  webSecurityHeaders,
   isAppRoute,
 } from '../lib/web-policy.js';
 
@@ -136,10 +136,17 @@ function notModified(header: string | undefined, etag: string): boolean {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
-function answerText(req: IncomingMessage, res: ServerResponse, status: number, text: string, extra = {}): void {
+function answerText(
+  req: IncomingMessage,
+  res: ServerResponse,
+  security: Readonly<Record<string, string>>,
+  status: number,
+  text: string,
+  extra = {},
+): void {
   const body = Buffer.from(`${text}\n`);
   res.writeHead(status, {
-    ...WEB_SECURITY_HEADERS,
+    ...security,
     'content-type': 'text/plain; charset=utf-8',
     'content-length': body.length,
     'cache-control': 'no-store',
@@ -163,12 +170,22 @@ function fileFor(dir: string, path: string): string | undefined {
   return file.startsWith(root + sep) ? file : undefined;
 }
 
-/** Answers a request for a path outside /api from the app's folder (see the top of this file). */
-export async function serveWebApp(req: IncomingMessage, res: ServerResponse, app: WebApp): Promise<void> {
+/**
+ * Answers a request for a path outside /api from the app's folder (see the top of this file).
+ * `mediaOrigin`: the origin of the media bucket's presigned URLs, which the CSP allows images and
+ * media from (lib/web-policy.ts contentSecurityPolicy).
+ */
+export async function serveWebApp(
+  req: IncomingMessage,
+  res: ServerResponse,
+  app: WebApp,
+  mediaOrigin: string,
+): Promise<void> {
+  const security = webSecurityHeaders(mediaOrigin);
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    return answerText(req, res, 405, 'Method not allowed.', { allow: 'GET, HEAD' });
+    return answerText(req, res, security, 405, 'Method not allowed.', { allow: 'GET, HEAD' });
   }
-  if (app.unavailable) return answerText(req, res, 503, app.unavailable);
+  if (app.unavailable) return answerText(req, res, security, 503, app.unavailable);
   const path = new URL(req.url ?? '/', 'http://local').pathname;
   let file = isAppRoute(path) ? join(resolve(app.dir), 'index.html') : fileFor(app.dir, path);
   let version = file && (await readVersion(file));
@@ -177,13 +194,13 @@ export async function serveWebApp(req: IncomingMessage, res: ServerResponse, app
     file = join(resolve(app.signInDir), signInFile);
     version = await readVersion(file);
   }
-  if (!file || !version) return answerText(req, res, 404, 'Not found.');
+  if (!file || !version) return answerText(req, res, security, 404, 'Not found.');
   const type = contentTypeOf(file);
   const canCompress = compressible(type) && version.body.length >= MIN_COMPRESS_BYTES;
   const encoding = canCompress ? acceptedEncoding(req.headers['accept-encoding']) : 'identity';
   const etag = `${version.etag}${encoding === 'identity' ? '' : `-${encoding}`}"`;
   const headers: Record<string, string | number> = {
-    ...WEB_SECURITY_HEADERS,
+    ...security,
     'content-type': type,
     'cache-control':
       !isAppRoute(path) && path.startsWith(HASHED_ASSETS_PREFIX) ? HASHED_CACHE_CONTROL : UNHASHED_CACHE_CONTROL,

@@ -82,6 +82,15 @@ export class MediaBucket extends Construct {
   }
 
   /**
+   * The origin of the bucket's presigned URLs (the functions' S3 client addresses it by its
+   * regional, virtual-hosted name): where a download over the inline limit is redirected, so the
+   * web app's CSP lets images and media load from it (lib/web-policy.ts contentSecurityPolicy).
+   */
+  get origin(): string {
+    return `https://${this.bucket.bucketRegionalDomainName}`;
+  }
+
+  /**
    * The distribution's behavior for MEDIA_UPLOAD_PATH (lib/web-policy.ts): upload sessions' form
    * POSTs from the web app, on its own origin (its CSP allows connections there only), passed to
    * the bucket untouched. No origin access control: the form's policy, signed by the session

@@ -57,7 +57,7 @@ import { Construct } from 'constructs';
 import { privateBucket } from './private-bucket.js';
 import {
   APP_ENTRY,
-  CONTENT_SECURITY_POLICY,
+  contentSecurityPolicy,
   FILE_NAME_PATTERN,
   HASHED_ASSETS_PREFIX,
   HASHED_CACHE_CONTROL,
@@ -101,6 +101,8 @@ function referrerPolicy(value: string): HeadersReferrerPolicy {
 export interface WebHostingProps {
   /** The folder of the built app, index.html at its top (lib/web-build.ts resolveWebDir). */
   webDir: string;
+  /** The media bucket's origin, which the CSP allows images and media from (MediaBucket.origin). */
+  mediaOrigin: string;
 }
 
 export class WebHosting extends Construct {
@@ -126,7 +128,7 @@ export class WebHosting extends Construct {
     this.headers = new ResponseHeadersPolicy(this, 'Headers', {
       comment: 'Web app: lib/web-policy.ts security headers',
       securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: CONTENT_SECURITY_POLICY, override: true },
+        contentSecurityPolicy: { contentSecurityPolicy: contentSecurityPolicy(props.mediaOrigin), override: true },
         strictTransportSecurity: {
           accessControlMaxAge: Duration.seconds(HSTS_MAX_AGE_SECONDS),
           includeSubdomains: true,

@@ -387,6 +387,53 @@ describe('display', () => {
   });
 });
 
+describe('large originals', () => {
+  it('an image and an audio file over 4 MB show: the 307 to the media bucket is allowed by the CSP', async () => {
+    const { page, chat } = await openChat();
+    // Stored uncompressed: 1,300 × 1,300 × 3 bytes is 5 MB; and 330 s of 16 kB/s WAV, 5.3 MB.
+    const big = await sharp({ create: { width: 1300, height: 1300, channels: 3, background: '#3a7d44' } })
+      .png({ compressionLevel: 0 })
+      .toBuffer();
+    const long = wav(330);
+    const limit = 4 * 1024 * 1024;
+    expect([big.length > limit, long.length > limit]).toEqual([true, true]);
+    const redirects: string[] = [];
+    const blocked: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() === 307)
+        redirects.push(`${new URL(r.url()).pathname} -> ${new URL(r.headers().location!).origin}`);
+    });
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) blocked.push(m.text());
+    });
+    await page.getByTestId('attach-input').setInputFiles([
+      { name: 'poster.png', mimeType: 'image/png', buffer: big },
+      { name: 'meeting.wav', mimeType: 'audio/wav', buffer: long },
+    ]);
+    for (const name of ['poster.png', 'meeting.wav']) await doneChip(page, name).waitFor({ timeout: 60_000 });
+    await send(page, 'Large poster and recording');
+    const sent = page.locator('[data-testid="message"][data-status="sent"]').filter({ hasText: 'Large poster' });
+    await sent.getByRole('button', { name: 'View poster.png', exact: true }).click();
+    const full = page.getByRole('dialog', { name: 'poster.png' }).getByTestId('full-image');
+    await eventually(() => full.evaluate((img: any) => [img.complete, img.naturalWidth]), [true, 1300]);
+    await page.keyboard.press('Escape');
+    const audio = sent.locator('[data-testid="attachment"][data-kind="audio"] audio');
+    await eventually(() => audio.evaluate((a: any) => a.readyState >= 1 && Math.round(a.duration)), 330);
+    // Both came from the bucket after a 307 (not inline from the function), and nothing was refused.
+    const bucket = new URL(String(redirects[0]?.split(' -> ')[1])).origin;
+    expect(bucket).not.toBe(new URL(relay.url).origin);
+    const idOf = Object.fromEntries((await mediaOf(chat)).map((m) => [m.filename, m.id]));
+    expect(new Set(redirects)).toEqual(
+      new Set([
+        `/api/v1/files/${idOf['poster.png']} -> ${bucket}`,
+        `/api/v1/files/${idOf['meeting.wav']} -> ${bucket}`,
+      ]),
+    );
+    expect(blocked).toEqual([]);
+    await page.close();
+  }, 120_000);
+});
+
 describe('voice notes', () => {
   it('records from the microphone with elapsed time, Stop attaches it, sent and stored as audio', async () => {
     const { page, chat } = await openChat();

@@ -14,14 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
-import {
-  SIGN_IN_FILES,
-  SIGN_IN_PAGE,
-  SIGN_IN_SOURCE_DIR,
-  UNHASHED_CACHE_CONTROL,
-  WEB_SECURITY_HEADERS,
-} from '../../lib/web-policy.js';
+import { SIGN_IN_FILES, SIGN_IN_PAGE, SIGN_IN_SOURCE_DIR, UNHASHED_CACHE_CONTROL } from '../../lib/web-policy.js';
 import { screenshots, useBrowser } from './support/browser.js';
+import { expectWebSecurityHeaders } from './support/headers.js';
 import { useRelay } from './support/relay.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -108,8 +103,7 @@ describe('npm start with RELAY_WEB_DIR: the relay sign-in page beside another UI
       expect(res.body.equals(readFileSync(join(ROOT, SIGN_IN_SOURCE_DIR, name)))).toBe(true);
       expect(res.headers['cache-control']).toBe(UNHASHED_CACHE_CONTROL);
       expect(res.headers['content-type']).toMatch(/^text\/(html|javascript|css); charset=utf-8$/);
-      for (const [header, value] of Object.entries(WEB_SECURITY_HEADERS))
-        expect([header, res.headers[header]]).toEqual([header, value]);
+      expectWebSecurityHeaders(res.headers, relay.url);
       const again = await raw(`/${name}`, { 'if-none-match': String(res.headers.etag) });
       expect([name, again.status]).toEqual([name, 304]);
     }

@@ -33,7 +33,7 @@ import {
 import type { RouteSpec } from '../../lib/routes.js';
 import { API_PATH_PATTERN, viewerHostCode } from '../../lib/constructs/edge.js';
 import { DEPLOYMENT_MEMORY_MB, HASHED_ASSETS_FILTER, spaFallbackCode } from '../../lib/constructs/web-hosting.js';
-import { HASHED_CACHE_CONTROL, UNHASHED_CACHE_CONTROL, WEB_SECURITY_HEADERS } from '../../lib/web-policy.js';
+import { HASHED_CACHE_CONTROL, UNHASHED_CACHE_CONTROL, webSecurityHeaders } from '../../lib/web-policy.js';
 import { tableSchema } from '../../lib/table-schema.js';
 import type { IndexSchema } from '../../lib/table-schema.js';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
@@ -2193,9 +2193,29 @@ describe('web app hosting (issue 26)', () => {
     const policy = main.json.Resources[refId(behavior.ResponseHeadersPolicyId)!]!;
     expect(policy.Type).toBe('AWS::CloudFront::ResponseHeadersPolicy');
     const config = policy.Properties!.ResponseHeadersPolicyConfig as Record<string, any>;
-    expect(headersOf(config)).toEqual(WEB_SECURITY_HEADERS);
-    expect(WEB_SECURITY_HEADERS['content-security-policy']).toContain("frame-ancestors 'none'");
-    expect(WEB_SECURITY_HEADERS['content-security-policy']).toContain("connect-src 'self'");
+    // The CSP names the media bucket's origin, a token: a Join around its regional domain name.
+    const mediaBuckets = resourcesOfType(main.json, 'AWS::S3::Bucket').filter(([, r]) =>
+      cdkPath(r).startsWith('ChatRelay/Media/'),
+    );
+    expect(mediaBuckets).toHaveLength(1);
+    const MEDIA = 'https://MEDIA-BUCKET-REGIONAL-DOMAIN';
+    const headers = headersOf(config) as Record<string, unknown>;
+    const csp = headers['content-security-policy'] as { 'Fn::Join': [string, unknown[]] };
+    headers['content-security-policy'] = csp['Fn::Join'][1]
+      .map((part) => {
+        if (typeof part === 'string') return part;
+        expect(part).toEqual({ 'Fn::GetAtt': [mediaBuckets[0]![0], 'RegionalDomainName'] });
+        return MEDIA.slice('https://'.length);
+      })
+      .join(csp['Fn::Join'][0]);
+    expect(headers).toEqual(webSecurityHeaders(MEDIA));
+    const declared = webSecurityHeaders(MEDIA)['content-security-policy']!;
+    expect(declared).toContain("frame-ancestors 'none'");
+    expect(declared).toContain("connect-src 'self'");
+    // Downloads over the inline limit are redirected to the bucket: images and media load from it, nothing else.
+    expect(declared).toContain(`img-src 'self' blob: data: ${MEDIA};`);
+    expect(declared).toContain(`media-src 'self' blob: ${MEDIA};`);
+    expect(declared.split(MEDIA)).toHaveLength(3);
     expect(config.CorsConfig).toBeUndefined();
     expect(resourcesOfType(main.json, 'AWS::CloudFront::ResponseHeadersPolicy')).toHaveLength(1);
   });

@@ -77,11 +77,11 @@ export const FORM = {
   },
 };
 
-/** One second of a 440 Hz tone as 8 kHz 16-bit mono WAV (the screens' voice note, the media tests' audio file). */
-export function wav(): Buffer {
+/** `seconds` of a 440 Hz tone as 8 kHz 16-bit mono WAV, 16 kB a second (the screens' voice note, the media tests' audio files). */
+export function wav(seconds = 1): Buffer {
   const rate = 8000;
-  const samples = Buffer.alloc(rate * 2);
-  for (let i = 0; i < rate; i++)
+  const samples = Buffer.alloc(rate * seconds * 2);
+  for (let i = 0; i < rate * seconds; i++)
     samples.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 9000), i * 2);
   const header = Buffer.alloc(44);
   header.write('RIFF', 0);

@@ -25,7 +25,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WEB_SECURITY_HEADERS } from '../../../lib/web-policy.js';
+import { webSecurityHeaders } from '../../../lib/web-policy.js';
 import { serveWebApp } from '../../../local/web-app.js';
 import type { WebApp } from '../../../local/web-app.js';
 import { prepareWebApp, projectRoot, webBuildStale } from '../../../local/web-build.js';
@@ -54,9 +54,12 @@ function editAfterBuild(root: string, path: string): void {
   utimesSync(path, new Date(), new Date());
 }
 
+/** Where npm start's media downloads over the inline limit would be redirected (its S3's origin). */
+const MEDIA_ORIGIN = 'http://127.0.0.1:4599';
+
 /** Serves a prepared app the way npm start does, on a free port. */
 async function serve(app: WebApp): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => void serveWebApp(req, res, app));
+  const server = createServer((req, res) => void serveWebApp(req, res, app, MEDIA_ORIGIN));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
@@ -158,7 +161,8 @@ describe('npm start rebuilds the web app when its sources changed', () => {
         expect([path, res.status]).toEqual([path, 503]);
         expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
         expect(res.headers.get('cache-control')).toBe('no-store');
-        for (const [name, value] of Object.entries(WEB_SECURITY_HEADERS)) expect(res.headers.get(name)).toBe(value);
+        for (const [name, value] of Object.entries(webSecurityHeaders(MEDIA_ORIGIN)))
+          expect(res.headers.get(name)).toBe(value);
         expect(await res.text()).toBe(`${app.unavailable}\n`);
       }
       const head = await fetch(`${url}/`, { method: 'HEAD' });
