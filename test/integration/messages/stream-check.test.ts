@@ -34,6 +34,13 @@ const STATE_MACHINE_ARN = 'arn:aws:states:us-east-1:000000000000:stateMachine:st
 // dispatch: the local SQS emulator, its flush queue and that queue's poller (the event source
 // mapping's stand-in); no local stream timers, so the AWS starters run.
 const api = useApi({ config, dispatch: true });
+
+/**
+ * For the tests whose stream must still be active when the consumer looks at it: a timeout that a
+ * loaded machine does not outlast between the stream's last write and the check (1 s can lapse).
+ */
+const ACTIVE_TIMEOUT_SECONDS = 10;
+const streamsStayActive = () => api.setConfig({ ...config, server: { streamTimeoutSeconds: ACTIVE_TIMEOUT_SECONDS } });
 beforeAll(() => {
   api.setEnv({ STREAM_TIMEOUT_STATE_MACHINE_ARN: STATE_MACHINE_ARN });
 });
@@ -177,6 +184,9 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
   beforeEach(() => {
     holdBackChecks();
   });
+  afterEach(() => {
+    api.setConfig(config);
+  });
 
   it('a duplicated or redelivered check is harmless: one cancel event', async () => {
     const sfn = spyOnStepFunctions();
@@ -207,6 +217,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
   });
 
   it('hands a stream still active to the state machine: one execution named by the message id', async () => {
+    streamsStayActive();
     const sfn = spyOnStepFunctions();
     const chat = await newChat();
     const msg = await startStream(chat.id);
@@ -229,12 +240,13 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
     expect(input.messageId).toBe(msg.id);
     expect(input.waitSeconds).toBe(MIN_LOOP_SECONDS);
     expect(input.waitMs).toBeGreaterThan(0);
-    expect(input.waitMs).toBeLessThanOrEqual(TIMEOUT_SECONDS * 1000 + 1);
+    expect(input.waitMs).toBeLessThanOrEqual(ACTIVE_TIMEOUT_SECONDS * 1000 + 1);
     // Nothing was cancelled.
     expect(await endsOf(before, msg.id)).toEqual([]);
   });
 
   it('takes an execution that exists already (a redelivered check) as started', async () => {
+    streamsStayActive();
     spyOnStepFunctions(async () => {
       throw new ExecutionAlreadyExists({ message: 'Execution Already Exists', $metadata: {} });
     });
@@ -244,6 +256,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
   });
 
   it('reports only the records whose check failed, so only they come back', async () => {
+    streamsStayActive();
     spyOnStepFunctions(async () => {
       throw new Error('Rate exceeded');
     });
@@ -257,6 +270,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
   });
 
   it('runs a check and a flush signal of one event each on its own: a failing check alone is reported', async () => {
+    streamsStayActive();
     const sfn = spyOnStepFunctions(async () => {
       throw new Error('Rate exceeded');
     });
