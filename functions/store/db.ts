@@ -28,7 +28,7 @@ import type {
   UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { BusyError } from '../errors.js';
+import { BusyError, RateLimitedError } from '../errors.js';
 import { DYNAMODB_BUDGET, clientBudget } from '../platform/aws-clients.js';
 import { callAllowanceMs, timeForWrite } from '../platform/deadline.js';
 import { env } from '../platform/env.js';
@@ -323,10 +323,17 @@ const SINGLE_ITEM_CONFLICTS: RetryPolicy = {
   exhausted: () => new BusyError(),
 };
 
+/** A read DynamoDB kept throttling past its retries: nothing changed, the client may retry (429). */
+export class ThrottledReadError extends RateLimitedError {
+  constructor(readonly unprocessedKeys: number) {
+    super(1, 'The table is busy. Retry shortly.');
+  }
+}
+
 /**
  * The items among `keys` that exist: 100 keys per BatchGetItem (`read`: its other settings,
  * such as ConsistentRead or a projection), asking again for the keys DynamoDB leaves unprocessed
- * (throttling) as `policy` allows; keys still unprocessed then are an error.
+ * (throttling) as `policy` allows; keys still unprocessed then are a ThrottledReadError (429).
  */
 export async function getMany(
   keys: readonly Record<string, unknown>[],
@@ -341,7 +348,7 @@ export async function getMany(
       items.push(...(out.Responses?.[tableName()] ?? []));
       return (batch = out.UnprocessedKeys?.[tableName()]?.Keys ?? []);
     });
-    if (batch.length > 0) throw new Error(`getMany: ${batch.length} keys still unprocessed`);
+    if (batch.length > 0) throw new ThrottledReadError(batch.length);
   }
   return items;
 }
@@ -365,12 +372,15 @@ export async function writeMany(requests: readonly WriteRequest[], policy: Retry
 }
 
 /**
- * Keys or writes a batch call leaves unprocessed, asked for again at once until none are left:
- * for reads a request waits on, and bookkeeping that must not be half done.
+ * Keys or writes a batch call leaves unprocessed (DynamoDB's answer to throttling), asked for
+ * again after a jittered pause that grows (25 ms, 50 ms, ... up to 400 ms: asking again at once
+ * only adds to the throttling), for 2 s at most: then getMany answers 429 (a read changed
+ * nothing) and writeMany fails.
  */
-export const UNPROCESSED_UNTIL_DONE: RetryPolicy<unknown[]> = {
+export const UNPROCESSED_BATCH: RetryPolicy<unknown[]> = {
   attempts: Infinity,
-  backoff: () => 0,
+  budgetMs: 2000,
+  backoff: backoff.fullJitter(25, 400),
   retryResult: (unprocessed) => unprocessed.length > 0,
 };
 

@@ -5,7 +5,7 @@
  * the records themselves for their current `message_id`. Both are written and deleted together.
  */
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { UNPROCESSED_UNTIL_DONE, ddb, getMany, guarded, putNew, tableName, transact } from './db.js';
+import { UNPROCESSED_BATCH, ddb, getMany, guarded, putNew, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
 import { MEDIA_FIELDS, pick } from '../model.js';
@@ -106,7 +106,7 @@ export async function listMedia(
 /** The media items that exist among `ids` (BatchGetItem, strongly consistent; up to 100 per call). */
 export async function getMedia(ids: readonly string[]): Promise<Map<string, MediaRecord>> {
   const keys = [...new Set(ids)].map((id) => Keys.media(id));
-  const items = await getMany(keys, { ConsistentRead: true }, UNPROCESSED_UNTIL_DONE);
+  const items = await getMany(keys, { ConsistentRead: true }, UNPROCESSED_BATCH);
   return new Map(items.map((item) => [String(item.id), toRecord(item)]));
 }
 

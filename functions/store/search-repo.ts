@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { UNPROCESSED_UNTIL_DONE, ddb, getMany, putIf, queryAll, tableName, writeMany } from './db.js';
+import { UNPROCESSED_BATCH, ddb, getMany, putIf, queryAll, tableName, writeMany } from './db.js';
 import { Keys } from './keys.js';
 
 export interface SegmentEntry {
@@ -128,7 +128,7 @@ export async function hitContext(
     ProjectionExpression: `pk, sk, ${projection.ProjectionExpression}`,
     ExpressionAttributeNames: projection.ExpressionAttributeNames,
   };
-  for (const item of await getMany(keys, read, UNPROCESSED_UNTIL_DONE)) {
+  for (const item of await getMany(keys, read, UNPROCESSED_BATCH)) {
     if (item.sk === Keys.messagePointer('').sk) messages.add(Keys.messageIdOf(String(item.pk)));
     else chats.set(String(item.id), item as unknown as ChatSummary);
   }
@@ -154,7 +154,7 @@ export async function recordRetired(keys: readonly string[], retiredAt: number):
   const puts = keys.map((key) => ({
     PutRequest: { Item: { ...Keys.searchRetired(retiredAt, key), type: 'search-retired', key, retiredAt } },
   }));
-  await writeMany(puts, UNPROCESSED_UNTIL_DONE);
+  await writeMany(puts, UNPROCESSED_BATCH);
 }
 
 /** Replaced segments retired before `ms` (up to 1,000, oldest first). */
@@ -175,6 +175,6 @@ export async function retiredBefore(ms: number): Promise<RetiredSegment[]> {
 export async function forgetRetired(entries: readonly RetiredSegment[]): Promise<void> {
   await writeMany(
     entries.map((e) => ({ DeleteRequest: { Key: Keys.searchRetired(e.retiredAt, e.key) } })),
-    UNPROCESSED_UNTIL_DONE,
+    UNPROCESSED_BATCH,
   );
 }

@@ -14,8 +14,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { env } from '../platform/env.js';
-import type { RetryPolicy } from '../platform/retry.js';
-import { ddb, getMany, putIfAbsent, tableName } from './db.js';
+import { UNPROCESSED_BATCH, ddb, getMany, putIfAbsent, tableName } from './db.js';
 import { Keys, STORED_SECRET_NAMES } from './keys.js';
 import type { FirstUseSecretName, GeneratedSecretName, StoredSecretName } from './keys.js';
 
@@ -173,16 +172,9 @@ async function loadStored(names: StoredSecretName[]): Promise<Map<StoredSecretNa
   const values = new Map<StoredSecretName, string>();
   const byPartition = new Map(names.map((name) => [Keys.generatedSecret(name).pk, name]));
   const keys = names.map((name) => Keys.generatedSecret(name));
-  for (const item of await getMany(keys, { ConsistentRead: true }, UNPROCESSED_SECRETS)) {
+  for (const item of await getMany(keys, { ConsistentRead: true }, UNPROCESSED_BATCH)) {
     const name = byPartition.get(String(item.pk));
     if (name && typeof item.value === 'string' && item.value !== '') values.set(name, item.value);
   }
   return values;
 }
-
-/** BatchGetItem may leave keys unprocessed under throttling: asked again for those at once, 5 tries in all. */
-const UNPROCESSED_SECRETS: RetryPolicy<unknown[]> = {
-  attempts: 5,
-  backoff: () => 0,
-  retryResult: (unprocessed) => unprocessed.length > 0,
-};

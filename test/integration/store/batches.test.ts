@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { BatchGetCommand, BatchWriteCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { useApi } from '../../support/api.js';
 import {
-  UNPROCESSED_UNTIL_DONE,
+  ThrottledReadError,
+  UNPROCESSED_BATCH,
   ddb,
   deleteMany,
   getMany,
@@ -24,7 +25,7 @@ const keys = (group: string, count: number) => Array.from({ length: count }, (_,
 const put = (group: string, count: number) =>
   writeMany(
     keys(group, count).map((k, n) => ({ PutRequest: { Item: { ...k, n } } })),
-    UNPROCESSED_UNTIL_DONE,
+    UNPROCESSED_BATCH,
   );
 const read = async (k: Record<string, unknown>) =>
   (await ddb().send(new GetCommand({ TableName: api.tableName, Key: k, ConsistentRead: true }))).Item;
@@ -67,11 +68,7 @@ describe('getMany', () => {
   it('reads 100 keys a call and answers the items that exist', async () => {
     await put('read', 150);
     const sizes = throttle(BatchGetCommand, (input, pass) => pass(input));
-    const items = await getMany(
-      [...keys('read', 150), key('absent', 0)],
-      { ConsistentRead: true },
-      UNPROCESSED_UNTIL_DONE,
-    );
+    const items = await getMany([...keys('read', 150), key('absent', 0)], { ConsistentRead: true }, UNPROCESSED_BATCH);
     expect(items.map((i) => i.n).sort((a, b) => Number(a) - Number(b))).toEqual(
       Array.from({ length: 150 }, (_, n) => n),
     );
@@ -91,16 +88,42 @@ describe('getMany', () => {
       })) as object;
       return { ...out, UnprocessedKeys: { [table]: { ...request, Keys: request.Keys!.slice(3) } } };
     });
-    const items = await getMany(keys('unprocessed', 10), { ConsistentRead: true }, UNPROCESSED_UNTIL_DONE);
+    const items = await getMany(keys('unprocessed', 10), { ConsistentRead: true }, UNPROCESSED_BATCH);
     expect(items).toHaveLength(10);
     expect(sizes).toEqual([10, 7]);
   });
 
-  it('fails once the policy gives up on keys still unprocessed', async () => {
+  it('answers 429 (Retry-After 1) once the policy gives up on keys still unprocessed', async () => {
     const twice: RetryPolicy<unknown[]> = { attempts: 2, backoff: () => 0, retryResult: (u) => u.length > 0 };
     const sizes = throttle(BatchGetCommand, async (input) => ({ Responses: {}, UnprocessedKeys: input.RequestItems }));
-    await expect(getMany(keys('never', 4), {}, twice)).rejects.toThrow('getMany: 4 keys still unprocessed');
+    const error = await getMany(keys('never', 4), {}, twice).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ThrottledReadError);
+    expect(error).toMatchObject({ status: 429, code: 'RATE_LIMIT_ERROR', unprocessedKeys: 4 });
+    expect((error as ThrottledReadError).headers).toEqual({ 'retry-after': '1' });
     expect(sizes).toEqual([4, 4]);
+  });
+
+  it('UNPROCESSED_BATCH pauses, growing, between asks and gives up after 2 s (it used to ask at once, forever)', async () => {
+    const at: number[] = [];
+    throttle(BatchGetCommand, async (input) => {
+      at.push(Date.now());
+      return { Responses: {}, UnprocessedKeys: input.RequestItems };
+    });
+    const error = await getMany(keys('throttled', 3), {}, UNPROCESSED_BATCH).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ThrottledReadError);
+    // No retry starts once 2 s have passed; with pauses of up to 25·2^(n-1) ms (400 at most) that
+    // is a few dozen asks at most, against thousands for asking again at once (and it never ended).
+    expect(at.length).toBeGreaterThan(2);
+    expect(at.length).toBeLessThan(60);
+    // The policy's pauses: full jitter under a cap that doubles from 25 ms up to 400 ms.
+    const cap = (tries: number) => Math.min(400, 25 * 2 ** (tries - 1));
+    for (let tries = 1; tries <= 8; tries++) {
+      for (let i = 0; i < 50; i++) {
+        const pause = UNPROCESSED_BATCH.backoff(tries);
+        expect(pause).toBeGreaterThanOrEqual(0);
+        expect(pause).toBeLessThan(cap(tries));
+      }
+    }
   });
 });
 
