@@ -16,6 +16,7 @@ import sharp from 'sharp';
 import { FAKE_MICROPHONE_ARGS, screenshots, useBrowser } from './support/browser.js';
 import { eventually } from './support/poll.js';
 import { seedChat, signInCookie, useRelay } from './support/relay.js';
+import { textContrast } from './support/contrast.js';
 import { wav } from './support/screens.js';
 
 const ALLOWED = ['image/*', 'audio/*', 'video/*', 'text/plain', 'application/pdf'];
@@ -355,6 +356,12 @@ describe('display', () => {
     await dialog.waitFor();
     const full = dialog.getByTestId('full-image');
     await eventually(() => full.evaluate((img: any) => [img.complete, img.naturalWidth]), [true, 900]);
+    // The bar's controls read against its dark ground (Close was white on the light panel's white).
+    for (const control of [
+      dialog.getByRole('button', { name: 'Close', exact: true }),
+      dialog.getByRole('link', { name: 'Download', exact: true }),
+    ])
+      expect(await textContrast(control)).toBeGreaterThanOrEqual(4.5);
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     await view.click();
@@ -416,6 +423,7 @@ describe('large originals', () => {
     await sent.getByRole('button', { name: 'View poster.png', exact: true }).click();
     const full = page.getByRole('dialog', { name: 'poster.png' }).getByTestId('full-image');
     await eventually(() => full.evaluate((img: any) => [img.complete, img.naturalWidth]), [true, 1300]);
+    await screenshots(page, 'media-large-original');
     await page.keyboard.press('Escape');
     const audio = sent.locator('[data-testid="attachment"][data-kind="audio"] audio');
     await eventually(() => audio.evaluate((a: any) => a.readyState >= 1 && Math.round(a.duration)), 330);
