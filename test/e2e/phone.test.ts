@@ -110,6 +110,10 @@ describe('on a phone', () => {
     try {
       const chats = page.getByRole('navigation', { name: 'Chats' });
       const item = chatItem(page, seeded.markdownChatId).getByRole('link');
+      // Its preview is the markdown message as read, not as written ("## Deploy plan Steps, in **order**").
+      await expect(chatItem(page, seeded.markdownChatId).getByTestId('chat-preview').textContent()).resolves.toMatch(
+        /^Deploy plan Steps, in order: Build the release branch Run the checks Stage Time/,
+      );
       for (const back of ['link', 'browser'] as const) {
         await item.click();
         const heading = page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' });

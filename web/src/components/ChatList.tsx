@@ -8,6 +8,7 @@ import { useStore } from '../state/store';
 import { useFocusOnReturn } from './focus';
 import { MutedIcon, PinIcon } from './Icons';
 import { InboxFilters } from './InboxFilters';
+import { previewText } from '../markdown/plain';
 import { relativeTime } from './time';
 
 export function ChatList({ selectedId }: { selectedId: string | undefined }) {
@@ -107,7 +108,7 @@ const ChatItem = memo(function ChatItem({ chat, selected }: { chat: Chat; select
         <span className="row">
           <span className="chat-preview" data-testid="chat-preview">
             {chat.last_message_role === 'user' && chat.last_message_preview ? 'You: ' : ''}
-            {chat.last_message_preview ?? 'No messages yet'}
+            {chat.last_message_preview ? previewText(chat.last_message_preview) : 'No messages yet'}
           </span>
           {chat.pending_requests_count > 0 && (
             <span
