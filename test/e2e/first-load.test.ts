@@ -12,7 +12,16 @@
 import { afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page, Request } from 'playwright-core';
 import { screenshots, useBrowser } from './support/browser.js';
-import { apiOk, chatItem, createRequest, messageWith, openApp, postMessage, seedChat } from './support/app.js';
+import {
+  apiOk,
+  chatItem,
+  connection,
+  createRequest,
+  messageWith,
+  openApp,
+  postMessage,
+  seedChat,
+} from './support/app.js';
 import type { OpenApp } from './support/app.js';
 import { useRelay } from './support/relay.js';
 import { CHOICE_ONE } from './support/screens.js';
@@ -51,8 +60,9 @@ function watchApi(page: Page): ApiLog {
     const key = `${r.method()} ${url.pathname}${url.search}`;
     all.push(key);
     counts.set(key, (counts.get(key) ?? 0) + 1);
+    if (isStream(r)) return;
     lastActivity = Date.now();
-    if (!isStream(r)) pending.add(r);
+    pending.add(r);
   });
   const done = (r: Request) => {
     if (!pending.delete(r)) return;
@@ -86,17 +96,31 @@ const sorted = (m: Map<string, number>) => Object.fromEntries([...m].sort(([a], 
 const once = (keys: string[]) => Object.fromEntries(keys.sort().map((k) => [k, 1]));
 
 /** What any signed-in first load needs: the access check, the inbox's first page, the stream. */
-const SHELL = [
-  'GET /api/v1/config',
-  'POST /api/v1/auth/session',
-  'GET /api/v1/chats?archived=false&limit=100',
-  'GET /api/v1/events/stream?ephemeral=true',
-];
+const LIST = 'GET /api/v1/chats?archived=false&limit=100';
+const STREAM = 'GET /api/v1/events/stream?ephemeral=true';
+const SHELL = ['GET /api/v1/config', 'POST /api/v1/auth/session', LIST, STREAM];
 const chatReads = (chatId: string) => [
   `GET /api/v1/chats/${chatId}`,
   `GET /api/v1/chats/${chatId}/messages?limit=50`,
   `GET /api/v1/chats/${chatId}/requests?status=pending`,
 ];
+
+/** Everything a first load at the opened chat's URL reads. */
+const openChatLoad = () => [
+  ...SHELL,
+  ...chatReads(open.chatId),
+  `GET /api/v1/media/${open.mediaId}`,
+  `GET /api/v1/files/${open.mediaId}/thumbnail`,
+];
+const without = (m: Map<string, number>, key: string) => new Map([...m].filter(([k]) => k !== key));
+
+/** The opened chat as a person sees it once loaded: its messages, image and request, and the list. */
+async function openChatShown(page: Page): Promise<void> {
+  await messageWith(page, 'Here is the chart.').waitFor();
+  await page.getByRole('img', { name: 'chart.png' }).waitFor();
+  await page.getByRole('region', { name: 'Pending requests' }).waitFor();
+  await chatItem(page, other).waitFor();
+}
 
 let open: { chatId: string; mediaId: string };
 let other: string;
@@ -152,18 +176,10 @@ describe('the first load', () => {
       onPage: (page) => (log = watchApi(page)),
     });
     const { page } = app;
-    await messageWith(page, 'Here is the chart.').waitFor();
-    await page.getByRole('img', { name: 'chart.png' }).waitFor();
-    await page.getByRole('region', { name: 'Pending requests' }).waitFor();
-    await chatItem(page, other).waitFor();
+    await openChatShown(page);
     await settled(log);
 
-    const firstLoad = once([
-      ...SHELL,
-      ...chatReads(open.chatId),
-      `GET /api/v1/media/${open.mediaId}`,
-      `GET /api/v1/files/${open.mediaId}/thumbnail`,
-    ]);
+    const firstLoad = once(openChatLoad());
     expect(sorted(log.counts)).toEqual(firstLoad);
     await screenshots(page, 'first-load-chat');
 
@@ -174,5 +190,49 @@ describe('the first load', () => {
     await settled(log);
     expect(sorted(log.since(mark))).toEqual(once(chatReads(other)));
     expect(sorted(log.counts)).toEqual({ ...firstLoad, ...once(chatReads(other)) });
+  });
+
+  // A stream that never opens must not keep the page empty: the first reads go without it (once).
+  it.each([
+    ['refused', (page: Page) => page.route('**/api/v1/events/stream**', (route) => route.abort())],
+    ['never answered', (page: Page) => page.route('**/api/v1/events/stream**', () => undefined)],
+  ])('with the event stream %s, the page still reads the list and the open chat once each', async (_, hold) => {
+    let log!: ApiLog;
+    app = await openApp(holder.browser, relay, `/chats/${open.chatId}`, undefined, {
+      liveEvents: false,
+      onPage: async (page) => {
+        log = watchApi(page);
+        await hold(page);
+      },
+    });
+    await openChatShown(app.page);
+    await settled(log);
+    expect(sorted(without(log.counts, STREAM))).toEqual(once(openChatLoad().filter((k) => k !== STREAM)));
+    expect(await app.page.getByTestId('connection').getAttribute('data-state')).not.toBe('open');
+  });
+
+  // Last: it restarts the server.
+  it('after a reconnect the page reads the list and the open chat again, once each (catching up)', async () => {
+    let log!: ApiLog;
+    app = await openApp(holder.browser, relay, `/chats/${open.chatId}`, undefined, {
+      onPage: (page) => (log = watchApi(page)),
+    });
+    const { page } = app;
+    await openChatShown(page);
+    await settled(log);
+
+    // Hold the page's reconnects back while the server restarts, then let exactly one through.
+    await page.route('**/api/v1/events/stream*', (route) => route.abort('connectionrefused'));
+    await relay.down();
+    await page.locator('[data-testid="connection"]:not([data-state="open"])').waitFor();
+    await relay.up();
+    const mark = log.mark();
+    await page.unroute('**/api/v1/events/stream*');
+    await connection(page, 'open');
+    await settled(log);
+
+    const reads = [LIST, ...chatReads(open.chatId)];
+    const again = new Map([...log.since(mark)].filter(([key]) => reads.includes(key)));
+    expect(sorted(again)).toEqual(once(reads));
   });
 });

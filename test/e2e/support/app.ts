@@ -56,7 +56,7 @@ export async function openApp(
   options: {
     liveEvents?: boolean;
     /** Called with the new page before it loads anything (e.g. to watch every request it makes). */
-    onPage?: (page: Page) => void;
+    onPage?: (page: Page) => void | Promise<void>;
   } = {},
 ): Promise<OpenApp> {
   const context = await browser.newContext({ viewport });
@@ -68,7 +68,7 @@ export async function openApp(
   await context.addCookies([{ name, value, domain: hostname, path: '/api', httpOnly: true, sameSite: 'Strict' }]);
   const page = await context.newPage();
   const streams = watchStreams(page);
-  options.onPage?.(page);
+  await options.onPage?.(page);
   await page.goto(`${relay.url}${path}`);
   await connection(page, options.liveEvents === false ? 'connecting' : 'open');
   return { context, page, streams, close: () => context.close() };
