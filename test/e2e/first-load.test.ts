@@ -161,7 +161,7 @@ beforeAll(async () => {
 describe('the first load', () => {
   it('at / reads the configuration, the session, the chat list and the stream once each', async () => {
     let log!: ApiLog;
-    app = await openApp(holder.browser, relay, '/', undefined, { onPage: (page) => (log = watchApi(page)) });
+    app = await openApp(holder.browser, relay, '/', undefined, { onPage: (page) => void (log = watchApi(page)) });
     await chatItem(app.page, open.chatId).waitFor();
     await chatItem(app.page, other).waitFor();
     await settled(log);
@@ -173,7 +173,7 @@ describe('the first load', () => {
   it("at a chat's URL reads that chat, its messages, requests and media once each; a switch reads the next chat once", async () => {
     let log!: ApiLog;
     app = await openApp(holder.browser, relay, `/chats/${open.chatId}`, undefined, {
-      onPage: (page) => (log = watchApi(page)),
+      onPage: (page) => void (log = watchApi(page)),
     });
     const { page } = app;
     await openChatShown(page);
@@ -215,7 +215,7 @@ describe('the first load', () => {
   it('after a reconnect the page reads the list and the open chat again, once each (catching up)', async () => {
     let log!: ApiLog;
     app = await openApp(holder.browser, relay, `/chats/${open.chatId}`, undefined, {
-      onPage: (page) => (log = watchApi(page)),
+      onPage: (page) => void (log = watchApi(page)),
     });
     const { page } = app;
     await openChatShown(page);
