@@ -99,9 +99,12 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
 
   useEffect(() => {
     if (route.name === 'sign-in') navigate(pathOf({ name: 'inbox' }), { replace: true });
-    if (route.name === 'archived') chats.setView('archived', filter);
-    else if (route.name === 'inbox') chats.setView('inbox', filter);
-    else chats.setView(chats.snapshot.view, filter);
+    // The first list read waits for the stream to open, so that it needs no second read (live.whenLive).
+    return live.whenLive(() => {
+      if (route.name === 'archived') chats.setView('archived', filter);
+      else if (route.name === 'inbox') chats.setView('inbox', filter);
+      else chats.setView(chats.snapshot.view, filter);
+    });
   }, [route.name, filter]);
 
   const detail = route.name === 'chat' || route.name === 'new' || route.name === 'settings';

@@ -53,7 +53,11 @@ export async function openApp(
   relay: Relay,
   path = '/',
   viewport = { width: 1280, height: 800 },
-  options: { liveEvents?: boolean } = {},
+  options: {
+    liveEvents?: boolean;
+    /** Called with the new page before it loads anything (e.g. to watch every request it makes). */
+    onPage?: (page: Page) => void | Promise<void>;
+  } = {},
 ): Promise<OpenApp> {
   const context = await browser.newContext({ viewport });
   // Without live events the page's event stream is refused (the browser keeps retrying: connecting).
@@ -64,6 +68,7 @@ export async function openApp(
   await context.addCookies([{ name, value, domain: hostname, path: '/api', httpOnly: true, sameSite: 'Strict' }]);
   const page = await context.newPage();
   const streams = watchStreams(page);
+  await options.onPage?.(page);
   await page.goto(`${relay.url}${path}`);
   await connection(page, options.liveEvents === false ? 'connecting' : 'open');
   return { context, page, streams, close: () => context.close() };

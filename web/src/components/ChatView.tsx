@@ -33,14 +33,18 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
 
   useEffect(() => {
     store.attach();
-    void store.load();
-    void chats.refreshNow(chatId).then((found) => setMissing(!found));
     const unsubscribe = live.subscribe(store.onEvent);
     const unresync = live.onResync(() => {
       void store.load();
       chats.refresh(chatId);
     });
+    // On the page's first load this waits for the stream to open, so that it needs no second read.
+    const cancel = live.whenLive(() => {
+      void store.load();
+      void chats.refreshNow(chatId).then((found) => setMissing(!found));
+    });
     return () => {
+      cancel();
       unsubscribe();
       unresync();
       store.dispose();

@@ -4,9 +4,13 @@
  * `Last-Event-ID`, which the service honours, so nothing persisted is missed across a restart.
  * If the browser gives up (an HTTP error instead of a stream), this module reconnects itself with
  * `cursor` = the last persisted event seen, and drops that cursor if the service no longer knows it.
- * Each time the stream opens, subscribers get a `resync`: on the first open, to re-read what changed
- * between their first read and the stream's start (a stream without a cursor replays nothing); after
- * an interruption, to refresh what ephemeral events (chunks) could not replay.
+ * The page's first reads wait for the stream (`whenLive`): a stream without a cursor replays nothing,
+ * so a read made before it opened could miss what changed in between, while a read made after it
+ * opened misses nothing (the service fixes the stream's start before it answers). So the list and the
+ * open chat are read once, when the stream opens. If it fails first, or takes longer than
+ * FIRST_READS_WAIT_MS, they are read at once, without live updates, and re-read when it does open.
+ * After that, each time the stream opens again, subscribers get a `resync`, to refresh what the
+ * interruption's ephemeral events (chunks) could not replay; reads made while it is open need none.
  *
  * A tab hidden for HIDDEN_RELEASE_MS gives its connection back (each held stream is a running
  * function: `npm run cost` prices a tab with and without this) and stops retrying; shown again, it
@@ -43,6 +47,12 @@ export const EPHEMERAL_EVENT_TYPES: ReadonlySet<string> = new Set([
   'message.streaming.chunk',
 ]);
 const HIDDEN_RELEASE_MS = 2 * 60_000;
+/**
+ * The first reads wait this long at most for the stream to open: one that neither opens nor fails
+ * (held by a proxy, a slow start) must not keep the page empty. Then they go at once, and the open
+ * resyncs them.
+ */
+const FIRST_READS_WAIT_MS = 2000;
 const MAX_BACKOFF_MS = 30_000;
 
 class LiveEvents {
@@ -50,6 +60,11 @@ class LiveEvents {
   private lastPersistedId: string | undefined;
   private listeners = new Set<LiveListener>();
   private resyncListeners = new Set<() => void>();
+  /** First reads waiting for this start's stream to open (or fail): see whenLive. */
+  private waiting = new Set<() => void>();
+  /** This start's stream has opened or failed once: reads run at once, and each open resyncs. */
+  private settled = false;
+  private settleTimer: ReturnType<typeof setTimeout> | undefined;
   private stateListeners = new Set<() => void>();
   private backoffMs = 1000;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -63,11 +78,14 @@ class LiveEvents {
     if (this.started) return;
     this.started = true;
     document.addEventListener('visibilitychange', this.onVisibility);
+    this.settleTimer = setTimeout(() => this.settle(), FIRST_READS_WAIT_MS);
     this.connect();
   }
 
   stop(): void {
     this.started = false;
+    this.settled = false;
+    clearTimeout(this.settleTimer);
     document.removeEventListener('visibilitychange', this.onVisibility);
     clearTimeout(this.retryTimer);
     clearTimeout(this.hiddenTimer);
@@ -80,6 +98,30 @@ class LiveEvents {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+  /**
+   * Runs a first read (the list, an opened chat) when it can miss no event: at once if this tab's
+   * stream has opened (or failed) already, else as soon as it opens, or fails or takes longer than
+   * FIRST_READS_WAIT_MS (then the read goes without live updates, and the open that follows
+   * resyncs it). Returns a cancel for a read still waiting. A resync listener registered with the read is not called for the open that ran it.
+   */
+  whenLive(read: () => void): () => void {
+    if (this.settled) {
+      read();
+      return () => undefined;
+    }
+    this.waiting.add(read);
+    return () => this.waiting.delete(read);
+  }
+
+  private settle(): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.settleTimer);
+    const reads = [...this.waiting];
+    this.waiting.clear();
+    for (const read of reads) read();
+  }
+
   onResync(listener: () => void): () => void {
     this.resyncListeners.add(listener);
     return () => this.resyncListeners.delete(listener);
@@ -109,9 +151,12 @@ class LiveEvents {
       opened = true;
       this.backoffMs = 1000;
       this.setState('open');
-      for (const listener of this.resyncListeners) listener();
+      // The first open runs the first reads, which start after the stream's start: nothing to resync.
+      if (!this.settled) this.settle();
+      else for (const listener of this.resyncListeners) listener();
     };
     source.onerror = () => {
+      this.settle();
       if (source.readyState === EventSource.CLOSED) {
         // The browser gave up (an error answer, not a dropped stream): reconnect ourselves. A cursor
         // the service refused (400: unknown or expired) is dropped; the resync covers the gap.
