@@ -211,6 +211,38 @@ describe('the first load', () => {
     expect(await app.page.getByTestId('connection').getAttribute('data-state')).not.toBe('open');
   });
 
+  it('a message that arrives while the open chat is being read stays in view when the read returns', async () => {
+    const chatId = await seedChat(relay, { title: 'Read under way' });
+    await postMessage(relay, chatId, 'Before the read.');
+    // The chat's messages read is answered by the service at once, and handed to the page later.
+    let answered!: () => void;
+    const served = new Promise<void>((ok) => (answered = ok));
+    let release!: () => void;
+    const held = new Promise<void>((ok) => (release = ok));
+    app = await openApp(holder.browser, relay, `/chats/${chatId}`, undefined, {
+      onPage: async (page) => {
+        await page.route(
+          (url) => url.pathname === `/api/v1/chats/${chatId}/messages`,
+          async (route) => {
+            const response = await route.fetch();
+            answered();
+            await held;
+            await route.fulfill({ response });
+          },
+        );
+      },
+    });
+    const { page } = app;
+    await served;
+    await postMessage(relay, chatId, 'While the read was on its way.');
+    // The page has its event: the list's row shows it.
+    await chatItem(page, chatId).getByTestId('chat-preview').filter({ hasText: 'While the read' }).waitFor();
+    release();
+    await messageWith(page, 'Before the read.').waitFor();
+    // It used to vanish here: the read's answer (served before it) replaced what the events had added.
+    await messageWith(page, 'While the read was on its way.').waitFor({ timeout: 5_000 });
+  });
+
   // Last: it restarts the server.
   it('after a reconnect the page reads the list and the open chat again, once each (catching up)', async () => {
     let log!: ApiLog;

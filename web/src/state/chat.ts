@@ -6,6 +6,7 @@
  */
 import { api, ApiError, newIdempotencyKey } from '../api/client';
 import type { ChatRequest, EventEnvelope, Message, Resolution } from '../api/types';
+import { compareMessages, withNewestPage } from './message-order';
 import { Store } from './store';
 
 export interface Outgoing {
@@ -79,11 +80,9 @@ export class ChatStore extends Store<State> {
       if (this.disposed) return;
       const newest = [...page.data].reverse();
       const first = this.state.loading;
-      const oldestNew = newest[0];
-      // Keep older pages already read; replace everything from the newest page's oldest message on.
-      const kept = first || !oldestNew ? [] : this.state.messages.filter((m) => compareMessages(m, oldestNew) < 0);
       this.set({
-        messages: [...kept, ...newest],
+        // Older pages already read stay; live events since the read are not undone (message-order.ts).
+        messages: withNewestPage(this.state.messages, newest, first),
         requests: requests.data,
         loading: false,
         error: undefined,
@@ -337,11 +336,6 @@ export class ChatStore extends Store<State> {
       Math.max(0, next - Date.now()) + 10,
     );
   }
-}
-
-export function compareMessages(a: Message, b: Message): number {
-  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 export const messageOf = (error: unknown): string =>
