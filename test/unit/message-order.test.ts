@@ -34,7 +34,7 @@ describe('withNewestPage', () => {
 
   it("keeps chunks that arrived after the read: the shown stream is newer than the page's", () => {
     const read = msg('s', 1, { stream_state: 'streaming', content_final: null, content_partial: 'Hel' });
-    const live = { ...read, content_partial: 'Hello, wor', updated_at: at(5) };
+    const live: Message = { ...read, content_partial: 'Hello, wor', updated_at: at(5) };
     expect(withNewestPage([live], [read], false)).toEqual([live]);
     // The page wins when it is as new or newer (a completion the page already holds).
     const done = {

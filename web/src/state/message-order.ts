@@ -4,10 +4,16 @@
  * after it was served, or chunks appended to a stream since, would otherwise vanish from view
  * until the next read (the list answers as of its read; the events keep coming meanwhile).
  */
-import type { Message } from '../api/types';
+
+/** What ordering and joining look at (a Message has them). */
+interface Ordered {
+  id: string;
+  created_at: string;
+  updated_at: string;
+}
 
 /** Oldest first: by created_at, then by id (the service's order). */
-export function compareMessages(a: Message, b: Message): number {
+export function compareMessages(a: Ordered, b: Ordered): number {
   if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
@@ -18,7 +24,7 @@ export function compareMessages(a: Message, b: Message): number {
  * both is the page's, unless the shown one was updated later (live chunks, a completion, since
  * the read); messages newer than the whole page (created by events after the read) stay after it.
  */
-export function withNewestPage(shown: readonly Message[], newest: readonly Message[], first: boolean): Message[] {
+export function withNewestPage<M extends Ordered>(shown: readonly M[], newest: readonly M[], first: boolean): M[] {
   const oldest = newest[0];
   const latest = newest.at(-1);
   const byId = new Map(shown.map((m) => [m.id, m]));
