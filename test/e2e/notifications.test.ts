@@ -27,6 +27,7 @@ import { createECDH, randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { BrowserContext, CDPSession, Page, Worker } from 'playwright-core';
 import sharp from 'sharp';
+import { EPHEMERAL_EVENT_TYPES, EVENT_TYPES } from '../../web/src/live/event-types.js';
 import { screenshots, useBrowser } from './support/browser.js';
 import { E2E_CONFIG, seedChat, useRelay } from './support/relay.js';
 
@@ -441,7 +442,8 @@ function controllableVisibility() {
   };
 }
 
-const PERSISTED = ['chat.created', 'chat.updated', 'message.created', 'message.streaming.complete', 'request.created'];
+/** Every persisted event type: the app's cursor is the last of any of them (opening the chat adds a chat.read). */
+const PERSISTED: readonly string[] = EVENT_TYPES.filter((type) => !EPHEMERAL_EVENT_TYPES.has(type));
 
 interface StreamView {
   url: string;
@@ -468,7 +470,7 @@ describe('a hidden tab', () => {
   });
 
   async function openChat(context: BrowserContext, routeStream?: (page: Page) => Promise<void>): Promise<Page> {
-    await context.addInitScript(recordStreams, [...PERSISTED, 'chat.typing', 'message.streaming.chunk']);
+    await context.addInitScript(recordStreams, [...EVENT_TYPES]);
     await context.addInitScript(controllableVisibility);
     const page = await context.newPage();
     await page.clock.install();

@@ -22,30 +22,9 @@ import type { EventEnvelope } from '../api/types';
 export type LiveState = 'connecting' | 'open' | 'offline';
 export type LiveListener = (event: EventEnvelope) => void;
 
-export const EVENT_TYPES = [
-  'chat.created',
-  'chat.updated',
-  'chat.archived',
-  'chat.unarchived',
-  'chat.read',
-  'chat.unread',
-  'chat.typing',
-  'chat.user_typing',
-  'message.created',
-  'message.streaming.chunk',
-  'message.streaming.complete',
-  'request.created',
-  'request.resolved',
-  'request.cancelled',
-  'media.attached',
-] as const;
+import { EPHEMERAL_EVENT_TYPES, EVENT_TYPES } from './event-types';
 
-/** Not replayable, never sent to webhooks (contract §6.1). */
-export const EPHEMERAL_EVENT_TYPES: ReadonlySet<string> = new Set([
-  'chat.typing',
-  'chat.user_typing',
-  'message.streaming.chunk',
-]);
+export { EPHEMERAL_EVENT_TYPES, EVENT_TYPES };
 const HIDDEN_RELEASE_MS = 2 * 60_000;
 /**
  * The first reads wait this long at most for the stream to open: one that neither opens nor fails
