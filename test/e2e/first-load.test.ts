@@ -158,24 +158,26 @@ beforeAll(async () => {
   }
 });
 
+/** Opens the app at `path` with every /api request of the page counted from the start. */
+async function openWatched(path: string): Promise<{ page: Page; log: ApiLog }> {
+  let log!: ApiLog;
+  app = await openApp(holder.browser, relay, path, undefined, { onPage: (page) => void (log = watchApi(page)) });
+  return { page: app.page, log };
+}
+
 describe('the first load', () => {
   it('at / reads the configuration, the session, the chat list and the stream once each', async () => {
-    let log!: ApiLog;
-    app = await openApp(holder.browser, relay, '/', undefined, { onPage: (page) => void (log = watchApi(page)) });
-    await chatItem(app.page, open.chatId).waitFor();
-    await chatItem(app.page, other).waitFor();
+    const { page, log } = await openWatched('/');
+    await chatItem(page, open.chatId).waitFor();
+    await chatItem(page, other).waitFor();
     await settled(log);
 
     expect(sorted(log.counts)).toEqual(once([...SHELL]));
-    await screenshots(app.page, 'first-load-inbox');
+    await screenshots(page, 'first-load-inbox');
   });
 
   it("at a chat's URL reads that chat, its messages, requests and media once each; a switch reads the next chat once", async () => {
-    let log!: ApiLog;
-    app = await openApp(holder.browser, relay, `/chats/${open.chatId}`, undefined, {
-      onPage: (page) => void (log = watchApi(page)),
-    });
-    const { page } = app;
+    const { page, log } = await openWatched(`/chats/${open.chatId}`);
     await openChatShown(page);
     await settled(log);
 
@@ -245,11 +247,7 @@ describe('the first load', () => {
 
   // Last: it restarts the server.
   it('after a reconnect the page reads the list and the open chat again, once each (catching up)', async () => {
-    let log!: ApiLog;
-    app = await openApp(holder.browser, relay, `/chats/${open.chatId}`, undefined, {
-      onPage: (page) => void (log = watchApi(page)),
-    });
-    const { page } = app;
+    const { page, log } = await openWatched(`/chats/${open.chatId}`);
     await openChatShown(page);
     await settled(log);
 
