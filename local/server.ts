@@ -20,7 +20,7 @@ import { sqs as sqsClient } from '../functions/platform/queues.js';
 import { s3 as s3Client } from '../functions/platform/s3-client.js';
 import { ddb } from '../functions/store/db.js';
 import { fallbackHandler, functionTimeoutSeconds, routes } from '../lib/routes.js';
-import { MEDIA_UPLOAD_PATH } from '../lib/web-policy.js';
+import { MEDIA_UPLOAD_PATH, webSecurityHeaders } from '../lib/web-policy.js';
 import type { RouteSpec } from '../lib/routes.js';
 import { REFUSE_ABANDONED, asInvocation, refuseAbandonedCalls, startInvocations } from './invocations.js';
 import { startLocalS3 } from './s3.js';
@@ -459,15 +459,16 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await s3.stop();
   };
   const { mounted, fallback } = handlers;
-  // Where downloads over the inline limit are redirected (presigned URLs of the local S3).
-  const mediaOrigin = new URL(s3.endpoint).origin;
+  // The app's headers, once: its CSP names where downloads over the inline limit are redirected
+  // (presigned URLs of the local S3).
+  const webHeaders = webSecurityHeaders(new URL(s3.endpoint).origin);
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     trackAnswer(req, res);
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
       // Upload sessions' form POSTs from the web app's pages, streamed on to the bucket (README "Large files").
       if (path === MEDIA_UPLOAD_PATH) return s3.formUpload(req, res);
-      if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web, mediaOrigin);
+      if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web, webHeaders);
       const method = req.method ?? 'GET';
       let found: Mounted | undefined;
       let values: string[] = [];

@@ -23,7 +23,6 @@ import {
   HASHED_CACHE_CONTROL,
   SIGN_IN_FILES,
   UNHASHED_CACHE_CONTROL,
-  webSecurityHeaders,
   isAppRoute,
 } from '../lib/web-policy.js';
 
@@ -172,16 +171,15 @@ function fileFor(dir: string, path: string): string | undefined {
 
 /**
  * Answers a request for a path outside /api from the app's folder (see the top of this file).
- * `mediaOrigin`: the origin of the media bucket's presigned URLs, which the CSP allows images and
- * media from (lib/web-policy.ts contentSecurityPolicy).
+ * `security`: the app's security headers (lib/web-policy.ts webSecurityHeaders), made once by the
+ * caller for its media bucket's origin.
  */
 export async function serveWebApp(
   req: IncomingMessage,
   res: ServerResponse,
   app: WebApp,
-  mediaOrigin: string,
+  security: Readonly<Record<string, string>>,
 ): Promise<void> {
-  const security = webSecurityHeaders(mediaOrigin);
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return answerText(req, res, security, 405, 'Method not allowed.', { allow: 'GET, HEAD' });
   }

@@ -59,7 +59,7 @@ const MEDIA_ORIGIN = 'http://127.0.0.1:4599';
 
 /** Serves a prepared app the way npm start does, on a free port. */
 async function serve(app: WebApp): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => void serveWebApp(req, res, app, MEDIA_ORIGIN));
+  const server = createServer((req, res) => void serveWebApp(req, res, app, webSecurityHeaders(MEDIA_ORIGIN)));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
