@@ -7,6 +7,7 @@
  */
 import { FieldRuleError } from '../errors.js';
 import { FormFieldType, OptionVariant, RequestType } from '../model.js';
+import { patternProblem, textMatchesPattern } from '../platform/text-pattern.js';
 import type {
   ChoiceConfig,
   ChoiceOption,
@@ -140,15 +141,13 @@ function textInputConfig(config: Record<string, unknown>): TextInputConfig {
       if (v.pattern !== null && typeof v.pattern !== 'string') {
         throw new FieldRuleError('config.validation.pattern', 'config.validation.pattern must be a string or null.');
       }
-      if (typeof v.pattern === 'string') {
-        try {
-          new RegExp(v.pattern);
-        } catch {
-          throw new FieldRuleError(
-            'config.validation.pattern',
-            'config.validation.pattern must be a valid regular expression.',
-          );
-        }
+      // It must compile as ECMAScript and for the linear-time engine it is matched with
+      // (platform/text-pattern.ts: no backreferences, no lookaround).
+      if (typeof v.pattern === 'string' && patternProblem(v.pattern) !== undefined) {
+        throw new FieldRuleError(
+          'config.validation.pattern',
+          'config.validation.pattern must be a valid regular expression.',
+        );
       }
       validation.pattern = v.pattern;
     }
@@ -263,7 +262,7 @@ function textResolution(config: TextInputConfig, text: unknown): ResolutionPaylo
   if (maxLength !== undefined && trimmed.length > maxLength) {
     throw new FieldRuleError('text', 'text is longer than maximum length.', { maxLength });
   }
-  if (typeof pattern === 'string' && !new RegExp(pattern).test(trimmed)) {
+  if (typeof pattern === 'string' && !textMatchesPattern(pattern, trimmed)) {
     throw new FieldRuleError('text', 'text does not match required pattern.');
   }
   return { text: trimmed };

@@ -28,7 +28,13 @@ export const ChoiceConfig = z
 const TextValidation = z.object({
   minLength: z.optional(z.int().check(z.gte(0))),
   maxLength: z.optional(z.int().check(z.gte(1))),
-  pattern: z.optional(z.nullable(z.string())).check(z.meta({ description: 'An ECMAScript regular expression.' })),
+  pattern: z.optional(z.nullable(z.string())).check(
+    z.meta({
+      description:
+        'An ECMAScript regular expression (no flags, an unanchored search), matched in linear time: ' +
+        'backreferences, lookahead and lookbehind are refused (README "Limits").',
+    }),
+  ),
 });
 
 export const TextInputConfig = z

@@ -134,6 +134,28 @@ describe('requests', () => {
     expect(stored.resolution_payload).toEqual({ text: 'Aurora Borealis' });
   });
 
+  it("text answer: an agent's catastrophic pattern is checked without stalling the page (issue 33 item 1)", async () => {
+    // `^(a+)+$` against 34 `a` and a `!` held a backtracking engine for over a minute.
+    const { chatId, requestId, form, page } = await withRequest('Catastrophic pattern', {
+      type: 'text_input',
+      title: 'Only the letter a',
+      config: { validation: { pattern: '^(a+)+$' } },
+    });
+    await form.getByLabel('Answer').fill(`${'a'.repeat(34)}!`);
+    const started = Date.now();
+    await form.getByRole('button', { name: 'Submit' }).click();
+    await form.getByRole('alert').filter({ hasText: 'The answer does not have the expected format.' }).waitFor();
+    // The page's main thread answers right after (a stalled one would not run this at all).
+    await expect(page.evaluate(() => 1 + 1)).resolves.toBe(2);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(await status(chatId, requestId)).toBe('pending');
+
+    await form.getByLabel('Answer').fill('a'.repeat(34));
+    await form.getByRole('button', { name: 'Submit' }).click();
+    await form.waitFor({ state: 'detached' });
+    expect((await getRequest(relay, chatId, requestId)).resolution_payload).toEqual({ text: 'a'.repeat(34) });
+  });
+
   it('form with every field type: required ones enforced; the stored values are exactly what was entered', async () => {
     const { chatId, requestId, form } = await withRequest('Form', FORM);
     const submit = form.getByRole('button', { name: 'Ship it' });

@@ -165,7 +165,7 @@ function TextAnswer({ config, busy, answer }: Shared & { config: TextInputConfig
   const id = useId();
   const { minLength, maxLength, pattern } = config.validation ?? {};
 
-  function submit(event?: FormEvent) {
+  async function submit(event?: FormEvent) {
     event?.preventDefault();
     const trimmed = text.trim();
     const issue = !trimmed
@@ -174,7 +174,7 @@ function TextAnswer({ config, busy, answer }: Shared & { config: TextInputConfig
         ? `At least ${minLength} characters.`
         : maxLength !== undefined && trimmed.length > maxLength
           ? `At most ${maxLength} characters.`
-          : pattern && !safeTest(pattern, trimmed)
+          : pattern && !(await matchesPattern(pattern, trimmed))
             ? 'The answer does not have the expected format.'
             : undefined;
     setProblem(issue);
@@ -192,7 +192,7 @@ function TextAnswer({ config, busy, answer }: Shared & { config: TextInputConfig
         disabled={busy}
         onChange={(e) => setText(e.target.value)}
         onKeyDown={(e) => {
-          if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) submit();
+          if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) void submit();
         }}
         aria-invalid={problem ? true : undefined}
       />
@@ -201,16 +201,22 @@ function TextAnswer({ config, busy, answer }: Shared & { config: TextInputConfig
           {problem}
         </p>
       )}
-      <Submit busy={busy} onClick={() => submit()} />
+      <Submit busy={busy} onClick={() => void submit()} />
     </>
   );
 }
 
-function safeTest(pattern: string, text: string): boolean {
+/**
+ * The service's own rule (functions/platform/text-pattern.ts), in linear time: an agent's pattern
+ * never backtracks on the page's main thread. Loaded on first use, so its engine (re2js, ~48 KB
+ * gzipped) stays out of the initial script.
+ */
+async function matchesPattern(pattern: string, text: string): Promise<boolean> {
   try {
-    return new RegExp(pattern).test(text);
+    const { textMatchesPattern } = await import('../../../functions/platform/text-pattern');
+    return textMatchesPattern(pattern, text);
   } catch {
-    return true; // The service checks it too.
+    return true; // Not loaded (offline): the service checks the answer too.
   }
 }
 
