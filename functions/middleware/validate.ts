@@ -136,6 +136,58 @@ function checkShape(
   }
 }
 
+/** A UTF-16 code unit of a surrogate pair standing alone: what `u` reads as a lone surrogate. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Whether every string in `value`, object keys included, at any depth, is well-formed Unicode.
+ * A lone surrogate (`"\ud83d"`, which JSON allows) is no text: DynamoDB refuses it with an
+ * InternalFailure, and no client could read it back as UTF-8. Iterative like checkShape; a
+ * Buffer (an upload's bytes, InputSchemas.readBody) holds bytes, not text, and is skipped.
+ */
+function wellFormed(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return false;
+      continue;
+    }
+    if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v)) continue;
+    if (Array.isArray(v)) {
+      stack.push(...(v as unknown[]));
+      continue;
+    }
+    for (const [key, child] of Object.entries(v)) {
+      if (LONE_SURROGATE.test(key)) return false;
+      stack.push(child);
+    }
+  }
+  return true;
+}
+
+/**
+ * Every body field kept, checked for well-formed Unicode (README "Limits"): one whose strings
+ * or keys hold a lone surrogate is a schema error on that field (a key that is itself not
+ * well-formed cannot name a field: a form error). Unknown fields are ignored, as ever (§1.2).
+ */
+function checkUnicode(
+  raw: unknown,
+  isKept: (field: string) => boolean,
+  errors: { formErrors: string[]; fieldErrors: Record<string, string[]> },
+): void {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return;
+  for (const [field, value] of Object.entries(raw)) {
+    if (!isKept(field) || wellFormed(value)) continue;
+    if (LONE_SURROGATE.test(field)) {
+      errors.formErrors.push('Object keys must be well-formed Unicode (no lone surrogates).');
+      continue;
+    }
+    if (!Object.hasOwn(errors.fieldErrors, field)) errors.fieldErrors[field] = [];
+    errors.fieldErrors[field]!.push(`${field} must be well-formed Unicode (no lone surrogates).`);
+  }
+}
+
 /** Whether the schema keeps a body field: what it output, else (it failed) what its object shape names. */
 function keptFields(schema: z.core.$ZodType, output: unknown): (field: string) => boolean {
   if (typeof output === 'object' && output !== null)
@@ -167,11 +219,17 @@ export function validate(schemas: InputSchemas): HttpMiddleware {
       const path = collect(schemas.path, event.pathParameters ?? {}, errors);
       const query = collect(schemas.query, event.queryStringParameters ?? {}, errors);
       const validBody = collect(schemas.body, body, errors);
-      if (schemas.body) checkShape(body, keptFields(schemas.body, validBody), errors);
-      if (errors.formErrors.length > 0 || Object.keys(errors.fieldErrors).length > 0) {
-        throw new SchemaValidationError(errors.formErrors, errors.fieldErrors);
+      if (schemas.body) {
+        const isKept = keptFields(schemas.body, validBody);
+        checkShape(body, isKept, errors);
+        checkUnicode(body, isKept, errors);
       }
+      const failed = () => errors.formErrors.length > 0 || Object.keys(errors.fieldErrors).length > 0;
+      if (failed()) throw new SchemaValidationError(errors.formErrors, errors.fieldErrors);
       const read = schemas.readBody ? await schemas.readBody(event, state.config) : undefined;
+      // A body the route reads itself (an upload's JSON: fileName, contentType) keeps the same rule.
+      checkUnicode(read, () => true, errors);
+      if (failed()) throw new SchemaValidationError(errors.formErrors, errors.fieldErrors);
       state.input = { path, query, body: schemas.body ? validBody : (read ?? {}) };
     },
   };
