@@ -53,11 +53,22 @@ export function header(event: HttpEvent, name: string): string | undefined {
   return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
 }
 
+/**
+ * Headers of every JSON answer of the API, errors included: a browser never reads one as
+ * another type, and no cache (a browser's, a proxy's) keeps one, since most carry a person's
+ * chats and some answer a secret or a session cookie.
+ */
+export const API_JSON_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+} as const;
+
 export function jsonResult(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResult {
-  if (statusCode === 204 || body === undefined) return { statusCode, headers, body: '' };
+  if (statusCode === 204 || body === undefined)
+    return { statusCode, headers: { ...API_JSON_HEADERS, ...headers }, body: '' };
   return {
     statusCode,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+    headers: { 'content-type': 'application/json; charset=utf-8', ...API_JSON_HEADERS, ...headers },
     body: JSON.stringify(body),
   };
 }

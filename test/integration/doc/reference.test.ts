@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
@@ -40,5 +41,34 @@ describe('GET /api/v1/reference', () => {
     expect(JSON.parse(embedded!)).toEqual(doc.body);
     // `<` is escaped, so a description cannot end the script element.
     expect(embedded).not.toContain('<');
+  });
+
+  it("runs under a CSP allowing exactly its inline scripts and stylesheet by hash, and can't be framed", async () => {
+    const res = await api.get('/api/v1/reference');
+    const policy = res.headers.get('content-security-policy') ?? '';
+    const directives = new Map(
+      policy.split(';').map((d) => {
+        const [name, ...values] = d.trim().split(/\s+/);
+        return [name!, values] as const;
+      }),
+    );
+    const hash = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+    const scripts = [...res.text.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => hash(m[1]!));
+    const styles = [...res.text.matchAll(/<style>([\s\S]*?)<\/style>/g)].map((m) => hash(m[1]!));
+    expect(scripts).toHaveLength(2);
+    expect(styles).toHaveLength(1);
+    expect(Object.fromEntries(directives)).toEqual({
+      'default-src': ["'none'"],
+      'script-src': scripts,
+      'style-src': styles,
+      'img-src': ["'self'", 'data:'],
+      'connect-src': ["'self'"],
+      'base-uri': ["'none'"],
+      'form-action': ["'none'"],
+      'frame-ancestors': ["'none'"],
+    });
+    expect(policy).not.toMatch(/unsafe-inline|unsafe-eval/);
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });
