@@ -9,7 +9,7 @@
  * Content-Security-Policy: its two scripts and its stylesheet are allowed by their SHA-256
  * hashes, nothing else runs, loads or frames it (`frame-ancestors 'none'`, X-Frame-Options).
  * "Try it out" calls the API on the same origin (`connect-src 'self'`); the stylesheet's icons
- * are data: URLs.
+ * are data: URLs, and so is the page's own (an empty one: no request for /favicon.ico).
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -44,6 +44,7 @@ window.ui = SwaggerUIBundle({ spec: ${spec}, dom_id: '#reference', deepLinking: 
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title}</title>
+<link rel="icon" href="data:,">
 <style>${css}</style>
 </head>
 <body>
