@@ -12,7 +12,7 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalS3 } from '../../../local/s3.js';
+import { LOCAL_S3_CREDENTIALS, startLocalS3 } from '../../../local/s3.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'local-s3-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,7 +21,7 @@ const clientOf = (endpoint: string) =>
     endpoint,
     forcePathStyle: true,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    credentials: { ...LOCAL_S3_CREDENTIALS },
   });
 
 describe('local S3 (fauxqs) with a data folder', () => {

@@ -14,7 +14,7 @@ async function withBucket<T>(f: (s3: S3Client, bucket: string) => Promise<T>): P
     forcePathStyle: true,
     region: 'us-east-1',
     // The local S3 takes the signatures of its process's secret only (local/s3.ts).
-    credentials: LOCAL_S3_CREDENTIALS,
+    credentials: { ...LOCAL_S3_CREDENTIALS },
   });
   try {
     return await f(s3, process.env.MEDIA_BUCKET!);
