@@ -19,8 +19,8 @@
  * not check a POST policy at all. The front checks the form's signature and its policy as S3
  * does (expiry, bucket, key, Content-Type, every field named by a condition, the size range)
  * before it reads the file, refuses a body whose Content-Length is already over the range, and
- * streams the file to fauxqs in 8 MiB parts, counting: past the range's maximum it stops
- * reading and closes the connection. Nothing is stored before the whole file passed, so a
+ * streams the file to fauxqs in 8 MiB parts, counting: past the range's maximum it answers,
+ * drops at most 32 MiB more, and closes the connection. Nothing is stored before the whole file passed, so a
  * refused upload leaves the object at its key as it was.
  */
 import { createServer, request as httpRequest } from 'node:http';
@@ -59,6 +59,9 @@ const MAX_FORM_FIELDS_BYTES = 20 * 1024;
 /** What may follow the file in a form (its closing boundary, fields S3 ignores): the Content-Length check's slack. */
 const FORM_TAIL_SLACK_BYTES = 64 * 1024;
 const PART_BYTES = 8 * 1024 * 1024;
+/** After a refusal, what of the rest of a body is read (and dropped) before the connection closes. */
+const DISCARD_BYTES = 32 * 1024 * 1024;
+const DISCARD_MS = 2000;
 
 /** On every answer of the front: nothing it serves is sniffed, runs, or acts as the bucket's origin. */
 const SAFE_HEADERS = {
@@ -155,29 +158,32 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
 }
 
 /**
- * S3's XML error. A request whose body is still coming (a refused upload) is not read on: the
- * answer asks to close the connection, and the connection is closed once the answer is out.
+ * S3's XML error. A request whose body is still coming (a refused upload) is not read on
+ * beyond a grace: what arrives is discarded, never held, and the connection is closed after
+ * `DISCARD_BYTES` more bytes or `DISCARD_MS`, whichever comes first. (Closed at once, unread
+ * bytes make the close a reset, which can destroy the answer before the client reads it.)
  */
 function s3Error(req: IncomingMessage, res: ServerResponse, [status, code, message]: Refusal): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const unread = !req.complete;
-  res.writeHead(status, {
-    'content-type': 'application/xml',
-    ...SAFE_HEADERS,
-    ...(unread ? { connection: 'close' } : {}),
-  });
+  res.writeHead(status, { 'content-type': 'application/xml', ...SAFE_HEADERS });
   res.end(
     `<?xml version="1.0" ` +
       `encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message.replace(/[<&]/g, '')}</Message></Error>`,
   );
-  if (unread) {
-    req.unpipe();
-    req.pause();
-    res.once('finish', () => req.socket.destroy());
-  }
+  if (req.complete) return;
+  req.unpipe();
+  let discarded = 0;
+  const close = () => req.socket.destroy();
+  const timer = setTimeout(close, DISCARD_MS);
+  req.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > DISCARD_BYTES) close();
+  });
+  req.on('close', () => clearTimeout(timer));
+  req.resume();
 }
 
 interface PostPolicy {
