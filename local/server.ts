@@ -23,7 +23,7 @@ import { fallbackHandler, functionTimeoutSeconds, routes } from '../lib/routes.j
 import { MEDIA_UPLOAD_PATH, webSecurityHeaders } from '../lib/web-policy.js';
 import type { RouteSpec } from '../lib/routes.js';
 import { REFUSE_ABANDONED, asInvocation, refuseAbandonedCalls, startInvocations } from './invocations.js';
-import { startLocalS3 } from './s3.js';
+import { LOCAL_S3_CREDENTIALS, startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
@@ -403,6 +403,10 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // The search index's local segment copies: a temporary folder (removed on close) unless given.
   const searchCacheDir = options.searchCacheDir ?? mkdtempSync(join(tmpdir(), 'chat-relay-search-'));
   Object.assign(process.env, {
+    // The local S3 checks signatures (local/s3.ts) with a secret of this process; the other
+    // emulators take any credentials, so the functions' clients all sign with these.
+    AWS_ACCESS_KEY_ID: LOCAL_S3_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_S3_CREDENTIALS.secretAccessKey,
     S3_ENDPOINT: s3.endpoint,
     MEDIA_BUCKET: s3.bucket,
     SEARCH_BUCKET: s3.searchBucket,

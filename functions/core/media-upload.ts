@@ -25,12 +25,12 @@ import {
   FILE_CACHE_CONTROL,
   KINDS,
   bareType,
-  dispositionOf,
   get as getMedia,
-  isMediaType,
   kindOf,
+  normalizeMediaType,
   pendingPath,
   sanitizeFileName,
+  servedAs,
   storagePath,
   thumbnailPath,
   typeAllowed,
@@ -59,13 +59,20 @@ export interface Upload {
 export const MAX_FILE_NAME_CHARS = 255;
 export const MAX_CONTENT_TYPE_CHARS = 255;
 
-/** Checks 8, 9 and 11–13 of §5.6.2 on what the uploader declares: the kind it resolves to. */
+/** What the uploader declares, and what checks 8–13 make of it: the kind, and the type to store. */
+interface Declared {
+  kind: MediaKind;
+  /** One media type, normalized (§8.1 [Divergence]): what is stored, presigned and served. */
+  contentType: string;
+}
+
+/** Checks 8, 9 and 11–13 of §5.6.2 on what the uploader declares. */
 function checkDeclared(
   config: InstanceConfig,
   input: { kind?: string | undefined; contentType: string; fileName: string },
   size: number,
   cap: number,
-): MediaKind {
+): Declared {
   if (input.fileName.length > MAX_FILE_NAME_CHARS)
     throw new FieldRuleError('fileName', `fileName must be at most ${MAX_FILE_NAME_CHARS} characters.`);
   if (input.contentType.length > MAX_CONTENT_TYPE_CHARS)
@@ -82,15 +89,17 @@ function checkDeclared(
       contentType: input.contentType,
     });
   }
-  // Check 13: what is not a media type is allowed by no list, `*/*` included (§8.1 matches types),
-  // and is refused here, before any storage call that would carry it as a header.
-  if (!isMediaType(input.contentType) || !typeAllowed(input.contentType, config.allowedMimeTypes)) {
+  // Check 13: what is not exactly one media type (`audio/mpeg;,text/html`, a list, `*/*` with
+  // stray text) is allowed by no list (§8.1 [Divergence]) and is refused here, before any
+  // storage call that would carry it as a header.
+  const contentType = normalizeMediaType(input.contentType);
+  if (contentType === undefined || !typeAllowed(contentType, config.allowedMimeTypes)) {
     throw new UnsupportedMediaTypeError('Uploaded file type is not allowed.', {
       field: 'file',
       contentType: input.contentType,
     });
   }
-  return kindOf(input.kind as MediaKind | undefined, input.contentType);
+  return { kind: kindOf(input.kind as MediaKind | undefined, input.contentType), contentType };
 }
 
 /** Check 14: an image must decode (by its bytes, whatever its name or type says); its thumbnail. */
@@ -144,8 +153,7 @@ function newRecord(
 
 /** The headers an original is stored with, so that a presigned download serves them too. */
 const originalHeaders = (media: MediaRecord): Storage.ObjectHeaders => ({
-  contentType: media.content_type,
-  contentDisposition: dispositionOf(media.content_type, media.filename),
+  ...servedAs(media.content_type, media.filename),
   cacheControl: FILE_CACHE_CONTROL,
 });
 
@@ -193,13 +201,13 @@ export async function upload(
   input: Upload,
   deps: Deps = defaultDeps,
 ): Promise<Media> {
-  const kind = checkDeclared(config, input, input.bytes.length, maxUploadBytes(config));
+  const { kind, contentType } = checkDeclared(config, input, input.bytes.length, maxUploadBytes(config));
   const thumbnail = await thumbnailOf(kind, input.bytes, input.contentType);
   const target = await checkTargets(chatId, input.messageId);
   const media = newRecord(
     chatId,
     deps.newId(),
-    input,
+    { ...input, contentType },
     input.bytes.length,
     kind,
     thumbnail !== undefined,
@@ -253,7 +261,7 @@ export async function openSession(
   pageOrigin?: string,
   deps: Deps = defaultDeps,
 ): Promise<OpenedSession> {
-  const kind = checkDeclared(config, input, input.byteSize, config.maxUploadBytes);
+  const { kind, contentType } = checkDeclared(config, input, input.byteSize, config.maxUploadBytes);
   await checkTargets(chatId, input.messageId);
   const uploadId = deps.newId();
   const now = deps.clock();
@@ -261,7 +269,7 @@ export async function openSession(
     id: uploadId,
     chat_id: chatId,
     file_name: input.fileName,
-    content_type: input.contentType,
+    content_type: contentType,
     byte_size: input.byteSize,
     kind,
     ...(input.messageId !== undefined ? { message_id: input.messageId } : {}),
@@ -270,12 +278,7 @@ export async function openSession(
     created_at: now.toISOString(),
   };
   await Store.putUploadSession(session, Math.floor(now.getTime() / 1000) + SESSION_TTL_SECONDS);
-  const post = await Storage.presignUpload(
-    session.pending_key,
-    input.contentType,
-    input.byteSize,
-    SESSION_POST_SECONDS,
-  );
+  const post = await Storage.presignUpload(session.pending_key, contentType, input.byteSize, SESSION_POST_SECONDS);
   // A page of the web app may connect to its own origin only (its CSP): where that origin hands
   // form uploads on to the bucket (MEDIA_UPLOAD_PATH), the page posts there. The policy's
   // signature does not cover the URL, only the bucket, key, type and size.

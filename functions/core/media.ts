@@ -44,17 +44,41 @@ export const pendingPath = (chatId: string, uploadId: string) => `pending/${chat
 /** Lower-cased, parameters stripped. */
 export const bareType = (contentType: string) => contentType.split(';')[0]!.trim().toLowerCase();
 
-/** An RFC 9110 token: what a media type's type and subtype are made of. */
+/** An RFC 9110 token: what a media type's type and subtype, and a parameter's name, are made of. */
 const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]+";
-const TYPE_SUBTYPE = new RegExp(`^${TOKEN}/${TOKEN}$`);
+/** A quoted-string (RFC 9110 §5.6.4): visible ASCII and spaces, `\\` escaping one character. */
+const QUOTED = '"(?:[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\t\\x20-\\x7e])*"';
+const PARAMETER = `;[ \\t]*(${TOKEN})=(${TOKEN}|${QUOTED})`;
+/**
+ * Exactly one media type (RFC 9110 §8.3.1): `type/subtype`, then parameters (empty ones too),
+ * and nothing else: no list, no stray text. Each part's whitespace has one place to go, so
+ * a failing match does not backtrack over the ways to split it.
+ */
+const MEDIA_TYPE = new RegExp(
+  `^[ \\t]*(${TOKEN})/(${TOKEN})[ \\t]*((?:;[ \\t]*(?:${TOKEN}=(?:${TOKEN}|${QUOTED})[ \\t]*)?)*)$`,
+);
+const PARAMETERS = new RegExp(PARAMETER, 'g');
 
 /**
- * A media type: `type/subtype` (tokens) before any parameters, in a value that can be sent as a
- * header (visible ASCII, spaces and tabs): the stored type is stored with the object and served
- * verbatim as Content-Type (§5.6.5). `text`, `x y`, a NUL or a lone surrogate are not.
+ * §8.1 [Divergence]: the declared type parsed as exactly one media type, normalized: the
+ * lower-cased `type/subtype`, plus `charset` (lower-cased) for `text/*` types only; every other
+ * parameter is dropped. Undefined for anything that is not one media type (`audio/mpeg;,text/html`,
+ * `text/html, image/png`, `x y`, a parameter without a value), which is served nowhere as sent.
  */
-export const isMediaType = (contentType: string): boolean =>
-  TYPE_SUBTYPE.test(bareType(contentType)) && /^[\t\x20-\x7e]*$/.test(contentType);
+export function normalizeMediaType(contentType: string): string | undefined {
+  const m = MEDIA_TYPE.exec(contentType);
+  if (!m) return undefined;
+  const type = `${m[1]}/${m[2]}`.toLowerCase();
+  if (!type.startsWith('text/')) return type;
+  let charset: string | undefined;
+  for (const [, name, raw] of (m[3] ?? '').matchAll(PARAMETERS)) {
+    if (name!.toLowerCase() !== 'charset') continue;
+    const value = raw!.startsWith('"') ? raw!.slice(1, -1).replace(/\\(.)/g, '$1') : raw!;
+    // A charset is a token; a quoted value that is not one is dropped, not passed on.
+    if (new RegExp(`^${TOKEN}$`).test(value)) charset = value.toLowerCase();
+  }
+  return charset ? `${type}; charset=${charset}` : type;
+}
 
 /** §8.2: an explicit kind wins; otherwise by the type's prefix, as supplied. */
 export function kindOf(declared: MediaKind | undefined, contentType: string): MediaKind {
@@ -142,13 +166,31 @@ export const FILE_CACHE_CONTROL = 'private, max-age=86400';
  */
 export const INLINE_DOWNLOAD_MAX_BYTES = 4_194_304;
 const REDIRECT_SECONDS = 300;
-const INLINE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'application/pdf']);
-const FILE_CSP = "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const INLINE_IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+/**
+ * §5.6.5: a download is a document of the app's origin when a browser opens it, so it may run
+ * nothing, load nothing, submit nothing and be framed nowhere: `sandbox` gives it an opaque
+ * origin (no cookie, no same-origin request) whatever its type turns out to be.
+ */
+export const FILE_CSP =
+  "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; " +
+  "form-action 'none'; sandbox";
+export const OCTET_STREAM = 'application/octet-stream';
 
-export function dispositionOf(contentType: string, fileName: string): string {
-  const type = bareType(contentType);
-  const inline = INLINE_TYPES.has(type) || type.startsWith('audio/') || type.startsWith('video/');
-  return `${inline ? 'inline' : 'attachment'}; filename="${fileName.replace(/["\\]/g, '_')}"`;
+/**
+ * What a download is served as: the stored type normalized again (media stored before types
+ * were normalized at upload may hold anything), or `application/octet-stream` as an attachment
+ * when it is not one media type; inline only for the image types a browser shows as images,
+ * audio and video (§5.6.5; PDF and SVG are attachments). The name is re-sanitized (§8.3).
+ */
+export function servedAs(storedType: string, fileName: string): { contentType: string; contentDisposition: string } {
+  const type = normalizeMediaType(storedType);
+  const inline =
+    type !== undefined && (INLINE_IMAGE_TYPES.has(type) || type.startsWith('audio/') || type.startsWith('video/'));
+  return {
+    contentType: type ?? OCTET_STREAM,
+    contentDisposition: `${inline ? 'inline' : 'attachment'}; filename="${sanitizeFileName(fileName)}"`,
+  };
 }
 
 /** The one byte range of a `Range` header, per §5.6.5; 'unsatisfiable' for S ≥ size. */
@@ -176,9 +218,10 @@ export function parseRange(
 /** GET /files/{mediaId}: the original, whole or one byte range. */
 export async function download(mediaId: string, rangeHeader: string | undefined): Promise<Download> {
   const media = await get(mediaId);
+  const served = servedAs(media.content_type, media.filename);
   const headers: Record<string, string> = {
-    'content-type': media.content_type,
-    'content-disposition': dispositionOf(media.content_type, media.filename),
+    'content-type': served.contentType,
+    'content-disposition': served.contentDisposition,
     'content-security-policy': FILE_CSP,
     'x-content-type-options': 'nosniff',
     'cache-control': FILE_CACHE_CONTROL,
@@ -189,11 +232,7 @@ export async function download(mediaId: string, rangeHeader: string | undefined)
     // Checked (auth, existence, a valid Range) before redirecting; storage answers the range itself.
     const url = await Storage.presignDownload(
       media.storage_path,
-      {
-        contentType: media.content_type,
-        contentDisposition: headers['content-disposition']!,
-        cacheControl: FILE_CACHE_CONTROL,
-      },
+      { ...served, cacheControl: FILE_CACHE_CONTROL },
       REDIRECT_SECONDS,
     );
     return {
@@ -202,6 +241,7 @@ export async function download(mediaId: string, rangeHeader: string | undefined)
         location: url,
         'cache-control': 'no-store',
         'x-content-type-options': 'nosniff',
+        'content-security-policy': FILE_CSP,
         'content-length': '0',
       },
       body: Buffer.alloc(0),
@@ -238,8 +278,9 @@ export async function thumbnail(mediaId: string): Promise<Download> {
       'content-type': 'image/webp',
       'content-disposition': `inline; filename="${mediaId}-thumbnail.webp"`,
       'content-length': String(stored.bytes.length),
-      'cache-control': 'private, max-age=86400',
+      'cache-control': FILE_CACHE_CONTROL,
       'x-content-type-options': 'nosniff',
+      'content-security-policy': FILE_CSP,
     },
     body: stored.bytes,
   };

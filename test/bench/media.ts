@@ -384,7 +384,8 @@ export async function runMediaScenarios(baseUrl: string, log: (line: string) => 
       endpoint: origin,
       forcePathStyle: true,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      // The local runtime's credentials (the local S3 checks signatures with a secret of its process).
+      credentials: { accessKeyId: process.env.AWS_ACCESS_KEY_ID!, secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY! },
     });
     const started = performance.now();
     const { UploadId } = await s3.send(

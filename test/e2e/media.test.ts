@@ -442,6 +442,47 @@ describe('large originals', () => {
   }, 120_000);
 });
 
+describe('downloads are sandboxed (issue 33 item 2)', () => {
+  it('an HTML page uploaded as audio runs nothing when opened from /files, and a list type is refused', async () => {
+    const chat = await seedChat(relay, { title: 'Sandbox' });
+    const html =
+      `<html><body><form id=f method=post action="/api/v1/chats/${chat}/archive"></form>` +
+      `<script>document.title = 'ran'; fetch('/api/v1/chats/${chat}/archive', { method: 'POST' }); ` +
+      `document.getElementById('f').submit();</script></body></html>`;
+    const base64Data = Buffer.from(html).toString('base64');
+    const refused = await relay.api('POST', `/api/v1/chats/${chat}/media`, {
+      fileName: 'page.mp3',
+      contentType: 'audio/mpeg;,text/html',
+      base64Data,
+    });
+    expect([refused.status, refused.body.error.code]).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+    // Declared as audio (allowed): served as audio/mpeg, inline, nosniff and sandboxed.
+    const stored = await relay.api('POST', `/api/v1/chats/${chat}/media`, {
+      fileName: 'page.mp3',
+      contentType: 'audio/mpeg',
+      base64Data,
+    });
+    expect(stored.status).toBe(201);
+    const page = await context.newPage();
+    const posts: string[] = [];
+    page.on('request', (r) => {
+      if (r.method() !== 'GET') posts.push(`${r.method()} ${r.url()}`);
+    });
+    const res = await page.goto(`${relay.url}/api/v1/files/${stored.body.id}`);
+    expect([res?.status(), res?.headers()['content-type'], res?.headers()['x-content-type-options']]).toEqual([
+      200,
+      'audio/mpeg',
+      'nosniff',
+    ]);
+    expect(res?.headers()['content-security-policy']).toMatch(/; sandbox$/);
+    await page.waitForTimeout(1000);
+    expect(await page.title()).not.toBe('ran');
+    expect(posts).toEqual([]);
+    expect((await relay.api('GET', `/api/v1/chats/${chat}`)).body.is_archived).toBe(false);
+    await page.close();
+  });
+});
+
 describe('voice notes', () => {
   it('records from the microphone with elapsed time, Stop attaches it, sent and stored as audio', async () => {
     const { page, chat } = await openChat();

@@ -20,6 +20,41 @@ const MULTIPART_OVERHEAD = 262_144;
 const bodyBytes = (event: HttpEvent): Buffer =>
   event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
 
+/** How far into a part its headers may reach (busboy's own limit on a part's header block is 16 KB). */
+const PART_HEADER_BYTES = 16 * 1024;
+
+/**
+ * The `Content-Type` header of the form's first file part named `file`, as sent. busboy reads a
+ * part's type leniently (a value it cannot parse, such as `audio/mpeg;,text/html`, becomes
+ * `text/plain`, and parameters are dropped): the core parses the header itself (§8.1), so
+ * that what is not one media type is refused in this form as in JSON.
+ */
+export function fileTypeAsSent(body: Buffer, contentType: string): string | undefined {
+  const boundary = /;\s*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType);
+  if (!boundary) return undefined;
+  const delimiter = Buffer.from(`--${boundary[1] ?? boundary[2]}\r\n`);
+  for (let at = body.indexOf(delimiter); at >= 0; at = body.indexOf(delimiter, at + delimiter.length)) {
+    if (at > 0 && body.subarray(at - 2, at).toString('latin1') !== '\r\n') continue;
+    const start = at + delimiter.length;
+    const end = body.subarray(start, start + PART_HEADER_BYTES).indexOf('\r\n\r\n');
+    if (end < 0) continue;
+    const lines = body
+      .subarray(start, start + end)
+      .toString('latin1')
+      .split('\r\n');
+    const value = (name: string) =>
+      lines
+        .find((line) => line.toLowerCase().startsWith(`${name}:`))
+        ?.slice(name.length + 1)
+        .trim();
+    const disposition = value('content-disposition') ?? '';
+    if (!/;\s*name\s*=\s*(?:"file"|file)\s*(?:;|$)/i.test(disposition) || !/;\s*filename\*?\s*=/i.test(disposition))
+      continue;
+    return value('content-type');
+  }
+  return undefined;
+}
+
 /** Checks 1–5 and the parts' shapes. */
 async function fromMultipart(event: HttpEvent, contentType: string, cap: number): Promise<Media.Upload> {
   const maxBodyBytes = cap + MULTIPART_OVERHEAD;
@@ -35,6 +70,7 @@ async function fromMultipart(event: HttpEvent, contentType: string, cap: number)
   if (body.length > maxBodyBytes)
     throw new PayloadTooLargeError('multipart body exceeds maxUploadBytes.', { field: 'file', maxBodyBytes });
 
+  const sentType = fileTypeAsSent(body, contentType);
   return new Promise<Media.Upload>((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
@@ -66,7 +102,7 @@ async function fromMultipart(event: HttpEvent, contentType: string, cap: number)
       }
       const current = {
         name: info.filename ?? '',
-        type: info.mimeType || 'application/octet-stream',
+        type: sentType ?? (info.mimeType || 'application/octet-stream'),
         chunks: [] as Buffer[],
         tooLarge: false,
       };

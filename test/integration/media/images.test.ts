@@ -86,7 +86,8 @@ describe('image uploads', () => {
         'cache-control': 'private, max-age=86400',
         'x-content-type-options': 'nosniff',
       });
-      expect(thumb.res.headers.get('content-security-policy')).toBeNull();
+      // Every download is sandboxed, the thumbnail too (issue 33 item 2).
+      expect(thumb.res.headers.get('content-security-policy')).toMatch(/; sandbox$/);
       const original = await fetch(`${api.url}/api/v1/files/${res.body.id}`);
       expect(Buffer.from(await original.arrayBuffer()).equals(bytes())).toBe(true);
       expect(original.headers.get('content-disposition')).toBe(`inline; filename="${name}"`);

@@ -117,7 +117,16 @@ describe('upload sessions', () => {
         whole.headers.get('content-type'),
         whole.headers.get('content-disposition'),
         whole.headers.get('cache-control'),
-      ]).toEqual([200, 'application/pdf', 'inline; filename="big_report.pdf"', 'private, max-age=86400']);
+        whole.headers.get('x-content-type-options'),
+        whole.headers.get('content-security-policy'),
+      ]).toEqual([
+        200,
+        'application/pdf',
+        'attachment; filename="big_report.pdf"',
+        'private, max-age=86400',
+        'nosniff',
+        "default-src 'none'; sandbox",
+      ]);
       expect(Buffer.from(await whole.arrayBuffer()).equals(sixMb)).toBe(true);
       // Followed with a Range (as clients follow redirects): 206 and 416 come from storage.
       const part = await fetch(`${api.url}/api/v1/files/${done.body.id}`, { headers: { range: 'bytes=0-7' } });
@@ -166,6 +175,39 @@ describe('upload sessions', () => {
       }
     },
   );
+
+  it("the app's own origin takes no form with a forged signature: a stored file stays as it was", async () => {
+    const chat = await newChat();
+    const original = (
+      await api.post(`/api/v1/chats/${chat}/media`, {
+        fileName: 'kept.txt',
+        contentType: 'text/plain',
+        base64Data: Buffer.from('original').toString('base64'),
+      })
+    ).body;
+    const page = await api.post(
+      `/api/v1/chats/${chat}/media/uploads`,
+      { fileName: 'x.txt', contentType: 'text/plain', byteSize: 6 },
+      { headers: { origin: api.url } },
+    );
+    // The attacker's own policy for the stored file's key, and no secret to sign it with.
+    const policy = {
+      expiration: new Date(Date.now() + 60_000).toISOString(),
+      conditions: [{ bucket: 'chat-relay-media' }, { key: original.storage_path }, ['content-length-range', 1, 100]],
+    };
+    const forged = {
+      url: page.body.url,
+      fields: {
+        ...page.body.fields,
+        key: original.storage_path,
+        Policy: Buffer.from(JSON.stringify(policy)).toString('base64'),
+        'X-Amz-Signature': 'not-a-signature',
+      },
+    };
+    expect(await postToStorage(forged, Buffer.from('forged'))).toBe(403);
+    const res = await fetch(`${api.url}/api/v1/files/${original.id}`);
+    expect([res.status, await res.text()]).toEqual([200, 'original']);
+  });
 
   it('refuses to open a session for a content type that is not a media type (415), storing nothing', async () => {
     const chat = await newChat();

@@ -4,6 +4,7 @@
  * leave behind; objects put around the upload policy).
  */
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { LOCAL_S3_CREDENTIALS } from '../../../local/s3.js';
 import type { Response, TestApi } from '../../support/api.js';
 
 /** A client on the running local bucket (the runtime sets S3_ENDPOINT and MEDIA_BUCKET). */
@@ -12,7 +13,8 @@ async function withBucket<T>(f: (s3: S3Client, bucket: string) => Promise<T>): P
     endpoint: process.env.S3_ENDPOINT,
     forcePathStyle: true,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    // The local S3 takes the signatures of its process's secret only (local/s3.ts).
+    credentials: { ...LOCAL_S3_CREDENTIALS },
   });
   try {
     return await f(s3, process.env.MEDIA_BUCKET!);

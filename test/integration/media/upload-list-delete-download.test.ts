@@ -169,10 +169,14 @@ describe('POST /chats/{chatId}/media', () => {
     }
     expect((await api.get(`/api/v1/chats/${chat}/media`, { headers: auth })).body.data).toEqual([]);
     expect(await storedKeys()).toEqual(keys);
-    // Parameters and any letter case are still media types.
-    for (const contentType of ['text/plain; charset=utf-8', 'Application/Vnd.Example+JSON', 'x-custom/x.y-z_1']) {
+    // Parameters and any letter case are still media types, stored normalized (§8.1 [Divergence]).
+    for (const [contentType, stored] of [
+      ['text/plain; charset=utf-8', 'text/plain; charset=utf-8'],
+      ['Application/Vnd.Example+JSON', 'application/vnd.example+json'],
+      ['x-custom/x.y-z_1', 'x-custom/x.y-z_1'],
+    ]) {
       const res = await uploadJson(chat, { fileName: 'a.txt', contentType, base64Data: b64('x') });
-      expect([contentType, res.status, res.body.content_type]).toEqual([contentType, 201, contentType]);
+      expect([contentType, res.status, res.body.content_type]).toEqual([contentType, 201, stored]);
     }
   });
 
@@ -524,9 +528,11 @@ describe('GET /files/{mediaId}', () => {
       ),
     ).toEqual({
       'content-type': 'application/pdf',
-      'content-disposition': 'inline; filename="ten__quoted____name.pdf"',
+      // PDF is an attachment in this service (§5.6.5 [Divergence]: a sandboxed response has no PDF viewer).
+      'content-disposition': 'attachment; filename="ten__quoted____name.pdf"',
       'content-security-policy':
-        "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+        "default-src 'none'; script-src 'none'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; " +
+        "form-action 'none'; sandbox",
       'x-content-type-options': 'nosniff',
       'cache-control': 'private, max-age=86400',
       'accept-ranges': 'bytes',
