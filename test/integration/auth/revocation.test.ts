@@ -189,6 +189,17 @@ describe('an open event stream closes within 5 s of its session ending (§1.11.1
     expect(ms).toBeLessThan(STREAM_CLOSES_WITHIN_MS);
   });
 
+  it('reads its session again every 4 s: one GetItem a check (900 an hour)', async () => {
+    const cookie = await signedIn();
+    let stream: SseConnection | undefined;
+    const calls = await callsDuring(async () => {
+      stream = await connect(`${api.url}/api/v1/events/stream`, { cookie });
+      await new Promise((r) => setTimeout(r, 8500));
+    });
+    stream!.close();
+    expect(sessionCalls(calls)).toEqual(['GetItemCommand SESSIONS', 'GetItemCommand SESSIONS']);
+  });
+
   it('while the session lives, it stays open and delivers', async () => {
     const cookie = await signedIn();
     const stream = await connect(`${api.url}/api/v1/events/stream`, { cookie });
