@@ -100,7 +100,8 @@ const secureFlag = (secure: boolean) => (secure ? '; Secure' : '');
  * loopback.
  */
 export function sessionSetCookies(value: string, expiresMs: number, secure: boolean): string[] {
-  const maxAge = Math.max(0, Math.min(SESSION_LIFETIME_MS / 1000, Math.ceil((expiresMs - Date.now()) / 1000)));
+  // Sessions are issued and renewed for SESSION_LIFETIME_MS from the request's start.
+  const maxAge = Math.floor(SESSION_LIFETIME_MS / 1000);
   return [
     `${SESSION_COOKIE}=${value}; Path=/api; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secureFlag(secure)}`,
     `${SESSION_HINT_COOKIE}=${Math.floor(expiresMs / 1000)}; Path=/; Max-Age=${maxAge}; SameSite=Strict${secureFlag(secure)}`,
