@@ -46,8 +46,7 @@ export interface Session {
   secretDigest: string;
 }
 
-export const secretDigest = (value: string): string =>
-  createHash('sha256').update(value, 'utf8').digest('base64url');
+export const secretDigest = (value: string): string => createHash('sha256').update(value, 'utf8').digest('base64url');
 
 function macOf(key: string, issuedAtSeconds: number, sessionId: string, instanceSecret: string): string {
   return createHmac('sha256', key)
@@ -70,7 +69,12 @@ const VALUE_SHAPE = /^(\d{1,12})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{43})$/;
 export const sessionIdOf = (value: string): string | undefined => VALUE_SHAPE.exec(value)?.[2];
 
 /** The session a presented value names, if it is well signed and unexpired; undefined otherwise. No storage call. */
-export function verifySessionValue(value: string, key: string, instanceSecret: string, now: number): Session | undefined {
+export function verifySessionValue(
+  value: string,
+  key: string,
+  instanceSecret: string,
+  now: number,
+): Session | undefined {
   const match = VALUE_SHAPE.exec(value);
   if (!match) return undefined;
   const issuedAt = Number(match[1]);

@@ -122,7 +122,8 @@ export function authenticate(authClass: AuthClass): HttpMiddleware {
       const now = Date.now();
       if (presentsSecret(request.event, config.security.instanceSecret)) {
         // No storage call for the right secret; refused only where this instance saw the client guess too much.
-        if (anyLockoutKnown()) refuseKnownLockout(await clientOf(request.event, rateLimitSettings().trustProxyHeaders), now);
+        if (anyLockoutKnown())
+          refuseKnownLockout(await clientOf(request.event, rateLimitSettings().trustProxyHeaders), now);
         return;
       }
       const cookie = sessionCookieOf(request.event.cookies);

@@ -52,7 +52,9 @@ export function App() {
         throw error;
       });
       const security = config?.security;
-      rememberReadsNeedSession(!security || (security.instanceSecretEnabled && security.readEndpointsRequireInstanceSecret));
+      rememberReadsNeedSession(
+        !security || (security.instanceSecretEnabled && security.readEndpointsRequireInstanceSecret),
+      );
       const open = security ? !security.instanceSecretEnabled : false;
       // Signed out: no hint, or a hint the service no longer honours (a 401 above, or from the probe).
       if (!open && (!hinted || !config || !(await api.probeSession()))) {

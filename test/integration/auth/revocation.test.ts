@@ -73,7 +73,10 @@ async function uses(cookie: string): Promise<number[]> {
 }
 
 /** Opens a stream with `cookie`, runs `end`, and resolves with how long the stream outlived it (ms). */
-async function streamOutlives(cookie: string, end: () => Promise<unknown>): Promise<{ ms: number; stream: SseConnection }> {
+async function streamOutlives(
+  cookie: string,
+  end: () => Promise<unknown>,
+): Promise<{ ms: number; stream: SseConnection }> {
   const stream = await connect(`${api.url}/api/v1/events/stream`, { cookie });
   expect(stream.status).toBe(200);
   await stream.waitFor((c) => c.frames.some((f) => f.kind === 'comment' && f.text === 'stream opened'));
@@ -110,9 +113,7 @@ describe('signing out revokes (§1.11.1)', () => {
   it('after DELETE /auth/sessions every earlier cookie is 401 everywhere; a new sign-in works', async () => {
     const cookies = [await signedIn(), await signedIn(), await signedIn()];
     for (const cookie of cookies) expect((await api.get('/api/v1/chats', withCookie(cookie))).status).toBe(200);
-    expect((await api.request('DELETE', '/api/v1/auth/sessions', undefined, sameOrigin(cookies[0]!))).status).toBe(
-      204,
-    );
+    expect((await api.request('DELETE', '/api/v1/auth/sessions', undefined, sameOrigin(cookies[0]!))).status).toBe(204);
     for (const cookie of cookies) expect(await uses(cookie)).toEqual([401, 401, 401]);
     expect(await uses(await signedIn())).toEqual([200, 201, 200]);
   });
@@ -222,14 +223,19 @@ describe('an open event stream closes within 5 s of its session ending (§1.11.1
       expect(ms).toBeLessThan(STREAM_CLOSES_WITHIN_MS);
       expect((await api.get('/api/v1/chats', withCookie(cookie))).status).toBe(401);
     } finally {
-      expect((await api.patch('/api/v1/config/admin', { security: { instanceSecret: SECRET } }, bearer(rotated))).status).toBe(200);
+      expect(
+        (await api.patch('/api/v1/config/admin', { security: { instanceSecret: SECRET } }, bearer(rotated))).status,
+      ).toBe(200);
     }
   });
 
   describe('with the secret kept in the table (the deployed stack)', () => {
     beforeAll(async () => {
       await ddb().send(
-        new PutCommand({ TableName: api.tableName, Item: { ...Keys.generatedSecret('INSTANCE'), type: 'secret', value: SECRET } }),
+        new PutCommand({
+          TableName: api.tableName,
+          Item: { ...Keys.generatedSecret('INSTANCE'), type: 'secret', value: SECRET },
+        }),
       );
       api.setEnv({ INSTANCE_SECRET_IN_TABLE: '1', STORED_SECRETS: 'INSTANCE' });
       setStoredSecretTtlForTests();

@@ -41,7 +41,9 @@ afterAll(() => {
 });
 
 /** Sends `attempt` until it answers 429 (at most 20 times); how many 401s came first, and the 429. */
-async function untilLimited(attempt: (n: number) => Promise<Response>): Promise<{ failures: number; limited: Response }> {
+async function untilLimited(
+  attempt: (n: number) => Promise<Response>,
+): Promise<{ failures: number; limited: Response }> {
   for (let n = 0; n < 20; n++) {
     const res = await attempt(n);
     if (res.status === 429) return { failures: n, limited: res };
@@ -87,7 +89,8 @@ describe('guessing the secret is limited on every path', () => {
   it('the right secret and requests without any credential make no call for the limit, and are never limited', async () => {
     const calls = await callsDuring(async () => {
       expect((await api.post('/api/v1/chats', newChat(), bearer('198.51.100.1', SECRET))).status).toBe(201);
-      for (let i = 0; i < 12; i++) expect((await api.post('/api/v1/chats', newChat(), from('198.51.100.1'))).status).toBe(401);
+      for (let i = 0; i < 12; i++)
+        expect((await api.post('/api/v1/chats', newChat(), from('198.51.100.1'))).status).toBe(401);
       expect((await api.post('/api/v1/chats', newChat(), bearer('198.51.100.1', SECRET))).status).toBe(201);
     });
     expect(calls.filter((c) => c.includes('SIGNIN'))).toEqual([]);
@@ -95,7 +98,9 @@ describe('guessing the secret is limited on every path', () => {
 
   it('wrong Bearer tokens: 10 answer 401, then 429 with Retry-After, the right secret from that client too; another client is unaffected', async () => {
     const guesser = '198.51.100.2';
-    const { failures, limited } = await untilLimited((n) => api.post('/api/v1/chats', newChat(), bearer(guesser, `guess-${n}`)));
+    const { failures, limited } = await untilLimited((n) =>
+      api.post('/api/v1/chats', newChat(), bearer(guesser, `guess-${n}`)),
+    );
     expect(failures).toBe(10);
     expectLimited(limited);
     // The right secret too: past the limit an answer tells the guesser nothing.
@@ -126,8 +131,11 @@ describe('guessing the secret is limited on every path', () => {
       expect((await api.post('/api/v1/auth/session', { secret: `guess-${n}` }, from(guesser))).status).toBe(401);
     }
     // Reads need no secret here (the read toggle is off): a wrong one there is not looked at, nor counted.
-    for (let n = 0; n < 3; n++) expect((await api.get('/api/v1/chats?limit=1', bearer(guesser, `r${n}`))).status).toBe(200);
-    const { failures, limited } = await untilLimited((n) => api.post('/api/v1/chats', newChat(), bearer(guesser, `g${n}`)));
+    for (let n = 0; n < 3; n++)
+      expect((await api.get('/api/v1/chats?limit=1', bearer(guesser, `r${n}`))).status).toBe(200);
+    const { failures, limited } = await untilLimited((n) =>
+      api.post('/api/v1/chats', newChat(), bearer(guesser, `g${n}`)),
+    );
     expect(failures).toBe(5);
     expectLimited(limited);
   });
