@@ -63,9 +63,9 @@ export interface RouteSpec {
   /** Reads the search index: its bucket's segments and a cache in the function's /tmp. */
   searchIndex?: boolean;
   /**
-   * Creates or replaces the browser-session signing key (contract §1.11.1: the sign-in route, which
-   * also reads the instance secret although it is public, and "sign out everywhere"). Every route
-   * that checks auth reads the key; only these may write it.
+   * Creates the browser-session signing key on first use (contract §1.11.1: the sign-in route, which
+   * also reads the instance secret although it is public). Every route that checks auth reads the
+   * key; only this one may write it (sessions are revoked through their records, never the key).
    */
   signsSessions?: boolean;
   /**
@@ -327,7 +327,6 @@ export const routes = [
     path: '/api/v1/auth/sessions',
     handler: 'auth/sign-out-everywhere',
     writes: true,
-    signsSessions: true,
   },
 
   // The API's own description (§14 item 31): an OpenAPI 3.1 document and its HTML reference.

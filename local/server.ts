@@ -44,6 +44,8 @@ type Handler = (
   headers?: Record<string, string>;
   body?: string;
   isBase64Encoded?: boolean;
+  /** `Set-Cookie` values (API Gateway's payload v2 `cookies`). */
+  cookies?: string[];
 }>;
 
 type StreamHandler = (event: APIGatewayProxyEventV2, stream: ServerResponse, context: Context) => Promise<void>;
@@ -523,7 +525,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       if (clientGone.signal.aborted) return;
       if (result === 'timed-out') return functionTimedOut(res, found?.route.handler ?? fallbackHandler, timeoutMs);
       const payload = result.body ? Buffer.from(result.body, result.isBase64Encoded ? 'base64' : 'utf8') : undefined;
-      res.writeHead(result.statusCode, result.headers ?? {});
+      const cookies = result.cookies?.length ? { 'set-cookie': result.cookies } : {};
+      res.writeHead(result.statusCode, { ...result.headers, ...cookies });
       res.end(payload);
     })().catch((error: unknown) => {
       // Handlers answer their own errors; reaching here means the adapter itself failed.

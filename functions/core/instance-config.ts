@@ -31,6 +31,7 @@ import type { RetryPolicy } from '../platform/retry.js';
 import { getStoredConfig, saveStoredConfig } from '../store/config-repo.js';
 import type { StoredConfig } from '../store/config-repo.js';
 import { mayReadStoredSecret, requiredStoredSecret } from '../store/secrets-repo.js';
+import { revokeAllSessions } from './sessions.js';
 
 // ---- The document's overrides and its resolution ----
 
@@ -207,11 +208,14 @@ const CONCURRENT_ADMIN_CHANGES: RetryPolicy<boolean> = {
  * read; a concurrent change makes it read and merge again, so no field is lost.
  */
 export async function updateAdminConfig(body: Record<string, unknown>): Promise<{ ok: true }> {
+  let secretChanged = false;
   const saved = await retry(CONCURRENT_ADMIN_CHANGES, async () => {
     const current = await getStoredConfig();
-    const next = applyAdminChange(current?.document ?? deployedDocument(), body);
+    const base = current?.document ?? deployedDocument();
+    const next = applyAdminChange(base, body);
+    const overrides = await currentOverrides();
     try {
-      resolveConfig(next, await currentOverrides());
+      secretChanged = securityKey(resolveConfig(next, overrides)) !== securityKeyOf(base, overrides);
     } catch (error) {
       if (error instanceof ConfigValidationError) throw new ValidationError(error.message);
       throw error;
@@ -228,7 +232,22 @@ export async function updateAdminConfig(body: Record<string, unknown>): Promise<
     return true;
   });
   if (!saved) throw new Error('PATCH /config/admin: too many concurrent configuration changes');
+  // A new secret (or the secret turned off or on) ends every browser session (contract §1.11.1), so
+  // their records go: every instance and every open event stream learns it within seconds.
+  if (secretChanged) await revokeAllSessions();
   return { ok: true };
+}
+
+/** What browser sessions depend on: whether the secret is on, and which it is. */
+const securityKey = (config: InstanceConfig): string =>
+  JSON.stringify([config.security.instanceSecretEnabled, config.security.instanceSecret]);
+
+function securityKeyOf(document: unknown, overrides: ConfigOverrides): string | undefined {
+  try {
+    return securityKey(resolveConfig(document, overrides));
+  } catch {
+    return undefined;
+  }
 }
 
 // ---- GET /config: the configuration without secrets (§2.11) ----

@@ -4,13 +4,19 @@
  * Comparison is constant-time over digests, so neither content nor length leaks.
  * A browser's session cookie (§1.11.1, core/sessions.ts) counts as the secret; a write it alone
  * authenticates must come from the service's own origin, and a session old enough is renewed.
+ * A wrong Bearer or `token` counts as a failed attempt of the client (core/secret-guesses.ts: 401,
+ * then 429 past the limit); the right secret passes with no storage call.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthClass } from '../../lib/routes.js';
-import { checkSession, renewedSession, sessionCookieOf, sessionSetCookie } from '../core/sessions.js';
+import { anyLockoutKnown, failedAttempt, refuseKnownLockout } from '../core/secret-guesses.js';
+import { checkSession, renewedSession, sessionCookieOf, sessionSetCookies } from '../core/sessions.js';
+import type { Session } from '../core/sessions.js';
+import { rateLimitSettings } from '../platform/env.js';
 import { ForbiddenError, UnauthorizedError } from '../errors.js';
 import { INSTANCE_SECRET_UNREADABLE } from '../platform/instance-config.js';
 import { VIEWER_HOST_HEADER, cameThroughEdge } from './origin-verify.js';
+import { clientOf } from './rate-limit.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HttpEvent, HttpMiddleware } from './types.js';
 import { header, stateOf } from './types.js';
@@ -37,14 +43,25 @@ export function isInstanceSecret(given: string | undefined, secret: string): boo
   return secretMatches(given, secret);
 }
 
-export function presentsSecret(event: HttpEvent, secret: string): boolean {
+/** The credentials a request offers in place of the secret: the Bearer header's and the `token` parameter's. */
+function offeredSecrets(event: HttpEvent): { bearer: string | undefined; token: string | undefined } {
   const authorization = header(event, 'authorization');
   const bearer = authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined;
-  const token = event.queryStringParameters?.token;
+  return { bearer, token: event.queryStringParameters?.token };
+}
+
+export function presentsSecret(event: HttpEvent, secret: string): boolean {
+  const { bearer, token } = offeredSecrets(event);
   // Evaluate both so timing does not reveal which form was tried.
   const viaHeader = isInstanceSecret(bearer, secret);
   const viaQuery = isInstanceSecret(token, secret);
   return viaHeader || viaQuery;
+}
+
+/** Whether the request tried the secret at all (a Bearer header or a `token`), rightly or not. */
+function triesSecret(event: HttpEvent): boolean {
+  const { bearer, token } = offeredSecrets(event);
+  return bearer !== undefined || token !== undefined;
 }
 
 const LOOPBACK_HOST = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost|\[::1\])(:\d+)?$/i;
@@ -87,8 +104,13 @@ export const ownOrigin = async (event: HttpEvent, config: InstanceConfig): Promi
 
 const WRITE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE']);
 
-/** The renewed session cookie a response carries (set in `before`, sent in `after`). */
-const renewals = new WeakMap<HttpEvent, string>();
+/** The renewed session's cookies a response carries (set in `before`, sent in `after`). */
+const renewals = new WeakMap<HttpEvent, string[]>();
+/** The browser session a request was authenticated by (not set for the secret, or when none was needed). */
+const sessions = new WeakMap<HttpEvent, Session>();
+
+/** The session that authenticated this request, if a session cookie did (the event stream watches it). */
+export const authenticatedSession = (event: HttpEvent): Session | undefined => sessions.get(event);
 
 export function authenticate(authClass: AuthClass): HttpMiddleware {
   return {
@@ -97,18 +119,31 @@ export function authenticate(authClass: AuthClass): HttpMiddleware {
       if (method === 'OPTIONS') return;
       const { config } = stateOf(request);
       if (!requiresSecret(authClass, config)) return;
-      if (presentsSecret(request.event, config.security.instanceSecret)) return;
-      const session = sessionCookieOf(request.event.cookies);
       const now = Date.now();
-      const issued = session === undefined ? undefined : await checkSession(session, config, now);
-      if (issued === undefined) throw new UnauthorizedError();
+      if (presentsSecret(request.event, config.security.instanceSecret)) {
+        // No storage call for the right secret; refused only where this instance saw the client guess too much.
+        if (anyLockoutKnown())
+          refuseKnownLockout(await clientOf(request.event, rateLimitSettings().trustProxyHeaders), now);
+        return;
+      }
+      const cookie = sessionCookieOf(request.event.cookies);
+      const session = cookie === undefined ? undefined : await checkSession(cookie, config, now);
+      if (session === undefined) {
+        if (triesSecret(request.event)) {
+          await failedAttempt(await clientOf(request.event, rateLimitSettings().trustProxyHeaders), now);
+        }
+        throw new UnauthorizedError();
+      }
       if (WRITE_METHODS.has(method ?? '') && !(await fromOwnOrigin(request.event, config))) throw new ForbiddenError();
-      const renewed = await renewedSession(issued, config, now);
-      if (renewed) renewals.set(request.event, sessionSetCookie(renewed, cookieIsSecure(request.event)));
+      sessions.set(request.event, session);
+      const renewed = await renewedSession(session, config, now);
+      if (renewed) {
+        renewals.set(request.event, sessionSetCookies(renewed.value, renewed.expiresMs, cookieIsSecure(request.event)));
+      }
     },
     after: (request) => {
-      const cookie = renewals.get(request.event);
-      if (cookie && request.response) request.response.headers = { ...request.response.headers, 'set-cookie': cookie };
+      const cookies = renewals.get(request.event);
+      if (cookies && request.response) request.response.cookies = [...(request.response.cookies ?? []), ...cookies];
     },
   };
 }

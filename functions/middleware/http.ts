@@ -70,6 +70,8 @@ export interface Reply {
   binary?: Buffer;
   /** The body as a stream (streaming handlers only): sent as it is written. */
   stream?: Readable;
+  /** `Set-Cookie` values, one per cookie (a header can carry only one). */
+  cookies?: string[];
 }
 
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
@@ -105,6 +107,12 @@ function shapeOf(handlerName: string): RouteShape {
 }
 
 function resultOf(reply: Reply): HttpResult {
+  const result = bodyOf(reply);
+  if (reply.cookies?.length) result.cookies = reply.cookies;
+  return result;
+}
+
+function bodyOf(reply: Reply): HttpResult {
   if (reply.binary) {
     const body = reply.binary.toString('base64');
     return { statusCode: reply.status, headers: reply.headers ?? {}, body, isBase64Encoded: true };

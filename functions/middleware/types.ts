@@ -9,6 +9,8 @@ export interface HttpResult {
   headers: Record<string, string>;
   body: string;
   isBase64Encoded?: boolean;
+  /** `Set-Cookie` values, one per cookie (API Gateway's payload v2 `cookies`; the local server sends each). */
+  cookies?: string[];
 }
 export type HttpMiddleware = MiddlewareObj<HttpEvent, HttpResult, Error, Context>;
 export type HttpRequest = Request<HttpEvent, HttpResult, Error, Context>;

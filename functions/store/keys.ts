@@ -27,6 +27,7 @@
  * | ephemeral event   | EPH#<ms / 10000>   | <ms, 15 digits>#<eventId>   |
  * | idempotency       | IDEM#<sha256(key)> | IDEM                        |
  * | rate-limit window | RL#<client>        | RL                          |
+ * | browser session   | SESSIONS           | SESSION#<sessionId>         | (TTL)
  * | setting           | SETTINGS           | <name>                      |
  * | generated secret  | SECRET#<name>      | SECRET                      | (never indexed)
  * | push subscription | PUSH               | SUB#<sha256(endpoint)>      |
@@ -196,6 +197,13 @@ export const Keys = {
   /** Failed sign-ins of one client (POST /auth/session), a window counter like rateLimit's. */
   signInFailures: (client: string) => ({ pk: `RL#${client}`, sk: 'SIGNIN' }),
   setting: (name: string) => ({ pk: 'SETTINGS', sk: name }),
+  /**
+   * A browser session (core/sessions.ts, contract §1.11.1): present while the session may be used.
+   * All in one small partition, so "sign out everywhere" finds every one with a Query, and IAM
+   * can name it (the functions that check auth may read and renew a session, nothing else).
+   */
+  session: (sessionId: string) => ({ pk: 'SESSIONS', sk: `SESSION#${sessionId}` }),
+  sessions: { pk: 'SESSIONS', skPrefix: 'SESSION#' },
   /**
    * A secret the service keeps (store/secrets-repo.ts), in a partition of its own: IAM keys on the
    * partition (dynamodb:LeadingKeys), so the stack denies each SECRET# partition to the functions

@@ -426,11 +426,20 @@ export class ApiFunction extends LambdaFunction {
   /**
    * Lets the function use the session-signing key (store/secrets-repo.ts sessionKey, SECRET#SESSION):
    * `check` reads it (every function that checks auth: a session cookie is a credential, contract
-   * §1.11.1), `sign` may also create it on first use or replace it (PutItem: the sign-in route and
-   * "sign out everywhere"). Call after bindTable.
+   * §1.11.1), `sign` may also create it on first use (PutItem: the sign-in route). Both may read and
+   * renew the session records (Keys.session, GetItem and UpdateItem in their partition: a function
+   * that reads only its configuration, or no data, checks a session too). Call after bindTable.
    */
   bindSessionKey(table: ITable, use: 'check' | 'sign'): void {
     this.secretsAllowed.add('SESSION');
+    this.addToRolePolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+        resources: [table.tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.sessions.pk] } },
+      }),
+    );
     if (use === 'check') {
       this.allowInSecret(table, 'SESSION', ['dynamodb:BatchGetItem', 'dynamodb:GetItem']);
       this.readOnly(table, 'SESSION');

@@ -13,8 +13,9 @@ import { createServer } from 'node:http';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BrowserContext, Page } from 'playwright-core';
-import { useBrowser } from './support/browser.js';
+import { screenshots, useBrowser } from './support/browser.js';
 import { useRelay } from './support/relay.js';
+import type { Relay } from './support/relay.js';
 
 const relay = useRelay();
 const chromium = useBrowser();
@@ -63,7 +64,8 @@ afterAll(async () => {
 
 describe('the session cookie in a real browser', () => {
   it('is HttpOnly, SameSite=Strict and on /api: scripts of the page cannot read it, even under /api', async () => {
-    const cookies = await signedIn.cookies(`${relay.url}/api/v1/chats`);
+    const all = await signedIn.cookies(`${relay.url}/api/v1/chats`);
+    const cookies = all.filter((c) => c.name === 'relay_session');
     expect(cookies).toEqual([
       expect.objectContaining({
         name: 'relay_session',
@@ -73,6 +75,11 @@ describe('the session cookie in a real browser', () => {
         secure: false,
       }),
     ]);
+    // Beside it only the page-readable hint: the session's expiry, nothing secret.
+    expect(all.filter((c) => c.name !== 'relay_session')).toEqual([
+      expect.objectContaining({ name: 'relay_signed_in', httpOnly: false, sameSite: 'Strict', path: '/' }),
+    ]);
+    expect(all.find((c) => c.name === 'relay_signed_in')!.value).toMatch(/^\d+$/);
     expect(cookies[0]!.value).not.toContain(relay.secret!);
     // document.cookie at a path the cookie applies to: it would be listed there were it not HttpOnly.
     const apiPage = await signedIn.newPage();
@@ -217,5 +224,102 @@ describe('a write from a page of another origin, with the signed-in browser', ()
     expect(chats.status).toBe(200);
     expect(chats.text).toContain('Same-origin write');
     expect(chats.text).not.toContain(title);
+  });
+});
+
+/** Errors the page logs (console errors, failed loads included, and uncaught exceptions). */
+function consoleErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return errors;
+}
+
+const signInForm = (page: Page) => page.getByRole('form', { name: 'Sign in' });
+const inbox = (page: Page) => page.getByRole('navigation', { name: 'Chats' });
+
+async function signInWithForm(page: Page, secret: string): Promise<void> {
+  await page.getByLabel('Instance secret').fill(secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await inbox(page).waitFor();
+}
+
+/** What a replayed cookie gets: a read, a same-origin write and the event stream, from outside the browser. */
+async function replayed(target: Relay, cookie: string): Promise<number[]> {
+  const headers = { cookie: `relay_session=${cookie}` };
+  const read = await fetch(`${target.url}/api/v1/chats`, { headers });
+  const write = await fetch(`${target.url}/api/v1/chats`, {
+    method: 'POST',
+    headers: { ...headers, origin: target.url, 'content-type': 'application/json' },
+    body: JSON.stringify({ agentIds: ['assistant'], modelId: 'model-a' }),
+  });
+  const controller = new AbortController();
+  const stream = await fetch(`${target.url}/api/v1/events/stream`, { headers, signal: controller.signal });
+  controller.abort();
+  return [read.status, write.status, stream.status];
+}
+
+describe('signing out in the browser revokes the session; ordinary loads log no console error', () => {
+  it('signed in and signed out, a load logs nothing; the cookie of a signed-out browser, replayed, is 401 everywhere', async () => {
+    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const tab = await context.newPage();
+      // The first visit of a new browser to an instance whose reads need the secret learns that from a
+      // 401 (README "Browser sessions"); the loads below are the ones it then makes.
+      await tab.goto(`${relay.url}/`);
+      await signInForm(tab).waitFor();
+      await signInWithForm(tab, relay.secret!);
+      const errors = consoleErrors(tab);
+      await tab.reload();
+      await inbox(tab).waitFor();
+      await tab.waitForLoadState('networkidle');
+      expect(errors).toEqual([]);
+      await screenshots(tab, 'session-load-signed-in');
+      const cookie = (await context.cookies(`${relay.url}/api/v1`)).find((c) => c.name === 'relay_session')!.value;
+      expect(await replayed(relay, cookie)).toEqual([200, 201, 200]);
+
+      await tab.getByRole('button', { name: 'Account' }).click();
+      await tab.getByRole('button', { name: 'Sign out', exact: true }).click();
+      await signInForm(tab).waitFor();
+      expect((await context.cookies(`${relay.url}/`)).map((c) => c.name)).toEqual([]);
+      errors.length = 0;
+      await tab.reload();
+      await signInForm(tab).waitFor();
+      await tab.waitForLoadState('networkidle');
+      expect(errors).toEqual([]);
+      await screenshots(tab, 'session-load-signed-out');
+      // The cookie the browser held, replayed: refused on a read, a write and the stream.
+      expect(await replayed(relay, cookie)).toEqual([401, 401, 401]);
+      // Signing in again works.
+      await signInWithForm(tab, relay.secret!);
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('a new browser on an instance whose reads are open', () => {
+  const open = useRelay({ readsNeedSecret: false });
+
+  it('its very first load, signed out, logs nothing and shows the sign-in form', async () => {
+    const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const tab = await context.newPage();
+      const errors = consoleErrors(tab);
+      await tab.goto(`${open.url}/`);
+      await signInForm(tab).waitFor();
+      await tab.waitForLoadState('networkidle');
+      expect(errors).toEqual([]);
+      await signInWithForm(tab, open.secret!);
+      await tab.reload();
+      await inbox(tab).waitFor();
+      await tab.waitForLoadState('networkidle');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -15,7 +15,7 @@ import type { BrowserContext, Page, Route } from 'playwright-core';
 import sharp from 'sharp';
 import { FAKE_MICROPHONE_ARGS, screenshots, useBrowser } from './support/browser.js';
 import { eventually } from './support/poll.js';
-import { seedChat, signInCookie, useRelay } from './support/relay.js';
+import { seedChat, sessionCookies, useRelay } from './support/relay.js';
 import { textContrast } from './support/contrast.js';
 import { wav } from './support/screens.js';
 
@@ -52,12 +52,8 @@ beforeAll(async () => {
     ])
     .png()
     .toBuffer();
-  const { cookie } = await signInCookie(relay);
-  const [name, value] = cookie.split('=') as [string, string];
   context = await holder.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  await context.addCookies([
-    { name, value, domain: '127.0.0.1', path: '/api', httpOnly: true, sameSite: 'Strict', secure: false },
-  ]);
+  await context.addCookies(await sessionCookies(relay));
 }, 60_000);
 
 afterAll(async () => {

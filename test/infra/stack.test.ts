@@ -141,6 +141,18 @@ const allows = (statements: PolicyStatementJson[]) => statements.filter((s) => s
 const dynamoActions = (statements: PolicyStatementJson[]) =>
   statements.flatMap(actionsOf).filter((action) => action.startsWith('dynamodb:'));
 
+/** The grant on the browser-session records (Keys.session) every function that checks auth gets. */
+const sessionsOnly = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [Keys.sessions.pk] } };
+const sessionRecordGrant = (tableArn: unknown) => ({
+  Effect: 'Allow',
+  Action: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+  Resource: tableArn,
+  Condition: sessionsOnly,
+});
+/** Allow statements but the session records' grant. */
+const tableAllows = (statements: PolicyStatementJson[]) =>
+  allows(statements).filter((st) => JSON.stringify(st.Condition) !== JSON.stringify(sessionsOnly));
+
 let main: Synthesized;
 let fns: FunctionInfo[];
 let tableId: string;
@@ -468,10 +480,15 @@ describe('permissions', () => {
     Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['SECRET#*'] } },
   });
 
-  it('read routes cannot update, delete or batch-write; only the paginating ones may put, into their key only', () => {
+  it('read routes cannot update, delete or batch-write (but renew a session record); only the paginating ones may put, into their key only', () => {
     for (const route of apiRoutes.filter((r) => !r.writes && (r as RouteSpec).table === undefined)) {
       const fn = fnAt(routeId(route));
-      const actions = dynamoActions(allows(fn.statements));
+      const actions = dynamoActions(tableAllows(fn.statements));
+      const sessionGrants = allows(fn.statements).filter((st) => !tableAllows(fn.statements).includes(st));
+      expect([routeKey(route), sessionGrants]).toEqual([
+        routeKey(route),
+        authClassOf(route) === 'public' ? [] : [sessionRecordGrant(tableArn())],
+      ]);
       expect([
         routeKey(route),
         actions.filter((a) => /UpdateItem|DeleteItem|BatchWriteItem|TransactWrite|Scan/.test(a)),
@@ -527,6 +544,7 @@ describe('permissions', () => {
           Condition: instanceOnly,
         },
         readOnly(['SECRET#INSTANCE', 'SECRET#SESSION']),
+        sessionRecordGrant(tableArn()),
         {
           Effect: 'Allow',
           Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
@@ -855,16 +873,14 @@ describe('permissions', () => {
       expect(allowed(chats.statements, 'dynamodb:BatchGetItem', ['SECRET#INSTANCE', 'SECRET#VAPID'])).toBe(false);
     });
 
-    it('the session-signing key: every function that checks auth may only read it; the sign-in and sign out everywhere may also put it', () => {
+    it('the session-signing key: every function that checks auth may only read it; the sign-in may also put it', () => {
       const pk = Keys.generatedSecret('SESSION').pk;
       const actions = ['GetItem', 'BatchGetItem', 'Query', 'ConditionCheckItem', 'PutItem', 'UpdateItem', 'DeleteItem'];
       const signers = (routes as readonly RouteSpec[])
         .filter((r) => r.signsSessions)
         .map((r) => functionPathOf(routeId(r)))
         .sort();
-      expect(signers).toEqual(
-        [functionPathOf('PostApiV1AuthSession'), functionPathOf('DeleteApiV1AuthSessions')].sort(),
-      );
+      expect(signers).toEqual([functionPathOf('PostApiV1AuthSession')]);
       const checks = (path: string) =>
         path === streamFunctionPath ||
         (routes as readonly RouteSpec[]).some(
@@ -886,10 +902,34 @@ describe('permissions', () => {
       expect(reach).toEqual(expected);
     });
 
+    it('session records: every function that checks auth may read and renew them, the sign-outs delete them', () => {
+      const pk = Keys.session('id').pk;
+      const checks = (path: string) =>
+        path === streamFunctionPath ||
+        (routes as readonly RouteSpec[]).some(
+          (r) => functionPathOf(routeId(r)) === path && (authClassOf(r) !== 'public' || !!r.signsSessions),
+        );
+      for (const fn of fns.filter((f) => checks(f.path))) {
+        const can = (action: string) => allowed(fn.statements, `dynamodb:${action}`, [pk]);
+        expect([fn.path, can('GetItem'), can('UpdateItem')]).toEqual([fn.path, true, true]);
+      }
+      for (const id of ['PostApiV1AuthSession', 'DeleteApiV1AuthSession', 'DeleteApiV1AuthSessions']) {
+        const fn = fnAt(id);
+        const can = (action: string) => allowed(fn.statements, `dynamodb:${action}`, [pk]);
+        expect([id, can('PutItem'), can('DeleteItem'), can('Query'), can('BatchWriteItem')]).toEqual([
+          id,
+          true,
+          true,
+          true,
+          true,
+        ]);
+      }
+    });
+
     it('the deny leaves every other partition as granted', () => {
       for (const fn of fns) {
         const can = (action: string, pk: string) => allowed(fn.statements, `dynamodb:${action}`, [pk]);
-        const access = dynamoActions(allows(fn.statements));
+        const access = dynamoActions(tableAllows(fn.statements));
         const expected = {
           settings: access.length > 0,
           chat: access.includes('dynamodb:Query'),

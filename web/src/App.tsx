@@ -5,6 +5,7 @@
  */
 import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api, ApiError, setUnauthorizedHandler } from './api/client';
+import { clearSessionHint, readsNeedSession, rememberReadsNeedSession, sessionHinted } from './api/session-hint';
 import type { PublicConfig } from './api/types';
 import { AccountMenu } from './components/AccountMenu';
 import { ChatView } from './components/ChatView';
@@ -31,16 +32,33 @@ type Access =
 export function App() {
   const [access, setAccess] = useState<Access>({ state: 'checking' });
 
-  const check = useCallback(async () => {
+  /**
+   * Whether to show the sign-in form or load, with no request that fails on an ordinary load: the
+   * session hint (api/session-hint.ts) says whether this browser holds a session; without one, only
+   * an instance that might be open is asked for its configuration. `afterSignIn`: the form was just
+   * accepted (an instance with the secret off accepts anything and sets no hint).
+   */
+  const check = useCallback(async (afterSignIn = false) => {
     try {
+      const hinted = sessionHinted() || afterSignIn;
+      if (!hinted && readsNeedSession()) {
+        setAccess({ state: 'signed-out' });
+        return;
+      }
       // GET /config may itself need a credential (readEndpointsRequireInstanceSecret): then the
       // secret is on and only a session gets in.
       const config = await api.config().catch((error: unknown) => {
         if (error instanceof ApiError && error.status === 401) return undefined;
         throw error;
       });
-      const open = config ? !config.security.instanceSecretEnabled : false;
-      if (!open && !(await api.probeSession())) {
+      const security = config?.security;
+      rememberReadsNeedSession(
+        !security || (security.instanceSecretEnabled && security.readEndpointsRequireInstanceSecret),
+      );
+      const open = security ? !security.instanceSecretEnabled : false;
+      // Signed out: no hint, or a hint the service no longer honours (a 401 above, or from the probe).
+      if (!open && (!hinted || !config || !(await api.probeSession()))) {
+        if (hinted) clearSessionHint();
         setAccess({ state: 'signed-out' });
         return;
       }
@@ -52,7 +70,10 @@ export function App() {
 
   useEffect(() => {
     void check();
-    setUnauthorizedHandler(() => setAccess({ state: 'signed-out' }));
+    setUnauthorizedHandler(() => {
+      clearSessionHint();
+      setAccess({ state: 'signed-out' });
+    });
   }, [check]);
 
   // After the settings screen saved a change: every screen sees the new agents, models and security.
@@ -72,7 +93,7 @@ export function App() {
       </div>
     );
   }
-  if (access.state === 'signed-out') return <SignIn onSignedIn={() => void check()} />;
+  if (access.state === 'signed-out') return <SignIn onSignedIn={() => void check(true)} />;
   return (
     <ConfigContext.Provider value={access.config}>
       <ConfigRefreshContext.Provider value={refreshConfig}>

@@ -1,7 +1,7 @@
 /**
  * POST /api/v1/auth/session (contract §1.11.1, this project's extension): `{ "secret": "…" }` →
  * 204 with the session cookie; a wrong or missing secret is the 401 of §1.11, and failed attempts
- * past SIGN_IN_LIMIT per client are 429 with Retry-After. With the secret off: 204 and no cookie.
+ * past GUESS_LIMIT per client (core/secret-guesses.ts) are 429 with Retry-After. With the secret off: 204 and no cookie.
  * Public (it is how a browser gets a credential) and never keyed (its answer must not be replayed).
  *
  * A body without `secret` is a probe (the web app's, on load: its cookie is HttpOnly, so only the
@@ -30,7 +30,7 @@ export const handler = http('auth/sign-in', schemas, async ({ body, config, even
   const given = typeof body.secret === 'string' ? body.secret : undefined;
   const secret = config.security.instanceSecret;
   const client = await clientOf(event, rateLimitSettings().trustProxyHeaders);
-  const value = await Sessions.signIn(given, (g) => isInstanceSecret(g, secret), config, client, Date.now());
-  if (value === undefined) return { status: 204 };
-  return { status: 204, headers: { 'set-cookie': Sessions.sessionSetCookie(value, cookieIsSecure(event)) } };
+  const session = await Sessions.signIn(given, (g) => isInstanceSecret(g, secret), config, client, Date.now());
+  if (session === undefined) return { status: 204 };
+  return { status: 204, cookies: Sessions.sessionSetCookies(session.value, session.expiresMs, cookieIsSecure(event)) };
 });

@@ -10,7 +10,10 @@
 import { PassThrough } from 'node:stream';
 import { DEFAULT_TIMING, runStream, startOf } from '../../core/event-stream.js';
 import type { StreamQuery, StreamSink, StreamStart, StreamTiming } from '../../core/event-stream.js';
+import { watchSession } from '../../core/session-watch.js';
+import type { Session } from '../../core/sessions.js';
 import { RouteNotFoundError } from '../../errors.js';
+import { authenticatedSession } from '../../middleware/auth.js';
 import { http } from '../../middleware/http.js';
 import { header } from '../../middleware/types.js';
 import { queryBoolean, queryInt } from '../../middleware/validate.js';
@@ -85,25 +88,58 @@ function sinkOver(stream: PassThrough): StreamSink {
 }
 
 /**
- * Feeds the body after the response has started (the request line is already logged), so its
- * own lines carry the request id, and its DynamoDB spend is the connection's (idle or busy).
+ * A stream authenticated by a browser session ends with a comment within SESSION_CHECK_MS of the
+ * session ending (core/session-watch.ts; the client's reconnect then gets the 401). The sink reads
+ * as closed from then on, so the stream's loop stops and writes nothing more.
  */
-async function pump(body: PassThrough, start: StreamStart, q: StreamQuery, requestId: string): Promise<void> {
+function endingWithSession(sink: StreamSink, body: PassThrough, session: Session | undefined) {
+  if (!session) return { sink, stop: () => {} };
+  let ended = false;
+  const stop = watchSession(session, () => {
+    ended = true;
+    void sink.write(': session ended; sign in again\n\n').then(() => body.end());
+  });
+  const bound: StreamSink = {
+    get closed() {
+      return ended || sink.closed;
+    },
+    write: (text) => (ended ? Promise.resolve() : sink.write(text)),
+  };
+  return { sink: bound, stop };
+}
+
+/**
+ * Feeds the body after the response has started (the request line is already logged), so its
+ * own lines carry the request id, and its DynamoDB spend is the connection's (idle or busy), the
+ * session checks' included.
+ */
+async function pump(
+  body: PassThrough,
+  start: StreamStart,
+  q: StreamQuery,
+  requestId: string,
+  session: Session | undefined,
+): Promise<void> {
   const opened = Date.now();
-  const sink = sinkOver(body);
+  let stop = () => {};
   try {
-    const { usage, result } = withUsage(() => runStream(sink, start, q, timing()));
+    const { usage, result } = withUsage(() => {
+      const watched = endingWithSession(sinkOver(body), body, session);
+      stop = watched.stop;
+      return runStream(watched.sink, start, q, timing());
+    });
     await result;
     const ms = Date.now() - opened;
     logger.info('stream closed', { requestId, route: ROUTE_KEY, ms, fromSeq: start.afterSeq, ddb: usage });
-    if (env().EXPOSE_USAGE_HEADERS === '1' && !sink.closed) {
+    if (env().EXPOSE_USAGE_HEADERS === '1' && !body.writableEnded && !body.destroyed) {
       const units = `rcu=${usage.readUnits.toFixed(2)} wcu=${usage.writeUnits.toFixed(2)}`;
-      await sink.write(`: usage ms=${ms} calls=${usage.calls} ${units}\n\n`);
+      body.write(`: usage ms=${ms} calls=${usage.calls} ${units}\n\n`);
     }
   } catch (error) {
     // Mid-stream: the status line is gone; end the stream and let the client reconnect.
     logger.error('stream failed', { requestId, route: ROUTE_KEY, error });
   } finally {
+    stop();
     body.end();
   }
 }
@@ -126,7 +162,7 @@ const streamHandler = http(
     };
     const start = await startOf(q, Date.now());
     const body = new PassThrough();
-    void pump(body, start, q, requestId);
+    void pump(body, start, q, requestId, authenticatedSession(event));
     return { status: 200, headers: STREAM_HEADERS, stream: body };
   },
   { streaming: true },

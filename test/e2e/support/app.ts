@@ -6,7 +6,7 @@
  */
 import { expect } from '@jest/globals';
 import type { Browser, BrowserContext, Locator, Page, Request } from 'playwright-core';
-import { seedChat, signInCookie } from './relay.js';
+import { seedChat, sessionCookies } from './relay.js';
 import type { Relay } from './relay.js';
 
 export interface OpenApp {
@@ -62,10 +62,7 @@ export async function openApp(
   const context = await browser.newContext({ viewport });
   // Without live events the page's event stream is refused (the browser keeps retrying: connecting).
   if (options.liveEvents === false) await context.route('**/api/v1/events/stream**', (route) => route.abort());
-  const { cookie } = await signInCookie(relay);
-  const [name, value] = [cookie.slice(0, cookie.indexOf('=')), cookie.slice(cookie.indexOf('=') + 1)];
-  const { hostname } = new URL(relay.url);
-  await context.addCookies([{ name, value, domain: hostname, path: '/api', httpOnly: true, sameSite: 'Strict' }]);
+  await context.addCookies(await sessionCookies(relay));
   const page = await context.newPage();
   const streams = watchStreams(page);
   await options.onPage?.(page);

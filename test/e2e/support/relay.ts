@@ -170,3 +170,26 @@ export async function signInCookie(relay: Relay): Promise<{ cookie: string; res:
   if (res.status !== 204) throw new Error(`signing in: ${res.status} ${await res.text()}`);
   return { cookie: res.headers.get('set-cookie')!.split(';')[0]!, res };
 }
+
+/**
+ * Signs in and returns what a browser would keep, for `context.addCookies`: the HttpOnly session
+ * cookie and its page-readable hint (README "Browser sessions"), which the app reads on load.
+ */
+export async function sessionCookies(relay: Relay) {
+  const { res } = await signInCookie(relay);
+  const { hostname } = new URL(relay.url);
+  return res.headers.getSetCookie().map((line) => {
+    const [pair, ...attributes] = line.split(';').map((part) => part.trim());
+    const at = pair!.indexOf('=');
+    const path = attributes.find((a) => /^path=/i.test(a))?.slice('path='.length) ?? '/';
+    return {
+      name: pair!.slice(0, at),
+      value: pair!.slice(at + 1),
+      domain: hostname,
+      path,
+      httpOnly: attributes.some((a) => a.toLowerCase() === 'httponly'),
+      sameSite: 'Strict' as const,
+      secure: false,
+    };
+  });
+}

@@ -60,10 +60,16 @@ describe('browser sessions (§1.11.1)', () => {
     const res = await signIn({ secret: SECRET });
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
-    const setCookie = res.headers.get('set-cookie')!;
-    const attributes = setCookie.split(';').map((part) => part.trim());
-    expect(attributes[0]).toMatch(new RegExp(`^${SESSION_COOKIE}=\\d+\\.[A-Za-z0-9_-]{43}$`));
+    const [setCookie, hint] = res.headers.getSetCookie();
+    const attributes = setCookie!.split(';').map((part) => part.trim());
+    expect(attributes[0]).toMatch(new RegExp(`^${SESSION_COOKIE}=\\d+\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}$`));
     expect(attributes.slice(1).sort()).toEqual(['HttpOnly', 'Max-Age=2592000', 'Path=/api', 'SameSite=Strict']);
+    // The page-readable hint (README "Browser sessions"): the session's expiry, nothing secret, on /.
+    const hinted = hint!.split(';').map((part) => part.trim());
+    const expiry = Number(hinted[0]!.split('=')[1]);
+    expect(hinted[0]).toMatch(/^relay_signed_in=\d+$/);
+    expect(Math.abs(expiry - (Date.now() + 30 * DAY) / 1000)).toBeLessThan(60);
+    expect(hinted.slice(1).sort()).toEqual(['Max-Age=2592000', 'Path=/', 'SameSite=Strict']);
     // Plain HTTP on loopback: no Secure (the browser would drop it); HTTPS anywhere else gets it.
     const secure = await signIn({ secret: SECRET }, { 'x-forwarded-proto': 'https' });
     expect(secure.headers.get('set-cookie')).toMatch(/; Secure$/);
@@ -137,21 +143,27 @@ describe('browser sessions (§1.11.1)', () => {
     const key = await storedKey();
     const now = Date.now();
     const value = cookie.split('=')[1]!;
-    const tampered = `${SESSION_COOKIE}=${Number(value.split('.')[0]) + 1}.${value.split('.')[1]}`;
-    const expired = `${SESSION_COOKIE}=${sessionValue(key, SECRET, now - 30 * DAY - 1000)}`;
-    const foreign = `${SESSION_COOKIE}=${sessionValue('another key', SECRET, now)}`;
-    for (const bad of [tampered, expired, foreign, `${SESSION_COOKIE}=`, `${SESSION_COOKIE}=${SECRET}`]) {
+    const [issued, id, mac] = value.split('.') as [string, string, string];
+    const tampered = `${SESSION_COOKIE}=${Number(issued) + 1}.${id}.${mac}`;
+    const expired = `${SESSION_COOKIE}=${sessionValue(key, SECRET, now - 30 * DAY - 1000, id)}`;
+    const foreign = `${SESSION_COOKIE}=${sessionValue('another key', SECRET, now, id)}`;
+    // Well signed, but no such session was ever made (nor recorded).
+    const unrecorded = `${SESSION_COOKIE}=${sessionValue(key, SECRET, now, 'AAAAAAAAAAAAAAAAAAAAAA')}`;
+    for (const bad of [tampered, expired, foreign, unrecorded, `${SESSION_COOKIE}=`, `${SESSION_COOKIE}=${SECRET}`]) {
       const res = await api.get('/api/v1/chats', withCookie(bad));
       expect(res.status).toBe(401);
       expect(res.body).toEqual(UNAUTHORIZED);
     }
     // A fresh session is not renewed; one issued two days ago is, with a new value.
     expect((await api.get('/api/v1/chats', withCookie(cookie))).headers.get('set-cookie')).toBeNull();
-    const old = `${SESSION_COOKIE}=${sessionValue(key, SECRET, now - 2 * DAY)}`;
+    const old = `${SESSION_COOKIE}=${sessionValue(key, SECRET, now - 2 * DAY, id)}`;
     const renewed = await api.get('/api/v1/chats', withCookie(old));
     expect(renewed.status).toBe(200);
     const next = cookieOf(renewed.headers.get('set-cookie'));
     expect(next).not.toBe(old);
+    // The same session, renewed: the hint moves with it.
+    expect(next.split('.')[1]).toBe(id);
+    expect(renewed.headers.getSetCookie()[1]).toMatch(/^relay_signed_in=\d+; Path=\/;/);
     expect(Number(next.split('=')[1]!.split('.')[0])).toBeGreaterThanOrEqual(Math.floor(now / 1000));
     expect((await api.get('/api/v1/chats', withCookie(next))).status).toBe(200);
   });
@@ -167,7 +179,8 @@ describe('browser sessions (§1.11.1)', () => {
   it('sign out clears the cookie; sign out everywhere refuses every session signed before it', async () => {
     const out = await api.request('DELETE', '/api/v1/auth/session');
     expect(out.status).toBe(204);
-    expect(out.headers.get('set-cookie')).toMatch(new RegExp(`^${SESSION_COOKIE}=; Path=/api; Max-Age=0;`));
+    expect(out.headers.getSetCookie()[0]).toMatch(new RegExp(`^${SESSION_COOKIE}=; Path=/api; Max-Age=0;`));
+    expect(out.headers.getSetCookie()[1]).toMatch(/^relay_signed_in=; Path=\/; Max-Age=0;/);
 
     const a = await signedIn();
     const b = await signedIn();
@@ -177,7 +190,7 @@ describe('browser sessions (§1.11.1)', () => {
     const everywhere = await api.request('DELETE', '/api/v1/auth/sessions', undefined, sameOrigin(a));
     expect(everywhere.status).toBe(204);
     for (const cookie of [a, b]) expect((await api.get('/api/v1/chats', withCookie(cookie))).status).toBe(401);
-    // A new sign-in works with the new key.
+    // A new sign-in works.
     expect((await api.get('/api/v1/chats', withCookie(await signedIn()))).status).toBe(200);
   });
 
