@@ -20,6 +20,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { lockDataDir } from './data-lock.js';
 import { LOCAL_AWS_ENV, launchDynamo } from './dynamo.js';
 import type { LocalDynamo } from './dynamo.js';
 import type { WebApp } from './web-app.js';
@@ -67,6 +68,9 @@ async function main(): Promise<void> {
       throw new Error(`PORT must be an integer from 0 to 65535, not "${process.env.PORT}".`);
     const dataDir = resolve(process.env.DATA_DIR ?? '.data');
     const rawConfig = readConfigFile(process.env.CONFIG_PATH);
+    // Before anything touches the folder: a second runtime on it would run a second DynamoDB Local
+    // over the same files (local/data-lock.ts). Released when this process exits.
+    lockDataDir(dataDir);
 
     // The JVM first: everything below overlaps its start.
     const launchedAt = Date.now();
