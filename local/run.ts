@@ -86,6 +86,10 @@ async function main(): Promise<void> {
       progress(`DynamoDB Local up (${since(launchedAt)} ms after launch)`);
       const created = await (await tableModule).ensureTable(launched.endpoint, LOCAL_TABLE_NAME);
       progress(`table ${LOCAL_TABLE_NAME} ${created ? 'created' : 'found'}`);
+      // Every event number handed out so far was handed out by a runtime that is gone (this one holds
+      // the folder's lock): one that holds no event is a hole a crash left, which readers void at once
+      // instead of waiting out their grace (issue 33 item 21; functions/core/event-stream.ts).
+      if (!created) await (await import('../functions/store/events-repo.js')).settleHandedOut();
     });
     // Observed here so an early failure (Java missing) is not an unhandled rejection while
     // the handlers load; startLocalApi awaits and reports it.

@@ -29,6 +29,8 @@ import {
   getEvent,
   readEphemeralSince,
   readLog,
+  readLogBack,
+  sequenceHead,
   sequenceOf,
   voidNumber,
 } from '../store/events-repo.js';
@@ -116,8 +118,61 @@ export interface StreamQuery {
 /** Where a stream starts: persisted events with seq > afterSeq are delivered. */
 export interface StreamStart {
   afterSeq: number;
+  /**
+   * A live start below the head (liveStart): the numbers above afterSeq that already held an
+   * event when the stream opened (emitted before it: passed, not sent).
+   */
+  skip?: ReadonlySet<number>;
   /** Ephemeral events from this time on (connection time). */
   sinceMs: number;
+}
+
+/**
+ * A live start reads the log back from the head over the numbers handed out recently: one whose
+ * event is not there yet may belong to a transaction still committing, which must be delivered
+ * (issue 33 item 20). It stops at the first event older than this: every number below it was
+ * handed out before that event's own, and a writer commits within its function's deadline (at
+ * most 29 s for a route) or is cut off; a number still missing then is decided by the hole logic.
+ */
+const LIVE_LOOKBACK_MS = 60_000;
+/** Entries per read back (the first is usually the only one: the head is older than the window). */
+const LIVE_LOOKBACK_PAGE = 10;
+/** At most this many pages back (a busy log): the numbers below are taken as committed. */
+const LIVE_LOOKBACK_PAGES = 5;
+
+/**
+ * The live start (§6.4: events emitted after the connection, none before). Its position is the
+ * last number handed out, unless numbers below it hold nothing yet: then the stream starts below the
+ * lowest of them and passes the numbers that held an event at connection time, so a transaction
+ * that commits just after the connection is delivered (or, never committing, decided as a hole).
+ * Costs one Query of LIVE_LOOKBACK_PAGE entries, eventually consistent (about 1 RRU), more only on
+ * a log busier than that within LIVE_LOOKBACK_MS.
+ */
+async function liveStart(live: number, nowMs: number): Promise<StreamStart> {
+  const present = new Set<number>();
+  let lowestMissing: number | undefined;
+  let expected = live;
+  for (let page = 0; page < LIVE_LOOKBACK_PAGES && expected >= 1; page++) {
+    const entries = await readLogBack(expected, LIVE_LOOKBACK_PAGE);
+    let old = false;
+    for (const entry of entries) {
+      if (entry.seq < expected) lowestMissing = entry.seq + 1;
+      present.add(entry.seq);
+      expected = entry.seq - 1;
+      if (!('void' in entry) && Date.parse(entry.timestamp) < nowMs - LIVE_LOOKBACK_MS) old = true;
+      if (old) break;
+    }
+    if (old) break;
+    if (entries.length < LIVE_LOOKBACK_PAGE) {
+      // The bucket (or the log) begins here: what it lacks below is missing; on to the previous one.
+      const bucketStart = expected - (expected % EVENT_BUCKET_SIZE);
+      if (expected >= Math.max(bucketStart, 1)) lowestMissing = Math.max(bucketStart, 1);
+      expected = bucketStart - 1;
+    }
+  }
+  if (lowestMissing === undefined) return { afterSeq: live, sinceMs: nowMs };
+  const skip = new Set([...present].filter((seq) => seq >= lowestMissing));
+  return { afterSeq: lowestMissing - 1, skip, sinceMs: nowMs };
 }
 
 export const cursorNotFound = () => new FieldRuleError('cursor', 'cursor event id was not found.');
@@ -162,7 +217,7 @@ export async function startOf(q: StreamQuery, nowMs: number): Promise<StreamStar
       if (position !== undefined) return { afterSeq: position, sinceMs: nowMs };
     }
   }
-  return { afterSeq: live, sinceMs: nowMs };
+  return liveStart(live, nowMs);
 }
 
 export interface StreamSink {
@@ -233,6 +288,8 @@ export async function runStream(
   /** Walks entries in order; returns whether nextSeq moved. */
   const consume = async (entries: LogEntry[], count: (n: number) => void): Promise<boolean> => {
     const before = nextSeq;
+    const last = entries.at(-1);
+    if (last) handedOutBy(last.seq);
     for (const entry of entries) {
       if (entry.seq < nextSeq) continue;
       while (entry.seq > nextSeq) {
@@ -240,7 +297,7 @@ export async function runStream(
       }
       gap = undefined;
       nextSeq = entry.seq + 1;
-      if ('void' in entry) continue;
+      if ('void' in entry || start.skip?.has(entry.seq)) continue;
       await send(frame(entry));
       lastEvent = lastWrite;
       lastSentSeq = entry.seq;
@@ -252,15 +309,32 @@ export async function runStream(
   };
 
   /**
+   * When this reader first knew each number to be handed out (a later entry read, or the counter):
+   * ascending in both. A missing number has been missing since the first of these above it, so
+   * holes a crash left in several runs between events all come due one grace after the read that
+   * showed them, not one grace per run (issue 33 item 21).
+   */
+  const known: { seq: number; at: number }[] = [];
+  const handedOutBy = (seq: number) => {
+    if (seq > (known.at(-1)?.seq ?? start.afterSeq)) known.push({ seq, at: Date.now() });
+  };
+  const missingSince = (seq: number): number => {
+    while (known.length > 0 && known[0]!.seq <= seq) known.shift();
+    return known[0]?.at ?? Date.now();
+  };
+
+  /**
    * nextSeq is missing while later numbers exist. Past the grace period it is a hole: this reader
    * voids it (a conditional put, which fails if the number got used after all) and moves past
    * it. The void is the decision, recorded: every later reader passes the number at once, and a
    * writer that would still commit it fails and writes again with a new number (events-repo.ts).
+   * A number the counter marks as handed out by a process that is gone (`settled`: the local
+   * runtime's restart after a crash) is a hole at once.
    */
   const holeConfirmed = async (): Promise<boolean> => {
-    const now = Date.now();
-    if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: now };
-    if (now - gap.since < timing.holeGraceMs) return false;
+    if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: missingSince(nextSeq) };
+    const due = Date.now() - gap.since >= timing.holeGraceMs || nextSeq <= (await settledThrough());
+    if (!due) return false;
     if (!(await voidNumber(nextSeq))) return false; // it arrived after all: the next poll reads it
     nextSeq += 1;
     // The numbers after it were missing at least as long (one failed writer may hold several).
@@ -268,15 +342,27 @@ export async function runStream(
     return true;
   };
 
-  /** Numbers handed out so far, checked only while a gap is open or the log looks idle for long. */
+  /**
+   * Numbers handed out so far, checked only while a gap is open or the log looks idle for long;
+   * and the counter's `settled`, which changes only when the local runtime starts (no stream
+   * outlives that): read with it, or once at the first gap.
+   */
   let lastTailCheck = 0;
   let tail = start.afterSeq;
+  let settled: number | undefined;
+  const readHead = async () => {
+    const head = await sequenceHead();
+    settled = head.settled;
+    handedOutBy(head.last);
+    return head;
+  };
   const tailReserved = async (): Promise<number> => {
     if (Date.now() - lastTailCheck < timing.holeGraceMs / 2) return gap ? tail : 0;
     lastTailCheck = Date.now();
-    tail = await currentSequence();
+    tail = (await readHead()).last;
     return tail;
   };
+  const settledThrough = async (): Promise<number> => settled ?? (await readHead()).settled;
 
   const pollEphemeral = async (): Promise<number> => {
     const now = Date.now();

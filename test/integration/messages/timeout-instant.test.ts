@@ -55,7 +55,7 @@ describe('a stream cancelled by its timeout', () => {
     // Read-only polling: every read that shows it cancelled shows the same record.
     const cancelledReads: any[] = [];
     let derivedBeforeTimer = false;
-    for (const until = lastActivity + TIMEOUT_MS + 6000; Date.now() < until; ) {
+    for (const until = lastActivity + TIMEOUT_MS + 6000; Date.now() < until;) {
       const m = await shown(chat.id, msg.id);
       if (m.stream_state === 'cancelled') {
         if (cancelledReads.length === 0) derivedBeforeTimer = (await cancelEvents(before, msg.id)).length === 0;
@@ -99,7 +99,10 @@ describe('a stream cancelled by its timeout', () => {
       }),
     );
     const derived = await shown(chat.id, msg.id);
-    expect(derived).toMatchObject({ stream_state: 'cancelled', updated_at: new Date(lastActivity + TIMEOUT_MS).toISOString() });
+    expect(derived).toMatchObject({
+      stream_state: 'cancelled',
+      updated_at: new Date(lastActivity + TIMEOUT_MS).toISOString(),
+    });
     await sleep(300); // kept (time is the behavior): a later read, a later write
     expect(await shown(chat.id, msg.id)).toEqual(derived);
     const late = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: 'late' });
