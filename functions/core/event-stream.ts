@@ -105,6 +105,9 @@ export const DEFAULT_TIMING: StreamTiming = {
   wakeOnWrites: true,
 };
 
+/** Holes voided side by side at most (a crash mid-burst leaves dozens in a row). */
+const VOID_SLICE = 25;
+
 /** Polls that keep failing for this long end the stream (the client reconnects and resumes). */
 const POLL_FAILURES_RELEASE_MS = 30_000;
 
@@ -293,7 +296,7 @@ export async function runStream(
     for (const entry of entries) {
       if (entry.seq < nextSeq) continue;
       while (entry.seq > nextSeq) {
-        if (!(await holeConfirmed())) return nextSeq !== before;
+        if (!(await holeConfirmed(entry.seq))) return nextSeq !== before;
       }
       gap = undefined;
       nextSeq = entry.seq + 1;
@@ -304,7 +307,10 @@ export async function runStream(
       count(1);
       if (sink.closed) return true;
     }
-    if (entries.length === 0 && nextSeq <= (await tailReserved())) await holeConfirmed();
+    if (entries.length === 0) {
+      const reserved = await tailReserved();
+      if (nextSeq <= reserved) await holeConfirmed(reserved + 1);
+    }
     return nextSeq !== before;
   };
 
@@ -331,15 +337,21 @@ export async function runStream(
    * A number the counter marks as handed out by a process that is gone (`settled`: the local
    * runtime's restart after a crash) is a hole at once.
    */
-  const holeConfirmed = async (): Promise<boolean> => {
+  const holeConfirmed = async (nextPresent?: number): Promise<boolean> => {
     if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: missingSince(nextSeq) };
-    const due = Date.now() - gap.since >= timing.holeGraceMs || nextSeq <= (await settledThrough());
-    if (!due) return false;
-    if (!(await voidNumber(nextSeq))) return false; // it arrived after all: the next poll reads it
-    nextSeq += 1;
-    // The numbers after it were missing at least as long (one failed writer may hold several).
+    const byGrace = Date.now() - gap.since >= timing.holeGraceMs;
+    const through = byGrace ? Infinity : await settledThrough();
+    if (nextSeq > through) return false;
+    // The numbers after it, up to the next one read, were missing at least as long (one failed
+    // writer may hold several, a crash many): voided side by side, in slices.
+    const last = Math.min(nextPresent === undefined ? nextSeq : nextPresent - 1, through, nextSeq + VOID_SLICE - 1);
+    const seqs = Array.from({ length: last - nextSeq + 1 }, (_, i) => nextSeq + i);
+    const voided = await Promise.all(seqs.map((seq) => voidNumber(seq)));
+    // A number that arrived after all stops the walk there: the next poll reads it.
+    const moved = voided.indexOf(false) === -1 ? seqs.length : voided.indexOf(false);
+    nextSeq += moved;
     gap = { seq: nextSeq, since: gap.since };
-    return true;
+    return moved === seqs.length;
   };
 
   /**

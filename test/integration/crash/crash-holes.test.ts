@@ -1,6 +1,7 @@
 /**
- * Holes a real crash leaves are decided once (issue 33 item 21). `npm start` (the launcher and its
- * runtime, DynamoDB Local, the emulators: the whole process group) is killed with SIGKILL while 40
+ * Holes a real crash leaves are decided once (issue 33 item 21). `npm start`'s runtime (local/run.ts,
+ * with DynamoDB Local and the emulators: the whole process group; started without the launcher,
+ * whose compiled trees a shared node_modules may prune under it) is killed with SIGKILL while 40
  * message creates run side by side, three times over, and restarted each time on the same
  * DATA_DIR, with the default hole grace (10 s). Then a replay from the first event is read twice:
  * the first decides every hole the crashes left (it voids them), so the second passes them at once
@@ -135,7 +136,7 @@ const messageIdsOf = (c: SseConnection) =>
 
 describe('holes left by kill -9 of npm start', () => {
   it('are voided by the first replay, so the second replays them at once, none lost or twice', async () => {
-    runtime = await startRuntime(runtimeEnv, 'local/main.ts');
+    runtime = await startRuntime(runtimeEnv);
     const live = await connect(`${runtime.url}/api/v1/events/stream?ephemeral=false`);
     const chat = (await post('/chats', { agentIds: ['assistant'], modelId: 'm' }))!.body;
     await live.waitFor((c) => c.events().length >= 1, 15_000);
@@ -172,7 +173,7 @@ describe('holes left by kill -9 of npm start', () => {
             `${JSON.stringify(shape.nothing)}`,
         );
       }
-      runtime = await startRuntime(runtimeEnv, 'local/main.ts');
+      runtime = await startRuntime(runtimeEnv);
     }
 
     const replay = async () => {
@@ -201,7 +202,9 @@ describe('holes left by kill -9 of npm start', () => {
       const seqs = c.events().map((e) => sequenceOf(e.id)!);
       expect(seqs.filter((n, i) => i > 0 && n <= seqs[i - 1]!)).toEqual([]);
     }
-    expect(idsOfEvents(second.c)).toEqual(idsOfEvents(first.c).slice(0, idsOfEvents(second.c).length));
+    // The same log, as far as both read (each stops once it has every acknowledged message).
+    const common = Math.min(idsOfEvents(first.c).length, idsOfEvents(second.c).length);
+    expect(idsOfEvents(second.c).slice(0, common)).toEqual(idsOfEvents(first.c).slice(0, common));
     expect(second.ms).toBeLessThan(3000);
   }, 420_000);
 });
