@@ -20,6 +20,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { lockDataDir } from './data-lock.js';
 import { LOCAL_AWS_ENV, launchDynamo } from './dynamo.js';
 import type { LocalDynamo } from './dynamo.js';
 import type { WebApp } from './web-app.js';
@@ -67,6 +68,9 @@ async function main(): Promise<void> {
       throw new Error(`PORT must be an integer from 0 to 65535, not "${process.env.PORT}".`);
     const dataDir = resolve(process.env.DATA_DIR ?? '.data');
     const rawConfig = readConfigFile(process.env.CONFIG_PATH);
+    // Before anything touches the folder: a second runtime on it would run a second DynamoDB Local
+    // over the same files (local/data-lock.ts). Released when this process exits.
+    lockDataDir(dataDir);
 
     // The JVM first: everything below overlaps its start.
     const launchedAt = Date.now();
@@ -82,6 +86,10 @@ async function main(): Promise<void> {
       progress(`DynamoDB Local up (${since(launchedAt)} ms after launch)`);
       const created = await (await tableModule).ensureTable(launched.endpoint, LOCAL_TABLE_NAME);
       progress(`table ${LOCAL_TABLE_NAME} ${created ? 'created' : 'found'}`);
+      // Every event number handed out so far was handed out by a runtime that is gone (this one holds
+      // the folder's lock): one that holds no event is a hole a crash left, which readers void at once
+      // instead of waiting out their grace (issue 33 item 21; functions/core/event-stream.ts).
+      if (!created) await (await import('../functions/store/events-repo.js')).settleHandedOut();
     });
     // Observed here so an early failure (Java missing) is not an unhandled rejection while
     // the handlers load; startLocalApi awaits and reports it.

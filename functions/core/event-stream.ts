@@ -29,6 +29,8 @@ import {
   getEvent,
   readEphemeralSince,
   readLog,
+  readLogBack,
+  sequenceHead,
   sequenceOf,
   voidNumber,
 } from '../store/events-repo.js';
@@ -103,6 +105,9 @@ export const DEFAULT_TIMING: StreamTiming = {
   wakeOnWrites: true,
 };
 
+/** Holes voided side by side at most (a crash mid-burst leaves dozens in a row). */
+const VOID_SLICE = 25;
+
 /** Polls that keep failing for this long end the stream (the client reconnects and resumes). */
 const POLL_FAILURES_RELEASE_MS = 30_000;
 
@@ -116,8 +121,61 @@ export interface StreamQuery {
 /** Where a stream starts: persisted events with seq > afterSeq are delivered. */
 export interface StreamStart {
   afterSeq: number;
+  /**
+   * A live start below the head (liveStart): the numbers above afterSeq that already held an
+   * event when the stream opened (emitted before it: passed, not sent).
+   */
+  skip?: ReadonlySet<number>;
   /** Ephemeral events from this time on (connection time). */
   sinceMs: number;
+}
+
+/**
+ * A live start reads the log back from the head over the numbers handed out recently: one whose
+ * event is not there yet may belong to a transaction still committing, which must be delivered
+ * (issue 33 item 20). It stops at the first event older than this: every number below it was
+ * handed out before that event's own, and a writer commits within its function's deadline (at
+ * most 29 s for a route) or is cut off; a number still missing then is decided by the hole logic.
+ */
+const LIVE_LOOKBACK_MS = 60_000;
+/** Entries per read back (the first is usually the only one: the head is older than the window). */
+const LIVE_LOOKBACK_PAGE = 10;
+/** At most this many pages back (a busy log): the numbers below are taken as committed. */
+const LIVE_LOOKBACK_PAGES = 5;
+
+/**
+ * The live start (§6.4: events emitted after the connection, none before). Its position is the
+ * last number handed out, unless numbers below it hold nothing yet: then the stream starts below the
+ * lowest of them and passes the numbers that held an event at connection time, so a transaction
+ * that commits just after the connection is delivered (or, never committing, decided as a hole).
+ * Costs one Query of LIVE_LOOKBACK_PAGE entries, eventually consistent (about 1 RRU), more only on
+ * a log busier than that within LIVE_LOOKBACK_MS.
+ */
+async function liveStart(live: number, nowMs: number): Promise<StreamStart> {
+  const present = new Set<number>();
+  let lowestMissing: number | undefined;
+  let expected = live;
+  for (let page = 0; page < LIVE_LOOKBACK_PAGES && expected >= 1; page++) {
+    const entries = await readLogBack(expected, LIVE_LOOKBACK_PAGE);
+    let old = false;
+    for (const entry of entries) {
+      if (entry.seq < expected) lowestMissing = entry.seq + 1;
+      present.add(entry.seq);
+      expected = entry.seq - 1;
+      if (!('void' in entry) && Date.parse(entry.timestamp) < nowMs - LIVE_LOOKBACK_MS) old = true;
+      if (old) break;
+    }
+    if (old) break;
+    if (entries.length < LIVE_LOOKBACK_PAGE) {
+      // The bucket (or the log) begins here: what it lacks below is missing; on to the previous one.
+      const bucketStart = expected - (expected % EVENT_BUCKET_SIZE);
+      if (expected >= Math.max(bucketStart, 1)) lowestMissing = Math.max(bucketStart, 1);
+      expected = bucketStart - 1;
+    }
+  }
+  if (lowestMissing === undefined) return { afterSeq: live, sinceMs: nowMs };
+  const skip = new Set([...present].filter((seq) => seq >= lowestMissing));
+  return { afterSeq: lowestMissing - 1, skip, sinceMs: nowMs };
 }
 
 export const cursorNotFound = () => new FieldRuleError('cursor', 'cursor event id was not found.');
@@ -162,7 +220,7 @@ export async function startOf(q: StreamQuery, nowMs: number): Promise<StreamStar
       if (position !== undefined) return { afterSeq: position, sinceMs: nowMs };
     }
   }
-  return { afterSeq: live, sinceMs: nowMs };
+  return liveStart(live, nowMs);
 }
 
 export interface StreamSink {
@@ -233,22 +291,42 @@ export async function runStream(
   /** Walks entries in order; returns whether nextSeq moved. */
   const consume = async (entries: LogEntry[], count: (n: number) => void): Promise<boolean> => {
     const before = nextSeq;
+    const last = entries.at(-1);
+    if (last) handedOutBy(last.seq);
     for (const entry of entries) {
       if (entry.seq < nextSeq) continue;
       while (entry.seq > nextSeq) {
-        if (!(await holeConfirmed())) return nextSeq !== before;
+        if (!(await holeConfirmed(entry.seq))) return nextSeq !== before;
       }
       gap = undefined;
       nextSeq = entry.seq + 1;
-      if ('void' in entry) continue;
+      if ('void' in entry || start.skip?.has(entry.seq)) continue;
       await send(frame(entry));
       lastEvent = lastWrite;
       lastSentSeq = entry.seq;
       count(1);
       if (sink.closed) return true;
     }
-    if (entries.length === 0 && nextSeq <= (await tailReserved())) await holeConfirmed();
+    if (entries.length === 0) {
+      const reserved = await tailReserved();
+      if (nextSeq <= reserved) await holeConfirmed(reserved + 1);
+    }
     return nextSeq !== before;
+  };
+
+  /**
+   * When this reader first knew each number to be handed out (a later entry read, or the counter):
+   * ascending in both. A missing number has been missing since the first of these above it, so
+   * holes a crash left in several runs between events all come due one grace after the read that
+   * showed them, not one grace per run (issue 33 item 21).
+   */
+  const known: { seq: number; at: number }[] = [];
+  const handedOutBy = (seq: number) => {
+    if (seq > (known.at(-1)?.seq ?? start.afterSeq)) known.push({ seq, at: Date.now() });
+  };
+  const missingSince = (seq: number): number => {
+    while (known.length > 0 && known[0]!.seq <= seq) known.shift();
+    return known[0]?.at ?? Date.now();
   };
 
   /**
@@ -256,27 +334,47 @@ export async function runStream(
    * voids it (a conditional put, which fails if the number got used after all) and moves past
    * it. The void is the decision, recorded: every later reader passes the number at once, and a
    * writer that would still commit it fails and writes again with a new number (events-repo.ts).
+   * A number the counter marks as handed out by a process that is gone (`settled`: the local
+   * runtime's restart after a crash) is a hole at once.
    */
-  const holeConfirmed = async (): Promise<boolean> => {
-    const now = Date.now();
-    if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: now };
-    if (now - gap.since < timing.holeGraceMs) return false;
-    if (!(await voidNumber(nextSeq))) return false; // it arrived after all: the next poll reads it
-    nextSeq += 1;
-    // The numbers after it were missing at least as long (one failed writer may hold several).
+  const holeConfirmed = async (nextPresent?: number): Promise<boolean> => {
+    if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: missingSince(nextSeq) };
+    const byGrace = Date.now() - gap.since >= timing.holeGraceMs;
+    const through = byGrace ? Infinity : await settledThrough();
+    if (nextSeq > through) return false;
+    // The numbers after it, up to the next one read, were missing at least as long (one failed
+    // writer may hold several, a crash many): voided side by side, in slices.
+    const last = Math.min(nextPresent === undefined ? nextSeq : nextPresent - 1, through, nextSeq + VOID_SLICE - 1);
+    const seqs = Array.from({ length: last - nextSeq + 1 }, (_, i) => nextSeq + i);
+    const voided = await Promise.all(seqs.map((seq) => voidNumber(seq)));
+    // A number that arrived after all stops the walk there: the next poll reads it.
+    const moved = voided.indexOf(false) === -1 ? seqs.length : voided.indexOf(false);
+    nextSeq += moved;
     gap = { seq: nextSeq, since: gap.since };
-    return true;
+    return moved === seqs.length;
   };
 
-  /** Numbers handed out so far, checked only while a gap is open or the log looks idle for long. */
+  /**
+   * Numbers handed out so far, checked only while a gap is open or the log looks idle for long;
+   * and the counter's `settled`, which changes only when the local runtime starts (no stream
+   * outlives that): read with it, or once at the first gap.
+   */
   let lastTailCheck = 0;
   let tail = start.afterSeq;
+  let settled: number | undefined;
+  const readHead = async () => {
+    const head = await sequenceHead();
+    settled = head.settled;
+    handedOutBy(head.last);
+    return head;
+  };
   const tailReserved = async (): Promise<number> => {
     if (Date.now() - lastTailCheck < timing.holeGraceMs / 2) return gap ? tail : 0;
     lastTailCheck = Date.now();
-    tail = await currentSequence();
+    tail = (await readHead()).last;
     return tail;
   };
+  const settledThrough = async (): Promise<number> => settled ?? (await readHead()).settled;
 
   const pollEphemeral = async (): Promise<number> => {
     const now = Date.now();

@@ -31,3 +31,12 @@ export const idleLimitMs = (config: InstanceConfig) => config.server.streamTimeo
 export function isOverdue(message: Pick<Message, 'updated_at'>, config: InstanceConfig, nowMs: number): boolean {
   return nowMs - Date.parse(message.updated_at) > idleLimitMs(config);
 }
+
+/**
+ * When an overdue stream was cancelled by its timeout: its last activity plus the timeout (issue
+ * 33 item 22). One instant, whoever makes the cancel real (the timer, a write that finds the
+ * stream overdue) and whenever, and the one a read shows before that: the message's updated_at is
+ * never its last chunk's time once it reads as cancelled, and every read agrees.
+ */
+export const timedOutAt = (message: Pick<Message, 'updated_at'>, config: InstanceConfig): string =>
+  new Date(Date.parse(message.updated_at) + idleLimitMs(config)).toISOString();

@@ -34,7 +34,7 @@ import { StaleChat, commitTouchingChat } from './chat-activity.js';
 import { inputAdded } from './dispatch/seal.js';
 import { defaultDeps } from './deps.js';
 import type { Deps } from './deps.js';
-import { MAX_CONTENT_BYTES, isOverdue, tooLong } from './message-rules.js';
+import { MAX_CONTENT_BYTES, isOverdue, timedOutAt, tooLong } from './message-rules.js';
 import { USER_SENDER_ID, previewOf } from '../model.js';
 import type { Message, MessageRole } from '../model.js';
 import * as StreamText from './stream-text.js';
@@ -362,5 +362,12 @@ async function present(record: MessageRecord, config: InstanceConfig, nowMs: num
   const partial = await StreamText.partialText(record.id, record.chunk_count);
   if (!isOverdue(record, config, nowMs)) return Store.toMessage({ ...record, content_partial: partial });
   if (partial === null && !Store.hasLinkedMedia(record)) return undefined;
-  return Store.toMessage({ ...record, stream_state: 'cancelled', content_partial: partial, content_final: null });
+  // Cancelled when its timeout ran out, as the timer's write will record it (message-rules.ts).
+  return Store.toMessage({
+    ...record,
+    stream_state: 'cancelled',
+    content_partial: partial,
+    content_final: null,
+    updated_at: timedOutAt(record, config),
+  });
 }

@@ -32,7 +32,15 @@ import { commitTouchingChat } from './chat-activity.js';
 import { locationCache } from './locations.js';
 import { defaultDeps } from './deps.js';
 import type { Deps } from './deps.js';
-import { MAX_CONTENT_BYTES, idleLimitMs, isOverdue, messageNotFound, notStreaming, tooLong } from './message-rules.js';
+import {
+  MAX_CONTENT_BYTES,
+  idleLimitMs,
+  isOverdue,
+  messageNotFound,
+  notStreaming,
+  timedOutAt,
+  tooLong,
+} from './message-rules.js';
 import { previewOf } from '../model.js';
 import type { Message } from '../model.js';
 import * as StreamText from './stream-text.js';
@@ -305,6 +313,8 @@ async function finishAttempts(
     const assembled = await retry(IN_FLIGHT_CHUNKS, () => StreamText.assemble(messageId, count));
     const voids = [...assembled.missing, ...StreamText.assumedHoles(messageId, count)];
     const nowIso = now.toISOString();
+    // An overdue stream ended when its timeout ran out, whenever this runs: reads showed it so.
+    const endedAt = overdue ? timedOutAt(message, config) : nowIso;
     const cancelled = how.kind !== 'complete';
     const text = assembled.text;
     const contentFinal = cancelled ? null : (how.finalText ?? text);
@@ -322,7 +332,7 @@ async function finishAttempts(
         state: cancelled ? 'cancelled' : 'complete',
         contentFinal,
         contentPartial,
-        now: nowIso,
+        now: endedAt,
         chunkCount: count,
         ...(how.kind === 'expire' ? { unchangedSince: message.updated_at } : {}),
       },
@@ -344,7 +354,7 @@ async function finishAttempts(
       stream_state: cancelled ? 'cancelled' : 'complete',
       content_final: contentFinal,
       content_partial: contentPartial,
-      updated_at: nowIso,
+      updated_at: endedAt,
     };
     // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
     // Not for a timeout's cancel: it is not the reply of the request that found the stream overdue.

@@ -321,10 +321,39 @@ export async function putEphemeralEvent(event: NewEvent, timestamp: string): Pro
 
 /** The highest sequence number handed out so far (0 before the first event). One GetItem. */
 export async function currentSequence(): Promise<number> {
+  return (await sequenceHead()).last;
+}
+
+/**
+ * The counter item: `last`, the highest number handed out, and `settled`, the highest number
+ * known to have been handed out by a process that is gone (0 if none is known): a number up to it
+ * that holds no event will never get one, so a reader voids it at once instead of waiting out a
+ * grace (settleHandedOut). One GetItem.
+ */
+export async function sequenceHead(): Promise<{ last: number; settled: number }> {
   const out = await ddb().send(
     new GetCommand({ TableName: tableName(), Key: Keys.eventSequence, ConsistentRead: true }),
   );
-  return Number(out.Item?.last ?? 0);
+  return { last: Number(out.Item?.last ?? 0), settled: Number(out.Item?.settled ?? 0) };
+}
+
+/**
+ * Records that every number handed out so far was handed out by processes that are gone: the
+ * local runtime calls it at start, holding its data folder's lock (local/data-lock.ts), so no other
+ * writer of this table is alive. One UpdateItem (1 WRU).
+ */
+export async function settleHandedOut(): Promise<number> {
+  const out = await ddb().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: Keys.eventSequence,
+      UpdateExpression: 'SET #settled = if_not_exists(#last, :zero), #type = :type',
+      ExpressionAttributeNames: { '#settled': 'settled', '#last': 'last', '#type': 'type' },
+      ExpressionAttributeValues: { ':zero': 0, ':type': 'sequence' },
+      ReturnValues: 'ALL_NEW',
+    }),
+  );
+  return Number(out.Attributes?.settled ?? 0);
 }
 
 /** A log entry as a reader sees it: an event, or a voided number. */
@@ -344,6 +373,27 @@ export async function readLog(from: number, limit: number): Promise<LogEntry[]> 
       Limit: limit,
       // Eventually consistent (half the price of a poll): a number not yet visible is a gap
       // the reader waits for, and it confirms with a consistent read before skipping one.
+    }),
+  );
+  return (out.Items ?? []).map((item) =>
+    item.void ? { seq: Number(item.seq), void: true as const } : toStoredEvent(item),
+  );
+}
+
+/**
+ * Up to `limit` log entries with seq <= `through`, newest first, from `through`'s bucket only. One
+ * Query, eventually consistent: an entry not yet visible is taken as missing, and the reader then
+ * waits for it (or reads it on its next poll).
+ */
+export async function readLogBack(through: number, limit: number): Promise<LogEntry[]> {
+  const { pk, sk } = Keys.event(through);
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk <= :through',
+      ExpressionAttributeValues: { ':pk': pk, ':through': sk },
+      ScanIndexForward: false,
+      Limit: limit,
     }),
   );
   return (out.Items ?? []).map((item) =>
