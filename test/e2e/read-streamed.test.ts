@@ -46,7 +46,10 @@ const completed = (page: Page, id: string) =>
 /** Lets the test set the page's visibility: `__setHidden(true)` fires `visibilitychange`. */
 function controllableVisibility() {
   let hidden = false;
-  Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (hidden ? 'hidden' : 'visible') });
+  Object.defineProperty(document, 'visibilityState', {
+    configurable: true,
+    get: () => (hidden ? 'hidden' : 'visible'),
+  });
   Object.defineProperty(document, 'hidden', { configurable: true, get: () => hidden });
   (window as any).__setHidden = (value: boolean) => {
     hidden = value;
@@ -113,7 +116,8 @@ describe('a streamed reply in the open chat', () => {
 
   it('scrolled up to older messages it stays unread, and is read once the reader is back at the bottom', async () => {
     const chatId = await seedChat(relay, { title: 'Scrolled up' });
-    for (let i = 1; i <= 30; i++) await postMessage(relay, chatId, `Older message number ${i}, long enough to take a line.`);
+    for (let i = 1; i <= 30; i++)
+      await postMessage(relay, chatId, `Older message number ${i}, long enough to take a line.`);
     const page = await openChat(chatId);
     const log = page.locator('.chat-view .messages');
     await messageWith(page, 'Older message number 30').waitFor();

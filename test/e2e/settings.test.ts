@@ -265,7 +265,9 @@ describe('the settings screen', () => {
     // Descriptions are multi-line: a textarea, Enter makes a new line.
     const description = agent.getByLabel('Description', { exact: true });
     await expect(description.evaluate((el) => el.tagName)).resolves.toBe('TEXTAREA');
-    await expect(model.getByLabel('Description', { exact: true }).evaluate((el) => el.tagName)).resolves.toBe('TEXTAREA');
+    await expect(model.getByLabel('Description', { exact: true }).evaluate((el) => el.tagName)).resolves.toBe(
+      'TEXTAREA',
+    );
     await description.fill('Plans trips.');
     await description.press('Enter');
     await description.pressSequentially('Books nothing without asking.');
@@ -284,7 +286,10 @@ describe('the settings screen', () => {
 
     // Fixing the agent's ID takes its message away; the model's stays until it is fixed too.
     await agent.getByLabel('ID', { exact: true }).fill('planner');
-    await page.getByTestId('field-error').and(page.locator('[data-field="agents.3.id"]')).waitFor({ state: 'detached' });
+    await page
+      .getByTestId('field-error')
+      .and(page.locator('[data-field="agents.3.id"]'))
+      .waitFor({ state: 'detached' });
     await expect(agent.getByLabel('ID', { exact: true }).getAttribute('aria-invalid')).resolves.toBeNull();
     await expect(errors.count()).resolves.toBe(1);
     await model.getByLabel('ID', { exact: true }).fill('model-unnamed');

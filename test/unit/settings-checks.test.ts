@@ -7,7 +7,9 @@ import { checkDraft, humanMessage } from '../../web/src/state/settings-checks.js
 import type { Draft } from '../../web/src/state/settings.js';
 
 const draft = (patch: Partial<Draft> = {}): Draft => ({
-  agents: [{ key: 'a', id: 'assistant', name: 'Assistant', description: '', defaultModelId: '', avatarUrl: '', rest: {} }],
+  agents: [
+    { key: 'a', id: 'assistant', name: 'Assistant', description: '', defaultModelId: '', avatarUrl: '', rest: {} },
+  ],
   models: [{ key: 'm', id: 'model-a', name: 'Model A', description: '', metadata: [], rest: {} }],
   defaultModelId: '',
   security: { instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true },
@@ -67,15 +69,39 @@ describe('checkDraft (before anything is sent)', () => {
 
 describe('humanMessage (a refused save, at its field)', () => {
   it.each([
-    ['Config validation error: agents.0.id: Too small: expected string to have >=1 characters', 'Agent ID cannot be empty.'],
-    ['Config validation error: models.2.id: Too small: expected string to have >=1 characters', 'Model ID cannot be empty.'],
-    ['Config validation error: hooks.0.url: Too small: expected string to have >=1 characters', 'Webhook URL cannot be empty.'],
-    ['Config validation error: hooks.1.timeoutMs: Too small: expected number to be >=1', 'Webhook timeout must be 1 or more.'],
-    ['Config validation error: hooks.1.maxRetries: Invalid input: expected number, received string', 'Webhook max retries must be a number.'],
-    ['Config validation error: push.subject must not contain localhost.', 'The subject cannot contain localhost: push services refuse it.'],
-    ['Config validation error: agent "writer" defaultModelId must match a configured model id.', 'Choose one of the models listed above.'],
+    [
+      'Config validation error: agents.0.id: Too small: expected string to have >=1 characters',
+      'Agent ID cannot be empty.',
+    ],
+    [
+      'Config validation error: models.2.id: Too small: expected string to have >=1 characters',
+      'Model ID cannot be empty.',
+    ],
+    [
+      'Config validation error: hooks.0.url: Too small: expected string to have >=1 characters',
+      'Webhook URL cannot be empty.',
+    ],
+    [
+      'Config validation error: hooks.1.timeoutMs: Too small: expected number to be >=1',
+      'Webhook timeout must be 1 or more.',
+    ],
+    [
+      'Config validation error: hooks.1.maxRetries: Invalid input: expected number, received string',
+      'Webhook max retries must be a number.',
+    ],
+    [
+      'Config validation error: push.subject must not contain localhost.',
+      'The subject cannot contain localhost: push services refuse it.',
+    ],
+    [
+      'Config validation error: agent "writer" defaultModelId must match a configured model id.',
+      'Choose one of the models listed above.',
+    ],
     ['Config validation error: at least one agent is required.', 'Keep at least one agent.'],
-    ['Config validation error: the configuration exceeds 350000 bytes of JSON.', 'The configuration exceeds 350000 bytes of JSON.'],
+    [
+      'Config validation error: the configuration exceeds 350000 bytes of JSON.',
+      'The configuration exceeds 350000 bytes of JSON.',
+    ],
   ])('%j → %j', (message, human) => {
     expect(humanMessage(message)).toBe(human);
   });

@@ -60,7 +60,13 @@ export function TextField({
     return (
       <div className="field">
         <label htmlFor={field.id}>{label}</label>
-        <textarea {...field} rows={3} value={value} placeholder={placeholder} onChange={(e) => onChange(e.target.value)} />
+        <textarea
+          {...field}
+          rows={3}
+          value={value}
+          placeholder={placeholder}
+          onChange={(e) => onChange(e.target.value)}
+        />
         <FieldMessage path={path} />
       </div>
     );

@@ -83,7 +83,10 @@ export function checkDraft(draft: Draft): FieldProblem[] {
   draft.hooks.forEach((hook, i) => {
     if (!hook.url.trim()) problems.push({ path: `hooks.${i}.url`, message: 'Webhook URL cannot be empty.' });
     if (hook.timeoutMs.trim() && !isCount(hook.timeoutMs, 1)) {
-      problems.push({ path: `hooks.${i}.timeoutMs`, message: 'Timeout must be a whole number of milliseconds, 1 or more.' });
+      problems.push({
+        path: `hooks.${i}.timeoutMs`,
+        message: 'Timeout must be a whole number of milliseconds, 1 or more.',
+      });
     }
     if (hook.maxRetries.trim() && !isCount(hook.maxRetries, 0)) {
       problems.push({ path: `hooks.${i}.maxRetries`, message: 'Max retries must be a whole number, 0 or more.' });
