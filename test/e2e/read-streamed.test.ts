@@ -60,7 +60,9 @@ const setHidden = (page: Page, hidden: boolean) => page.evaluate((value) => (win
 
 async function openChat(chatId: string): Promise<Page> {
   app = await openApp(holder.browser, relay, `/chats/${chatId}`, undefined, {
-    onPage: (page) => page.addInitScript(controllableVisibility),
+    onPage: async (page) => {
+      await page.addInitScript(controllableVisibility);
+    },
   });
   await eventually(() => unread(chatId), 0);
   return app.page;
@@ -92,7 +94,7 @@ describe('a streamed reply in the open chat', () => {
       await route.fulfill({ response });
     });
     await postMessage(relay, chatId, 'Let me look that up.');
-    await eventually(() => Boolean(started), true);
+    await eventually(async () => Boolean(started), true);
     const id = await streamReply(chatId, 'Here is what I found.', await started!);
     await completed(page, id);
     await eventually(() => unread(chatId), 0);

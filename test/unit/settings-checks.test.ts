@@ -4,34 +4,26 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { checkDraft, humanMessage } from '../../web/src/state/settings-checks.js';
-import type { Draft } from '../../web/src/state/settings.js';
+import type { CheckedDraft } from '../../web/src/state/settings-checks.js';
+
+type Hook = CheckedDraft['hooks'][number];
+interface Draft extends CheckedDraft {
+  hooks: Hook[];
+}
 
 const draft = (patch: Partial<Draft> = {}): Draft => ({
-  agents: [
-    { key: 'a', id: 'assistant', name: 'Assistant', description: '', defaultModelId: '', avatarUrl: '', rest: {} },
-  ],
-  models: [{ key: 'm', id: 'model-a', name: 'Model A', description: '', metadata: [], rest: {} }],
-  defaultModelId: '',
-  security: { instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true },
-  push: { enabled: false, subject: '' },
-  autoRename: { enabled: false, provider: 'openai', modelId: '', apiKey: '', removeApiKey: false },
+  agents: [{ id: 'assistant' }],
+  models: [{ id: 'model-a' }],
+  autoRename: { enabled: false, modelId: '' },
   hooks: [],
   ...patch,
 });
 
-const hook = (patch: Partial<Draft['hooks'][number]>): Draft['hooks'][number] => ({
-  key: 'h',
+const hook = (patch: Partial<Hook>): Hook => ({
   url: 'https://hooks.example.com/x',
-  storedUrl: undefined,
-  events: [],
   timeoutMs: '5000',
   maxRetries: '3',
-  hasSigningSecret: false,
-  hasHeaders: false,
-  newSigningSecret: '',
-  removeSigningSecret: false,
   newHeaders: '',
-  removeHeaders: false,
   ...patch,
 });
 
@@ -44,7 +36,7 @@ describe('checkDraft (before anything is sent)', () => {
     const base = draft();
     const problems = checkDraft({
       ...base,
-      agents: [...base.agents, { ...base.agents[0]!, key: 'b', id: '  ' }],
+      agents: [...base.agents, { id: '  ' }],
       models: [{ ...base.models[0]!, id: '' }],
       hooks: [hook({ url: '', timeoutMs: '0', maxRetries: 'x', newHeaders: 'X-Ok: 1\nbroken' })],
     });

@@ -6,7 +6,14 @@
  * rule such as `push.subject must not contain localhost.`) said the same way when one comes back
  * anyway (another client's rules, an older app).
  */
-import type { Draft } from './settings';
+
+/** What the checks read of the form's draft (state/settings.ts Draft; no import, so the unit tests' compile reads this file alone). */
+export interface CheckedDraft {
+  agents: readonly { id: string }[];
+  models: readonly { id: string }[];
+  autoRename: { enabled: boolean; modelId: string };
+  hooks: readonly { url: string; timeoutMs: string; maxRetries: string; newHeaders: string }[];
+}
 
 export interface FieldProblem {
   /** The dotted path of the field (`agents.0.id`), as the form's input ids name them. */
@@ -66,7 +73,7 @@ const isCount = (text: string, min: number) => {
 };
 
 /** Every problem the form can see itself, in the order of the fields on the screen. */
-export function checkDraft(draft: Draft): FieldProblem[] {
+export function checkDraft(draft: CheckedDraft): FieldProblem[] {
   const problems: FieldProblem[] = [];
   if (draft.agents.length === 0) problems.push({ path: 'agents', message: 'Keep at least one agent.' });
   draft.agents.forEach((agent, i) => {
