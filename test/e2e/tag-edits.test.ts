@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Locator, Page } from 'playwright-core';
-import { useBrowser } from './support/browser.js';
+import { screenshots, useBrowser } from './support/browser.js';
 import { eventually, getChat, openApp, seedChat } from './support/app.js';
 import type { OpenApp } from './support/app.js';
 import { useRelay } from './support/relay.js';
@@ -65,6 +65,7 @@ describe('quick tag edits', () => {
     await dialog.getByRole('button', { name: 'Remove tag alpha' }).waitFor();
     await dialog.getByRole('button', { name: 'Remove tag beta' }).waitFor();
     expect(patches.sent).toBeLessThanOrEqual(1);
+    await screenshots(page, 'tags-saving');
     await eventually(() => tags(chatId), ['alpha', 'beta']);
     await eventually(async () => (await shown(page)).sort(), ['alpha', 'beta']);
     // Nothing else arrives later to undo it.
