@@ -57,7 +57,8 @@ describe('chat actions', () => {
     await expect(title.count()).resolves.toBe(0);
     const chat = await getChat(relay, chatId);
     expect([chat.title, chat.title_source]).toEqual(['Renamed by hand', 'manual']);
-    await expect(page.title()).resolves.toBe('Renamed by hand · Chat relay');
+    // The title isolated (U+2068…U+2069), then the instance's appName (the contract's default here).
+    await expect(page.title()).resolves.toBe('\u2068Renamed by hand\u2069 · OpenGram');
   });
 
   it('pin and unpin move the chat to the top of the inbox and back', async () => {

@@ -207,34 +207,102 @@ describe('the settings screen', () => {
   it('a refused change shows the message at its field, focused; the form keeps the edits, the server is unchanged', async () => {
     const before = (await relay.api('GET', '/api/v1/config')).text;
     await openSettings();
+    const sent: string[] = [];
+    const watch = (request: { method(): string; url(): string }) => {
+      if (request.method() === 'PATCH' && request.url().endsWith('/api/v1/config/admin')) sent.push(request.url());
+    };
+    page.on('request', watch);
+    try {
+      await page.getByRole('button', { name: 'Add agent' }).click();
+      const agent = group('Agent 4');
+      await agent.getByLabel('Name', { exact: true }).fill('Nameless');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+
+      // The form says it itself, in words, at the field: nothing is sent.
+      const id = agent.getByLabel('ID', { exact: true });
+      const error = page.getByTestId('field-error');
+      await error.waitFor();
+      await expect(error.getAttribute('data-field')).resolves.toBe('agents.3.id');
+      await expect(error.textContent()).resolves.toBe('Agent ID cannot be empty.');
+      await expect(id.getAttribute('aria-invalid')).resolves.toBe('true');
+      await expect(id.getAttribute('aria-describedby')).resolves.toBe(await error.getAttribute('id'));
+      await focused('settings-agents-3-id');
+      await expect(page.getByRole('alert').filter({ hasText: 'Nothing was saved' }).count()).resolves.toBe(1);
+      await expect(agent.getByLabel('Name', { exact: true }).inputValue()).resolves.toBe('Nameless');
+      expect(sent).toEqual([]);
+      expect((await relay.api('GET', '/api/v1/config')).text).toBe(before);
+      await screenshots(page, 'settings-empty-id');
+
+      // Another rule, another field, one only the service checks: a push subject on localhost
+      // (§7.7). Its message comes back at the field, in words too.
+      await page.getByRole('button', { name: 'Remove agent 4' }).click();
+      await page.getByLabel('Send web push notifications').check();
+      await page.getByLabel('Subject').fill('mailto:me@localhost');
+      await page.getByRole('button', { name: 'Save changes' }).click();
+      await page
+        .getByTestId('field-error')
+        .filter({ hasText: /^The subject cannot contain localhost: push services refuse it\.$/ })
+        .waitFor();
+      expect(sent).toHaveLength(1);
+      const subject = page.getByLabel('Subject');
+      await expect(subject.getAttribute('aria-invalid')).resolves.toBe('true');
+      await focused('settings-push-subject');
+      await expect(page.getByTestId('field-error').getAttribute('data-field')).resolves.toBe('push.subject');
+      await expect(page.getByTestId('settings-status').textContent()).resolves.not.toContain('Config validation error');
+      expect((await relay.api('GET', '/api/v1/config')).text).toBe(before);
+      await screenshots(page, 'settings-error');
+    } finally {
+      page.off('request', watch);
+    }
+  });
+
+  it('each empty field says so at itself; a fixed one stops saying it; descriptions take several lines', async () => {
+    await openSettings();
     await page.getByRole('button', { name: 'Add agent' }).click();
+    await page.getByRole('button', { name: 'Add model' }).click();
     const agent = group('Agent 4');
-    await agent.getByLabel('Name', { exact: true }).fill('Nameless');
+    const model = page.getByTestId('model-row').last();
+    // Descriptions are multi-line: a textarea, Enter makes a new line.
+    const description = agent.getByLabel('Description', { exact: true });
+    await expect(description.evaluate((el) => el.tagName)).resolves.toBe('TEXTAREA');
+    await expect(model.getByLabel('Description', { exact: true }).evaluate((el) => el.tagName)).resolves.toBe(
+      'TEXTAREA',
+    );
+    await description.fill('Plans trips.');
+    await description.press('Enter');
+    await description.pressSequentially('Books nothing without asking.');
+    await model.getByLabel('Name', { exact: true }).fill('Unnamed model');
     await page.getByRole('button', { name: 'Save changes' }).click();
 
-    const id = agent.getByLabel('ID', { exact: true });
-    const error = page.getByTestId('field-error');
-    await error.waitFor();
-    await expect(error.getAttribute('data-field')).resolves.toBe('agents.3.id');
-    await expect(error.textContent()).resolves.toMatch(/^Config validation error: agents\.3\.id: /);
-    await expect(id.getAttribute('aria-invalid')).resolves.toBe('true');
+    const errors = page.getByTestId('field-error');
+    await errors.first().waitFor();
+    const shown = await errors.evaluateAll((els) => els.map((e) => [e.getAttribute('data-field'), e.textContent]));
+    expect(shown).toEqual([
+      ['agents.3.id', 'Agent ID cannot be empty.'],
+      [expect.stringMatching(/^models\.\d+\.id$/), 'Model ID cannot be empty.'],
+    ]);
+    await page.getByTestId('settings-status').filter({ hasText: 'fix the 2 fields marked above' }).waitFor();
     await focused('settings-agents-3-id');
-    await expect(page.getByRole('alert').filter({ hasText: 'Nothing was saved' }).count()).resolves.toBe(1);
-    await expect(agent.getByLabel('Name', { exact: true }).inputValue()).resolves.toBe('Nameless');
-    expect((await relay.api('GET', '/api/v1/config')).text).toBe(before);
 
-    // Another rule, another field: a push subject on localhost (§7.7).
+    // Fixing the agent's ID takes its message away; the model's stays until it is fixed too.
+    await agent.getByLabel('ID', { exact: true }).fill('planner');
+    await page
+      .getByTestId('field-error')
+      .and(page.locator('[data-field="agents.3.id"]'))
+      .waitFor({ state: 'detached' });
+    await expect(agent.getByLabel('ID', { exact: true }).getAttribute('aria-invalid')).resolves.toBeNull();
+    await expect(errors.count()).resolves.toBe(1);
+    await model.getByLabel('ID', { exact: true }).fill('model-unnamed');
+    await errors.first().waitFor({ state: 'detached' });
+    await save();
+    const saved = await config();
+    expect(saved.agents.find((a: { id: string }) => a.id === 'planner')?.description).toBe(
+      'Plans trips.\nBooks nothing without asking.',
+    );
+    // Put the instance back as the later tests expect it.
     await page.getByRole('button', { name: 'Remove agent 4' }).click();
-    await page.getByLabel('Send web push notifications').check();
-    await page.getByLabel('Subject').fill('mailto:me@localhost');
-    await page.getByRole('button', { name: 'Save changes' }).click();
-    await page.getByTestId('field-error').filter({ hasText: 'push.subject must not contain localhost' }).waitFor();
-    const subject = page.getByLabel('Subject');
-    await expect(subject.getAttribute('aria-invalid')).resolves.toBe('true');
-    await focused('settings-push-subject');
-    await expect(page.getByTestId('field-error').getAttribute('data-field')).resolves.toBe('push.subject');
-    expect((await relay.api('GET', '/api/v1/config')).text).toBe(before);
-    await screenshots(page, 'settings-error');
+    await page.getByRole('button', { name: `Remove model ${await page.getByTestId('model-row').count()}` }).click();
+    await save();
   });
 
   it('auto-rename: Test calls the provider with the typed key and shows its answer; the key is stored, never shown', async () => {

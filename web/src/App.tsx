@@ -11,6 +11,7 @@ import { AccountMenu } from './components/AccountMenu';
 import { ChatView } from './components/ChatView';
 import { ConnectionStatus } from './components/ConnectionStatus';
 import { NewChat } from './components/NewChat';
+import { NotFound } from './components/NotFound';
 import { Sidebar } from './components/Sidebar';
 import { NotificationsSwitch } from './components/NotificationsSwitch';
 import { SignIn } from './components/SignIn';
@@ -18,7 +19,7 @@ import { SkipLinks } from './components/SkipLinks';
 import { live } from './live/events';
 import { navigate, onLinkClick, pathOf, useInboxFilter, useRoute } from './router';
 import { chats } from './state/chats';
-import { ConfigContext, ConfigRefreshContext } from './state/config';
+import { ConfigContext, ConfigRefreshContext, useConfig } from './state/config';
 
 // The settings screen is its own chunk: most visits never open it, and the initial JavaScript stays small.
 const Settings = lazy(() => import('./components/Settings').then((m) => ({ default: m.Settings })));
@@ -106,6 +107,12 @@ export function App() {
 function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }) {
   const route = useRoute();
   const filter = useInboxFilter();
+  const { appName } = useConfig();
+
+  // The instance's name (GET /config `appName`) is the page's title; an open chat puts its own title first.
+  useEffect(() => {
+    document.title = appName;
+  }, [appName]);
 
   useEffect(() => {
     live.start();
@@ -128,12 +135,14 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
     });
   }, [route.name, filter]);
 
-  const detail = route.name === 'chat' || route.name === 'new' || route.name === 'settings';
+  const detail = route.name !== 'inbox' && route.name !== 'archived';
   return (
     <div className="app" data-screen={detail ? 'detail' : 'list'}>
       <SkipLinks chatOpen={route.name === 'chat'} />
       <header className="topbar">
-        <span className="brand">Chat relay</span>
+        <span className="brand" dir="auto" data-testid="app-name">
+          {appName}
+        </span>
         {open && (
           <span className="open-instance" role="status" data-testid="open-instance">
             This instance is open: anyone who can reach it can read and write.
@@ -163,6 +172,8 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
             <Suspense fallback={<div className="empty-detail" aria-busy="true" />}>
               <Settings onSignedOut={onSignedOut} />
             </Suspense>
+          ) : route.name === 'not-found' ? (
+            <NotFound />
           ) : (
             <div className="empty-detail">
               <p>Pick a chat, or start a new one.</p>

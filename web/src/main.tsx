@@ -3,6 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { registerServiceWorker } from './live/push';
 import './styles.css';
+import './isolation.css';
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

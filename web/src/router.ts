@@ -11,19 +11,33 @@ export type Route =
     }
   | { name: 'new' }
   | { name: 'sign-in' }
-  | { name: 'settings' };
+  | { name: 'settings' }
+  /** A path the app has no screen for, or one it cannot read (`/chats/%E0%A4%A`). */
+  | { name: 'not-found' };
+
+/** A path segment decoded, or undefined when it is not valid percent-encoded UTF-8 (decodeURIComponent throws). */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
 
 export function parse(path: string, search = ''): Route {
   const chat = /^\/chats\/([^/]+)\/?$/.exec(path);
   if (chat) {
+    const chatId = decodeSegment(chat[1]!);
+    if (chatId === undefined) return { name: 'not-found' };
     const messageId = new URLSearchParams(search).get('message') || undefined;
-    return { name: 'chat', chatId: decodeURIComponent(chat[1]!), ...(messageId ? { messageId } : {}) };
+    return { name: 'chat', chatId, ...(messageId ? { messageId } : {}) };
   }
   if (path === '/archived') return { name: 'archived' };
   if (path === '/new') return { name: 'new' };
   if (path === '/sign-in') return { name: 'sign-in' };
   if (path === '/settings') return { name: 'settings' };
-  return { name: 'inbox' };
+  if (path === '/' || path === '' || path === '/index.html') return { name: 'inbox' };
+  return { name: 'not-found' };
 }
 
 export function pathOf(route: Route): string {

@@ -325,6 +325,12 @@ export const SCREENS: Screen[] = [
       await page.getByRole('button', { name: 'Sign out everywhere' }).waitFor();
     },
   },
+  {
+    // A path the app cannot decode (issue 33 item 18): the not-found view beside the chat list.
+    name: 'not-found',
+    path: () => '/chats/%E0%A4%A',
+    prepare: (page) => page.getByRole('heading', { name: 'Page not found', level: 1 }).waitFor(),
+  },
 ];
 
 /** A context and page for `screen`: signed in (live connection open) or a fresh one without a session. */

@@ -48,7 +48,7 @@ export function AttachmentTray({ attachments }: { attachments: PendingAttachment
           <span className="file-size">{formatBytes(item.size)}</span>
           {item.status === 'failed' ? (
             <span className="pending-error" role="alert">
-              {item.name} cannot be attached: {item.error}
+              <bdi>{item.name}</bdi> cannot be attached: {item.error}
             </span>
           ) : (
             <progress

@@ -52,7 +52,7 @@ function Attachment({ id }: { id: string }) {
       <figure className="audio-attachment" {...common}>
         <audio controls preload="metadata" src={api.fileUrl(id)} aria-label={media.filename} />
         <figcaption>
-          {media.filename} · {formatBytes(media.byte_size)}
+          <bdi>{media.filename}</bdi> · {formatBytes(media.byte_size)}
         </figcaption>
       </figure>
     );
@@ -61,7 +61,7 @@ function Attachment({ id }: { id: string }) {
     <a className="file-chip" href={api.fileUrl(id)} download={media.filename} {...common}>
       <span className="file-name">{media.filename}</span>
       <span className="file-size">
-        {formatBytes(media.byte_size)} · {media.content_type}
+        {formatBytes(media.byte_size)} · <bdi>{media.content_type}</bdi>
       </span>
     </a>
   );

@@ -1,6 +1,5 @@
 /** One chat: header and actions, the message history, pending requests and the composer. */
-import { useEffect, useMemo, useRef, useState } from 'react';
-import { api } from '../api/client';
+import { Fragment, useEffect, useMemo, useRef, useState } from 'react';
 import { live } from '../live/events';
 import { onLinkClick, pathOf } from '../router';
 import { PendingAttachments } from '../state/attachments';
@@ -14,6 +13,8 @@ import { Composer } from './Composer';
 import { useFocusOnOpen } from './focus';
 import { MessageList } from './MessageList';
 import { Requests } from './Requests';
+import { useMarkReadWhenSeen } from './read-marker';
+import { useTags } from './tags';
 
 export function ChatView({ chatId, messageId }: { chatId: string; messageId?: string }) {
   const store = useMemo(() => new ChatStore(chatId), [chatId]);
@@ -62,24 +63,17 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
   }, [store, messageId]);
   const focusId = reveal?.found && reveal.messageId === messageId ? messageId : undefined;
 
-  // Reading the chat marks it read, while the tab is visible; new messages read here too.
-  const unread = chat?.unread_count ?? 0;
-  useEffect(() => {
-    if (!unread) return;
-    const markIfVisible = () => {
-      if (document.visibilityState === 'visible') void api.markRead(chatId).catch(() => {});
-    };
-    markIfVisible();
-    document.addEventListener('visibilitychange', markIfVisible);
-    return () => document.removeEventListener('visibilitychange', markIfVisible);
-  }, [chatId, unread]);
+  // Reading the chat marks it read, when the person sees it (tab visible, at the newest message).
+  useMarkReadWhenSeen(chat);
+  const tags = useTags(chat);
 
   useEffect(() => {
-    document.title = chat ? `${chat.title} · Chat relay` : 'Chat relay';
+    // The title isolated (U+2068…U+2069): a right-to-left override in it does not flip the app's name.
+    document.title = chat ? `\u2068${chat.title}\u2069 · ${config.appName}` : config.appName;
     return () => {
-      document.title = 'Chat relay';
+      document.title = config.appName;
     };
-  }, [chat]);
+  }, [chat, config.appName]);
 
   if (missing && !chat) {
     return (
@@ -109,16 +103,26 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
           <span className="visually-hidden">Back to chats</span>
         </a>
         <div className="chat-heading">
-          <h1 data-testid="chat-heading" tabIndex={-1}>
+          <h1 data-testid="chat-heading" tabIndex={-1} dir="auto">
             {chat?.title ?? '…'}
           </h1>
           {chat && (
             <p className="chat-meta">
-              {chat.agent_ids.map((id) => agentName(config, id)).join(', ')}
-              {' · '}
-              {config.models.find((m) => m.id === chat.model_id)?.name ?? chat.model_id}
-              {chat.tags.map((tag) => (
-                <span key={tag} className="tag" data-testid="chat-tag">
+              {/* Each provided name isolated: a right-to-left override in one does not reorder the next. */}
+              <span data-testid="chat-agents">
+                {chat.agent_ids.map((id, i) => (
+                  <Fragment key={id}>
+                    {i > 0 && ', '}
+                    <bdi>{agentName(config, id)}</bdi>
+                  </Fragment>
+                ))}
+                {' · '}
+                <bdi data-testid="chat-model">
+                  {config.models.find((m) => m.id === chat.model_id)?.name ?? chat.model_id}
+                </bdi>
+              </span>
+              {tags.map((tag) => (
+                <span key={tag} className="tag" data-testid="chat-tag" dir="auto">
                   {tag}
                 </span>
               ))}
@@ -136,7 +140,13 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
       <div className="typing-slot">
         {typing.length > 0 && (
           <p className="typing" role="status" data-testid="typing-indicator">
-            {typing.map((id) => agentName(config, id)).join(', ')} {typing.length > 1 ? 'are' : 'is'} typing…
+            {typing.map((id, i) => (
+              <Fragment key={id}>
+                {i > 0 && ', '}
+                <bdi>{agentName(config, id)}</bdi>
+              </Fragment>
+            ))}{' '}
+            {typing.length > 1 ? 'are' : 'is'} typing…
           </p>
         )}
       </div>

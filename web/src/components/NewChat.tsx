@@ -75,7 +75,7 @@ export function NewChat() {
             </option>
           ))}
         </select>
-        {agent?.description && <p className="hint">{agent.description}</p>}
+        {agent?.description && <p className="hint agent-description">{agent.description}</p>}
         <label htmlFor="new-model">Model</label>
         <select id="new-model" value={modelId ?? defaultModel} onChange={(e) => setModelId(e.target.value)}>
           {config.models.map((m) => (

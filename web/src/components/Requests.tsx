@@ -285,7 +285,7 @@ function Field({
   const mark = field.required ? <span aria-hidden="true"> *</span> : null;
   const problem = invalid ? (
     <p role="alert" className="error">
-      {label} is required.
+      <bdi>{label}</bdi> is required.
     </p>
   ) : null;
   const common = { id, disabled, required: field.required, 'aria-invalid': invalid || undefined };
@@ -296,7 +296,7 @@ function Field({
         <div className="field">
           <label className="check" htmlFor={id}>
             <input {...common} type="checkbox" checked={value === true} onChange={(e) => onChange(e.target.checked)} />
-            {label}
+            <bdi>{label}</bdi>
             {mark}
           </label>
         </div>
@@ -306,7 +306,7 @@ function Field({
       return (
         <fieldset className="field" aria-invalid={invalid || undefined}>
           <legend>
-            {label}
+            <bdi>{label}</bdi>
             {mark}
           </legend>
           {(field.options ?? []).map((option) => (
@@ -352,7 +352,7 @@ function Field({
   return (
     <div className="field">
       <label htmlFor={id}>
-        {label}
+        <bdi>{label}</bdi>
         {mark}
       </label>
       {control}

@@ -14,8 +14,9 @@ import { onLinkClick } from '../router';
 import { messageOf } from '../state/chat';
 import { chats } from '../state/chats';
 import { useConfigRefresh } from '../state/config';
-import { changeOf, draftOf, fieldId, fieldOfError, localProblem, nearestField, reflects } from '../state/settings';
+import { changeOf, draftOf, fieldId, fieldOfError, nearestField, reflects } from '../state/settings';
 import type { Draft } from '../state/settings';
+import { checkDraft, humanMessage } from '../state/settings-checks';
 import { CheckField, FieldMessage, ProblemContext, TextField, useField } from './SettingsField';
 import type { Edit, FieldProblem } from './SettingsField';
 import { AgentsSection, HooksSection, ModelSelect, ModelsSection } from './SettingsLists';
@@ -56,7 +57,9 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
   const [loaded, setLoaded] = useState<Loaded | undefined>();
   const [draft, setDraft] = useState<Draft | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
-  const [problem, setProblem] = useState<FieldProblem | undefined>();
+  const [problems, setProblems] = useState<readonly FieldProblem[]>([]);
+  /** After a save the form refused itself: the form's own checks follow each edit (a fixed field's message goes). */
+  const [checking, setChecking] = useState(false);
   const [status, setStatus] = useState<{ kind: 'saved' | 'error'; text: string } | undefined>();
   const [busy, setBusy] = useState(false);
   /** One key per distinct change: saving the same change again (a lost answer) reuses it. */
@@ -88,30 +91,44 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
     setStatus((s) => (s?.kind === 'saved' ? undefined : s));
   };
 
-  function show(problemAt: FieldProblem | undefined, text: string) {
-    setProblem(problemAt);
+  useEffect(() => {
+    if (checking && draft) setProblems(checkDraft(draft));
+  }, [checking, draft]);
+
+  /** Shows the problems at their fields (the first one focused) and the outcome in the save bar. */
+  function show(found: readonly FieldProblem[], text: string) {
+    setProblems(found);
     setStatus({ kind: 'error', text });
-    if (problemAt) setTimeout(() => document.getElementById(fieldId(problemAt.path))?.focus());
+    const first = found[0];
+    if (first) setTimeout(() => document.getElementById(fieldId(first.path))?.focus());
   }
 
   async function save(event: FormEvent) {
     event.preventDefault();
     if (!loaded || !draft || busy) return;
-    const local = localProblem(draft);
-    if (local) {
-      show(local, 'Nothing was saved: fix the field marked below.');
+    // Checked here first: the service is not asked about what the form can say itself.
+    const local = checkDraft(draft);
+    if (local.length > 0) {
+      setChecking(true);
+      show(
+        local,
+        local.length === 1
+          ? 'Nothing was saved: fix the field marked above.'
+          : `Nothing was saved: fix the ${local.length} fields marked above.`,
+      );
       return;
     }
+    setChecking(false);
     const body = changeOf(loaded.draft, draft);
     if (Object.keys(body).length === 0) {
-      setProblem(undefined);
+      setProblems([]);
       setStatus({ kind: 'saved', text: 'Nothing to save.' });
       return;
     }
     const text = JSON.stringify(body);
     if (attempt.current?.body !== text) attempt.current = { body: text, key: newIdempotencyKey() };
     setBusy(true);
-    setProblem(undefined);
+    setProblems([]);
     setStatus(undefined);
     try {
       await api.updateConfig(body, attempt.current.key);
@@ -124,11 +141,13 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
       setStatus({ kind: 'saved', text: 'Saved.' });
     } catch (caught) {
       if (caught instanceof ApiError && caught.status === 400) {
+        // The service's rule at the field it names, in the person's words (state/settings-checks.ts).
         const named = fieldOfError(caught.message, caught.details, draft);
         const path = named && nearestField(named, (id) => document.getElementById(id) !== null);
-        show(path ? { path, message: caught.message } : undefined, `Nothing was saved. ${caught.message}`);
+        const message = humanMessage(caught.message, named);
+        show(path ? [{ path, message }] : [], `Nothing was saved. ${message}`);
       } else {
-        show(undefined, `Nothing was saved. ${messageOf(caught)}`);
+        show([], `Nothing was saved. ${messageOf(caught)}`);
       }
     } finally {
       setBusy(false);
@@ -164,7 +183,7 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
       )}
       {!loadError && (!draft || !loaded) && <div className="settings-body" aria-busy="true" />}
       {draft && loaded && (
-        <ProblemContext.Provider value={problem}>
+        <ProblemContext.Provider value={problems}>
           <form className="settings-form" onSubmit={(e) => void save(e)} noValidate>
             {/* The sections scroll; the save bar stays below them, never over a field. */}
             <div className="settings-body">
@@ -197,7 +216,8 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
                 disabled={busy}
                 onClick={() => {
                   setDraft(loaded.draft);
-                  setProblem(undefined);
+                  setChecking(false);
+                  setProblems([]);
                   setStatus(undefined);
                 }}
               >

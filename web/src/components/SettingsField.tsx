@@ -1,29 +1,30 @@
 /**
- * The settings form's field plumbing: every input gets the id its dotted path names (so a 400 can
- * find it), and the field a 400 is about shows the service's message right under it.
+ * The settings form's field plumbing: every input gets the id its dotted path names (so a problem
+ * can find it), and each field with a problem (found by the form before sending, or named by a
+ * refused save) shows its message right under it, tied to the input by aria-describedby.
  */
 import { createContext, useContext } from 'react';
 import type { Draft } from '../state/settings';
 import { fieldId } from '../state/settings';
+import type { FieldProblem } from '../state/settings-checks';
 
-export interface FieldProblem {
-  path: string;
-  message: string;
-}
+export type { FieldProblem };
 
-export const ProblemContext = createContext<FieldProblem | undefined>(undefined);
+export const ProblemContext = createContext<readonly FieldProblem[]>([]);
 
-/** Props that tie an input to its path: id, and when the problem is about it, aria-invalid and the message's id. */
+const problemAt = (problems: readonly FieldProblem[], path: string) => problems.find((p) => p.path === path);
+
+/** Props that tie an input to its path: id, and when a problem is about it, aria-invalid and the message's id. */
 export function useField(path: string): { id: string; 'aria-invalid'?: true; 'aria-describedby'?: string } {
-  const problem = useContext(ProblemContext);
+  const problem = problemAt(useContext(ProblemContext), path);
   const id = fieldId(path);
-  return problem?.path === path ? { id, 'aria-invalid': true, 'aria-describedby': `${id}-error` } : { id };
+  return problem ? { id, 'aria-invalid': true, 'aria-describedby': `${id}-error` } : { id };
 }
 
-/** The service's message for this field, when the last save was refused because of it. */
+/** The message for this field, when it has a problem. */
 export function FieldMessage({ path }: { path: string }) {
-  const problem = useContext(ProblemContext);
-  if (problem?.path !== path) return null;
+  const problem = problemAt(useContext(ProblemContext), path);
+  if (!problem) return null;
   return (
     <p id={`${fieldId(path)}-error`} className="error field-error" data-testid="field-error" data-field={path}>
       {problem.message}
@@ -41,6 +42,7 @@ export function TextField({
   placeholder,
   list,
   autoComplete = 'off',
+  multiline = false,
 }: {
   path: string;
   label: string;
@@ -50,8 +52,25 @@ export function TextField({
   placeholder?: string;
   list?: string;
   autoComplete?: string;
+  /** A multi-line field (textarea): Enter starts a new line. */
+  multiline?: boolean;
 }) {
   const field = useField(path);
+  if (multiline) {
+    return (
+      <div className="field">
+        <label htmlFor={field.id}>{label}</label>
+        <textarea
+          {...field}
+          rows={3}
+          value={value}
+          placeholder={placeholder}
+          onChange={(e) => onChange(e.target.value)}
+        />
+        <FieldMessage path={path} />
+      </div>
+    );
+  }
   return (
     <div className="field">
       <label htmlFor={field.id}>{label}</label>

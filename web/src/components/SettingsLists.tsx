@@ -26,6 +26,7 @@ export function AgentsSection({ draft, edit }: { draft: Draft; edit: Edit }) {
               <TextField
                 path={`agents.${i}.description`}
                 label="Description"
+                multiline
                 value={agent.description}
                 onChange={(description) => set({ description })}
               />
@@ -124,6 +125,7 @@ export function ModelsSection({ draft, edit }: { draft: Draft; edit: Edit }) {
               <TextField
                 path={`models.${i}.description`}
                 label="Description"
+                multiline
                 value={model.description}
                 onChange={(description) => set({ description })}
               />

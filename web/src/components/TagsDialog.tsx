@@ -1,14 +1,15 @@
 /**
  * Edit a chat's tags, with suggestions from the instance's tag catalog (GET /tags/suggestions).
  * Enter adds what is typed; the suggestions are reached with Tab or the arrow keys (Down from the
- * box to the first, arrows between them, Up from the first back to the box).
+ * box to the first, arrows between them, Up from the first back to the box). Each add or remove is
+ * queued as that change (state/tag-edits.ts), so quick edits and another tab's edits are kept.
  */
 import { useEffect, useRef, useState } from 'react';
 import type { FormEvent, KeyboardEvent } from 'react';
 import { api } from '../api/client';
 import type { Chat, TagSuggestion } from '../api/types';
-import { chats } from '../state/chats';
-import { messageOf } from '../state/chat';
+import { useStore } from '../state/store';
+import { tagEdits } from '../state/tag-edits';
 
 export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -16,7 +17,10 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
   const suggestionList = useRef<HTMLDivElement>(null);
   const [draft, setDraft] = useState('');
   const [suggestions, setSuggestions] = useState<TagSuggestion[]>([]);
-  const [error, setError] = useState<string | undefined>();
+  const { errors } = useStore(tagEdits);
+  const error = errors.get(chat.id);
+  const tags = tagEdits.shown(chat);
+  const tagKey = tags.join('\n');
 
   useEffect(() => {
     dialog.current?.showModal();
@@ -32,34 +36,22 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
     const timer = setTimeout(() => {
       api
         .tagSuggestions(q, controller.signal)
-        .then((r) => setSuggestions(r.data.filter((s) => !chat.tags.includes(s.name))))
+        .then((r) => setSuggestions(r.data.filter((s) => !tagKey.split('\n').includes(s.name))))
         .catch(() => {});
     }, 120);
     return () => {
       clearTimeout(timer);
       controller.abort();
     };
-  }, [draft, chat.tags]);
-
-  async function save(tags: string[]) {
-    setError(undefined);
-    try {
-      chats.upsert(await api.updateChat(chat.id, { tags }));
-    } catch (caught) {
-      setError(messageOf(caught));
-    }
-  }
+  }, [draft, tagKey]);
 
   function add(event?: FormEvent, name = draft) {
     event?.preventDefault();
     const tag = name.trim();
-    if (!tag || chat.tags.includes(tag)) {
-      setDraft('');
-      return;
-    }
     setDraft('');
+    if (!tag || tags.includes(tag)) return;
     input.current?.focus();
-    void save([...chat.tags, tag]);
+    tagEdits.add(chat.id, tag);
   }
 
   function moveAmongSuggestions(event: KeyboardEvent<HTMLElement>) {
@@ -82,15 +74,15 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
     <dialog ref={dialog} className="tags-dialog" aria-labelledby="tags-title" onClose={onClose}>
       <h2 id="tags-title">Tags</h2>
       <ul className="current-tags">
-        {chat.tags.length === 0 && <li className="hint">No tags yet.</li>}
-        {chat.tags.map((tag) => (
+        {tags.length === 0 && <li className="hint">No tags yet.</li>}
+        {tags.map((tag) => (
           <li key={tag} className="tag">
-            {tag}
+            <bdi>{tag}</bdi>
             <button
               type="button"
               className="quiet"
               aria-label={`Remove tag ${tag}`}
-              onClick={() => void save(chat.tags.filter((t) => t !== tag))}
+              onClick={() => tagEdits.remove(chat.id, tag)}
             >
               ×
             </button>

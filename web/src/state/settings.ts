@@ -5,6 +5,7 @@
  */
 import type { AdminConfigChange, PublicConfig } from '../api/types';
 import { EPHEMERAL_EVENT_TYPES, EVENT_TYPES } from '../live/events';
+import { parseHeaders } from './settings-checks';
 
 /** The persisted event types a webhook may list (contract §6.2: the ephemeral ones never reach a hook). */
 export const HOOK_EVENTS: readonly string[] = EVENT_TYPES.filter((type) => !EPHEMERAL_EVENT_TYPES.has(type));
@@ -175,20 +176,6 @@ const modelBody = (m: ModelDraft) => ({
   ...(m.metadata.length > 0 ? { metadata: Object.fromEntries(m.metadata.map((e) => [e.name.trim(), e.value])) } : {}),
 });
 
-/** A hook's headers as typed, or the path and message of the first line that is not `Name: value`. */
-export function parseHeaders(text: string): Record<string, string> | { line: number; message: string } {
-  const headers: Record<string, string> = {};
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (line === '') continue;
-    const colon = line.indexOf(':');
-    if (colon <= 0) return { line: i + 1, message: `Line ${i + 1} is not "Name: value".` };
-    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
-  }
-  return headers;
-}
-
 const hookBody = (h: HookDraft) => {
   const headers = h.newHeaders.trim() ? parseHeaders(h.newHeaders) : undefined;
   return {
@@ -264,16 +251,6 @@ export function withoutSecrets(draft: Draft): Draft {
 /** Whether a configuration read shows everything a saved draft changed (no stale read). */
 export const reflects = (config: PublicConfig, saved: Draft): boolean =>
   Object.keys(changeOf(draftOf(config), withoutSecrets(saved))).length === 0;
-
-/** A message the form shows before anything is sent (a headers line it cannot read), with its field. */
-export function localProblem(edited: Draft): { path: string; message: string } | undefined {
-  for (const [i, h] of edited.hooks.entries()) {
-    if (!h.newHeaders.trim()) continue;
-    const parsed = parseHeaders(h.newHeaders);
-    if ('line' in parsed) return { path: `hooks.${i}.headers`, message: parsed.message };
-  }
-  return undefined;
-}
 
 const TOP_FIELDS = /^(agents|models|hooks|push|security|autoRename|defaultModelIdForNewChats)((?:\.[A-Za-z0-9_]+)*)/;
 
