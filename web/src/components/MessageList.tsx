@@ -26,6 +26,7 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
   const previousFirst = useRef<string | undefined>(undefined);
   const focused = useRef<string | undefined>(undefined);
   const log = useRef<HTMLDivElement>(null);
+  const lastTop = useRef(0);
 
   // Older pages: when the sentinel at the top scrolls into view.
   useEffect(() => {
@@ -85,10 +86,14 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
     previousHeight.current = root.scrollHeight;
   }, [focusId, state.messages]);
 
+  // Only the reader moving up leaves the bottom: a scroll event handled after content grew but
+  // before the ResizeObserver re-pinned it (same frame) finds the bottom far away, yet nothing moved up.
   const onScroll = () => {
     const root = scroller.current;
     if (!root) return;
-    atBottom.current = root.scrollHeight - root.scrollTop - root.clientHeight < NEAR_BOTTOM_PX;
+    if (root.scrollHeight - root.scrollTop - root.clientHeight < NEAR_BOTTOM_PX) atBottom.current = true;
+    else if (root.scrollTop < lastTop.current - 1) atBottom.current = false;
+    lastTop.current = root.scrollTop;
     previousHeight.current = root.scrollHeight;
   };
 
