@@ -15,6 +15,7 @@
  *                  [-c githubOidcProviderArn=…]                      # CI roles, once
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -23,6 +24,7 @@ import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { DeployRoleStack } from '../lib/deploy-role-stack.js';
 import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY, DeploymentConfigError } from '../lib/stack.js';
 import { WebDirError, resolveWebDir } from '../lib/web-build.js';
+import { WEB_BUILD_DIR } from '../lib/web-policy.js';
 
 /** Stops the synth with one readable line instead of a stack trace. */
 function fail(message: string): never {
@@ -119,6 +121,8 @@ try {
   new ChatRelayStack(app, 'ChatRelay', {
     config,
     webDir,
+    // Another build (OpenGram's UI, …): its CSP allows inline styles (lib/web-policy.ts).
+    foreignBuild: resolve(webDir) !== resolve(fileURLToPath(new URL('..', import.meta.url)), WEB_BUILD_DIR),
     domain: loadDomain(app),
     logLevel: contextString(app, 'logLevel'),
     logSampleRate: contextString(app, 'logSampleRate'),

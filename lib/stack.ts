@@ -61,6 +61,12 @@ export interface ChatRelayStackProps extends StackProps {
    * build `-c webDir=PATH` names (bin/app.ts resolves it: lib/web-build.ts resolveWebDir).
    */
   webDir: string;
+  /**
+   * `webDir` is another build than ours (`-c webDir` naming anything but web/dist): its pages' CSP
+   * allows inline styles, never inline scripts (lib/web-policy.ts contentSecurityPolicy).
+   * @default false
+   */
+  foreignBuild?: boolean | undefined;
   /** A custom domain for the single base URL (its ACM certificate in us-east-1); none → *.cloudfront.net. */
   domain?: EdgeDomain | undefined;
   /**
@@ -216,6 +222,7 @@ export class ChatRelayStack extends Stack {
       config,
       serviceVersion,
       webDir,
+      foreignBuild,
       domain,
       logLevel,
       logSampleRate,
@@ -313,7 +320,7 @@ export class ChatRelayStack extends Stack {
     // The route table's streaming entry: a response-streaming function URL, not an API Gateway route.
     this.eventStream = new EventStream(this, 'EventStream', { ...wiring, route: streamRoute, secrets: this.secrets });
 
-    this.web = new WebHosting(this, 'Web', { webDir, mediaOrigin: this.media.origin });
+    this.web = new WebHosting(this, 'Web', { webDir, foreignBuild, mediaOrigin: this.media.origin });
     this.edge = new Edge(this, 'Edge', {
       web: this.web.defaultBehavior(),
       apiEndpoint: this.api.httpApi.apiEndpoint,

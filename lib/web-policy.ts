@@ -21,13 +21,21 @@ export const HASHED_CACHE_CONTROL = `public, max-age=${HASHED_ASSET_MAX_AGE_SECO
  * (previews of files being attached, icons), and from the media bucket's origin, `mediaOrigin`: an
  * original over the function's inline limit (functions/core/media.ts INLINE_DOWNLOAD_MAX_BYTES) is
  * answered 307 to a presigned URL of the bucket, and a policy applies to a redirect's target too, so
- * without it no image or audio over 4 MB would show. Styles from the app's own CSS files only.
+ * without it no image or audio over 4 MB would show. Styles from the app's own CSS files only; for
+ * another build (`-c webDir`, RELAY_WEB_DIR: `foreignBuild`) inline styles too, which such UIs set
+ * (OpenGram's toasts and drawers are styled by `style` attributes and injected `<style>`): a style
+ * cannot run code, and scripts stay limited to the origin's files either way.
  */
-export function contentSecurityPolicy(mediaOrigin: string): string {
+export interface WebPolicyOptions {
+  /** The build served is not ours (web/dist): allow `'unsafe-inline'` styles, never scripts. */
+  foreignBuild?: boolean;
+}
+
+export function contentSecurityPolicy(mediaOrigin: string, options: WebPolicyOptions = {}): string {
   return [
     "default-src 'self'",
     "script-src 'self'",
-    "style-src 'self'",
+    options.foreignBuild ? "style-src 'self' 'unsafe-inline'" : "style-src 'self'",
     `img-src 'self' blob: data: ${mediaOrigin}`,
     `media-src 'self' blob: ${mediaOrigin}`,
     "font-src 'self'",
@@ -63,9 +71,12 @@ export const SIGN_IN_SOURCE_DIR = 'web/public';
 export const HSTS_MAX_AGE_SECONDS = 2 * 365 * 24 * 3600;
 export const REFERRER_POLICY = 'same-origin';
 
-/** Every header the app's responses carry, as a browser sees them (`mediaOrigin`: contentSecurityPolicy). */
-export const webSecurityHeaders = (mediaOrigin: string): Readonly<Record<string, string>> => ({
-  'content-security-policy': contentSecurityPolicy(mediaOrigin),
+/** Every header the app's responses carry, as a browser sees them (arguments: contentSecurityPolicy). */
+export const webSecurityHeaders = (
+  mediaOrigin: string,
+  options: WebPolicyOptions = {},
+): Readonly<Record<string, string>> => ({
+  'content-security-policy': contentSecurityPolicy(mediaOrigin, options),
   'strict-transport-security': `max-age=${HSTS_MAX_AGE_SECONDS}; includeSubDomains`,
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',

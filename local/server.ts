@@ -466,8 +466,12 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   };
   const { mounted, fallback } = handlers;
   // The app's headers, once: its CSP names where downloads over the inline limit are redirected
-  // (presigned URLs of the local S3).
-  const webHeaders = webSecurityHeaders(new URL(s3.endpoint).origin);
+  // (presigned URLs of the local S3); another build's allows inline styles too (WebApp.foreign).
+  const mediaOrigin = new URL(s3.endpoint).origin;
+  const webHeaders = {
+    own: webSecurityHeaders(mediaOrigin),
+    foreign: webSecurityHeaders(mediaOrigin, { foreignBuild: true }),
+  };
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
     trackAnswer(req, res);
     void (async () => {

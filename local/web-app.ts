@@ -36,6 +36,11 @@ export interface WebApp {
    * (lib/web-policy.ts SIGN_IN_FILES) are served from it when `dir` lacks them.
    */
   signInDir?: string;
+  /**
+   * Another build than ours (RELAY_WEB_DIR naming a folder other than web/dist): its pages get the
+   * CSP of lib/web-policy.ts with inline styles allowed (`foreignBuild`), scripts as strict as ours.
+   */
+  foreign?: boolean;
 }
 
 /** Paths the API answers; everything else is the web app's (as CloudFront's `/api/*` behavior). */
@@ -171,15 +176,16 @@ function fileFor(dir: string, path: string): string | undefined {
 
 /**
  * Answers a request for a path outside /api from the app's folder (see the top of this file).
- * `security`: the app's security headers (lib/web-policy.ts webSecurityHeaders), made once by the
- * caller for its media bucket's origin.
+ * `headers`: the app's security headers (lib/web-policy.ts webSecurityHeaders), made once by the
+ * caller for its media bucket's origin: `own` for our build, `foreign` for another (`app.foreign`).
  */
 export async function serveWebApp(
   req: IncomingMessage,
   res: ServerResponse,
   app: WebApp,
-  security: Readonly<Record<string, string>>,
+  headers: { own: Readonly<Record<string, string>>; foreign: Readonly<Record<string, string>> },
 ): Promise<void> {
+  const security = app.foreign ? headers.foreign : headers.own;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return answerText(req, res, security, 405, 'Method not allowed.', { allow: 'GET, HEAD' });
   }
@@ -197,7 +203,7 @@ export async function serveWebApp(
   const canCompress = compressible(type) && version.body.length >= MIN_COMPRESS_BYTES;
   const encoding = canCompress ? acceptedEncoding(req.headers['accept-encoding']) : 'identity';
   const etag = `${version.etag}${encoding === 'identity' ? '' : `-${encoding}`}"`;
-  const headers: Record<string, string | number> = {
+  const answer: Record<string, string | number> = {
     ...security,
     'content-type': type,
     'cache-control':
@@ -206,13 +212,13 @@ export async function serveWebApp(
     ...(canCompress ? { vary: 'Accept-Encoding' } : {}),
   };
   if (notModified(req.headers['if-none-match'], etag)) {
-    res.writeHead(304, headers);
+    res.writeHead(304, answer);
     res.end();
     return;
   }
   const body = encoding === 'identity' ? version.body : await encode(version, encoding);
   res.writeHead(200, {
-    ...headers,
+    ...answer,
     ...(encoding === 'identity' ? {} : { 'content-encoding': encoding }),
     'content-length': body.length,
   });

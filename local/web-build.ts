@@ -112,8 +112,9 @@ export async function prepareWebApp(
 ): Promise<WebApp> {
   if (givenDir) {
     const dir = resolve(givenDir);
+    const foreign = dir !== resolve(root, WEB_BUILD_DIR);
     return existsSync(join(dir, 'index.html'))
-      ? { dir, signInDir: join(root, SIGN_IN_SOURCE_DIR) }
+      ? { dir, signInDir: join(root, SIGN_IN_SOURCE_DIR), ...(foreign ? { foreign } : {}) }
       : { dir, unavailable: `No web app to serve: RELAY_WEB_DIR (${dir}) holds no index.html.` };
   }
   const dir = join(root, WEB_BUILD_DIR);

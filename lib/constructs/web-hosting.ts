@@ -101,6 +101,8 @@ function referrerPolicy(value: string): HeadersReferrerPolicy {
 export interface WebHostingProps {
   /** The folder of the built app, index.html at its top (lib/web-build.ts resolveWebDir). */
   webDir: string;
+  /** `webDir` is not our build: inline styles allowed (lib/web-policy.ts contentSecurityPolicy). */
+  foreignBuild?: boolean | undefined;
   /** The media bucket's origin, which the CSP allows images and media from (MediaBucket.origin). */
   mediaOrigin: string;
 }
@@ -128,7 +130,12 @@ export class WebHosting extends Construct {
     this.headers = new ResponseHeadersPolicy(this, 'Headers', {
       comment: 'Web app: lib/web-policy.ts security headers',
       securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: contentSecurityPolicy(props.mediaOrigin), override: true },
+        contentSecurityPolicy: {
+          contentSecurityPolicy: contentSecurityPolicy(props.mediaOrigin, {
+            foreignBuild: props.foreignBuild === true,
+          }),
+          override: true,
+        },
         strictTransportSecurity: {
           accessControlMaxAge: Duration.seconds(HSTS_MAX_AGE_SECONDS),
           includeSubdomains: true,

@@ -102,7 +102,7 @@ const SHELL = ['GET /api/v1/config', 'POST /api/v1/auth/session', LIST, STREAM];
 const chatReads = (chatId: string) => [
   `GET /api/v1/chats/${chatId}`,
   `GET /api/v1/chats/${chatId}/messages?limit=50`,
-  `GET /api/v1/chats/${chatId}/requests?status=pending`,
+  `GET /api/v1/chats/${chatId}/requests?status=all`,
 ];
 
 /** Everything a first load at the opened chat's URL reads. */

@@ -6,6 +6,8 @@
  * every unhashed file), and the other UI's reads and writes then succeed on the session cookie
  * alone; the secret reaches no storage and no URL. A wrong secret is said so, as is the wait once
  * failed sign-ins are limited (429); signing out there takes the cookie away again.
+ * Its pages' CSP allows inline styles, which such UIs set (OpenGram's toasts and drawers), while an
+ * inline script is still refused (issue 33 item 19).
  */
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -32,8 +34,15 @@ writeFileSync(
   [
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8" /><title>Other UI</title>',
-    '<script src="/other-ui.js" defer></script></head>',
+    '<script src="/other-ui.js" defer></script>',
+    // Inline styles as such UIs set them: a <style> element and style attributes (also set by its script).
+    '<style>#styled-element { color: rgb(1, 2, 3); }</style>',
+    // An inline script: the CSP refuses it, so the flag stays unset.
+    '<script>window.inlineScriptRan = true;</script></head>',
     '<body><h1>Other UI</h1>',
+    '<p id="styled-element">Styled by a style element</p>',
+    '<p data-testid="styled-attribute" style="color: rgb(4, 5, 6)">Styled by an attribute</p>',
+    '<p data-testid="styled-by-script">Styled by its script</p>',
     '<p>Read: <output data-testid="read-status">…</output></p>',
     '<p>Write: <output data-testid="write-status">…</output></p>',
     '</body></html>',
@@ -44,6 +53,7 @@ writeFileSync(
   [
     "var bootstrapSecret = '';",
     "var headers = bootstrapSecret ? { authorization: 'Bearer ' + bootstrapSecret } : {};",
+    "document.querySelector('[data-testid=\"styled-by-script\"]').setAttribute('style', 'color: rgb(7, 8, 9)');",
     "function show(id, status) { document.querySelector('[data-testid=\"' + id + '\"]').textContent = String(status); }",
     "fetch('/api/v1/chats', { headers: headers }).then(function (r) { show('read-status', r.status); });",
     "fetch('/api/v1/chats', { method: 'POST', headers: Object.assign({ 'content-type': 'application/json' }, headers),",
@@ -103,7 +113,7 @@ describe('npm start with RELAY_WEB_DIR: the relay sign-in page beside another UI
       expect(res.body.equals(readFileSync(join(ROOT, SIGN_IN_SOURCE_DIR, name)))).toBe(true);
       expect(res.headers['cache-control']).toBe(UNHASHED_CACHE_CONTROL);
       expect(res.headers['content-type']).toMatch(/^text\/(html|javascript|css); charset=utf-8$/);
-      expectWebSecurityHeaders(res.headers, relay.url);
+      expectWebSecurityHeaders(res.headers, relay.url, { foreignBuild: true });
       const again = await raw(`/${name}`, { 'if-none-match': String(res.headers.etag) });
       expect([name, again.status]).toEqual([name, 304]);
     }
@@ -126,6 +136,34 @@ describe('npm start with RELAY_WEB_DIR: the relay sign-in page beside another UI
     expect(
       (await raw('/relay-sign-in.css')).body.equals(readFileSync(join(ROOT, SIGN_IN_SOURCE_DIR, 'relay-sign-in.css'))),
     ).toBe(true);
+  });
+});
+
+describe('the CSP of another UI', () => {
+  it('lets its inline styles apply with no violation reported, and still refuses an inline script', async () => {
+    const page = await freshPage();
+    // Registered before the page's own code (the DevTools protocol, outside the page's CSP).
+    await page.addInitScript(() => {
+      const seen: string[] = [];
+      (window as unknown as { cspViolations: string[] }).cspViolations = seen;
+      document.addEventListener('securitypolicyviolation', (e) => seen.push(`${e.effectiveDirective} ${e.blockedURI}`));
+    });
+    const res = await page.goto(`${relay.url}/`);
+    expectWebSecurityHeaders(await res!.allHeaders(), relay.url, { foreignBuild: true });
+    await page.getByTestId('read-status').filter({ hasNotText: '…' }).waitFor();
+    const colorOf = (selector: string) => page.locator(selector).evaluate((e) => getComputedStyle(e).color);
+    expect(await colorOf('#styled-element')).toBe('rgb(1, 2, 3)');
+    expect(await colorOf('[data-testid="styled-attribute"]')).toBe('rgb(4, 5, 6)');
+    expect(await colorOf('[data-testid="styled-by-script"]')).toBe('rgb(7, 8, 9)');
+    // Violations are reported asynchronously: let them arrive.
+    await page.waitForTimeout(300);
+    const violations = await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations);
+    expect(violations.filter((v) => v.startsWith('style-src'))).toEqual([]);
+    expect(violations.filter((v) => !v.startsWith('style-src'))).toEqual(['script-src-elem inline']);
+    expect(
+      await page.evaluate(() => (window as unknown as { inlineScriptRan?: boolean }).inlineScriptRan),
+    ).toBeUndefined();
+    await screenshots(page, 'other-ui-styled');
   });
 });
 

@@ -8,7 +8,8 @@
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import type { Page } from 'playwright-core';
-import { useBrowser } from './support/browser.js';
+import { join } from 'node:path';
+import { SCREENSHOT_DIR, useBrowser } from './support/browser.js';
 import { chatItem, composer, eventually, openApp } from './support/app.js';
 import { useRelay } from './support/relay.js';
 import { SCREENS, openScreenContext, seedScreens, showScreen } from './support/screens.js';
@@ -135,6 +136,45 @@ describe('on a phone', () => {
       const heading = page.getByTestId('chat-heading').filter({ hasText: 'Deploy plan' });
       await eventually(() => heading.evaluate((el) => el === document.activeElement), true, 5_000);
       await expect(heading.evaluate((el) => getComputedStyle(el).outlineStyle)).resolves.toBe('none');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('the message box has the width of the screen, the attach, voice and Send buttons in a row under it (issue 33 item 17)', async () => {
+    for (const viewport of PHONES) {
+      // Opened from the list: on a phone the chat screen hides the header and its connection status.
+      const app = await openApp(holder.browser, relay, '/', viewport);
+      const { page } = app;
+      try {
+        await chatItem(page, seeded.markdownChatId).getByRole('link').click();
+        await page.getByRole('log', { name: 'Messages' }).locator('pre code').waitFor();
+        const box = (await composer(page).boundingBox())!;
+        expect([viewport.width, box.width >= 240]).toEqual([viewport.width, true]);
+        const buttons = ['Attach files', 'Record voice note', 'Send'].map((name) => page.getByRole('button', { name }));
+        const boxes = await Promise.all(buttons.map(async (b) => (await b.boundingBox())!));
+        for (const b of boxes) {
+          // Under the message box, each a whole touch target inside the screen.
+          expect([b.y >= box.y + box.height, b.width >= TAP - 0.5, b.height >= TAP - 0.5]).toEqual([true, true, true]);
+          expect(b.x + b.width).toBeLessThanOrEqual(viewport.width);
+        }
+        // One row: attach and voice at the left, Send at the right end.
+        expect(new Set(boxes.map((b) => Math.round(b.y))).size).toBe(1);
+        expect(boxes[0]!.x).toBeLessThan(boxes[1]!.x);
+        expect(boxes[2]!.x).toBeGreaterThan(boxes[1]!.x + boxes[1]!.width);
+        await page.screenshot({ path: join(SCREENSHOT_DIR, `phone-composer-${viewport.width}.png`) });
+      } finally {
+        await app.close();
+      }
+    }
+    // On a wide screen they stay in the message box's row.
+    const app = await openApp(holder.browser, relay, `/chats/${seeded.markdownChatId}`);
+    try {
+      const box = (await composer(app.page).boundingBox())!;
+      const send = (await app.page.getByRole('button', { name: 'Send' }).boundingBox())!;
+      expect(send.y).toBeLessThan(box.y + box.height);
+      expect(box.width).toBeGreaterThan(600);
+      await app.page.screenshot({ path: join(SCREENSHOT_DIR, 'phone-composer-1280.png') });
     } finally {
       await app.close();
     }

@@ -3,12 +3,24 @@
  * a choice of several (its min and max respected), a text answer checked against the request's
  * own validation first, a form with every field type of the contract (§2.3.1) whose stored values
  * are exactly what was entered; and requests cancelled by the agent or resolved elsewhere leave
- * the page live. The server's state is read back through the API each time.
+ * the page live. The server's state is read back through the API each time. Answered and
+ * cancelled requests stay in the history where they were asked, with their answer or "Cancelled"
+ * (issue 33 item 14), also after a reload.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { Locator, Page } from 'playwright-core';
-import { useBrowser } from './support/browser.js';
-import { apiOk, createRequest, eventually, getChat, getRequest, openApp, seedChat } from './support/app.js';
+import { screenshots, useBrowser } from './support/browser.js';
+import {
+  apiOk,
+  createRequest,
+  eventually,
+  getChat,
+  getRequest,
+  messages,
+  openApp,
+  postMessage,
+  seedChat,
+} from './support/app.js';
 import type { OpenApp } from './support/app.js';
 import { useRelay } from './support/relay.js';
 import { FORM } from './support/screens.js';
@@ -221,5 +233,68 @@ describe('requests', () => {
     await otherForm.waitFor({ state: 'detached' });
     await page.getByRole('region', { name: 'Pending requests' }).waitFor({ state: 'detached' });
     await eventually(() => getChat(relay, chatId).then((c) => c.pending_requests_count), 0);
+  });
+
+  it('answered and cancelled requests stay in the history, in order, with their answer or "Cancelled", after a reload too', async () => {
+    const chatId = await seedChat(relay, { title: 'Requests in the history' });
+    app = await openApp(holder.browser, relay, `/chats/${chatId}`);
+    const { page } = app;
+    await postMessage(relay, chatId, 'Two questions before the release.');
+    const choice = await createRequest(relay, chatId, {
+      type: 'choice',
+      title: 'Ship on Friday?',
+      body: 'The freeze starts Monday.',
+      config: {
+        options: [
+          { id: 'yes', label: 'Ship it' },
+          { id: 'no', label: 'Wait a week' },
+        ],
+      },
+    });
+    await postMessage(relay, chatId, 'And one more.');
+    const text = await createRequest(relay, chatId, { type: 'text_input', title: 'Release name?', config: {} });
+    await postMessage(relay, chatId, 'Thanks, that is all.');
+    await card(page, text.id).waitFor();
+
+    // The person answers the choice; the agent cancels the text request.
+    await card(page, choice.id).getByRole('button', { name: 'Wait a week' }).click();
+    await card(page, choice.id).waitFor({ state: 'detached' });
+    await apiOk(relay, 'POST', `/api/v1/requests/${text.id}/cancel`);
+    await card(page, text.id).waitFor({ state: 'detached' });
+
+    const log = page.getByRole('log', { name: 'Messages' });
+    const record = (id: string) => log.locator(`[data-testid="request-record"][data-request-id="${id}"]`);
+    const history = () =>
+      log
+        .locator('[data-testid="message"], [data-testid="request-record"]')
+        .evaluateAll((items) =>
+          items.map((el) =>
+            el.getAttribute('data-testid') === 'request-record'
+              ? `${el.getAttribute('data-status')}: ${el.querySelector('.request-record-title')?.textContent} → ${
+                  el.querySelector('[data-testid="request-answer"]')?.textContent ??
+                  el.querySelector('.request-outcome-label')?.textContent?.split(' ')[0]
+                }`
+              : el.querySelector('[data-testid="message-body"]')?.textContent?.trim(),
+          ),
+        );
+    const expected = [
+      'Two questions before the release.',
+      'resolved: Ship on Friday? → Wait a week',
+      'And one more.',
+      'cancelled: Release name? → Cancelled',
+      'Thanks, that is all.',
+    ];
+    await record(text.id).waitFor();
+    expect(await history()).toEqual(expected);
+    await expect(record(choice.id).getByText('The freeze starts Monday.').count()).resolves.toBe(1);
+    // The time it was answered, as a <time> with the stored resolved_at.
+    const stored = await getRequest(relay, chatId, choice.id);
+    await expect(record(choice.id).locator(`time[datetime="${stored.resolved_at}"]`).count()).resolves.toBe(1);
+    await expect(messages(page).count()).resolves.toBe(3);
+    await screenshots(page, 'requests-in-history');
+
+    await page.reload();
+    await record(text.id).waitFor();
+    expect(await history()).toEqual(expected);
   });
 });

@@ -34,7 +34,10 @@ async function indexed(q: string, count: number): Promise<void> {
   }
 }
 
-const ids = {} as Record<'deploy' | 'markup' | 'long' | 'paging' | 'opsAssistant' | 'opsCoder' | 'miscCoder', string>;
+const ids = {} as Record<
+  'deploy' | 'markup' | 'markdown' | 'long' | 'paging' | 'opsAssistant' | 'opsCoder' | 'miscCoder',
+  string
+>;
 let narwhalId: string;
 let page: Page;
 const dialogs: string[] = [];
@@ -67,6 +70,8 @@ beforeAll(async () => {
   await post(relay, ids.deploy, 'We deploy the zebrafish build on Friday after the freeze.');
   ids.markup = await seedChat(relay, { title: 'Markup chat' });
   await post(relay, ids.markup, 'Do not run <script>alert(1)</script> or <b>bold</b> near quokka please');
+  ids.markdown = await seedChat(relay, { title: 'Markdown chat' });
+  await post(relay, ids.markdown, '# Hello ocelot\n\n- one\n- **two**\n\n```js\nconst ocelot = 1;\n```');
   ids.long = await seedChat(relay, { title: 'Long history' });
   narwhalId = await post(relay, ids.long, 'The narwhal migration plan is ready for review.');
   for (let i = 1; i <= 130; i += 10) {
@@ -80,7 +85,13 @@ beforeAll(async () => {
   ids.opsAssistant = await seedChat(relay, { title: 'Ops with assistant', tags: ['ops'] });
   ids.opsCoder = await seedChat(relay, { title: 'Ops with coder', tags: ['ops'], agentIds: ['coder'] });
   ids.miscCoder = await seedChat(relay, { title: 'Misc with coder', tags: ['misc'], agentIds: ['coder'] });
-  await Promise.all([indexed('zebrafish', 1), indexed('quokka', 1), indexed('narwhal', 1), indexed('pelican', 25)]);
+  await Promise.all([
+    indexed('zebrafish', 1),
+    indexed('quokka', 1),
+    indexed('ocelot', 1),
+    indexed('narwhal', 1),
+    indexed('pelican', 25),
+  ]);
 
   const context = await chromium.browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await context.newPage();
@@ -143,6 +154,21 @@ describe('search', () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('shows a markdown message’s snippet as its plain text, the matches still highlighted (issue 33 item 15)', async () => {
+    await search('ocelot');
+    const snippet = messageHits().first().getByTestId('search-snippet');
+    await snippet.waitFor();
+    const dom = await snippet.evaluate((el) => ({
+      text: el.textContent,
+      elements: [...el.querySelectorAll('*')].map((e) => e.tagName),
+      marks: [...el.querySelectorAll('mark')].map((e) => e.textContent),
+    }));
+    expect(dom.text).toBe('Hello ocelot one two const ocelot = 1;');
+    expect(dom.marks).toEqual(['ocelot', 'ocelot']);
+    expect(dom.elements).toEqual(['MARK', 'MARK']);
+    await screenshots(page, 'search-markdown-snippet');
+  });
+
   it('a hit among the oldest of 131 messages opens its chat with that message in view', async () => {
     await search('narwhal');
     await screenshots(page, 'search-results');
@@ -186,7 +212,7 @@ describe('inbox filters', () => {
     await page.goto(`${relay.url}/`);
     await page.getByTestId('chat-item').first().waitFor();
     const everything = await listedIds();
-    expect(everything.length).toBe(7);
+    expect(everything.length).toBe(Object.keys(ids).length);
 
     await page.getByLabel('Filter by tag').fill('ops');
     await page.getByLabel('Filter by tag').press('Enter');
@@ -246,7 +272,10 @@ describe('inbox filters', () => {
     expect(await listedIds()).toEqual([ids.deploy, ids.opsCoder].sort());
 
     await page.getByRole('button', { name: 'Clear tag filter' }).click();
-    await page.waitForFunction(() => document.querySelectorAll('[data-testid="chat-item"]').length === 7);
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('[data-testid="chat-item"]').length === n,
+      Object.keys(ids).length,
+    );
     expect(new URL(page.url()).search).toBe('');
   });
 });

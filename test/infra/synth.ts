@@ -32,7 +32,13 @@ export interface SynthOptions {
   /** The deployment options bin/app.ts takes from context (allowOpenAccess, throttle, alarm topic). */
   deployment?: Pick<
     ChatRelayStackProps,
-    'allowOpenAccess' | 'apiThrottleRate' | 'apiThrottleBurst' | 'alarmTopicArn' | 'alarmEmail' | 'withoutAlarms'
+    | 'allowOpenAccess'
+    | 'foreignBuild'
+    | 'apiThrottleRate'
+    | 'apiThrottleBurst'
+    | 'alarmTopicArn'
+    | 'alarmEmail'
+    | 'withoutAlarms'
   >;
 }
 

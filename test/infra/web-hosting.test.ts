@@ -215,6 +215,29 @@ describe('-c webDir in the stack', () => {
     }
   });
 
+  it('gives another build a CSP with inline styles (never inline scripts); ours keeps styles to its files', () => {
+    const cspOf = (foreignBuild: boolean) => {
+      const synth = synthesize({ deployment: { foreignBuild } });
+      try {
+        const [policy] = resourcesOfType(synth.json, 'AWS::CloudFront::ResponseHeadersPolicy').filter(([, r]) =>
+          cdkPath(r).includes('/Web/Headers/'),
+        );
+        const config = policy![1].Properties!.ResponseHeadersPolicyConfig as {
+          SecurityHeadersConfig: { ContentSecurityPolicy: { ContentSecurityPolicy: unknown } };
+        };
+        return JSON.stringify(config.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy);
+      } finally {
+        synth.dispose();
+      }
+    };
+    const foreign = cspOf(true);
+    expect(foreign).toContain("style-src 'self' 'unsafe-inline';");
+    expect(foreign).toContain("script-src 'self';");
+    const ours = cspOf(false);
+    expect(ours).toContain("style-src 'self';");
+    expect(ours).not.toContain('unsafe-inline');
+  });
+
   it('adds no second source to a build that has the sign-in files (ours copies web/public)', () => {
     expect(missingSignInFiles(FIXTURE_WEB_DIR)).toEqual([]);
     expect(missingSignInFiles(join(ROOT, SIGN_IN_SOURCE_DIR))).toEqual([]);

@@ -5,6 +5,7 @@
  */
 import { expect } from '@jest/globals';
 import { webSecurityHeaders } from '../../../lib/web-policy.js';
+import type { WebPolicyOptions } from '../../../lib/web-policy.js';
 
 /** The origin the CSP allows images from besides the page's own (the media bucket's). */
 export function mediaOriginIn(csp: string): string {
@@ -14,9 +15,14 @@ export function mediaOriginIn(csp: string): string {
   return origin;
 }
 
-export function expectWebSecurityHeaders(headers: Record<string, string | string[] | undefined>, pageOrigin: string) {
+/** `options`: another build than ours is served (RELAY_WEB_DIR): `{ foreignBuild: true }`. */
+export function expectWebSecurityHeaders(
+  headers: Record<string, string | string[] | undefined>,
+  pageOrigin: string,
+  options: WebPolicyOptions = {},
+) {
   const origin = mediaOriginIn(String(headers['content-security-policy']));
   expect(origin).not.toBe(pageOrigin);
-  for (const [name, value] of Object.entries(webSecurityHeaders(origin)))
+  for (const [name, value] of Object.entries(webSecurityHeaders(origin, options)))
     expect([name, headers[name]]).toEqual([name, value]);
 }

@@ -59,7 +59,11 @@ const MEDIA_ORIGIN = 'http://127.0.0.1:4599';
 
 /** Serves a prepared app the way npm start does, on a free port. */
 async function serve(app: WebApp): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => void serveWebApp(req, res, app, webSecurityHeaders(MEDIA_ORIGIN)));
+  const headers = {
+    own: webSecurityHeaders(MEDIA_ORIGIN),
+    foreign: webSecurityHeaders(MEDIA_ORIGIN, { foreignBuild: true }),
+  };
+  const server = createServer((req, res) => void serveWebApp(req, res, app, headers));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
@@ -184,8 +188,9 @@ describe('npm start rebuilds the web app when its sources changed', () => {
     expect(missing.unavailable).toBe(`No web app to serve: RELAY_WEB_DIR (${other}) holds no index.html.`);
     writeFileSync(join(other, 'index.html'), '<!doctype html><title>Other UI</title>');
     const given = await prepareWebApp(other, (line) => lines.push(line), root);
-    // With the relay's sign-in page from the project's web/public for the files it lacks.
-    expect(given).toEqual({ dir: other, signInDir: join(root, 'web', 'public') });
+    // With the relay's sign-in page from the project's web/public for the files it lacks, and
+    // marked another build than ours (its CSP allows inline styles).
+    expect(given).toEqual({ dir: other, signInDir: join(root, 'web', 'public'), foreign: true });
     expect(lines).toEqual([]);
     // The project's own build was not made.
     expect(existsSync(join(root, 'web', 'dist'))).toBe(false);
@@ -194,8 +199,27 @@ describe('npm start rebuilds the web app when its sources changed', () => {
       const res = await fetch(`${url}/chats/x`);
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('Other UI');
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp).toBe(webSecurityHeaders(MEDIA_ORIGIN, { foreignBuild: true })['content-security-policy']);
+      expect(csp).toContain("style-src 'self' 'unsafe-inline';");
+      expect(csp).toContain("script-src 'self';");
     } finally {
       server.close();
+    }
+    // RELAY_WEB_DIR naming our own build is ours: its strict CSP.
+    mkdirSync(join(root, 'web', 'dist'), { recursive: true });
+    writeFileSync(join(root, 'web', 'dist', 'index.html'), '<!doctype html><title>Ours</title>');
+    const ours = await prepareWebApp(join(root, 'web', 'dist'), (line) => lines.push(line), root);
+    expect(ours.foreign).toBeUndefined();
+    const own = await serve(ours);
+    try {
+      const res = await fetch(`${own.url}/`);
+      expect(res.headers.get('content-security-policy')).toBe(
+        webSecurityHeaders(MEDIA_ORIGIN)['content-security-policy'],
+      );
+      expect(res.headers.get('content-security-policy')).toContain("style-src 'self';");
+    } finally {
+      own.server.close();
     }
   });
 });

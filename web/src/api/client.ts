@@ -178,8 +178,9 @@ export const api = {
       idempotencyKey,
     }),
 
-  pendingRequests: (chatId: string) =>
-    call<{ data: ChatRequest[] }>('GET', `/chats/${enc(chatId)}/requests${query({ status: 'pending' })}`),
+  /** Every request of the chat, pending and closed (resolved, cancelled), oldest first (§5.5.2). */
+  allRequests: (chatId: string) =>
+    call<{ data: ChatRequest[] }>('GET', `/chats/${enc(chatId)}/requests${query({ status: 'all' })}`),
   resolveRequest: (requestId: string, resolution: Resolution, idempotencyKey: string) =>
     call<ChatRequest>('POST', `/requests/${enc(requestId)}/resolve`, { body: resolution, idempotencyKey }),
 

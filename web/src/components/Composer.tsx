@@ -78,8 +78,6 @@ export function Composer({
   return (
     <form className="composer" onSubmit={send}>
       <AttachmentTray attachments={attachments} />
-      <AttachButton attachments={attachments} />
-      <VoiceRecorder attachments={attachments} />
       <label htmlFor="composer-text" className="visually-hidden">
         Message
       </label>
@@ -94,6 +92,9 @@ export function Composer({
         onPaste={onPaste}
         enterKeyHint="send"
       />
+      {/* After the text in reading order; on phones in a row under it, so the text has the width. */}
+      <AttachButton attachments={attachments} />
+      <VoiceRecorder attachments={attachments} />
       <button type="submit" className="primary" disabled={!canSend}>
         Send
       </button>

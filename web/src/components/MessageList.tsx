@@ -1,14 +1,17 @@
 /**
- * The history, oldest at the top. It follows new messages while the reader is at the bottom, keeps
- * the reader's place when older pages are added above (read when the top comes into view), and
- * renders each message once unless it changes (streaming ones re-render per frame at most).
+ * The history, oldest at the top. It follows new messages while the reader is at the bottom (also
+ * while images and other media load and grow: a ResizeObserver re-pins the bottom until the reader
+ * scrolls away), keeps the reader's place when older pages are added above (read when the top
+ * comes into view), and renders each message once unless it changes (streaming ones re-render per
+ * frame at most). Answered and cancelled requests stand among the messages where they were asked.
  */
 import { memo, useEffect, useLayoutEffect, useRef } from 'react';
-import type { Message } from '../api/types';
+import type { ChatRequest, Message } from '../api/types';
 import type { ChatStore, Outgoing } from '../state/chat';
 import { agentName, useConfig } from '../state/config';
 import { Markdown, StreamingMarkdown } from '../markdown/Markdown';
 import { Attachments } from './Attachments';
+import { RequestRecord } from './RequestRecord';
 import { clockTime, fullTime } from './time';
 
 type ChatState = ChatStore['snapshot'];
@@ -22,6 +25,8 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
   const previousHeight = useRef(0);
   const previousFirst = useRef<string | undefined>(undefined);
   const focused = useRef<string | undefined>(undefined);
+  const log = useRef<HTMLDivElement>(null);
+  const lastTop = useRef(0);
 
   // Older pages: when the sentinel at the top scrolls into view.
   useEffect(() => {
@@ -50,7 +55,24 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
     }
     previousFirst.current = first;
     previousHeight.current = root.scrollHeight;
-  }, [state.messages, state.outgoing, state.requests.length]);
+  }, [state.messages, state.outgoing, state.requests.length, state.closed]);
+
+  // Content that grows after it rendered (an image's metadata, then its pixels; a font; a code
+  // block highlighted) or a frame that shrinks (the composer grows, a keyboard opens) keeps the
+  // reader at the bottom while they have not scrolled away from it.
+  useEffect(() => {
+    const root = scroller.current;
+    const content = log.current;
+    if (!root || !content || typeof ResizeObserver === 'undefined') return;
+    const observer = new ResizeObserver(() => {
+      if (!atBottom.current) return;
+      root.scrollTop = root.scrollHeight;
+      previousHeight.current = root.scrollHeight;
+    });
+    observer.observe(content);
+    observer.observe(root);
+    return () => observer.disconnect();
+  }, []);
 
   // A message to show (a search hit): scrolled to the middle once it is rendered; the place is then kept.
   useLayoutEffect(() => {
@@ -64,10 +86,14 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
     previousHeight.current = root.scrollHeight;
   }, [focusId, state.messages]);
 
+  // Only the reader moving up leaves the bottom: a scroll event handled after content grew but
+  // before the ResizeObserver re-pinned it (same frame) finds the bottom far away, yet nothing moved up.
   const onScroll = () => {
     const root = scroller.current;
     if (!root) return;
-    atBottom.current = root.scrollHeight - root.scrollTop - root.clientHeight < NEAR_BOTTOM_PX;
+    if (root.scrollHeight - root.scrollTop - root.clientHeight < NEAR_BOTTOM_PX) atBottom.current = true;
+    else if (root.scrollTop < lastTop.current - 1) atBottom.current = false;
+    lastTop.current = root.scrollTop;
     previousHeight.current = root.scrollHeight;
   };
 
@@ -90,10 +116,14 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
           </button>
         </p>
       )}
-      <div role="log" aria-label="Messages" aria-busy={state.loading} className="log">
-        {state.messages.map((message) => (
-          <MessageItem key={message.id} message={message} focused={message.id === focusId} />
-        ))}
+      <div role="log" aria-label="Messages" aria-busy={state.loading} className="log" ref={log}>
+        {timeline(state).map((item) =>
+          'type' in item ? (
+            <RequestRecord key={`request-${item.id}`} request={item} />
+          ) : (
+            <MessageItem key={item.id} message={item} focused={item.id === focusId} />
+          ),
+        )}
         {state.outgoing.map((outgoing) => (
           <OutgoingItem key={outgoing.localId} outgoing={outgoing} store={store} />
         ))}
@@ -176,6 +206,25 @@ function OutgoingItem({ outgoing, store }: { outgoing: Outgoing; store: ChatStor
       )}
     </article>
   );
+}
+
+/**
+ * The messages with the closed requests among them, each request just after the messages created
+ * before or with it. While older pages are unread, a request older than the oldest message read
+ * waits for its page (it would otherwise stand at the top, out of its place).
+ */
+function timeline(state: ChatState): (Message | ChatRequest)[] {
+  const { messages, closed, hasOlder } = state;
+  if (closed.length === 0) return messages;
+  const oldest = messages[0]?.created_at;
+  const shown = hasOlder ? closed.filter((r) => oldest !== undefined && r.created_at >= oldest) : closed;
+  const out: (Message | ChatRequest)[] = [];
+  let next = 0;
+  for (const message of messages) {
+    while (next < shown.length && shown[next]!.created_at < message.created_at) out.push(shown[next++]!);
+    out.push(message);
+  }
+  return out.concat(shown.slice(next));
 }
 
 function mediaIdsOf(trace: Record<string, unknown> | null): string[] {

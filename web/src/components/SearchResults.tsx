@@ -1,9 +1,11 @@
 /**
  * The results view that replaces the chat list while the search box has text: chat hits and
- * message hits as two sections, each message hit with its highlighted snippet and opening its
+ * message hits as two sections, each message hit with its highlighted snippet (as plain text) and opening its
  * chat at that message; more hits by cursor.
  */
+import { useMemo } from 'react';
 import type { ChatHit, MessageHit } from '../api/types';
+import { plainSnippet } from '../markdown/plain-snippet';
 import { onLinkClick, pathOf } from '../router';
 import type { Route } from '../router';
 import { search } from '../state/search';
@@ -82,6 +84,8 @@ function ChatHitItem({ hit, query, current }: { hit: ChatHit; query: string; cur
 
 function MessageHitItem({ hit, current }: { hit: MessageHit; current: boolean }) {
   const href = pathOf({ name: 'chat', chatId: hit.chat_id, messageId: hit.id });
+  // The excerpt as the text it reads as (markdown markup left out), the service's marks kept.
+  const parts = useMemo(() => plainSnippet(parseSnippet(hit.snippet)), [hit.snippet]);
   return (
     <li
       className="search-hit"
@@ -92,7 +96,7 @@ function MessageHitItem({ hit, current }: { hit: MessageHit; current: boolean })
     >
       <a href={href} onClick={(e) => onLinkClick(e, href)} aria-current={current ? 'page' : undefined}>
         <span className="hit-chat">{hit.chat_title}</span>
-        <Snippet parts={parseSnippet(hit.snippet)} />
+        <Snippet parts={parts} />
       </a>
     </li>
   );

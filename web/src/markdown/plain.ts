@@ -12,7 +12,15 @@ import { gfmFromMarkdown } from 'mdast-util-gfm';
 import { gfm } from 'micromark-extension-gfm';
 
 /** Nodes whose children are blocks (or rows, cells): their texts are joined with a space. */
-const BLOCK_PARENTS = new Set(['root', 'blockquote', 'list', 'listItem', 'table', 'tableRow', 'footnoteDefinition']);
+export const BLOCK_PARENTS = new Set([
+  'root',
+  'blockquote',
+  'list',
+  'listItem',
+  'table',
+  'tableRow',
+  'footnoteDefinition',
+]);
 
 function textOf(node: Nodes): string {
   switch (node.type) {

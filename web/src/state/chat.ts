@@ -25,6 +25,8 @@ interface State {
   messages: Message[];
   outgoing: Outgoing[];
   requests: ChatRequest[];
+  /** Requests answered or cancelled, oldest first: shown in the history where they were asked. */
+  closed: ChatRequest[];
   /** agent id → when its typing indicator ends (ms since epoch). */
   typing: Record<string, number>;
   olderCursor: string | null;
@@ -50,6 +52,7 @@ export class ChatStore extends Store<State> {
       messages: [],
       outgoing: [],
       requests: [],
+      closed: [],
       typing: {},
       olderCursor: null,
       hasOlder: false,
@@ -69,21 +72,18 @@ export class ChatStore extends Store<State> {
     clearTimeout(this.typingTimer);
   }
 
-  /** The newest page and the pending requests; also after a reconnect, keeping older pages read. */
+  /** The newest page and the requests (pending, and closed ones for the history); also after a reconnect, keeping older pages read. */
   async load(): Promise<void> {
     const { chatId } = this.state;
     try {
-      const [page, requests] = await Promise.all([
-        api.listMessages(chatId, { limit: PAGE }),
-        api.pendingRequests(chatId),
-      ]);
+      const [page, requests] = await Promise.all([api.listMessages(chatId, { limit: PAGE }), api.allRequests(chatId)]);
       if (this.disposed) return;
       const newest = [...page.data].reverse();
       const first = this.state.loading;
       this.set({
         // Older pages already read stay; live events since the read are not undone (message-order.ts).
         messages: withNewestPage(this.state.messages, newest, first),
-        requests: requests.data,
+        ...splitRequests(requests.data),
         loading: false,
         error: undefined,
         ...(first ? { olderCursor: page.cursor.next, hasOlder: page.cursor.hasMore } : {}),
@@ -209,9 +209,9 @@ export class ChatStore extends Store<State> {
   }
 
   async resolve(request: ChatRequest, resolution: Resolution, idempotencyKey: string): Promise<void> {
-    await api.resolveRequest(request.id, resolution, idempotencyKey);
+    const resolved = await api.resolveRequest(request.id, resolution, idempotencyKey);
     if (this.disposed) return;
-    this.set({ requests: this.state.requests.filter((r) => r.id !== request.id) });
+    this.closeRequest(request.id, () => resolved);
   }
 
   onEvent = (event: EventEnvelope): void => {
@@ -269,9 +269,19 @@ export class ChatStore extends Store<State> {
         void this.reloadRequests();
         break;
       case 'request.resolved':
-      case 'request.cancelled':
-        this.set({ requests: this.state.requests.filter((r) => r.id !== p.requestId) });
+      case 'request.cancelled': {
+        const status = event.type === 'request.resolved' ? 'resolved' : 'cancelled';
+        const known = this.closeRequest(String(p.requestId), (r) => ({
+          ...r,
+          status,
+          resolved_at: event.timestamp,
+          resolved_by: (p.senderId as ChatRequest['resolved_by'] | undefined) ?? r.resolved_by,
+          resolution_payload: (p.resolution_payload as Record<string, unknown> | null | undefined) ?? null,
+        }));
+        // One this page never saw pending (asked and answered between reads): read them all.
+        if (!known) void this.reloadRequests();
         break;
+      }
       case 'chat.typing': {
         const agentId = String(p.agentId);
         this.set({ typing: { ...this.state.typing, [agentId]: Date.now() + TYPING_MS } });
@@ -287,11 +297,24 @@ export class ChatStore extends Store<State> {
 
   private async reloadRequests(): Promise<void> {
     try {
-      const requests = await api.pendingRequests(this.state.chatId);
-      if (!this.disposed) this.set({ requests: requests.data });
+      const requests = await api.allRequests(this.state.chatId);
+      if (!this.disposed) this.set(splitRequests(requests.data));
     } catch {
       // The next event or reconnect reads them again.
     }
+  }
+
+  /**
+   * A pending request answered or cancelled moves to the history (`closed`) as `close` makes it;
+   * false when this page did not have it pending (nor closed already).
+   */
+  private closeRequest(id: string, close: (pending: ChatRequest) => ChatRequest): boolean {
+    const pending = this.state.requests.find((r) => r.id === id);
+    if (!pending) return this.state.closed.some((r) => r.id === id);
+    const closed = [...this.state.closed.filter((r) => r.id !== id), close(pending)];
+    closed.sort(compareRequests);
+    this.set({ requests: this.state.requests.filter((r) => r.id !== id), closed });
+    return true;
   }
 
   private upsertMessage(message: Message): void {
@@ -340,3 +363,16 @@ export class ChatStore extends Store<State> {
 
 export const messageOf = (error: unknown): string =>
   error instanceof ApiError ? error.message : error instanceof Error ? error.message : String(error);
+
+/** Oldest first, as the service lists them (§5.5.2: `created_at`, then `id`). */
+function compareRequests(a: ChatRequest, b: ChatRequest): number {
+  return a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+/** A chat's requests (status=all) as the pending ones and the closed ones. */
+function splitRequests(all: ChatRequest[]): { requests: ChatRequest[]; closed: ChatRequest[] } {
+  return {
+    requests: all.filter((r) => r.status === 'pending'),
+    closed: all.filter((r) => r.status !== 'pending').sort(compareRequests),
+  };
+}
