@@ -8,8 +8,18 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WEB_BUILD_DIR } from './web-policy.js';
 
-/** What `npm run build:web` reads: a change to any of them makes the build stale (npm start uses this rule too). */
-const WEB_SOURCES = ['web/src', 'web/public', 'web/index.html', 'web/vite.config.ts'];
+/**
+ * What `npm run build:web` reads: a change to any of them makes the build stale (npm start uses
+ * this rule too). The app also bundles one module of functions/: the request pattern rule it
+ * shares with the service.
+ */
+const WEB_SOURCES = [
+  'web/src',
+  'web/public',
+  'web/index.html',
+  'web/vite.config.ts',
+  'functions/platform/text-pattern.ts',
+];
 
 /** A folder that cannot be served: no index.html at its top (bin/app.ts prints the message). */
 export class WebDirError extends Error {}

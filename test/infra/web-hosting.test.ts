@@ -105,6 +105,9 @@ describe('which web build the stack deploys (lib/web-build.ts)', () => {
     writeFileSync(join(root, 'web/index.html'), '<!doctype html><title>app</title>');
     writeFileSync(join(root, 'web/src/main.ts'), 'export {};');
     writeFileSync(join(root, 'web/vite.config.ts'), 'export default {};');
+    // The one module of functions/ the app bundles (the request pattern rule it shares).
+    mkdirSync(join(root, 'functions/platform'), { recursive: true });
+    writeFileSync(join(root, 'functions/platform/text-pattern.ts'), 'export {};');
     writeFileSync(join(root, 'builds.log'), '');
     writeFileSync(
       join(root, 'build.mjs'),
@@ -126,13 +129,16 @@ describe('which web build the stack deploys (lib/web-build.ts)', () => {
     expect(builds()).toBe(1);
     // Sources an hour older than the build: nothing to do.
     const now = Date.now() / 1000;
-    for (const source of ['web/index.html', 'web/src/main.ts', 'web/src', 'web/vite.config.ts']) at(source, now - 3600);
+    const shared = 'functions/platform/text-pattern.ts';
+    for (const source of ['web/index.html', 'web/src/main.ts', 'web/src', 'web/vite.config.ts', shared]) {
+      at(source, now - 3600);
+    }
     at('web/dist/index.html', now - 60);
     expect(webBuildIsStale(root)).toBe(false);
     expect(ensureWebBuilt(root)).toBe(join(root, 'web/dist'));
     expect(builds()).toBe(1);
     // Each kind of source, changed after the build, makes it stale.
-    for (const source of ['web/src/main.ts', 'web/index.html', 'web/vite.config.ts']) {
+    for (const source of ['web/src/main.ts', 'web/index.html', 'web/vite.config.ts', shared]) {
       at(source, now);
       expect([source, webBuildIsStale(root)]).toEqual([source, true]);
       at(source, now - 3600);
