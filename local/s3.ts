@@ -61,7 +61,7 @@ const FORM_TAIL_SLACK_BYTES = 64 * 1024;
 const PART_BYTES = 8 * 1024 * 1024;
 /** After a refusal, what of the rest of a body is read (and dropped) before the connection closes. */
 const DISCARD_BYTES = 32 * 1024 * 1024;
-const DISCARD_MS = 2000;
+const DISCARD_MS = 10_000;
 
 /** On every answer of the front: nothing it serves is sniffed, runs, or acts as the bucket's origin. */
 const SAFE_HEADERS = {
