@@ -20,7 +20,7 @@
  * does (expiry, bucket, key, Content-Type, every field named by a condition, the size range)
  * before it reads the file, refuses a body whose Content-Length is already over the range, and
  * streams the file to fauxqs in 8 MiB parts, counting: past the range's maximum it answers,
- * drops at most 32 MiB more, and closes the connection. Nothing is stored before the whole file passed, so a
+ * reads no further, and closes the connection. Nothing is stored before the whole file passed, so a
  * refused upload leaves the object at its key as it was.
  */
 import { createServer, request as httpRequest } from 'node:http';
@@ -59,9 +59,8 @@ const MAX_FORM_FIELDS_BYTES = 20 * 1024;
 /** What may follow the file in a form (its closing boundary, fields S3 ignores): the Content-Length check's slack. */
 const FORM_TAIL_SLACK_BYTES = 64 * 1024;
 const PART_BYTES = 8 * 1024 * 1024;
-/** After a refusal, what of the rest of a body is read (and dropped) before the connection closes. */
-const DISCARD_BYTES = 32 * 1024 * 1024;
-const DISCARD_MS = 2000;
+/** How long the connection of a refused upload stays open, unread, for its answer to be read. */
+const CLOSE_AFTER_MS = 5000;
 
 /** On every answer of the front: nothing it serves is sniffed, runs, or acts as the bucket's origin. */
 const SAFE_HEADERS = {
@@ -158,10 +157,9 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
 }
 
 /**
- * S3's XML error. A request whose body is still coming (a refused upload) is not read on
- * beyond a grace: what arrives is discarded, never held, and the connection is closed after
- * `DISCARD_BYTES` more bytes or `DISCARD_MS`, whichever comes first. (Closed at once, unread
- * bytes make the close a reset, which can destroy the answer before the client reads it.)
+ * S3's XML error. A request whose body is still coming (a refused upload) is read no further:
+ * its connection is closed `CLOSE_AFTER_MS` after the answer (closed at once, the unread bytes
+ * make the close a reset, which can destroy the answer before the client has read it).
  */
 function s3Error(req: IncomingMessage, res: ServerResponse, [status, code, message]: Refusal): void {
   if (res.headersSent) {
@@ -175,15 +173,9 @@ function s3Error(req: IncomingMessage, res: ServerResponse, [status, code, messa
   );
   if (req.complete) return;
   req.unpipe();
-  let discarded = 0;
-  const close = () => req.socket.destroy();
-  const timer = setTimeout(close, DISCARD_MS);
-  req.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > DISCARD_BYTES) close();
-  });
-  req.on('close', () => clearTimeout(timer));
-  req.resume();
+  req.pause();
+  const timer = setTimeout(() => req.socket.destroy(), CLOSE_AFTER_MS);
+  req.socket.once('close', () => clearTimeout(timer));
 }
 
 interface PostPolicy {
