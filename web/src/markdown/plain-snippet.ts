@@ -11,8 +11,8 @@ import type { Nodes } from 'mdast';
 import { fromMarkdown } from 'mdast-util-from-markdown';
 import { gfmFromMarkdown } from 'mdast-util-gfm';
 import { gfm } from 'micromark-extension-gfm';
-import type { SnippetPart } from '../components/snippet';
-import { BLOCK_PARENTS } from './plain';
+import type { SnippetPart } from '../components/snippet.js';
+import { BLOCK_PARENTS } from './plain.js';
 
 /** One character of the plain text and the offset in the raw text it comes from (-1: none). */
 interface Traced {
