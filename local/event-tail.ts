@@ -9,13 +9,18 @@
  */
 import pLimit from 'p-limit';
 import type { StoredEvent } from '../functions/store/events-repo.js';
-import { currentSequence, readLog, voidNumber } from '../functions/store/events-repo.js';
+import { currentSequence, readLog, sequenceHead, voidNumber } from '../functions/store/events-repo.js';
 import { asInvocation } from './invocations.js';
 
 /** Poll period: what an event may wait locally before a consumer sees it. */
 const POLL_MS = 200;
-/** A missing number may be a transaction still in flight; after this it is taken as a hole. */
-const HOLE_GRACE_MS = 3_000;
+/**
+ * A missing number may be a transaction still in flight; after this it is taken as a hole. The
+ * SSE readers' default (core/event-stream.ts): with 3 s, a loaded machine voided numbers of
+ * writers still committing, which then gave up with 429. Numbers at or below the counter's
+ * `settled` (handed out before this runtime started) are crash holes, voided at once.
+ */
+const HOLE_GRACE_MS = 10_000;
 /** While a tail is off, how often it looks at where it would start. */
 const OFF_POLL_MS = 1_000;
 /** Events read per poll. */
@@ -45,6 +50,14 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
   let stopped = false;
   let next: number | undefined;
   let waitingSince: number | undefined;
+  /** The counter's `settled`, read when a gap is first seen (it changes only at a start). */
+  let settled = 0;
+  const noticeGap = async () => {
+    if (waitingSince !== undefined) return;
+    waitingSince = Date.now();
+    settled = (await sequenceHead()).settled;
+  };
+  const due = (last: number) => last <= settled || Date.now() - waitingSince! >= HOLE_GRACE_MS;
   let running: Promise<void> = Promise.resolve();
 
   let offSince = 0;
@@ -64,8 +77,8 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
       if (entry.seq > through + 1) {
         // A gap: wait for it to fill, then void it (as SSE readers do, core/event-stream.ts) and
         // step over it; a number used meanwhile is read on the next poll.
-        waitingSince ??= Date.now();
-        if (Date.now() - waitingSince < HOLE_GRACE_MS || !(await voidAll(through + 1, entry.seq - 1))) break;
+        await noticeGap();
+        if (!due(entry.seq - 1) || !(await voidAll(through + 1, entry.seq - 1))) break;
       }
       waitingSince = undefined;
       if (!('void' in entry)) events.push(entry);
@@ -74,8 +87,8 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
     if (entries.length === 0) {
       // Nothing at `next` or after it in its bucket: a hole at a bucket's end is voided and
       // stepped over once the log has moved past it.
-      waitingSince ??= Date.now();
-      if (Date.now() - waitingSince >= HOLE_GRACE_MS) {
+      await noticeGap();
+      if (due(next)) {
         if ((await currentSequence()) >= next && (await voidNumber(next))) through = next;
         waitingSince = undefined;
       }

@@ -166,16 +166,32 @@ function s3Error(req: IncomingMessage, res: ServerResponse, [status, code, messa
     res.destroy();
     return;
   }
-  res.writeHead(status, { 'content-type': 'application/xml', ...SAFE_HEADERS });
+  const unread = !req.complete;
+  // `Connection: close` tells the client not to send another request on this connection (a
+  // pooled connection reused after the refusal would be cut under that request). The server
+  // then half-closes (FIN) at once, and closes for good only after CLOSE_AFTER_MS: a full close
+  // with unread bytes is a reset, which can destroy the answer before the client has read it.
+  res.writeHead(status, {
+    'content-type': 'application/xml',
+    ...SAFE_HEADERS,
+    ...(unread ? { connection: 'close' } : {}),
+  });
+  if (unread) {
+    const socket = req.socket;
+    req.unpipe();
+    req.pause();
+    const timer = setTimeout(() => socket.destroy(), CLOSE_AFTER_MS);
+    socket.once('close', () => clearTimeout(timer));
+    // Node's server ends a `Connection: close` answer with destroySoon (end, then destroy):
+    // keep the end, leave the destroy to the timer.
+    socket.destroySoon = () => {
+      socket.end();
+    };
+  }
   res.end(
     `<?xml version="1.0" ` +
       `encoding="UTF-8"?><Error><Code>${code}</Code><Message>${message.replace(/[<&]/g, '')}</Message></Error>`,
   );
-  if (req.complete) return;
-  req.unpipe();
-  req.pause();
-  const timer = setTimeout(() => req.socket.destroy(), CLOSE_AFTER_MS);
-  req.socket.once('close', () => clearTimeout(timer));
 }
 
 interface PostPolicy {

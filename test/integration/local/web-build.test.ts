@@ -43,6 +43,9 @@ function copyProject(): string {
     recursive: true,
     filter: (source) => !source.startsWith(join(ROOT, 'web', 'dist')),
   });
+  // The one module of functions/ the app bundles (lib/web-build.ts WEB_SOURCES).
+  mkdirSync(join(root, 'functions', 'platform'), { recursive: true });
+  cpSync(join(ROOT, 'functions/platform/text-pattern.ts'), join(root, 'functions/platform/text-pattern.ts'));
   return root;
 }
 
