@@ -27,12 +27,16 @@ describe('matching in linear time', () => {
   // The engine's first compile and match warm its code up; every timing below is a warm one.
   beforeAll(() => void textMatchesPattern('^(a|b)+$', 'ab'));
 
+  // The fastest of 5 tries: a busy machine (CI runs two test workers on two cores) can stall any
+  // one of them; a backtracking engine takes seconds on every try, so the bound still tells.
   it.each(catastrophic)('%s against its catastrophic input answers in under 50 ms', (pattern, text) => {
-    const started = performance.now();
-    const matched = textMatchesPattern(pattern, text);
-    const ms = performance.now() - started;
-    expect(matched).toBe(false);
-    expect(ms).toBeLessThan(50);
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      expect(textMatchesPattern(pattern, text)).toBe(false);
+      times.push(performance.now() - started);
+    }
+    expect(Math.min(...times)).toBeLessThan(50);
   });
 
   it('bounds a match by the program size: the largest accepted program on the longest text', () => {
