@@ -30,6 +30,12 @@ const WRITE_MIDDLEWARE = new Set(['rate-limit-repo.ts', 'idempotency-repo.ts']);
  * function apart from its table access (ApiFunction.bindStoredSecret; stack.test.ts checks them).
  */
 const STORED_SECRETS_REPO = 'secrets-repo.ts';
+/**
+ * In every bundle through the auth check (middleware/auth.ts): the browser-session records, whose
+ * partition the stack grants to every function that checks auth apart from its table access
+ * (ApiFunction.bindSessionKey; stack.test.ts checks it).
+ */
+const SESSIONS_REPO = 'sessions-repo.ts';
 
 let used: Map<string, Set<string>>;
 
@@ -66,7 +72,7 @@ describe('table grants follow what each handler uses', () => {
   it("declares table: 'config' or 'none' exactly on the routes that reach no data repository", () => {
     for (const route of routes as readonly RouteSpec[]) {
       const stores = [...used.get(route.handler)!].filter(
-        (s) => (route.writes || !WRITE_MIDDLEWARE.has(s)) && s !== STORED_SECRETS_REPO,
+        (s) => (route.writes || !WRITE_MIDDLEWARE.has(s)) && s !== STORED_SECRETS_REPO && s !== SESSIONS_REPO,
       );
       const configOnly = stores.every((s) => CONFIG_ONLY.has(s));
       const declared = route.table === 'config' || route.table === 'none';
