@@ -542,7 +542,11 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     });
   });
   server.on('clientError', onClientError);
-  server.keepAliveTimeout = 5000;
+  // An idle connection is closed by its client first: Node's fetch (undici 6) keeps one for the
+  // hint less 1 s on a timer of 1 s resolution, so with 5 s here a busy test process sent its next
+  // request on a connection this server was closing (ECONNRESET, seen in the search tests).
+  // API Gateway keeps idle connections for about a minute too; stop() closes them all.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((ok, fail) => {
     server.once('error', fail);
     server.listen(port, '127.0.0.1', () => {
