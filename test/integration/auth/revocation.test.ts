@@ -11,6 +11,7 @@ import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { setStoredSecretTtlForTests } from '../../../functions/store/secrets-repo.js';
 import { COUNTING_ENV, newChat, useApi } from '../../support/api.js';
+import { callsDuring } from '../../support/ddb-calls.js';
 import { connect } from '../../support/sse.js';
 import type { SseConnection } from '../../support/sse.js';
 
@@ -36,25 +37,6 @@ async function signedIn(): Promise<string> {
   const res = await api.post('/api/v1/auth/session', { secret: SECRET });
   expect(res.status).toBe(204);
   return cookieOf(res);
-}
-
-/** Every DynamoDB request the handlers send while `f` runs, as JSON (keys and all). */
-async function callsDuring(f: () => Promise<void>): Promise<string[]> {
-  const calls: string[] = [];
-  const name = `count-calls-${Math.random()}`;
-  ddb().middlewareStack.add(
-    (next, context) => async (args) => {
-      calls.push(`${context.commandName} ${JSON.stringify(args.input)}`);
-      return next(args);
-    },
-    { step: 'initialize', name },
-  );
-  try {
-    await f();
-  } finally {
-    ddb().middlewareStack.remove(name);
-  }
-  return calls;
 }
 
 /** The calls among `calls` that touch sessions or the failed-attempt window: command and partition. */

@@ -13,6 +13,7 @@ import { Keys } from '../../../functions/store/keys.js';
 import { setStoredSecretTtlForTests } from '../../../functions/store/secrets-repo.js';
 import { newChat, useApi } from '../../support/api.js';
 import type { Response } from '../../support/api.js';
+import { callsDuring } from '../../support/ddb-calls.js';
 import { connect, jsonOf } from '../../support/sse.js';
 
 const SECRET = 'og_guesses-test-secret-0123456789abcdef';
@@ -64,25 +65,6 @@ function expectLimited(res: { status: number; headers: Headers; body: any }): vo
   const retryAfter = Number(res.headers.get('retry-after'));
   expect(retryAfter).toBeGreaterThan(0);
   expect(retryAfter).toBeLessThanOrEqual(600);
-}
-
-/** Every DynamoDB request the handlers send while `f` runs, as JSON (keys and all). */
-async function callsDuring(f: () => Promise<void>): Promise<string[]> {
-  const calls: string[] = [];
-  const name = `count-calls-${Math.random()}`;
-  ddb().middlewareStack.add(
-    (next, context) => async (args) => {
-      calls.push(`${context.commandName} ${JSON.stringify(args.input)}`);
-      return next(args);
-    },
-    { step: 'initialize', name },
-  );
-  try {
-    await f();
-  } finally {
-    ddb().middlewareStack.remove(name);
-  }
-  return calls;
 }
 
 describe('guessing the secret is limited on every path', () => {
