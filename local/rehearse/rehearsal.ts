@@ -1,0 +1,229 @@
+/**
+ * The rehearsal of the deployment (ARCHITECTURE.md): runs a synthesized cloud assembly on this
+ * machine as `cdk deploy` would ship it. In order:
+ * 1. provision what the stack defines: the table (DynamoDB Local), the queues (fauxqs), the
+ *    media and search buckets (the local S3), the API's and the function URL's endpoints;
+ * 2. the IAM gateway in front of DynamoDB, SQS, Step Functions and S3, with each function's role
+ *    as a principal of its own (per-function credentials), so every SDK call is authorized
+ *    against the role's synthesized policies;
+ * 3. the custom resources (deploy-time: the stored secrets), then every function on the host
+ *    (host.ts) with its template environment;
+ * 4. what drives them: the distribution (edge.ts) in front of the HTTP API's routes
+ *    (api-gateway.ts) and the function URL, the event source mappings, the schedules, the state
+ *    machine.
+ * It prints one `rehearsal:` line saying what it loaded.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Assembly } from './assembly.js';
+import { readHttpApi } from './api-gateway.js';
+import { distributionHandler, readDistribution } from './edge.js';
+import { FunctionHost } from './host.js';
+import { provisionBuckets, provisionCustomResources, provisionTable, webBucketFiles } from './provision.js';
+import type { Authorizer, FunctionSpec } from './types.js';
+
+export interface RehearsalOptions {
+  /** The cloud assembly folder (cdk.out). */
+  assemblyDir: string;
+  dynamoEndpoint: string;
+  tableName: string;
+  port: number;
+  /** Where the queues and buckets keep their data between runs (npm start); in memory when absent. */
+  sqsDataDir?: string;
+  s3DataDir?: string;
+  /** Deployment inputs every function gets (host.ts): the configuration, §12.2 overrides, test knobs. */
+  inputs?: Record<string, string>;
+  /** Scales the schedules' and state machine waits' periods (tests), default 1. */
+  timeScale?: number;
+  log?: (line: string) => void;
+}
+
+export interface Rehearsal {
+  url: string;
+  assembly: Assembly;
+  host: FunctionHost;
+  /** Every access the IAM gateway denied so far. */
+  denials(): { principal: string; action: string; resource: string; message: string }[];
+  /** Problems found in the assembly at start (a route without invoke permission, a mapping its role may not read). */
+  problems: string[];
+  summary: string;
+  stop(): Promise<void>;
+}
+
+/** Each role's credentials: the key id names the role, so the gateway knows whose policies apply. */
+function credentialsFor(functions: FunctionSpec[]): Map<string, { accessKeyId: string; secretAccessKey: string }> {
+  const out = new Map<string, { accessKeyId: string; secretAccessKey: string }>();
+  let n = 0;
+  for (const f of functions) {
+    if (out.has(f.roleArn)) continue;
+    out.set(f.roleArn, {
+      accessKeyId: `ASIAREHEARSAL${String(n++).padStart(7, '0')}`,
+      secretAccessKey: randomBytes(20).toString('base64'),
+    });
+  }
+  return out;
+}
+
+export async function startRehearsal(options: RehearsalOptions): Promise<Rehearsal> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const stops: (() => Promise<void> | void)[] = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await Promise.resolve(s()).catch(() => undefined);
+  };
+  try {
+    const assembly = new Assembly(options.assemblyDir);
+    const problems: string[] = [];
+    const tmpRoot = mkdtempSync(join(tmpdir(), 'chat-relay-rehearsal-'));
+    stops.push(() => rmSync(tmpRoot, { recursive: true, force: true }));
+
+    // 1. Storage and queues, as the stack defines them.
+    await provisionTable(assembly, options.dynamoEndpoint, options.tableName);
+    const { startLocalS3 } = await import('../s3.js');
+    const { provisionQueues } = await import('./queues.js');
+    const queues = await provisionQueues(assembly, options.sqsDataDir);
+    stops.push(() => queues.stop());
+
+    // The front's port first: the API's and function URL's endpoints name it.
+    const server: Server = createServer();
+    await new Promise<void>((ok, fail) => {
+      server.once('error', fail);
+      server.listen(options.port, '127.0.0.1', () => ok());
+    });
+    stops.push(() => new Promise<void>((ok) => (server.closeAllConnections(), server.close(() => ok()))));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const apiDomain = 'rehearsal.execute-api.us-east-1.amazonaws.com';
+    const urlDomain = 'rehearsal.lambda-url.us-east-1.on.aws';
+    for (const api of assembly.rawResources('AWS::ApiGatewayV2::Api'))
+      assembly.setPhysical(api.stack, api.logicalId, {
+        ref: 'rehearsal',
+        attributes: { ApiEndpoint: `https://${apiDomain}`, ApiId: 'rehearsal' },
+      });
+    for (const fnUrl of assembly.rawResources('AWS::Lambda::Url'))
+      assembly.setPhysical(fnUrl.stack, fnUrl.logicalId, {
+        ref: `https://${urlDomain}/`,
+        attributes: { FunctionUrl: `https://${urlDomain}/`, FunctionArn: '' },
+      });
+
+    // 2. The IAM gateway, with every function's role as a principal.
+    const { startIamGateway } = await import('./iam/gateway.js');
+    const draft = assembly.functionsResolvable();
+    const credentials = credentialsFor(draft.map((d) => d.spec));
+    const principals = () =>
+      assembly.functionsResolvable().map(({ spec }) => ({
+        name: spec.logicalId,
+        roleArn: spec.roleArn,
+        ...credentials.get(spec.roleArn)!,
+        policies: spec.policies,
+      }));
+    const gateway = await startIamGateway({
+      account: assembly.account,
+      region: assembly.region,
+      principals: principals(),
+      upstream: { dynamodb: options.dynamoEndpoint, sqs: queues.endpoint },
+      resourcePolicies: resourcePolicies(assembly),
+    });
+    stops.push(() => gateway.stop());
+    const authorizer: Authorizer = gateway;
+    const s3 = await startLocalS3(options.s3DataDir, gateway.s3Hook());
+    stops.push(() => s3.stop());
+    provisionBuckets(assembly, { MediaBucket4022EBBF: s3.bucket, SearchBucketDC7A81AD: s3.searchBucket });
+
+    const runtimeEnvironment = (spec: FunctionSpec) => ({
+      AWS_ACCESS_KEY_ID: credentials.get(spec.roleArn)!.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: credentials.get(spec.roleArn)!.secretAccessKey,
+      DYNAMODB_ENDPOINT: gateway.endpoints.dynamodb,
+      SQS_ENDPOINT: gateway.endpoints.sqs,
+      S3_ENDPOINT: s3.endpoint,
+      SFN_ENDPOINT: gateway.endpoints.sfn ?? '',
+    });
+
+    // 3. Deploy time: the custom resources, on the functions that can run before them.
+    const early = new FunctionHost({
+      functions: draft.map((d) => d.spec),
+      runtimeEnvironment,
+      tmpRoot,
+      inputs: options.inputs ?? {},
+    });
+    const made = await provisionCustomResources(assembly, early, authorizer).finally(() => early.stop());
+    const specs = assembly.functions();
+    gateway.setPrincipals(principals());
+    const host = new FunctionHost({ functions: specs, runtimeEnvironment, tmpRoot, inputs: options.inputs ?? {} });
+    stops.push(() => host.stop());
+
+    // 4. What drives the functions.
+    const http = readHttpApi(assembly, host);
+    problems.push(...http.problems);
+    const urls = assembly.resources('AWS::Lambda::Url');
+    const urlFunction = urls[0] ? host.find(String(urls[0].properties.TargetFunctionArn)) : undefined;
+    if (!urlFunction) throw new Error('The assembly has no function URL for the event stream.');
+    const urlPermitted = assembly
+      .resources('AWS::Lambda::Permission')
+      .some(
+        (p) =>
+          p.properties.Action === 'lambda:InvokeFunctionUrl' &&
+          p.properties.FunctionUrlAuthType === 'NONE' &&
+          host.find(String(p.properties.FunctionName))?.key === urlFunction.key,
+      );
+    if (!urlPermitted) problems.push(`function URL: ${urlFunction.logicalId} grants no public lambda:InvokeFunctionUrl`);
+    const webBucket = assembly.rawResources('AWS::S3::Bucket').find((b) => /^WebBucket/.test(b.logicalId));
+    const staticBuckets = new Map();
+    if (webBucket)
+      staticBuckets.set(
+        String(assembly.attribute(webBucket.stack, webBucket.logicalId, 'RegionalDomainName')),
+        webBucketFiles(assembly, webBucket.logicalId),
+      );
+    const mediaDomain = `${s3.bucket}.s3.${assembly.region}.amazonaws.com`;
+    server.on(
+      'request',
+      distributionHandler(
+        readDistribution(assembly),
+        {
+          api: { domain: apiDomain, http },
+          functionUrl: { domain: urlDomain, functionKey: urlFunction.key, permitted: urlPermitted },
+          staticBuckets,
+          s3Buckets: new Map([[mediaDomain, { endpoint: s3.endpoint, bucket: s3.bucket }]]),
+        },
+        host,
+      ),
+    );
+    const { startDrivers } = await import('./drivers.js');
+    const drivers = await startDrivers({ assembly, host, authorizer, gateway, queues, timeScale: options.timeScale ?? 1 });
+    problems.push(...drivers.problems);
+    stops.push(() => drivers.stop());
+
+    const policies = specs.reduce((n, s) => n + s.policies.length, 0);
+    const summary =
+      `rehearsal: ${specs.length} functions, ${http.routes.length + (http.fallback ? 1 : 0)} routes, ` +
+      `${drivers.mappings} mappings, ${drivers.schedules} schedules, ${drivers.stateMachines} state machines, ` +
+      `${policies} policies, ${made.length} custom resources from ${options.assemblyDir}` +
+      (problems.length ? `; ${problems.length} problems:\n  ${problems.join('\n  ')}` : '');
+    log(summary);
+    return { url, assembly, host, denials: () => [...gateway.denials], problems, summary, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Queue and bucket policies, by the ARN of the queue or bucket they guard. */
+function resourcePolicies(assembly: Assembly): Record<string, { Statement: Record<string, unknown>[] }> {
+  const out: Record<string, { Statement: Record<string, unknown>[] }> = {};
+  for (const policy of assembly.resources('AWS::SQS::QueuePolicy')) {
+    const document = policy.properties.PolicyDocument as { Statement: Record<string, unknown>[] };
+    for (const url of (policy.properties.Queues as string[]) ?? []) {
+      const name = url.split('/').pop()!;
+      out[`arn:aws:sqs:${assembly.region}:${assembly.account}:${name}`] = document;
+    }
+  }
+  for (const policy of assembly.resources('AWS::S3::BucketPolicy')) {
+    out[`arn:aws:s3:::${String(policy.properties.Bucket)}`] = policy.properties.PolicyDocument as {
+      Statement: Record<string, unknown>[];
+    };
+  }
+  return out;
+}
