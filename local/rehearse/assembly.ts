@@ -35,6 +35,8 @@ interface RawResource {
 interface LoadedTemplate {
   /** '' for the root; nested: the parent's path and the nested stack's logical id joined by '/'. */
   path: string;
+  /** Its file in the assembly folder. */
+  file: string;
   template: Template;
   /** The stack's name as CloudFormation would make it (root: the artifact's stack name). */
   stackName: string;
@@ -71,7 +73,7 @@ export class Assembly {
 
   private load(path: string, file: string, stackName: string, parent?: LoadedTemplate['parent']): void {
     const template = JSON.parse(readFileSync(join(this.dir, file), 'utf8')) as Template;
-    this.templates.set(path, { path, template, stackName, ...(parent ? { parent } : {}) });
+    this.templates.set(path, { path, file, template, stackName, ...(parent ? { parent } : {}) });
     for (const [logicalId, resource] of Object.entries(template.Resources)) {
       if (resource.Type !== 'AWS::CloudFormation::Stack') continue;
       const nestedFile = resource.Metadata?.['aws:asset:path'];
@@ -81,6 +83,18 @@ export class Assembly {
       // CloudFormation names a nested stack <parent>-<logical id>-<random suffix>.
       this.load(nestedPath, nestedFile, `${stackName}-${logicalId}-REHEARSAL`, { path, logicalId });
     }
+  }
+
+  /** The file of a template (by its path, '' the root) in the assembly folder. */
+  templateFile(stack: string): string {
+    const loaded = this.templates.get(stack);
+    if (!loaded) throw new AssemblyError(`No template "${stack}".`);
+    return join(this.dir, loaded.file);
+  }
+
+  /** A resource's raw definition, as its template has it. */
+  definition(stack: string, logicalId: string): RawResource {
+    return this.raw(stack, logicalId);
   }
 
   /** Every template's path ('' is the root). */

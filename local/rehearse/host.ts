@@ -37,6 +37,13 @@ export interface HostOptions {
   tmpRoot: string;
 }
 
+/**
+ * Environments kept per function at most (without reserved concurrency): Lambda would start more,
+ * each a cold start of 0.3–1.5 s of CPU here; beyond it an invocation waits for one to be free.
+ * A response-streaming function is exempt (each open stream holds its environment for minutes).
+ */
+const MAX_ENVIRONMENTS = 12;
+
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
@@ -151,7 +158,7 @@ export class FunctionHost implements Invoker {
     signal?: AbortSignal,
   ): Promise<unknown> {
     const spec = this.spec(key);
-    const environment = this.take(spec);
+    const environment = await this.take(spec, sink !== undefined);
     const id = randomUUID();
     const timeoutMs = spec.timeoutSeconds * 1000;
     let timer: NodeJS.Timeout | undefined;
@@ -177,11 +184,14 @@ export class FunctionHost implements Invoker {
       signal?.removeEventListener('abort', onAbort);
       environment.busy = false;
       if (this.stopped) void environment.worker.terminate();
+      this.waiting.get(spec.key)?.shift()?.();
     }
   }
 
+  private readonly waiting = new Map<string, (() => void)[]>();
+
   /** An idle warm environment, or a new one within the function's concurrency. */
-  private take(spec: FunctionSpec): Environment {
+  private async take(spec: FunctionSpec, streaming: boolean): Promise<Environment> {
     if (this.stopped) throw new FunctionError(spec.key, 'Throttled', 'The rehearsal is stopping.');
     const pool = this.pools.get(spec.key) ?? [];
     this.pools.set(spec.key, pool);
@@ -192,6 +202,10 @@ export class FunctionHost implements Invoker {
     }
     if (spec.reservedConcurrency !== undefined && pool.length >= spec.reservedConcurrency) {
       throw new FunctionError(spec.key, 'Throttled', 'Rate Exceeded.', 'TooManyRequestsException');
+    }
+    if (!streaming && pool.length >= MAX_ENVIRONMENTS) {
+      await new Promise<void>((ok) => this.waiting.set(spec.key, [...(this.waiting.get(spec.key) ?? []), ok]));
+      return this.take(spec, streaming);
     }
     const environment = this.start(spec, pool);
     environment.busy = true;

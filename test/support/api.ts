@@ -102,6 +102,12 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   const host = new URL(endpoint).hostname;
   if (host !== '127.0.0.1' && host !== 'localhost')
     throw new Error(`Refusing a non-loopback DynamoDB endpoint: ${endpoint}`);
+  // The rehearsal project (jest.config.js) runs the same files on the synthesized assembly.
+  const assemblyDir = process.env.REHEARSAL_ASSEMBLY;
+  if (assemblyDir) {
+    const { startRehearsedApi } = await import('./rehearsed-api.js');
+    return startRehearsedApi(options, endpoint, assemblyDir, (url) => requestTo(url));
+  }
   const tableName = `test-${randomUUID()}`;
   await ensureTable(endpoint, tableName);
   Object.assign(process.env, LOCAL_AWS_ENV, {
@@ -130,31 +136,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     ...(options.vapidKeysFile ? { vapidKeysFile: options.vapidKeysFile } : {}),
   });
 
-  async function request<T>(
-    method: string,
-    path: string,
-    body?: unknown,
-    opts: RequestOptions = {},
-  ): Promise<Response<T>> {
-    const headers: Record<string, string> = { ...opts.headers };
-    let payload: string | undefined;
-    if (opts.raw !== undefined) {
-      payload = opts.raw;
-      headers['content-type'] = opts.contentType ?? 'application/json';
-    } else if (body !== undefined) {
-      payload = JSON.stringify(body);
-      headers['content-type'] = 'application/json';
-    }
-    const res = await fetch(`${api.url}${path}`, { method, headers, body: payload });
-    const text = await res.text();
-    let parsed: unknown = undefined;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, headers: res.headers, body: parsed as T, text };
-  }
+  const request = requestTo(api.url);
 
   function setEnv(vars: Record<string, string | undefined>): void {
     for (const [name, value] of Object.entries(vars)) {
@@ -178,6 +160,30 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
       if (sqsDataDir) rmSync(sqsDataDir, { recursive: true, force: true });
       rmSync(s3DataDir, { recursive: true, force: true });
     },
+  };
+}
+
+/** Real HTTP requests to a running API: JSON bodies, or a raw body with its content type. */
+function requestTo(base: string): TestApi['request'] {
+  return async <T>(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Response<T>> => {
+    const headers: Record<string, string> = { ...opts.headers };
+    let payload: string | undefined;
+    if (opts.raw !== undefined) {
+      payload = opts.raw;
+      headers['content-type'] = opts.contentType ?? 'application/json';
+    } else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] = 'application/json';
+    }
+    const res = await fetch(`${base}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, body: parsed as T, text };
   };
 }
 
