@@ -22,6 +22,11 @@
  * streams the file to fauxqs in 8 MiB parts, counting: past the range's maximum it answers,
  * reads no further, and closes the connection. Nothing is stored before the whole file passed, so a
  * refused upload leaves the object at its key as it was.
+ *
+ * With an access hook (the deployment rehearsal, local/rehearse/iam/s3.ts), each request is
+ * verified with the secret of the key it is signed with (each function signs with its own) and
+ * authorized as that signer, presigned URLs and form uploads included, before anything is read
+ * or forwarded: a denial is S3's 403 AccessDenied with IAM's sentence.
  */
 import { createServer, request as httpRequest } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -40,7 +45,9 @@ import {
 } from '@aws-sdk/client-s3';
 import busboy from 'busboy';
 import { startFauxqsOnLoopback } from './fauxqs.js';
-import { fieldOf, queryPairs, verifyPostSignature, verifyRequest } from './sigv4.js';
+import { UNKNOWN_KEY, authorized, credentialsOf } from './s3-access.js';
+import type { S3Access } from './s3-access.js';
+import { fieldOf, queryPairs, signerKeyId, verifyPostSignature, verifyRequest } from './sigv4.js';
 import type { Credentials, Refusal } from './sigv4.js';
 
 export const LOCAL_MEDIA_BUCKET = 'chat-relay-media';
@@ -89,7 +96,7 @@ export interface LocalS3 {
   stop: () => Promise<void>;
 }
 
-export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
+export async function startLocalS3(dataDir?: string, access?: S3Access): Promise<LocalS3> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const server = await startFauxqsOnLoopback({ port: 0, logger: false, ...(dataDir ? { s3StorageDir: dataDir } : {}) });
   const upstream = `http://127.0.0.1:${server.port}`;
@@ -112,17 +119,28 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
     const isForm = req.method === 'POST' && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
     if (isForm) {
       const bucket = decodeURIComponent((req.url ?? '/').split('?')[0]!.split('/')[1] ?? '');
-      formUpload(s3, bucket, req, res).catch((error: unknown) =>
+      formUpload(s3, bucket, req, res, access).catch((error: unknown) =>
         s3Error(req, res, [500, 'InternalError', (error as Error).message]),
       );
       return;
     }
     const url = req.url ?? '/';
-    const refusal = verifyRequest(req.method ?? 'GET', url, req.headers, LOCAL_S3_CREDENTIALS);
+    const accessKeyId = signerKeyId(url, req.headers);
+    const credentials = credentialsOf(accessKeyId, access, LOCAL_S3_CREDENTIALS);
+    if (accessKeyId !== undefined && !credentials) return s3Error(req, res, UNKNOWN_KEY);
+    // Unsigned, with an access hook or not, verifyRequest refuses it as S3 refuses an anonymous request.
+    const refusal = verifyRequest(req.method ?? 'GET', url, req.headers, credentials ?? LOCAL_S3_CREDENTIALS);
     if (refusal) return s3Error(req, res, refusal);
-    const overrides = queryPairs(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '').flatMap(([k, v]) =>
-      OVERRIDES[k] ? [[OVERRIDES[k], v] as const] : [],
+    const pairs = queryPairs(url.includes('?') ? url.slice(url.indexOf('?') + 1) : '');
+    if (!access) return forward(req, res, url, pairs);
+    authorized(access, accessKeyId!, req, url, pairs).then(
+      (outcome) => (outcome.refusal ? s3Error(req, res, outcome.refusal) : forward(req, res, url, pairs, outcome.body)),
+      (error: unknown) => s3Error(req, res, [500, 'InternalError', (error as Error).message]),
     );
+  });
+
+  function forward(req: IncomingMessage, res: ServerResponse, url: string, pairs: [string, string][], body?: Buffer) {
+    const overrides = pairs.flatMap(([k, v]) => (OVERRIDES[k] ? [[OVERRIDES[k], v] as const] : []));
     const forward = httpRequest(`${upstream}${url}`, { method: req.method, headers: req.headers }, (answer) => {
       const status = answer.statusCode ?? 502;
       const headers: Record<string, string | string[] | undefined> = { ...answer.headers, ...SAFE_HEADERS };
@@ -131,8 +149,9 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
       answer.pipe(res);
     });
     forward.on('error', (error) => s3Error(req, res, [502, 'InternalError', error.message]));
-    req.pipe(forward);
-  });
+    if (body) forward.end(body);
+    else req.pipe(forward);
+  }
   await new Promise<void>((ok) => front.listen(0, '127.0.0.1', ok));
   const { port } = front.address() as AddressInfo;
 
@@ -143,7 +162,7 @@ export async function startLocalS3(dataDir?: string): Promise<LocalS3> {
     formUpload: (req, res) => {
       const isForm = req.method === 'POST' && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
       if (!isForm) return s3Error(req, res, [405, 'MethodNotAllowed', 'Only form uploads (POST) are taken here.']);
-      formUpload(s3, LOCAL_MEDIA_BUCKET, req, res).catch((error: unknown) =>
+      formUpload(s3, LOCAL_MEDIA_BUCKET, req, res, access).catch((error: unknown) =>
         s3Error(req, res, [500, 'InternalError', (error as Error).message]),
       );
     },
@@ -213,8 +232,13 @@ const policyFailed = (condition: string): Refusal => [
  * expiry and each condition but the size range (bucket, key, Content-Type, the x-amz-* fields),
  * and every field but Policy, X-Amz-Signature and x-ignore-* named by some condition.
  */
-function checkForm(bucket: string, fields: Record<string, string>, now = Date.now()): SizeRange | Refusal {
-  const bad = verifyPostSignature(fields, LOCAL_S3_CREDENTIALS);
+function checkForm(
+  bucket: string,
+  fields: Record<string, string>,
+  credentials: Credentials,
+  now = Date.now(),
+): SizeRange | Refusal {
+  const bad = verifyPostSignature(fields, credentials);
   if (bad) return bad;
   let policy: PostPolicy;
   try {
@@ -340,7 +364,13 @@ async function storeFile(
  * A presigned POST: the form's fields, then its file. The form is checked when its file
  * begins (S3 takes the fields before the file only), and the file is streamed to storage.
  */
-async function formUpload(s3: S3Client, bucket: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function formUpload(
+  s3: S3Client,
+  bucket: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  access?: S3Access,
+): Promise<void> {
   const declared = req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
   if (declared !== undefined && declared > MAX_FORM_BODY_BYTES)
     return s3Error(req, res, [400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size']);
@@ -370,19 +400,30 @@ async function formUpload(s3: S3Client, bucket: string, req: IncomingMessage, re
         return;
       }
       storing = true;
-      const checked = checkForm(bucket, fields);
+      const accessKeyId = fieldOf(fields, 'X-Amz-Credential')?.split('/')[0];
+      const credentials = credentialsOf(accessKeyId, access, LOCAL_S3_CREDENTIALS);
+      if (!credentials) return resolve(UNKNOWN_KEY);
+      const checked = checkForm(bucket, fields, credentials);
       if (checked.length === 3) return resolve(checked);
       const range = checked;
       // What is still to come is the file, but for its closing boundary: already over the range?
       if (declared !== undefined && declared - received - FORM_TAIL_SLACK_BYTES > range[1])
         return resolve([400, 'EntityTooLarge', 'Your proposed upload exceeds the maximum allowed size']);
-      const contentType = fieldOf(fields, 'Content-Type');
-      storeFile(s3, bucket, fieldOf(fields, 'key')!, contentType, stream, range).then(
-        () => resolve(undefined),
-        (error: unknown) => {
-          if (error instanceof Refused) resolve(error.refusal);
-          else resolve([500, 'InternalError', (error as Error).message]);
-        },
+      const key = fieldOf(fields, 'key')!;
+      const store = () =>
+        storeFile(s3, bucket, key, fieldOf(fields, 'Content-Type'), stream, range).then(
+          () => resolve(undefined),
+          (error: unknown) => {
+            if (error instanceof Refused) resolve(error.refusal);
+            else resolve([500, 'InternalError', (error as Error).message]);
+          },
+        );
+      if (!access) return void store();
+      // The form is authorized as its signer, now (the file waits, unread, meanwhile).
+      const request = { accessKeyId: accessKeyId!, method: 'POST', bucket, key, query: [], headers: req.headers };
+      access.authorize({ ...request, authType: 'POST' }).then(
+        (decision) => (decision.allowed ? void store() : resolve([403, 'AccessDenied', decision.message])),
+        (error: unknown) => resolve([500, 'InternalError', (error as Error).message]),
       );
     });
     parser.on('close', () => {

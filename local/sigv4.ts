@@ -34,7 +34,7 @@ const sameHex = (a: string, b: string): boolean =>
   a.length === b.length && /^[0-9a-f]+$/.test(a) && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 /** `yyyyMMddTHHmmssZ` to milliseconds; NaN when it is not one. */
-function amzTime(value: string): number {
+export function amzTime(value: string): number {
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(value);
   return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : NaN;
 }
@@ -59,7 +59,7 @@ function keyFor(credential: string, amzDate: string, credentials: Credentials): 
 }
 
 /** RFC 3986 unreserved characters stay; everything else is %XX (upper case), as SigV4 encodes. */
-const encode = (value: string): string =>
+export const encode = (value: string): string =>
   encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 function decode(value: string): string {
@@ -79,7 +79,7 @@ export function queryPairs(rawQuery: string): [string, string][] {
   });
 }
 
-function canonicalQuery(pairs: [string, string][]): string {
+export function canonicalQuery(pairs: [string, string][]): string {
   return pairs
     .map(([k, v]) => [encode(k), encode(v)] as const)
     .sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
@@ -87,7 +87,7 @@ function canonicalQuery(pairs: [string, string][]): string {
     .join('&');
 }
 
-function canonicalHeaders(headers: IncomingHttpHeaders, signed: string[]): string | undefined {
+export function canonicalHeaders(headers: IncomingHttpHeaders, signed: string[]): string | undefined {
   let out = '';
   for (const name of signed) {
     const value = headers[name];
@@ -182,4 +182,16 @@ export function verifyPostSignature(fields: Record<string, string>, credentials:
   const key = keyFor(fieldOf(fields, 'X-Amz-Credential') ?? '', fieldOf(fields, 'X-Amz-Date') ?? '', credentials);
   if (!Buffer.isBuffer(key)) return key;
   return sameHex(signature, hmac(key, policy).toString('hex')) ? undefined : mismatch;
+}
+
+/**
+ * The access key id a request is signed with (its Authorization header's or its presigned
+ * query's credential), or undefined when it is not signed.
+ */
+export function signerKeyId(url: string, headers: IncomingHttpHeaders): string | undefined {
+  const header = /Credential=([^/,\s]+)\//.exec(String(headers.authorization ?? ''));
+  if (header) return header[1];
+  const q = url.indexOf('?');
+  const credential = queryPairs(q < 0 ? '' : url.slice(q + 1)).find(([k]) => k.toLowerCase() === 'x-amz-credential');
+  return credential ? credential[1].split('/')[0] : undefined;
 }
