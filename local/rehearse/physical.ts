@@ -5,6 +5,7 @@
  * Provisioned resources (the table, queues, buckets, custom resources, the API's and function
  * URL's endpoints) get their real local values through Assembly.setPhysical instead.
  */
+import { createHash } from 'node:crypto';
 import { REHEARSAL_ACCOUNT as ACCOUNT, REHEARSAL_REGION as REGION } from './types.js';
 
 export interface Physical {
@@ -14,9 +15,14 @@ export interface Physical {
   attributes: Record<string, unknown>;
 }
 
-/** A generated name as CloudFormation makes them: stack name, logical id, a suffix, within `max` characters. */
+/**
+ * A generated name as CloudFormation makes them: stack name and logical id, cut to fit `max`
+ * characters, then a suffix unique to them (CloudFormation's is random; this one is a hash, so a
+ * restart finds the same names), so two long logical ids cut to the same prefix stay apart.
+ */
 export function generatedName(stackName: string, logicalId: string, max = 64): string {
-  return `${stackName}-${logicalId}`.slice(0, max - 9) + '-rehearse';
+  const suffix = createHash('sha256').update(`${stackName}/${logicalId}`).digest('hex').slice(0, 12).toUpperCase();
+  return `${`${stackName}-${logicalId}`.slice(0, max - suffix.length - 1)}-${suffix}`;
 }
 
 export function defaultPhysical(type: string, logicalId: string, stackName: string): Physical {

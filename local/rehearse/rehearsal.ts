@@ -84,7 +84,6 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     // 1. Storage and queues, as the stack defines them.
     await provisionTable(assembly, options.dynamoEndpoint, options.tableName);
     const { startLocalS3 } = await import('../s3.js');
-    const { provisionQueues } = await import('./queues.js');
     const queues = await provisionQueues(assembly, options.sqsDataDir);
     stops.push(() => queues.stop());
 
@@ -113,22 +112,28 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     const { startIamGateway } = await import('./iam/gateway.js');
     const draft = assembly.functionsResolvable();
     const credentials = credentialsFor(draft.map((d) => d.spec));
-    const principals = () =>
-      assembly.functionsResolvable().map(({ spec }) => ({
-        name: spec.logicalId,
-        roleArn: spec.roleArn,
-        ...credentials.get(spec.roleArn)!,
-        policies: spec.policies,
-      }));
+    // One principal per role, named after its (first) function: denials read "assumed-role/<role>/<function>".
+    const principalOf = new Map<string, string>();
+    const principals = draft.flatMap(({ spec }) => {
+      if (principalOf.has(spec.roleArn)) return [];
+      principalOf.set(spec.roleArn, spec.logicalId);
+      return [{ name: spec.logicalId, roleArn: spec.roleArn, ...credentials.get(spec.roleArn)!, policies: spec.policies }];
+    });
     const gateway = await startIamGateway({
       account: assembly.account,
       region: assembly.region,
-      principals: principals(),
+      principals,
       upstream: { dynamodb: options.dynamoEndpoint, sqs: queues.endpoint },
       resourcePolicies: resourcePolicies(assembly),
     });
     stops.push(() => gateway.stop());
-    const authorizer: Authorizer = gateway;
+    const authorizer: Authorizer = {
+      authorize: (roleArn, action, resource, context) => {
+        const name = principalOf.get(roleArn);
+        if (!name) return Promise.resolve({ allowed: false, message: `No role ${roleArn} in the assembly.` });
+        return gateway.authorize(name, action, resource, context);
+      },
+    };
     const s3 = await startLocalS3(options.s3DataDir, gateway.s3Hook());
     stops.push(() => s3.stop());
     provisionBuckets(assembly, { MediaBucket4022EBBF: s3.bucket, SearchBucketDC7A81AD: s3.searchBucket });
@@ -151,7 +156,9 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     });
     const made = await provisionCustomResources(assembly, early, authorizer).finally(() => early.stop());
     const specs = assembly.functions();
-    gateway.setPrincipals(principals());
+    const late = specs.filter((f) => !principalOf.has(f.roleArn));
+    if (late.length > 0)
+      throw new Error(`Roles the rehearsal could not read before the custom resources ran: ${late.map((f) => f.logicalId).join(', ')}`);
     const host = new FunctionHost({ functions: specs, runtimeEnvironment, tmpRoot, inputs: options.inputs ?? {} });
     stops.push(() => host.stop());
 
@@ -192,7 +199,15 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       ),
     );
     const { startDrivers } = await import('./drivers.js');
-    const drivers = await startDrivers({ assembly, host, authorizer, gateway, queues, timeScale: options.timeScale ?? 1 });
+    const drivers = await startDrivers({
+      assembly,
+      host,
+      authorizer,
+      queues,
+      dynamodbEndpoint: options.dynamoEndpoint,
+      timeScale: options.timeScale ?? 1,
+      log: (line) => log(`rehearsal: ${line}`),
+    });
     problems.push(...drivers.problems);
     stops.push(() => drivers.stop());
 
@@ -208,6 +223,46 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     await stop();
     throw error;
   }
+}
+
+/**
+ * The assembly's queues in an SQS emulator of their own (queues.ts): their names are known before
+ * they exist, so a queue's properties naming another (a redrive policy's dead-letter ARN) resolve.
+ */
+async function provisionQueues(assembly: Assembly, _dataDir: string | undefined) {
+  const { startFauxqsOnLoopback } = await import('../fauxqs.js');
+  const { createQueues, queueArn, queueName } = await import('./queues.js');
+  const server = await startFauxqsOnLoopback({ port: 0, logger: false });
+  const endpoint = `http://127.0.0.1:${server.port}`;
+  const stackNameOf = (stack: string) => (stack ? `${assembly.stackName}-${stack.split('/').join('-')}` : assembly.stackName);
+  for (const q of assembly.rawResources('AWS::SQS::Queue')) {
+    const given = q.raw.Properties?.QueueName;
+    const name = queueName(stackNameOf(q.stack), {
+      stack: q.stack,
+      logicalId: q.logicalId,
+      properties: {
+        ...(typeof given === 'string' ? { QueueName: given } : {}),
+        ...(q.raw.Properties?.FifoQueue ? { FifoQueue: true } : {}),
+      },
+    });
+    const url = `${endpoint}/${assembly.account}/${name}`;
+    assembly.setPhysical(q.stack, q.logicalId, { ref: url, attributes: { Arn: queueArn(name), QueueName: name, QueueUrl: url } });
+  }
+  const queues = await createQueues({
+    endpoint,
+    stackName: assembly.stackName,
+    resources: assembly.resources('AWS::SQS::Queue'),
+  });
+  for (const q of queues.queues)
+    assembly.setPhysical(q.stack, q.logicalId, { ref: q.url, attributes: { Arn: q.arn, QueueName: q.name, QueueUrl: q.url } });
+  return {
+    ...queues,
+    endpoint,
+    stop: async () => {
+      await queues.stop();
+      await server.stop();
+    },
+  };
 }
 
 /** Queue and bucket policies, by the ARN of the queue or bucket they guard. */
