@@ -3,6 +3,8 @@
  * typecheck` does the type checking. Integration tests share one DynamoDB Local started in
  * globalSetup; each test file creates its own table. End-to-end tests (e2e) start their own.
  */
+import { rehearsalFiles } from './test/rehearsal/suite.js';
+
 const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
@@ -23,6 +25,14 @@ export default {
       globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
     },
     { ...common, displayName: 'infra', testMatch: ['<rootDir>/test/infra/**/*.test.ts'] },
+    // The same integration files on the rehearsal of the deployment (test/rehearsal/suite.js says which).
+    {
+      ...common,
+      displayName: 'rehearsal',
+      testMatch: rehearsalFiles(process.env.REHEARSAL_ALL === '1'),
+      globalSetup: '<rootDir>/test/support/rehearsal-setup.mjs',
+      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+    },
     // Browser tests: each file starts `npm start` as it ships and a Chromium (test/e2e/support/).
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
   ],

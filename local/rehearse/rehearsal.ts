@@ -83,7 +83,9 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
 
     // 1. Storage and queues, as the stack defines them.
     await provisionTable(assembly, options.dynamoEndpoint, options.tableName);
-    const { startLocalS3 } = await import('../s3.js');
+    const { LOCAL_MEDIA_BUCKET, LOCAL_SEARCH_BUCKET, startLocalS3 } = await import('../s3.js');
+    // The stack's stateful buckets by their pinned logical ids (test/infra/templates.test.ts).
+    provisionBuckets(assembly, { MediaBucket4022EBBF: LOCAL_MEDIA_BUCKET, SearchBucketDC7A81AD: LOCAL_SEARCH_BUCKET });
     const queues = await provisionQueues(assembly, options.sqsDataDir);
     stops.push(() => queues.stop());
 
@@ -136,7 +138,6 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     };
     const s3 = await startLocalS3(options.s3DataDir, gateway.s3Hook());
     stops.push(() => s3.stop());
-    provisionBuckets(assembly, { MediaBucket4022EBBF: s3.bucket, SearchBucketDC7A81AD: s3.searchBucket });
 
     const runtimeEnvironment = (spec: FunctionSpec) => ({
       AWS_ACCESS_KEY_ID: credentials.get(spec.roleArn)!.accessKeyId,

@@ -27,10 +27,11 @@ export function routeFunction(dir: string, routeKey: string): { stack: string; l
     .resources('AWS::ApiGatewayV2::Integration')
     .find((i) => assembly.ref(i.stack, i.logicalId) === integrationId);
   const arn = String(integration?.properties.IntegrationUri);
-  const fn = assembly.functions().find((f) => f.arn === arn);
+  const fn = assembly
+    .rawResources('AWS::Lambda::Function')
+    .find((f) => assembly.attribute(f.stack, f.logicalId, 'Arn') === arn);
   if (!fn) throw new Error(`Route ${routeKey}: no function for ${arn}.`);
-  const stack = fn.key.includes('/') ? fn.key.slice(0, fn.key.lastIndexOf('/')) : '';
-  return { stack, logicalId: fn.logicalId, assembly };
+  return { stack: fn.stack, logicalId: fn.logicalId, assembly };
 }
 
 type Template = { Resources: Record<string, { Type: string; Properties: Record<string, any> }> };
