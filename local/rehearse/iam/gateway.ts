@@ -131,7 +131,8 @@ export async function startIamGateway(o: IamGatewayOptions): Promise<IamGateway>
     server.requestTimeout = 0;
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     servers.push(server);
-    endpoints[front.service] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    endpoints[front.service === 'states' ? 'sfn' : front.service] =
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
   async function handle(front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
