@@ -15,10 +15,9 @@
  * Partition key names come from `partitionKeyOf` (the gateway asks the upstream's DescribeTable
  * once per table). A key attribute's value is given to IAM as its string, number or base64 text.
  */
-import type { Check } from './types.js';
+import { list, obj, text } from './types.js';
+import type { Body, Check } from './types.js';
 
-type AttributeValue = Record<string, unknown>;
-type Item = Record<string, AttributeValue>;
 export type PartitionKeyOf = (table: string, index?: string) => Promise<string | undefined>;
 
 export const DYNAMODB_TARGET = 'DynamoDB_20120810.';
@@ -36,10 +35,9 @@ function table(place: Place, nameOrArn: string): { arn: string; name: string } {
 }
 
 /** A key attribute's value as IAM compares it: the text of a string, number or binary (base64). */
-function scalar(value: AttributeValue | undefined): string | undefined {
-  if (!value || typeof value !== 'object') return undefined;
-  for (const type of ['S', 'N', 'B'] as const) if (typeof value[type] === 'string') return value[type] as string;
-  return undefined;
+function scalar(value: unknown): string | undefined {
+  const typed = obj(value);
+  return text(typed.S) ?? text(typed.N) ?? text(typed.B);
 }
 
 const leading = (keys: (string | undefined)[]): Record<string, string[]> => {
@@ -48,14 +46,14 @@ const leading = (keys: (string | undefined)[]): Record<string, string[]> => {
 };
 
 /** The partition key value of a Query: an equality on `pk` in its key condition (expression or legacy). */
-export function queryPartitionValue(body: Record<string, any>, pk: string): string | undefined {
-  const legacy = body.KeyConditions?.[pk];
-  if (legacy && legacy.ComparisonOperator === 'EQ') return scalar(legacy.AttributeValueList?.[0]);
-  const expression = body.KeyConditionExpression;
-  if (typeof expression !== 'string') return undefined;
-  const names: Record<string, string> = body.ExpressionAttributeNames ?? {};
-  const values: Record<string, AttributeValue> = body.ExpressionAttributeValues ?? {};
-  const name = (token: string) => (token.startsWith('#') ? names[token] : token);
+export function queryPartitionValue(body: Body, pk: string): string | undefined {
+  const legacy = obj(obj(body.KeyConditions)[pk]);
+  if (legacy.ComparisonOperator === 'EQ') return scalar(list(legacy.AttributeValueList)[0]);
+  const expression = text(body.KeyConditionExpression);
+  if (expression === undefined) return undefined;
+  const names = obj(body.ExpressionAttributeNames);
+  const values = obj(body.ExpressionAttributeValues);
+  const name = (token: string) => (token.startsWith('#') ? text(names[token]) : token);
   // Key conditions are `pk = :v` AND one sort key condition; BETWEEN's own AND splits harmlessly.
   for (const clause of expression.split(/\s+AND\s+/i)) {
     const m = /^\s*\(*\s*([#\w.-]+|:[\w-]+)\s*=\s*([#\w.-]+|:[\w-]+)\s*\)*\s*$/.exec(clause);
@@ -87,10 +85,10 @@ export function streamArnOf(place: Place, text: string | undefined): string | un
   return m ? `arn:aws:dynamodb:${place.region}:${place.account}:${m[1]}` : undefined;
 }
 
-function streamChecks(place: Place, operation: string, body: Record<string, any>): Check[] {
+function streamChecks(place: Place, operation: string, body: Body): Check[] {
   const action = `dynamodb:${operation}`;
   if (operation === 'ListStreams') return [{ action, resource: '*' }];
-  const arn = streamArnOf(place, operation === 'GetRecords' ? body.ShardIterator : body.StreamArn);
+  const arn = streamArnOf(place, text(operation === 'GetRecords' ? body.ShardIterator : body.StreamArn));
   return [{ action, resource: arn ?? '*' }];
 }
 
@@ -98,46 +96,46 @@ function streamChecks(place: Place, operation: string, body: Record<string, any>
 export async function dynamoChecks(
   place: Place,
   target: string,
-  body: Record<string, any>,
+  body: Body,
   partitionKeyOf: PartitionKeyOf,
 ): Promise<Check[]> {
   if (target.startsWith(STREAMS_TARGET)) return streamChecks(place, target.slice(STREAMS_TARGET.length), body);
   const operation = target.slice(DYNAMODB_TARGET.length);
   const action = `dynamodb:${operation}`;
-  const keyOf = async (tableName: string, item: Item | undefined, index?: string) => {
-    const pk = await partitionKeyOf(table(place, tableName).name, index);
-    return pk === undefined ? undefined : scalar(item?.[pk]);
+  const keyOf = async (tableName: string, item: unknown) => {
+    const pk = await partitionKeyOf(table(place, tableName).name);
+    return pk === undefined ? undefined : scalar(obj(item)[pk]);
   };
+  const tableName = text(body.TableName) ?? '';
+  const indexName = text(body.IndexName);
   switch (operation) {
     case 'GetItem':
     case 'UpdateItem':
     case 'DeleteItem':
     case 'PutItem': {
-      const t = table(place, body.TableName);
-      const key = await keyOf(body.TableName, operation === 'PutItem' ? body.Item : body.Key);
-      return [{ action, resource: t.arn, context: leading([key]) }];
+      const key = await keyOf(tableName, operation === 'PutItem' ? body.Item : body.Key);
+      return [{ action, resource: table(place, tableName).arn, context: leading([key]) }];
     }
     case 'Query': {
-      const t = table(place, body.TableName);
-      const index = typeof body.IndexName === 'string' ? body.IndexName : undefined;
-      const pk = await partitionKeyOf(t.name, index);
+      const t = table(place, tableName);
+      const pk = await partitionKeyOf(t.name, indexName);
       const value = pk === undefined ? undefined : queryPartitionValue(body, pk);
-      return [{ action, resource: index ? `${t.arn}/index/${index}` : t.arn, context: leading([value]) }];
+      return [{ action, resource: indexName ? `${t.arn}/index/${indexName}` : t.arn, context: leading([value]) }];
     }
     case 'Scan': {
-      const t = table(place, body.TableName);
-      return [{ action, resource: body.IndexName ? `${t.arn}/index/${body.IndexName}` : t.arn }];
+      const t = table(place, tableName);
+      return [{ action, resource: indexName ? `${t.arn}/index/${indexName}` : t.arn }];
     }
     case 'BatchGetItem':
     case 'BatchWriteItem': {
       const checks: Check[] = [];
-      for (const [tableName, request] of Object.entries<any>(body.RequestItems ?? {})) {
-        const items: (Item | undefined)[] =
+      for (const [name, request] of Object.entries(obj(body.RequestItems))) {
+        const items =
           operation === 'BatchGetItem'
-            ? (request?.Keys ?? [])
-            : (request ?? []).map((r: any) => r?.PutRequest?.Item ?? r?.DeleteRequest?.Key);
-        const keys = await Promise.all(items.map((item) => keyOf(tableName, item)));
-        checks.push({ action, resource: table(place, tableName).arn, context: leading(keys) });
+            ? list(obj(request).Keys)
+            : list(request).map((r) => obj(obj(r).PutRequest).Item ?? obj(obj(r).DeleteRequest).Key);
+        const keys = await Promise.all(items.map((item) => keyOf(name, item)));
+        checks.push({ action, resource: table(place, name).arn, context: leading(keys) });
       }
       return checks;
     }
@@ -151,14 +149,15 @@ export async function dynamoChecks(
         ConditionCheck: ['ConditionCheckItem', 'Key'],
       };
       const checks: Check[] = [];
-      for (const entry of body.TransactItems ?? []) {
+      for (const entry of list(body.TransactItems)) {
         for (const [kind, [itemAction, field]] of Object.entries(kinds)) {
-          const part = entry?.[kind];
-          if (!part) continue;
-          const key = await keyOf(part.TableName, part[field]);
+          const part = obj(entry)[kind];
+          if (part === undefined) continue;
+          const name = text(obj(part).TableName) ?? '';
+          const key = await keyOf(name, obj(part)[field]);
           checks.push({
             action: `dynamodb:${itemAction}`,
-            resource: table(place, part.TableName).arn,
+            resource: table(place, name).arn,
             context: leading([key]),
           });
         }
@@ -168,12 +167,12 @@ export async function dynamoChecks(
     case 'ExecuteStatement':
       return [partiqlCheck(place, body.Statement)];
     case 'BatchExecuteStatement':
-      return (body.Statements ?? []).map((s: any) => partiqlCheck(place, s?.Statement));
+      return list(body.Statements).map((s) => partiqlCheck(place, obj(s).Statement));
     case 'ExecuteTransaction':
-      return (body.TransactStatements ?? []).map((s: any) => partiqlCheck(place, s?.Statement));
+      return list(body.TransactStatements).map((s) => partiqlCheck(place, obj(s).Statement));
     default: {
-      const named = typeof body.TableName === 'string' ? body.TableName : body.ResourceArn;
-      return [{ action, resource: typeof named === 'string' ? table(place, named).arn : '*' }];
+      const named = text(body.TableName) ?? text(body.ResourceArn);
+      return [{ action, resource: named !== undefined ? table(place, named).arn : '*' }];
     }
   }
 }

@@ -24,7 +24,8 @@ import type { S3AccessHook } from './s3.js';
 import { SFN_TARGET, sfnChecks } from './sfn.js';
 import { verifyServiceSignature } from './sigv4.js';
 import { SQS_TARGET, sqsChecks } from './sqs.js';
-import type { Check, Decision, Denial, PolicyDocument, RehearsalPrincipal } from './types.js';
+import { obj } from './types.js';
+import type { Body, Check, Decision, Denial, PolicyDocument, RehearsalPrincipal } from './types.js';
 
 export type { Check, Decision, Denial, PolicyDocument, RehearsalPrincipal } from './types.js';
 export type { S3AccessHook } from './s3.js';
@@ -76,7 +77,7 @@ interface Front {
   /** The X-Amz-Target prefixes it takes. */
   targets: string[];
   upstream: string;
-  checks(target: string, body: Record<string, any>): Promise<Check[]> | Check[];
+  checks(target: string, body: Body): Promise<Check[]> | Check[];
 }
 
 export async function startIamGateway(o: IamGatewayOptions): Promise<IamGateway> {
@@ -130,7 +131,8 @@ export async function startIamGateway(o: IamGatewayOptions): Promise<IamGateway>
     server.requestTimeout = 0;
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     servers.push(server);
-    endpoints[front.service] = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    endpoints[front.service === 'states' ? 'sfn' : front.service] =
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }
 
   async function handle(front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -160,9 +162,9 @@ export async function startIamGateway(o: IamGatewayOptions): Promise<IamGateway>
         { json: 'UnknownOperationException', query: 'InvalidAction', message: `Unknown operation ${target}` },
         400,
       );
-    let parsed: Record<string, any>;
+    let parsed: Body;
     try {
-      parsed = JSON.parse(body.length === 0 ? '{}' : body.toString('utf8'));
+      parsed = obj(JSON.parse(body.length === 0 ? '{}' : body.toString('utf8')));
     } catch {
       return sendFault(
         res,

@@ -14,6 +14,19 @@ export type SignatureFault = 'missing' | 'unknown-key' | 'bad-signature' | 'expi
 const MAX_SKEW_MS = 15 * 60 * 1000;
 const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^,\s]+),\s*SignedHeaders=([^,\s]+),\s*Signature=([0-9a-f]+)$/;
 
+/** Signing keys by secret, day, region and service: deriving one is four HMACs, and a day has one per principal. */
+const keys = new Map<string, Buffer>();
+function keyOf(secret: string, date: string, region: string, service: string): Buffer {
+  const id = `${secret}\0${date}\0${region}\0${service}`;
+  let key = keys.get(id);
+  if (!key) {
+    if (keys.size > 1_000) keys.clear();
+    key = signingKey(secret, date, region, service);
+    keys.set(id, key);
+  }
+  return key;
+}
+
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
 
 /** The canonical URI of a service other than S3: each segment of the (already escaped) path escaped again. */
@@ -55,7 +68,7 @@ export function verifyServiceSignature(
     payload,
   ].join('\n');
   const scope = `${date}/${region}/${service}/aws4_request`;
-  const key = signingKey(secret, date, region, service);
+  const key = keyOf(secret, date, region, service);
   const expected = createHmac('sha256', key)
     .update(['AWS4-HMAC-SHA256', amzDate, scope, sha256(request)].join('\n'))
     .digest('hex');

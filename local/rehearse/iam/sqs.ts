@@ -5,7 +5,8 @@
  * (`arn:aws:sqs:<region>:<account>:<name>`, the name being the QueueUrl's last segment or the
  * QueueName given); ListQueues on `*`.
  */
-import type { Check } from './types.js';
+import { text } from './types.js';
+import type { Body, Check } from './types.js';
 import type { Place } from './dynamodb.js';
 
 export const SQS_TARGET = 'AmazonSQS.';
@@ -28,14 +29,10 @@ export function queueNameOf(queueUrl: string): string | undefined {
   }
 }
 
-export function sqsChecks(place: Place, target: string, body: Record<string, any>): Check[] {
+export function sqsChecks(place: Place, target: string, body: Body): Check[] {
   const operation = target.slice(SQS_TARGET.length);
   const action = `sqs:${SINGLE[operation] ?? operation}`;
-  const name =
-    typeof body.QueueUrl === 'string'
-      ? queueNameOf(body.QueueUrl)
-      : typeof body.QueueName === 'string'
-        ? body.QueueName
-        : undefined;
+  const url = text(body.QueueUrl);
+  const name = url !== undefined ? queueNameOf(url) : text(body.QueueName);
   return [{ action, resource: name ? queueArn(place, name) : '*' }];
 }

@@ -46,3 +46,9 @@ export interface Denial {
   resource: string;
   message: string;
 }
+
+/** A request's JSON body: whatever the client sent, so every field is read through the guards below. */
+export type Body = Record<string, unknown>;
+export const obj = (v: unknown): Body => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Body) : {});
+export const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+export const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
