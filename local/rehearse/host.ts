@@ -35,6 +35,8 @@ export interface HostOptions {
   inputs?: Record<string, string>;
   /** Each function's /tmp (and TMPDIR) goes under this folder. */
   tmpRoot: string;
+  /** The functions' own output (their log lines): this process's stdout and stderr, or nowhere (tests). */
+  output?: 'inherit' | 'discard';
 }
 
 /**
@@ -225,7 +227,13 @@ export class FunctionHost implements Invoker {
       env: this.environmentOf(spec),
       // The function's memory as its heap's ceiling (Lambda's memory setting bounds the whole sandbox).
       resourceLimits: { maxOldGenerationSizeMb: Math.max(64, spec.memoryMb) },
+      stdout: this.options.output === 'discard',
+      stderr: this.options.output === 'discard',
     });
+    if (this.options.output === 'discard') {
+      worker.stdout.resume();
+      worker.stderr.resume();
+    }
     const pending = new Map<string, Pending>();
     let markReady: () => void = () => undefined;
     let failInit: (error: Error) => void = () => undefined;

@@ -38,6 +38,8 @@ export interface RehearsalOptions {
   s3DataDir?: string;
   /** Deployment inputs every function gets (host.ts): the configuration, §12.2 overrides, test knobs. */
   inputs?: Record<string, string>;
+  /** The functions' log lines: printed (default) or dropped (tests). */
+  functionOutput?: 'inherit' | 'discard';
   /** Scales the schedules' and state machine waits' periods (tests), default 1. */
   timeScale?: number;
   log?: (line: string) => void;
@@ -154,13 +156,20 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       runtimeEnvironment,
       tmpRoot,
       inputs: options.inputs ?? {},
+      output: options.functionOutput ?? 'inherit',
     });
     const made = await provisionCustomResources(assembly, early, authorizer).finally(() => early.stop());
     const specs = assembly.functions();
     const late = specs.filter((f) => !principalOf.has(f.roleArn));
     if (late.length > 0)
       throw new Error(`Roles the rehearsal could not read before the custom resources ran: ${late.map((f) => f.logicalId).join(', ')}`);
-    const host = new FunctionHost({ functions: specs, runtimeEnvironment, tmpRoot, inputs: options.inputs ?? {} });
+    const host = new FunctionHost({
+      functions: specs,
+      runtimeEnvironment,
+      tmpRoot,
+      inputs: options.inputs ?? {},
+      output: options.functionOutput ?? 'inherit',
+    });
     stops.push(() => host.stop());
 
     // 4. What drives the functions.

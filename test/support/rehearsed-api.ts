@@ -42,6 +42,7 @@ export async function startRehearsedApi(
     port: 0,
     inputs,
     log: () => undefined,
+    functionOutput: process.env.TEST_LOG_LEVEL ? 'inherit' : 'discard',
   });
   const setEnv = (vars: Record<string, string | undefined>) => {
     for (const [name, value] of Object.entries(vars)) {
