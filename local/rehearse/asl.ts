@@ -2,7 +2,6 @@
  * A small interpreter of the Amazon States Language subset the stack uses, for the rehearsal's
  * state machines (state-machines.ts).
  *
- *   unsupportedStates(definition) -> string[]       what this interpreter would not run (checked at start)
  *   runExecution(definition, input, context, options) -> Promise<ExecutionResult>
  *
  * States: Pass, Wait (Seconds, SecondsPath, Timestamp, TimestampPath), Choice (asl-paths.ts),
@@ -52,23 +51,7 @@ export type ExecutionResult =
   | { status: 'SUCCEEDED'; output: unknown }
   | { status: 'FAILED' | 'TIMED_OUT' | 'ABORTED'; error: string; cause: string };
 
-const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
-const FUNCTION_ARN = /^arn:aws:lambda:[^:]+:\d{12}:function:[^:]+(:[^:]+)?$/;
-const SUPPORTED = new Set(['Pass', 'Wait', 'Choice', 'Task', 'Succeed', 'Fail']);
-
-/** The states this interpreter cannot run, each in a sentence (empty: it runs them all). */
-export function unsupportedStates(definition: Definition): string[] {
-  const out: string[] = [];
-  if ((definition as { QueryLanguage?: string }).QueryLanguage === 'JSONata') out.push('the JSONata query language');
-  for (const [name, state] of Object.entries(definition.States)) {
-    if (!SUPPORTED.has(String(state.Type))) out.push(`state ${name}: type ${String(state.Type)}`);
-    if (state.Type === 'Task' && state.Resource !== LAMBDA_INVOKE && !FUNCTION_ARN.test(String(state.Resource))) {
-      out.push(`state ${name}: resource ${String(state.Resource)} (only Lambda)`);
-    }
-    if (state.QueryLanguage === 'JSONata') out.push(`state ${name}: JSONata`);
-  }
-  return out;
-}
+export const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 
 /** Whether an ErrorEquals list names the error (States.TaskFailed: any but States.Timeout). */
 function names(list: unknown, error: string): boolean {

@@ -19,7 +19,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
-import { runExecution, unsupportedStates } from './asl.js';
+import { LAMBDA_INVOKE, runExecution } from './asl.js';
 import type { Definition, ExecutionResult } from './asl.js';
 import type { Authorizer, Invoker } from './types.js';
 import { REHEARSAL_ACCOUNT, REHEARSAL_REGION } from './types.js';
@@ -48,6 +48,23 @@ export interface ExecutionRecord {
 }
 
 export class StateMachineDefinitionError extends Error {}
+
+const FUNCTION_ARN = /^arn:aws:lambda:[^:]+:\d{12}:function:[^:]+(:[^:]+)?$/;
+const SUPPORTED = new Set(['Pass', 'Wait', 'Choice', 'Task', 'Succeed', 'Fail']);
+
+/** The states this interpreter cannot run, each in a sentence (empty: it runs them all). */
+function unsupportedStates(definition: Definition): string[] {
+  const out: string[] = [];
+  if ((definition as { QueryLanguage?: string }).QueryLanguage === 'JSONata') out.push('the JSONata query language');
+  for (const [name, state] of Object.entries(definition.States)) {
+    if (!SUPPORTED.has(String(state.Type))) out.push(`state ${name}: type ${String(state.Type)}`);
+    if (state.Type === 'Task' && state.Resource !== LAMBDA_INVOKE && !FUNCTION_ARN.test(String(state.Resource))) {
+      out.push(`state ${name}: resource ${String(state.Resource)} (only Lambda)`);
+    }
+    if (state.QueryLanguage === 'JSONata') out.push(`state ${name}: JSONata`);
+  }
+  return out;
+}
 
 type AslValidator = (
   definition: unknown,
