@@ -70,7 +70,10 @@ export class StreamsApi {
     const parsed = (text ? JSON.parse(text) : {}) as Record<string, unknown>;
     if (!response.ok) {
       const type = String(parsed.__type ?? `HTTP ${response.status}`);
-      throw new StreamsApiError(type.slice(type.lastIndexOf('#') + 1), String(parsed.message ?? parsed.Message ?? text));
+      throw new StreamsApiError(
+        type.slice(type.lastIndexOf('#') + 1),
+        String(parsed.message ?? parsed.Message ?? text),
+      );
     }
     return parsed as T;
   }

@@ -1,10 +1,12 @@
 /**
  * What the event source mapping pollers (sqs-mappings.ts, stream-mappings.ts) share: the status
  * each reports to the start-up line, the permission check Lambda makes when a mapping is
- * created or enabled, and how a failed invocation is told.
+ * created or enabled, how a failed invocation is told, and an SQS record as Lambda shapes it.
  */
+import type { Message } from '@aws-sdk/client-sqs';
+import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import type { AssemblyResource, Authorizer, FunctionSpec, Invoker } from './types.js';
-import { FunctionError } from './types.js';
+import { FunctionError, REHEARSAL_REGION } from './types.js';
 
 /** One mapping as the rehearsal runs it (or refuses to). */
 export interface MappingStatus {
@@ -92,4 +94,37 @@ export function batchItemFailures(result: unknown, identifiers: ReadonlySet<stri
     failed.push(id);
   }
   return failed;
+}
+
+function messageAttributes(message: Message): SQSMessageAttributes {
+  const out: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    out[name] = {
+      dataType: value.DataType ?? 'String',
+      stringValue: value.StringValue,
+      binaryValue: value.BinaryValue ? Buffer.from(value.BinaryValue).toString('base64') : undefined,
+      stringListValues: [],
+      binaryListValues: [],
+    };
+  }
+  return out;
+}
+
+/** The record Lambda builds from a received message. */
+export function sqsEventRecord(message: Message, queueArn: string): SQSRecord {
+  const a = message.Attributes ?? {};
+  const attributes: Record<string, string> = {};
+  for (const [key, value] of Object.entries(a)) if (value !== undefined) attributes[key] = value;
+  return {
+    messageId: message.MessageId!,
+    receiptHandle: message.ReceiptHandle!,
+    body: message.Body ?? '',
+    attributes: attributes as unknown as SQSRecord['attributes'],
+    messageAttributes: messageAttributes(message),
+    md5OfBody: message.MD5OfBody ?? '',
+    ...(message.MD5OfMessageAttributes ? { md5OfMessageAttributes: message.MD5OfMessageAttributes } : {}),
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: REHEARSAL_REGION,
+  };
 }

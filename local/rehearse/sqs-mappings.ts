@@ -21,7 +21,7 @@
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Message } from '@aws-sdk/client-sqs';
-import type { SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import type { SQSEvent } from 'aws-lambda';
 import { compileFilters, sqsFilterView } from './event-filter.js';
 import {
   batchItemFailures,
@@ -31,6 +31,7 @@ import {
   missingPermissions,
   reportsItemFailures,
   sleep,
+  sqsEventRecord,
   where,
 } from './mapping-support.js';
 import type { MappingStatus } from './mapping-support.js';
@@ -63,39 +64,6 @@ export interface SqsMappings {
 
 /** Lambda's own permissions on the queue, checked on the function's role. */
 const POLLER_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] as const;
-
-function messageAttributes(message: Message): SQSMessageAttributes {
-  const out: SQSMessageAttributes = {};
-  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-    out[name] = {
-      dataType: value.DataType ?? 'String',
-      stringValue: value.StringValue,
-      binaryValue: value.BinaryValue ? Buffer.from(value.BinaryValue).toString('base64') : undefined,
-      stringListValues: [],
-      binaryListValues: [],
-    };
-  }
-  return out;
-}
-
-/** The record Lambda builds from a received message. */
-export function sqsEventRecord(message: Message, queueArn: string): SQSRecord {
-  const a = message.Attributes ?? {};
-  const attributes: Record<string, string> = {};
-  for (const [key, value] of Object.entries(a)) if (value !== undefined) attributes[key] = value;
-  return {
-    messageId: message.MessageId!,
-    receiptHandle: message.ReceiptHandle!,
-    body: message.Body ?? '',
-    attributes: attributes as unknown as SQSRecord['attributes'],
-    messageAttributes: messageAttributes(message),
-    md5OfBody: message.MD5OfBody ?? '',
-    ...(message.MD5OfMessageAttributes ? { md5OfMessageAttributes: message.MD5OfMessageAttributes } : {}),
-    eventSource: 'aws:sqs',
-    eventSourceARN: queueArn,
-    awsRegion: REHEARSAL_REGION,
-  };
-}
 
 interface Plan {
   resource: AssemblyResource;
