@@ -5,6 +5,7 @@
  */
 import type { Assembly } from './assembly.js';
 import type { RehearsalQueues } from './queues.js';
+import { startSchedules } from './schedules.js';
 import { startSqsMappings } from './sqs-mappings.js';
 import { startStreamMappings } from './stream-mappings.js';
 import type { Authorizer, Invoker } from './types.js';
@@ -22,7 +23,6 @@ export interface DriverOptions {
 export interface Drivers {
   mappings: number;
   schedules: number;
-  stateMachines: number;
   problems: string[];
   stop(): Promise<void>;
 }
@@ -42,12 +42,20 @@ export async function startDrivers(options: DriverOptions): Promise<Drivers> {
     dynamodbEndpoint: options.dynamodbEndpoint,
     sqsEndpoint: options.queues.endpoint,
   });
+  const schedules = startSchedules({
+    resources: options.assembly.resources('AWS::Events::Rule').concat(options.assembly.resources('AWS::Lambda::Permission')),
+    invoker: options.host,
+    stackName: options.assembly.stackName,
+    ruleArn: (rule) => String(options.assembly.attribute(rule.stack, rule.logicalId, 'Arn')),
+    periodScale: options.timeScale,
+    log: options.log,
+  });
   return {
     mappings: sqs.mappings.length + streams.mappings.length,
-    schedules: 0,
-    stateMachines: 0,
-    problems: [...sqs.errors, ...streams.errors],
+    schedules: schedules.schedules.length,
+    problems: [...sqs.errors, ...streams.errors, ...schedules.errors],
     stop: async () => {
+      await schedules.stop();
       await sqs.stop();
       await streams.stop();
     },

@@ -25,7 +25,8 @@ import { readHttpApi } from './api-gateway.js';
 import { distributionHandler, readDistribution } from './edge.js';
 import { FunctionHost } from './host.js';
 import { provisionBuckets, provisionCustomResources, provisionTable, webBucketFiles } from './provision.js';
-import type { Authorizer, FunctionSpec } from './types.js';
+import { startStateMachines } from './state-machines.js';
+import type { Authorizer, FunctionSpec, Invoker } from './types.js';
 
 export interface RehearsalOptions {
   /** The cloud assembly folder (cdk.out). */
@@ -123,11 +124,38 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       principalOf.set(spec.roleArn, spec.logicalId);
       return [{ name: spec.logicalId, roleArn: spec.roleArn, ...credentials.get(spec.roleArn)!, policies: spec.policies }];
     });
+    // The state machines run their tasks on the host made below (`late`), behind the gateway.
+    let running: FunctionHost | undefined;
+    const lateInvoker: Invoker = {
+      get functions() {
+        return running!.functions;
+      },
+      find: (arn) => running?.find(arn),
+      invoke: (key, event, o) => running!.invoke(key, event, o),
+    };
+    const gatewayAuthorizer: Authorizer = {
+      authorize: (roleArn, action, resource, context) => authorizer.authorize(roleArn, action, resource, context),
+    };
+    const machineSpecs = assembly.resources('AWS::StepFunctions::StateMachine').map((m) => ({
+        logicalId: m.logicalId,
+        name: String(assembly.attribute(m.stack, m.logicalId, 'Name')),
+        arn: assembly.ref(m.stack, m.logicalId),
+        roleArn: String(m.properties.RoleArn),
+        definition: String(m.properties.DefinitionString),
+      }));
+    const machines = await startStateMachines({
+      machines: machineSpecs,
+      invoker: lateInvoker,
+      authorizer: gatewayAuthorizer,
+      timeScale: options.timeScale ?? 1,
+      log: (line) => log(`rehearsal: ${line}`),
+    });
+    stops.push(() => machines.stop());
     const gateway = await startIamGateway({
       account: assembly.account,
       region: assembly.region,
       principals,
-      upstream: { dynamodb: options.dynamoEndpoint, sqs: queues.endpoint },
+      upstream: { dynamodb: options.dynamoEndpoint, sqs: queues.endpoint, sfn: machines.endpoint },
       resourcePolicies: resourcePolicies(assembly),
     });
     stops.push(() => gateway.stop());
@@ -147,7 +175,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       DYNAMODB_ENDPOINT: gateway.endpoints.dynamodb,
       SQS_ENDPOINT: gateway.endpoints.sqs,
       S3_ENDPOINT: s3.endpoint,
-      SFN_ENDPOINT: gateway.endpoints.sfn ?? '',
+      // Step Functions has no endpoint variable of ours: the SDK's own service-specific one.
+      AWS_ENDPOINT_URL_SFN: gateway.endpoints.sfn ?? '',
     });
 
     // 3. Deploy time: the custom resources, on the functions that can run before them.
@@ -171,6 +200,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       output: options.functionOutput ?? 'inherit',
     });
     stops.push(() => host.stop());
+    running = host;
 
     // 4. What drives the functions.
     const http = readHttpApi(assembly, host);
@@ -224,7 +254,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     const policies = specs.reduce((n, s) => n + s.policies.length, 0);
     const summary =
       `rehearsal: ${specs.length} functions, ${http.routes.length + (http.fallback ? 1 : 0)} routes, ` +
-      `${drivers.mappings} mappings, ${drivers.schedules} schedules, ${drivers.stateMachines} state machines, ` +
+      `${drivers.mappings} mappings, ${drivers.schedules} schedules, ${machineSpecs.length} state machines, ` +
       `${policies} policies, ${made.length} custom resources from ${options.assemblyDir}` +
       (problems.length ? `; ${problems.length} problems:\n  ${problems.join('\n  ')}` : '');
     log(summary);
