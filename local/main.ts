@@ -8,7 +8,8 @@
  * node_modules/.cache/chat-relay-start/<fingerprint>/ when a source file changed (one esbuild
  * call, ~0.2 s), then runs local/run.js from there with the same environment. The tree keeps
  * the sources' layout, so relative imports, `import.meta.url` and packages resolve as before;
- * other source files the runtime reads beside its modules (local/java/*.java) are copied into it.
+ * other source files the runtime reads beside its modules (local/java/*.java, the rehearsal's
+ * worker script local/rehearse/worker.mjs) are copied into it.
  * If the transpile fails, the runtime runs in this process through tsx, as it always could.
  *
  * Ctrl-C reaches both processes (the terminal signals the whole group); a SIGINT or SIGTERM
@@ -25,12 +26,12 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SOURCES = ['functions', 'lib', 'local'];
 const CACHE = join(ROOT, 'node_modules', '.cache', 'chat-relay-start');
 /** Bump when the build options below change. */
-const BUILD_FORMAT = '2';
+const BUILD_FORMAT = '3';
 /** Compiled trees kept (the newest); an older one may still be in use by a running instance. */
 const KEEP = 3;
 
 /** Files read at run time, copied into the tree as they are. */
-const isAsset = (name: string) => name.endsWith('.java');
+const isAsset = (name: string) => name.endsWith('.java') || name.endsWith('.mjs');
 
 function sourceFiles(): string[] {
   const files: string[] = [];

@@ -81,6 +81,22 @@ async function main(): Promise<void> {
       DYNAMODB_ENDPOINT: launched.endpoint,
       INSTANCE_CONFIG: rawConfig,
     });
+    if (process.env.RELAY_REHEARSE === '1') {
+      // The rehearsal of the deployment (local/rehearse/start.ts): the synthesized assembly, not the sources.
+      const { startRehearsedRuntime } = await import('./rehearse/start.js');
+      const rehearsal = await startRehearsedRuntime({
+        port,
+        dataDir,
+        dynamoEndpoint: launched.endpoint,
+        tableName: LOCAL_TABLE_NAME,
+        ready: launched.ready,
+        progress,
+      });
+      const previous = dynamo;
+      dynamo = { ...previous, stop: async () => (await rehearsal.stop(), await previous.stop()) };
+      progress('ready');
+      return;
+    }
     const tableModule = import('./table.js');
     const tableReady = launched.ready.then(async () => {
       progress(`DynamoDB Local up (${since(launchedAt)} ms after launch)`);
