@@ -6,14 +6,30 @@
  * Why not DynamoDB Local's stream: its stream keeps every record of the session, and every
  * write gets slower as they pile up (measured: the local runtime must stay fast after hours of
  * use). A tail costs one Query per poll and nothing grows.
+ *
+ * When it polls: every tail runs in every local runtime (each integration test file's and each
+ * browser test's), all on one DynamoDB Local, so a tail that polled at its flowing pace forever
+ * spent that JVM's CPU for nothing. It polls every POLL_MS while events flow, then doubles its
+ * wait up to IDLE_POLL_MS; a write made in this process (the write bell, platform/write-bell.ts:
+ * every event is one, locally) ends the wait, so an idle tail still sees an event at once. Only a
+ * write from another process (not a supported setup: local/data-lock.ts) waits out the timer.
  */
 import pLimit from 'p-limit';
 import type { StoredEvent } from '../functions/store/events-repo.js';
 import { currentSequence, readLog, sequenceHead, voidNumber } from '../functions/store/events-repo.js';
+import { sleepUntilWrite, writeBellCount } from '../functions/platform/write-bell.js';
 import { asInvocation } from './invocations.js';
 
-/** Poll period: what an event may wait locally before a consumer sees it. */
+/**
+ * Poll period while events flow, and the least time between two polls whatever woke the tail: a
+ * burst of writes, each ringing the bell, costs no more polls than polling at this pace.
+ */
 const POLL_MS = 200;
+/**
+ * The longest wait of an idle tail (it doubles from POLL_MS after each poll that found nothing).
+ * Measured on an idle `npm start` (4 tails): 8 requests a second at 200 ms, ~0.7 at this.
+ */
+const IDLE_POLL_MS = 4_000;
 /**
  * A missing number may be a transaction still in flight; after this it is taken as a hole. The
  * SSE readers' default (core/event-stream.ts): with 3 s, a loaded machine voided numbers of
@@ -21,7 +37,7 @@ const POLL_MS = 200;
  * `settled` (handed out before this runtime started) are crash holes, voided at once.
  */
 const HOLE_GRACE_MS = 10_000;
-/** While a tail is off, how often it looks at where it would start. */
+/** While a tail is off, how often at most it looks at where it would start (after writes). */
 const OFF_POLL_MS = 1_000;
 /** Events read per poll. */
 const PAGE = 100;
@@ -34,10 +50,19 @@ export interface TailOptions {
   /** Handles the events read in one poll, in order; the tail moves on when it resolves. */
   consume: (events: StoredEvent[], through: number) => Promise<void>;
   /**
-   * While false, the tail reads nothing and only keeps `start()` in view (once a second), so it
-   * resumes from about where it was turned back on.
+   * While false, the tail reads nothing and only keeps `start()` in view (within a second of a
+   * write in this process, at most once a second), so it resumes from about where it was turned
+   * back on.
    */
   enabled?: () => Promise<boolean>;
+  /** Tests only: other timings than the constants above. */
+  timing?: Partial<TailTiming>;
+}
+
+export interface TailTiming {
+  pollMs: number;
+  idlePollMs: number;
+  holeGraceMs: number;
 }
 
 /** Voids the numbers from `first` to `last`, in order; false at the first one already used. */
@@ -47,7 +72,12 @@ async function voidAll(first: number, last: number): Promise<boolean> {
 }
 
 export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
-  let stopped = false;
+  const { pollMs, idlePollMs, holeGraceMs } = {
+    pollMs: POLL_MS,
+    idlePollMs: IDLE_POLL_MS,
+    holeGraceMs: HOLE_GRACE_MS,
+    ...options.timing,
+  };
   let next: number | undefined;
   let waitingSince: number | undefined;
   /** The counter's `settled`, read when a gap is first seen (it changes only at a start). */
@@ -57,17 +87,30 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
     waitingSince = Date.now();
     settled = (await sequenceHead()).settled;
   };
-  const due = (last: number) => last <= settled || Date.now() - waitingSince! >= HOLE_GRACE_MS;
-  let running: Promise<void> = Promise.resolve();
+  const due = (last: number) => last <= settled || Date.now() - waitingSince! >= holeGraceMs;
 
   let offSince = 0;
-  const poll = async () => {
+  /** The bell's count when an off tail last looked at `start()`. */
+  let offRung = 0;
+  /** Set while off when `start()` was not looked at (looked at too recently): when to look again. */
+  let offLookAt: number | undefined;
+  /** Reads the log once; true if the tail moved on (events handed over or holes stepped over). */
+  const poll = async (): Promise<boolean> => {
+    offLookAt = undefined;
     if (options.enabled && !(await options.enabled())) {
+      // Only a write moves the log's head, and locally every write rings the bell: with no ring
+      // since the last look there is nothing new to see (an idle off tail reads only its switch).
+      if (next !== undefined && writeBellCount() === offRung) return false;
       if (next === undefined || Date.now() - offSince >= OFF_POLL_MS) {
+        offRung = writeBellCount();
         next = await options.start();
         offSince = Date.now();
+      } else {
+        // Woken by a write too soon after the last look: look again when it is due, so the head
+        // is in view within OFF_POLL_MS of a write, as when the tail polled on a timer.
+        offLookAt = offSince + OFF_POLL_MS;
       }
-      return;
+      return false;
     }
     next ??= await options.start();
     const entries = await readLog(next, PAGE);
@@ -93,28 +136,55 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
         waitingSince = undefined;
       }
     }
-    if (through >= next) {
-      await options.consume(events, through);
-      next = through + 1;
-    }
+    if (through < next) return false;
+    await options.consume(events, through);
+    next = through + 1;
+    return true;
   };
 
-  let timer: NodeJS.Timeout | undefined;
-  const loop = async () => {
-    running = asInvocation(poll).catch((error: unknown) => {
-      if (!stopped) console.error(`local ${options.name}:`, error);
-    });
-    await running;
-    if (!stopped) timer = setTimeout(() => void loop(), POLL_MS);
+  const stopping = new AbortController();
+  const run = async () => {
+    let idleMs = pollMs;
+    while (!stopping.signal.aborted) {
+      // Taken before the reads: a write that lands while they run still ends the wait below.
+      const rung = writeBellCount();
+      const began = Date.now();
+      const moved = await asInvocation(poll).catch((error: unknown) => {
+        if (!stopping.signal.aborted) console.error(`local ${options.name}:`, error);
+        return false;
+      });
+      idleMs = moved ? pollMs : Math.min(idlePollMs, idleMs * 2);
+      let wakeAt = began + idleMs;
+      // A gap's grace ends on time (a hole is voided when it would have been at the flowing pace),
+      // and an off tail looks at `start()` when due.
+      if (waitingSince !== undefined) wakeAt = Math.min(wakeAt, waitingSince + holeGraceMs);
+      if (offLookAt !== undefined) wakeAt = Math.min(wakeAt, offLookAt);
+      await sleepUntilWrite(Math.max(0, wakeAt - Date.now()), rung, stopping.signal);
+      // Never sooner than POLL_MS after the last poll began, however often the bell rings.
+      const floor = began + pollMs - Date.now();
+      if (floor > 0 && !stopping.signal.aborted) await abortableSleep(floor, stopping.signal);
+    }
   };
-  void loop();
+  const running = run();
   return {
     stop: async () => {
-      stopped = true;
-      clearTimeout(timer);
+      stopping.abort();
       await running;
     },
   };
+}
+
+/** Waits `ms`, or until `signal` aborts (it resolves either way). */
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 export interface EffectTailOptions {

@@ -27,17 +27,20 @@ export function writeBellCount(): number {
 
 /**
  * Waits `ms`, or less if a write in this process rings the bell first, or not at all if it has
- * rung since `seen` (a `writeBellCount()` taken earlier).
+ * rung since `seen` (a `writeBellCount()` taken earlier). An abort of `signal` ends the wait too
+ * (it resolves): a reader that stops does not keep its timer, and the process, alive.
  */
-export function sleepUntilWrite(ms: number, seen?: number): Promise<void> {
-  if (seen !== undefined && rings !== seen) return Promise.resolve();
+export function sleepUntilWrite(ms: number, seen?: number, signal?: AbortSignal): Promise<void> {
+  if ((seen !== undefined && rings !== seen) || signal?.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const wake = () => {
       clearTimeout(timer);
       waiters.delete(wake);
+      signal?.removeEventListener('abort', wake);
       resolve();
     };
     const timer = setTimeout(wake, ms);
     waiters.add(wake);
+    signal?.addEventListener('abort', wake, { once: true });
   });
 }

@@ -37,4 +37,16 @@ describe('write bell', () => {
     await sleepUntilWrite(60, writeBellCount());
     expect(Date.now() - again).toBeGreaterThanOrEqual(55);
   });
+
+  it('an abort ends a wait (a stopping reader keeps no timer), and an aborted signal waits not at all', async () => {
+    const stopping = new AbortController();
+    const started = Date.now();
+    const wait = sleepUntilWrite(10_000, writeBellCount(), stopping.signal);
+    setTimeout(() => stopping.abort(), 20);
+    await wait;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const again = Date.now();
+    await sleepUntilWrite(10_000, undefined, stopping.signal);
+    expect(Date.now() - again).toBeLessThan(1000);
+  });
 });
