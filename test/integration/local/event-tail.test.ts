@@ -147,6 +147,44 @@ describe('local event-log tail', () => {
     }
   });
 
+  it('backs off when idle, and reads a stream of writes at most once per poll period after a burst', async () => {
+    let reads = 0;
+    const counted = async () => {
+      reads += 1; // the switch is looked at once per read
+      return true;
+    };
+    const t = await collect({ enabled: counted, timing: { pollMs: 200, idlePollMs: 60_000 } });
+    try {
+      // Waits 400, 800, 1600 ms…: reads at about 0, 0.4, 1.2 and 2.8 s (15 at a steady 200 ms).
+      await sleep(3_000); // kept: the tail backing off is the behavior
+      expect(reads).toBeGreaterThanOrEqual(3);
+      expect(reads).toBeLessThanOrEqual(5);
+      // Writes one after another for 2 s: each rings the bell about three times.
+      reads = 0;
+      const began = Date.now();
+      let writes = 0;
+      while (Date.now() - began < 2_000) {
+        await write();
+        writes += 1;
+      }
+      const spent = Date.now() - began;
+      expect(writes).toBeGreaterThan(3);
+      // At most one read per 200 ms after a burst of three (and one in flight at the end).
+      expect(reads).toBeLessThanOrEqual(Math.ceil(spent / 200) + 3 + 1);
+      await eventually(
+        async () => (await logFrom(t.from)).length - t.seen.length,
+        (n) => n === 0,
+        {
+          timeoutMs: 5_000,
+          intervalMs: 200,
+        },
+      );
+      expect(seqs(t.seen)).toEqual(await logFrom(t.from));
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('stops at once while waiting, however long its wait', async () => {
     const t = await collect({ timing: { pollMs: 50, idlePollMs: 60_000 } });
     await sleep(3_500); // kept: the tail in a long wait (3.2 s, then 6.4 s)
