@@ -1,7 +1,8 @@
 /**
  * A wake-up call for readers that poll the table from the same process: every successful write
  * through the DynamoDB client rings it (store/db.ts), and the event stream's wait between polls
- * ends at the ring instead of its timer (core/event-stream.ts).
+ * ends at the ring instead of its timer (core/event-stream.ts), as does an idle local tail's of
+ * the event log (local/event-tail.ts: it backs off to seconds, and the bell keeps it prompt).
  *
  * In AWS a writer and an event stream are different function instances, so the bell never rings
  * in a stream's process and the stream keeps its adaptive polling (100 ms while events flow, up

@@ -322,8 +322,8 @@ describe('conditions (§10.2): nothing happens', () => {
     const { getConfig } = await import('../../../functions/core/instance-config.js');
     expect(await renameForEvent(trigger, await getConfig())).toBe('disabled');
     // The configuration is read when an event is handled: each case waits until the tail is past its
-    // events (while off, the tail moves its start to the log's head once a second).
-    // Kept (time is the behavior): the tail's once-a-second move while off.
+    // events (while off, the tail moves its start to the log's head within a second of a write).
+    // Kept (time is the behavior): the tail's move while off, at most once a second.
     await sleep(1500);
     renameWith('xai', { apiKey: undefined });
     await agentSays((await newChat(LISBON)).id, 'Sure.');

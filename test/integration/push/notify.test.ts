@@ -144,9 +144,9 @@ describe('non-triggers (§7.3, §7.6)', () => {
     try {
       const chat = await newChat();
       await agentSays(chat.id, 'while off');
-      // Longer than the local tail's look at the log's head while push is off (once a second,
-      // local/event-tail.ts): with less, a fast run turned push back on before the tail had looked
-      // past this event, and the tail then sent it during the next test.
+      // Longer than the local tail's look at the log's head while push is off (within a second of
+      // a write, local/event-tail.ts): with less, a fast run turned push back on before the tail
+      // had looked past this event, and the tail then sent it during the next test.
       // Kept (time is the behavior).
       await sleep(1_500);
       expect(pushes.requests).toHaveLength(0);
