@@ -109,6 +109,10 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
   const poll = async (): Promise<boolean> => {
     offLookAt = undefined;
     if (options.enabled && !(await options.enabled())) {
+      // Off, a tail forgets the gap it was waiting on (`next` follows `start()`): a gap met once it
+      // is back on gets its full grace (a stale wait would void a number still being written at
+      // once), and a stale wait's end does not keep waking it.
+      waitingSince = undefined;
       // Only a write moves the log's head, and locally every write rings the bell: with no ring
       // since the last look there is nothing new to see (an idle off tail reads only its switch).
       if (next !== undefined && writeBellCount() === offRung) return false;
@@ -173,9 +177,11 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
       const began = Date.now();
       const moved = await asInvocation(poll).catch((error: unknown) => {
         if (!stopping.signal.aborted) console.error(`local ${options.name}:`, error);
-        return false;
+        return 'failed' as const;
       });
-      idleMs = moved ? pollMs : Math.min(idlePollMs, idleMs * 2);
+      // A failed read (a loaded DynamoDB Local timing out) is tried again at the flowing pace: what
+      // it would have read may be an event someone waits for.
+      idleMs = moved !== false ? pollMs : Math.min(idlePollMs, idleMs * 2);
       let wakeAt = began + idleMs;
       // A gap's grace ends on time (a hole is voided when it would have been at the flowing pace),
       // and an off tail looks at `start()` when due.

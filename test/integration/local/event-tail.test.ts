@@ -36,18 +36,26 @@ interface Seen {
   at: number;
 }
 
-/** A tail from the log's head that records what it is handed. */
+/** A tail from the log's head that records what it is handed; resolves once it has its start. */
 async function collect(options: { enabled?: () => Promise<boolean>; timing?: Partial<EventTail.TailTiming> }) {
   const seen: Seen[] = [];
   const from = (await Repo.currentSequence()) + 1;
+  let started!: () => void;
+  const ready = new Promise<void>((resolve) => (started = resolve));
   const tail = Tail.startLogTail({
     name: 'test tail',
-    start: async () => (await Repo.currentSequence()) + 1,
+    start: async () => {
+      const start = (await Repo.currentSequence()) + 1;
+      started();
+      return start;
+    },
     consume: async (events) => {
       for (const event of events) seen.push({ seq: event.seq, at: Date.now() });
     },
     ...options,
   });
+  // Else a write racing the tail's first read of the head could come before its start.
+  await ready;
   return { seen, from, stop: () => tail.stop() };
 }
 
