@@ -31,7 +31,7 @@ export default {
       displayName: 'rehearsal',
       testMatch: rehearsalFiles(process.env.REHEARSAL_ALL === '1'),
       globalSetup: '<rootDir>/test/support/rehearsal-setup.mjs',
-      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+      globalTeardown: '<rootDir>/test/support/rehearsal-teardown.mjs',
     },
     // Browser tests: each file starts `npm start` as it ships and a Chromium (test/e2e/support/).
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },

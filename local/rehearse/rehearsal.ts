@@ -50,6 +50,8 @@ export interface Rehearsal {
   url: string;
   assembly: Assembly;
   host: FunctionHost;
+  /** The local S3 (the operator's view: its key is LOCAL_S3_CREDENTIALS). */
+  s3: { endpoint: string; mediaBucket: string; searchBucket: string };
   /** Every access the IAM gateway denied so far. */
   denials(): { principal: string; action: string; resource: string; message: string }[];
   /** Problems found in the assembly at start (a route without invoke permission, a mapping its role may not read). */
@@ -86,7 +88,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
 
     // 1. Storage and queues, as the stack defines them.
     await provisionTable(assembly, options.dynamoEndpoint, options.tableName);
-    const { LOCAL_MEDIA_BUCKET, LOCAL_SEARCH_BUCKET, startLocalS3 } = await import('../s3.js');
+    const { LOCAL_MEDIA_BUCKET, LOCAL_S3_CREDENTIALS, LOCAL_SEARCH_BUCKET, startLocalS3 } = await import('../s3.js');
     // The stack's stateful buckets by their pinned logical ids (test/infra/templates.test.ts).
     provisionBuckets(assembly, { MediaBucket4022EBBF: LOCAL_MEDIA_BUCKET, SearchBucketDC7A81AD: LOCAL_SEARCH_BUCKET });
     const queues = await provisionQueues(assembly, options.sqsDataDir);
@@ -166,7 +168,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         return gateway.authorize(name, action, resource, context);
       },
     };
-    const s3 = await startLocalS3(options.s3DataDir, gateway.s3Hook());
+    // The operator's own key (LOCAL_S3_CREDENTIALS: tests looking into the buckets) is verified, never denied.
+    const s3 = await startLocalS3(options.s3DataDir, gateway.s3Hook(LOCAL_S3_CREDENTIALS));
     stops.push(() => s3.stop());
 
     const runtimeEnvironment = (spec: FunctionSpec) => ({
@@ -258,7 +261,16 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       `${policies} policies, ${made.length} custom resources from ${options.assemblyDir}` +
       (problems.length ? `; ${problems.length} problems:\n  ${problems.join('\n  ')}` : '');
     log(summary);
-    return { url, assembly, host, denials: () => [...gateway.denials], problems, summary, stop };
+    return {
+      url,
+      assembly,
+      host,
+      s3: { endpoint: s3.endpoint, mediaBucket: s3.bucket, searchBucket: s3.searchBucket },
+      denials: () => [...gateway.denials],
+      problems,
+      summary,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
