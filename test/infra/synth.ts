@@ -13,6 +13,8 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
 import type { ConfigOverrides } from '../../functions/platform/instance-config.js';
+import { areaStackId } from '../../lib/constructs/api-area.js';
+import { apiAreaOf, apiRoutes, routeId } from '../../lib/routes.js';
 import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY } from '../../lib/stack.js';
 import type { ChatRelayStackProps } from '../../lib/stack.js';
 
@@ -214,6 +216,16 @@ function textFiles(dir: string): string[] {
  */
 export const DEPLOY_TIME_PREFIXES = ['ChatRelay/Secrets/', 'ChatRelay/Custom::CDKBucketDeployment'];
 export const isDeployTimePath = (path: string): boolean => DEPLOY_TIME_PREFIXES.some((p) => path.startsWith(p));
+
+/**
+ * The construct path of a route's function by its id (lib/routes.ts routeId): in its area's nested
+ * stack (`ChatRelay/Api/Chats/GetApiV1Chats/Resource`, lib/constructs/api-area.ts); any other id
+ * (the fallback) directly under the API, in the root stack.
+ */
+export function routeFunctionPath(id: string): string {
+  const route = apiRoutes.find((r) => routeId(r) === id);
+  return route ? `ChatRelay/Api/${areaStackId(apiAreaOf(route))}/${id}/Resource` : `ChatRelay/Api/${id}/Resource`;
+}
 
 /** Resources of one type, by logical id. */
 export function resourcesOfType(json: CfnTemplate, type: string): [string, CfnResource][] {
