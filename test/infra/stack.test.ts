@@ -21,7 +21,9 @@ import { FLUSH_MAX_RECEIVES } from '../../lib/constructs/dispatch-queues.js';
 import { mediaUploadCode } from '../../lib/constructs/media-bucket.js';
 import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
 import { MEDIA_UPLOAD_PATH } from '../../lib/web-policy.js';
+import { areaStackId } from '../../lib/constructs/api-area.js';
 import {
+  API_AREAS,
   IMAGE_MEMORY_MB,
   apiRoutes,
   authClassOf,
@@ -726,7 +728,10 @@ describe('permissions', () => {
         const actions = [...new Set(tableAllows(fn.statements).flatMap(actionsOf))];
         expect([fn.path, everyone.filter((a) => !actions.includes(a))]).toEqual([fn.path, []]);
         const own = actions.filter((a) => !everyone.includes(a)).map((a) => a.replace(/^dynamodb:/, 'ddb:'));
-        return [fn.path.replace(/^ChatRelay\//, '').replace(/\/Resource$/, ''), own.sort()];
+        // By path without the area's nested stack (Api/Chats/GetApiV1Chats → Api/GetApiV1Chats): the grants
+        // are the ones the functions had before the areas were nested.
+        const path = fn.path.replace(/^ChatRelay\//, '').replace(/\/Resource$/, '');
+        return [path.replace(new RegExp(`^Api/(${API_AREAS.map(areaStackId).join('|')})/`), 'Api/'), own.sort()];
       }),
     );
     expect(actual).toEqual(
@@ -790,12 +795,14 @@ describe('permissions', () => {
     });
 
     it('only the paginating routes can read or create it; no function can update or delete it', () => {
-      expect(cursorPaths().sort()).toEqual([
-        functionPathOf('GetApiV1Chats'),
-        functionPathOf('GetApiV1ChatsChatidMedia'),
-        functionPathOf('GetApiV1ChatsChatidMessages'),
-        functionPathOf('GetApiV1Search'),
-      ]);
+      expect(cursorPaths().sort()).toEqual(
+        [
+          functionPathOf('GetApiV1Chats'),
+          functionPathOf('GetApiV1ChatsChatidMedia'),
+          functionPathOf('GetApiV1ChatsChatidMessages'),
+          functionPathOf('GetApiV1Search'),
+        ].sort(),
+      );
       const reach = Object.fromEntries(
         fns.map((fn) => {
           const can = (action: string, keys = [secret]) => allowed(fn.statements, `dynamodb:${action}`, keys);
@@ -2886,7 +2893,14 @@ describe('bin/app.ts', () => {
       },
     );
     expect(good.status).toBe(0);
-    expect(stacks.sort()).toEqual(['ChatRelay.template.json', 'ChatRelayDeployRole.template.json']);
+    // Besides the two stacks, the app stack's nested ones (one per area of the API: templates.test.ts).
+    const nested = stacks.filter((f) => f.endsWith('.nested.template.json'));
+    expect(nested.every((f) => f.startsWith('ChatRelayApi'))).toBe(true);
+    expect(nested).toHaveLength(API_AREAS.length);
+    expect(stacks.filter((f) => !nested.includes(f)).sort()).toEqual([
+      'ChatRelay.template.json',
+      'ChatRelayDeployRole.template.json',
+    ]);
     expect(trust).toEqual(['repo:acme/chat-relay:pull_request', 'repo:acme/chat-relay:ref:refs/heads/main']);
   }, 180_000);
 
