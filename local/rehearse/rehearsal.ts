@@ -204,6 +204,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     });
     stops.push(() => host.stop());
     running = host;
+    // The deploy-time invocations count as the functions' runs too.
+    for (const [key, n] of early.invocations) host.invocations.set(key, n);
 
     // 4. What drives the functions.
     const http = readHttpApi(assembly, host);

@@ -73,9 +73,7 @@ export async function startRehearsedApi(
     setEnv,
     close: async () => {
       await rehearsal.stop();
-      // Which functions this file ran, for the run's check that the suite ran every one (rehearsal-teardown.mjs).
-      const ledger = process.env.REHEARSAL_INVOKED_FILE;
-      if (ledger) appendFileSync(ledger, [...rehearsal.host.invocations.keys()].map((k) => `${k}\n`).join(''));
+      recordInvocations(rehearsal);
       const denied = rehearsal.denials();
       const client = new DynamoDBClient({ ...LOCAL_AWS_ENV_CLIENT, endpoint });
       await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
@@ -85,6 +83,12 @@ export async function startRehearsedApi(
         throw new Error(`IAM denied ${denied.length} calls:\n${denied.map((d) => `  ${d.message}`).join('\n')}`);
     },
   };
+}
+
+/** Adds the functions a rehearsal ran to the run's ledger (rehearsal-teardown.mjs checks it covers them all). */
+export function recordInvocations(rehearsal: Rehearsal): void {
+  const ledger = process.env.REHEARSAL_INVOKED_FILE;
+  if (ledger) appendFileSync(ledger, [...rehearsal.host.invocations.keys()].map((k) => `${k}\n`).join(''));
 }
 
 const LOCAL_AWS_ENV_CLIENT = {
