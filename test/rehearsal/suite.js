@@ -13,7 +13,6 @@ const AREAS = ['chats', 'messages', 'requests', 'media', 'dispatch', 'events'];
 export const CI_FILES = [
   'rehearsal/faults.test.ts',
   'integration/chats/create.test.ts',
-  'integration/requests/create.test.ts',
   'integration/requests/resolve-cancel.test.ts',
   'integration/media/local-s3.test.ts',
 ];
