@@ -1,7 +1,8 @@
 /**
  * Native ESM jest (middy is ESM-only): ts-jest transpiles each file in isolation; `npm run
  * typecheck` does the type checking. Integration tests share one DynamoDB Local started in
- * globalSetup; each test file creates its own table. End-to-end tests (e2e) start their own.
+ * globalSetup; each test file creates its own table. End-to-end tests (e2e) start their own, and
+ * share one Chromium (each file in contexts of its own).
  */
 import { rehearsalFiles } from './test/rehearsal/suite.js';
 
@@ -31,9 +32,15 @@ export default {
       displayName: 'rehearsal',
       testMatch: rehearsalFiles(process.env.REHEARSAL_ALL === '1'),
       globalSetup: '<rootDir>/test/support/rehearsal-setup.mjs',
-      globalTeardown: '<rootDir>/test/support/global-teardown.mjs',
+      globalTeardown: '<rootDir>/test/support/rehearsal-teardown.mjs',
     },
-    // Browser tests: each file starts `npm start` as it ships and a Chromium (test/e2e/support/).
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.test.ts'] },
+    // Browser tests: each file starts `npm start` as it ships and connects to the run's one Chromium (test/e2e/support/).
+    {
+      ...common,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/e2e/support/browser-setup.mjs',
+      globalTeardown: '<rootDir>/test/e2e/support/browser-teardown.mjs',
+    },
   ],
 };

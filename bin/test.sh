@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `npm test` (README "Tests"; .ci/run runs it): typecheck, lint, jest (unit, integration, infra),
-# the browser tests (jest project e2e) and `cdk synth`, each phase timed on its own line.
+# the browser tests (jest project e2e), `cdk synth`, and CI's files on the rehearsal of the
+# synthesized assembly (jest project rehearsal), each phase timed on its own line.
 #
 # `cdk synth` runs beside typecheck and lint, not after everything: all three are one process
 # busy on one core at a time (tsc, eslint; the synth bundles its functions one esbuild child
@@ -25,11 +26,16 @@ phase() {
   if [ "$rc" -ne 0 ]; then status=$rc; fi
 }
 
-# The synth, in the background; its output is held back and shown once it is done.
+# The synth, in the background; its output is held back and shown once it is done. It is the
+# assembly the rehearsal phase runs (local/rehearse/, README "Rehearsal of the deployment"): the
+# app as `cdk synth` makes it (bin/app.ts, cdk-nag included), with the instance secret off
+# (`-c allowOpenAccess=true`) as the integration files the rehearsal runs assume. The default,
+# closed configuration's templates are synthesized and checked by the infra tests.
 synth_log=$(mktemp)
-trap 'rm -f "$synth_log"' EXIT
+assembly=$(mktemp -d)
+trap 'rm -f "$synth_log"; rm -rf "$assembly"' EXIT
 synth_began=$SECONDS
-npm run synth >"$synth_log" 2>&1 &
+npx cdk synth --quiet -c allowOpenAccess=true -o "$assembly" >"$synth_log" 2>&1 &
 synth_pid=$!
 
 phase typecheck npm run typecheck
@@ -43,6 +49,7 @@ if [ "$synth_rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$synth_rc; fi
 
 phase test:all npm run test:all
 phase test:e2e npm run test:e2e
+phase rehearsal env REHEARSAL_ASSEMBLY="$assembly" npm run test:rehearsal:ci
 
 echo
 echo "npm test phases:"

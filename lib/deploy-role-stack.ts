@@ -44,6 +44,9 @@ export interface DeployRoleStackProps extends StackProps {
 const REPOSITORY = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const BRANCH = /^[A-Za-z0-9._/-]+$/;
 const QUALIFIER = /^[A-Za-z0-9_-]{1,10}$/;
+/** In the logical id of every nested stack resource CDK makes, hence in the nested stacks' names. */
+export const NESTED_STACK_MARK = 'NestedStackResource';
+
 const OIDC_PROVIDER_ARN = /^arn:aws[a-z-]*:iam::\d{12}:oidc-provider\/token\.actions\.githubusercontent\.com$/;
 
 export class DeployRoleStack extends Stack {
@@ -110,6 +113,18 @@ export class DeployRoleStack extends Stack {
       },
       this,
     );
+    // Its nested stacks (lib/constructs/api-area.ts): CloudFormation names them
+    // `<parent>-<logical id of the nested stack resource>-<suffix>`, and CDK's nested stack resources'
+    // logical ids all contain NestedStackResource. `cdk diff` reads their templates as the root's.
+    const nestedStacks = Arn.format(
+      {
+        service: 'cloudformation',
+        resource: 'stack',
+        resourceName: `${appStackName}-*${NESTED_STACK_MARK}*/*`,
+        arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+      },
+      this,
+    );
 
     this.deployRole = new Role(this, 'DeployRole', {
       description: `GitHub Actions of ${repository} on ${branch}: cdk deploy of ${appStackName}`,
@@ -127,7 +142,7 @@ export class DeployRoleStack extends Stack {
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['cloudformation:DescribeStacks', 'cloudformation:DescribeStackEvents'],
-        resources: [appStack],
+        resources: [appStack, nestedStacks],
       }),
     );
 
@@ -147,19 +162,35 @@ export class DeployRoleStack extends Stack {
       new PolicyStatement({
         effect: Effect.ALLOW,
         actions: ['cloudformation:DescribeStacks', 'cloudformation:GetTemplate'],
+        resources: [appStack, nestedStacks],
+      }),
+    );
+    // How `cdk diff` finds the nested stacks' deployed names: the root's resources (their physical ids).
+    this.diffRole.addToPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['cloudformation:ListStackResources'],
         resources: [appStack],
       }),
     );
 
+    const stackArnPrefix =
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:';
     for (const role of [this.deployRole, this.diffRole]) {
-      Validations.of(role).acknowledge({
-        id:
-          'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:cloudformation:<AWS::Region>:<AWS::AccountId>:' +
-          `stack/${appStackName}/*]`,
-        reason:
-          'A stack ARN ends in the id CloudFormation gives the stack when it is created; the wildcard stands for ' +
-          'that id only, the stack name is fixed.',
-      });
+      Validations.of(role).acknowledge(
+        {
+          id: `${stackArnPrefix}stack/${appStackName}/*]`,
+          reason:
+            'A stack ARN ends in the id CloudFormation gives the stack when it is created; the wildcard stands for ' +
+            'that id only, the stack name is fixed.',
+        },
+        {
+          id: `${stackArnPrefix}stack/${appStackName}-*${NESTED_STACK_MARK}*/*]`,
+          reason:
+            "The app stack's nested stacks: CloudFormation names them after the parent, the nested stack " +
+            "resource's logical id (CDK's all contain NestedStackResource) and a random suffix, then the stack id.",
+        },
+      );
     }
 
     new CfnOutput(this, 'DeployRoleArn', {

@@ -397,3 +397,34 @@ export const DEFAULT_FUNCTION_TIMEOUT_SECONDS = 15;
 /** The function timeout of a route (the catch-all has the default). */
 export const functionTimeoutSeconds = (route: Pick<RouteSpec, 'timeoutSeconds'> | undefined): number =>
   route?.timeoutSeconds ?? DEFAULT_FUNCTION_TIMEOUT_SECONDS;
+
+/**
+ * The areas of the API: the stack puts each area's functions in a nested stack of its own
+ * (lib/constructs/api-area.ts), so no CloudFormation template nears its 500 resources as the
+ * routes grow. Every API route falls in one; `admin` takes what no other area names.
+ */
+export const API_AREAS = ['chats', 'messages', 'requests', 'media', 'dispatch', 'admin'] as const;
+export type ApiArea = (typeof API_AREAS)[number];
+
+/** What a first path segment after /api/v1 (or after /api/v1/chats/{chatId}) belongs to. */
+const AREA_OF_SEGMENT: Readonly<Record<string, ApiArea>> = {
+  chats: 'chats',
+  messages: 'messages',
+  requests: 'requests',
+  media: 'media',
+  files: 'media',
+  dispatch: 'dispatch',
+};
+
+/**
+ * A route's area, by its path: `/api/v1/chats/{chatId}/messages…` is `messages` (the chat's
+ * messages, requests and media go with their kind, not with the chat), `/api/v1/files/…` is
+ * `media`, a segment no area names (health, config, auth, docs, tags, search, push) is `admin`.
+ * By path rather than a field on each entry: a new route lands in an area without a choice to
+ * forget, and test/unit/routes.test.ts lists each area's routes.
+ */
+export function apiAreaOf(route: Pick<RouteSpec, 'path'>): ApiArea {
+  const [first, , third] = route.path.slice('/api/v1/'.length).split('/');
+  if (first === 'chats' && third !== undefined && AREA_OF_SEGMENT[third]) return AREA_OF_SEGMENT[third];
+  return AREA_OF_SEGMENT[first ?? ''] ?? 'admin';
+}

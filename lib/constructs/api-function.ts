@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AssetHashType, CfnElement, DockerImage, Duration, Size, Stack, Validations } from 'aws-cdk-lib';
+import { AssetHashType, CfnElement, DockerImage, Duration, Names, Size, Stack, Validations } from 'aws-cdk-lib';
 import type { ILocalBundling } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -402,7 +402,7 @@ export class ApiFunction extends LambdaFunction {
     }
     // Table.grant covers the table's indexes as `<table arn>/index/*`.
     Validations.of(this.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(table)}.Arn>/index/*]`,
+      id: `AwsSolutions-IAM5[Resource::${arnInFinding(this, table)}/index/*]`,
       reason:
         'Queries on the global secondary indexes of this table (gsi1..n, listed in lib/table-schema.ts); the ' +
         'wildcard is limited to the indexes of this one table.',
@@ -528,4 +528,18 @@ export function secretsDenied(table: ITable): PolicyStatement {
 export function logicalIdOf(construct: IConstruct): string {
   const resource = construct.node.defaultChild;
   return resource instanceof CfnElement ? Stack.of(construct).resolve(resource.logicalId) : construct.node.id;
+}
+
+/**
+ * The ARN of `target` as cdk-nag writes it in a finding on a resource of `from`'s stack (for an
+ * acknowledgement's id): `<LogicalId.Arn>` in the same template; in a nested stack (an API area,
+ * api-area.ts), the parameter CDK passes it through, `<referenceto<unique id of target>Arn>`.
+ */
+export function arnInFinding(from: IConstruct, target: IConstruct): string {
+  const resource = target.node.defaultChild ?? target;
+  const producer = Stack.of(resource);
+  const consumer = Stack.of(from);
+  if (producer === consumer) return `<${logicalIdOf(target)}.Arn>`;
+  if (consumer.nestedStackParent === producer) return `<referenceto${Names.nodeUniqueId(resource.node)}Arn>`;
+  throw new Error(`${from.node.path} refers to ${target.node.path} across stacks CDK does not nest that way.`);
 }

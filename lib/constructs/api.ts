@@ -1,23 +1,28 @@
 /**
  * The HTTP API: one function and one API Gateway route per entry of lib/routes.ts (but the
- * streaming one, the event stream: event-stream.ts), plus the
+ * streaming one, the event stream: event-stream.ts), the functions in one nested stack per area of
+ * the API (api-area.ts), plus the
  * catch-all `$default` route (CORS preflight for every path and the 404 envelope). API
  * Gateway's own CORS stays off on purpose: it would answer preflight itself, while the
  * functions answer it from the live configuration (server.corsOrigins).
  */
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
-import { HttpApi, HttpMethod, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpApi, HttpStage, LogGroupLogDestination } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { LogGroup, LogGroupClass, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { IMAGE_MEMORY_MB, apiRoutes, authClassOf, fallbackHandler, routeId } from '../routes.js';
-import type { RouteSpec } from '../routes.js';
-import { ApiFunction, httpEntry } from './api-function.js';
+import { API_AREAS, apiAreaOf, apiRoutes, fallbackHandler } from '../routes.js';
+import type { ApiArea } from '../routes.js';
+import { ApiAreaStack, areaStackId, routeFunction } from './api-area.js';
+
+// Where the stack, the event stream and the tests have always found it.
+export { tableAccessOf } from './api-area.js';
+import type { ApiFunction } from './api-function.js';
 import type { SearchIndex } from './search-index.js';
 import type { WebPush } from './web-push.js';
 import type { MediaBucket } from './media-bucket.js';
-import type { FunctionWiring, TableAccess } from './api-function.js';
+import type { FunctionWiring } from './api-function.js';
 import type { DispatchQueues } from './dispatch-queues.js';
 import type { StoredSecrets } from './stored-secrets.js';
 import type { StreamTimeouts } from './stream-timeouts.js';
@@ -65,13 +70,6 @@ export interface ApiThrottle {
  */
 export const DEFAULT_API_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
 
-/** Which table grant a route's function gets (api-function.ts TableAccess), from its route entry. */
-export function tableAccessOf(route: RouteSpec): TableAccess {
-  if (route.table === 'config' || route.table === 'none') return route.table;
-  if (route.writes) return 'readWrite';
-  return route.cursors ? 'readCursors' : 'read';
-}
-
 /**
  * One JSON line per request. Deliberately no query string: SSE and file URLs may carry the
  * instance secret as `?token=` (contract §1.11), which must never reach a log.
@@ -101,31 +99,16 @@ export class Api extends Construct {
   readonly stage: HttpStage;
   /** The function of every route, by route key (`GET /api/v1/chats`), plus `$default`. */
   readonly functions = new Map<string, ApiFunction>();
+  /** The nested stack of each area (api-area.ts), by area. */
+  readonly areas = new Map<ApiArea, ApiAreaStack>();
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
 
-    const makeFunction = (
-      fnId: string,
-      handler: string,
-      access: TableAccess,
-      route: Partial<
-        Pick<RouteSpec, 'timeoutSeconds' | 'images' | 'apiDocument' | 'memoryMb' | 'reservedConcurrency'>
-      > = {},
-    ) => {
-      return ApiFunction.wired(this, fnId, props, access, {
-        entry: httpEntry(handler),
-        timeout: route.timeoutSeconds === undefined ? undefined : Duration.seconds(route.timeoutSeconds),
-        ...(route.memoryMb ? { memorySize: route.memoryMb } : {}),
-        ...(route.images ? { images: true, memorySize: IMAGE_MEMORY_MB } : {}),
-        ...(route.apiDocument ? { apiDocument: route.apiDocument } : {}),
-        ...(route.reservedConcurrency ? { reservedConcurrency: route.reservedConcurrency } : {}),
-      });
-    };
-
     // The fallback answers OPTIONS and 404s only: it reads the live configuration (CORS, §1.13: an
-    // allow-list changed by PATCH /config/admin must reach preflights) and nothing else.
-    const fallback = makeFunction('Fallback', fallbackHandler, 'config');
+    // allow-list changed by PATCH /config/admin must reach preflights) and nothing else. It stays in the
+    // root stack with the API's $default route.
+    const fallback = routeFunction(this, 'Fallback', fallbackHandler, 'config', props);
     this.functions.set('$default', fallback);
 
     this.httpApi = new HttpApi(this, 'HttpApi', {
@@ -135,29 +118,13 @@ export class Api extends Construct {
       createDefaultStage: false,
     });
 
-    for (const route of apiRoutes) {
-      const id = routeId(route);
-      const fn = makeFunction(id, route.handler, tableAccessOf(route), route);
-      if (route.writes) props.secrets.bind(fn, 'ORIGIN_VERIFY');
-      // Public routes never check the secret (they resolve the configuration without it), but the sign-in
-      // compares it; every route that checks it also accepts a session cookie (§1.11.1).
-      const checksAuth = authClassOf(route) !== 'public';
-      if (props.instanceSecret && (checksAuth || route.signsSessions)) props.secrets.bind(fn, 'INSTANCE');
-      if (props.instanceSecret && (checksAuth || route.signsSessions)) {
-        fn.bindSessionKey(props.table, route.signsSessions ? 'sign' : 'check');
-      }
-      if (route.streamTimer) props.streamTimeouts.bindStarter(fn);
-      if (route.dispatch) props.dispatchQueues.bindWorkerApi(fn);
-      if (route.dispatchInputs) props.dispatchQueues.bindInputWriter(fn);
-      if (route.mediaBucket) props.mediaBucket.bind(fn, route.mediaBucket);
-      if (route.pushSender) props.webPush?.bindSender(fn);
-      if (route.searchIndex) props.searchIndex.bindReader(fn);
-      this.httpApi.addRoutes({
-        path: route.path,
-        methods: [HttpMethod[route.method]],
-        integration: new HttpLambdaIntegration(`${id}Integration`, fn),
-      });
-      this.functions.set(`${route.method} ${route.path}`, fn);
+    // Every other route's function in its area's nested stack (api-area.ts says why), its route here.
+    for (const area of API_AREAS) {
+      const routes = apiRoutes.filter((route) => apiAreaOf(route) === area);
+      if (routes.length === 0) continue;
+      const stack = new ApiAreaStack(this, areaStackId(area), { area, routes, httpApi: this.httpApi, wiring: props });
+      this.areas.set(area, stack);
+      for (const [key, fn] of stack.functions) this.functions.set(key, fn);
     }
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {

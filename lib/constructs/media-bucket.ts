@@ -24,7 +24,7 @@ import { Construct } from 'constructs';
 import { ABORT_INCOMPLETE_UPLOADS, privateBucket } from './private-bucket.js';
 import { MEDIA_UPLOAD_PATH } from '../web-policy.js';
 import type { ApiFunction } from './api-function.js';
-import { logicalIdOf } from './api-function.js';
+import { arnInFinding } from './api-function.js';
 
 /** What a route does with the bucket (lib/routes.ts `mediaBucket`). */
 export type MediaBucketUse = 'read' | 'write' | 'delete' | 'presign' | 'finalize';
@@ -126,7 +126,7 @@ export class MediaBucket extends Construct {
         new PolicyStatement({ effect: Effect.ALLOW, actions, resources: [this.bucket.arnForObjects(`${prefix}*`)] }),
       );
       Validations.of(fn.role!).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/${prefix}*]`,
+        id: `AwsSolutions-IAM5[Resource::${arnInFinding(fn, this.bucket)}/${prefix}*]`,
         reason:
           'Media objects are keyed by chat and media (or upload) id under this prefix (contract §8.3); the wildcard ' +
           'covers that prefix of this one bucket only.',

@@ -19,7 +19,7 @@ import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ABORT_INCOMPLETE_UPLOADS, privateBucket } from './private-bucket.js';
-import { ApiFunction, jobEntry, logicalIdOf } from './api-function.js';
+import { ApiFunction, jobEntry, arnInFinding } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 import { consumeTableStream } from './stream-consumer.js';
 
@@ -107,7 +107,7 @@ export class SearchIndex extends Construct {
       }),
     );
     Validations.of(fn.role!).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(this.bucket)}.Arn>/${SEGMENT_PREFIX}*]`,
+      id: `AwsSolutions-IAM5[Resource::${arnInFinding(fn, this.bucket)}/${SEGMENT_PREFIX}*]`,
       reason:
         'Segment objects are named by time and id under this prefix (functions/platform/search-storage.ts); the ' +
         'wildcard covers that prefix of this one bucket only.',

@@ -38,7 +38,12 @@ const TEXT_TYPES = /^(application\/([\w.+-]*\+)?json|text\/|application\/x-www-f
 
 /** Glob of a SourceArn (`*` any run of characters, `?` one), as Lambda's condition matches it. */
 const arnGlob = (pattern: string) =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
 export function readHttpApi(assembly: Assembly, host: FunctionHost): HttpApi {
   const apis = assembly.resources('AWS::ApiGatewayV2::Api');

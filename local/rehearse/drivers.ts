@@ -43,7 +43,9 @@ export async function startDrivers(options: DriverOptions): Promise<Drivers> {
     sqsEndpoint: options.queues.endpoint,
   });
   const schedules = startSchedules({
-    resources: options.assembly.resources('AWS::Events::Rule').concat(options.assembly.resources('AWS::Lambda::Permission')),
+    resources: options.assembly
+      .resources('AWS::Events::Rule')
+      .concat(options.assembly.resources('AWS::Lambda::Permission')),
     invoker: options.host,
     stackName: options.assembly.stackName,
     ruleArn: (rule) => String(options.assembly.attribute(rule.stack, rule.logicalId, 'Arn')),

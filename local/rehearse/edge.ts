@@ -20,6 +20,35 @@ import { payloadV2, serveHttpApi } from './api-gateway.js';
 import type { HttpApi } from './api-gateway.js';
 import type { FunctionHost } from './host.js';
 
+/** The parts of CloudFront's configuration the rehearsal reads (CloudFormation's property names). */
+interface CacheBehavior {
+  PathPattern?: string;
+  TargetOriginId: string;
+  AllowedMethods?: string[];
+  FunctionAssociations?: { EventType: string; FunctionARN: string }[];
+  ResponseHeadersPolicyId?: string;
+}
+interface DistributionConfig {
+  Origins: {
+    Id: string;
+    DomainName: string;
+    OriginPath?: string;
+    OriginCustomHeaders?: { HeaderName: string; HeaderValue: string }[];
+  }[];
+  CacheBehaviors?: CacheBehavior[];
+  DefaultCacheBehavior: CacheBehavior;
+}
+interface HeadersPolicyConfig {
+  SecurityHeadersConfig?: {
+    ContentSecurityPolicy?: { ContentSecurityPolicy: string };
+    ContentTypeOptions?: unknown;
+    FrameOptions?: { FrameOption: string };
+    ReferrerPolicy?: { ReferrerPolicy: string };
+    StrictTransportSecurity?: { AccessControlMaxAgeSec: number; IncludeSubdomains?: boolean; Preload?: boolean };
+  };
+  CustomHeadersConfig?: { Items?: { Header: string; Value: string }[] };
+}
+
 type Handler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 interface Behavior {
@@ -55,12 +84,18 @@ export interface Origins {
 }
 
 const glob = (pattern: string) =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
 export function readDistribution(assembly: Assembly): Behavior[] {
   const distributions = assembly.resources('AWS::CloudFront::Distribution');
-  if (distributions.length !== 1) throw new Error(`The rehearsal serves one distribution; found ${distributions.length}.`);
-  const config = distributions[0]!.properties.DistributionConfig as Record<string, any>;
+  if (distributions.length !== 1)
+    throw new Error(`The rehearsal serves one distribution; found ${distributions.length}.`);
+  const config = distributions[0]!.properties.DistributionConfig as DistributionConfig;
   const functions = new Map<string, (event: CloudFrontEvent) => unknown>();
   for (const fn of assembly.resources('AWS::CloudFront::Function')) {
     const arn = String(assembly.attribute(fn.stack, fn.logicalId, 'FunctionARN'));
@@ -73,20 +108,21 @@ export function readDistribution(assembly: Assembly): Behavior[] {
   for (const policy of assembly.resources('AWS::CloudFront::ResponseHeadersPolicy'))
     policies.set(assembly.ref(policy.stack, policy.logicalId), responseHeadersOf(policy.properties));
   const origins = new Map<string, Behavior['origin']>();
-  for (const origin of config.Origins as Record<string, any>[]) {
+  for (const origin of config.Origins) {
     const headers: Record<string, string> = {};
     for (const h of (origin.OriginCustomHeaders ?? []) as { HeaderName: string; HeaderValue: string }[])
       headers[h.HeaderName.toLowerCase()] = h.HeaderValue;
     origins.set(origin.Id, { domain: String(origin.DomainName), path: origin.OriginPath ?? '', headers });
   }
-  const behavior = (b: Record<string, any>, pattern: string): Behavior => {
+  const behavior = (b: CacheBehavior, pattern: string): Behavior => {
     const origin = origins.get(b.TargetOriginId);
     if (!origin) throw new Error(`Behavior ${pattern}: no origin ${b.TargetOriginId}.`);
     const association = ((b.FunctionAssociations ?? []) as { EventType: string; FunctionARN: string }[]).find(
       (a) => a.EventType === 'viewer-request',
     );
     const viewerRequest = association ? functions.get(association.FunctionARN) : undefined;
-    if (association && !viewerRequest) throw new Error(`Behavior ${pattern}: its function ${association.FunctionARN} is not in the assembly.`);
+    if (association && !viewerRequest)
+      throw new Error(`Behavior ${pattern}: its function ${association.FunctionARN} is not in the assembly.`);
     return {
       pattern: glob(pattern),
       methods: new Set((b.AllowedMethods as string[] | undefined) ?? ['GET', 'HEAD']),
@@ -96,16 +132,17 @@ export function readDistribution(assembly: Assembly): Behavior[] {
     };
   };
   return [
-    ...((config.CacheBehaviors ?? []) as Record<string, any>[]).map((b) => behavior(b, b.PathPattern)),
+    ...(config.CacheBehaviors ?? []).map((b) => behavior(b, b.PathPattern ?? '')),
     behavior(config.DefaultCacheBehavior, '*'),
   ];
 }
 
 function responseHeadersOf(properties: Record<string, unknown>): Record<string, string> {
-  const config = properties.ResponseHeadersPolicyConfig as Record<string, any>;
+  const config = properties.ResponseHeadersPolicyConfig as HeadersPolicyConfig;
   const out: Record<string, string> = {};
   const security = config.SecurityHeadersConfig ?? {};
-  if (security.ContentSecurityPolicy) out['content-security-policy'] = security.ContentSecurityPolicy.ContentSecurityPolicy;
+  if (security.ContentSecurityPolicy)
+    out['content-security-policy'] = security.ContentSecurityPolicy.ContentSecurityPolicy;
   if (security.ContentTypeOptions) out['x-content-type-options'] = 'nosniff';
   if (security.FrameOptions) out['x-frame-options'] = security.FrameOptions.FrameOption;
   if (security.ReferrerPolicy) out['referrer-policy'] = security.ReferrerPolicy.ReferrerPolicy;
@@ -140,19 +177,28 @@ export function distributionHandler(behaviors: Behavior[], origins: Origins, hos
     const method = req.method ?? 'GET';
     const behavior = behaviors.find((b) => b.pattern.test(url.pathname))!;
     for (const [name, value] of Object.entries(behavior.responseHeaders)) res.setHeader(name, value);
-    if (!behavior.methods.has(method)) return plain(res, 403, 'This distribution is not configured to allow the HTTP request method that was used for this request.');
+    if (!behavior.methods.has(method))
+      return plain(
+        res,
+        403,
+        'This distribution is not configured to allow the HTTP request method that was used for this request.',
+      );
     let uri = url.pathname;
     if (behavior.viewerRequest) {
       const event = viewerEvent(req, url);
-      const out = behavior.viewerRequest(event) as CloudFrontEvent['request'] | { statusCode: number; statusDescription?: string };
+      const out = behavior.viewerRequest(event) as
+        CloudFrontEvent['request'] | { statusCode: number; statusDescription?: string };
       if ('statusCode' in out) return plain(res, out.statusCode, out.statusDescription ?? '');
       uri = out.uri;
-      for (const name of Object.keys(req.headers)) if (!(name in out.headers) && name !== 'host') delete req.headers[name];
+      for (const name of Object.keys(req.headers))
+        if (!(name in out.headers) && name !== 'host') delete req.headers[name];
       for (const [name, { value }] of Object.entries(out.headers)) if (name !== 'host') req.headers[name] = value;
     }
     // The managed policy AllViewerExceptHostHeader: the origin's own Host, the viewer's address added.
     const viewerIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
-    req.headers['x-forwarded-for'] = req.headers['x-forwarded-for'] ? `${req.headers['x-forwarded-for']}, ${viewerIp}` : viewerIp;
+    req.headers['x-forwarded-for'] = req.headers['x-forwarded-for']
+      ? `${req.headers['x-forwarded-for']}, ${viewerIp}`
+      : viewerIp;
     req.headers['cloudfront-viewer-address'] = `${viewerIp}:${req.socket.remotePort ?? 0}`;
     req.headers.via = '2.0 rehearsal.cloudfront.net (CloudFront)';
     for (const [name, value] of Object.entries(behavior.origin.headers)) req.headers[name] = value;
@@ -162,7 +208,13 @@ export function distributionHandler(behaviors: Behavior[], origins: Origins, hos
   };
 }
 
-async function toOrigin(domain: string, origins: Origins, host: FunctionHost, req: IncomingMessage, res: ServerResponse) {
+async function toOrigin(
+  domain: string,
+  origins: Origins,
+  host: FunctionHost,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
   if (domain === origins.api.domain) return serveHttpApi(origins.api.http, host, domain, req, res);
   if (domain === origins.functionUrl.domain) return serveFunctionUrl(origins.functionUrl, host, req, res);
   const files = origins.staticBuckets.get(domain);
@@ -175,12 +227,18 @@ async function toOrigin(domain: string, origins: Origins, host: FunctionHost, re
 function viewerEvent(req: IncomingMessage, url: URL): CloudFrontEvent {
   const headers: Record<string, { value: string }> = {};
   for (const [name, value] of Object.entries(req.headers))
-    if (value !== undefined && name !== 'cookie') headers[name] = { value: Array.isArray(value) ? value.join(',') : value };
+    if (value !== undefined && name !== 'cookie')
+      headers[name] = { value: Array.isArray(value) ? value.join(',') : value };
   const querystring: Record<string, { value: string }> = {};
   for (const [name, value] of url.searchParams) querystring[name] = { value };
   return {
     version: '1.0',
-    context: { eventType: 'viewer-request', distributionDomainName: 'rehearsal.cloudfront.net', distributionId: 'EREHEARSAL', requestId: 'rehearsal' },
+    context: {
+      eventType: 'viewer-request',
+      distributionDomainName: 'rehearsal.cloudfront.net',
+      distributionId: 'EREHEARSAL',
+      requestId: 'rehearsal',
+    },
     viewer: { ip: (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '') },
     request: { method: req.method ?? 'GET', uri: url.pathname, querystring, headers, cookies: {} },
   };
@@ -195,7 +253,11 @@ async function serveFunctionUrl(
   if (!origin.permitted) return plain(res, 403, 'Forbidden');
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const event = payloadV2(req, Buffer.concat(chunks), { routeKey: '$default', apiId: origin.domain.split('.')[0]!, domainName: origin.domain });
+  const event = payloadV2(req, Buffer.concat(chunks), {
+    routeKey: '$default',
+    apiId: origin.domain.split('.')[0]!,
+    domainName: origin.domain,
+  });
   const gone = new AbortController();
   res.on('close', () => gone.abort());
   let started = false;
@@ -223,8 +285,13 @@ async function serveFunctionUrl(
   if (!res.writableEnded) res.end();
 }
 
-async function serveFiles(files: Map<string, { file: string; cacheControl?: string }>, req: IncomingMessage, res: ServerResponse) {
-  const key = decodeURIComponent(new URL(req.url ?? '/', 'http://rehearsal').pathname.replace(/^\//, '')) || 'index.html';
+async function serveFiles(
+  files: Map<string, { file: string; cacheControl?: string }>,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
+  const key =
+    decodeURIComponent(new URL(req.url ?? '/', 'http://rehearsal').pathname.replace(/^\//, '')) || 'index.html';
   const found = files.get(key);
   // A private bucket behind Origin Access Control answers 403 for a key it does not hold.
   if (!found) return plain(res, 403, 'AccessDenied');

@@ -68,6 +68,8 @@ export class FunctionHost implements Invoker {
   private readonly pools = new Map<string, Environment[]>();
   private inputs: Record<string, string>;
   private stopped = false;
+  /** Invocations started, by function key (tests check that a suite ran every function). */
+  readonly invocations = new Map<string, number>();
 
   constructor(private readonly options: HostOptions) {
     this.functions = new Map(options.functions.map((f) => [f.key, f]));
@@ -160,6 +162,7 @@ export class FunctionHost implements Invoker {
     signal?: AbortSignal,
   ): Promise<unknown> {
     const spec = this.spec(key);
+    this.invocations.set(spec.key, (this.invocations.get(spec.key) ?? 0) + 1);
     const environment = await this.take(spec, sink !== undefined);
     const id = randomUUID();
     const timeoutMs = spec.timeoutSeconds * 1000;

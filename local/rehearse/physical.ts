@@ -47,7 +47,10 @@ export function defaultPhysical(type: string, logicalId: string, stackName: stri
       return { ref: arn, attributes: { TopicArn: arn, TopicName: name } };
     }
     case 'AWS::S3::Bucket': {
-      const bucket = name.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 63);
+      const bucket = name
+        .toLowerCase()
+        .replace(/[^a-z0-9-]/g, '-')
+        .slice(0, 63);
       return {
         ref: bucket,
         attributes: {

@@ -97,8 +97,14 @@ const keysOf = (schema: { AttributeName?: string; KeyType?: string }[] | undefin
   JSON.stringify((schema ?? []).map((k) => [k.AttributeName, k.KeyType]));
 
 function checkSameShape(table: TableDescription, props: TableProperties): void {
-  const found = [keysOf(table.KeySchema), ...(table.GlobalSecondaryIndexes ?? []).map((i) => `${i.IndexName}${keysOf(i.KeySchema)}`).sort()];
-  const wanted = [keysOf(props.KeySchema), ...(props.GlobalSecondaryIndexes ?? []).map((i) => `${i.IndexName}${keysOf(i.KeySchema)}`).sort()];
+  const found = [
+    keysOf(table.KeySchema),
+    ...(table.GlobalSecondaryIndexes ?? []).map((i) => `${i.IndexName}${keysOf(i.KeySchema)}`).sort(),
+  ];
+  const wanted = [
+    keysOf(props.KeySchema),
+    ...(props.GlobalSecondaryIndexes ?? []).map((i) => `${i.IndexName}${keysOf(i.KeySchema)}`).sort(),
+  ];
   if (JSON.stringify(found) !== JSON.stringify(wanted))
     throw new Error(
       `The table ${table.TableName} exists with other keys or indexes than the assembly's (${found.join(' ')} vs ` +
@@ -138,14 +144,21 @@ export async function provisionCustomResources(
     const framework = invoker.find(token);
     const userArn = framework?.environment.USER_ON_EVENT_FUNCTION_ARN;
     if (!framework || !userArn) {
-      made.push(`${resource.logicalId} (${resource.type}): not run, its provider is not a CDK Provider framework function`);
+      made.push(
+        `${resource.logicalId} (${resource.type}): not run, its provider is not a CDK Provider framework function`,
+      );
       continue;
     }
     const user = invoker.find(userArn);
-    if (!user) throw new Error(`Custom resource ${resource.logicalId}: its provider's function ${userArn} is not in the assembly.`);
+    if (!user)
+      throw new Error(
+        `Custom resource ${resource.logicalId}: its provider's function ${userArn} is not in the assembly.`,
+      );
     const allowed = await authorizer.authorize(framework.roleArn, 'lambda:InvokeFunction', user.arn);
     if (!allowed.allowed)
-      throw new Error(`Custom resource ${resource.logicalId}: the provider may not invoke its function: ${allowed.message}`);
+      throw new Error(
+        `Custom resource ${resource.logicalId}: the provider may not invoke its function: ${allowed.message}`,
+      );
     const properties = assembly.resolve(resource.stack, resource.raw.Properties ?? {}) as Record<string, unknown>;
     const answer = (await invoker.invoke(user.key, {
       RequestType: 'Create',
@@ -201,7 +214,8 @@ export function webBucketFiles(
     for (const key of props.SourceObjectKeys as string[]) {
       const hash = key.replace(/\.zip$/, '');
       const source = assets.files[hash]?.source.path;
-      if (!source || !existsSync(join(assembly.dir, source))) throw new Error(`The web deployment's asset ${key} is not in the assembly.`);
+      if (!source || !existsSync(join(assembly.dir, source)))
+        throw new Error(`The web deployment's asset ${key} is not in the assembly.`);
       for (const file of walk(join(assembly.dir, source))) {
         const objectKey = relative(join(assembly.dir, source), file).split('\\').join('/');
         // The AWS CLI's sync semantics: excluded unless a later include matches.
@@ -214,7 +228,12 @@ export function webBucketFiles(
 }
 
 const glob = (pattern: string) =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -50,6 +50,8 @@ export interface Rehearsal {
   url: string;
   assembly: Assembly;
   host: FunctionHost;
+  /** The local S3 (the operator's view: its key is LOCAL_S3_CREDENTIALS). */
+  s3: { endpoint: string; mediaBucket: string; searchBucket: string };
   /** Every access the IAM gateway denied so far. */
   denials(): { principal: string; action: string; resource: string; message: string }[];
   /** Problems found in the assembly at start (a route without invoke permission, a mapping its role may not read). */
@@ -86,7 +88,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
 
     // 1. Storage and queues, as the stack defines them.
     await provisionTable(assembly, options.dynamoEndpoint, options.tableName);
-    const { LOCAL_MEDIA_BUCKET, LOCAL_SEARCH_BUCKET, startLocalS3 } = await import('../s3.js');
+    const { LOCAL_MEDIA_BUCKET, LOCAL_S3_CREDENTIALS, LOCAL_SEARCH_BUCKET, startLocalS3 } = await import('../s3.js');
     // The stack's stateful buckets by their pinned logical ids (test/infra/templates.test.ts).
     provisionBuckets(assembly, { MediaBucket4022EBBF: LOCAL_MEDIA_BUCKET, SearchBucketDC7A81AD: LOCAL_SEARCH_BUCKET });
     const queues = await provisionQueues(assembly, options.sqsDataDir);
@@ -122,27 +124,29 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     const principals = draft.flatMap(({ spec }) => {
       if (principalOf.has(spec.roleArn)) return [];
       principalOf.set(spec.roleArn, spec.logicalId);
-      return [{ name: spec.logicalId, roleArn: spec.roleArn, ...credentials.get(spec.roleArn)!, policies: spec.policies }];
+      return [
+        { name: spec.logicalId, roleArn: spec.roleArn, ...credentials.get(spec.roleArn)!, policies: spec.policies },
+      ];
     });
     // The state machines run their tasks on the host made below (`late`), behind the gateway.
-    let running: FunctionHost | undefined;
+    const running: { host?: FunctionHost } = {};
     const lateInvoker: Invoker = {
       get functions() {
-        return running!.functions;
+        return running.host!.functions;
       },
-      find: (arn) => running?.find(arn),
-      invoke: (key, event, o) => running!.invoke(key, event, o),
+      find: (arn) => running.host?.find(arn),
+      invoke: (key, event, o) => running.host!.invoke(key, event, o),
     };
     const gatewayAuthorizer: Authorizer = {
       authorize: (roleArn, action, resource, context) => authorizer.authorize(roleArn, action, resource, context),
     };
     const machineSpecs = assembly.resources('AWS::StepFunctions::StateMachine').map((m) => ({
-        logicalId: m.logicalId,
-        name: String(assembly.attribute(m.stack, m.logicalId, 'Name')),
-        arn: assembly.ref(m.stack, m.logicalId),
-        roleArn: String(m.properties.RoleArn),
-        definition: String(m.properties.DefinitionString),
-      }));
+      logicalId: m.logicalId,
+      name: String(assembly.attribute(m.stack, m.logicalId, 'Name')),
+      arn: assembly.ref(m.stack, m.logicalId),
+      roleArn: String(m.properties.RoleArn),
+      definition: String(m.properties.DefinitionString),
+    }));
     const machines = await startStateMachines({
       machines: machineSpecs,
       invoker: lateInvoker,
@@ -166,7 +170,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         return gateway.authorize(name, action, resource, context);
       },
     };
-    const s3 = await startLocalS3(options.s3DataDir, gateway.s3Hook());
+    // The operator's own key (LOCAL_S3_CREDENTIALS: tests looking into the buckets) is verified, never denied.
+    const s3 = await startLocalS3(options.s3DataDir, gateway.s3Hook(LOCAL_S3_CREDENTIALS));
     stops.push(() => s3.stop());
 
     const runtimeEnvironment = (spec: FunctionSpec) => ({
@@ -191,7 +196,9 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
     const specs = assembly.functions();
     const late = specs.filter((f) => !principalOf.has(f.roleArn));
     if (late.length > 0)
-      throw new Error(`Roles the rehearsal could not read before the custom resources ran: ${late.map((f) => f.logicalId).join(', ')}`);
+      throw new Error(
+        `Roles the rehearsal could not read before the custom resources ran: ${late.map((f) => f.logicalId).join(', ')}`,
+      );
     const host = new FunctionHost({
       functions: specs,
       runtimeEnvironment,
@@ -200,7 +207,9 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       output: options.functionOutput ?? 'inherit',
     });
     stops.push(() => host.stop());
-    running = host;
+    running.host = host;
+    // The deploy-time invocations count as the functions' runs too.
+    for (const [key, n] of early.invocations) host.invocations.set(key, n);
 
     // 4. What drives the functions.
     const http = readHttpApi(assembly, host);
@@ -216,7 +225,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
           p.properties.FunctionUrlAuthType === 'NONE' &&
           host.find(String(p.properties.FunctionName))?.key === urlFunction.key,
       );
-    if (!urlPermitted) problems.push(`function URL: ${urlFunction.logicalId} grants no public lambda:InvokeFunctionUrl`);
+    if (!urlPermitted)
+      problems.push(`function URL: ${urlFunction.logicalId} grants no public lambda:InvokeFunctionUrl`);
     const webBucket = assembly.rawResources('AWS::S3::Bucket').find((b) => /^WebBucket/.test(b.logicalId));
     const staticBuckets = new Map();
     if (webBucket)
@@ -258,7 +268,16 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       `${policies} policies, ${made.length} custom resources from ${options.assemblyDir}` +
       (problems.length ? `; ${problems.length} problems:\n  ${problems.join('\n  ')}` : '');
     log(summary);
-    return { url, assembly, host, denials: () => [...gateway.denials], problems, summary, stop };
+    return {
+      url,
+      assembly,
+      host,
+      s3: { endpoint: s3.endpoint, mediaBucket: s3.bucket, searchBucket: s3.searchBucket },
+      denials: () => [...gateway.denials],
+      problems,
+      summary,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;
@@ -274,7 +293,8 @@ async function provisionQueues(assembly: Assembly, _dataDir: string | undefined)
   const { createQueues, queueArn, queueName } = await import('./queues.js');
   const server = await startFauxqsOnLoopback({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${server.port}`;
-  const stackNameOf = (stack: string) => (stack ? `${assembly.stackName}-${stack.split('/').join('-')}` : assembly.stackName);
+  const stackNameOf = (stack: string) =>
+    stack ? `${assembly.stackName}-${stack.split('/').join('-')}` : assembly.stackName;
   for (const q of assembly.rawResources('AWS::SQS::Queue')) {
     const given = q.raw.Properties?.QueueName;
     const name = queueName(stackNameOf(q.stack), {
@@ -286,7 +306,10 @@ async function provisionQueues(assembly: Assembly, _dataDir: string | undefined)
       },
     });
     const url = `${endpoint}/${assembly.account}/${name}`;
-    assembly.setPhysical(q.stack, q.logicalId, { ref: url, attributes: { Arn: queueArn(name), QueueName: name, QueueUrl: url } });
+    assembly.setPhysical(q.stack, q.logicalId, {
+      ref: url,
+      attributes: { Arn: queueArn(name), QueueName: name, QueueUrl: url },
+    });
   }
   const queues = await createQueues({
     endpoint,
@@ -294,7 +317,10 @@ async function provisionQueues(assembly: Assembly, _dataDir: string | undefined)
     resources: assembly.resources('AWS::SQS::Queue'),
   });
   for (const q of queues.queues)
-    assembly.setPhysical(q.stack, q.logicalId, { ref: q.url, attributes: { Arn: q.arn, QueueName: q.name, QueueUrl: q.url } });
+    assembly.setPhysical(q.stack, q.logicalId, {
+      ref: q.url,
+      attributes: { Arn: q.arn, QueueName: q.name, QueueUrl: q.url },
+    });
   return {
     ...queues,
     endpoint,

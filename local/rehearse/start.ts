@@ -54,7 +54,11 @@ export async function startRehearsedRuntime(options: {
 }
 
 async function instanceSecret(endpoint: string, tableName: string): Promise<string | undefined> {
-  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   try {
     const key = Keys.generatedSecret('INSTANCE');
     const item = await client.send(

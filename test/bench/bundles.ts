@@ -28,7 +28,7 @@ const RUNS = 5;
 export const BUNDLE_GOALS = { bytes: 250 * 1024, importMs: 150 } as const;
 
 export interface BundleSample {
-  /** Construct path without the stack and `/Resource`, e.g. `Api/GetApiV1Chats`. */
+  /** Construct path without the stack and `/Resource`, e.g. `Api/Chats/GetApiV1Chats`. */
   functions: string[];
   /** http, stream, job, doc. */
   kind: string;
@@ -98,7 +98,8 @@ const stats = (values: number[]): Stats => ({
 });
 
 function kindOf(path: string, description: string): string {
-  if (path.startsWith('Api/GetApiV1Doc') || path.startsWith('Api/GetApiV1Reference')) return 'doc';
+  // A route's function is at Api/<Area>/<RouteId> (lib/constructs/api-area.ts), the fallback at Api/Fallback.
+  if (/^Api\/(\w+\/)?GetApiV1(Doc|Reference)$/.test(path)) return 'doc';
   if (path.startsWith('Api/')) return 'http';
   if (path.startsWith('EventStream/')) return 'stream';
   return description ? 'job' : 'other';
@@ -186,11 +187,17 @@ export async function runBundleScenarios(log: (line: string) => void): Promise<{
     if (synth.status !== 0) throw new Error(`cdk synth failed (${synth.status}): ${synth.stderr}`);
     const synthMs = performance.now() - started;
 
-    const template = JSON.parse(readFileSync(join(outdir, 'ChatRelay.template.json'), 'utf8')) as {
-      Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties?: any }>;
-    };
+    // The root template and its nested stacks' (the API's areas, lib/constructs/api-area.ts).
+    const templates = readdirSync(outdir)
+      .filter((file) => /^ChatRelay(\.|[A-Za-z0-9]+\.nested\.)template\.json$/.test(file))
+      .map(
+        (file) =>
+          JSON.parse(readFileSync(join(outdir, file), 'utf8')) as {
+            Resources: Record<string, { Type: string; Metadata?: Record<string, string>; Properties?: any }>;
+          },
+      );
     const byAsset = new Map<string, { functions: string[]; kind: string; nodeOptions: string | undefined }>();
-    for (const resource of Object.values(template.Resources)) {
+    for (const resource of templates.flatMap((template) => Object.values(template.Resources))) {
       const asset = resource.Metadata?.['aws:asset:path'];
       if (resource.Type !== 'AWS::Lambda::Function' || !asset) continue;
       // Ours only: the CDK custom-resource framework's own function (stored-secrets.ts) is not an esbuild bundle.

@@ -76,6 +76,9 @@ describe('deploy role stack', () => {
   const bootstrapRole = (kind: string) =>
     `arn:\${AWS::Partition}:iam::\${AWS::AccountId}:role/cdk-hnb659fds-${kind}-role-\${AWS::AccountId}-\${AWS::Region}`;
   const appStack = 'arn:${AWS::Partition}:cloudformation:${AWS::Region}:${AWS::AccountId}:stack/ChatRelay/*';
+  // The nested stacks' names: ChatRelay-ApiChatsNestedStackChatsNestedStackResourceDF47DD6B-<suffix>.
+  const nestedStacks =
+    'arn:${AWS::Partition}:cloudformation:${AWS::Region}:${AWS::AccountId}:stack/ChatRelay-*NestedStackResource*/*';
   const grantsOf = (roleId: string) =>
     statementsOfRole(json, roleId).map((s) => ({
       actions: actionsOf(s).sort(),
@@ -89,7 +92,10 @@ describe('deploy role stack', () => {
         actions: ['sts:AssumeRole', 'sts:TagSession'],
         resources: ['deploy', 'file-publishing', 'image-publishing', 'lookup'].map(bootstrapRole).sort(),
       },
-      { actions: ['cloudformation:DescribeStackEvents', 'cloudformation:DescribeStacks'], resources: [appStack] },
+      {
+        actions: ['cloudformation:DescribeStackEvents', 'cloudformation:DescribeStacks'],
+        resources: [appStack, nestedStacks].sort(),
+      },
     ]);
   });
 
@@ -97,7 +103,12 @@ describe('deploy role stack', () => {
     const [id] = roleByPath(json, 'DiffRole');
     expect(grantsOf(id)).toEqual([
       { actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [bootstrapRole('lookup')] },
-      { actions: ['cloudformation:DescribeStacks', 'cloudformation:GetTemplate'], resources: [appStack] },
+      {
+        actions: ['cloudformation:DescribeStacks', 'cloudformation:GetTemplate'],
+        resources: [appStack, nestedStacks].sort(),
+      },
+      // cdk diff finds the nested stacks through the root's resources.
+      { actions: ['cloudformation:ListStackResources'], resources: [appStack] },
     ]);
   });
 

@@ -21,7 +21,9 @@ import { FLUSH_MAX_RECEIVES } from '../../lib/constructs/dispatch-queues.js';
 import { mediaUploadCode } from '../../lib/constructs/media-bucket.js';
 import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
 import { MEDIA_UPLOAD_PATH } from '../../lib/web-policy.js';
+import { areaStackId } from '../../lib/constructs/api-area.js';
 import {
+  API_AREAS,
   IMAGE_MEMORY_MB,
   apiRoutes,
   authClassOf,
@@ -53,6 +55,7 @@ import {
   refId,
   resourcesOf,
   resourcesOfType,
+  routeFunctionPath,
   statementsOfRole,
   synthesize,
   FIXTURE_WEB_DIR,
@@ -60,14 +63,20 @@ import {
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
 import { ACCESS_LOG_BYTES } from '../bench/cost/operations.js';
-import { RESOURCE_BUDGET, TEMPLATE_DIRECT_BYTES, marginsTable, quotaMargins, resolvedBound } from './quotas.js';
+import {
+  TEMPLATE_DIRECT_BYTES,
+  TEMPLATE_RESOURCE_CEILING,
+  marginsTable,
+  quotaMargins,
+  resolvedBound,
+} from './quotas.js';
 import type { Margin } from './quotas.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
 
 const routeKey = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
-const functionPathOf = (id: string) => `ChatRelay/Api/${id}/Resource`;
+const functionPathOf = routeFunctionPath;
 const expiryFunctionPath = 'ChatRelay/StreamTimeouts/ExpireStream/Resource';
 const streamFunctionPath = 'ChatRelay/EventStream/Events/Resource';
 const flushFunctionPath = 'ChatRelay/Dispatch/Flush/Resource';
@@ -187,14 +196,16 @@ describe('AWS quotas (a preflight: a deploy that would fail on one fails here)',
     expect(margins.length).toBeGreaterThanOrEqual(20);
   });
 
-  it("stays within CloudFormation's 500 resources per stack (cdk synth passes beyond it; the deploy fails), with room to spare", () => {
-    const count = Object.keys(main.json.Resources).length;
-    // A route costs 7: function, role, policy, log group, invoke permission, integration, route.
-    console.log(`stack resources: ${count} of 500 (room for ${Math.floor((500 - count) / 7)} more routes)`);
-    expect(margins.find((m) => m.quota.startsWith('CloudFormation resources'))).toMatchObject({ value: count });
-    expect(count).toBeLessThanOrEqual(500);
-    // And well under it (issue 26): a deploy fails beyond 500, and the stack still grows.
-    expect(count).toBeLessThanOrEqual(RESOURCE_BUDGET);
+  it("stays within CloudFormation's 500 resources in every template (cdk synth passes beyond it; the deploy fails), with room to spare", () => {
+    // The root and one nested stack per area of the API (templates.test.ts: the room for more routes).
+    const counts = main.templates.map((t) => Object.keys(t.json.Resources).length);
+    console.log(`resources per template: ${main.templates.map((t, i) => `${t.path} ${counts[i]}`).join(', ')}`);
+    const largest = Math.max(...counts);
+    expect(margins.find((m) => m.quota.startsWith('CloudFormation resources'))).toMatchObject({ value: largest });
+    expect(largest).toBeLessThanOrEqual(TEMPLATE_RESOURCE_CEILING);
+    // The flattened stack the other tests read holds every template's resources but the nested stacks' own.
+    const nestedStacks = main.templates.length - 1;
+    expect(Object.keys(main.json.Resources)).toHaveLength(counts.reduce((a, b) => a + b, 0) - nestedStacks);
   });
 
   it('measured what it claims: every function asset, every role, every function environment', () => {
@@ -717,7 +728,10 @@ describe('permissions', () => {
         const actions = [...new Set(tableAllows(fn.statements).flatMap(actionsOf))];
         expect([fn.path, everyone.filter((a) => !actions.includes(a))]).toEqual([fn.path, []]);
         const own = actions.filter((a) => !everyone.includes(a)).map((a) => a.replace(/^dynamodb:/, 'ddb:'));
-        return [fn.path.replace(/^ChatRelay\//, '').replace(/\/Resource$/, ''), own.sort()];
+        // By path without the area's nested stack (Api/Chats/GetApiV1Chats → Api/GetApiV1Chats): the grants
+        // are the ones the functions had before the areas were nested.
+        const path = fn.path.replace(/^ChatRelay\//, '').replace(/\/Resource$/, '');
+        return [path.replace(new RegExp(`^Api/(${API_AREAS.map(areaStackId).join('|')})/`), 'Api/'), own.sort()];
       }),
     );
     expect(actual).toEqual(
@@ -781,12 +795,14 @@ describe('permissions', () => {
     });
 
     it('only the paginating routes can read or create it; no function can update or delete it', () => {
-      expect(cursorPaths().sort()).toEqual([
-        functionPathOf('GetApiV1Chats'),
-        functionPathOf('GetApiV1ChatsChatidMedia'),
-        functionPathOf('GetApiV1ChatsChatidMessages'),
-        functionPathOf('GetApiV1Search'),
-      ]);
+      expect(cursorPaths().sort()).toEqual(
+        [
+          functionPathOf('GetApiV1Chats'),
+          functionPathOf('GetApiV1ChatsChatidMedia'),
+          functionPathOf('GetApiV1ChatsChatidMessages'),
+          functionPathOf('GetApiV1Search'),
+        ].sort(),
+      );
       const reach = Object.fromEntries(
         fns.map((fn) => {
           const can = (action: string, keys = [secret]) => allowed(fn.statements, `dynamodb:${action}`, keys);
@@ -1219,7 +1235,7 @@ describe('event stream', () => {
     const keys = resourcesOfType(main.json, 'AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties?.RouteKey);
     expect(keys).not.toContain(routeKey(streamRoute));
     expect(keys.filter((key) => String(key).includes('/events/'))).toEqual([]);
-    expect(fns.filter((f) => f.path.startsWith(`ChatRelay/Api/${routeId(streamRoute)}`))).toEqual([]);
+    expect(fns.filter((f) => f.path.includes(`/${routeId(streamRoute)}/`))).toEqual([]);
     expect(stream().props.Description).toBe(`${routeKey(streamRoute)} (SSE over a response-streaming function URL)`);
   });
 
@@ -2877,7 +2893,14 @@ describe('bin/app.ts', () => {
       },
     );
     expect(good.status).toBe(0);
-    expect(stacks.sort()).toEqual(['ChatRelay.template.json', 'ChatRelayDeployRole.template.json']);
+    // Besides the two stacks, the app stack's nested ones (one per area of the API: templates.test.ts).
+    const nested = stacks.filter((f) => f.endsWith('.nested.template.json'));
+    expect(nested.every((f) => f.startsWith('ChatRelayApi'))).toBe(true);
+    expect(nested).toHaveLength(API_AREAS.length);
+    expect(stacks.filter((f) => !nested.includes(f)).sort()).toEqual([
+      'ChatRelay.template.json',
+      'ChatRelayDeployRole.template.json',
+    ]);
     expect(trust).toEqual(['repo:acme/chat-relay:pull_request', 'repo:acme/chat-relay:ref:refs/heads/main']);
   }, 180_000);
 

@@ -13,6 +13,8 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
 import type { ConfigOverrides } from '../../functions/platform/instance-config.js';
+import { areaStackId } from '../../lib/constructs/api-area.js';
+import { apiAreaOf, apiRoutes, routeId } from '../../lib/routes.js';
 import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY } from '../../lib/stack.js';
 import type { ChatRelayStackProps } from '../../lib/stack.js';
 
@@ -50,9 +52,12 @@ export const FIXTURE_WEB_DIR = fileURLToPath(new URL('./fixtures/web/', import.m
 
 export interface Synthesized {
   stack: ChatRelayStack;
+  /** The stack as one template: the root's resources and every nested stack's (flattenNested). */
   template: Template;
-  /** The template as plain JSON, for walking references between resources. */
+  /** The same as plain JSON, for walking references between resources. */
   json: CfnTemplate;
+  /** Each template of the stack as synthesized, the root's first (CloudFormation's limits are per template). */
+  templates: TemplateFile[];
   /** The cloud assembly directory (removed by dispose). */
   outdir: string;
   /** Every text file of the cloud assembly except bundled code, concatenated. */
@@ -71,6 +76,18 @@ export interface CfnResource {
 export interface CfnTemplate {
   Resources: Record<string, CfnResource>;
   Outputs?: Record<string, { Value: unknown; Description?: string }>;
+  Parameters?: Record<string, unknown>;
+}
+
+/** One template file of the cloud assembly: the root stack's, or a nested stack's. */
+export interface TemplateFile {
+  /** Its file name in the assembly (`ChatRelay.template.json`, `ChatRelayApiChats….nested.template.json`). */
+  file: string;
+  /** The construct path of its stack: `ChatRelay`, `ChatRelay/Api/Chats`. */
+  path: string;
+  /** The logical id of its AWS::CloudFormation::Stack resource in the parent; none for the root. */
+  nestedAs?: string;
+  json: CfnTemplate;
 }
 
 export function synthesize(options: SynthOptions = {}): Synthesized {
@@ -102,11 +119,13 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
     ...options.deployment,
   });
   const assembly = app.synth();
-  const json = assembly.getStackByName(stack.stackName).template as CfnTemplate;
+  const root = assembly.getStackByName(stack.stackName);
+  const { json, templates } = flattenNested(outdir, root.templateFile, stack.node.path);
   return {
     stack,
     template: Template.fromJSON(json),
     json,
+    templates,
     outdir,
     assemblyText: () =>
       textFiles(outdir)
@@ -114,6 +133,72 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
         .join('\n'),
     dispose: () => rmSync(outdir, { recursive: true, force: true }),
   };
+}
+
+/**
+ * The root template with every nested stack's resources brought into it, as CloudFormation
+ * resolves them: in a nested template, a Ref to one of its parameters becomes the value its parent
+ * passes (CDK's `referenceto…` parameters: the root's own Ref or Fn::GetAtt), and in a parent, a
+ * Fn::GetAtt of a nested stack's `Outputs.X` becomes that output's value. The nested stacks'
+ * AWS::CloudFormation::Stack resources are left out (plumbing, not part of what the stack does), so
+ * a test reads the flattened stack as it read the single template before the areas were nested.
+ * Throws when two templates use the same logical id (a reference would be ambiguous).
+ */
+export function flattenNested(
+  outdir: string,
+  rootFile: string,
+  rootPath: string,
+): { json: CfnTemplate; templates: TemplateFile[] } {
+  const resources: Record<string, CfnResource> = {};
+  const templates: TemplateFile[] = [];
+  const read = (file: string) => JSON.parse(readFileSync(join(outdir, file), 'utf8')) as CfnTemplate;
+
+  const flatten = (template: CfnTemplate, params: Record<string, unknown>): CfnTemplate['Outputs'] => {
+    const nested = new Map<string, CfnTemplate['Outputs']>();
+    const nestedFile = (resource: CfnResource) =>
+      resource.Type === 'AWS::CloudFormation::Stack' ? (resource.Metadata?.['aws:asset:path'] as string) : undefined;
+    const outputsOf = (id: string): CfnTemplate['Outputs'] => {
+      if (!nested.has(id)) {
+        const resource = template.Resources[id]!;
+        const file = nestedFile(resource)!;
+        const child = read(file);
+        templates.push({ file, path: cdkPath(resource).replace(/\.NestedStack\/.*$/, ''), nestedAs: id, json: child });
+        nested.set(id, undefined);
+        nested.set(id, flatten(child, rewrite(resource.Properties?.Parameters ?? {}) as Record<string, unknown>));
+      }
+      return nested.get(id);
+    };
+    const rewrite = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(rewrite);
+      if (typeof value !== 'object' || value === null) return value;
+      const v = value as Record<string, unknown>;
+      if (typeof v.Ref === 'string' && Object.keys(v).length === 1 && v.Ref in params) return params[v.Ref];
+      const getAtt = v['Fn::GetAtt'];
+      if (Array.isArray(getAtt) && typeof getAtt[1] === 'string' && getAtt[1].startsWith('Outputs.')) {
+        const target = template.Resources[String(getAtt[0])];
+        if (target && nestedFile(target)) {
+          const output = outputsOf(String(getAtt[0]))?.[getAtt[1].slice('Outputs.'.length)];
+          if (!output) throw new Error(`No output ${getAtt[1]} in nested stack ${String(getAtt[0])}`);
+          return output.Value;
+        }
+      }
+      return Object.fromEntries(Object.entries(v).map(([key, inner]) => [key, rewrite(inner)]));
+    };
+    for (const [id, resource] of Object.entries(template.Resources)) {
+      if (nestedFile(resource)) {
+        outputsOf(id);
+        continue;
+      }
+      if (id in resources) throw new Error(`Logical id ${id} is in two templates of the stack`);
+      resources[id] = rewrite(resource) as CfnResource;
+    }
+    return rewrite(template.Outputs ?? {}) as CfnTemplate['Outputs'];
+  };
+
+  const root = read(rootFile);
+  templates.push({ file: rootFile, path: rootPath, json: root });
+  const outputs = flatten(root, {});
+  return { json: { ...root, Resources: resources, Outputs: outputs }, templates };
 }
 
 function textFiles(dir: string): string[] {
@@ -131,6 +216,16 @@ function textFiles(dir: string): string[] {
  */
 export const DEPLOY_TIME_PREFIXES = ['ChatRelay/Secrets/', 'ChatRelay/Custom::CDKBucketDeployment'];
 export const isDeployTimePath = (path: string): boolean => DEPLOY_TIME_PREFIXES.some((p) => path.startsWith(p));
+
+/**
+ * The construct path of a route's function by its id (lib/routes.ts routeId): in its area's nested
+ * stack (`ChatRelay/Api/Chats/GetApiV1Chats/Resource`, lib/constructs/api-area.ts); any other id
+ * (the fallback) directly under the API, in the root stack.
+ */
+export function routeFunctionPath(id: string): string {
+  const route = apiRoutes.find((r) => routeId(r) === id);
+  return route ? `ChatRelay/Api/${areaStackId(apiAreaOf(route))}/${id}/Resource` : `ChatRelay/Api/${id}/Resource`;
+}
 
 /** Resources of one type, by logical id. */
 export function resourcesOfType(json: CfnTemplate, type: string): [string, CfnResource][] {

@@ -10,7 +10,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { routeId, routes } from '../../lib/routes.js';
 import type { RouteSpec } from '../../lib/routes.js';
-import { actionsOf, cdkPath, isDeployTimePath, refId, resourcesOfType, statementsOfRole, synthesize } from './synth.js';
+import {
+  actionsOf,
+  cdkPath,
+  isDeployTimePath,
+  refId,
+  resourcesOfType,
+  routeFunctionPath,
+  statementsOfRole,
+  synthesize,
+} from './synth.js';
 import type { CfnTemplate, Synthesized } from './synth.js';
 
 const pushConfig = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
@@ -68,7 +77,7 @@ describe('web push enabled', () => {
       expect([fn.path, fn.env.VAPID_PUBLIC_KEY]).toEqual([fn.path, { 'Fn::GetAtt': [customId, 'VapidPublicKey'] }]);
     }
     const pushTest = (routes as readonly RouteSpec[]).find((r) => r.handler === 'push/test')!;
-    const senders = [notifierPath, `ChatRelay/Api/${routeId(pushTest)}/Resource`].sort();
+    const senders = [notifierPath, routeFunctionPath(routeId(pushTest))].sort();
     expect(vapidReaders(synth.json)).toEqual(senders);
     for (const fn of fns) {
       // A sender: allowed to read the item and denied writing it; anyone else: only the Deny on SECRET#.

@@ -46,13 +46,18 @@ function edit(assembly: Assembly, stack: string, change: (template: Template) =>
 /** Removes, from the policy of a route's function's role, every statement allowing `action`. */
 export function removeGrant(dir: string, routeKey: string, action: string): void {
   const { stack, logicalId, assembly } = routeFunction(dir, routeKey);
-  const roleId = (assembly.definition(stack, logicalId).Properties?.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
+  const roleId = (assembly.definition(stack, logicalId).Properties?.Role as { 'Fn::GetAtt': [string] })[
+    'Fn::GetAtt'
+  ][0];
   edit(assembly, stack, (template) => {
     let removed = 0;
     for (const resource of Object.values(template.Resources)) {
       if (resource.Type !== 'AWS::IAM::Policy') continue;
       if (!resource.Properties.Roles.some((r: { Ref?: string }) => r.Ref === roleId)) continue;
-      const statements = resource.Properties.PolicyDocument.Statement as { Effect: string; Action: string | string[] }[];
+      const statements = resource.Properties.PolicyDocument.Statement as {
+        Effect: string;
+        Action: string | string[];
+      }[];
       resource.Properties.PolicyDocument.Statement = statements.filter((s) => {
         const allows = s.Effect === 'Allow' && [s.Action].flat().includes(action);
         if (allows) removed++;

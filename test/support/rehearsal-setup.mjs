@@ -16,6 +16,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 export default async function rehearsalSetup() {
   await globalSetup();
+  // Each file adds the functions it ran (rehearsed-api.ts); the teardown checks them all against the assembly.
+  process.env.REHEARSAL_INVOKED_FILE = join(mkdtempSync(join(tmpdir(), 'chat-relay-invoked-')), 'invoked.txt');
   if (process.env.REHEARSAL_ASSEMBLY) return;
   const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-assembly-'));
   const started = Date.now();

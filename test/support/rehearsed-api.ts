@@ -12,6 +12,7 @@
  * The file's table is deleted when it closes (DynamoDB Local's streams slow every later table).
  */
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { reloadEnvForTests } from '../../functions/platform/env.js';
 import { LOCAL_AWS_ENV } from '../../local/dynamo.js';
@@ -44,6 +45,13 @@ export async function startRehearsedApi(
     log: () => undefined,
     functionOutput: process.env.TEST_LOG_LEVEL ? 'inherit' : 'discard',
   });
+  // The buckets, for tests that look into them as an operator would (media/support.ts).
+  Object.assign(process.env, {
+    S3_ENDPOINT: rehearsal.s3.endpoint,
+    MEDIA_BUCKET: rehearsal.s3.mediaBucket,
+    SEARCH_BUCKET: rehearsal.s3.searchBucket,
+  });
+  reloadEnvForTests();
   const setEnv = (vars: Record<string, string | undefined>) => {
     for (const [name, value] of Object.entries(vars)) {
       if (value === undefined) delete process.env[name];
@@ -65,6 +73,7 @@ export async function startRehearsedApi(
     setEnv,
     close: async () => {
       await rehearsal.stop();
+      recordInvocations(rehearsal);
       const denied = rehearsal.denials();
       const client = new DynamoDBClient({ ...LOCAL_AWS_ENV_CLIENT, endpoint });
       await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
@@ -74,6 +83,12 @@ export async function startRehearsedApi(
         throw new Error(`IAM denied ${denied.length} calls:\n${denied.map((d) => `  ${d.message}`).join('\n')}`);
     },
   };
+}
+
+/** Adds the functions a rehearsal ran to the run's ledger (rehearsal-teardown.mjs checks it covers them all). */
+export function recordInvocations(rehearsal: Rehearsal): void {
+  const ledger = process.env.REHEARSAL_INVOKED_FILE;
+  if (ledger) appendFileSync(ledger, [...rehearsal.host.invocations.keys()].map((k) => `${k}\n`).join(''));
 }
 
 const LOCAL_AWS_ENV_CLIENT = {

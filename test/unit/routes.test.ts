@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { http } from '../../functions/middleware/http.js';
-import { apiRoutes, authClassOf, routeId, routes, streamRoute } from '../../lib/routes.js';
+import { API_AREAS, apiAreaOf, apiRoutes, authClassOf, routeId, routes, streamRoute } from '../../lib/routes.js';
 import { installAwsLambdaGlobal } from '../../local/stream-adapter.js';
 import type { RouteSpec } from '../../lib/routes.js';
 
@@ -113,5 +113,31 @@ describe('route table', () => {
 
   it('marks exactly the non-GET routes as writes', () => {
     for (const route of routes) expect([route.path, route.writes]).toEqual([route.path, route.method !== 'GET']);
+  });
+});
+
+describe('API areas (the nested stack each route function lands in, lib/constructs/api-area.ts)', () => {
+  it('puts every API route in an area, the chat-scoped paths with their kind', () => {
+    const byArea = (area: string) =>
+      apiRoutes
+        .filter((r) => apiAreaOf(r) === area)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort();
+    for (const route of apiRoutes) expect(API_AREAS).toContain(apiAreaOf(route));
+    expect(apiAreaOf({ path: '/api/v1/chats' })).toBe('chats');
+    expect(apiAreaOf({ path: '/api/v1/chats/{chatId}/archive' })).toBe('chats');
+    expect(apiAreaOf({ path: '/api/v1/chats/{chatId}/messages/{messageId}/chunks' })).toBe('messages');
+    expect(apiAreaOf({ path: '/api/v1/chats/{chatId}/requests' })).toBe('requests');
+    expect(apiAreaOf({ path: '/api/v1/chats/{chatId}/media/uploads' })).toBe('media');
+    expect(apiAreaOf({ path: '/api/v1/files/{mediaId}' })).toBe('media');
+    expect(apiAreaOf({ path: '/api/v1/dispatch/claim' })).toBe('dispatch');
+    expect(byArea('admin')).toEqual(
+      apiRoutes
+        .filter((r) => /^\/api\/v1\/(health|config|auth|doc|reference|tags|search|push)(\/|$)/.test(r.path))
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    );
+    // No empty area (a nested stack of nothing).
+    for (const area of API_AREAS) expect([area, byArea(area).length > 0]).toEqual([area, true]);
   });
 });

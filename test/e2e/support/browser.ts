@@ -1,50 +1,29 @@
 /**
- * The browser of the end-to-end tests: Debian's `chromium` package (CHROMIUM_PATH, default
- * /usr/bin/chromium; .ci/run installs it), driven by playwright-core, which downloads nothing.
- * Headless, no sandbox (CI runs as root in a container), no GPU, and none of the browser's own
- * traffic (component updates, sync, background networking): the only requests are the tests'.
- * Each launch gets playwright's fresh, empty profile folder.
+ * The browser of a test file, and its screenshots. The browser is the run's shared Chromium
+ * (started by the e2e project's globalSetup, support/browser-setup.mjs; switches and path in
+ * support/chromium.ts), reached through a connection of the file's own: the file's contexts are
+ * fresh and empty, invisible to other files, and closed with it. A file asking for extra switches
+ * (or run without that globalSetup) launches a Chromium of its own, on a fresh profile.
  */
 import { afterAll, beforeAll } from '@jest/globals';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
+import { BROWSER_WS_ENV, connectBrowser, launchBrowser } from './chromium.js';
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+export { CHROMIUM_PATH, FAKE_MICROPHONE_ARGS, launchBrowser } from './chromium.js';
 
 /**
- * Switches a test file may add, e.g. a fake microphone: `--use-fake-ui-for-media-stream` (grant
- * getUserMedia without asking) and `--use-fake-device-for-media-stream` (a generated tone).
+ * One browser for the test file: a connection to the shared one, or (with `args`, added to the
+ * defaults) its own launch. Closed in afterAll (failed tests included): the connection's contexts
+ * go with it, the shared browser stays.
  */
-export const FAKE_MICROPHONE_ARGS = ['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream'];
-
-export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(
-      `No Chromium at ${CHROMIUM_PATH}: install Debian's chromium (apt-get install chromium; .ci/run does) ` +
-        'or set CHROMIUM_PATH to a Chromium or Chrome executable.',
-    );
-  }
-  return chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: [...CHROMIUM_ARGS, ...extraArgs] });
-}
-
-/** One browser for the test file (with `args` added to the defaults), closed in afterAll (failed tests included). */
 export function useBrowser(options: { args?: readonly string[] } = {}): { browser: Browser } {
   const holder = {} as { browser: Browser };
   beforeAll(async () => {
-    holder.browser = await launchBrowser(options.args);
+    const shared = process.env[BROWSER_WS_ENV];
+    holder.browser = shared && !options.args?.length ? await connectBrowser(shared) : await launchBrowser(options.args);
   });
   afterAll(async () => {
     await holder.browser?.close();
