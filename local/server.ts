@@ -25,6 +25,7 @@ import type { RouteSpec } from '../lib/routes.js';
 import { REFUSE_ABANDONED, asInvocation, refuseAbandonedCalls, startInvocations } from './invocations.js';
 import { LOCAL_S3_CREDENTIALS, startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
+import { MAX_BODY_BYTES, readBody } from './request-body.js';
 import { installAwsLambdaGlobal } from './stream-adapter.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 import { startLocalHooksTail } from './hooks-tail.js';
@@ -60,8 +61,6 @@ interface Mounted {
   handler: { kind: 'buffered'; run: Handler } | { kind: 'streaming'; run: StreamHandler };
 }
 
-/** API Gateway's payload limit; larger bodies get the 413 envelope. */
-const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const TEXT_TYPES = /^(application\/([\w.+-]*\+)?json|text\/|application\/x-www-form-urlencoded)/i;
 
 async function loadHandler(name: string): Promise<Handler> {
@@ -98,19 +97,6 @@ async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler }> {
   }
   mounted.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
   return { mounted, fallback: await loadHandler(fallbackHandler) };
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => ok(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
-    req.on('error', fail);
-  });
 }
 
 /**

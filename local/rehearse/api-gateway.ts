@@ -9,7 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody } from '../request-body.js';
 import type { Assembly } from './assembly.js';
+import { globPattern } from './glob.js';
 import type { FunctionHost } from './host.js';
 import { FunctionError } from './types.js';
 
@@ -32,18 +34,7 @@ export interface HttpApi {
   problems: string[];
 }
 
-/** HTTP API's payload limit. */
-const MAX_BODY_BYTES = 10 * 1024 * 1024;
 const TEXT_TYPES = /^(application\/([\w.+-]*\+)?json|text\/|application\/x-www-form-urlencoded)/i;
-
-/** Glob of a SourceArn (`*` any run of characters, `?` one), as Lambda's condition matches it. */
-const arnGlob = (pattern: string) =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  );
 
 export function readHttpApi(assembly: Assembly, host: FunctionHost): HttpApi {
   const apis = assembly.resources('AWS::ApiGatewayV2::Api');
@@ -67,7 +58,7 @@ export function readHttpApi(assembly: Assembly, host: FunctionHost): HttpApi {
     .map((p) => ({
       function: host.find(String(p.properties.FunctionName))?.key,
       action: String(p.properties.Action),
-      source: p.properties.SourceArn === undefined ? /.*/ : arnGlob(String(p.properties.SourceArn)),
+      source: p.properties.SourceArn === undefined ? /.*/ : globPattern(String(p.properties.SourceArn)),
     }));
   const routes: ApiRoute[] = [];
   let fallback: ApiRoute | undefined;
@@ -133,19 +124,6 @@ function match(api: HttpApi, method: string, path: string): { route?: ApiRoute; 
     return { route, params };
   }
   return api.fallback ? { route: api.fallback, params: {} } : { params: {} };
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer | 'too-large'> {
-  return new Promise((ok, fail) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () => ok(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
-    req.on('error', fail);
-  });
 }
 
 /** The payload v2 event of a request, as API Gateway (or a function URL, routeKey `$default`) builds it. */

@@ -16,6 +16,7 @@ import { request as httpRequest } from 'node:http';
 import { extname } from 'node:path';
 import { runInNewContext } from 'node:vm';
 import type { Assembly } from './assembly.js';
+import { globPattern } from './glob.js';
 import { payloadV2, serveHttpApi } from './api-gateway.js';
 import type { HttpApi } from './api-gateway.js';
 import type { FunctionHost } from './host.js';
@@ -83,14 +84,6 @@ export interface Origins {
   s3Buckets: Map<string, { endpoint: string; bucket: string }>;
 }
 
-const glob = (pattern: string) =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  );
-
 export function readDistribution(assembly: Assembly): Behavior[] {
   const distributions = assembly.resources('AWS::CloudFront::Distribution');
   if (distributions.length !== 1)
@@ -124,7 +117,7 @@ export function readDistribution(assembly: Assembly): Behavior[] {
     if (association && !viewerRequest)
       throw new Error(`Behavior ${pattern}: its function ${association.FunctionARN} is not in the assembly.`);
     return {
-      pattern: glob(pattern),
+      pattern: globPattern(pattern),
       methods: new Set((b.AllowedMethods as string[] | undefined) ?? ['GET', 'HEAD']),
       origin,
       ...(viewerRequest ? { viewerRequest } : {}),

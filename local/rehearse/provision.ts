@@ -22,6 +22,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import type { CreateTableCommandInput, StreamViewType, TableDescription } from '@aws-sdk/client-dynamodb';
 import type { Assembly } from './assembly.js';
+import { globPattern } from './glob.js';
 import type { Authorizer, Invoker } from './types.js';
 
 const ADMIN = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
@@ -208,8 +209,8 @@ export function webBucketFiles(
     const props = deployment.raw.Properties as Record<string, unknown>;
     const destination = props.DestinationBucketName as { Ref?: string } | undefined;
     if (destination?.Ref !== bucketLogicalId) continue;
-    const include = ((props.Include as string[]) ?? []).map(glob);
-    const exclude = ((props.Exclude as string[]) ?? []).map(glob);
+    const include = ((props.Include as string[]) ?? []).map(globPattern);
+    const exclude = ((props.Exclude as string[]) ?? []).map(globPattern);
     const cacheControl = (props.SystemMetadata as Record<string, string> | undefined)?.['cache-control'];
     for (const key of props.SourceObjectKeys as string[]) {
       const hash = key.replace(/\.zip$/, '');
@@ -226,14 +227,6 @@ export function webBucketFiles(
   }
   return files;
 }
-
-const glob = (pattern: string) =>
-  new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
-      .replace(/\*/g, '.*')
-      .replace(/\?/g, '.')}$`,
-  );
 
 function walk(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
