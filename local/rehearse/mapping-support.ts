@@ -7,6 +7,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import type { SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import type { AssemblyResource, Authorizer, FunctionSpec, Invoker } from './types.js';
 import { FunctionError, REHEARSAL_REGION } from './types.js';
+import type { RehearsalQueue } from './queues.js';
 
 /** One mapping as the rehearsal runs it (or refuses to). */
 export interface MappingStatus {
@@ -127,4 +128,23 @@ export function sqsEventRecord(message: Message, queueArn: string): SQSRecord {
     eventSourceARN: queueArn,
     awsRegion: REHEARSAL_REGION,
   };
+}
+
+/** What the mappings' inputs have in common (sqs-mappings.ts, stream-mappings.ts). */
+export interface MappingInputs {
+  /** The assembly's resources (each part uses its kind of `AWS::Lambda::EventSourceMapping`). */
+  resources: readonly AssemblyResource[];
+  invoker: Invoker;
+  authorizer: Authorizer;
+  /** The queues created by queues.ts (sources, and failure destinations). */
+  queues: readonly RehearsalQueue[];
+  /** Where failed invocations are told (one line each). @default console.error */
+  log?: (line: string) => void;
+}
+
+/** Running mappings: each one's status, the errors that kept some from starting, and their stop. */
+export interface RunningMappings {
+  mappings: MappingStatus[];
+  errors: string[];
+  stop(): Promise<void>;
 }

@@ -34,33 +34,22 @@ import {
   sqsEventRecord,
   where,
 } from './mapping-support.js';
-import type { MappingStatus } from './mapping-support.js';
+import type { MappingInputs, MappingStatus, RunningMappings } from './mapping-support.js';
 import type { RehearsalQueue } from './queues.js';
-import type { AssemblyResource, Authorizer, FunctionSpec, Invoker } from './types.js';
+import type { AssemblyResource, FunctionSpec } from './types.js';
 import { REHEARSAL_REGION } from './types.js';
 
-export interface SqsMappingOptions {
-  /** The assembly's resources (only SQS-sourced `AWS::Lambda::EventSourceMapping`s are used). */
-  resources: readonly AssemblyResource[];
-  invoker: Invoker;
-  authorizer: Authorizer;
-  /** The queues created by queues.ts (the mapping's EventSourceArn names one). */
-  queues: readonly RehearsalQueue[];
+/** Only SQS-sourced mappings are used; the mapping's EventSourceArn names one of `queues`. */
+export interface SqsMappingOptions extends MappingInputs {
   /** The fauxqs endpoint. */
   endpoint: string;
   /** Each ReceiveMessage's long poll (Lambda's is 20 s; shorter here so stop() is quick). @default 1 */
   waitSeconds?: number;
   /** Batches in flight per mapping when nothing lower applies (Lambda scales further). @default 10 */
   maxConcurrency?: number;
-  /** Where failed invocations are told (one line each). @default console.error */
-  log?: (line: string) => void;
 }
 
-export interface SqsMappings {
-  mappings: MappingStatus[];
-  errors: string[];
-  stop(): Promise<void>;
-}
+export type SqsMappings = RunningMappings;
 
 /** Lambda's own permissions on the queue, checked on the function's role. */
 const POLLER_ACTIONS = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] as const;

@@ -39,33 +39,22 @@ import {
   sleep,
   where,
 } from './mapping-support.js';
-import type { MappingStatus } from './mapping-support.js';
-import type { RehearsalQueue } from './queues.js';
+import type { MappingInputs, MappingStatus, RunningMappings } from './mapping-support.js';
 import { failureRecord, streamSettings } from './stream-plan.js';
 import type { StreamPlan } from './stream-plan.js';
-import type { AssemblyResource, Authorizer, Invoker } from './types.js';
 import { FunctionError, REHEARSAL_REGION } from './types.js';
 
-export interface StreamMappingOptions {
-  resources: readonly AssemblyResource[];
-  invoker: Invoker;
-  authorizer: Authorizer;
-  /** The queues created by queues.ts (OnFailure destinations name them). */
-  queues: readonly RehearsalQueue[];
+/** Only DynamoDB-stream mappings are used; OnFailure destinations name one of `queues`. */
+export interface StreamMappingOptions extends MappingInputs {
   dynamodbEndpoint: string;
   sqsEndpoint: string;
   /** Between two reads of a shard. @default 250 */
   pollMs?: number;
   /** Before a failed batch is retried. @default 1000 */
   retryDelayMs?: number;
-  log?: (line: string) => void;
 }
 
-export interface StreamMappings {
-  mappings: MappingStatus[];
-  errors: string[];
-  stop(): Promise<void>;
-}
+export type StreamMappings = RunningMappings;
 
 interface ShardState {
   shard: Shard;
