@@ -3,13 +3,11 @@
 # the browser tests (jest project e2e), `cdk synth`, and CI's files on the rehearsal of the
 # synthesized assembly (jest project rehearsal), each phase timed on its own line.
 #
-# `cdk synth` runs beside typecheck and lint, not after everything: all three are one process
-# busy on one core at a time (tsc, eslint; the synth bundles its functions one esbuild child
-# after another), so on two cores the pair costs the longer of the two instead of their sum.
-# The jest phases run alone, as before: their timing-sensitive tests (debounces, leases,
-# timeouts) and the browser tests should not share the cores with a synth.
-# As with the `&&` chain it replaces, a failed phase stops the run (typecheck and lint still
-# wait for the synth, which is already running); the exit status is the failure's.
+# `cdk synth`, typecheck and lint run side by side first (below). The jest phases run alone:
+# their timing-sensitive tests (debounces, leases, timeouts) and the browser tests should not
+# share the cores with a synth.
+# A failed phase stops the run (the three first ones all finish first); the exit status is the
+# failure's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,26 +24,43 @@ phase() {
   if [ "$rc" -ne 0 ]; then status=$rc; fi
 }
 
-# The synth, in the background; its output is held back and shown once it is done. It is the
-# assembly the rehearsal phase runs (local/rehearse/, README "Rehearsal of the deployment"): the
-# app as `cdk synth` makes it (bin/app.ts, cdk-nag included), with the instance secret off
+# The synth, in the background (its output held back and shown once it is done): the assembly
+# the rehearsal phase runs (local/rehearse/, README "Rehearsal of the deployment"), the app as
+# `cdk synth` makes it (bin/app.ts, cdk-nag included), with the instance secret off
 # (`-c allowOpenAccess=true`) as the integration files the rehearsal runs assume. The default,
-# closed configuration's templates are synthesized and checked by the infra tests.
-synth_log=$(mktemp)
+# closed configuration's templates are synthesized and checked by the infra tests, whose bundled
+# synth then finds every function's bundle in the bundle cache this one fills (lib/constructs/bundle-cache.ts).
+# Typecheck and lint run beside it and beside each other: each is one process busy on one core at a
+# time (tsc, eslint; the synth's esbuild children one after another), so on two cores the three
+# cost about their CPU time over two instead of its sum.
+logs=$(mktemp -d)
 assembly=$(mktemp -d)
-trap 'rm -f "$synth_log"; rm -rf "$assembly"' EXIT
-synth_began=$SECONDS
-npx cdk synth --quiet -c allowOpenAccess=true -o "$assembly" >"$synth_log" 2>&1 &
-synth_pid=$!
+trap 'rm -rf "$logs" "$assembly"' EXIT
+declare -A pids began
+# background NAME COMMAND...: starts it, its output in $logs/NAME.
+background() {
+  local name=$1
+  shift
+  began[$name]=$SECONDS
+  "$@" >"$logs/$name" 2>&1 &
+  pids[$name]=$!
+}
+# collect NAME: waits for it, shows its output, records its time and status.
+collect() {
+  local name=$1 rc
+  wait "${pids[$name]}"
+  rc=$?
+  cat "$logs/$name"
+  timings+=("$(printf '%-10s %4d s  exit %d  (beside the others)' "$name" $((SECONDS - began[$name])) "$rc")")
+  if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$rc; fi
+}
 
-phase typecheck npm run typecheck
-phase lint npm run lint
-
-wait "$synth_pid"
-synth_rc=$?
-cat "$synth_log"
-timings+=("$(printf '%-10s %4d s  exit %d  (beside typecheck and lint)' synth $((SECONDS - synth_began)) "$synth_rc")")
-if [ "$synth_rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$synth_rc; fi
+background synth npx cdk synth --quiet -c allowOpenAccess=true -o "$assembly"
+background typecheck npm run typecheck
+background lint npm run lint
+collect typecheck
+collect lint
+collect synth
 
 phase test:all npm run test:all
 phase test:e2e npm run test:e2e

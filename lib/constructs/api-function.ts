@@ -6,12 +6,10 @@
  * month, and a role that can write to that log group and nothing else until a `bind*` helper
  * grants more. A function that makes thumbnails sets `images: true` (see imageRuntimePackages).
  */
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, CfnElement, DockerImage, Duration, Names, Size, Stack, Validations } from 'aws-cdk-lib';
-import type { ILocalBundling } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import {
@@ -24,6 +22,7 @@ import {
 } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct, IConstruct } from 'constructs';
+import { LocalBundle } from './local-bundle.js';
 import { Keys, STORED_SECRET_NAMES } from '../../functions/store/keys.js';
 import type { GeneratedSecretName, StoredSecretName } from '../../functions/store/keys.js';
 
@@ -256,38 +255,6 @@ function refuseInlinedSharp(outputDir: string): string {
   return `if grep -qF ${shellQuote(SHARP_LOADER_MARK)} ${bundle}; then echo ${message} >&2; exit 1; fi`;
 }
 
-/**
- * Local bundling, synchronous as CDK wants it: lib/constructs/bundle.ts in a child process (esbuild
- * runs plugins only asynchronously), then the shell commands that complete the asset. Its fields
- * are part of the asset's cache key (CDK hashes the bundling options), so two functions never
- * share a bundle.
- */
-class LocalBundle implements ILocalBundling {
-  constructor(
-    readonly entry: string,
-    readonly external: string[],
-    readonly afterBundling: (outputDir: string) => string[],
-  ) {}
-
-  tryBundle(outputDir: string): boolean {
-    const tsx = join(projectRoot, 'node_modules', '.bin', 'tsx');
-    const script = join(projectRoot, 'lib', 'constructs', 'bundle.ts');
-    const request = JSON.stringify({ entry: this.entry, outdir: outputDir, external: this.external });
-    const built = spawnSync(tsx, [script, request], { cwd: projectRoot, encoding: 'utf8' });
-    if (built.stderr) process.stderr.write(built.stderr);
-    if (built.status !== 0) {
-      throw new Error(`esbuild failed for ${this.entry} (${built.status ?? built.signal}): ${built.stderr}`);
-    }
-    const commands = this.afterBundling(outputDir);
-    if (commands.length === 0) return true;
-    const after = spawnSync('bash', ['-c', commands.join(' && ')], { cwd: outputDir, encoding: 'utf8' });
-    if (after.status !== 0) {
-      throw new Error(`Completing the asset of ${this.entry} failed (${after.status}): ${after.stderr}`);
-    }
-    return true;
-  }
-}
-
 export class ApiFunction extends LambdaFunction {
   /** The SECRET# partitions this function may reach (readCursors, bindStoredSecret). */
   private readonly secretsAllowed = new Set<GeneratedSecretName>();
@@ -319,7 +286,17 @@ export class ApiFunction extends LambdaFunction {
         // The asset is identified by the bundle (the source folder is the whole project).
         assetHashType: AssetHashType.OUTPUT,
         bundling: {
-          local: new LocalBundle(props.entry, external, afterBundling),
+          local: new LocalBundle(
+            scope,
+            {
+              entry: props.entry,
+              external,
+              afterBundling,
+              // The API document is written from the route table and every route's schemas.
+              dependsOnFolders: props.apiDocument ? ['lib', 'functions'] : [],
+            },
+            projectRoot,
+          ),
           // Never used: local bundling answers or fails the synth; there is no Docker fallback.
           image: DockerImage.fromRegistry('local-bundling-only'),
           command: ['lib/constructs/bundle.ts', relative(projectRoot, props.entry)],

@@ -1,7 +1,7 @@
 /**
  * How a function's bundle is built: esbuild's JavaScript API (aws-cdk-lib's NodejsFunction runs
  * the esbuild CLI, which takes no plugins), run by ApiFunction's local bundling in a child
- * process (`tsx lib/constructs/bundle.ts '<json>'`) because CDK's local bundling is synchronous
+ * process (`tsx lib/constructs/bundle.ts --batch <file>`, lib/constructs/local-bundle.ts) because CDK's local bundling is synchronous
  * and esbuild runs plugins only in its asynchronous build. Offline, no Docker.
  *
  * Output: `<outdir>/index.mjs`, minified ESM for Node 22, and `<outdir>/chunks/*.mjs`: esbuild
@@ -130,9 +130,8 @@ export function bundleOptions(request: BundleRequest): esbuild.BuildOptions {
     mainFields: ['module', 'main'],
     minify: true,
     keepNames: true,
+    // Each map's sources are made relative to the project afterwards (projectRelativeMaps).
     sourcemap: true,
-    // Paths in the source map relative to the project, not to the temporary output folder.
-    sourceRoot: projectRoot,
     banner: { js: REQUIRE_BANNER },
     external: request.external,
     logLevel: 'warning',
@@ -190,14 +189,67 @@ export async function bundle(request: BundleRequest): Promise<esbuild.BuildResul
       delete metafile.outputs[file];
     }
   }
+  await projectRelativeMaps(metafile);
   if (request.metafile) await writeFile(request.metafile, JSON.stringify(metafile));
   return result;
 }
 
-// `tsx lib/constructs/bundle.ts '<BundleRequest as JSON>'` (ApiFunction's local bundling).
+/**
+ * esbuild names each source relative to the map's own folder, which is wherever this build
+ * wrote (a temporary folder, the bundle cache, the chunks/ folder below it): the same code
+ * would then map differently, and CDK, which names an asset by the hash of its files, would see
+ * a new asset for every place it was built. Instead every source is named from the project root
+ * (`functions/core/chats.ts`, `node_modules/zod/…`): the same on every machine and checkout, and
+ * what a stack trace should show.
+ */
+async function projectRelativeMaps(metafile: esbuild.Metafile): Promise<void> {
+  for (const output of Object.keys(metafile.outputs)) {
+    if (!output.endsWith('.map')) continue;
+    const file = join(projectRoot, output);
+    const map = JSON.parse(await readFile(file, 'utf8')) as { sources: string[]; sourceRoot?: string };
+    map.sources = map.sources.map((source) =>
+      relative(projectRoot, join(dirname(file), source))
+        .split(sep)
+        .join('/'),
+    );
+    delete map.sourceRoot;
+    await writeFile(file, JSON.stringify(map));
+  }
+}
+
+/**
+ * Several bundles in one process (ApiFunction's local bundling builds every function a synth
+ * lacks at once: one Node start instead of one per function), a few at a time. Each request's
+ * failure is its own: the answer maps each entry that failed to its message.
+ */
+export async function bundleMany(requests: BundleRequest[], concurrency = 4): Promise<Record<string, string>> {
+  const failures: Record<string, string> = {};
+  const queue = [...requests];
+  const worker = async () => {
+    for (let request = queue.shift(); request; request = queue.shift()) {
+      try {
+        await bundle(request);
+      } catch (error) {
+        failures[request.entry] = (error as Error).message;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, requests.length) }, worker));
+  return failures;
+}
+
+// `tsx lib/constructs/bundle.ts '<BundleRequest as JSON>'`: one bundle (test/infra/bundle.test.ts).
+// `tsx lib/constructs/bundle.ts --batch <file>`: the requests of a JSON file (local-bundle.ts);
+// the failures are written to `<file>.failures.json`.
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   try {
-    await bundle(JSON.parse(process.argv[2] ?? '') as BundleRequest);
+    if (process.argv[2] === '--batch') {
+      const file = process.argv[3] ?? '';
+      const failures = await bundleMany(JSON.parse(await readFile(file, 'utf8')) as BundleRequest[]);
+      await writeFile(`${file}.failures.json`, JSON.stringify(failures));
+    } else {
+      await bundle(JSON.parse(process.argv[2] ?? '') as BundleRequest);
+    }
   } catch (error) {
     // esbuild has printed the errors already (logLevel warning).
     console.error((error as Error).message);

@@ -152,12 +152,17 @@ describe('a function bundle', () => {
     expect(initBytes).toBeLessThan(400 * 1024);
   });
 
-  it('keeps each source map beside its file, referenced but not loaded at init (no NODE_OPTIONS)', () => {
+  it('keeps each source map beside its file, named from the project root, referenced but not loaded at init (no NODE_OPTIONS)', () => {
     expect(modules.size).toBeGreaterThan(1);
     for (const [path, text] of modules) {
       const name = path.split('/').pop()!;
       expect([path, existsSync(join(outdir, `${path}.map`))]).toEqual([path, true]);
       expect([path, text.trimEnd().endsWith(`//# sourceMappingURL=${name}.map`)]).toEqual([path, true]);
+      // Sources named from the project root, wherever the bundle was built (chunks/ included):
+      // the same files then hash the same, so CDK names the asset the same on every machine.
+      const map = JSON.parse(readFileSync(join(outdir, `${path}.map`), 'utf8')) as { sources: string[] };
+      const outside = map.sources.filter((source) => !/^(functions|node_modules)\//.test(source));
+      expect([path, map.sources.length > 0, outside]).toEqual([path, true, []]);
       // Every chunk may meet CommonJS code that calls require.
       expect([path, text.startsWith("import { createRequire as __houseCreateRequire } from 'node:module';")]).toEqual([
         path,
