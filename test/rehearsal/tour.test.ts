@@ -172,12 +172,16 @@ describe('the rehearsed deployment, route by route', () => {
     answered(listed, 200);
     expect(listed.body.data.map((m: { id: string }) => m.id)).toEqual(expect.arrayContaining([agent.body.id, id]));
     // The table stream → the search writer's mapping (its content filter passes final messages).
+    // Message text is searched with scope=messages (or all): the default scope is titles (§5.7).
     const hit = await until('the search index to find the agent message', async () => {
-      const found = await call('GET', '/api/v1/search?q=zephyrine');
+      const found = await call('GET', '/api/v1/search?q=zephyrine&scope=messages');
       answered(found, 200);
       return JSON.stringify(found.body).includes(agent.body.id) ? found : undefined;
     });
-    expect(hit.status).toBe(200);
+    expect(hit.body.messages.map((m: { id: string }) => m.id)).toContain(agent.body.id);
+    const titlesOnly = await call('GET', '/api/v1/search?q=zephyrine');
+    answered(titlesOnly, 200);
+    expect(titlesOnly.body.messages).toEqual([]);
   });
 
   test('a stream left open is cancelled by its timer: the flush queue check, then the state machine and its expiry task', async () => {
