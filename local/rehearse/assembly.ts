@@ -187,8 +187,11 @@ export class Assembly {
     return this.functions(true).map((spec) => ({ spec }));
   }
 
-  /** The Lambda functions, with code folders, environments and their roles' policies. */
-  functions(skipUnresolvable = false): FunctionSpec[] {
+  /**
+   * Every role of the assembly by its ARN, with its identity policies: its inline ones and the
+   * AWS::IAM::Policy resources attached to it (resolved).
+   */
+  rolePolicies(): Map<string, { name: string; document: PolicyDocument }[]> {
     const policiesByRole = new Map<string, { name: string; document: PolicyDocument }[]>();
     const attach = (role: string, policy: { name: string; document: PolicyDocument }) =>
       policiesByRole.set(role, [...(policiesByRole.get(role) ?? []), policy]);
@@ -197,13 +200,19 @@ export class Assembly {
       for (const role of (policy.properties.Roles as string[] | undefined) ?? [])
         attach(role, { name: String(policy.properties.PolicyName ?? policy.logicalId), document });
     }
-    const roles = new Map<string, { name: string }>();
+    const roles = new Map<string, { name: string; document: PolicyDocument }[]>();
     for (const role of this.resources('AWS::IAM::Role')) {
       const name = this.ref(role.stack, role.logicalId);
-      roles.set(String(this.attribute(role.stack, role.logicalId, 'Arn')), { name });
       for (const inline of (role.properties.Policies as { PolicyName: string; PolicyDocument: PolicyDocument }[]) ?? [])
         attach(name, { name: inline.PolicyName, document: inline.PolicyDocument });
+      roles.set(String(this.attribute(role.stack, role.logicalId, 'Arn')), policiesByRole.get(name) ?? []);
     }
+    return roles;
+  }
+
+  /** The Lambda functions, with code folders, environments and their roles' policies. */
+  functions(skipUnresolvable = false): FunctionSpec[] {
+    const roles = this.rolePolicies();
     return this.rawResources('AWS::Lambda::Function').flatMap(({ stack, logicalId, raw }) => {
       let properties: Record<string, unknown>;
       try {
@@ -217,8 +226,8 @@ export class Assembly {
       if (typeof assetPath !== 'string' || !existsSync(join(this.dir, assetPath)))
         throw new AssemblyError(`Function ${where} has no asset folder in ${this.dir} (aws:asset:path).`);
       const roleArn = String(properties.Role);
-      const role = roles.get(roleArn);
-      if (!role) throw new AssemblyError(`Function ${where}: its role ${roleArn} is not in the assembly.`);
+      const policies = roles.get(roleArn);
+      if (!policies) throw new AssemblyError(`Function ${where}: its role ${roleArn} is not in the assembly.`);
       const environment = (properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables;
       const spec: FunctionSpec = {
         key: where,
@@ -236,7 +245,7 @@ export class Assembly {
             : Number(properties.ReservedConcurrentExecutions),
         environment: Object.fromEntries(Object.entries(environment ?? {}).map(([k, v]) => [k, String(v)])),
         roleArn,
-        policies: policiesByRole.get(role.name) ?? [],
+        policies,
       };
       return [spec];
     });

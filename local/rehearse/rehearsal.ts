@@ -5,7 +5,8 @@
  *    media and search buckets (the local S3), the API's and the function URL's endpoints;
  * 2. the IAM gateway in front of DynamoDB, SQS, Step Functions and S3, with each function's role
  *    as a principal of its own (per-function credentials), so every SDK call is authorized
- *    against the role's synthesized policies;
+ *    against the role's synthesized policies, and each state machine's role, whose Lambda tasks
+ *    are authorized the same way (principals.ts);
  * 3. the custom resources (deploy-time: the stored secrets), then every function on the host
  *    (host.ts) with its template environment;
  * 4. what drives them: the distribution (edge.ts) in front of the HTTP API's routes
@@ -13,7 +14,6 @@
  *    machine.
  * It prints one `rehearsal:` line saying what it loaded.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
@@ -25,7 +25,9 @@ import { readHttpApi } from './api-gateway.js';
 import { distributionHandler, readDistribution } from './edge.js';
 import { FunctionHost } from './host.js';
 import { provisionBuckets, provisionCustomResources, provisionTable, webBucketFiles } from './provision.js';
+import { rolePrincipals } from './principals.js';
 import { startStateMachines } from './state-machines.js';
+import type { ExecutionRecord } from './state-machines.js';
 import type { Authorizer, FunctionSpec, Invoker } from './types.js';
 
 export interface RehearsalOptions {
@@ -52,26 +54,14 @@ export interface Rehearsal {
   host: FunctionHost;
   /** The local S3 (the operator's view: its key is LOCAL_S3_CREDENTIALS). */
   s3: { endpoint: string; mediaBucket: string; searchBucket: string };
+  /** The state machines' executions so far (Step Functions' view: status, input, output). */
+  executions(): ExecutionRecord[];
   /** Every access the IAM gateway denied so far. */
   denials(): { principal: string; action: string; resource: string; message: string }[];
   /** Problems found in the assembly at start (a route without invoke permission, a mapping its role may not read). */
   problems: string[];
   summary: string;
   stop(): Promise<void>;
-}
-
-/** Each role's credentials: the key id names the role, so the gateway knows whose policies apply. */
-function credentialsFor(functions: FunctionSpec[]): Map<string, { accessKeyId: string; secretAccessKey: string }> {
-  const out = new Map<string, { accessKeyId: string; secretAccessKey: string }>();
-  let n = 0;
-  for (const f of functions) {
-    if (out.has(f.roleArn)) continue;
-    out.set(f.roleArn, {
-      accessKeyId: `ASIAREHEARSAL${String(n++).padStart(7, '0')}`,
-      secretAccessKey: randomBytes(20).toString('base64'),
-    });
-  }
-  return out;
 }
 
 export async function startRehearsal(options: RehearsalOptions): Promise<Rehearsal> {
@@ -115,19 +105,13 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
         attributes: { FunctionUrl: `https://${urlDomain}/`, FunctionArn: '' },
       });
 
-    // 2. The IAM gateway, with every function's role as a principal.
+    // 2. The IAM gateway, with every function's role and every state machine's role as a principal.
     const { startIamGateway } = await import('./iam/gateway.js');
     const draft = assembly.functionsResolvable();
-    const credentials = credentialsFor(draft.map((d) => d.spec));
-    // One principal per role, named after its (first) function: denials read "assumed-role/<role>/<function>".
-    const principalOf = new Map<string, string>();
-    const principals = draft.flatMap(({ spec }) => {
-      if (principalOf.has(spec.roleArn)) return [];
-      principalOf.set(spec.roleArn, spec.logicalId);
-      return [
-        { name: spec.logicalId, roleArn: spec.roleArn, ...credentials.get(spec.roleArn)!, policies: spec.policies },
-      ];
-    });
+    const { principals, principalOf, credentials } = rolePrincipals(
+      assembly,
+      draft.map((d) => d.spec),
+    );
     // The state machines run their tasks on the host made below (`late`), behind the gateway.
     const running: { host?: FunctionHost } = {};
     const lateInvoker: Invoker = {
@@ -147,6 +131,10 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       roleArn: String(m.properties.RoleArn),
       definition: String(m.properties.DefinitionString),
     }));
+    for (const m of machineSpecs.filter((spec) => !principalOf.has(spec.roleArn)))
+      problems.push(
+        `state machine ${m.logicalId}: its role ${m.roleArn} is not in the assembly, so its tasks are denied`,
+      );
     const machines = await startStateMachines({
       machines: machineSpecs,
       invoker: lateInvoker,
@@ -273,6 +261,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       assembly,
       host,
       s3: { endpoint: s3.endpoint, mediaBucket: s3.bucket, searchBucket: s3.searchBucket },
+      executions: () => machines.executions(),
       denials: () => [...gateway.denials],
       problems,
       summary,

@@ -188,21 +188,33 @@ describe('the rehearsed deployment, route by route', () => {
     const open = (
       await call('POST', `/api/v1/chats/${chat}/messages`, { role: 'agent', senderId: 'assistant', streaming: true })
     ).body.id;
-    // Chunks until past the delayed check (it ran 12–17 s after the start here): the check finds the
-    // stream active and hands it to the state machine, whose expiry task cancels it once chunks stop.
+    // Chunks every second until well past the delayed check (SQS delays are not scaled: it comes
+    // 5 + 1 s after the create), so the check finds the stream active and starts the state machine,
+    // whose expiry task (its waits scaled) looks again until the chunks have stopped for 5 s.
     for (let i = 0; i < 22; i++) {
-      answered(await call('POST', `/api/v1/messages/${open}/chunks`, { deltaText: `${i} ` }));
+      answered(await call('POST', `/api/v1/messages/${open}/chunks`, { deltaText: `${i} ` }), 200);
       await new Promise((r) => setTimeout(r, 1000));
     }
-    const stopped = await until(
-      'the expiry task to cancel the stream',
+    expect(rehearsal.executions().find((e) => e.name === open)?.status).toBe('RUNNING');
+    const ended = await until(
+      'the stream-timeout execution to end the stream',
       async () => {
-        const expire = [...rehearsal.host.invocations.keys()].some((k) => /ExpireStream/.test(k));
-        return expire ? true : undefined;
+        const execution = rehearsal.executions().find((e) => e.name === open);
+        return execution && execution.status !== 'RUNNING' ? execution : undefined;
       },
       60_000,
     );
-    expect(stopped).toBe(true);
+    // Cancelled by the expiry task (done: it found the stream overdue and ended it), with no denial
+    // of the machine's role on the way.
+    expect({ status: ended.status, output: JSON.parse(ended.output ?? 'null'), error: ended.error }).toEqual({
+      status: 'SUCCEEDED',
+      output: expect.objectContaining({ messageId: open, done: true }),
+      error: undefined,
+    });
+    expect([...rehearsal.host.invocations.keys()].some((k) => /ExpireStream/.test(k))).toBe(true);
+    const listed = await call('GET', `/api/v1/chats/${chat}/messages`);
+    answered(listed, 200);
+    expect(listed.body.data.find((m: { id: string }) => m.id === open)?.stream_state).toBe('cancelled');
   }, 120_000);
 
   test('requests: create, update, resolve, cancel, list', async () => {
