@@ -3,8 +3,8 @@
  * ran touched every function of the assembly at least once (issue 34: CI's subset is chosen so;
  * test/rehearsal/suite.js), but the functions CDK brings and the rehearsal does not run (the web
  * bucket's deployment handler, a Python function; the custom resource Provider framework's own
- * function, whose user function the rehearsal invokes directly). Only for the full suite
- * (REHEARSAL_ALL=1), and not when a run selects files itself (a path pattern or a test name).
+ * function, whose user function the rehearsal invokes directly). For CI's files and for the full
+ * suite (REHEARSAL_ALL=1), not when a run selects files itself (a path pattern or a test name).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { tsImport } from 'tsx/esm/api';
@@ -14,7 +14,7 @@ export default async function rehearsalTeardown(config) {
   await globalTeardown();
   const ledger = process.env.REHEARSAL_INVOKED_FILE;
   const partial = config.testPathPattern || config.testNamePattern || (config.nonFlagArgs ?? []).length > 0;
-  if (!ledger || partial || process.env.REHEARSAL_ALL !== '1') return;
+  if (!ledger || partial) return;
   const invoked = new Set(existsSync(ledger) ? readFileSync(ledger, 'utf8').split('\n').filter(Boolean) : []);
   const { Assembly } = await tsImport('../../local/rehearse/assembly.ts', import.meta.url);
   const assembly = new Assembly(process.env.REHEARSAL_ASSEMBLY);
