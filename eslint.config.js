@@ -10,10 +10,10 @@ const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
   })),
 );
 
-// The layers of functions/ (README "Layers"): each imports only the layers below it. A folder
+// The layers of functions/ (docs/architecture.md "Layers"): each imports only the layers below it. A folder
 // reached by a relative import, from any depth: `../store/…`, `../../core/…`.
 const layerImport = (...folders) => `^(\\.\\./)+(${folders.join('|')})/`;
-const below = (layer, rule) => `${layer} imports only the layers below it (README "Layers"): ${rule}.`;
+const below = (layer, rule) => `${layer} imports only the layers below it (docs/architecture.md "Layers"): ${rule}.`;
 const layers = [
   {
     // The shared vocabulary: the contract's shapes, the error classes, the input limits.

@@ -4,7 +4,8 @@
  * validates it, and builds the `ChatRelay` stack checked by cdk-nag's AwsSolutions pack.
  *
  *   npx cdk synth                                        # defaults, offline, no credentials
- *   npx cdk deploy -c configPath=./config.json       # secrets: made in the table (README, "Secrets in the table")
+ *   npx cdk deploy -c configPath=./config.json       # secrets: made in the table
+ *                                                    # (docs/deployment.md, "Secrets in the table")
  *                  [-c domainName=relay.example.com -c certificateArn=arn:aws:acm:us-east-1:…]
  *                  [-c webDir=PATH]           # another static web app build (default: web/dist, built when stale)
  *                  [-c allowOpenAccess=true]                          # no instance secret (warned)
@@ -111,7 +112,7 @@ for (const removed of ['instanceSecretArn', 'vapidKeysSecretArn']) {
   if (contextString(app, removed)) {
     fail(
       `-c ${removed} is gone: the stack keeps its secrets in its table. Put your own value in the SECRET# item ` +
-        'after deploying (README, "Secrets in the table").',
+        'after deploying (docs/deployment.md, "Secrets in the table").',
     );
   }
 }
@@ -133,8 +134,8 @@ try {
     alarmEmail: contextString(app, 'alarmEmail'),
     withoutAlarms: contextFlag(app, 'withoutAlarms'),
   });
-  // The CI deploy's roles (README, "Deploying from CI"): only when a repository is named, and
-  // deployed by name, once: npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name
+  // The CI deploy's roles (docs/deployment.md, "Deploying from CI"): only when a repository is
+  // named, and deployed by name, once: npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name
   const repository = contextString(app, 'githubRepository');
   if (repository) {
     new DeployRoleStack(app, 'ChatRelayDeployRole', {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm test` (README "Tests"; .ci/run runs it): typecheck, lint, jest (unit, integration, infra),
+# `npm test` (docs/testing.md "Tests"; .ci/run runs it): typecheck, lint, jest (unit, integration, infra),
 # the browser tests (jest project e2e), `cdk synth`, and CI's files on the rehearsal of the
 # synthesized assembly (jest project rehearsal), each phase timed on its own line.
 #
@@ -25,7 +25,7 @@ phase() {
 }
 
 # The synth, in the background (its output held back and shown once it is done): the assembly
-# the rehearsal phase runs (local/rehearse/, README "Rehearsal of the deployment"), the app as
+# the rehearsal phase runs (local/rehearse/, docs/rehearsal.md), the app as
 # `cdk synth` makes it (bin/app.ts, cdk-nag included), with the instance secret off
 # (`-c allowOpenAccess=true`) as the integration files the rehearsal runs assume. The default,
 # closed configuration's templates are synthesized and checked by the infra tests, whose bundled

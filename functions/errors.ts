@@ -98,7 +98,8 @@ export class UnsupportedMediaTypeError extends AppError {
  * Too many concurrent writes to one item for this write to land within its time budget (a chat
  * rewritten under it again and again, or DynamoDB transaction conflicts that outlast their
  * retries). Nothing was changed; the client retries after `Retry-After` seconds. The contract's
- * only retryable status is 429 (§1.7), so it answers that, with its code and Retry-After (README, "Busy chats").
+ * only retryable status is 429 (§1.7), so it answers that, with its code and Retry-After
+ * (docs/architecture.md, "Busy chats").
  */
 export class BusyError extends RateLimitedError {
   constructor(retryAfterSeconds = 1) {

@@ -1,6 +1,6 @@
 /**
  * Input limits shared by the route schemas (http/schemas.ts and each handler's) and the validation
- * middleware (middleware/validate.ts: nesting depth), README "Limits". The contract bounds little
+ * middleware (middleware/validate.ts: nesting depth), docs/architecture.md "Limits". The contract bounds little
  * (message text, uploads, tags); everything else a client sends ends up in a DynamoDB item, which
  * holds at most 400 KB and nests at most 32 levels, or in a key, which holds at most 1,024 bytes
  * (sort key) / 2,048 bytes (partition key). Each limit below keeps the largest item a route can

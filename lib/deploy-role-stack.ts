@@ -10,8 +10,8 @@
  * - The diff role: pull requests of the same repository may assume it; it may assume the
  *   bootstrap lookup role (read-only) and read the app stack's template, which `cdk diff` needs.
  *
- * Built by bin/app.ts when `-c githubRepository=owner/name` is given (see README, "Deploying from
- * CI"); deployed once by hand with an administrator's credentials.
+ * Built by bin/app.ts when `-c githubRepository=owner/name` is given (see docs/deployment.md,
+ * "Deploying from CI"); deployed once by hand with an administrator's credentials.
  */
 import { Arn, ArnFormat, CfnOutput, Duration, Stack, Validations } from 'aws-cdk-lib';
 import type { StackProps } from 'aws-cdk-lib';

@@ -244,7 +244,7 @@ export const routes = [
     images: true,
   },
   { method: 'GET', path: '/api/v1/chats/{chatId}/media', handler: 'media/list', writes: false, cursors: true },
-  // Files larger than one request carries: an upload session, then its finalize (README "Large files").
+  // Files larger than one request carries: an upload session, then its finalize (docs/architecture.md "Large files").
   {
     method: 'POST',
     path: '/api/v1/chats/{chatId}/media/uploads',

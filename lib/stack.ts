@@ -277,7 +277,8 @@ export class ChatRelayStack extends Stack {
         'chat-relay:instance-secret-generated',
         'The instance secret given in the configuration or OPENGRAM_INSTANCE_SECRET is not deployed (a secret value ' +
           'never goes into the template). The first deploy generates one in the table unless its item exists: ' +
-          'read it, or put your own, with `aws dynamodb get-item` / `put-item` on the key SECRET#INSTANCE (README).',
+          'read it, or put your own, with `aws dynamodb get-item` / `put-item` on the key SECRET#INSTANCE ' +
+          '(docs/deployment.md, "Secrets in the table").',
       );
     }
 
@@ -419,7 +420,7 @@ export class ChatRelayStack extends Stack {
       description: 'Dead-letter queue of the flush queue: flush signals and stream checks (alarmed when not empty)',
     });
     if (secretEnabled) {
-      // Where to read the instance secret (never the value: README, "Deploying").
+      // Where to read the instance secret (never the value: docs/deployment.md, "Secrets in the table").
       const key = Keys.generatedSecret('INSTANCE');
       new CfnOutput(this, 'InstanceSecretCommand', {
         value:
@@ -449,7 +450,7 @@ export function deployableConfig(config: InstanceConfig, instanceSecretInTable: 
     throw new DeploymentConfigError(
       'The configuration names a VAPID key pair, which would put its private key in the template. Remove both ' +
         'keys: the stack makes a pair once in its table, or keeps the one you put in the SECRET#VAPID item as ' +
-        '{"publicKey","privateKey"} (README).',
+        '{"publicKey","privateKey"} (docs/deployment.md, "Secrets in the table").',
     );
   }
   // The key pair is held apart (the table's SECRET#VAPID item); the functions get the public key as VAPID_PUBLIC_KEY.

@@ -51,7 +51,7 @@ export function contentSecurityPolicy(mediaOrigin: string, options: WebPolicyOpt
 
 /**
  * The path on the app's origin that takes an upload session's form POST and hands it to the media
- * bucket, so the page uploads large files under `connect-src 'self'` (README "Large files"): the
+ * bucket, so the page uploads large files under `connect-src 'self'` (docs/architecture.md "Large files"): the
  * local runtime forwards it to its S3; the session route gives it to pages of this origin only.
  */
 export const MEDIA_UPLOAD_PATH = '/media-upload';

@@ -462,7 +462,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     trackAnswer(req, res);
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://local').pathname;
-      // Upload sessions' form POSTs from the web app's pages, streamed on to the bucket (README "Large files").
+      // Upload sessions' form POSTs from the web app's pages, streamed on to the bucket
+      // (docs/architecture.md "Large files").
       if (path === MEDIA_UPLOAD_PATH) return s3.formUpload(req, res);
       if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web, webHeaders);
       const method = req.method ?? 'GET';

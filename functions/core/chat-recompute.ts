@@ -39,7 +39,7 @@ import * as Tags from './tags.js';
  * How long a rewrite keeps trying when other writes keep changing what it computed from: a time
  * budget rather than a count of attempts; with the last attempt (and its transaction's conflict
  * retries, db.ts) it stays inside a function's 15 s. Past it the client
- * gets 429 with Retry-After (README, "Busy chats").
+ * gets 429 with Retry-After (docs/architecture.md, "Busy chats").
  */
 const REWRITE_BUDGET_MS = 8_000;
 /**

@@ -169,8 +169,8 @@ export function applyAdminChange(
 }
 
 /**
- * The extension's `hooks` (README "Settings without rawConfig"): replaces the list; a hook that
- * gives no `signingSecret` or no `headers` keeps those of the stored hook with the same url (each
+ * The extension's `hooks` (docs/divergences.md "Settings without rawConfig"): replaces the list;
+ * a hook that gives no `signingSecret` or no `headers` keeps those of the stored hook with the same url (each
  * stored hook lends them once, in order), so a client that never saw them does not erase them;
  * `signingSecret: ""` removes the secret and `headers: {}` the headers.
  */
@@ -220,7 +220,8 @@ export async function updateAdminConfig(body: Record<string, unknown>): Promise<
       if (error instanceof ConfigValidationError) throw new ValidationError(error.message);
       throw error;
     }
-    // Stored as one JSON string in one item (400 KB at most): bounded well under it (README "Limits").
+    // Stored as one JSON string in one item (400 KB at most): bounded well under it
+    // (docs/architecture.md "Limits").
     if (Buffer.byteLength(JSON.stringify(next), 'utf8') > MAX_CONFIG_BYTES) {
       throw new ValidationError(
         `Config validation error: the configuration exceeds ${MAX_CONFIG_BYTES} bytes of JSON.`,
@@ -264,7 +265,8 @@ export const PLATFORM_MAX_UPLOAD_BYTES = 4_194_304;
 /**
  * Whether the deployment sets the instance secret (OPENGRAM_INSTANCE_SECRET, or the stack's
  * SECRET#INSTANCE item): it then overrides the stored configuration on every read (§12.2), so a
- * secret changed through PATCH /config/admin never takes effect (README "Settings without rawConfig").
+ * secret changed through PATCH /config/admin never takes effect (docs/divergences.md "Settings
+ * without rawConfig").
  */
 function instanceSecretSetByDeployment(): boolean {
   const e = env();
@@ -308,7 +310,8 @@ export function publicConfig(config: InstanceConfig): Record<string, unknown> {
       events: h.events,
       timeoutMs: h.timeoutMs ?? 5000,
       maxRetries: h.maxRetries ?? 3,
-      // This project's extension (README "Settings without rawConfig"): whether they are stored, never what.
+      // This project's extension (docs/divergences.md "Settings without rawConfig"): whether they
+      // are stored, never what.
       hasSigningSecret: Boolean(h.signingSecret),
       hasHeaders: Object.keys(h.headers ?? {}).length > 0,
     })),

@@ -53,7 +53,7 @@ export interface Upload {
 }
 
 /**
- * Names the contract leaves unbounded (README "Limits"): the file name becomes part of the
+ * Names the contract leaves unbounded (docs/architecture.md "Limits"): the file name becomes part of the
  * object key (S3 keys hold 1,024 bytes) and both are stored with the medium and sent as headers.
  */
 export const MAX_FILE_NAME_CHARS = 255;

@@ -164,7 +164,7 @@ function formConfig(config: Record<string, unknown>): FormConfig {
     const at = `config.fields[${i}]`;
     if (!isObject(field)) throw new FieldRuleError(at, `${at} must be a JSON object.`);
     const name = requiredText(field.name, `${at}.name`);
-    // Its value would be a `__proto__` key, which no body may carry (README "Limits").
+    // Its value would be a `__proto__` key, which no body may carry (docs/architecture.md "Limits").
     if (name === '__proto__') throw new FieldRuleError(`${at}.name`, 'form field name must not be __proto__.');
     if (!FIELD_TYPES.includes(field.type as never)) {
       throw new FieldRuleError(

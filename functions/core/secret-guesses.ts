@@ -1,5 +1,5 @@
 /**
- * Guessing the instance secret is limited on every path (README "Browser sessions", "Guessing"):
+ * Guessing the instance secret is limited on every path (docs/web-app.md "Browser sessions", "Guessing"):
  * a failed sign-in (POST /auth/session), a wrong `Authorization: Bearer` and a wrong `?token=`
  * count against one window per client (Keys.signInFailures, a fixed-window counter like the write
  * rate limit's): past GUESS_LIMIT every attempt answers 429 with Retry-After until the window ends.

@@ -151,7 +151,7 @@ export async function appendChunk(
 }
 
 /**
- * A chunk's answer (README "Messages and streaming"): always a prefix of the final text. It is
+ * A chunk's answer (docs/architecture.md "Messages and streaming"): always a prefix of the final text. It is
  * the text through this chunk, unless a lower-numbered chunk posted concurrently is not stored
  * yet: then the text below that gap (without this chunk), never the chunks around a gap.
  * `below` is the assembly of the chunks before this one.

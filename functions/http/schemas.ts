@@ -80,7 +80,7 @@ export const freeObject = (field: string, notObject: string) =>
       if (!isPlainObject(v)) ctx.addIssue({ code: 'custom', message: notObject });
       else checkFreeJson(field, v, ctx);
     }),
-    z.meta({ override: { type: 'object', description: 'A free-form JSON object (README "Limits").' } }),
+    z.meta({ override: { type: 'object', description: 'A free-form JSON object (docs/architecture.md "Limits").' } }),
   ) as unknown as z.ZodMiniType<Record<string, unknown>>;
 
 /** Any value; a string is bounded to `maxChars` characters (other types are the caller's rule). */

@@ -81,7 +81,7 @@ export const cookieIsSecure = (event: HttpEvent): boolean => schemeOf(event) ===
  * Host), the host the viewer used as the stack's CloudFront reports it (VIEWER_HOST_HEADER, believed
  * only on a request carrying the origin-verify secret: behind CloudFront the function sees API
  * Gateway's host name, not the one the browser used; lib/constructs/edge.ts), or that of
- * `server.publicBaseUrl` (README "Browser sessions").
+ * `server.publicBaseUrl` (docs/web-app.md "Browser sessions").
  */
 export async function fromOwnOrigin(event: HttpEvent, config: InstanceConfig): Promise<boolean> {
   const origin = header(event, 'origin');

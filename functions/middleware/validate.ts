@@ -92,7 +92,7 @@ export function parseOptionalObjectBody(event: HttpEvent, malformedMessage: stri
 }
 
 /**
- * Shape rules every JSON body keeps, whatever its route (README "Limits"), reported per top-level
+ * Shape rules every JSON body keeps, whatever its route (docs/architecture.md "Limits"), reported per top-level
  * field: no object key `__proto__` at any level (JSON.parse makes it an own key, but any copy by
  * assignment turns it into the object's prototype, and reading it back from DynamoDB drops it: it
  * could never round-trip), and no field nested deeper than LIMITS.jsonDepth (DynamoDB nests 32
@@ -167,7 +167,7 @@ function wellFormed(value: unknown): boolean {
 }
 
 /**
- * Every body field kept, checked for well-formed Unicode (README "Limits"): one whose strings
+ * Every body field kept, checked for well-formed Unicode (docs/architecture.md "Limits"): one whose strings
  * or keys hold a lone surrogate is a schema error on that field (a key that is itself not
  * well-formed cannot name a field: a form error). Unknown fields are ignored, as ever (§1.2).
  */

@@ -32,7 +32,7 @@ const TextValidation = z.object({
     z.meta({
       description:
         'An ECMAScript regular expression (no flags, an unanchored search), matched in linear time: ' +
-        'backreferences, lookahead and lookbehind are refused (README "Limits").',
+        'backreferences, lookahead and lookbehind are refused (docs/divergences.md "Request validation patterns").',
     }),
   ),
 });

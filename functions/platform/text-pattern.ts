@@ -9,7 +9,8 @@
  * (§5.5.4). It is translated to RE2's syntax (the `re2js` engine) keeping ECMAScript's meaning for
  * what RE2 spells differently: `.` excludes the four line terminators, `\s` is ECMAScript's
  * whitespace, `[^]` and `[]`, `\cX`, `\uXXXX`, `[\b]`, and identity escapes such as `\p` or `\a`
- * (a plain letter without the `u` flag). What RE2 cannot do is refused (README "Limits"):
+ * (a plain letter without the `u` flag). What RE2 cannot do is refused (docs/divergences.md
+ * "Request validation patterns"):
  * backreferences and octal escapes, lookahead and lookbehind, a repeat count above 1,000, and a
  * program of more than PATTERN_MAX_INSTRUCTIONS instructions, which bounds a match's cost (about
  * 0.15 s at worst for the longest text a resolution carries, 64 KiB). Matching runs on code

@@ -4,7 +4,7 @@
  * its log group, API Gateway's invoke permission and the integration. The route itself stays in
  * the root template, under the HTTP API, with the logical id it always had (routeInRoot).
  *
- * Why nested stacks (README, "Deploying"): CloudFormation refuses a template above 500
+ * Why nested stacks (docs/deployment.md, "One stack, several templates"): CloudFormation refuses a template above 500
  * resources, and every endpoint costs seven; one template held 472 of them. An area's stack holds
  * six per route, the root one per route. Plain `NestedStack`s: CDK passes what an area uses from
  * the root (the table, queues, buckets, state machine, the API's id, the VAPID key) as the nested

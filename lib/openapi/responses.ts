@@ -169,7 +169,7 @@ export const responses: Record<string, ResponseDoc[]> = {
   'media/upload-session': [
     json(
       201,
-      'A presigned POST for the file (README "Large files").',
+      'A presigned POST for the file (docs/architecture.md "Large files").',
       z.strictObject({
         uploadId: id,
         url: z.string(),

@@ -267,7 +267,7 @@ describe('signing out in the browser revokes the session; ordinary loads log no 
     try {
       const tab = await context.newPage();
       // The first visit of a new browser to an instance whose reads need the secret learns that from a
-      // 401 (README "Browser sessions"); the loads below are the ones it then makes.
+      // 401 (docs/web-app.md "Browser sessions"); the loads below are the ones it then makes.
       await tab.goto(`${relay.url}/`);
       await signInForm(tab).waitFor();
       await signInWithForm(tab, relay.secret!);

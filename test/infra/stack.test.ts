@@ -2855,7 +2855,7 @@ describe('bin/app.ts', () => {
       expect([option, run.status]).toEqual([option, 1]);
       expect(run.stderr.trim()).toBe(
         `-c ${option} is gone: the stack keeps its secrets in its table. Put your own value in the SECRET# item ` +
-          'after deploying (README, "Secrets in the table").',
+          'after deploying (docs/deployment.md, "Secrets in the table").',
       );
     }
   });

@@ -1,5 +1,5 @@
 /**
- * What a well-behaved client does with a 429 (RATE_LIMIT_ERROR, README "Busy chats"): waits the
+ * What a well-behaved client does with a 429 (RATE_LIMIT_ERROR, docs/architecture.md "Busy chats"): waits the
  * Retry-After seconds (a fraction of them, jittered, to keep tests short) and sends the same
  * request again. Every other answer is final.
  */

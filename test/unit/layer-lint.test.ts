@@ -1,5 +1,5 @@
 /**
- * The layer rule of `npm run lint` (eslint.config.js `layers`, README "Layers"): an import against
+ * The layer rule of `npm run lint` (eslint.config.js `layers`, docs/architecture.md "Layers"): an import against
  * the direction of the layers of functions/ is an error, one along it is not. Each case lints a
  * line of source as if it were the named file, through ESLint's own API and the project's config.
  */
@@ -38,7 +38,7 @@ describe('the layer rule', () => {
     const errors = await layerErrors(filePath, code);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain(`${layer}`);
-    expect(errors[0]).toContain('README "Layers"');
+    expect(errors[0]).toContain('docs/architecture.md "Layers"');
   });
 
   it.each([

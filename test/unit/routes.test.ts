@@ -37,9 +37,9 @@ const tableClassOf = (contractClass: string | undefined) =>
   contractClass === 'event stream' ? 'write' : contractClass;
 
 /**
- * Routes beyond the contract's index, each a deliberate extension documented in the README: the
- * upload session of files larger than one request carries (README "Large files"), and the browser
- * sessions of §1.11.1 (README "Browser sessions").
+ * Routes beyond the contract's index, each a deliberate extension documented in docs/divergences.md: the
+ * upload session of files larger than one request carries (docs/architecture.md "Large files"), and the browser
+ * sessions of §1.11.1 (docs/web-app.md "Browser sessions").
  */
 const EXTENSIONS = new Map([
   ['POST /api/v1/chats/{chatId}/media/uploads', 'write'],

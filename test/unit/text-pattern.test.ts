@@ -169,7 +169,7 @@ describe("ECMAScript's meaning, as RegExp without flags applies it (an unanchore
     expect(differing).toStrictEqual([]);
   });
 
-  it('matches code points: `.` takes a whole emoji, where RegExp without `u` takes half (README)', () => {
+  it('matches code points: `.` takes a whole emoji, where RegExp without `u` takes half (docs/divergences.md)', () => {
     expect(textMatchesPattern('^.$', '😀')).toBe(true);
     expect(new RegExp('^.$').test('😀')).toBe(false);
     expect(textMatchesPattern('\\uD83D\\uDE00', 'a 😀')).toBe(true);

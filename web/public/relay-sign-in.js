@@ -1,6 +1,6 @@
 /**
  * The standalone sign-in page (/relay-sign-in.html): gets this browser the relay's session cookie
- * (README "Browser sessions") for whatever UI the relay serves. The secret is sent once, in the
+ * (docs/web-app.md "Browser sessions") for whatever UI the relay serves. The secret is sent once, in the
  * body of POST /api/v1/auth/session (same origin, so the HttpOnly cookie is set), and the field is
  * cleared whatever the answer; nothing is stored and nothing goes into a URL.
  *

@@ -6,8 +6,8 @@ import { http } from '../../middleware/http.js';
 /**
  * Each field's meaning and the whole document's validation are §5.2.2's; unknown fields are
  * dropped here, so they are neither applied nor part of an Idempotency-Key's fingerprint (§1.10).
- * `defaultModelIdForNewChats`, `push` and `hooks` are this project's extension (README "Settings
- * without rawConfig"): the settings screen changes them without resending the stored secrets.
+ * `defaultModelIdForNewChats`, `push` and `hooks` are this project's extension (docs/divergences.md
+ * "Settings without rawConfig"): the settings screen changes them without resending the stored secrets.
  */
 export const schemas = {
   body: z.object({

@@ -1,6 +1,6 @@
 /**
  * GET /api/v1/health (contract §2.10, §5.1): public, never rate-limited, and never a storage call
- * (lib/routes.ts `table: 'none'`): it answers while DynamoDB does not (README "Timeouts").
+ * (lib/routes.ts `table: 'none'`): it answers while DynamoDB does not (docs/architecture.md "Timeouts").
  */
 import { env } from '../../platform/env.js';
 import { http } from '../../middleware/http.js';

@@ -1,8 +1,8 @@
 /**
  * POST /api/v1/chats/{chatId}/media/uploads: opens an upload session for a file larger than
  * one request carries (up to `maxUploadBytes`): the upload's checks on what is declared, then
- * a presigned POST to storage (on the page's own origin for the web app: README "Large files").
- * Not an OpenGram route; README "Large files" has the flow.
+ * a presigned POST to storage (on the page's own origin for the web app: docs/architecture.md "Large files").
+ * Not an OpenGram route; docs/architecture.md "Large files" has the flow.
  */
 import * as z from '../../platform/zod.js';
 import * as Uploads from '../../core/media-upload.js';

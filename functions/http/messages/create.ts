@@ -16,7 +16,7 @@ export const schemas = {
     streaming: z.optional(z.boolean({ error: 'streaming must be a boolean.' })),
     stream: z.optional(z.boolean({ error: 'stream must be a boolean.' })),
     modelId: z.optional(z.string({ error: 'modelId must be a string.' })),
-    // Kept exactly as sent (no copy), bounded and checked storable (README "Limits").
+    // Kept exactly as sent (no copy), bounded and checked storable (docs/architecture.md "Limits").
     trace: z.optional(freeObject('trace', 'trace must be a JSON object.')),
   }),
 };

@@ -1,7 +1,7 @@
 /**
  * Push endpoint bodies (contract §5.10): any JSON object; the endpoint and key rules, with
  * their exact messages, are core/push-endpoint.ts's, checked before the push-enabled check.
- * Only sizes are checked here (README "Limits"): a subscription is one item, and push services'
+ * Only sizes are checked here (docs/architecture.md "Limits"): a subscription is one item, and push services'
  * endpoints run to a few hundred characters, their keys to 87 (p256dh) and 22 (auth).
  */
 import * as z from '../../platform/zod.js';

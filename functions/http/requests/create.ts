@@ -13,7 +13,7 @@ export const schemas = {
   // Types and values are rule checks made after the chat's existence (§5.5.1), not schema checks.
   body: z.object({
     type: z.optional(z.unknown()),
-    // Sizes are bounded here (README "Limits"); types and values remain the core's rules.
+    // Sizes are bounded here (docs/architecture.md "Limits"); types and values remain the core's rules.
     title: z.optional(boundedChars('title', LIMITS.requestTitleChars)),
     body: z.optional(boundedBytes('body', LIMITS.requestTextBytes)),
     config: z.optional(freeJson('config')),

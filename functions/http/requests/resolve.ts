@@ -12,7 +12,7 @@ export const schemas = {
   path: requestPath,
   // Payload checks depend on the request's type and run after the status check (§5.5.4).
   body: z.object({
-    // Sizes are bounded here (README "Limits"): the resolution is stored with the request.
+    // Sizes are bounded here (docs/architecture.md "Limits"): the resolution is stored with the request.
     selectedOptionIds: z.optional(freeJson('selectedOptionIds')),
     text: z.optional(boundedBytes('text', LIMITS.requestTextBytes)),
     values: z.optional(freeJson('values')),

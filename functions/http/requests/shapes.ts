@@ -12,9 +12,8 @@ import { FormValue, RequestConfig } from '../../model/request-config.js';
 
 const nonEmpty = z.string().check(z.minLength(1));
 
-const trace = z
-  .record(z.string(), z.unknown())
-  .check(z.meta({ description: 'A free-form object: at most 64 KiB of JSON, 30 levels deep (README "Limits").' }));
+const traceDescription = 'A free-form object: at most 64 KiB of JSON, 30 levels deep (docs/architecture.md "Limits").';
+const trace = z.record(z.string(), z.unknown()).check(z.meta({ description: traceDescription }));
 const title = nonEmpty.check(z.maxLength(LIMITS.requestTitleChars), z.meta({ description: 'Trimmed, non-empty.' }));
 const body = z
   .optional(z.nullable(z.string()))

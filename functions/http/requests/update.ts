@@ -10,7 +10,7 @@ import { UpdateRequestBody } from './shapes.js';
 export const schemas = {
   path: requestPath,
   body: z.object({
-    // Sizes are bounded here (README "Limits"); types and values remain the core's rules.
+    // Sizes are bounded here (docs/architecture.md "Limits"); types and values remain the core's rules.
     title: z.optional(boundedChars('title', LIMITS.requestTitleChars)),
     body: z.optional(boundedBytes('body', LIMITS.requestTextBytes)),
     config: z.optional(freeJson('config')),

@@ -173,7 +173,7 @@ export async function signInCookie(relay: Relay): Promise<{ cookie: string; res:
 
 /**
  * Signs in and returns what a browser would keep, for `context.addCookies`: the HttpOnly session
- * cookie and its page-readable hint (README "Browser sessions"), which the app reads on load.
+ * cookie and its page-readable hint (docs/web-app.md "Browser sessions"), which the app reads on load.
  */
 export async function sessionCookies(relay: Relay) {
   const { res } = await signInCookie(relay);

@@ -1,5 +1,5 @@
 /**
- * Guessing the secret is limited on every path (issue 33 item 6, README "Browser sessions"): wrong
+ * Guessing the secret is limited on every path (issue 33 item 6, docs/web-app.md "Browser sessions"): wrong
  * `Authorization: Bearer` and `?token=` values count per client like failed sign-ins, in the same
  * window: 10 answer 401, then 429 with Retry-After in the contract's envelope, the right secret
  * from that client too; another client is unaffected; a request with the right secret (or with no

@@ -64,7 +64,7 @@ describe('browser sessions (§1.11.1)', () => {
     const attributes = setCookie!.split(';').map((part) => part.trim());
     expect(attributes[0]).toMatch(new RegExp(`^${SESSION_COOKIE}=\\d+\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}$`));
     expect(attributes.slice(1).sort()).toEqual(['HttpOnly', 'Max-Age=2592000', 'Path=/api', 'SameSite=Strict']);
-    // The page-readable hint (README "Browser sessions"): the session's expiry, nothing secret, on /.
+    // The page-readable hint (docs/web-app.md "Browser sessions"): the session's expiry, nothing secret, on /.
     const hinted = hint!.split(';').map((part) => part.trim());
     const expiry = Number(hinted[0]!.split('=')[1]);
     expect(hinted[0]).toMatch(/^relay_signed_in=\d+$/);

@@ -159,8 +159,8 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
       chatId: chats[i % 10]!,
       tags: pool.filter((_, j) => (i + j) % 3 !== 0),
     }));
-    // A 429 (a chat or catalog item too busy for the write's budget, README "Busy chats") changed
-    // nothing; the client retries it.
+    // A 429 (a chat or catalog item too busy for the write's budget, docs/architecture.md "Busy
+    // chats") changed nothing; the client retries it.
     const results = await Promise.all(
       edits.map((e) => retryingBusy(() => api.patch(`/api/v1/chats/${e.chatId}`, { tags: e.tags }))),
     );
@@ -237,7 +237,8 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
           },
           { step: 'initialize', name: 'count-catalog-parts' },
         );
-        // A 429 (too busy for the write's budget, README "Busy chats") changed nothing; the client retries it.
+        // A 429 (too busy for the write's budget, docs/architecture.md "Busy chats") changed nothing;
+        // the client retries it.
         const results = await Promise.all(
           edits.map((tags) => retryingBusy(() => api.patch(`/api/v1/chats/${chat.id}`, { tags }))),
         ).finally(() => ddb().middlewareStack.remove('count-catalog-parts'));

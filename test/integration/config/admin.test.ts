@@ -182,7 +182,7 @@ describe('fields (§5.2.2)', () => {
   });
 });
 
-describe('the settings extension: defaultModelIdForNewChats, push, hooks (README "Settings without rawConfig")', () => {
+describe('the settings extension: defaultModelIdForNewChats, push, hooks (docs/divergences.md "Settings without rawConfig")', () => {
   const MODELS = [
     { id: 'm', name: 'M', description: '' },
     { id: 'n', name: 'N', description: '' },

@@ -2,7 +2,7 @@
  * Issue 17 findings 2 and 3: sizes nobody bounded reached DynamoDB's 400 KB item limit, and some
  * trace shapes could not be marshalled, both answering 500. Each case below was a 500; now every
  * input is either stored faithfully or refused with the contract's envelope naming the field, and
- * a refusal changes nothing. The limits are README "Limits" (functions/http/schemas.ts).
+ * a refusal changes nothing. The limits are docs/architecture.md "Limits" (functions/http/schemas.ts).
  */
 import { describe, expect, it } from '@jest/globals';
 import { readEvents } from '../../support/events.js';

@@ -1,5 +1,5 @@
 /**
- * Files beyond one request (README "Large files"; contract §8.5, §13 items 1–2), with the
+ * Files beyond one request (docs/architecture.md "Large files"; contract §8.5, §13 items 1–2), with the
  * default 50 MB limit: direct uploads over what one request carries answer 413 in both body
  * forms; an upload session's presigned POST and its finalize create the medium (a 6 MB file,
  * and an image with its thumbnail); finalize refuses a file of the wrong size or type or an

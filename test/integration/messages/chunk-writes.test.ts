@@ -73,7 +73,7 @@ describe('chunk writes', () => {
     const accepted = parts.filter((_, i) => results[i]!.status === 200);
     // Exactly the accepted chunks, each once.
     expect((final.match(/<\d+>/g) ?? []).sort()).toEqual([...accepted].sort());
-    // Each accepted chunk's answer is a prefix of the final text (README "Messages and streaming").
+    // Each accepted chunk's answer is a prefix of the final text (docs/architecture.md "Messages and streaming").
     for (const r of results) if (r.status === 200) expect(final.startsWith(r.body.content_partial ?? '')).toBe(true);
     const events = (await readEphemeral(api.tableName, since)).filter(
       (e) => e.type === 'message.streaming.chunk' && e.payload.messageId === msg.id,

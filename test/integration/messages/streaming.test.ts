@@ -191,7 +191,7 @@ describe('streaming rules', () => {
     expect(text.length).toBe(parts.join('').length);
     const seen = text.match(/<\d+>/g) ?? [];
     expect([...seen].sort()).toEqual([...parts].sort());
-    // Every response's text is a prefix of the final text (README "Messages and streaming").
+    // Every response's text is a prefix of the final text (docs/architecture.md "Messages and streaming").
     for (const r of results) expect(text.startsWith(r.body.content_partial ?? '')).toBe(true);
   });
 

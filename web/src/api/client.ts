@@ -115,7 +115,7 @@ const query = (params: Record<string, string | number | boolean | undefined | nu
 const enc = encodeURIComponent;
 
 export const api = {
-  // Sessions (README "Browser sessions"): the secret goes only in this body, never anywhere else.
+  // Sessions (docs/web-app.md "Browser sessions"): the secret goes only in this body, never anywhere else.
   signIn: (secret: string) => call<void>('POST', '/auth/session', { body: { secret }, expectUnauthorized: true }),
   /** Whether this browser holds a valid session (or the instance is open): the cookie is HttpOnly. */
   probeSession: async (): Promise<boolean> => {
@@ -187,7 +187,10 @@ export const api = {
   media: (mediaId: string) => call<Media>('GET', `/media/${enc(mediaId)}`),
   /** An unattached medium the user took back (409 once a message holds it). */
   deleteMedia: (mediaId: string) => call<Media>('DELETE', `/media/${enc(mediaId)}`),
-  /** Files above the one-request ceiling (README "Large files"): the form goes to `url`, then finalize. */
+  /**
+   * Files above the one-request ceiling (docs/architecture.md "Large files"): the form goes to `url`,
+   * then finalize.
+   */
   openUploadSession: (
     chatId: string,
     body: { fileName: string; contentType: string; byteSize: number; kind?: Media['kind'] },

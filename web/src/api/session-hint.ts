@@ -1,5 +1,5 @@
 /**
- * Whether this browser holds a session, without asking the service (README "Browser sessions"): the
+ * Whether this browser holds a session, without asking the service (docs/web-app.md "Browser sessions"): the
  * session cookie is HttpOnly, so the service sets beside it a page-readable hint, `relay_signed_in`
  * (Path=/, SameSite=Strict, no secret in it: the session's expiry in epoch seconds), on sign-in and
  * renewal, and clears it on sign-out. The app reads it on load to choose between the sign-in form

@@ -107,7 +107,7 @@ export interface AutoRenameProvider {
   cheapModels: { id: string; label: string }[];
 }
 
-/** PATCH /config/admin's body as the settings screen sends it (README "Settings without rawConfig"). */
+/** PATCH /config/admin's body as the settings screen sends it (docs/divergences.md "Settings without rawConfig"). */
 export interface AdminConfigChange {
   agents?: Record<string, unknown>[];
   models?: Record<string, unknown>[];

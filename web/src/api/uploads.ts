@@ -2,13 +2,13 @@
  * File uploads with progress, part of the API client (client.ts makes the JSON calls; fetch gives
  * no upload progress, XMLHttpRequest does). A file up to `directUploadMaxBytes` goes in one
  * multipart request (POST /chats/{chatId}/media); a larger one, up to `maxUploadBytes`, through an
- * upload session (README "Large files"): open it, POST the form to the URL it gives (on this
+ * upload session (docs/architecture.md "Large files"): open it, POST the form to the URL it gives (on this
  * page's own origin, which hands it to the media bucket: the CSP allows no other), then finalize.
  */
 import { API, ApiError, api, checkStillSignedIn } from './client';
 import type { Media, PublicConfig } from './types';
 
-/** What one request carries when the service does not say (README "Media": 4 MiB). */
+/** What one request carries when the service does not say (docs/architecture.md "Media": 4 MiB). */
 const DEFAULT_DIRECT_MAX_BYTES = 4_194_304;
 
 export interface UploadOptions {

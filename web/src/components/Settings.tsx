@@ -1,6 +1,6 @@
 /**
  * The settings screen (`/settings`): everything PATCH /config/admin takes (agents, models, the
- * default model, security, push, auto-rename, webhooks; README "Settings without rawConfig"),
+ * default model, security, push, auto-rename, webhooks; docs/divergences.md "Settings without rawConfig"),
  * loaded from GET /config. Save sends only the sections that changed, with an Idempotency-Key; a
  * 400 shows its message at the field it names and focuses it, and the form keeps every edit (the
  * service saved nothing). Stored secrets are never shown: the form says "stored" or "not set" and
@@ -26,7 +26,7 @@ type Loaded = { config: PublicConfig; draft: Draft };
 
 /**
  * GET /config once it shows a saved change. Another instance of the service may answer from its
- * configuration cache for up to CONFIG_CACHE_MS (5 s, README "Configuration at run time") after the
+ * configuration cache for up to CONFIG_CACHE_MS (5 s, docs/architecture.md "Configuration at run time") after the
  * change: a read that neither shows the saved values nor differs from the one before the save is
  * tried again, for up to 6 s, rather than putting the old values back into the form. (A value the
  * service normalizes, such as a push subject it derives, shows as a difference.)

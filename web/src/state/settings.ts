@@ -37,7 +37,10 @@ export interface ModelDraft {
 export interface HookDraft {
   key: string;
   url: string;
-  /** The url the stored hook had: its signing secret and headers stay with that url (README). */
+  /**
+   * The url the stored hook had: its signing secret and headers stay with that url
+   * (docs/divergences.md "Settings without rawConfig").
+   */
   storedUrl: string | undefined;
   events: string[];
   timeoutMs: string;
