@@ -3,9 +3,9 @@
 # the browser tests (jest project e2e), `cdk synth`, and CI's files on the rehearsal of the
 # synthesized assembly (jest project rehearsal), each phase timed on its own line.
 #
-# `cdk synth`, typecheck and lint run side by side first (below). The jest phases run alone:
-# their timing-sensitive tests (debounces, leases, timeouts) and the browser tests should not
-# share the cores with a synth.
+# `cdk synth`, typecheck and lint run side by side first (below). The jest phases run alone, one
+# after the other: their timing-sensitive tests (debounces, leases, timeouts) and the browser
+# tests should not share the cores with a synth or with each other.
 # A failed phase stops the run (the three first ones all finish first); the exit status is the
 # failure's.
 set -uo pipefail
@@ -62,7 +62,11 @@ collect typecheck
 collect lint
 collect synth
 
-phase test:all npm run test:all
+# Three jest workers on two cores: most integration files spend their time waiting out a real
+# debounce, lease, window or timeout (measured: dispatch/leases 20 s of CPU in 81 s, auth/revocation
+# 13 s in 58 s), so two workers left a core mostly idle. The browser tests keep two: each file
+# keeps about 0.8 of a core busy (its server, its pages in the shared Chromium).
+phase test:all npm run test:all -- --maxWorkers=3
 phase test:e2e npm run test:e2e
 phase rehearsal env REHEARSAL_ASSEMBLY="$assembly" npm run test:rehearsal:ci
 
