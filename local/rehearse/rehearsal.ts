@@ -55,6 +55,8 @@ export interface Rehearsal {
   s3: { endpoint: string; mediaBucket: string; searchBucket: string };
   /** Every access the IAM gateway denied so far. */
   denials(): { principal: string; action: string; resource: string; message: string }[];
+  /** The state machines' executions so far, by name (the operator's ListExecutions). */
+  executions(): { name: string; stateMachineArn: string; status: string }[];
   /** Listens to the DynamoDB, SQS and Step Functions calls the gateway lets through (returns the unsubscribe). */
   onCall(listener: (call: AllowedCall) => void): () => void;
   /** Problems found in the assembly at start (a route without invoke permission, a mapping its role may not read). */
@@ -278,6 +280,8 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       s3: { endpoint: s3.endpoint, mediaBucket: s3.bucket, searchBucket: s3.searchBucket },
       denials: () => [...gateway.denials],
       onCall: (listener) => gateway.onCall(listener),
+      executions: () =>
+        machines.executions().map((e) => ({ name: e.name, stateMachineArn: e.stateMachineArn, status: e.status })),
       problems,
       summary,
       stop,

@@ -29,6 +29,8 @@ export const SOURCE_ONLY = {
     "a middleware on this process's DynamoDB client lands another write just before a request's transaction goes out",
   'integration/chats/rewrite-reads-race.test.ts':
     "a spy on this process's DynamoDB client lands a message between a rewrite's two reads",
+  'integration/requests/update-races.test.ts':
+    "a middleware on this process's DynamoDB client runs a resolve or a removal right before a PATCH writes",
   'integration/chats/update-stranded.test.ts':
     "a middleware on this process's DynamoDB client fails the catalog parts' transactions; the test runs the sweeper itself",
 };

@@ -11,6 +11,8 @@ import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { useApi } from '../../support/api.js';
+import type { TestApi } from '../../support/api.js';
+import type { Rehearsal } from '../../../local/rehearse/rehearsal.js';
 import { localStreamTimers } from '../../../local/stream-timers.js';
 import { sleep } from '../../../functions/platform/retry.js';
 import { eventually } from '../../support/wait.js';
@@ -24,8 +26,15 @@ const config = {
 
 const api = useApi({ config, streamTimers: true });
 
-/** Whether the stream got a state machine loop (stage 2) rather than ending at its check. */
-const looped = (messageId: string) => localStreamTimers()!.looped().has(messageId);
+/**
+ * Whether the stream got a state machine loop (stage 2) rather than ending at its check: on a
+ * deployment, an execution named by the message id (the operator's ListExecutions).
+ */
+const looped = (messageId: string) => {
+  const rehearsal = (api as TestApi & { rehearsal?: Rehearsal }).rehearsal;
+  if (rehearsal) return rehearsal.executions().some((e) => e.name === messageId);
+  return localStreamTimers()!.looped().has(messageId);
+};
 
 const newChat = async () => (await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm' })).body;
 const startStream = async (chatId: string) =>
