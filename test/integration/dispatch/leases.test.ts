@@ -4,11 +4,9 @@
  * default wait, the 25 s cap, early wake-up), claim-many limits, and body validation.
  */
 import { describe, expect, it } from '@jest/globals';
-import { QUICK_RETRIES, configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
+import { LATE, QUICK_RETRIES, configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
 
 const CLAIM_WAIT = 1500;
-/** How late an expired lease or a new batch may become claimable (about one tick, plus a loaded machine). */
-const LATE = 1500;
 
 const config = configWith({
   mode: 'sequential',
