@@ -23,6 +23,8 @@ export const CI_FILES = [
  * sources only (the integration project). Relative to test/.
  */
 export const SOURCE_ONLY = {
+  'integration/events/chunk-delivery.test.ts':
+    "a middleware on this process's DynamoDB client delays chunk event puts and fails the stream's reads",
   'integration/chats/auto-rename-race.test.ts':
     "a middleware on this process's DynamoDB client sends a PATCH just before the rename's transaction goes out",
   'integration/chats/contention-staged.test.ts':
