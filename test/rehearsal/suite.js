@@ -23,6 +23,14 @@ export const CI_FILES = [
  * sources only (the integration project). Relative to test/.
  */
 export const SOURCE_ONLY = {
+  'integration/messages/stream-check.test.ts':
+    "hands this process's flush consumer (jobs/flush.ts) SQS events of its own and spies on its Step Functions client",
+  'integration/messages/stream-timer-start.test.ts':
+    "replaces this process's stream-timer starter and spies on its DynamoDB client to order a create's commit and check",
+  'integration/dispatch/retries-repair.test.ts':
+    "fails the handlers' SQS calls with a middleware on this process's client (withBrokenQueue); runs the repair in it",
+  'integration/dispatch/recovery.test.ts':
+    "fails the handlers' SQS calls with a middleware on this process's client (withBrokenQueue); runs the sweeper in it",
   'integration/events/live-start-held.test.ts':
     "a middleware on this process's DynamoDB client holds a write's transaction after its number was taken",
   'integration/events/chunk-delivery.test.ts':
