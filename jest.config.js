@@ -4,7 +4,7 @@
  * globalSetup; each test file creates its own table. End-to-end tests (e2e) start their own, and
  * share one Chromium (each file in contexts of its own).
  */
-import { rehearsalFiles } from './test/rehearsal/suite.js';
+import { rehearsalFiles, rehearsalIgnored } from './test/rehearsal/suite.js';
 
 const common = {
   testEnvironment: 'node',
@@ -31,6 +31,7 @@ export default {
       ...common,
       displayName: 'rehearsal',
       testMatch: rehearsalFiles(process.env.REHEARSAL_ALL === '1'),
+      testPathIgnorePatterns: ['/node_modules/', ...rehearsalIgnored()],
       globalSetup: '<rootDir>/test/support/rehearsal-setup.mjs',
       globalTeardown: '<rootDir>/test/support/rehearsal-teardown.mjs',
     },

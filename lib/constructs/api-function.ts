@@ -367,6 +367,13 @@ export class ApiFunction extends LambdaFunction {
       return;
     }
     table.grant(this, ...(access === 'readWrite' ? TABLE_READ_WRITE_ACTIONS : TABLE_READ_ACTIONS));
+    // A wrong instance secret is counted (core/secret-guesses.ts) on read-only routes too: the window counter.
+    if (access !== 'readWrite') {
+      const counter = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [Keys.signInFailures('*').pk] } };
+      this.addToRolePolicy(
+        new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [table.tableArn], conditions: counter }),
+      );
+    }
     if (access === 'readCursors') {
       this.addToRolePolicy(
         new PolicyStatement({

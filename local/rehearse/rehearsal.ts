@@ -29,6 +29,7 @@ import { rolePrincipals } from './principals.js';
 import { startStateMachines } from './state-machines.js';
 import type { ExecutionRecord } from './state-machines.js';
 import type { Authorizer, FunctionSpec, Invoker } from './types.js';
+import type { AllowedCall } from './iam/gateway.js';
 
 export interface RehearsalOptions {
   /** The cloud assembly folder (cdk.out). */
@@ -58,6 +59,8 @@ export interface Rehearsal {
   executions(): ExecutionRecord[];
   /** Every access the IAM gateway denied so far. */
   denials(): { principal: string; action: string; resource: string; message: string }[];
+  /** Listens to the DynamoDB, SQS and Step Functions calls the gateway lets through (returns the unsubscribe). */
+  onCall(listener: (call: AllowedCall) => void): () => void;
   /** Problems found in the assembly at start (a route without invoke permission, a mapping its role may not read). */
   problems: string[];
   summary: string;
@@ -263,6 +266,7 @@ export async function startRehearsal(options: RehearsalOptions): Promise<Rehears
       s3: { endpoint: s3.endpoint, mediaBucket: s3.bucket, searchBucket: s3.searchBucket },
       executions: () => machines.executions(),
       denials: () => [...gateway.denials],
+      onCall: (listener) => gateway.onCall(listener),
       problems,
       summary,
       stop,

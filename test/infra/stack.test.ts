@@ -158,9 +158,19 @@ const sessionRecordGrant = (tableArn: unknown) => ({
   Resource: tableArn,
   Condition: sessionsOnly,
 });
-/** Allow statements but the session records' grant. */
+/** The grant on the clients' failed-secret counters (Keys.signInFailures) every function reading the table but no writer gets. */
+const guessCounterOnly = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['RL#*'] } };
+const guessCounterGrant = (tableArn: unknown) => ({
+  Effect: 'Allow',
+  Action: 'dynamodb:UpdateItem',
+  Resource: tableArn,
+  Condition: guessCounterOnly,
+});
+/** Allow statements but the session records' and the failed-secret counters' grants. */
 const tableAllows = (statements: PolicyStatementJson[]) =>
-  allows(statements).filter((st) => JSON.stringify(st.Condition) !== JSON.stringify(sessionsOnly));
+  allows(statements).filter(
+    (st) => ![sessionsOnly, guessCounterOnly].some((c) => JSON.stringify(st.Condition) === JSON.stringify(c)),
+  );
 
 let main: Synthesized;
 let fns: FunctionInfo[];
@@ -491,6 +501,22 @@ describe('permissions', () => {
     Condition: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['SECRET#*'] } },
   });
 
+  it('every function that reads the table but writes none may count a wrong secret: UpdateItem in RL#* only', () => {
+    // The event stream and the read routes check the instance secret too (core/secret-guesses.ts);
+    // without the grant the count was denied, and a wrong secret answered 500 instead of 401.
+    expect(Keys.signInFailures('*').pk).toBe('RL#*');
+    const readers = [
+      ...apiRoutes.filter((r) => !r.writes && (r as RouteSpec).table === undefined).map((r) => fnAt(routeId(r))),
+    ];
+    readers.push(fns.find((f) => f.path.includes('EventStream/Events'))!);
+    for (const fn of readers) {
+      const counters = allows(fn.statements).filter(
+        (st) => JSON.stringify(st.Condition) === JSON.stringify(guessCounterOnly),
+      );
+      expect([fn.path, counters]).toEqual([fn.path, [guessCounterGrant(tableArn())]]);
+    }
+  });
+
   it('read routes cannot update, delete or batch-write (but renew a session record); only the paginating ones may put, into their key only', () => {
     for (const route of apiRoutes.filter((r) => !r.writes && (r as RouteSpec).table === undefined)) {
       const fn = fnAt(routeId(route));
@@ -498,7 +524,7 @@ describe('permissions', () => {
       const sessionGrants = allows(fn.statements).filter((st) => !tableAllows(fn.statements).includes(st));
       expect([routeKey(route), sessionGrants]).toEqual([
         routeKey(route),
-        authClassOf(route) === 'public' ? [] : [sessionRecordGrant(tableArn())],
+        [guessCounterGrant(tableArn()), ...(authClassOf(route) === 'public' ? [] : [sessionRecordGrant(tableArn())])],
       ]);
       expect([
         routeKey(route),
@@ -1292,7 +1318,8 @@ describe('event stream', () => {
     // "each function reaches exactly the stored secrets it uses".
     const secretsOnly = (g: { condition: unknown }) =>
       !JSON.stringify(g.condition ?? {}).includes('SECRET#') &&
-      JSON.stringify(g.condition) !== JSON.stringify(sessionsOnly);
+      JSON.stringify(g.condition) !== JSON.stringify(sessionsOnly) &&
+      JSON.stringify(g.condition) !== JSON.stringify(guessCounterOnly);
     const grants = grantsOf(allows(stream().statements)).filter(secretsOnly);
     const voidsOnly = {
       action: 'dynamodb:PutItem',

@@ -6,7 +6,8 @@
  * against that principal's identity policies and the resource's policy, then either forwarded
  * to the engine byte for byte, its answer piped back (an SQS long poll included: no timeout here,
  * and a client that gives up aborts the upstream request), or answered as AWS answers a denial
- * (denied.ts). `authorize` asks the same question in-process, for what the rehearsal does with
+ * (denied.ts); every call let through is told to the `onCall` listeners, as CloudTrail's data
+ * events record it (tests count a kind of call a deployment made). `authorize` asks the same question in-process, for what the rehearsal does with
  * a function's role itself (an event source mapping polling a queue or stream, a state machine
  * invoking a function); `s3Hook` hands the local S3 (local/s3.ts) the same principals and policies.
  */
@@ -66,7 +67,24 @@ export interface IamGateway {
   s3Hook(trusted?: { accessKeyId: string; secretAccessKey: string }): S3AccessHook;
   /** Every denial, in order (for tests and the start-up/exit summary). */
   denials: Denial[];
+  /** Listens to every call let through (returns the unsubscribe). */
+  onCall(listener: (call: AllowedCall) => void): () => void;
   stop(): Promise<void>;
+}
+
+/**
+ * A call the gateway let through, told once its answer is complete: its service, the principal
+ * (role) that made it, its operation, request and HTTP status, and the error's type when it failed.
+ */
+export interface AllowedCall {
+  service: Service;
+  principal: string;
+  /** The operation, without the target's version prefix (`TransactWriteItems`, `SendMessage`). */
+  operation: string;
+  input: Body;
+  status: number;
+  /** The error's `__type` without its namespace (`TransactionCanceledException`). */
+  errorType?: string;
 }
 
 /** The largest request body taken (DynamoDB's largest request is 16 MB; SQS's 1 MiB). */
@@ -118,6 +136,7 @@ export async function startIamGateway(o: IamGatewayOptions): Promise<IamGateway>
   ];
   const servers: Server[] = [];
   const endpoints: Record<string, string> = {};
+  const listeners = new Set<(call: AllowedCall) => void>();
   for (const front of fronts) {
     const server = createServer((req, res) => {
       handle(front, req, res).catch((error: unknown) => {
@@ -175,16 +194,39 @@ export async function startIamGateway(o: IamGatewayOptions): Promise<IamGateway>
     }
     const decision = await evaluator.decideAll(principal.name, await front.checks(target, parsed));
     if (!decision.allowed) return sendFault(res, front.service, accessDenied(decision.message));
-    forward(front.upstream, req, body, res);
+    const call = {
+      service: front.service,
+      principal: principal.name,
+      operation: target.split('.').pop()!,
+      input: parsed,
+    };
+    forward(front.upstream, req, body, res, (status, errorType) => {
+      for (const listener of listeners) listener({ ...call, status, ...(errorType ? { errorType } : {}) });
+    });
   }
 
-  function forward(upstream: string, req: IncomingMessage, body: Buffer, res: ServerResponse): void {
+  function forward(
+    upstream: string,
+    req: IncomingMessage,
+    body: Buffer,
+    res: ServerResponse,
+    answered: (status: number, errorType?: string) => void,
+  ): void {
     const out = httpRequest(
       `${upstream}${req.url ?? '/'}`,
       { method: req.method, headers: req.headers, agent },
       (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        const status = answer.statusCode ?? 502;
+        res.writeHead(status, answer.headers);
         answer.pipe(res);
+        // An error's type, for the listeners (a JSON protocol's `__type`; none for a success).
+        const chunks: Buffer[] = [];
+        if (listeners.size > 0 && status >= 400) answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+        answer.on('end', () => {
+          if (listeners.size === 0) return;
+          const type = /"__type"\s*:\s*"([^"]*)"/.exec(Buffer.concat(chunks).toString('utf8'))?.[1];
+          answered(status, type?.split('#').pop());
+        });
       },
     );
     // The caller gave up (an aborted long poll, a timed-out SDK call): so does the upstream call.
@@ -208,6 +250,10 @@ export async function startIamGateway(o: IamGatewayOptions): Promise<IamGateway>
       evaluator.decide(principalName, { action, resource, ...(context ? { context } : {}) }),
     s3Hook: (trusted) => s3AccessHook(evaluator, trusted),
     denials: evaluator.denials,
+    onCall: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     stop: async () => {
       for (const server of servers) server.closeAllConnections();
       await Promise.all(servers.map((server) => new Promise<void>((ok) => server.close(() => ok()))));

@@ -15,7 +15,13 @@ const agents = [
   { id: 'plain', name: 'Plain', description: '' },
   { id: 'coder', name: 'Coder', description: '', defaultModelId: 'model-c' },
 ];
-const api = useApi({ config: { agents, models, defaultModelIdForNewChats: 'model-b' } });
+// The configuration is read at every request (CONFIG_CACHE_MS 0): an administrator's change reaches
+// the other functions within their cache period (5 s by default), and POST /chats is another
+// function than PATCH /config/admin on a deployment.
+const api = useApi({
+  config: { agents, models, defaultModelIdForNewChats: 'model-b' },
+  env: { CONFIG_CACHE_MS: '0' },
+});
 
 const create = (body: Record<string, unknown>, headers: Record<string, string> = {}) =>
   api.post('/api/v1/chats', body, { headers });

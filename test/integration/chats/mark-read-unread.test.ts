@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { configOf, useApi } from '../../support/api.js';
+import { retryingBusy } from '../../support/retry.js';
 import { laterMillisecond } from '../../support/wait.js';
 
 const api = useApi({ config: configOf(['alpha', 'beta'], ['m']) });
@@ -44,15 +45,19 @@ describe('mark-read, mark-unread and the summaries', () => {
     });
     expect(reply.status).toBe(201);
     await api.post(`/api/v1/chats/${chat.id}/mark-read`);
+    // A write the others keep moving the chat under may answer 429 (it changed nothing: README
+    // "Busy chats"), likelier with a deployment's concurrent environments; the client retries it.
     const ops = Array.from({ length: 30 }, (_, i) =>
-      i % 3 === 0
-        ? api.post(`/api/v1/chats/${chat.id}/mark-unread`)
-        : i % 3 === 1
-          ? api.post(`/api/v1/chats/${chat.id}/mark-read`)
-          : api.patch(`/api/v1/chats/${chat.id}`, { tags: [`t${i}`] }),
+      retryingBusy(() =>
+        i % 3 === 0
+          ? api.post(`/api/v1/chats/${chat.id}/mark-unread`)
+          : i % 3 === 1
+            ? api.post(`/api/v1/chats/${chat.id}/mark-read`)
+            : api.patch(`/api/v1/chats/${chat.id}`, { tags: [`t${i}`] }),
+      ),
     );
     const results = await Promise.all(ops);
-    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(results.map(({ res }) => `${res.status} ${res.text}`).filter((s) => !s.startsWith('200'))).toEqual([]);
     const final = (await api.get(`/api/v1/chats/${chat.id}`)).body;
     // Whatever won last, the state is one of the consistent outcomes.
     expect(final.last_read_at === null ? final.unread_count === 1 : final.unread_count === 0).toBe(true);

@@ -7,14 +7,12 @@
  * test/unit/dispatch-sealing.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
-import { QUICK_RETRIES, blocks, configWith, dispatchApi, sleep, userItem } from './support.js';
+import { LATE, QUICK_RETRIES, blocks, configWith, dispatchApi, sleep, userItem } from './support.js';
 import type { Batch } from './support.js';
 
 const DEBOUNCE = 1000;
 const GRACE = 3000;
 const MAX_WAIT = 5000;
-/** How late a batch may become claimable after it is eligible (about one 500 ms tick, plus a loaded machine). */
-const LATE = 1500;
 
 const config = configWith({
   mode: 'batched_sequential',

@@ -2,34 +2,30 @@
  * An empty claim's long-poll in SQS requests (core/dispatch/claim.ts longPollSeconds): the OpenClaw
  * pump's `waitMs` 10000 is one ReceiveMessage (SQS ends it 10 s later); a wait of 2.4 s is a
  * 2 s long-poll and then receives without waiting until the deadline (never early).
- * A spy on the SQS client counts the batch queue's receives and passes every call through.
+ * The batch queue's receives are watched (test/support/storage-calls.ts watchQueueCalls).
  */
-import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
+import { watchQueueCalls } from '../../support/storage-calls.js';
 import { dispatchApi } from './support.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
   models: [{ id: 'm', name: 'M', description: '' }],
 };
-const { d } = dispatchApi(config);
+const { api, d } = dispatchApi(config);
 
 let waits: number[] = [];
+let unwatch: () => void = () => undefined;
 beforeEach(() => {
   waits = [];
-  const send = SQSClient.prototype.send;
-  jest.spyOn(SQSClient.prototype, 'send').mockImplementation(function (this: SQSClient, ...args: unknown[]) {
-    const command = args[0];
+  unwatch = watchQueueCalls(api, ({ operation, input }) => {
     // The batch queue's receives only (the local flush queue's poller receives too).
-    if (command instanceof ReceiveMessageCommand && command.input.QueueUrl?.endsWith('.fifo')) {
-      waits.push(command.input.WaitTimeSeconds ?? 0);
+    if (operation === 'ReceiveMessage' && String(input.QueueUrl).endsWith('.fifo')) {
+      waits.push(Number(input.WaitTimeSeconds ?? 0));
     }
-    return (send as (...a: unknown[]) => unknown).apply(this, args);
-  } as never);
+  });
 });
-afterEach(() => {
-  jest.restoreAllMocks();
-});
+afterEach(() => unwatch());
 
 describe('an empty claim', () => {
   it('with waitMs 10000 (the OpenClaw pump) is one 10 s receive, answered 204 once the wait is over', async () => {

@@ -158,14 +158,24 @@ describe('upload sessions', () => {
       const chat = await newChat();
       const bytes = Buffer.alloc(5 * 1024 * 1024, 3);
       const declared = { fileName: 'clip.mp4', contentType: 'video/mp4', byteSize: bytes.length };
-      const page = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers: { origin: api.url } });
-      expect(page.body.url).toBe(`${api.url}/media-upload`);
-      expect(await postToStorage(page.body, bytes)).toBe(204);
+      // On a deployment the distribution serves viewers over HTTPS only, so a page's Origin is https;
+      // the rehearsal's viewer side is plain HTTP on loopback (README: TLS is not rehearsed), its
+      // edge standing in for TLS termination: the page's https URL is reached through it.
+      const pageOrigin = process.env.REHEARSAL_ASSEMBLY ? api.url.replace(/^http:/, 'https:') : api.url;
+      const throughEdge = (session: { url: string; fields: Record<string, string> }) => ({
+        ...session,
+        url: session.url.replace(pageOrigin, api.url),
+      });
+      const headers = { origin: pageOrigin };
+      const page = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers });
+      expect(page.body.url).toBe(`${pageOrigin}/media-upload`);
+      expect(await postToStorage(throughEdge(page.body), bytes)).toBe(204);
       const media = await finalize(chat, page.body.uploadId);
       expect([media.status, media.body.byte_size, media.body.content_type]).toEqual([201, bytes.length, 'video/mp4']);
       // The same policy holds there: another size is refused and stores nothing.
-      const again = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers: { origin: api.url } });
-      expect(await postToStorage(again.body, bytes.subarray(1))).toBe(400);
+      const again = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers });
+      expect(again.body.url).toBe(`${pageOrigin}/media-upload`);
+      expect(await postToStorage(throughEdge(again.body), bytes.subarray(1))).toBe(400);
       expect(await storedKeys(`pending/${chat}/`)).toEqual([]);
       // A foreign origin, or none (an agent), gets the bucket's own URL.
       for (const headers of [{ origin: 'https://elsewhere.example' }, {}] as Record<string, string>[]) {
