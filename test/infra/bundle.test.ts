@@ -161,8 +161,9 @@ describe('a function bundle', () => {
       // Sources named from the project root, wherever the bundle was built (chunks/ included):
       // the same files then hash the same, so CDK names the asset the same on every machine.
       const map = JSON.parse(readFileSync(join(outdir, `${path}.map`), 'utf8')) as { sources: string[] };
-      const outside = map.sources.filter((source) => !/^(functions|node_modules)\//.test(source));
-      expect([path, map.sources.length > 0, outside]).toEqual([path, true, []]);
+      const outside = map.sources.filter((source) => source.startsWith('../') || source.startsWith('/'));
+      expect([path, outside]).toEqual([path, []]);
+      if (path === 'index.mjs') expect(map.sources).toContain('functions/http/chats/list.ts');
       // Every chunk may meet CommonJS code that calls require.
       expect([path, text.startsWith("import { createRequire as __houseCreateRequire } from 'node:module';")]).toEqual([
         path,

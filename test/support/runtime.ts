@@ -9,7 +9,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../local/dynamo.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -25,10 +24,14 @@ export interface Runtime {
 export async function startRuntime(
   env: Record<string, string>,
   entry: 'local/run.ts' | 'local/main.ts' = 'local/run.ts',
-  /** A given port (a restart on the port of a runtime that stopped); a free one by default. */
-  port?: number,
+  /**
+   * A given port (a restart on the port of a runtime that stopped). By default 0: the runtime
+   * binds a free port itself and names it in its "listening" line, which is read below. (A port
+   * found free here and handed over stayed unbound for the seconds the runtime takes to start,
+   * long enough for another process's connection to take it: an e2e file failed so.)
+   */
+  port = 0,
 ): Promise<Runtime> {
-  port ??= await freePort();
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env, PORT: String(port) };
   // jest's flags are not the runtime's.
   delete childEnv.NODE_OPTIONS;

@@ -1,7 +1,8 @@
 /**
  * Leases and claims (contract §4.4.4, §4.4.7, §5.11, §11, §13 item 3) in sequential mode:
  * heartbeats, lease expiry and takeover, the minimum lease, the long-poll (idle waits, the
- * default wait, the 25 s cap, early wake-up), claim-many limits, and body validation.
+ * default wait, the 25 s cap, early wake-up), claim-many limits, and body validation. A claim
+ * whose client leaves during the wait: claim-client-gone.test.ts.
  */
 import { describe, expect, it } from '@jest/globals';
 import { LATE, QUICK_RETRIES, configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
@@ -237,40 +238,6 @@ describe('leases', () => {
       trace: { dispatchFailure: true },
     });
   });
-});
-
-describe('client disconnect', () => {
-  it('a claim whose client went away during the wait claims nothing (§4.4.7)', async () => {
-    const chat = await d.newChat();
-    const controller = new AbortController();
-    const startedAt = Date.now();
-    const gone = fetch(`${api.url}/api/v1/dispatch/claim`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ workerId: 'gone', waitMs: 5000, leaseMs: 4000 }),
-      signal: controller.signal,
-    }).catch(() => undefined);
-    // Kept (time is the behavior): the claim waits, then its client leaves.
-    await sleep(500);
-    controller.abort();
-    await gone;
-    // Kept (time is the behavior): the abandoned wait ends on the server.
-    await sleep(300);
-    const id = await d.say(chat.id, 'for a live worker');
-    // The batch goes to a worker that is still there, not to the one that left.
-    const res = await d.claim({ workerId: 'w1', waitMs: 2000 });
-    try {
-      expect(res.status).toBe(200);
-      expect(res.body.items.map((i) => i.sourceId)).toEqual([id]);
-    } finally {
-      if (res.status === 200) await d.completeOk(res.body.batchId, 'w1');
-      // Whatever the abandoned claim took comes back after its lease.
-      else await d.drain(6000);
-      // Let an abandoned claim that is still waiting run out before the next test.
-      // Kept (time is the behavior): past the abandoned claim's wait (5 s).
-      await sleep(Math.max(0, startedAt + 5500 - Date.now()));
-    }
-  }, 20_000);
 });
 
 describe('claim-many', () => {
