@@ -68,7 +68,7 @@ export async function clientOf(event: HttpEvent, trustProxyHeaders: boolean): Pr
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
-/** The writes one lease asks for. */
+/** The most writes one lease asks for (less when the window has less than ten such blocks left). */
 export const blockSize = (max: number): number => Math.max(1, Math.floor(max / 10));
 
 interface Allowance {
@@ -78,6 +78,8 @@ interface Allowance {
   left: number;
   /** The shared counter had nothing left for this window. */
   full: boolean;
+  /** What the shared counter had left after this instance's last lease (sizes its next one). */
+  counterLeft?: number | undefined;
 }
 
 const MAX_CLIENTS = 10_000;
@@ -108,11 +110,17 @@ export class WriteAllowances {
       }
       let failure: { error: unknown } | undefined;
       // Unanswered in time, a lease answers 429 (store/db.ts bookkeeping): DynamoDB is overloaded.
-      const settled = bookkeeping(() => leaseWrites(client, now, max, windowMs, blockSize(max)))
+      const known = allowance && now < allowance.windowEnd ? allowance.counterLeft : undefined;
+      const settled = bookkeeping(() => leaseWrites(client, now, max, windowMs, blockSize(max), known))
         .then(
           (lease) => {
             if (this.allowances.size >= MAX_CLIENTS) this.allowances.clear();
-            this.allowances.set(client, { windowEnd: lease.windowEnd, left: lease.granted, full: lease.granted === 0 });
+            this.allowances.set(client, {
+              windowEnd: lease.windowEnd,
+              left: lease.granted,
+              full: lease.granted === 0,
+              counterLeft: lease.left,
+            });
           },
           (error: unknown) => {
             failure = { error };

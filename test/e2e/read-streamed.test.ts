@@ -108,6 +108,9 @@ describe('a streamed reply in the open chat', () => {
     const chatId = await seedChat(relay, { title: 'Hidden tab' });
     await postMessage(relay, chatId, 'An earlier answer.');
     const page = await openChat(chatId);
+    // The page marks the earlier answer read as it opens: that write lands before the tab hides,
+    // else (slow under load) it would land after the reply below and mark that read too.
+    await eventually(() => unread(chatId), 0);
     await setHidden(page, true);
     const id = await streamReply(chatId, 'A reply nobody is looking at.');
     await completed(page, id);

@@ -1,7 +1,8 @@
 /**
- * The leased rate-limit counter (middleware/rate-limit.ts): an instance leases a tenth of the
- * window's writes at once and spends them locally. Still 429 at the limit, never above it,
- * with one counter write per block instead of one per request.
+ * The leased rate-limit counter (middleware/rate-limit.ts): an instance leases a tenth of what
+ * the window has left (at most a tenth of the limit) at once and spends it locally. Still 429 at
+ * the limit, never above it, with one counter write per block instead of one per request, and
+ * many instances at once each get a share before the window is full.
  */
 import { describe, expect, it } from '@jest/globals';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -25,13 +26,14 @@ const counted = async (client: string) =>
 const write = () => api.post('/api/v1/chats/AAAAAAAAAAAAAAAAAAAAA/archive');
 
 describe('leased write counter (§1.12)', () => {
-  it('admits exactly MAX writes of a window through one instance, then 429, leasing blocks of MAX/10', async () => {
+  it('admits exactly MAX writes of a window through one instance, then 429, leasing blocks of at most MAX/10', async () => {
     expect(blockSize(MAX)).toBe(5);
     await sleep(WINDOW_MS); // kept (time is the behavior): a fresh window
     const statuses: number[] = [];
     for (let i = 0; i < 7; i++) statuses.push((await write()).status);
-    // 7 requests, two leases: the counter holds the 10 writes handed out, not one per request.
-    expect((await counted('127.0.0.1'))?.count).toBe(10);
+    // 7 requests, two leases (5, then a tenth of the 45 left): the counter holds the 9 writes
+    // handed out, not one per request.
+    expect((await counted('127.0.0.1'))?.count).toBe(9);
     for (let i = 7; i < MAX; i++) statuses.push((await write()).status);
     expect(statuses.every((s) => s === 404)).toBe(true);
     const limited = await write();
@@ -69,5 +71,24 @@ describe('leased write counter (§1.12)', () => {
     // The next window opens on the first request after this one ends.
     expect(await b.admit(client, t0 + window, MAX, window)).toEqual({ allowed: true });
     expect((await counted(client))?.count).toBe(blockSize(MAX));
+  });
+
+  it('admits a write through each of many instances at once: ten blocks do not fill the window', async () => {
+    // Cold environments of several write functions, one write each (a burst): with blocks of a
+    // tenth of the limit the eleventh was refused, 11 writes into a window of MAX.
+    const client = `many-${Date.now()}`;
+    const t0 = Date.now();
+    const window = 60_000;
+    const decisions: boolean[] = [];
+    for (let i = 0; i < 40; i++) decisions.push((await new WriteAllowances().admit(client, t0, MAX, window)).allowed);
+    const admitted = decisions.filter(Boolean).length;
+    expect(admitted).toBeGreaterThanOrEqual(25);
+    // Refused only once the window was full, and never above MAX.
+    expect(decisions.slice(0, admitted).every(Boolean)).toBe(true);
+    expect((await counted(client))?.count).toBe(MAX);
+    expect(await new WriteAllowances().admit(client, t0 + 1, MAX, window)).toEqual({
+      allowed: false,
+      retryAfterMs: window - 1,
+    });
   });
 });
