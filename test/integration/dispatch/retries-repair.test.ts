@@ -8,7 +8,6 @@ import { describe, expect, it } from '@jest/globals';
 import { repairMessages } from '../../../functions/core/dispatch/sweep.js';
 import * as Queues from '../../../functions/platform/queues.js';
 import { batchesToRepair, getBatch, markRepair } from '../../../functions/store/dispatch/batches.js';
-import type { Batch } from './support.js';
 import { dispatchApi, withBrokenQueue } from './support.js';
 
 const defaults = {
@@ -18,27 +17,13 @@ const defaults = {
 const { d } = dispatchApi(defaults);
 
 /** Claims in a loop like a simple worker (`waitMs` 1000) until a batch comes, or `forMs` passes. */
-async function claimUntil(
-  body: { workerId: string; leaseMs: number },
-  forMs: number,
-): Promise<{ batch?: Batch; statuses: number[] }> {
-  const statuses: number[] = [];
-  const end = Date.now() + forMs;
-  while (Date.now() < end) {
-    const res = await d.claim({ ...body, waitMs: 1000 });
-    statuses.push(res.status);
-    if (res.status === 200) return { batch: res.body, statuses };
-  }
-  return { statuses };
-}
-
 describe('retryable failures (default configuration: batched_sequential, 500 ms backoff base)', () => {
   it(
     'a retry delay the queue refuses to set is repaired by the sweeper: the fail answers 204 and the batch comes ' +
       'back',
     async () => {
       await d.chatWithMessage('flaky queue');
-      const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+      const batch = (await d.claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
       // The visibility change fails (the batch queue answers as a missing queue for this one request).
       const res = await withBrokenQueue('DISPATCH_QUEUE_URL', () =>
         d.fail(batch.batchId, { workerId: 'w1', reason: 'transient', retryable: true }),
@@ -49,7 +34,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       expect(await batchesToRepair(10)).toEqual([batch.batchId]);
       expect(await repairMessages()).toBe(1);
       expect(await batchesToRepair(10)).toEqual([]);
-      const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
+      const again = await d.claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
       expect(again.batch).toEqual(batch);
       await d.completeOk(batch.batchId, 'w2');
     },
@@ -59,7 +44,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
     'a repair whose message is gone (retention, dead-letter) sends a copy: the batch becomes claimable ' + 'again',
     async () => {
       await d.chatWithMessage('lost message');
-      const batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+      const batch = (await d.claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
       const { receipt_handle: receipt } = (await getBatch(batch.batchId))!;
       // The worker fails it for a retry, and its message is lost on the queue meanwhile.
       expect(
@@ -71,7 +56,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       await d.claimNone({ workerId: 'w2', waitMs: 2000 });
       await markRepair(batch.batchId, receipt!, new Date().toISOString());
       expect(await repairMessages()).toBe(1);
-      const again = await claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
+      const again = await d.claimUntil({ workerId: 'w2', leaseMs: 60_000 }, 5000);
       expect(again.batch).toEqual(batch);
       await d.completeOk(batch.batchId, 'w2');
       await d.claimNone({ workerId: 'w2', waitMs: 1200 });

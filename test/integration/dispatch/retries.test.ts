@@ -8,7 +8,6 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { getBatch } from '../../../functions/store/dispatch/batches.js';
-import type { Batch } from './support.js';
 import { dispatchApi } from './support.js';
 
 const defaults = {
@@ -18,26 +17,12 @@ const defaults = {
 const { api, d } = dispatchApi(defaults);
 
 /** Claims in a loop like a simple worker (`waitMs` 1000) until a batch comes, or `forMs` passes. */
-async function claimUntil(
-  body: { workerId: string; leaseMs: number },
-  forMs: number,
-): Promise<{ batch?: Batch; statuses: number[] }> {
-  const statuses: number[] = [];
-  const end = Date.now() + forMs;
-  while (Date.now() < end) {
-    const res = await d.claim({ ...body, waitMs: 1000 });
-    statuses.push(res.status);
-    if (res.status === 200) return { batch: res.body, statuses };
-  }
-  return { statuses };
-}
-
 describe('retryable failures (default configuration: batched_sequential, 500 ms backoff base)', () => {
   it.each([60_000, 5000])(
     'a batch failed with retryable: true comes back after its backoff, twice, with leaseMs %i',
     async (leaseMs) => {
       const { chat, id } = await d.chatWithMessage('hi');
-      const first = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
+      const first = await d.claimUntil({ workerId: 'w1', leaseMs }, 10_000);
       expect(first.batch?.items.map((i) => i.sourceId)).toEqual([id]);
       const b1 = first.batch!;
 
@@ -45,7 +30,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       // so the batch cannot come back earlier than this plus the backoff (same clock, in process).
       const failedAt = Date.now();
       await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
-      const second = await claimUntil({ workerId: 'w1', leaseMs }, 20_000);
+      const second = await d.claimUntil({ workerId: 'w1', leaseMs }, 20_000);
       expect(second.statuses.filter((s) => s !== 200 && s !== 204)).toEqual([]);
       expect(second.batch).toEqual(b1); // same batchId, items, compiledContent, attachments
       expect(Date.now() - failedAt).toBeGreaterThanOrEqual(500);
@@ -54,7 +39,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       // Attempt 2 fails too: back after 1 s.
       const failedAgain = Date.now();
       await d.failOk(b1.batchId, { workerId: 'w1', reason: 'transient', retryable: true });
-      const third = await claimUntil({ workerId: 'w2', leaseMs }, 20_000);
+      const third = await d.claimUntil({ workerId: 'w2', leaseMs }, 20_000);
       expect(third.batch).toEqual(b1);
       expect(Date.now() - failedAgain).toBeGreaterThanOrEqual(1000);
       expect(Date.now() - failedAgain).toBeLessThan(4000);
@@ -63,7 +48,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
 
       // The chat's FIFO group is free again: its next message is claimed.
       const next = await d.say(chat.id, 'and then');
-      const after = await claimUntil({ workerId: 'w1', leaseMs }, 10_000);
+      const after = await d.claimUntil({ workerId: 'w1', leaseMs }, 10_000);
       expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
       await d.completeOk(after.batch!.batchId, 'w1');
     },
@@ -75,11 +60,11 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
       api.setConfig({ ...defaults, server: { dispatch: { maxAttempts: 3 } } });
       try {
         const { chat, id } = await d.chatWithMessage('try me');
-        let batch = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
+        let batch = (await d.claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000)).batch!;
         expect(batch.items.map((i) => i.sourceId)).toEqual([id]);
         for (let attempt = 1; attempt <= 2; attempt++) {
           await d.failOk(batch.batchId, { workerId: 'w1', reason: `failure ${attempt}`, retryable: true });
-          const again = (await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 20_000)).batch;
+          const again = (await d.claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 20_000)).batch;
           expect(again?.batchId).toBe(batch.batchId);
           batch = again!;
         }
@@ -98,7 +83,7 @@ describe('retryable failures (default configuration: batched_sequential, 500 ms 
         );
 
         const next = await d.say(chat.id, 'next one');
-        const after = await claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000);
+        const after = await d.claimUntil({ workerId: 'w1', leaseMs: 60_000 }, 10_000);
         expect(after.batch?.items.map((i) => i.sourceId)).toEqual([next]);
         await d.completeOk(after.batch!.batchId, 'w1');
       } finally {

@@ -161,6 +161,20 @@ export function dispatch(api: TestApi) {
       expect(res.status).toBe(204);
     },
     claim: (body: ClaimBody): Promise<Response<Batch>> => api.post('/api/v1/dispatch/claim', body),
+    /** Claims (1 s long-polls) until a batch comes or `forMs` passes; every answer's status kept. */
+    async claimUntil(
+      body: { workerId: string; leaseMs: number },
+      forMs: number,
+    ): Promise<{ batch?: Batch; statuses: number[] }> {
+      const statuses: number[] = [];
+      const end = Date.now() + forMs;
+      while (Date.now() < end) {
+        const res = await self.claim({ ...body, waitMs: 1000 });
+        statuses.push(res.status);
+        if (res.status === 200) return { batch: res.body, statuses };
+      }
+      return { statuses };
+    },
     claimMany: (body: ClaimBody): Promise<Response<{ batches: Batch[] }>> =>
       api.post('/api/v1/dispatch/claim-many', body),
     heartbeat: (batchId: string, body: Record<string, unknown>) =>
