@@ -6,14 +6,16 @@
  * the instance secret the deploy-time custom resource made in the table (as the stack's
  * InstanceSecretCommand output reads it on AWS).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { GetItemCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { Keys } from '../../functions/store/keys.js';
+import { projectRoot } from '../web-build.js';
 import { startRehearsal } from './rehearsal.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+// The project's own folder, also when this module runs from npm start's precompiled copy under
+// node_modules/.cache/ (there, '../../' is inside the cache, with no cdk.out and no .bin/cdk).
+const ROOT = projectRoot();
 
 export async function startRehearsedRuntime(options: {
   port: number;
@@ -27,12 +29,8 @@ export async function startRehearsedRuntime(options: {
   if (!assemblyDir) {
     assemblyDir = join(ROOT, 'cdk.out');
     options.progress('synthesizing the app into cdk.out (npx cdk synth)');
-    const synth = spawnSync(join(ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '-o', assemblyDir], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, NODE_OPTIONS: '' },
-    });
-    if (synth.status !== 0) throw new Error(`cdk synth failed:\n${synth.stdout}${synth.stderr}`);
+    // Asynchronously: DynamoDB Local starts meanwhile, and its readiness probe needs the event loop.
+    await synthesize(assemblyDir);
   }
   await options.ready;
   options.progress(`serving the assembly in ${assemblyDir}`);
@@ -68,4 +66,20 @@ async function instanceSecret(endpoint: string, tableName: string): Promise<stri
   } finally {
     client.destroy();
   }
+}
+
+/** `cdk synth` of the project into `outdir`; rejects with its output when it fails. */
+function synthesize(outdir: string): Promise<void> {
+  return new Promise((ok, fail) => {
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '--quiet', '-o', outdir], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_OPTIONS: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', (error) => fail(new Error(`cdk synth could not run: ${error.message}`)));
+    child.once('close', (code) => (code === 0 ? ok() : fail(new Error(`cdk synth failed:\n${output}`))));
+  });
 }
