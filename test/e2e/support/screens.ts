@@ -1,7 +1,7 @@
 /**
  * Every screen of the app, seeded and reached as a person reaches it, for the checks that run on
- * all of them (accessibility, phone widths, dark mode): the accessibility and phone tests walk
- * SCREENS at each viewport and colour scheme.
+ * all of them (accessibility, phone widths, dark mode): screens.test.ts walks SCREENS at each
+ * viewport and colour scheme.
  */
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
