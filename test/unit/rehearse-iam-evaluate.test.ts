@@ -134,9 +134,8 @@ describe('decisions on the synthesized policies', () => {
     const fresh = evaluator();
     const check = { action: 'dynamodb:UpdateItem', resource: T, context: lead('CHAT#2') };
     const first = await fresh.decide('FilesGet', check);
-    const started = performance.now();
     const again = await fresh.decide('FilesGet', check);
-    expect(performance.now() - started).toBeLessThan(5);
+    // The very object of the first answer: a second evaluation would have made a new one.
     expect(again).toBe(first);
     expect(fresh.denials).toEqual([
       { principal: 'FilesGet', action: 'dynamodb:UpdateItem', resource: T, message: first.message },

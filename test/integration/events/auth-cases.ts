@@ -14,8 +14,9 @@ const AUTH = { headers: { authorization: `Bearer ${SECRET}` } };
 /** A whole response, read as text (a stream would show its bytes here). */
 async function raw(url: string, headers: Record<string, string> = {}, method = 'GET') {
   const controller = new AbortController();
-  // Kept: a guard that aborts a hanging read, not a pause.
-  const timer = setTimeout(() => controller.abort(), 3000);
+  // Kept: a guard that aborts a hanging read (a stream never ends), not a pause. Long enough for a
+  // loaded machine's first request of the file (3 s was not: the answer came later).
+  const timer = setTimeout(() => controller.abort(), 15_000);
   try {
     const res = await fetch(url, { method, headers, signal: controller.signal });
     return { status: res.status, headers: res.headers, text: await res.text() };
