@@ -3,11 +3,13 @@
 # the browser tests (jest project e2e), `cdk synth`, and CI's files on the rehearsal of the
 # synthesized assembly (jest project rehearsal), each phase timed on its own line.
 #
-# `cdk synth`, typecheck and lint run side by side first (below). The jest phases run alone, one
-# after the other: their timing-sensitive tests (debounces, leases, timeouts) and the browser
-# tests should not share the cores with a synth or with each other.
-# A failed phase stops the run (the three first ones all finish first); the exit status is the
-# failure's.
+# `cdk synth`, typecheck and lint run in the background beside the first jest phase, at a lower
+# priority (nice): the integration files spend much of their time waiting out real debounces,
+# leases and timeouts, and the three fill those idle cores instead of taking 2 minutes of their
+# own before it. The jest phases otherwise run one after the other: the browser tests and the
+# rehearsal should not share the cores with each other.
+# A failed phase stops the run (the background three are still awaited and shown); the exit
+# status is the first failure's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,15 +26,11 @@ phase() {
   if [ "$rc" -ne 0 ]; then status=$rc; fi
 }
 
-# The synth, in the background (its output held back and shown once it is done): the assembly
-# the rehearsal phase runs (local/rehearse/, docs/rehearsal.md), the app as
-# `cdk synth` makes it (bin/app.ts, cdk-nag included), with the instance secret off
-# (`-c allowOpenAccess=true`) as the integration files the rehearsal runs assume. The default,
-# closed configuration's templates are synthesized and checked by the infra tests, whose bundled
-# synth then finds every function's bundle in the bundle cache this one fills (lib/constructs/bundle-cache.ts).
-# Typecheck and lint run beside it and beside each other: each is one process busy on one core at a
-# time (tsc, eslint; the synth's esbuild children one after another), so on two cores the three
-# cost about their CPU time over two instead of its sum.
+# The synth (its output held back and shown once it is done): the assembly the rehearsal phase
+# runs (local/rehearse/, docs/rehearsal.md), the app as `cdk synth` makes it (bin/app.ts, cdk-nag
+# included), with the instance secret off (`-c allowOpenAccess=true`) as the integration files the
+# rehearsal runs assume. The default, closed configuration's templates are synthesized and checked
+# by the infra tests; both fill and read the one bundle cache (lib/constructs/bundle-cache.ts).
 logs=$(mktemp -d)
 assembly=$(mktemp -d)
 trap 'rm -rf "$logs" "$assembly"' EXIT
@@ -51,22 +49,23 @@ collect() {
   wait "${pids[$name]}"
   rc=$?
   cat "$logs/$name"
-  timings+=("$(printf '%-10s %4d s  exit %d  (beside the others)' "$name" $((SECONDS - began[$name])) "$rc")")
+  timings+=("$(printf '%-10s %4d s  exit %d  (in the background)' "$name" $((SECONDS - began[$name])) "$rc")")
   if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$rc; fi
 }
 
-background synth npx cdk synth --quiet -c allowOpenAccess=true -o "$assembly"
-background typecheck npm run typecheck
-background lint npm run lint
-collect typecheck
-collect lint
-collect synth
+# nice: the jest workers' timing-sensitive tests keep the cores they ask for; these take the rest.
+background synth nice -n 10 npx cdk synth --quiet -c allowOpenAccess=true -o "$assembly"
+background typecheck nice -n 10 npm run typecheck
+background lint nice -n 10 npm run lint
 
 # Three jest workers on two cores: most integration files spend their time waiting out a real
 # debounce, lease, window or timeout (measured: dispatch/leases 20 s of CPU in 81 s, auth/revocation
 # 13 s in 58 s), so two workers left a core mostly idle. The browser tests keep two: each file
 # keeps about 0.8 of a core busy (its server, its pages in the shared Chromium).
 phase test:all npm run test:all -- --maxWorkers=3
+collect typecheck
+collect lint
+collect synth
 phase test:e2e npm run test:e2e
 phase rehearsal env REHEARSAL_ASSEMBLY="$assembly" npm run test:rehearsal:ci
 

@@ -4,7 +4,7 @@
  * `npm start`'s runtime can reuse ensureWebBuilt as synth does.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { WEB_BUILD_DIR } from './web-policy.js';
 
@@ -48,13 +48,56 @@ export function webBuildIsStale(root: string): boolean {
 export function ensureWebBuilt(root: string): string {
   const dist = resolve(root, WEB_BUILD_DIR);
   if (!webBuildIsStale(root)) return dist;
-  const run = spawnSync('npm', ['run', 'build:web'], { cwd: root, stdio: ['ignore', 2, 2] });
-  if (run.error) throw new Error(`Could not run "npm run build:web" in ${root}: ${run.error.message}`);
-  if (run.status !== 0) throw new Error(`"npm run build:web" failed (exit ${run.status ?? run.signal}) in ${root}.`);
+  const lock = webBuildLock(root);
+  while (!lock.take()) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LOCK_POLL_MS);
+  try {
+    // An `npm start` may have built it while this waited for the lock.
+    if (!webBuildIsStale(root)) return dist;
+    // Always a production build: Vite takes NODE_ENV from the environment (a test runner's is "test").
+    const env = { ...process.env, NODE_ENV: 'production' };
+    const run = spawnSync('npm', ['run', 'build:web'], { cwd: root, env, stdio: ['ignore', 2, 2] });
+    if (run.error) throw new Error(`Could not run "npm run build:web" in ${root}: ${run.error.message}`);
+    if (run.status !== 0) throw new Error(`"npm run build:web" failed (exit ${run.status ?? run.signal}) in ${root}.`);
+  } finally {
+    lock.release();
+  }
   if (!existsSync(join(dist, 'index.html'))) {
     throw new Error(`"npm run build:web" wrote no ${WEB_BUILD_DIR}/index.html in ${root}.`);
   }
   return dist;
+}
+
+/** A lock older than this was left by a build that was killed: taken over. */
+const STALE_LOCK_MS = 120_000;
+export const LOCK_POLL_MS = 100;
+
+/**
+ * The one lock of builds into web/dist, taken by `cdk synth` (above) and by `npm start`
+ * (local/web-build.ts): two builds at once would empty the folder under each other (a synth beside
+ * test files that each start `npm start`, on a fresh clone). A folder made atomically; `take`
+ * answers whether it got it, taking over a lock a killed build left.
+ */
+export function webBuildLock(root: string): { take(): boolean; release(): void } {
+  const cache = join(root, 'node_modules', '.cache');
+  const path = join(cache, 'chat-relay-web-build.lock');
+  return {
+    take() {
+      mkdirSync(cache, { recursive: true });
+      try {
+        mkdirSync(path);
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      try {
+        if (Date.now() - statSync(path).mtimeMs > STALE_LOCK_MS) rmSync(path, { recursive: true, force: true });
+      } catch {
+        // Released meanwhile.
+      }
+      return false;
+    },
+    release: () => rmSync(path, { recursive: true, force: true }),
+  };
 }
 
 /**

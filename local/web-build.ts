@@ -5,20 +5,18 @@
  * so; when nothing changed the check is a few stat calls. The build runs while DynamoDB Local's
  * JVM boots (local/run.ts), so it adds nothing to the start in the common case.
  *
- * Two starts at once (test files, each starting `npm start`) would run two builds into the same
- * folder, one emptying it while the other writes: builds take a lock (a folder made atomically)
- * and the second one checks again once it holds the lock, finding the first one's build fresh.
+ * Two starts at once (test files, each starting `npm start`), or a start beside `cdk synth`, would
+ * run two builds into the same folder, one emptying it while the other writes: builds take one
+ * lock (lib/web-build.ts webBuildLock) and the second one checks again once it holds the lock,
+ * finding the first one's build fresh.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { webBuildIsStale } from '../lib/web-build.js';
+import { LOCK_POLL_MS, webBuildIsStale, webBuildLock } from '../lib/web-build.js';
 import { SIGN_IN_SOURCE_DIR, WEB_BUILD_DIR } from '../lib/web-policy.js';
 import type { WebApp } from './web-app.js';
-
-/** A lock older than this was left by a build that was killed: taken over. */
-const STALE_LOCK_MS = 120_000;
 
 /**
  * The project root: the nearest folder above this module holding a package.json. `npm start`
@@ -61,27 +59,12 @@ function runBuild(root: string): Promise<{ ok: boolean; output: string }> {
 }
 
 async function withBuildLock<T>(root: string, run: () => Promise<T>): Promise<T> {
-  const cache = join(root, 'node_modules', '.cache');
-  const lock = join(cache, 'chat-relay-web-build.lock');
-  mkdirSync(cache, { recursive: true });
-  for (;;) {
-    try {
-      mkdirSync(lock);
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    try {
-      if (Date.now() - statSync(lock).mtimeMs > STALE_LOCK_MS) rmSync(lock, { recursive: true, force: true });
-    } catch {
-      // Released meanwhile.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const lock = webBuildLock(root);
+  while (!lock.take()) await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
   try {
     return await run();
   } finally {
-    rmSync(lock, { recursive: true, force: true });
+    lock.release();
   }
 }
 

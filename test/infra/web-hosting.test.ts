@@ -4,6 +4,7 @@
  * drift; the API behavior's viewer-host copy), and which build the stack deploys (lib/web-build.ts:
  * `-c webDir`, else web/dist rebuilt when stale). stack.test.ts checks the template.
  */
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { viewerHostCode } from '../../lib/constructs/edge.js';
 import { HASHED_ASSETS_FILTER, missingSignInFiles, spaFallbackCode } from '../../lib/constructs/web-hosting.js';
-import { WebDirError, ensureWebBuilt, resolveWebDir, webBuildIsStale } from '../../lib/web-build.js';
+import { WebDirError, ensureWebBuilt, resolveWebDir, webBuildIsStale, webBuildLock } from '../../lib/web-build.js';
 import {
   APP_ENTRY,
   SIGN_IN_FILES,
@@ -153,6 +154,45 @@ describe('which web build the stack deploys (lib/web-build.ts)', () => {
     ensureWebBuilt(root);
     expect(builds()).toBe(2);
     expect(webBuildIsStale(root)).toBe(false);
+  });
+
+  it('waits for a build an `npm start` holds the lock of, and then takes that build instead of making its own', () => {
+    // A source newer than the build: stale.
+    const later = Date.now() / 1000 + 120;
+    utimesSync(join(root, 'web/src/main.ts'), later, later);
+    expect(webBuildIsStale(root)).toBe(true);
+    const before = builds();
+    const lock = webBuildLock(root);
+    expect(lock.take()).toBe(true);
+    // The other build: it writes a fresh index.html a moment later and lets the lock go.
+    const other = spawn(
+      process.execPath,
+      [
+        '-e',
+        [
+          "const { rmSync, utimesSync, writeFileSync } = require('node:fs');",
+          'setTimeout(() => {',
+          "  writeFileSync('web/dist/index.html', '<!doctype html><title>theirs</title>');",
+          `  utimesSync('web/dist/index.html', ${later + 60}, ${later + 60});`,
+          `  rmSync(${JSON.stringify(join(root, 'node_modules/.cache/chat-relay-web-build.lock'))}, { recursive: true });`,
+          '}, 500);',
+        ].join('\n'),
+      ],
+      { cwd: root, stdio: 'ignore' },
+    );
+    try {
+      expect(ensureWebBuilt(root)).toBe(join(root, 'web/dist'));
+      expect(builds()).toBe(before);
+      expect(readFileSync(join(root, 'web/dist/index.html'), 'utf8')).toContain('theirs');
+      // The lock is free again.
+      expect(lock.take()).toBe(true);
+      lock.release();
+    } finally {
+      other.kill();
+      // Times back in the present for the tests after this one.
+      at('web/src/main.ts', Date.now() / 1000 - 3600);
+      at('web/dist/index.html', Date.now() / 1000 - 60);
+    }
   });
 
   it('reports a failed build instead of deploying an old one', () => {
