@@ -1,6 +1,6 @@
 // Lint: typescript-eslint's recommended rules, plus: unused code, focused, skipped and todo
 // tests are errors (a skipped test proves nothing), and an import against the layers of
-// functions/ is an error.
+// functions/ or across the boundaries between functions/, lib/, local/ and web/src is an error.
 import tseslint from 'typescript-eslint';
 
 const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
@@ -9,10 +9,82 @@ const noFocusOrSkip = ['only', 'skip', 'todo'].flatMap((method) =>
     message: `${fn}.${method} is not allowed: every test must run.`,
   })),
 );
+const testHygiene = [
+  ...noFocusOrSkip,
+  { selector: 'CallExpression[callee.name=/^x(it|test|describe)$/]', message: 'Skipped tests are not allowed.' },
+];
 
-// The layers of functions/ (docs/architecture.md "Layers"): each imports only the layers below it. A folder
-// reached by a relative import, from any depth: `../store/…`, `../../core/…`.
+// A folder reached by a relative import, from any depth: `../store/…`, `../../core/…`, `../../../functions/…`.
 const layerImport = (...folders) => `^(\\.\\./)+(${folders.join('|')})/`;
+
+// The boundaries between the top folders (docs/architecture.md "Layers"), read off the imports the code
+// has: functions/ is what Lambda runs, lib/ the CDK app, local/ the local runtime, web/src the browser app.
+const across = (folder, rule) => `${folder} (docs/architecture.md "Layers"): ${rule}.`;
+const cdk = '^(aws-cdk-lib|constructs)($|/)';
+const boundaries = {
+  functions: [
+    {
+      regex: layerImport('local', 'web', 'test', 'bin'),
+      message: across('functions/ is what Lambda runs', 'it imports nothing of local/, web/, test/ or bin/'),
+    },
+    {
+      // The route table is plain data (lib/routes.ts imports nothing): the middleware and the event
+      // stream read it as the stack and the local runtime do.
+      regex: '^(\\.\\./)+lib/(?!routes\\.js$)',
+      message: across('functions/ is what Lambda runs', 'of lib/ it imports only the route table, lib/routes.ts'),
+    },
+    { regex: cdk, message: across('functions/ is what Lambda runs', 'it never loads the CDK') },
+  ],
+  lib: [
+    {
+      regex: layerImport('local', 'web', 'test', 'bin'),
+      message: across('lib/ is the CDK app', 'it imports nothing of local/, web/, test/ or bin/'),
+    },
+  ],
+  local: [
+    {
+      regex: layerImport('web', 'test', 'bin'),
+      message: across('local/ is the local runtime', 'it imports nothing of web/, test/ or bin/'),
+    },
+    {
+      // It builds the table, the routes and the web app's headers from the stack's own definitions.
+      regex: '^(\\.\\./)+lib/(constructs/|(stack|deploy-role-stack)\\.js$)',
+      message: across(
+        'local/ is the local runtime',
+        'of lib/ it reads the shared definitions (routes, table schema, web policy and build), not the stack or constructs',
+      ),
+    },
+    { regex: cdk, message: across('local/ is the local runtime', 'it never loads the CDK') },
+  ],
+  web: [
+    {
+      regex: layerImport('lib', 'local', 'test', 'bin'),
+      message: across('web/src is the browser app', 'it imports nothing of lib/, local/, test/ or bin/'),
+    },
+    {
+      // The API's shapes, erased from the bundle; and the service's own rule for a text_input's
+      // pattern (functions/platform/text-pattern.ts, which imports nothing of the project), loaded on first use.
+      regex: '^(\\.\\./)+functions/(?!platform/text-pattern(\\.js)?$)',
+      allowTypeImports: true,
+      message: across(
+        'web/src is the browser app',
+        'it takes only types from functions/, and at run time only platform/text-pattern.ts',
+      ),
+    },
+  ],
+};
+
+/**
+ * The same patterns for `import('…')`, which no-restricted-imports does not see: no-restricted-syntax
+ * selectors on the literal source (a `/` in esquery's regex is spelled \x2F).
+ */
+const dynamicImports = (patterns) =>
+  patterns.map(({ regex, message }) => ({
+    selector: `ImportExpression[source.value=/${regex.replaceAll('/', '\\x2F')}/]`,
+    message,
+  }));
+
+// The layers of functions/ (docs/architecture.md "Layers"): each imports only the layers below it.
 const below = (layer, rule) => `${layer} imports only the layers below it (docs/architecture.md "Layers"): ${rule}.`;
 const layers = [
   {
@@ -26,11 +98,31 @@ const layers = [
     ],
   },
   {
+    // The model's own folder: the request configurations and the rename providers' list.
+    files: ['functions/model/**/*.ts'],
+    patterns: [
+      {
+        regex: '^\\.\\./(?!(model|platform/zod)\\.js$)',
+        message: below('model/', 'nothing of functions/ but model.ts and platform/zod.ts'),
+      },
+    ],
+  },
+  {
     files: ['functions/platform/**/*.ts'],
     patterns: [
       {
         regex: layerImport('store', 'core', 'middleware', 'http', 'jobs'),
         message: below('platform/', 'no store/, core/, middleware/, http/ or jobs/'),
+      },
+    ],
+  },
+  {
+    // The web app loads it too (web/src/components/Requests.tsx): nothing of the service may come with it.
+    files: ['functions/platform/text-pattern.ts'],
+    patterns: [
+      {
+        regex: '^\\.',
+        message: across('platform/text-pattern.ts is loaded by the web app too', 'it imports nothing of the project'),
       },
     ],
   },
@@ -83,11 +175,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/consistent-type-imports': 'error',
-      'no-restricted-syntax': [
-        'error',
-        ...noFocusOrSkip,
-        { selector: 'CallExpression[callee.name=/^x(it|test|describe)$/]', message: 'Skipped tests are not allowed.' },
-      ],
+      'no-restricted-syntax': ['error', ...testHygiene],
     },
   },
   {
@@ -106,10 +194,34 @@ export default tseslint.config(
       ],
     },
   },
-  // typescript-eslint's form of the rule, so that these options never replace the zod ones above.
-  ...layers.map(({ files, patterns }) => ({
+  // typescript-eslint's form of the rule, so that these options never replace the zod ones above. A
+  // file takes the options of the last entry naming it, so each layer's entry repeats its folder's boundary.
+  ...[
+    { files: ['functions/**/*.ts'], patterns: boundaries.functions },
+    ...layers.map(({ files, patterns }) => ({ files, patterns: [...boundaries.functions, ...patterns] })),
+    { files: ['lib/**/*.ts'], patterns: boundaries.lib },
+    {
+      // The route table is bundled into functions/ (their middleware reads it): plain data, no import.
+      files: ['lib/routes.ts'],
+      patterns: [
+        { regex: '^', message: across('lib/routes.ts is plain data functions/ bundle', 'it imports nothing') },
+      ],
+    },
+    { files: ['local/**/*.ts'], patterns: boundaries.local },
+    { files: ['web/src/**/*.{ts,tsx}'], patterns: boundaries.web },
+  ].map(({ files, patterns }) => ({
     files,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
+  })),
+  // Dynamic imports across the same boundaries (the global no-restricted-syntax list, plus these).
+  ...[
+    ['functions/**/*.ts', boundaries.functions],
+    ['lib/**/*.ts', boundaries.lib],
+    ['local/**/*.ts', boundaries.local],
+    ['web/src/**/*.{ts,tsx}', boundaries.web],
+  ].map(([files, patterns]) => ({
+    files: [files],
+    rules: { 'no-restricted-syntax': ['error', ...testHygiene, ...dynamicImports(patterns)] },
   })),
   {
     files: ['test/**/*.ts'],

@@ -23,7 +23,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { ConfigValidationError, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
 import { DeployRoleStack } from '../lib/deploy-role-stack.js';
-import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY, DeploymentConfigError } from '../lib/stack.js';
+import { ChatRelayStack } from '../lib/stack.js';
+import { DEPLOY_TIME_VAPID_KEY, DeploymentConfigError } from '../lib/deployment-inputs.js';
 import { WebDirError, resolveWebDir } from '../lib/web-build.js';
 import { WEB_BUILD_DIR } from '../lib/web-policy.js';
 

@@ -18,7 +18,7 @@ import type { StackProps } from 'aws-cdk-lib';
 import { Effect, OidcProviderNative, PolicyStatement, Role, WebIdentityPrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IOidcProvider } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { DeploymentConfigError } from './stack.js';
+import { DeploymentConfigError } from './deployment-inputs.js';
 
 /** GitHub Actions' token issuer, and the audience the official AWS credentials action asks for. */
 export const GITHUB_OIDC_ISSUER = 'token.actions.githubusercontent.com';

@@ -3,30 +3,33 @@
  * API Gateway HTTP API payload-v2 event and calls the very handler Lambda would run.
  * Unmatched requests go to the same catch-all handler as the $default route. With a web app
  * (npm start), paths outside /api are the app's files instead (local/web-app.ts).
+ *
+ * Here: the emulators and background jobs started around the server, and each request's way
+ * through it. The mounted routes and the match are local/routing.ts's, the event and the Lambda
+ * context local/lambda-event.ts's, requests Node's parser refuses local/malformed-requests.ts's.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
-import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { CLIENT_GONE } from '../functions/platform/client-gone.js';
 import type { ContextWithClient } from '../functions/platform/client-gone.js';
 import { env } from '../functions/platform/env.js';
 import { sqs as sqsClient } from '../functions/platform/queues.js';
 import { s3 as s3Client } from '../functions/platform/s3-client.js';
 import { ddb } from '../functions/store/db.js';
-import { fallbackHandler, functionTimeoutSeconds, routes } from '../lib/routes.js';
+import { fallbackHandler, functionTimeoutSeconds } from '../lib/routes.js';
 import { MEDIA_UPLOAD_PATH, webSecurityHeaders } from '../lib/web-policy.js';
-import type { RouteSpec } from '../lib/routes.js';
 import { REFUSE_ABANDONED, asInvocation, refuseAbandonedCalls, startInvocations } from './invocations.js';
+import { contextFor, toEvent } from './lambda-event.js';
+import { MAX_HEADER_BYTES, onClientError, trackAnswer } from './malformed-requests.js';
 import { LOCAL_S3_CREDENTIALS, startLocalS3 } from './s3.js';
 import { startLocalSqs } from './sqs.js';
 import { MAX_BODY_BYTES, readBody } from './request-body.js';
-import { installAwsLambdaGlobal } from './stream-adapter.js';
+import { matchRoute, mountAll } from './routing.js';
+import type { MountedRoutes } from './routing.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 import { startLocalHooksTail } from './hooks-tail.js';
 import { startLocalPushTail } from './push-tail.js';
@@ -36,222 +39,6 @@ import { startLocalTagSweep } from './tag-sweep.js';
 import { ensureVapidKeys } from './vapid.js';
 import { isApiPath, serveWebApp } from './web-app.js';
 import type { WebApp } from './web-app.js';
-
-type Handler = (
-  event: APIGatewayProxyEventV2,
-  context: Context,
-) => Promise<{
-  statusCode: number;
-  headers?: Record<string, string>;
-  body?: string;
-  isBase64Encoded?: boolean;
-  /** `Set-Cookie` values (API Gateway's payload v2 `cookies`). */
-  cookies?: string[];
-}>;
-
-type StreamHandler = (event: APIGatewayProxyEventV2, stream: ServerResponse, context: Context) => Promise<void>;
-
-interface Mounted {
-  route: RouteSpec;
-  pattern: RegExp;
-  params: string[];
-  /** Sorts literal segments before parameters (contract §1.1). */
-  rank: string;
-  /** A streaming route's (the event stream) writes straight into the Node response. */
-  handler: { kind: 'buffered'; run: Handler } | { kind: 'streaming'; run: StreamHandler };
-}
-
-const TEXT_TYPES = /^(application\/([\w.+-]*\+)?json|text\/|application\/x-www-form-urlencoded)/i;
-
-async function loadHandler(name: string): Promise<Handler> {
-  const module = (await import(`../functions/http/${name}.js`)) as { handler: Handler };
-  return module.handler;
-}
-
-async function mountAll(): Promise<{ mounted: Mounted[]; fallback: Handler }> {
-  // A streaming handler calls Lambda's `awslambda.streamifyResponse` as its module loads.
-  installAwsLambdaGlobal();
-  const mounted: Mounted[] = [];
-  // One at a time: handlers share modules, and jest's ESM loader cannot link them concurrently.
-  for (const route of routes as readonly RouteSpec[]) {
-    const params: string[] = [];
-    const segments = route.path.split('/').slice(1);
-    const source = segments
-      .map((s) => {
-        const param = /^\{(\w+)\}$/.exec(s);
-        if (!param) return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-        params.push(param[1]!);
-        return '([^/]+)';
-      })
-      .join('/');
-    const handler = await loadHandler(route.handler);
-    mounted.push({
-      route,
-      params,
-      pattern: new RegExp(`^/${source}/?$`),
-      rank: segments.map((s) => (s.startsWith('{') ? '1' : '0')).join(''),
-      handler: route.streaming
-        ? { kind: 'streaming', run: handler as unknown as StreamHandler }
-        : { kind: 'buffered', run: handler },
-    });
-  }
-  mounted.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
-  return { mounted, fallback: await loadHandler(fallbackHandler) };
-}
-
-/**
- * A path parameter as API Gateway hands it over: percent-decoded, or as sent when it is no valid
- * encoding (a malformed escape, an encoded lone surrogate), so the route answers its own 4xx (an
- * unknown id) instead of the adapter failing.
- */
-function decodePathParameter(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
-
-function toEvent(
-  req: IncomingMessage,
-  body: Buffer,
-  match: { route?: RouteSpec; params: Record<string, string> },
-): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? '/', 'http://local');
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
-  }
-  const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
-  const method = req.method ?? 'GET';
-  const routeKey = match.route ? `${match.route.method} ${match.route.path}` : '$default';
-  const text = TEXT_TYPES.test(headers['content-type'] ?? '');
-  const now = new Date();
-  const sourceIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
-  return {
-    version: '2.0',
-    routeKey,
-    rawPath: url.pathname,
-    rawQueryString: url.search.slice(1),
-    cookies: req.headers.cookie?.split(/;\s*/),
-    headers,
-    queryStringParameters: Object.keys(query).length > 0 ? query : undefined,
-    pathParameters: Object.keys(match.params).length > 0 ? match.params : undefined,
-    requestContext: {
-      accountId: 'local',
-      apiId: 'local',
-      domainName: headers.host ?? 'localhost',
-      domainPrefix: 'local',
-      http: {
-        method,
-        path: url.pathname,
-        protocol: `HTTP/${req.httpVersion}`,
-        sourceIp,
-        userAgent: headers['user-agent'] ?? '',
-      },
-      requestId: randomUUID(),
-      routeKey,
-      stage: '$default',
-      time: now.toUTCString(),
-      timeEpoch: now.getTime(),
-    },
-    body: body.length === 0 ? undefined : text ? body.toString('utf8') : body.toString('base64'),
-    isBase64Encoded: body.length > 0 && !text,
-  };
-}
-
-/** A handler sees its function timeout as the time left (getRemainingTimeInMillis). */
-function contextFor(name: string, requestId: string, budgetMs: number): Context {
-  const deadline = Date.now() + budgetMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
-/**
- * Node's own limit on the request line plus headers (its `maxHeaderSize` default, set explicitly
- * so the answer below can name it); API Gateway's is lower (10 KB), so nothing that passes AWS is
- * refused here.
- */
-const MAX_HEADER_BYTES = 16 * 1024;
-
-/**
- * A request Node's parser refuses before any handler could see it (an over-long URL or header
- * block, raw bytes that are no HTTP token, a broken request line): Node would write a bare
- * 431/400 with no body; this writes the contract's envelope (§1.7) straight to the socket, as
- * `clientError` requires. Too large → 413 PAYLOAD_TOO_LARGE (the contract's one size status);
- * anything else → 400 VALIDATION_ERROR.
- */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const tooBig = error.code === 'HPE_HEADER_OVERFLOW';
-  const status = tooBig ? '413 Payload Too Large' : '400 Bad Request';
-  const body = JSON.stringify({
-    error: tooBig
-      ? {
-          code: 'PAYLOAD_TOO_LARGE',
-          message: `Request line and headers exceed ${MAX_HEADER_BYTES} bytes.`,
-          details: { maxHeaderBytes: MAX_HEADER_BYTES },
-        }
-      : { code: 'VALIDATION_ERROR', message: 'Malformed HTTP request.', details: null },
-  });
-  socket.end(
-    `HTTP/1.1 ${status}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-  );
-}
-
-/**
- * The answers not yet ended on each connection (several when a client pipelines requests), for
- * `clientError`: Node's parser reports junk after a complete request while that request is still
- * being answered, and writing the 400 then (and closing) would lose the answer.
- */
-const unanswered = new WeakMap<Duplex, Set<ServerResponse>>();
-/** Connections to close once their answers are written (onClientError). */
-const closing = new WeakSet<Duplex>();
-
-function trackAnswer(req: IncomingMessage, res: ServerResponse): void {
-  const open = unanswered.get(req.socket) ?? new Set<ServerResponse>();
-  unanswered.set(req.socket, open);
-  open.add(res);
-  const done = () => open.delete(res);
-  res.once('finish', done);
-  res.once('close', done);
-}
-
-/**
- * `clientError` with the connection's answers in mind: while a request on it is still being
- * answered, the answer is written in full (with `connection: close` when its head is not sent yet)
- * and the connection closes after it, without a 400 over it; otherwise answerClientError.
- */
-function onClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // The parser stays failed: every later byte on this connection reports the error again.
-  if (closing.has(socket) && error.code !== 'ECONNRESET') return;
-  const open = [...(unanswered.get(socket) ?? [])].filter((res) => !res.writableEnded);
-  if (open.length === 0 || error.code === 'ECONNRESET' || !socket.writable) {
-    answerClientError(error, socket);
-    return;
-  }
-  closing.add(socket);
-  for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
-  const ended = open.map((res) => new Promise((ok) => (res.writableFinished ? ok(undefined) : res.once('close', ok))));
-  void Promise.all(ended).then(() => socket.end());
-}
 
 /**
  * Runs an invocation under its function timeout, as Lambda does: past it, the answer is
@@ -405,7 +192,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const vapidKeysFile = options.vapidKeysFile ?? join(tmpdir(), `chat-relay-vapid-${process.pid}.json`);
   Object.assign(process.env, { VAPID_KEYS_FILE: vapidKeysFile, VAPID_PUBLIC_KEY: ensureVapidKeys(vapidKeysFile) });
   options.onProgress?.('emulators');
-  let handlers: Awaited<ReturnType<typeof mountAll>>;
+  let handlers: MountedRoutes;
   try {
     assertEnvironmentRead(sqs, s3);
     handlers = await mountAll();
@@ -466,22 +253,9 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       // (docs/architecture.md "Large files").
       if (path === MEDIA_UPLOAD_PATH) return s3.formUpload(req, res);
       if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web, webHeaders);
-      const method = req.method ?? 'GET';
-      let found: Mounted | undefined;
-      let values: string[] = [];
-      for (const m of mounted) {
-        if (m.route.method !== method) continue;
-        const hit = m.pattern.exec(path);
-        if (hit) {
-          found = m;
-          values = hit.slice(1);
-          break;
-        }
-      }
+      const { found, params } = matchRoute(mounted, req.method ?? 'GET', path);
       const body = await readBody(req);
       if (body === 'too-large') return tooLarge(res);
-      const params: Record<string, string> = {};
-      found?.params.forEach((name, i) => (params[name] = decodePathParameter(values[i] ?? '')));
       // A function URL's event carries the routeKey `$default`, as the catch-all's does.
       const event = toEvent(req, body, { route: found?.route.streaming ? undefined : found?.route, params });
       if (found?.handler.kind === 'streaming') {

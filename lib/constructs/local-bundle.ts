@@ -28,6 +28,7 @@ const MAKERS = [
   'lib/constructs/bundle.ts',
   'lib/constructs/local-bundle.ts',
   'lib/constructs/api-function.ts',
+  'lib/constructs/function-asset.ts',
   'package-lock.json',
   'node_modules/.package-lock.json',
 ];

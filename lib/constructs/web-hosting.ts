@@ -67,7 +67,8 @@ import {
   SIGN_IN_SOURCE_DIR,
   UNHASHED_CACHE_CONTROL,
 } from '../web-policy.js';
-import { logicalIdOf, projectRoot } from './api-function.js';
+import { logicalIdOf } from './api-function.js';
+import { projectRoot } from './function-asset.js';
 
 /** The sign-in files (lib/web-policy.ts SIGN_IN_FILES) a build folder does not hold. */
 export const missingSignInFiles = (webDir: string): string[] =>

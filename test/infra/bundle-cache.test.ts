@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
-import { projectRoot } from '../../lib/constructs/api-function.js';
+import { projectRoot } from '../../lib/constructs/function-asset.js';
 import { BundleCache } from '../../lib/constructs/bundle-cache.js';
 import { LocalBundle } from '../../lib/constructs/local-bundle.js';
 

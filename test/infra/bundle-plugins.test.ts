@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import type { Metafile } from 'esbuild';
-import { projectRoot } from '../../lib/constructs/api-function.js';
+import { projectRoot } from '../../lib/constructs/function-asset.js';
 import { bundle } from '../../lib/constructs/bundle.js';
 import { presign } from './fixtures/presigned-post.js';
 

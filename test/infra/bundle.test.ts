@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { httpEntry, projectRoot } from '../../lib/constructs/api-function.js';
+import { httpEntry } from '../../lib/constructs/api-function.js';
+import { projectRoot } from '../../lib/constructs/function-asset.js';
 import { initFiles } from '../bench/bundles.js';
 
 let outdir: string;

@@ -10,7 +10,7 @@ import { Annotations, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { DeployRoleStack } from '../../lib/deploy-role-stack.js';
 import type { DeployRoleStackProps } from '../../lib/deploy-role-stack.js';
-import { DeploymentConfigError } from '../../lib/stack.js';
+import { DeploymentConfigError } from '../../lib/deployment-inputs.js';
 import { actionsOf, joinedString, resourcesOf, resourcesOfType, statementsOfRole } from './synth.js';
 import type { CfnTemplate } from './synth.js';
 

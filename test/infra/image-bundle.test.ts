@@ -1,5 +1,5 @@
 /**
- * The bundling of `images: true` functions (lib/constructs/api-function.ts): a tiny stack with
+ * The bundling of `images: true` functions (lib/constructs/function-asset.ts): a tiny stack with
  * one function that imports functions/platform/images.ts and one that does not, synthesized
  * with real bundling, offline. The image function's asset must hold sharp's WebAssembly build
  * and no native binary (Lambda is arm64; this machine's prebuilt is x64), and the asset must
@@ -21,12 +21,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { App, Stack } from 'aws-cdk-lib';
 import sharp from 'sharp';
-import {
-  ApiFunction,
-  IMAGE_RUNTIME_ROOTS,
-  imageRuntimePackages,
-  projectRoot,
-} from '../../lib/constructs/api-function.js';
+import { ApiFunction } from '../../lib/constructs/api-function.js';
+import { IMAGE_RUNTIME_ROOTS, imageRuntimePackages, projectRoot } from '../../lib/constructs/function-asset.js';
 import type { ImageResult } from './fixtures/image-handler.js';
 import { resourcesOfType } from './synth.js';
 import type { CfnTemplate } from './synth.js';

@@ -34,7 +34,7 @@ const IAM = { roleInlineChars: 10_240, managedPolicyChars: 6_144, roleNameChars:
 
 /**
  * Lambda: https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html: the environment
- * variables of a function together (measured as their JSON object, lib/stack.ts
+ * variables of a function together (measured as their JSON object, lib/deployment-inputs.ts
  * INSTANCE_CONFIG_MAX_BYTES), the deployment package unzipped (250 MB, the API's CodeSizeUnzipped:
  * 262,144,000 bytes; a package uploaded through S3 has no zipped limit of its own), a function name.
  */

@@ -47,7 +47,7 @@ import {
   closedConfig,
   deployableConfig,
   loggingEnvironment,
-} from '../../lib/stack.js';
+} from '../../lib/deployment-inputs.js';
 import {
   actionsOf,
   cdkPath,

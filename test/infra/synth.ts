@@ -15,7 +15,8 @@ import { resolveConfig } from '../../functions/platform/instance-config.js';
 import type { ConfigOverrides } from '../../functions/platform/instance-config.js';
 import { areaStackId } from '../../lib/constructs/api-area.js';
 import { apiAreaOf, apiRoutes, routeId } from '../../lib/routes.js';
-import { ChatRelayStack, DEPLOY_TIME_VAPID_KEY } from '../../lib/stack.js';
+import { ChatRelayStack } from '../../lib/stack.js';
+import { DEPLOY_TIME_VAPID_KEY } from '../../lib/deployment-inputs.js';
 import type { ChatRelayStackProps } from '../../lib/stack.js';
 
 export interface SynthOptions {

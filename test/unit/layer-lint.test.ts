@@ -1,7 +1,8 @@
 /**
- * The layer rule of `npm run lint` (eslint.config.js `layers`, docs/architecture.md "Layers"): an import against
- * the direction of the layers of functions/ is an error, one along it is not. Each case lints a
- * line of source as if it were the named file, through ESLint's own API and the project's config.
+ * The layer rule of `npm run lint` (eslint.config.js `layers` and `boundaries`, docs/architecture.md
+ * "Layers"): an import against the direction of the layers of functions/, or across the boundaries
+ * between functions/, lib/, local/ and web/src, is an error, one along them is not. Each case lints
+ * a line of source as if it were the named file, through ESLint's own API and the project's config.
  */
 import { describe, expect, it } from '@jest/globals';
 import { ESLint } from 'eslint';
@@ -10,11 +11,15 @@ import { fileURLToPath } from 'node:url';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const eslint = new ESLint({ cwd: root });
 const LAYER_RULE = '@typescript-eslint/no-restricted-imports';
+/** Where a dynamic `import('…')` is checked (no-restricted-imports sees only static imports). */
+const DYNAMIC_IMPORT_RULE = 'no-restricted-syntax';
 
 /** The layer rule's messages for `code` linted as the file `filePath` (relative to the root). */
 async function layerErrors(filePath: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(`${code}\nexport const used = [];\n`, { filePath: `${root}/${filePath}` });
-  return result!.messages.filter((m) => m.ruleId === LAYER_RULE).map((m) => m.message);
+  return result!.messages
+    .filter((m) => m.ruleId === LAYER_RULE || (m.ruleId === DYNAMIC_IMPORT_RULE && m.message.includes('"Layers"')))
+    .map((m) => m.message);
 }
 
 describe('the layer rule', () => {
@@ -52,6 +57,54 @@ describe('the layer rule', () => {
     ['functions/http/requests/resolve.ts', "import type { RequestLocation } from '../../store/requests-repo.js';"],
     ['functions/jobs/stored-secrets.ts', "import { keepOrPut } from '../store/secrets-repo.js';"],
     ['functions/model.ts', "import * as z from './platform/zod.js';"],
+  ])('allows, in %s, %s', async (filePath, code) => {
+    expect(await layerErrors(filePath, code)).toEqual([]);
+  });
+});
+
+describe('the boundaries between functions/, lib/, local/ and web/src', () => {
+  it.each([
+    ['lib/stack.ts', "import { startLocalApi } from '../local/server.js';", 'lib/ is the CDK app'],
+    ['lib/constructs/api.ts', "import { useApi } from '../../test/support/api.js';", 'lib/ is the CDK app'],
+    ['lib/routes.ts', "import { tableSchema } from './table-schema.js';", 'lib/routes.ts is plain data'],
+    ['functions/middleware/http.ts', "import { tableSchema } from '../../lib/table-schema.js';", 'functions/'],
+    ['functions/core/chats.ts', "import { startLocalApi } from '../../local/server.js';", 'functions/'],
+    ['functions/jobs/flush.ts', "import { Duration } from 'aws-cdk-lib';", 'functions/'],
+    ['functions/model/request-config.ts', "import { Keys } from '../store/keys.js';", 'model/'],
+    ['functions/platform/text-pattern.ts', "import { env } from './env.js';", 'text-pattern.ts'],
+    ['local/server.ts', "import { useApi } from '../test/support/api.js';", 'local/ is the local runtime'],
+    ['local/server.ts', "import { Api } from '../lib/constructs/api.js';", 'local/ is the local runtime'],
+    ['local/run.ts', "import { ChatRelayStack } from '../lib/stack.js';", 'local/ is the local runtime'],
+    ['local/table.ts', "import { Table } from 'aws-cdk-lib/aws-dynamodb';", 'local/ is the local runtime'],
+    ['local/run.ts', "const { useApi } = await import('../test/support/api.js');", 'local/ is the local runtime'],
+    ['web/src/api/client.ts', "import { routes } from '../../../lib/routes.js';", 'web/src is the browser app'],
+    ['web/src/api/types.ts', "import { Chat } from '../../../functions/model.js';", 'web/src is the browser app'],
+    [
+      'web/src/components/Requests.tsx',
+      "const { env } = await import('../../../functions/platform/env');",
+      'web/src is the browser app',
+    ],
+  ])('refuses, in %s, %s', async (filePath, code, boundary) => {
+    const errors = await layerErrors(filePath, code);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(boundary);
+    expect(errors[0]).toContain('docs/architecture.md "Layers"');
+  });
+
+  // Each a real import of the code.
+  it.each([
+    ['lib/stack.ts', "import { Keys } from '../functions/store/keys.js';"],
+    ['lib/openapi/load.ts', "import { routes } from '../routes.js';"],
+    ['functions/middleware/http.ts', "import { authClassOf, routes } from '../../lib/routes.js';"],
+    ['functions/model/request-config.ts', "import { FormFieldType, OptionVariant } from '../model.js';"],
+    ['local/server.ts', "import { ddb } from '../functions/store/db.js';"],
+    ['local/table.ts', "import { tableSchema } from '../lib/table-schema.js';"],
+    ['local/run.ts', "const tableModule = import('./table.js');"],
+    ['web/src/api/types.ts', "import type * as Shapes from '../../../functions/model.js';"],
+    [
+      'web/src/components/Requests.tsx',
+      "const { textMatchesPattern } = await import('../../../functions/platform/text-pattern');",
+    ],
   ])('allows, in %s, %s', async (filePath, code) => {
     expect(await layerErrors(filePath, code)).toEqual([]);
   });

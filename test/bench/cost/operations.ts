@@ -141,7 +141,7 @@ const chatActivity: ItemWrite = {
 };
 /**
  * Log bytes per invocation: a request line is ~700 B (a job's ~400 B), but functions log at WARN
- * with 1% of invocations sampled in full (lib/stack.ts loggingEnvironment), and Lambda's own
+ * with 1% of invocations sampled in full (lib/deployment-inputs.ts loggingEnvironment), and Lambda's own
  * START/END/REPORT lines are kept to WARN too (api-function.ts): 1% of the line on average.
  */
 const LOG_SAMPLE_RATE = 0.01;

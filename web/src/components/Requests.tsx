@@ -21,7 +21,7 @@ import { messageOf } from '../state/chat';
 
 export function Requests({ store, requests }: { store: ChatStore; requests: ChatRequest[] }) {
   // On a phone the requests fold into a bar ("N pending requests") that opens them, so the chat
-  // stays readable; on a wide screen the bar is hidden and the requests always show (styles.css).
+  // stays readable; on a wide screen the bar is hidden and the requests always show (styles/requests.css).
   const [expanded, setExpanded] = useState(false);
   const listId = useId();
   const count = requests.length;

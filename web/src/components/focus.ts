@@ -6,7 +6,7 @@
  */
 import { useEffect, useRef } from 'react';
 
-/** The phone layout's media query (styles.css). */
+/** The phone layout's media query (styles/base.css). */
 export const PHONE_LAYOUT = '(max-width: 799px)';
 
 const focusable = (el: Element | null): el is HTMLElement => el instanceof HTMLElement;

@@ -24,7 +24,7 @@ const components: Components = {
     if (!block) return <code>{children}</code>;
     return <CodeBlock code={text.replace(/\n$/, '')} language={language} />;
   },
-  // A table wider than the message scrolls sideways (styles.css): focusable so the keyboard can scroll it.
+  // A table wider than the message scrolls sideways (styles/messages.css): focusable so the keyboard can scroll it.
   table: ({ node: _node, ...props }) => <table {...props} tabIndex={0} />,
   img: ({ node: _node, alt }) => <span className="md-image-alt">{alt ? `[image: ${alt}]` : '[image]'}</span>,
 };
