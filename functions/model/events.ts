@@ -155,6 +155,8 @@ export type NewEvent = EventOf<CatalogEvent>;
 export type NewPersistedEvent = Extract<NewEvent, { type: PersistedEventType }>;
 /** What goes to open streams only (ephemeralEventPut). */
 export type NewEphemeralEvent = Extract<NewEvent, { type: EphemeralEventType }>;
+/** An event as the stream delivers it (§2.12): its id and time, its payload typed by its type. */
+export type EventEnvelope = NewEvent & { id: string; timestamp: string };
 
 /** The catalog's entries, in §6.2's order. */
 export const EVENT_DEFS: readonly CatalogEvent[] = Object.values(EVENTS);
