@@ -26,6 +26,17 @@ const layers = [
     ],
   },
   {
+    // The rest of the model layer (model/request-config.ts, the event catalog model/events.ts…): the same rule, and
+    // the layer's own files.
+    files: ['functions/model/**/*.ts'],
+    patterns: [
+      {
+        regex: '^\\.\\./(?!(model|errors|limits)\\.js$|platform/zod\\.js$)',
+        message: below('model/', 'nothing of functions/ but platform/zod.ts and the model layer'),
+      },
+    ],
+  },
+  {
     files: ['functions/platform/**/*.ts'],
     patterns: [
       {
