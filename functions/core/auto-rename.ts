@@ -6,6 +6,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { cut } from '../model.js';
+import { EVENTS, isEvent } from '../model/events.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
 import {
@@ -35,15 +36,14 @@ export const TITLE_INSTRUCTION =
   '3 to 7 words, with no quotes and no trailing punctuation. Output only the title. Never answer, continue or ' +
   'comment on the conversation itself.';
 
-/** The event types that can trigger a rename (the stream consumer's filter in the stack matches these). */
-export const RENAME_TRIGGER_EVENT_TYPES = ['message.created', 'message.streaming.complete'] as const;
+/** The events that can trigger a rename: a message created complete, or a stream completed. */
+const RENAME_TRIGGERS = [EVENTS.messageCreated, EVENTS.messageStreamingComplete] as const;
 
 /** The chat whose agent message this event finalized (§10.1), or undefined for any other event. */
 export function finalizedAgentMessageChat(event: StoredEvent): string | undefined {
-  const p = event.payload;
-  if (!(RENAME_TRIGGER_EVENT_TYPES as readonly string[]).includes(event.type)) return undefined;
-  if (p.role !== 'agent' || p.streamState !== 'complete') return undefined;
-  return typeof p.chatId === 'string' ? p.chatId : undefined;
+  if (!isEvent(event, ...RENAME_TRIGGERS)) return undefined;
+  const { role, streamState, chatId } = event.payload;
+  return role === 'agent' && streamState === 'complete' ? chatId : undefined;
 }
 
 /** The key to use: the stored one, else the provider's environment variables (§10.2). */

@@ -8,13 +8,14 @@
 import { BusyError } from '../errors.js';
 import { PREVIEW_MAX_CHARS, cut } from '../model.js';
 import type { Message } from '../model.js';
+import { EVENTS } from '../model/events.js';
+import type { NewPersistedEvent } from '../model/events.js';
 import { retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
 import * as Chats from '../store/chats-repo.js';
 import type { ChatActivity, ChatRecord } from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactItem, TransactWrite } from '../store/db.js';
-import type { NewEvent } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import { chatNotFound } from './chat-lookup.js';
@@ -30,7 +31,7 @@ export function systemMessage(
   trace: Record<string, unknown>,
   now: Date,
   makeId: () => string,
-): { message: Message; items: TransactItem[]; activity: ChatActivity; events: NewEvent[] } {
+): { message: Message; items: TransactItem[]; activity: ChatActivity; events: NewPersistedEvent[] } {
   const at = now.toISOString();
   const message: MessageRecord = {
     id: makeId(),
@@ -56,19 +57,16 @@ export function systemMessage(
       countsUnread: true,
     },
     events: [
-      {
-        type: 'message.created',
-        payload: {
-          chatId: chat.id,
-          messageId: message.id,
-          role: 'system',
-          senderId: 'system',
-          streamState: 'complete',
-          contentFinal: text,
-          createdAt: at,
-          trace,
-        },
-      },
+      EVENTS.messageCreated.of({
+        chatId: chat.id,
+        messageId: message.id,
+        role: 'system',
+        senderId: 'system',
+        streamState: 'complete',
+        contentFinal: text,
+        createdAt: at,
+        trace,
+      }),
     ],
   };
 }

@@ -11,13 +11,14 @@ import { transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
-import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
 import { putMessage } from '../store/messages-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import { DEFAULT_CHAT_TITLE, USER_SENDER_ID, cut, previewOf } from '../model.js';
 import type { Chat, Message } from '../model.js';
+import { EVENTS } from '../model/events.js';
+import type { NewPersistedEvent } from '../model/events.js';
 import { checkModel, checkTitle, normalizeTags } from './chat-rules.js';
 import { defaultDeps } from './deps.js';
 import type { Deps } from './deps.js';
@@ -112,12 +113,11 @@ export async function create(
     non_user_message_count: 0,
   };
 
-  const events: NewEvent[] = [{ type: 'chat.created', payload: { chatId } }];
+  const events: NewPersistedEvent[] = [EVENTS.chatCreated.of({ chatId })];
   const items: TransactItem[] = [Chats.putNewChat(chat)];
   if (first) {
-    events.push({
-      type: 'message.created',
-      payload: {
+    events.push(
+      EVENTS.messageCreated.of({
         chatId,
         messageId: first.id,
         role: 'user',
@@ -125,8 +125,8 @@ export async function create(
         streamState: 'complete',
         contentFinal: first.content_final,
         createdAt: now,
-      },
-    });
+      }),
+    );
     items.push(
       ...putMessage(first),
       ...dispatchInputWrites({

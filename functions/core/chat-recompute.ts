@@ -24,12 +24,13 @@ import type { ChatRecord } from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { withEventNumbers } from '../store/events-repo.js';
-import type { EventReservation, NewEvent } from '../store/events-repo.js';
+import type { EventReservation } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
 import type { MessageRecord } from '../store/messages-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
 import { recomputedPreviewOf } from '../model.js';
+import type { NewPersistedEvent } from '../model/events.js';
 import { chatNotFound } from './chat-lookup.js';
 import type { Deps } from './deps.js';
 import * as StreamText from './stream-text.js';
@@ -141,7 +142,7 @@ async function withStreamedText(message: MessageRecord): Promise<MessageRecord> 
 }
 
 export interface ChatChange {
-  events: NewEvent[];
+  events: NewPersistedEvent[];
   /** The fields the request sets on `next` itself (see rewriteChat). */
   sets: RewriteField[];
   /** More items for the transaction, beside the chat and the events. */

@@ -11,12 +11,13 @@ import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactItem } from '../store/db.js';
 import { withEvents } from '../store/events-repo.js';
-import type { NewEvent } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
 import { TRANSACTION_MAX_ITEMS, catalogWrites } from '../store/tags-repo.js';
 import type { CatalogPart } from '../store/tags-repo.js';
 import type { Chat } from '../model.js';
+import { EVENTS } from '../model/events.js';
+import type { NewPersistedEvent } from '../model/events.js';
 import { chatNotFound } from './chat-lookup.js';
 import { rewrite } from './chat-recompute.js';
 import { checkModel, checkTitle, normalizeTags } from './chat-rules.js';
@@ -56,7 +57,7 @@ export async function update(
   if (modelId !== undefined) sets.push('model_id');
   if (notificationsMuted !== undefined) sets.push('notifications_muted');
   const chat = await rewrite(chatId, deps, keyed, (next, now) => {
-    const events: NewEvent[] = [{ type: 'chat.updated', payload: { chatId: next.id } }];
+    const events: NewPersistedEvent[] = [EVENTS.chatUpdated.of({ chatId: next.id })];
     let catalog: { items: TransactItem[]; parts: CatalogPart[] } = { items: [], parts: [] };
     if (newTitle !== undefined) {
       next.title = newTitle;
@@ -105,7 +106,7 @@ export async function applyAutoTitle(
       next.title = newTitle;
       next.title_source = 'auto';
       return {
-        events: [{ type: 'chat.updated', payload: { chatId: next.id } }],
+        events: [EVENTS.chatUpdated.of({ chatId: next.id })],
         sets: ['title'],
         whileTitleDefault: true,
       };
@@ -126,7 +127,8 @@ export async function setArchived(
 ): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  await withEvents([{ type: archived ? 'chat.archived' : 'chat.unarchived', payload: { chatId } }], now, (items) =>
+  const event = (archived ? EVENTS.chatArchived : EVENTS.chatUnarchived).of({ chatId });
+  await withEvents([event], now, (items) =>
     transact([
       guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)),
       ...completionInTransaction(keyed, undefined),
@@ -139,7 +141,7 @@ export async function setArchived(
 export async function markRead(chatId: string, keyed?: KeyedReply, deps: Deps = defaultDeps): Promise<void> {
   await rewrite(chatId, deps, keyed, (next, now) => {
     next.last_read_at = now;
-    return { events: [{ type: 'chat.read', payload: { chatId } }], sets: ['last_read_at'] };
+    return { events: [EVENTS.chatRead.of({ chatId })], sets: ['last_read_at'] };
   });
 }
 
@@ -148,7 +150,7 @@ export async function markUnread(chatId: string, keyed?: KeyedReply, deps: Deps 
   await rewrite(chatId, deps, keyed, (next) => {
     next.last_read_at = null;
     return {
-      events: [{ type: 'chat.unread', payload: { chatId } }],
+      events: [EVENTS.chatUnread.of({ chatId })],
       sets: ['last_read_at'],
       after: (c) => {
         c.unread_count = 1;

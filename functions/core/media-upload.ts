@@ -15,6 +15,7 @@ import * as Storage from '../platform/media-storage.js';
 import { guarded, transact } from '../store/db.js';
 import type { TransactWrite } from '../store/db.js';
 import { withEvents } from '../store/events-repo.js';
+import { EVENTS } from '../model/events.js';
 import * as Store from '../store/media-repo.js';
 import type { MediaKind, MediaRecord } from '../store/media-repo.js';
 import { linkMedia, locate } from '../store/messages-repo.js';
@@ -179,10 +180,12 @@ async function storeAndCommit(
       });
       stored.push(media.thumbnail_path);
     }
-    const event = {
-      type: 'media.attached',
-      payload: { chatId: media.chat_id, mediaId: media.id, messageId: media.message_id, kind: media.kind },
-    };
+    const event = EVENTS.mediaAttached.of({
+      chatId: media.chat_id,
+      mediaId: media.id,
+      messageId: media.message_id,
+      kind: media.kind,
+    });
     await withEvents([event], media.created_at, (eventItems) =>
       transact([...Store.putMediaWrites(media), ...extra, ...eventItems]),
     );

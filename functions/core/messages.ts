@@ -21,7 +21,6 @@ import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
-import type { NewEvent } from '../store/events-repo.js';
 import { getMedia, linkMedia } from '../store/media-repo.js';
 import type { MediaRecord } from '../store/media-repo.js';
 import * as Queries from '../store/message-queries-repo.js';
@@ -37,6 +36,8 @@ import type { Deps } from './deps.js';
 import { MAX_CONTENT_BYTES, isOverdue, timedOutAt, tooLong } from './message-rules.js';
 import { USER_SENDER_ID, previewOf } from '../model.js';
 import type { Message, MessageRole } from '../model.js';
+import { EVENTS } from '../model/events.js';
+import type { NewPersistedEvent } from '../model/events.js';
 import * as StreamText from './stream-text.js';
 
 // ---------------------------------------------------------------------------------------
@@ -222,6 +223,7 @@ async function createIn(
 
   const now = deps.clock().toISOString();
   const trace = givenTrace ?? null;
+  const streamState = streaming ? 'streaming' : 'complete';
   const message: MessageRecord = {
     id: deps.newId(),
     chat_id: chatId,
@@ -231,30 +233,28 @@ async function createIn(
     updated_at: now,
     content_final: streaming ? null : content === '' ? null : content,
     content_partial: null,
-    stream_state: streaming ? 'streaming' : 'complete',
+    stream_state: streamState,
     model_id: chat.model_id,
     trace,
     ...(mediaPreview(media) ? { media_preview: mediaPreview(media) } : {}),
     ...(media.length > 0 ? { linked_media: Store.linkedMediaOf(media.map((m) => m.kind)) } : {}),
   };
 
-  const events: NewEvent[] = media.map((m) => ({
-    type: 'media.attached',
-    payload: { chatId, mediaId: m.id, messageId: message.id, kind: m.kind },
-  }));
-  events.push({
-    type: 'message.created',
-    payload: {
+  const events: NewPersistedEvent[] = media.map((m) =>
+    EVENTS.mediaAttached.of({ chatId, mediaId: m.id, messageId: message.id, kind: m.kind }),
+  );
+  events.push(
+    EVENTS.messageCreated.of({
       chatId,
       messageId: message.id,
       role,
       senderId,
-      streamState: message.stream_state,
+      streamState,
       contentFinal: message.content_final,
       createdAt: now,
       trace,
-    },
-  });
+    }),
+  );
   const alreadyLinked = () =>
     new FieldRuleError('trace.mediaIds', 'A media ID in trace is already linked to another message.');
   const items: TransactWrite[] = [

@@ -6,6 +6,7 @@
  */
 import pLimit from 'p-limit';
 import { FieldRuleError, ValidationError } from '../errors.js';
+import { EVENTS, isEvent } from '../model/events.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { newId } from '../platform/ids.js';
 import { logger } from '../platform/logger.js';
@@ -175,48 +176,47 @@ interface Notification {
   data: PushData;
 }
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 const chatUrl = (chatId: string) => `/chats/${chatId}`;
 
-/** The notification an event calls for (§7.3), or undefined for every other event. */
+/**
+ * The notification an event calls for (§7.3): an agent message created complete, an agent stream
+ * completed, a new request; undefined for every other event.
+ */
 function notificationFor(event: StoredEvent): Notification | undefined {
-  const p = event.payload;
-  const chatId = str(p.chatId);
-  if (!chatId) return undefined;
-  const messageId = str(p.messageId);
-  const agentMessage = p.role === 'agent' && messageId !== undefined;
-  if (event.type === 'message.created' && agentMessage && p.streamState === 'complete') {
+  if (isEvent(event, EVENTS.messageCreated)) {
+    const { chatId, messageId, role, streamState, senderId, contentFinal } = event.payload;
+    if (role !== 'agent' || streamState !== 'complete') return undefined;
     return {
       chatId,
-      agentId: async () => str(p.senderId),
-      body: messageBodySource(str(p.contentFinal) ?? null, false),
+      agentId: async () => senderId,
+      body: messageBodySource(contentFinal, false),
       data: { chatId, messageId, type: 'message', url: chatUrl(chatId) },
     };
   }
-  if (event.type === 'message.streaming.complete' && agentMessage && p.streamState === 'complete') {
+  if (isEvent(event, EVENTS.messageStreamingComplete)) {
+    const { chatId, messageId, role, streamState, finalText } = event.payload;
+    if (role !== 'agent' || streamState !== 'complete') return undefined;
     return {
       chatId,
       agentId: async () => {
         const location = await locate(messageId);
         return location && (await getMessage(location))?.sender_id;
       },
-      body: messageBodySource(str(p.finalText) ?? null, true),
+      body: messageBodySource(finalText, true),
       data: { chatId, messageId, type: 'message', url: chatUrl(chatId) },
     };
   }
-  if (event.type === 'request.created') {
+  if (isEvent(event, EVENTS.requestCreated)) {
+    const { chatId, title } = event.payload;
     return {
       chatId,
       agentId: async () => (await getChat(chatId))?.agent_ids[0],
-      body: str(p.title) ?? '',
+      body: title,
       data: { chatId, type: 'request', url: chatUrl(chatId) },
     };
   }
   return undefined;
 }
-
-/** The event types that can notify (the stream consumer's filter in the stack uses this list). */
-export const NOTIFYING_EVENT_TYPES = ['message.created', 'message.streaming.complete', 'request.created'] as const;
 
 /**
  * Sends the push an event calls for, at most once per event (a redelivered event sends

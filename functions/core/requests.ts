@@ -26,6 +26,7 @@ import type { Deps } from './deps.js';
 import { inputAdded } from './dispatch/seal.js';
 import { locationCache } from './locations.js';
 import { USER_SENDER_ID } from '../model.js';
+import { EVENTS } from '../model/events.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
 import type { RequestType, ResolutionPayload } from './request-config.js';
 
@@ -90,18 +91,15 @@ export async function create(
     trace,
   };
   const puts = Store.putRequest(request);
-  await withEvents(
-    [{ type: 'request.created', payload: { chatId, requestId: request.id, type, title } }],
-    now,
-    (eventItems) =>
-      // The chat's update is conditioned on the chat existing.
-      transact([
-        ...puts,
-        guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)),
-        // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-        ...completionInTransaction(keyed, request),
-        ...eventItems,
-      ]),
+  await withEvents([EVENTS.requestCreated.of({ chatId, requestId: request.id, type, title })], now, (eventItems) =>
+    // The chat's update is conditioned on the chat existing.
+    transact([
+      ...puts,
+      guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)),
+      // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+      ...completionInTransaction(keyed, request),
+      ...eventItems,
+    ]),
   );
   return request;
 }
@@ -175,20 +173,17 @@ export async function resolve(
     resolved_by: resolvedBy,
     resolution_payload: payload as Record<string, unknown>,
   };
-  const event = {
-    type: 'request.resolved',
-    payload: {
-      chatId: loc.chatId,
-      requestId,
-      type: request.type,
-      title: request.title,
-      status: 'resolved',
-      senderId: resolvedBy,
-      resolution_payload: payload,
-      resolutionPayload: payload,
-      trace: request.trace,
-    },
-  };
+  const event = EVENTS.requestResolved.of({
+    chatId: loc.chatId,
+    requestId,
+    type: request.type,
+    title: request.title,
+    status: 'resolved',
+    senderId: resolvedBy,
+    resolution_payload: payload,
+    resolutionPayload: payload,
+    trace: request.trace,
+  });
   await withEvents([event], now, (eventItems) =>
     transact([
       guarded(
@@ -239,17 +234,14 @@ export async function cancel(requestId: string, keyed?: KeyedReply, deps: Deps =
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();
   const cancelled: RequestRecord = { ...request, status: 'cancelled' };
-  const event = {
-    type: 'request.cancelled',
-    payload: {
-      chatId: loc.chatId,
-      requestId,
-      type: request.type,
-      status: 'cancelled',
-      resolution_payload: null,
-      trace: request.trace,
-    },
-  };
+  const event = EVENTS.requestCancelled.of({
+    chatId: loc.chatId,
+    requestId,
+    type: request.type,
+    status: 'cancelled',
+    resolution_payload: null,
+    trace: request.trace,
+  });
   await withEvents([event], now, (eventItems) =>
     transact([
       guarded(

@@ -11,6 +11,7 @@
  * keeps its copies until they leave the manifest).
  */
 import { FieldRuleError } from '../errors.js';
+import { EVENTS, isEvent } from '../model/events.js';
 import { logger } from '../platform/logger.js';
 import { retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
@@ -346,26 +347,20 @@ export function planMerge(segments: readonly SegmentEntry[]): SegmentEntry[] | u
 
 /** The searchable document an event carries, if any (§9.2: messages with a content_final). */
 export async function documentOf(event: StoredEvent): Promise<SearchDoc | undefined> {
-  const p = event.payload;
-  if (event.type === 'message.created' && typeof p.contentFinal === 'string' && p.contentFinal !== '') {
-    return {
-      id: String(p.messageId),
-      chatId: String(p.chatId),
-      createdMs: Date.parse(String(p.createdAt)),
-      text: p.contentFinal,
-    };
+  if (isEvent(event, EVENTS.messageCreated)) {
+    const { messageId, chatId, createdAt, contentFinal } = event.payload;
+    if (contentFinal === null || contentFinal === '') return undefined;
+    return { id: messageId, chatId, createdMs: Date.parse(createdAt), text: contentFinal };
   }
-  if (event.type === 'message.streaming.complete' && p.streamState === 'complete' && typeof p.finalText === 'string') {
-    if (p.finalText === '') return undefined;
-    const origin = await messageOrigin(String(p.messageId));
+  if (isEvent(event, EVENTS.messageStreamingComplete)) {
+    const { messageId, streamState, finalText } = event.payload;
+    if (streamState !== 'complete' || finalText === null || finalText === '') return undefined;
+    const origin = await messageOrigin(messageId);
     if (!origin) return undefined;
-    return { id: String(p.messageId), chatId: origin.chatId, createdMs: origin.createdMs, text: p.finalText };
+    return { id: messageId, chatId: origin.chatId, createdMs: origin.createdMs, text: finalText };
   }
   return undefined;
 }
-
-/** The event types documentOf reads (the stream consumer's filter, the local tail's choice). */
-export const INDEXED_EVENT_TYPES = ['message.created', 'message.streaming.complete'] as const;
 
 async function publish(path: string, stats: Omit<SegmentEntry, 'key' | 'bytes'>): Promise<SegmentEntry> {
   const key = newSegmentKey();

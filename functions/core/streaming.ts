@@ -23,7 +23,7 @@ import { guarded, retryConflicts, transact } from '../store/db.js';
 import { putEphemeralEvent, withEventNumbers } from '../store/events-repo.js';
 import { completionInTransaction, replyStoredInTransaction } from '../store/idempotency-repo.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
-import type { EventReservation, NewEvent } from '../store/events-repo.js';
+import type { EventReservation } from '../store/events-repo.js';
 import * as Store from '../store/messages-repo.js';
 import type { MessageLocation, MessageRecord } from '../store/messages-repo.js';
 import * as Queries from '../store/message-queries-repo.js';
@@ -43,6 +43,7 @@ import {
 } from './message-rules.js';
 import { previewOf } from '../model.js';
 import type { Message } from '../model.js';
+import { EVENTS } from '../model/events.js';
 import * as StreamText from './stream-text.js';
 
 const locate = locationCache(Store.locate, messageNotFound);
@@ -125,10 +126,7 @@ export async function appendChunk(
     keyedReply
       ? Store.putChunkWith(messageId, seq, deltaText, nowIso, completionInTransaction(keyed, keyedReply))
       : Store.putChunk(messageId, seq, deltaText, nowIso),
-    putEphemeralEvent(
-      { type: 'message.streaming.chunk', payload: { chatId: loc.chatId, messageId, deltaText } },
-      nowIso,
-    ),
+    putEphemeralEvent(EVENTS.messageStreamingChunk.of({ chatId: loc.chatId, messageId, deltaText }), nowIso),
   ]);
   if (written.status === 'rejected') throw written.reason;
   if (!written.value) {
@@ -339,16 +337,13 @@ async function finishAttempts(
       readAgain,
     );
     const voidItems = voids.map((seq) => guarded(Store.voidChunk(messageId, seq, nowIso), readAgain));
-    const event: NewEvent = {
-      type: 'message.streaming.complete',
-      payload: {
-        chatId: loc.chatId,
-        messageId,
-        role: message.role,
-        streamState: cancelled ? 'cancelled' : 'complete',
-        finalText: contentFinal,
-      },
-    };
+    const event = EVENTS.messageStreamingComplete.of({
+      chatId: loc.chatId,
+      messageId,
+      role: message.role,
+      streamState: cancelled ? 'cancelled' : 'complete',
+      finalText: contentFinal,
+    });
     const finished: MessageRecord = {
       ...message,
       stream_state: cancelled ? 'cancelled' : 'complete',

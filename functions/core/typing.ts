@@ -10,6 +10,7 @@ import type { TransactWrite } from '../store/db.js';
 import { recordUserTyping } from '../store/dispatch/state.js';
 import { ephemeralEventPut, landEphemeral } from '../store/events-repo.js';
 import { USER_SENDER_ID } from '../model.js';
+import { EVENTS } from '../model/events.js';
 import { chatNotFound } from './chat-lookup.js';
 import { defaultDeps } from './deps.js';
 import type { Deps } from './deps.js';
@@ -18,7 +19,7 @@ import type { Deps } from './deps.js';
 export async function agentTyping(chatId: string, agentId: string, deps: Deps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  const event = ephemeralEventPut({ type: 'chat.typing', payload: { chatId, agentId } }, now);
+  const event = ephemeralEventPut(EVENTS.chatTyping.of({ chatId, agentId }), now);
   await transact([guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), event]);
   await landEphemeral(event);
 }
@@ -30,7 +31,7 @@ export async function agentTyping(chatId: string, agentId: string, deps: Deps = 
 export async function userTyping(config: InstanceConfig, chatId: string, deps: Deps = defaultDeps): Promise<void> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const now = deps.clock().toISOString();
-  const event = ephemeralEventPut({ type: 'chat.user_typing', payload: { chatId, senderId: USER_SENDER_ID } }, now);
+  const event = ephemeralEventPut(EVENTS.chatUserTyping.of({ chatId, senderId: USER_SENDER_ID }), now);
   const items: TransactWrite[] = [guarded(Chats.chatExists(chatId), () => chatNotFound(chatId)), event];
   if (config.server.dispatch.mode === 'batched_sequential') items.push(recordUserTyping(chatId, now));
   await transact(items);

@@ -12,6 +12,7 @@
  * every attempt is recorded with the event (store/hooks-repo.ts).
  */
 import { createHash, createHmac } from 'node:crypto';
+import { EVENTS, isEvent } from '../model/events.js';
 import { env } from '../platform/env.js';
 import type { HookConfig, InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
@@ -45,17 +46,13 @@ export function backoffMs(k: number, baseMs: number, random = Math.random): numb
   return Math.min(baseMs * 2 ** (k - 1) + Math.floor(random() * (baseMs / 2 + 1)), MAX_BACKOFF_MS);
 }
 
-const str = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
-
 /** The payload a hook receives: enriched from the current records where §6.6 says so, else the raw one. */
 export async function hookPayload(event: StoredEvent): Promise<Record<string, unknown>> {
-  const p = event.payload;
-  if (event.type === 'message.created') {
-    const messageId = str(p.messageId);
-    const location = messageId ? await locate(messageId) : undefined;
+  if (isEvent(event, EVENTS.messageCreated)) {
+    const location = await locate(event.payload.messageId);
     const message = location && (await getMessage(location));
     const chat = message && (await getChat(message.chat_id));
-    if (!message || !chat) return p;
+    if (!message || !chat) return event.payload;
     return {
       chatId: chat.id,
       agentIds: chat.agent_ids,
@@ -68,11 +65,10 @@ export async function hookPayload(event: StoredEvent): Promise<Record<string, un
       trace: message.trace,
     };
   }
-  if (event.type === 'request.resolved' || event.type === 'request.cancelled') {
-    const requestId = str(p.requestId);
-    const location = requestId ? await locateRequest(requestId) : undefined;
+  if (isEvent(event, EVENTS.requestResolved, EVENTS.requestCancelled)) {
+    const location = await locateRequest(event.payload.requestId);
     const request = location && (await getRequest(location));
-    if (!request) return p;
+    if (!request) return event.payload;
     return {
       chatId: request.chat_id,
       requestId: request.id,
@@ -82,7 +78,7 @@ export async function hookPayload(event: StoredEvent): Promise<Record<string, un
       trace: request.trace,
     };
   }
-  return p;
+  return event.payload;
 }
 
 type Outcome = { status: number | null; error: string | null };

@@ -28,6 +28,7 @@ import { storable } from './storable.js';
 import { logger } from '../platform/logger.js';
 import { retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
+import type { NewEphemeralEvent, NewPersistedEvent } from '../model/events.js';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const SEQ_DIGITS = 9;
@@ -49,11 +50,10 @@ export function sequenceOf(eventId: string): number | undefined {
   return seq;
 }
 
-export interface NewEvent {
-  type: string;
-  payload: Record<string, unknown>;
-}
-
+/**
+ * An event as read back from the log: its type and payload are what the table holds, read by
+ * name and schema through the catalog (model/events.ts isEvent), never trusted as typed.
+ */
 export interface StoredEvent {
   seq: number;
   id: string;
@@ -112,7 +112,7 @@ export class EventReservation {
    * conditioned on its number being free (no extra capacity in a transaction): a number voided
    * meanwhile fails the transaction with EventNumberTaken.
    */
-  items(events: NewEvent[], timestamp: string): GuardedItem[] {
+  items(events: NewPersistedEvent[], timestamp: string): GuardedItem[] {
     if (events.length !== this.count)
       throw new Error(`EventReservation holds ${this.count} numbers, got ${events.length} events`);
     const ttl = Math.floor(Date.parse(timestamp) / 1000) + EVENT_RETENTION_SECONDS;
@@ -180,7 +180,7 @@ const NUMBER_TAKEN: RetryPolicy = {
  * finally fails.
  */
 export async function withEvents<T>(
-  events: NewEvent[],
+  events: NewPersistedEvent[],
   timestamp: string,
   write: (eventItems: GuardedItem[]) => Promise<T>,
 ): Promise<T> {
@@ -264,7 +264,7 @@ export const EPHEMERAL_COPIES_WITHIN_MS = 30_000;
  * 10-second bucket, a short TTL. Never replayed by cursor (§6.1). Once written, hand it to
  * landEphemeral.
  */
-export function ephemeralEventPut(event: NewEvent, timestamp: string): TransactItem {
+export function ephemeralEventPut(event: NewEphemeralEvent, timestamp: string): TransactItem {
   // Keyed by the time of this write, not the event's timestamp (which may be the request's
   // start): readers re-read a short overlap window, which must cover only the commit delay.
   const timeMs = Math.max(Date.parse(timestamp), Date.now());
@@ -313,7 +313,7 @@ export async function landEphemeral(put: TransactItem): Promise<void> {
 }
 
 /** The same put on its own, outside any transaction (a chunk's event: 1 WRU under 1 KB), landed. */
-export async function putEphemeralEvent(event: NewEvent, timestamp: string): Promise<void> {
+export async function putEphemeralEvent(event: NewEphemeralEvent, timestamp: string): Promise<void> {
   const put = ephemeralEventPut(event, timestamp);
   await ddb().send(new PutCommand(put.Put as PutCommandInput));
   await landEphemeral(put);

@@ -18,6 +18,8 @@ import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-la
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { EVENTS } from '../../functions/model/events.js';
+import type { EventDef, PayloadOf } from '../../functions/model/events.js';
 import { ABORT_INCOMPLETE_UPLOADS, privateBucket } from './private-bucket.js';
 import { ApiFunction, jobEntry, arnInFinding } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
@@ -28,14 +30,14 @@ export const SEGMENT_PREFIX = 'segments/';
 /** /tmp of every function that keeps segment copies: 100,000 messages make about 60 MB of index. */
 export const SEARCH_EPHEMERAL_MB = 2048;
 
-/** New event items of `eventType` whose payload matches `payload`. */
-const newEvent = (eventType: string, payload: Record<string, unknown>) =>
+/** New event items of `event`'s type whose payload matches `payload` (rules on its fields, by name). */
+const newEvent = <D extends EventDef>(event: D, payload: { [K in keyof PayloadOf<D>]?: Record<string, unknown> }) =>
   FilterCriteria.filter({
     eventName: FilterRule.isEqual('INSERT'),
     dynamodb: {
       NewImage: {
         type: { S: FilterRule.isEqual('event') },
-        eventType: { S: FilterRule.isEqual(eventType) },
+        eventType: { S: FilterRule.isEqual(event.type) },
         payload: { M: payload },
       },
     },
@@ -84,8 +86,8 @@ export class SearchIndex extends Construct {
         bisectBatchOnError: true,
         retryAttempts: 5,
         filters: [
-          newEvent('message.created', { contentFinal: { S: FilterRule.exists() } }),
-          newEvent('message.streaming.complete', { streamState: { S: FilterRule.isEqual('complete') } }),
+          newEvent(EVENTS.messageCreated, { contentFinal: { S: FilterRule.exists() } }),
+          newEvent(EVENTS.messageStreamingComplete, { streamState: { S: FilterRule.isEqual('complete') } }),
         ],
       },
     ));

@@ -11,7 +11,7 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiRespon
 import { SESSION_COOKIE } from '../../functions/core/sessions.js';
 import { authClassOf, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
-import { responses } from './responses.js';
+import { Event, responses } from './responses.js';
 
 /**
  * What document.ts reads from a handler module: its `schemas` (what the function validates),
@@ -189,7 +189,7 @@ export function buildOpenApiDocument(
     },
     paths,
     components: {
-      schemas: { ErrorEnvelope },
+      schemas: { ErrorEnvelope, Event },
       securitySchemes: {
         instanceSecret: {
           type: 'http',

@@ -1,11 +1,13 @@
 /**
  * What each handler answers (contract §2 and §5), as zod schemas for the OpenAPI document
  * (document.ts). The resources (Chat, Message, Request, Media) are functions/model.ts's schemas,
- * the ones the store's field lists come from, named here as components. Build-time only: no
- * function imports this module.
+ * the ones the store's field lists come from, named here as components; the events are the
+ * catalog's (functions/model/events.ts), one component per type. Build-time only: no function
+ * imports this module.
  */
 import { z } from 'zod';
 import * as Model from '../../functions/model.js';
+import { EVENTS } from '../../functions/model/events.js';
 import { PROVIDER_IDS } from '../../functions/model/rename-providers.js';
 
 const { id, timestamp } = Model;
@@ -18,6 +20,29 @@ export const Request = Model.Request.check(
   z.meta({ id: 'Request', description: 'An interactive request (contract §2.3).' }),
 );
 export const Media = Model.Media.check(z.meta({ id: 'Media', description: 'A media record (contract §2.4).' }));
+
+/**
+ * An event's envelope (§2.12) per catalog entry, each a component named after its entry
+ * (`messageCreated` → `MessageCreatedEvent`), and `Event`, any of them by `type`. The payload's
+ * fields are its schema's, closed as the service writes them (a strict object reads the same as
+ * a request and as an answer, so each is one component).
+ */
+const eventEnvelopes = Object.entries(EVENTS).map(([entry, event]) =>
+  z.strictObject({ id, type: z.literal(event.type), timestamp, payload: z.strictObject(event.payload.shape) }).meta({
+    id: `${entry[0]!.toUpperCase()}${entry.slice(1)}Event`,
+    description: event.ephemeral
+      ? 'Ephemeral (§6.1): to connected SSE subscribers only; never replayed, never sent to webhooks.'
+      : 'Persisted (§6.1): replayable by cursor for 30 days, and sent to the webhooks that list its type (§6.6).',
+  }),
+);
+export const Event = z
+  .discriminatedUnion('type', eventEnvelopes as [(typeof eventEnvelopes)[number], ...typeof eventEnvelopes])
+  .meta({
+    id: 'Event',
+    description:
+      'An event (contract §2.12, §6.2): the `data:` line of each event on the stream, whose `event:` line is its ' +
+      '`type`. A webhook receives the same envelope, its payload enriched for three of the types (§6.6).',
+  });
 
 const Cursor = z
   .strictObject({ next: z.string().nullable(), hasMore: z.boolean() })
@@ -225,7 +250,7 @@ export const responses: Record<string, ResponseDoc[]> = {
     bytes(
       200,
       'Server-sent events (§6.4), unbuffered: `: stream opened`, then each event as `event: <type>`, ' +
-        '`data: <its envelope {id, type, timestamp, payload} as one line of JSON>` and `id: <event id>`, ' +
+        '`data: <its envelope {id, type, timestamp, payload} as one line of JSON: an Event>` and `id: <event id>`, ' +
         'a `: keepalive` comment every 15 s. The service ends a stream after at most 14 minutes with an `id:` ' +
         'to resume from (`cursor` or `Last-Event-ID`) and `retry:`. Errors come before the stream, as JSON.',
       'text/event-stream',

@@ -144,7 +144,16 @@ export async function runSearchScenarios(url: string, log: (line: string) => voi
           id: `bench${seq}`,
           type: 'message.created',
           timestamp: createdAt,
-          payload: { chatId, messageId: id, role: 'agent', streamState: 'complete', contentFinal: text, createdAt },
+          payload: {
+            chatId,
+            messageId: id,
+            role: 'agent',
+            senderId: 'assistant',
+            streamState: 'complete',
+            contentFinal: text,
+            createdAt,
+            trace: null,
+          },
         });
       }
       for (let i = 0; i < pointers.length; i += 25) {
@@ -244,7 +253,17 @@ export async function runSearchScenarios(url: string, log: (line: string) => voi
           id: `cost${seq}`,
           type: 'message.created',
           timestamp: createdAt,
-          payload: { chatId: chats[0], messageId: newMessageId(), contentFinal: sentence(), createdAt },
+          // The whole payload, as the service writes it: indexEvents reads it through the event catalog.
+          payload: {
+            chatId: chats[0],
+            messageId: newMessageId(),
+            role: 'agent',
+            senderId: 'assistant',
+            streamState: 'complete',
+            contentFinal: sentence(),
+            createdAt,
+            trace: null,
+          },
         };
       });
       const { usage, result } = withUsage(() => Search.indexEvents(events));

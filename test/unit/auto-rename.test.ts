@@ -9,16 +9,28 @@ const event = (type: string, payload: Record<string, unknown>) => ({ seq: 1, id:
 
 describe('finalizedAgentMessageChat (§10.1)', () => {
   it('is the chat of an agent message created complete or an agent stream completed, and nothing else', () => {
-    const agentDone = { chatId: 'c', role: 'agent', streamState: 'complete' };
-    expect(finalizedAgentMessageChat(event('message.created', agentDone))).toBe('c');
-    expect(finalizedAgentMessageChat(event('message.streaming.complete', agentDone))).toBe('c');
+    const created = {
+      chatId: 'c',
+      messageId: 'm',
+      role: 'agent',
+      senderId: 'assistant',
+      streamState: 'complete',
+      contentFinal: 'done',
+      createdAt: '2025-05-02T09:20:11.456Z',
+      trace: null,
+    };
+    const completed = { chatId: 'c', messageId: 'm', role: 'agent', streamState: 'complete', finalText: 'done' };
+    expect(finalizedAgentMessageChat(event('message.created', created))).toBe('c');
+    expect(finalizedAgentMessageChat(event('message.streaming.complete', completed))).toBe('c');
     for (const [type, payload] of [
-      ['message.created', { ...agentDone, role: 'user' }],
-      ['message.created', { ...agentDone, role: 'system' }],
-      ['message.created', { ...agentDone, streamState: 'streaming' }],
-      ['message.streaming.complete', { ...agentDone, streamState: 'cancelled' }],
-      ['chat.updated', agentDone],
+      ['message.created', { ...created, role: 'user' }],
+      ['message.created', { ...created, role: 'system' }],
+      ['message.created', { ...created, streamState: 'streaming', contentFinal: null }],
+      ['message.streaming.complete', { ...completed, streamState: 'cancelled', finalText: null }],
+      ['chat.updated', created],
+      // A payload its type's schema does not accept (model/events.ts) is no trigger.
       ['message.created', { role: 'agent', streamState: 'complete' }],
+      ['message.streaming.complete', { chatId: 'c', role: 'agent', streamState: 'complete' }],
     ] as const) {
       expect([type, payload, finalizedAgentMessageChat(event(type, payload))]).toEqual([type, payload, undefined]);
     }

@@ -39,6 +39,8 @@ describe('the layer rule', () => {
     ['functions/jobs/flush.ts', "import { http } from '../middleware/http.js';", 'jobs/'],
     ['functions/model.ts', "import { ddb } from './store/db.js';", 'model.ts'],
     ['functions/errors.ts', "import { LIMITS } from './limits.js';", 'errors.ts'],
+    ['functions/model/events.ts', "import { logger } from '../platform/logger.js';", 'model/'],
+    ['functions/model/events.ts', "import type { StoredEvent } from '../store/events-repo.js';", 'model/'],
   ])('refuses, in %s, %s', async (filePath, code, layer) => {
     const errors = await layerErrors(filePath, code);
     expect(errors).toHaveLength(1);
@@ -57,6 +59,9 @@ describe('the layer rule', () => {
     ['functions/http/requests/resolve.ts', "import type { RequestLocation } from '../../store/requests-repo.js';"],
     ['functions/jobs/stored-secrets.ts', "import { keepOrPut } from '../store/secrets-repo.js';"],
     ['functions/model.ts', "import * as z from './platform/zod.js';"],
+    ['functions/model/events.ts', "import * as z from '../platform/zod.js';"],
+    ['functions/model/events.ts', "import { MessageRole } from '../model.js';"],
+    ['functions/model/request-config.ts', "import { EVENTS } from './events.js';"],
   ])('allows, in %s, %s', async (filePath, code) => {
     expect(await layerErrors(filePath, code)).toEqual([]);
   });

@@ -431,7 +431,17 @@ describe('the stream consumer (AWS)', () => {
 
   it('renames once for a finalized agent message delivered twice, and ignores other records', async () => {
     const chat = await newChat(LISBON);
-    const agent = { chatId: chat.id, messageId: 'm1', role: 'agent', senderId: 'ada', streamState: 'complete' };
+    // The whole payload, as the service writes it (a payload its type's schema refuses triggers nothing).
+    const agent = {
+      chatId: chat.id,
+      messageId: 'm1',
+      role: 'agent',
+      senderId: 'ada',
+      streamState: 'complete',
+      contentFinal: 'Sure.',
+      createdAt: new Date().toISOString(),
+      trace: null,
+    };
     expect(
       await consume([record(1, { ...agent, role: 'user' }), record(2, { ...agent, streamState: 'streaming' })]),
     ).toEqual({

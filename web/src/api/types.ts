@@ -1,6 +1,7 @@
 /** The API's shapes as the app reads them (../shared/CONTRACT.md §2; field names exactly as served). */
 import type * as Shapes from '../../../functions/model.js';
 import type * as Config from '../../../functions/model/request-config.js';
+import type * as Events from '../../../functions/model/events.js';
 import type { ProviderId } from '../../../functions/model/rename-providers.js';
 
 export type Timestamp = string;
@@ -157,12 +158,8 @@ export interface SearchResults {
   cursor: { next: string | null; hasMore: boolean };
 }
 
-export interface EventEnvelope<P = Record<string, unknown>> {
-  id: string;
-  type: string;
-  timestamp: Timestamp;
-  payload: P & { chatId?: string };
-}
+/** An event from the stream (§2.12), its payload typed by its type: functions/model/events.ts's catalog. */
+export type EventEnvelope = Events.EventEnvelope;
 
 /** The error envelope of every non-2xx answer (§1.7). */
 export interface ErrorBody {

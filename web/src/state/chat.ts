@@ -215,22 +215,23 @@ export class ChatStore extends Store<State> {
   }
 
   onEvent = (event: EventEnvelope): void => {
-    const p = event.payload as Record<string, unknown>;
-    if (p.chatId !== this.state.chatId) return;
+    if (event.payload.chatId !== this.state.chatId) return;
     switch (event.type) {
       case 'message.created': {
+        const p = event.payload;
         const message: Message = {
-          id: String(p.messageId),
+          id: p.messageId,
           chat_id: this.state.chatId,
-          role: p.role as Message['role'],
-          sender_id: String(p.senderId),
-          created_at: String(p.createdAt ?? event.timestamp),
-          updated_at: String(p.createdAt ?? event.timestamp),
-          content_final: (p.contentFinal as string | null | undefined) ?? null,
+          role: p.role,
+          sender_id: p.senderId,
+          created_at: p.createdAt,
+          updated_at: p.createdAt,
+          content_final: p.contentFinal,
           content_partial: null,
-          stream_state: (p.streamState as Message['stream_state']) ?? 'complete',
+          stream_state: p.streamState,
           model_id: null,
-          trace: (p.trace as Record<string, unknown> | null | undefined) ?? null,
+          // Absent for a chat's first message.
+          trace: p.trace ?? null,
         };
         const existing = this.state.messages.find((m) => m.id === message.id);
         if (!existing) {
@@ -241,8 +242,7 @@ export class ChatStore extends Store<State> {
         break;
       }
       case 'message.streaming.chunk': {
-        const id = String(p.messageId);
-        const delta = String(p.deltaText ?? '');
+        const { messageId: id, deltaText: delta } = event.payload;
         const messages = this.state.messages;
         const index = messages.findIndex((m) => m.id === id);
         if (index === -1) return;
@@ -254,12 +254,11 @@ export class ChatStore extends Store<State> {
         break;
       }
       case 'message.streaming.complete': {
-        const id = String(p.messageId);
-        const state = p.streamState as 'complete' | 'cancelled';
+        const { messageId: id, streamState: state, finalText } = event.payload;
         this.patchMessage(id, (m) => ({
           ...m,
           stream_state: state,
-          content_final: state === 'complete' ? ((p.finalText as string | null) ?? m.content_partial) : null,
+          content_final: state === 'complete' ? (finalText ?? m.content_partial) : null,
           content_partial: state === 'complete' ? null : m.content_partial,
           updated_at: event.timestamp,
         }));
@@ -270,28 +269,30 @@ export class ChatStore extends Store<State> {
         break;
       case 'request.resolved':
       case 'request.cancelled': {
-        const status = event.type === 'request.resolved' ? 'resolved' : 'cancelled';
-        const known = this.closeRequest(String(p.requestId), (r) => ({
+        const p = event.payload;
+        const known = this.closeRequest(p.requestId, (r) => ({
           ...r,
-          status,
+          status: p.status,
           resolved_at: event.timestamp,
-          resolved_by: (p.senderId as ChatRequest['resolved_by'] | undefined) ?? r.resolved_by,
-          resolution_payload: (p.resolution_payload as Record<string, unknown> | null | undefined) ?? null,
+          resolved_by: 'senderId' in p ? p.senderId : r.resolved_by,
+          resolution_payload: p.resolution_payload,
         }));
         // One this page never saw pending (asked and answered between reads): read them all.
         if (!known) void this.reloadRequests();
         break;
       }
       case 'chat.typing': {
-        const agentId = String(p.agentId);
+        const { agentId } = event.payload;
         this.set({ typing: { ...this.state.typing, [agentId]: Date.now() + TYPING_MS } });
         this.scheduleTypingExpiry();
         break;
       }
-      case 'media.attached':
+      case 'media.attached': {
         // Attachments render from the message's trace; a later upload to a known message re-reads it.
-        if (typeof p.messageId === 'string' && this.state.messages.some((m) => m.id === p.messageId)) void this.load();
+        const { messageId } = event.payload;
+        if (messageId !== null && this.state.messages.some((m) => m.id === messageId)) void this.load();
         break;
+      }
     }
   };
 
