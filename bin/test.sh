@@ -3,13 +3,13 @@
 # the browser tests (jest project e2e), `cdk synth`, and CI's files on the rehearsal of the
 # synthesized assembly (jest project rehearsal), each phase timed on its own line.
 #
-# `cdk synth`, typecheck and lint run in the background beside the first jest phase, at a lower
-# priority (nice): the integration files spend much of their time waiting out real debounces,
-# leases and timeouts, and the three fill those idle cores instead of taking 2 minutes of their
-# own before it. The jest phases otherwise run one after the other: the browser tests and the
-# rehearsal should not share the cores with each other.
-# A failed phase stops the run (the background three are still awaited and shown); the exit
-# status is the first failure's.
+# `cdk synth`, typecheck and lint run side by side first (below). The jest phases run alone, one
+# after the other: their timing-sensitive tests (debounces, leases, timeouts) and the browser
+# tests should not share the cores with a synth or with each other. (Measured: the three in the
+# background at nice 10 beside the first jest phase saved about 20 s of its 2 minutes, as the jest
+# workers keep the two cores about 80 % busy, and that phase's lease and timing tests failed more.)
+# A failed phase stops the run (the three first ones all finish first); the exit status is the
+# failure's.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -49,23 +49,22 @@ collect() {
   wait "${pids[$name]}"
   rc=$?
   cat "$logs/$name"
-  timings+=("$(printf '%-10s %4d s  exit %d  (in the background)' "$name" $((SECONDS - began[$name])) "$rc")")
+  timings+=("$(printf '%-10s %4d s  exit %d  (beside the others)' "$name" $((SECONDS - began[$name])) "$rc")")
   if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$rc; fi
 }
 
-# nice: the jest workers' timing-sensitive tests keep the cores they ask for; these take the rest.
-background synth nice -n 10 npx cdk synth --quiet -c allowOpenAccess=true -o "$assembly"
-background typecheck nice -n 10 npm run typecheck
-background lint nice -n 10 npm run lint
-
-# Three jest workers on two cores: most integration files spend their time waiting out a real
-# debounce, lease, window or timeout (measured: dispatch/leases 20 s of CPU in 81 s, auth/revocation
-# 13 s in 58 s), so two workers left a core mostly idle. The browser tests keep two: each file
-# keeps about 0.8 of a core busy (its server, its pages in the shared Chromium).
-phase test:all npm run test:all -- --maxWorkers=3
+background synth npx cdk synth --quiet -c allowOpenAccess=true -o "$assembly"
+background typecheck npm run typecheck
+background lint npm run lint
 collect typecheck
 collect lint
 collect synth
+
+# Three jest workers on two cores: most integration files spend their time waiting out a real
+# debounce, lease, window or timeout (measured: dispatch/leases 20 s of CPU in 81 s, auth/revocation
+# 13 s in 58 s), so two workers left a core mostly idle. The browser tests keep two: they keep the
+# two cores about 90 % busy with two or three workers (measured: three took 665 s, two 648 s).
+phase test:all npm run test:all -- --maxWorkers=3
 phase test:e2e npm run test:e2e
 phase rehearsal env REHEARSAL_ASSEMBLY="$assembly" npm run test:rehearsal:ci
 
