@@ -58,10 +58,28 @@ function controllableVisibility() {
 }
 const setHidden = (page: Page, hidden: boolean) => page.evaluate((value) => (window as any).__setHidden(value), hidden);
 
+/** The page's mark-read requests: when each was sent, and whether it has been answered. */
+let markReads: { sentAt: number; done: boolean }[] = [];
+
 async function openChat(chatId: string): Promise<Page> {
+  markReads = [];
   app = await openApp(holder.browser, relay, `/chats/${chatId}`, undefined, {
     onPage: async (page) => {
       await page.addInitScript(controllableVisibility);
+      const pending = new Map<unknown, { sentAt: number; done: boolean }>();
+      const isMarkRead = (url: string) => new URL(url).pathname.endsWith('/mark-read');
+      page.on('request', (request) => {
+        if (!isMarkRead(request.url())) return;
+        const entry = { sentAt: Date.now(), done: false };
+        pending.set(request, entry);
+        markReads.push(entry);
+      });
+      const finish = (request: { url(): string }) => {
+        const entry = pending.get(request);
+        if (entry) entry.done = true;
+      };
+      page.on('requestfinished', finish);
+      page.on('requestfailed', finish);
     },
   });
   await eventually(() => unread(chatId), 0);
@@ -108,15 +126,21 @@ describe('a streamed reply in the open chat', () => {
     const chatId = await seedChat(relay, { title: 'Hidden tab' });
     await postMessage(relay, chatId, 'An earlier answer.');
     const page = await openChat(chatId);
-    // The page marks the earlier answer read as it opens: that write lands before the tab hides,
-    // else (slow under load) it would land after the reply below and mark that read too.
+    // The page marks the earlier answer read as it opens (maybe more than once: the first read and
+    // the live stream's open each see it): every such write has landed before the tab hides, else
+    // (slow under load) one would land after the reply below and mark that read too (mark-read has
+    // no "up to" bound in the contract).
     await eventually(() => unread(chatId), 0);
+    await eventually(async () => markReads.every((m) => m.done), true);
     await setHidden(page, true);
+    const hiddenAt = Date.now();
     const id = await streamReply(chatId, 'A reply nobody is looking at.');
     await completed(page, id);
     await chatItem(page, chatId).getByTestId('unread-badge').filter({ hasText: /^1$/ }).waitFor();
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await expect(unread(chatId)).resolves.toBe(1);
+    // A hidden tab sends no mark-read.
+    expect(markReads.filter((m) => m.sentAt >= hiddenAt)).toEqual([]);
     await setHidden(page, false);
     await eventually(() => unread(chatId), 0);
     await chatItem(page, chatId).getByTestId('unread-badge').waitFor({ state: 'detached' });
