@@ -3,21 +3,15 @@
  * type and moving between chats with Tab, Shift+Tab, Enter, Space and the arrow keys, no mouse,
  * focus always visible. axe-core on every screen is in screens.test.ts.
  */
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Locator, Page } from 'playwright-core';
 import { useBrowser } from './support/browser.js';
-import { seedChat, useRelay } from './support/relay.js';
+import { seedChat } from './support/relay.js';
 import { allMessages, chatItem, composer, createRequest, eventually, getRequest, openApp } from './support/app.js';
-import { CHOICE_ONE, CHOICE_SEVERAL, FORM, TEXT_INPUT, seedScreens } from './support/screens.js';
-import type { Seeded } from './support/screens.js';
+import { CHOICE_ONE, CHOICE_SEVERAL, FORM, TEXT_INPUT, useSeededScreens } from './support/screens.js';
 
-// Seeding and the screens' reloads write from this one address: lift the per-IP write limit.
-const relay = useRelay({ env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '100000' } });
+const { relay, seeded } = useSeededScreens();
 const holder = useBrowser();
-let seeded: Seeded;
-beforeAll(async () => {
-  seeded = await seedScreens(relay);
-}, 60_000);
 
 // ---- The keyboard alone ------------------------------------------------------------------------
 

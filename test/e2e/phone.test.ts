@@ -5,21 +5,15 @@
  * viewport; requests, menus and the account menu fit. Touch targets and sideways scrolling on every
  * screen are checked in screens.test.ts, in the same pass as axe.
  */
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { join } from 'node:path';
 import { SCREENSHOT_DIR, useBrowser } from './support/browser.js';
 import { chatItem, composer, eventually, openApp } from './support/app.js';
-import { useRelay } from './support/relay.js';
-import { seedScreens } from './support/screens.js';
+import { useSeededScreens } from './support/screens.js';
 import { PHONES, TAP } from './support/touch.js';
-import type { Seeded } from './support/screens.js';
 
-const relay = useRelay({ env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '100000' } });
+const { relay, seeded } = useSeededScreens();
 const holder = useBrowser();
-let seeded: Seeded;
-beforeAll(async () => {
-  seeded = await seedScreens(relay);
-}, 60_000);
 
 describe('on a phone', () => {
   it('inbox and chat are separate screens: the back link and the browser back button return to the list, focus on the chat', async () => {

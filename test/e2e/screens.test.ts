@@ -11,24 +11,17 @@
  *
  * One pass rather than one file per check: a screen's load is most of what each check costs.
  */
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { axeViolations, blocking, describeViolations } from './support/axe.js';
 import type { AxeViolation } from './support/axe.js';
 import { SCREENSHOT_DIR, useBrowser } from './support/browser.js';
-import { useRelay } from './support/relay.js';
-import { SCREENS, openScreenContext, seedScreens, showScreen } from './support/screens.js';
-import type { Seeded } from './support/screens.js';
+import { SCREENS, openScreenContext, useSeededScreens, showScreen } from './support/screens.js';
 import { PHONES, TAP, sideways, smallTargets } from './support/touch.js';
 
-// Seeding and the screens' reloads write from this one address: lift the per-IP write limit.
-const relay = useRelay({ env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '100000' } });
+const { relay, seeded } = useSeededScreens();
 const holder = useBrowser();
-let seeded: Seeded;
-beforeAll(async () => {
-  seeded = await seedScreens(relay);
-}, 60_000);
 
 const VIEWPORTS = [{ width: 1280, height: 800 }, ...PHONES] as const;
 const SCHEMES = ['light', 'dark'] as const;

@@ -3,9 +3,11 @@
  * all of them (accessibility, phone widths, dark mode): screens.test.ts walks SCREENS at each
  * viewport and colour scheme.
  */
+import { beforeAll } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { createRequest, openApp, postMessage, seedChat } from './app.js';
+import { useRelay } from './relay.js';
 import type { Relay } from './relay.js';
 
 export interface Seeded {
@@ -131,6 +133,20 @@ async function seedMedia(relay: Relay): Promise<string> {
   if (res.status !== 201) throw new Error(`seeding the media message: ${res.status} ${res.text}`);
 
   return chatId;
+}
+
+/**
+ * The relay of a file that walks the seeded screens, seeded once in beforeAll (read `seeded`
+ * inside tests: it is filled then). Seeding and the screens' reloads write from this one
+ * address, so the per-IP write limit is lifted.
+ */
+export function useSeededScreens(): { relay: Relay; seeded: Seeded } {
+  const relay = useRelay({ env: { OPENGRAM_WRITE_RATE_LIMIT_MAX: '100000' } });
+  const seeded = {} as Seeded;
+  beforeAll(async () => {
+    Object.assign(seeded, await seedScreens(relay));
+  }, 60_000);
+  return { relay, seeded };
 }
 
 /** The data every screen shows: a pinned chat with markdown, a muted one, one with requests of each type, an archived one. */
