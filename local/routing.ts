@@ -25,34 +25,55 @@ export type Handler = (
 /** A response-streaming handler (a function URL's): it writes into the response itself. */
 export type StreamHandler = (event: APIGatewayProxyEventV2, stream: ServerResponse, context: Context) => Promise<void>;
 
+/** A route's handler, as its module exports it. */
+export type LoadedHandler = { kind: 'buffered'; run: Handler } | { kind: 'streaming'; run: StreamHandler };
+
 export interface Mounted {
   route: RouteSpec;
   pattern: RegExp;
   params: string[];
   /** Sorts literal segments before parameters (contract §1.1). */
   rank: string;
-  /** A streaming route's (the event stream) writes straight into the Node response. */
-  handler: { kind: 'buffered'; run: Handler } | { kind: 'streaming'; run: StreamHandler };
+  /**
+   * The route's handler (a streaming route's, the event stream's, writes straight into the Node
+   * response): loaded once, at mount or on the route's first request (mountAll's `lazy`).
+   */
+  handler(): Promise<LoadedHandler>;
 }
 
 export interface MountedRoutes {
   /** Every route, those with literal segments first. */
   mounted: Mounted[];
   /** The catch-all of the `$default` route (CORS preflight, the 404 envelope). */
-  fallback: Handler;
+  fallback(): Promise<Handler>;
 }
 
-async function loadHandler(name: string): Promise<Handler> {
-  const module = (await import(`../functions/http/${name}.js`)) as { handler: Handler };
-  return module.handler;
+const modules = new Map<string, Promise<Handler>>();
+/** The load under way: one at a time, as handlers share modules and jest's ESM loader cannot link them concurrently. */
+let loading: Promise<unknown> = Promise.resolve();
+
+/** A handler module's `handler`, imported once per process. */
+function loadHandler(name: string): Promise<Handler> {
+  let module = modules.get(name);
+  if (!module) {
+    module = loading.then(async () => ((await import(`../functions/http/${name}.js`)) as { handler: Handler }).handler);
+    loading = module.catch(() => undefined);
+    modules.set(name, module);
+  }
+  return module;
 }
 
-/** Loads every route's handler (the function environment must be set by now: platform/env.ts reads it once). */
-export async function mountAll(): Promise<MountedRoutes> {
+/**
+ * Every route's pattern and handler (the function environment must be set by now:
+ * platform/env.ts reads it once). The handlers load at once, so a module that fails to load fails
+ * the start (npm start); with `lazy`, each loads on its route's first request instead, as Lambda
+ * loads a function's code on its first invocation (a test file uses a few of the routes, and
+ * loading all of them cost about 0.8 s of CPU per file under jest).
+ */
+export async function mountAll(options: { lazy?: boolean } = {}): Promise<MountedRoutes> {
   // A streaming handler calls Lambda's `awslambda.streamifyResponse` as its module loads.
   installAwsLambdaGlobal();
   const mounted: Mounted[] = [];
-  // One at a time: handlers share modules, and jest's ESM loader cannot link them concurrently.
   for (const route of routes as readonly RouteSpec[]) {
     const params: string[] = [];
     const segments = route.path.split('/').slice(1);
@@ -64,19 +85,26 @@ export async function mountAll(): Promise<MountedRoutes> {
         return '([^/]+)';
       })
       .join('/');
-    const handler = await loadHandler(route.handler);
     mounted.push({
       route,
       params,
       pattern: new RegExp(`^/${source}/?$`),
       rank: segments.map((s) => (s.startsWith('{') ? '1' : '0')).join(''),
-      handler: route.streaming
-        ? { kind: 'streaming', run: handler as unknown as StreamHandler }
-        : { kind: 'buffered', run: handler },
+      handler: async () => {
+        const run = await loadHandler(route.handler);
+        return route.streaming
+          ? { kind: 'streaming', run: run as unknown as StreamHandler }
+          : { kind: 'buffered', run };
+      },
     });
   }
   mounted.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
-  return { mounted, fallback: await loadHandler(fallbackHandler) };
+  const fallback = () => loadHandler(fallbackHandler);
+  if (!options.lazy) {
+    for (const m of mounted) await m.handler();
+    await fallback();
+  }
+  return { mounted, fallback };
 }
 
 /**

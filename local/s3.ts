@@ -96,17 +96,24 @@ export interface LocalS3 {
   stop: () => Promise<void>;
 }
 
-export async function startLocalS3(dataDir?: string, access?: S3Access): Promise<LocalS3> {
+/** `upstream`: an emulator already running (the test run's, test/support/global-setup.mjs), whose buckets get names of their own. */
+export type LocalS3Options = { upstream?: string | undefined };
+
+export async function startLocalS3(dataDir?: string, access?: S3Access, options: LocalS3Options = {}): Promise<LocalS3> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const server = await startFauxqsOnLoopback({ port: 0, logger: false, ...(dataDir ? { s3StorageDir: dataDir } : {}) });
-  const upstream = `http://127.0.0.1:${server.port}`;
+  const server = options.upstream
+    ? undefined
+    : await startFauxqsOnLoopback({ port: 0, logger: false, ...(dataDir ? { s3StorageDir: dataDir } : {}) });
+  const upstream = options.upstream ?? `http://127.0.0.1:${server!.port}`;
+  const suffix = options.upstream ? `-${randomBytes(6).toString('hex')}` : '';
+  const [mediaBucket, searchBucket] = [LOCAL_MEDIA_BUCKET + suffix, LOCAL_SEARCH_BUCKET + suffix];
   const s3 = new S3Client({
     endpoint: upstream,
     forcePathStyle: true,
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
-  for (const bucket of [LOCAL_MEDIA_BUCKET, LOCAL_SEARCH_BUCKET]) {
+  for (const bucket of [mediaBucket, searchBucket]) {
     try {
       await s3.send(new CreateBucketCommand({ Bucket: bucket }));
     } catch (error) {
@@ -157,12 +164,12 @@ export async function startLocalS3(dataDir?: string, access?: S3Access): Promise
 
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    bucket: LOCAL_MEDIA_BUCKET,
-    searchBucket: LOCAL_SEARCH_BUCKET,
+    bucket: mediaBucket,
+    searchBucket,
     formUpload: (req, res) => {
       const isForm = req.method === 'POST' && /^multipart\/form-data/i.test(req.headers['content-type'] ?? '');
       if (!isForm) return s3Error(req, res, [405, 'MethodNotAllowed', 'Only form uploads (POST) are taken here.']);
-      formUpload(s3, LOCAL_MEDIA_BUCKET, req, res, access).catch((error: unknown) =>
+      formUpload(s3, mediaBucket, req, res, access).catch((error: unknown) =>
         s3Error(req, res, [500, 'InternalError', (error as Error).message]),
       );
     },
@@ -170,7 +177,7 @@ export async function startLocalS3(dataDir?: string, access?: S3Access): Promise
       front.closeAllConnections();
       await new Promise<void>((ok) => front.close(() => ok()));
       s3.destroy();
-      await server.stop();
+      await server?.stop();
     },
   };
 }

@@ -102,6 +102,12 @@ export interface LocalApiOptions {
   /** Where the local S3 keeps the media bucket's objects between runs (npm start); in memory when absent. */
   s3DataDir?: string;
   /**
+   * An S3 emulator already running, for the local S3's front (local/s3.ts `upstream`): the
+   * integration tests' one, shared by the run's files as DynamoDB Local is. Each local API then
+   * has buckets of its own in it; `s3DataDir` is the emulator's business.
+   */
+  s3Upstream?: string;
+  /**
    * Run the dispatch queues (default true). Without them inputs are still written but never
    * sealed: test files that do not test dispatch turn it off to keep the shared DynamoDB Local
    * free of background sealing work.
@@ -134,6 +140,12 @@ export interface LocalApiOptions {
    * those requests wait for it). Without it every path goes to the routes and the catch-all.
    */
   web?: WebApp | Promise<WebApp>;
+  /**
+   * Load each route's handler on its first request, as Lambda loads a function's code on its
+   * first invocation (the integration tests: a file uses a few routes), instead of all of them at
+   * start (default: a module that fails to load fails npm start).
+   */
+  lazyHandlers?: boolean;
   /** Told when the emulators are up and when the handlers are loaded (npm start prints it). */
   onProgress?: (step: 'emulators' | 'handlers') => void;
 }
@@ -170,7 +182,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // The media bucket, as in AWS.
   let s3: Awaited<ReturnType<typeof startLocalS3>>;
   try {
-    s3 = await startLocalS3(options.s3DataDir);
+    s3 = await startLocalS3(options.s3DataDir, undefined, { upstream: options.s3Upstream });
   } catch (error) {
     await sqs?.stop();
     throw error;
@@ -195,7 +207,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   let handlers: MountedRoutes;
   try {
     assertEnvironmentRead(sqs, s3);
-    handlers = await mountAll();
+    handlers = await mountAll({ lazy: options.lazyHandlers ?? false });
     options.onProgress?.('handlers');
     await options.tableReady;
   } catch (error) {
@@ -254,13 +266,16 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       if (path === MEDIA_UPLOAD_PATH) return s3.formUpload(req, res);
       if (options.web && !isApiPath(path)) return serveWebApp(req, res, await options.web, webHeaders);
       const { found, params } = matchRoute(mounted, req.method ?? 'GET', path);
+      // Loaded before the invocation starts (its clock, its context), as Lambda's init precedes it.
+      const handler = found ? await found.handler() : undefined;
+      const fallbackRun = handler ? undefined : await fallback();
       const body = await readBody(req);
       if (body === 'too-large') return tooLarge(res);
       // A function URL's event carries the routeKey `$default`, as the catch-all's does.
       const event = toEvent(req, body, { route: found?.route.streaming ? undefined : found?.route, params });
-      if (found?.handler.kind === 'streaming') {
+      if (found && handler?.kind === 'streaming') {
         // The event stream: the function-URL handler writes straight into this response.
-        const run = found.handler.run;
+        const run = handler.run;
         const budgetMs = functionTimeoutSeconds(found.route) * 1000;
         const context = contextFor(found.route.handler, event.requestContext.requestId, budgetMs);
         return asInvocation(() => run(event, res, context), event.requestContext.requestId).catch((error: unknown) => {
@@ -282,7 +297,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       context[CLIENT_GONE] = clientGone.signal;
       const result = await withinFunctionTimeout(timeoutMs, (abandoned) =>
         asInvocation(
-          () => (found?.handler.kind === 'buffered' ? found.handler.run : fallback)(event, context),
+          () => (handler?.kind === 'buffered' ? handler.run : fallbackRun!)(event, context),
           event.requestContext.requestId,
           abandoned,
         ),

@@ -123,15 +123,18 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   // Imported after the environment is set: handlers read it once (functions/platform/env.ts).
   const { startLocalApi } = await import('../../local/server.js');
   const sqsDataDir = options.dispatch ? mkdtempSync(join(tmpdir(), 'chat-relay-sqs-')) : undefined;
-  // The media bucket's objects go to a data folder too, as with npm start.
-  const s3DataDir = mkdtempSync(join(tmpdir(), 'chat-relay-s3-'));
+  // The media bucket's objects go to the run's S3 emulator (global-setup.mjs), which keeps them in
+  // a folder as npm start does; a file run another way starts an emulator of its own, so.
+  const s3Upstream = process.env.TEST_S3_ENDPOINT;
+  const s3DataDir = s3Upstream ? undefined : mkdtempSync(join(tmpdir(), 'chat-relay-s3-'));
   const api = await startLocalApi(0, {
     streamTimers: options.streamTimers ?? false,
     dispatch: options.dispatch ?? false,
     search: options.search ?? false,
     autoRename: options.autoRename ?? false,
+    lazyHandlers: true,
     ...(options.searchCacheDir ? { searchCacheDir: options.searchCacheDir } : {}),
-    s3DataDir,
+    ...(s3DataDir ? { s3DataDir } : { s3Upstream }),
     ...(sqsDataDir ? { sqsDataDir } : {}),
     ...(options.vapidKeysFile ? { vapidKeysFile: options.vapidKeysFile } : {}),
   });
@@ -158,7 +161,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     close: async () => {
       await api.close();
       if (sqsDataDir) rmSync(sqsDataDir, { recursive: true, force: true });
-      rmSync(s3DataDir, { recursive: true, force: true });
+      if (s3DataDir) rmSync(s3DataDir, { recursive: true, force: true });
     },
   };
 }

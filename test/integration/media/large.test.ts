@@ -181,7 +181,8 @@ describe('upload sessions', () => {
       for (const headers of [{ origin: 'https://elsewhere.example' }, {}] as Record<string, string>[]) {
         const other = await api.post(`/api/v1/chats/${chat}/media/uploads`, declared, { headers });
         expect(other.body.url).not.toContain('/media-upload');
-        expect(other.body.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/chat-relay-media$/);
+        expect(other.body.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/chat-relay-media(-[0-9a-f]{12})?$/);
+        expect(other.body.url).toBe(`${new URL(other.body.url).origin}/${process.env.MEDIA_BUCKET}`);
       }
     },
   );
@@ -203,7 +204,7 @@ describe('upload sessions', () => {
     // The attacker's own policy for the stored file's key, and no secret to sign it with.
     const policy = {
       expiration: new Date(Date.now() + 60_000).toISOString(),
-      conditions: [{ bucket: 'chat-relay-media' }, { key: original.storage_path }, ['content-length-range', 1, 100]],
+      conditions: [{ bucket: process.env.MEDIA_BUCKET }, { key: original.storage_path }, ['content-length-range', 1, 100]],
     };
     const forged = {
       url: page.body.url,
