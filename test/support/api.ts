@@ -80,6 +80,13 @@ export interface StartOptions {
    * default: the search tests turn it on; the others keep the shared DynamoDB Local free of it).
    */
   search?: boolean;
+  /**
+   * Load each route's handler on its first request (local/routing.ts `lazy`; by default, unless
+   * `dispatch` is on): a file uses a few of the routes. The dispatch files measure debounces,
+   * waits and leases, and a module loading mid-test holds this process (where the local API and
+   * its queues run) for a few hundred milliseconds, so they load every handler at start.
+   */
+  lazyHandlers?: boolean;
   /** The folder of the search index's local segment copies (a temporary one by default). */
   searchCacheDir?: string;
   /**
@@ -132,7 +139,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     dispatch: options.dispatch ?? false,
     search: options.search ?? false,
     autoRename: options.autoRename ?? false,
-    lazyHandlers: true,
+    lazyHandlers: options.lazyHandlers ?? !options.dispatch,
     ...(options.searchCacheDir ? { searchCacheDir: options.searchCacheDir } : {}),
     ...(s3DataDir ? { s3DataDir } : { s3Upstream }),
     ...(sqsDataDir ? { sqsDataDir } : {}),

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { reloadEnvForTests } from '../../../functions/platform/env.js';
 import { useApi } from '../../support/api.js';
 import { newDevice, recordPushes, vapidOf } from './support.js';
 import type { Recorder } from './support.js';
@@ -54,9 +55,16 @@ describe('VAPID keys', () => {
     expect((await api.post('/api/v1/push/test', {})).body).toMatchObject({ sent: 1 });
     expect(vapidOf(pushes.requests[0]!).publicKey).toBe(stored.publicKey);
 
-    // A second runtime on the same file (as npm start after a restart) keeps the pair.
+    // A second runtime on the same file (as npm start after a restart) keeps the pair. A new
+    // process reads its environment afresh, and this one gets buckets of its own.
     const { startLocalApi } = await import('../../../local/server.js');
-    const second = await startLocalApi(0, { dispatch: false, streamTimers: false, vapidKeysFile: keysFile });
+    reloadEnvForTests();
+    const second = await startLocalApi(0, {
+      dispatch: false,
+      streamTimers: false,
+      vapidKeysFile: keysFile,
+      s3Upstream: process.env.TEST_S3_ENDPOINT,
+    });
     try {
       const config2 = (await (await fetch(`${second.url}/api/v1/config`)).json()) as {
         push: { vapidPublicKey: string };
