@@ -21,7 +21,7 @@
  * the `-c` values) are checked and prepared in deployment-inputs.ts.
  */
 import { readFileSync } from 'node:fs';
-import { Annotations, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, App, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -35,6 +35,8 @@ import { Alarms } from './constructs/alarms.js';
 import { Api } from './constructs/api.js';
 import type { FunctionWiring } from './constructs/api-function.js';
 import { DispatchQueues } from './constructs/dispatch-queues.js';
+import { projectRoot } from './constructs/function-asset.js';
+import { prebuildBundles } from './constructs/local-bundle.js';
 import { Edge } from './constructs/edge.js';
 import { EventEffects } from './constructs/event-effects.js';
 import type { EdgeDomain } from './constructs/edge.js';
@@ -174,6 +176,14 @@ export class ChatRelayStack extends Stack {
       ...stackProps
     } = props;
     super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
+    // Every function's bundle built at once, before the functions are made (local-bundle.ts says why).
+    if (this.bundlingRequired) {
+      prebuildBundles(projectRoot, () => {
+        // Over the CLI's context (CDK_CONTEXT_JSON names every stack for bundling).
+        const app = new App({ postCliContext: { 'aws:cdk:bundling-stacks': [] } });
+        return new ChatRelayStack(app, id, props);
+      });
+    }
     // Closed unless the deployer opts out: the secret on, and required by reads too.
     const deployed = allowOpenAccess ? config : closedConfig(config);
     const secretEnabled = deployed.security.instanceSecretEnabled;

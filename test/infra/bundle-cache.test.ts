@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { projectRoot } from '../../lib/constructs/function-asset.js';
 import { BundleCache } from '../../lib/constructs/bundle-cache.js';
-import { LocalBundle } from '../../lib/constructs/local-bundle.js';
+import { LocalBundle, prebuildBundles } from '../../lib/constructs/local-bundle.js';
 
 let scratch: string;
 beforeAll(() => {
@@ -116,6 +116,39 @@ describe('LocalBundle', () => {
     expect(second.tryBundle(out('2b'))).toBe(true);
     expect(readFileSync(join(out('2b'), 'index.mjs'), 'utf8')).toContain('edited answer');
     expect(readFileSync(join(cacheDir, first.key, 'stamp.json'), 'utf8')).toBe(keptAt);
+  }, 60_000);
+
+  it('prebuilds, in one batch, every bundle of an app made first with bundling off, which the real app then reuses', () => {
+    process.env.RELAY_BUNDLE_CACHE = join(scratch, 'prebuild-cache');
+    const sources = join(scratch, 'prebuild');
+    mkdirSync(sources, { recursive: true });
+    const files = ['p', 'q', 'r'].map((name) => {
+      const file = join(sources, `${name}.ts`);
+      writeFileSync(file, `export const handler = async () => 'answer ${name}';\n`);
+      return file;
+    });
+    // The same recipes in both apps, as ChatRelayStack makes itself twice.
+    const make = (app: App) => {
+      const stack = new Stack(app, 'S');
+      return files.map((entry) => new LocalBundle(stack, { entry, external: [], afterBundling: () => [] }, projectRoot));
+    };
+    const cache = BundleCache.forProject(projectRoot);
+    let made: LocalBundle[] = [];
+    prebuildBundles(projectRoot, () => {
+      const app = new App({ postCliContext: { 'aws:cdk:bundling-stacks': [] } });
+      made = make(app);
+      // Nothing is built while the copy is made: its recipes are only registered.
+      expect(made.map((bundle) => cache.has(bundle.key))).toEqual([false, false, false]);
+      return app;
+    });
+    expect(made.map((bundle) => cache.has(bundle.key))).toEqual([true, true, true]);
+    const real = make(new App());
+    expect(real.map((bundle) => bundle.key)).toEqual(made.map((bundle) => bundle.key));
+    real.forEach((bundle, i) => {
+      const out = join(scratch, 'assets', `prebuilt-${i}`);
+      expect(bundle.tryBundle(out)).toBe(true);
+      expect(readFileSync(join(out, 'index.mjs'), 'utf8')).toContain(`answer ${['p', 'q', 'r'][i]}`);
+    });
   }, 60_000);
 
   it('fails the synth with the esbuild error of the function that does not build', () => {
