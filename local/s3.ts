@@ -99,7 +99,11 @@ export interface LocalS3 {
 /** `upstream`: an emulator already running (the test run's, test/support/global-setup.mjs), whose buckets get names of their own. */
 export type LocalS3Options = { upstream?: string | undefined };
 
-export async function startLocalS3(dataDir?: string, access?: S3Access, options: LocalS3Options = {}): Promise<LocalS3> {
+export async function startLocalS3(
+  dataDir?: string,
+  access?: S3Access,
+  options: LocalS3Options = {},
+): Promise<LocalS3> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   const server = options.upstream
     ? undefined

@@ -130,7 +130,9 @@ describe('LocalBundle', () => {
     // The same recipes in both apps, as ChatRelayStack makes itself twice.
     const make = (app: App) => {
       const stack = new Stack(app, 'S');
-      return files.map((entry) => new LocalBundle(stack, { entry, external: [], afterBundling: () => [] }, projectRoot));
+      return files.map(
+        (entry) => new LocalBundle(stack, { entry, external: [], afterBundling: () => [] }, projectRoot),
+      );
     };
     const cache = BundleCache.forProject(projectRoot);
     let made: LocalBundle[] = [];

@@ -204,7 +204,11 @@ describe('upload sessions', () => {
     // The attacker's own policy for the stored file's key, and no secret to sign it with.
     const policy = {
       expiration: new Date(Date.now() + 60_000).toISOString(),
-      conditions: [{ bucket: process.env.MEDIA_BUCKET }, { key: original.storage_path }, ['content-length-range', 1, 100]],
+      conditions: [
+        { bucket: process.env.MEDIA_BUCKET },
+        { key: original.storage_path },
+        ['content-length-range', 1, 100],
+      ],
     };
     const forged = {
       url: page.body.url,
