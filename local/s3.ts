@@ -96,20 +96,14 @@ export interface LocalS3 {
   stop: () => Promise<void>;
 }
 
-/** `upstream`: an emulator already running (the test run's, test/support/global-setup.mjs), whose buckets get names of their own. */
-export type LocalS3Options = { upstream?: string | undefined };
-
-export async function startLocalS3(
-  dataDir?: string,
-  access?: S3Access,
-  options: LocalS3Options = {},
-): Promise<LocalS3> {
+/** `shared`: an emulator already running (the test run's, test/support/global-setup.mjs); the buckets get names of their own. */
+export async function startLocalS3(dataDir?: string, access?: S3Access, shared?: string): Promise<LocalS3> {
   if (dataDir) mkdirSync(dataDir, { recursive: true });
-  const server = options.upstream
+  const server = shared
     ? undefined
     : await startFauxqsOnLoopback({ port: 0, logger: false, ...(dataDir ? { s3StorageDir: dataDir } : {}) });
-  const upstream = options.upstream ?? `http://127.0.0.1:${server!.port}`;
-  const suffix = options.upstream ? `-${randomBytes(6).toString('hex')}` : '';
+  const upstream = shared ?? `http://127.0.0.1:${server!.port}`;
+  const suffix = shared ? `-${randomBytes(6).toString('hex')}` : '';
   const [mediaBucket, searchBucket] = [LOCAL_MEDIA_BUCKET + suffix, LOCAL_SEARCH_BUCKET + suffix];
   const s3 = new S3Client({
     endpoint: upstream,

@@ -102,7 +102,7 @@ export interface LocalApiOptions {
   /** Where the local S3 keeps the media bucket's objects between runs (npm start); in memory when absent. */
   s3DataDir?: string;
   /**
-   * An S3 emulator already running, for the local S3's front (local/s3.ts `upstream`): the
+   * An S3 emulator already running, for the local S3's front (local/s3.ts `shared`): the
    * integration tests' one, shared by the run's files as DynamoDB Local is. Each local API then
    * has buckets of its own in it; `s3DataDir` is the emulator's business.
    */
@@ -182,7 +182,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // The media bucket, as in AWS.
   let s3: Awaited<ReturnType<typeof startLocalS3>>;
   try {
-    s3 = await startLocalS3(options.s3DataDir, undefined, { upstream: options.s3Upstream });
+    s3 = await startLocalS3(options.s3DataDir, undefined, options.s3Upstream);
   } catch (error) {
     await sqs?.stop();
     throw error;

@@ -2,7 +2,7 @@
  * Starts one in-memory DynamoDB Local and one S3 emulator (fauxqs, keeping its objects in a
  * temporary folder as npm start keeps them in its data folder) for the whole test run, and hands
  * their endpoints to the workers through the environment: each file's local API puts its own S3
- * front, with buckets of its own, before the shared emulator (local/s3.ts `upstream`), instead of
+ * front, with buckets of its own, before the shared emulator (local/s3.ts `shared`), instead of
  * loading and starting an emulator per file (about 0.8 s of CPU each under jest). Plain ESM, loading the TypeScript local runtime through
  * tsx, because jest's globalSetup runs outside its module system. The child is killed in
  * global-teardown, and also if this process exits any other way (a signal included), so no Java
