@@ -20,8 +20,10 @@
  * Environment-agnostic: no account or region lookups. The deployer's inputs (the configuration,
  * the `-c` values) are checked and prepared in deployment-inputs.ts.
  */
-import { readFileSync } from 'node:fs';
-import { Annotations, App, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Annotations, App, AssetStaging, CfnOutput, Stack, Validations } from 'aws-cdk-lib';
 import { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Topic } from 'aws-cdk-lib/aws-sns';
@@ -178,11 +180,21 @@ export class ChatRelayStack extends Stack {
     super(scope, id, { description: 'Chat relay for AI agents (OpenGram API v1)', ...stackProps });
     // Every function's bundle built at once, before the functions are made (local-bundle.ts says why).
     if (this.bundlingRequired) {
-      prebuildBundles(projectRoot, () => {
-        // Over the CLI's context (CDK_CONTEXT_JSON names every stack for bundling).
-        const app = new App({ postCliContext: { 'aws:cdk:bundling-stacks': [] } });
-        return new ChatRelayStack(app, id, props);
-      });
+      // Never synthesized (under the CLI an app synthesizes itself at exit into CDK_OUTDIR, over
+      // the real one), in a folder of its own for what it stages, and with bundling off over the
+      // CLI's context (CDK_CONTEXT_JSON names every stack for bundling).
+      const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-prebuild-'));
+      try {
+        prebuildBundles(projectRoot, () => {
+          const app = new App({ autoSynth: false, outdir, postCliContext: { 'aws:cdk:bundling-stacks': [] } });
+          return new ChatRelayStack(app, id, props);
+        });
+      } finally {
+        rmSync(outdir, { recursive: true, force: true });
+      }
+      // CDK keeps staged assets in a cache of the process: none of the copy's, staged with bundling
+      // skipped, may stand for one of this stack's.
+      AssetStaging.clearAssetHashCache();
     }
     // Closed unless the deployer opts out: the secret on, and required by reads too.
     const deployed = allowOpenAccess ? config : closedConfig(config);
