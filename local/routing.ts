@@ -76,6 +76,7 @@ export async function mountAll(options: { lazy?: boolean } = {}): Promise<Mounte
   const mounted: Mounted[] = [];
   for (const route of routes as readonly RouteSpec[]) {
     const params: string[] = [];
+    let loaded: Promise<LoadedHandler> | undefined;
     const segments = route.path.split('/').slice(1);
     const source = segments
       .map((s) => {
@@ -90,12 +91,10 @@ export async function mountAll(options: { lazy?: boolean } = {}): Promise<Mounte
       params,
       pattern: new RegExp(`^/${source}/?$`),
       rank: segments.map((s) => (s.startsWith('{') ? '1' : '0')).join(''),
-      handler: async () => {
-        const run = await loadHandler(route.handler);
-        return route.streaming
-          ? { kind: 'streaming', run: run as unknown as StreamHandler }
-          : { kind: 'buffered', run };
-      },
+      handler: () =>
+        (loaded ??= loadHandler(route.handler).then((run): LoadedHandler =>
+          route.streaming ? { kind: 'streaming', run: run as unknown as StreamHandler } : { kind: 'buffered', run },
+        )),
     });
   }
   mounted.sort((a, b) => (a.rank < b.rank ? -1 : a.rank > b.rank ? 1 : 0));
