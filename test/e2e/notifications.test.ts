@@ -33,7 +33,8 @@ import { E2E_CONFIG, seedChat, useRelay } from './support/relay.js';
 
 const PUSH = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
 const relay = useRelay({ config: PUSH });
-const chromium = useBrowser();
+// The full browser: the headless shell the other files run in has no notifications, permission or push.
+const chromium = useBrowser({ full: true });
 const contexts: BrowserContext[] = [];
 
 afterEach(async () => {
