@@ -39,6 +39,7 @@ export default {
       testPathIgnorePatterns: ['/node_modules/', ...rehearsalIgnored()],
       globalSetup: '<rootDir>/test/support/rehearsal-setup.mjs',
       globalTeardown: '<rootDir>/test/support/rehearsal-teardown.mjs',
+      setupFiles: ['<rootDir>/test/support/rehearsal-env.mjs'],
     },
     // Browser tests: each file starts `npm start` as it ships and connects to the run's one Chromium (test/e2e/support/).
     {

@@ -243,6 +243,42 @@ export async function launchDynamo(
   return { endpoint, process: child, stop, ready };
 }
 
+/**
+ * A DynamoDB Local that is already running (`npm start` with DYNAMODB_ENDPOINT; the browser tests'
+ * one for the run): nothing to launch or stop; `ready` resolves once it answers (within 30 s).
+ * Loopback only: the local runtime sends it local credentials and the instance's data.
+ */
+export function runningDynamo(endpoint: string): Omit<LocalDynamo, 'process'> & { ready: Promise<void> } {
+  const url = new URL(endpoint);
+  if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost')
+    throw new Error(`DYNAMODB_ENDPOINT must be a DynamoDB Local on this machine (127.0.0.1), not ${endpoint}.`);
+  const ready = (async () => {
+    const { DynamoDBClient, ListTablesCommand } = await import('@aws-sdk/client-dynamodb');
+    const client = new DynamoDBClient({
+      endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 1,
+    });
+    const deadline = Date.now() + 30_000;
+    try {
+      for (;;) {
+        try {
+          await client.send(new ListTablesCommand({ Limit: 1 }));
+          return;
+        } catch (error) {
+          if (Date.now() > deadline)
+            throw new Error(`No DynamoDB Local answered on DYNAMODB_ENDPOINT ${endpoint}: ${(error as Error).message}`);
+        }
+        await new Promise((r) => setTimeout(r, PROBE_EVERY_MS));
+      }
+    } finally {
+      client.destroy();
+    }
+  })();
+  return { endpoint, stop: async () => undefined, ready };
+}
+
 /** Starts DynamoDB Local; in memory unless `dataDir` is given. Resolves once it answers. */
 export async function startDynamo(options: { dataDir?: string; port?: number } = {}): Promise<LocalDynamo> {
   for (let attempt = 1; ; attempt++) {

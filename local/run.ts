@@ -16,12 +16,15 @@
  *
  * Environment: PORT (3000), CONFIG_PATH (a JSON file shaped like the contract's §12
  * configuration), DATA_DIR (./.data), RELAY_WEB_DIR (the built web/dist), and the §12.2
- * OPENGRAM_* overrides.
+ * OPENGRAM_* overrides. DYNAMODB_ENDPOINT names a DynamoDB Local already running on this machine
+ * to use instead of launching one (the data then lives there, not in DATA_DIR), and TABLE_NAME
+ * the table in it (default chat-relay): one runtime per table, as one per data folder. The browser
+ * tests run their instances so, on the run's one DynamoDB Local (test/e2e/support/relay.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { lockDataDir } from './data-lock.js';
-import { LOCAL_AWS_ENV, launchDynamo } from './dynamo.js';
+import { LOCAL_AWS_ENV, launchDynamo, runningDynamo } from './dynamo.js';
 import type { LocalDynamo } from './dynamo.js';
 import type { WebApp } from './web-app.js';
 import { prepareWebApp } from './web-build.js';
@@ -47,7 +50,7 @@ function readConfigFile(path: string | undefined): string {
 }
 
 async function main(): Promise<void> {
-  let dynamo: LocalDynamo | undefined;
+  let dynamo: (Omit<LocalDynamo, 'process'> & { process?: LocalDynamo['process'] }) | undefined;
   let stopping = false;
   const stop = async (code: number) => {
     if (stopping) return;
@@ -60,7 +63,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop(0));
   // The launcher went away (killed, or its terminal closed): stop too.
   process.once('disconnect', () => void stop(0));
-  process.once('exit', () => dynamo?.process.kill('SIGKILL'));
+  process.once('exit', () => dynamo?.process?.kill('SIGKILL'));
 
   try {
     const port = Number(process.env.PORT ?? 3000);
@@ -74,10 +77,12 @@ async function main(): Promise<void> {
 
     // The JVM first: everything below overlaps its start.
     const launchedAt = Date.now();
-    const launched = await launchDynamo({ dataDir: join(dataDir, 'dynamodb') });
+    const running = process.env.DYNAMODB_ENDPOINT;
+    const launched = running ? runningDynamo(running) : await launchDynamo({ dataDir: join(dataDir, 'dynamodb') });
     dynamo = launched;
+    const tableName = process.env.TABLE_NAME || LOCAL_TABLE_NAME;
     Object.assign(process.env, LOCAL_AWS_ENV, {
-      TABLE_NAME: LOCAL_TABLE_NAME,
+      TABLE_NAME: tableName,
       DYNAMODB_ENDPOINT: launched.endpoint,
       INSTANCE_CONFIG: rawConfig,
     });
@@ -88,7 +93,7 @@ async function main(): Promise<void> {
         port,
         dataDir,
         dynamoEndpoint: launched.endpoint,
-        tableName: LOCAL_TABLE_NAME,
+        tableName,
         ready: launched.ready,
         progress,
       });
@@ -99,9 +104,9 @@ async function main(): Promise<void> {
     }
     const tableModule = import('./table.js');
     const tableReady = launched.ready.then(async () => {
-      progress(`DynamoDB Local up (${since(launchedAt)} ms after launch)`);
-      const created = await (await tableModule).ensureTable(launched.endpoint, LOCAL_TABLE_NAME);
-      progress(`table ${LOCAL_TABLE_NAME} ${created ? 'created' : 'found'}`);
+      progress(`DynamoDB Local up (${running ? `running at ${running}` : `${since(launchedAt)} ms after launch`})`);
+      const created = await (await tableModule).ensureTable(launched.endpoint, tableName);
+      progress(`table ${tableName} ${created ? 'created' : 'found'}`);
       // Every event number handed out so far was handed out by a runtime that is gone (this one holds
       // the folder's lock): one that holds no event is a hole a crash left, which readers void at once
       // instead of waiting out their grace (issue 33 item 21; functions/core/event-stream.ts).

@@ -25,7 +25,8 @@ import { seedChat, signInCookie, useRelay } from './support/relay.js';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST = join(ROOT, WEB_BUILD_DIR);
 
-const relay = useRelay();
+// `npm start` exactly as it ships: its own DynamoDB Local, its data in its data folder.
+const relay = useRelay({ ownDynamo: true });
 
 /** A request sent as written (fetch would normalize `..` away): status, headers, body. */
 function raw(

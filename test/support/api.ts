@@ -98,6 +98,13 @@ export interface StartOptions {
 
 let started = false;
 
+/**
+ * The synthesized assembly this file runs on (the rehearsal project, jest.config.js;
+ * rehearsal-env.mjs), or undefined on the sources.
+ */
+export const rehearsalAssembly = (): string | undefined =>
+  process.env.RELAY_TEST_REHEARSAL === '1' ? process.env.REHEARSAL_ASSEMBLY : undefined;
+
 export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   // Handlers read TABLE_NAME once per module load, and a test file has one module registry.
   if (started)
@@ -109,8 +116,8 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
   const host = new URL(endpoint).hostname;
   if (host !== '127.0.0.1' && host !== 'localhost')
     throw new Error(`Refusing a non-loopback DynamoDB endpoint: ${endpoint}`);
-  // The rehearsal project (jest.config.js) runs the same files on the synthesized assembly.
-  const assemblyDir = process.env.REHEARSAL_ASSEMBLY;
+  // The rehearsal project (jest.config.js; rehearsal-env.mjs) runs the same files on the synthesized assembly.
+  const assemblyDir = rehearsalAssembly();
   if (assemblyDir) {
     const { startRehearsedApi } = await import('./rehearsed-api.js');
     return startRehearsedApi(options, endpoint, assemblyDir, (url) => requestTo(url));

@@ -1,5 +1,5 @@
 /**
- * The rehearsal project's global teardown: stops DynamoDB Local, then checks that the files that
+ * The rehearsal project's global teardown: stops its DynamoDB Local, then checks that the files that
  * ran touched every function of the assembly at least once (issue 34: CI's subset is chosen so;
  * test/rehearsal/suite.js), but the functions CDK brings and the rehearsal does not run (the web
  * bucket's deployment handler, a Python function; the custom resource Provider framework's own
@@ -8,10 +8,9 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { tsImport } from 'tsx/esm/api';
-import globalTeardown from './global-teardown.mjs';
 
 export default async function rehearsalTeardown(config) {
-  await globalTeardown();
+  await globalThis.__rehearsalDynamo__?.stop();
   const ledger = process.env.REHEARSAL_INVOKED_FILE;
   const partial = config.testPathPattern || config.testNamePattern || (config.nonFlagArgs ?? []).length > 0;
   if (!ledger || partial) return;

@@ -2,7 +2,10 @@
  * The server under test in the browser tests: `npm start` as it ships (the launcher local/main.ts,
  * the precompiled runtime, DynamoDB Local and the emulators with their data in a temporary folder,
  * the web app served at `/` and rebuilt first if its sources changed), on a free port, through
- * test/support/runtime.ts. One per test file: it starts in a few seconds (the JVM is most of it).
+ * test/support/runtime.ts. One per test file, on the run's one DynamoDB Local (started by the
+ * project's globalSetup, support/browser-setup.mjs) through DYNAMODB_ENDPOINT, in a table of its
+ * own, deleted when it stops; with `ownDynamo`, or run without that globalSetup, it launches its
+ * own JVM with its data in the data folder, exactly as `npm start` ships.
  *
  * Data is seeded through the public API with the bearer secret, as an agent would write it.
  */
@@ -40,6 +43,8 @@ export interface RelayOptions {
   /** More configuration (merged over E2E_CONFIG). */
   config?: Record<string, unknown>;
   env?: Record<string, string>;
+  /** Its own DynamoDB Local, in its data folder, as `npm start` ships (default: the run's shared one). */
+  ownDynamo?: boolean;
 }
 
 export interface ApiAnswer<T = any> {
@@ -80,8 +85,11 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
   };
   writeFileSync(configPath, JSON.stringify({ ...E2E_CONFIG, security, ...options.config }));
   const began = Date.now();
+  const shared = options.ownDynamo ? undefined : process.env.E2E_DYNAMODB_ENDPOINT;
+  const tableName = `e2e-${randomBytes(6).toString('hex')}`;
   const env = {
     DATA_DIR: join(dataDir, 'data'),
+    ...(shared ? { DYNAMODB_ENDPOINT: shared, TABLE_NAME: tableName } : {}),
     CONFIG_PATH: configPath,
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     ...(secret && !inConfig ? { OPENGRAM_INSTANCE_SECRET: secret } : {}),
@@ -133,8 +141,24 @@ export async function startRelay(options: RelayOptions = {}): Promise<Relay> {
     stop: async () => {
       await runtime?.stop();
       rmSync(dataDir, { recursive: true, force: true });
+      if (shared) await dropTable(shared, tableName);
     },
   };
+}
+
+/** Deletes a stopped relay's table from the shared DynamoDB Local (a failure only leaves it there). */
+async function dropTable(endpoint: string, tableName: string): Promise<void> {
+  const { DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  try {
+    await client.send(new DeleteTableCommand({ TableName: tableName })).catch(() => undefined);
+  } finally {
+    client.destroy();
+  }
 }
 
 /**

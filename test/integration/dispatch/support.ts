@@ -9,7 +9,7 @@ import { env } from '../../../functions/platform/env.js';
 import { sqs } from '../../../functions/platform/queues.js';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
-import { useApi } from '../../support/api.js';
+import { rehearsalAssembly, useApi } from '../../support/api.js';
 import type { Response, StartOptions, TestApi } from '../../support/api.js';
 import type { ClaimedBatch } from '../../../functions/core/dispatch/present.js';
 import type { BatchItem } from '../../../functions/store/dispatch/payloads.js';
@@ -63,7 +63,7 @@ export const configWith = (dispatch: Record<string, unknown>) => ({
  * signals ride SQS: the flush queue's whole-second delays and its event source mapping's poll,
  * then the flush function, cold on its first signal (about 1.5 s of CPU on this loaded machine).
  */
-export const LATE = process.env.REHEARSAL_ASSEMBLY ? 3500 : 2000;
+export const LATE = rehearsalAssembly() ? 3500 : 2000;
 
 /** Retries 200 ms apart, doubling up to 1 s: a retried batch comes back within a test. */
 export const QUICK_RETRIES = { retryBaseMs: 200, retryMaxMs: 1000 };

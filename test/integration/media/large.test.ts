@@ -11,7 +11,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import sharp from 'sharp';
-import { oneAgentConfig, useApi } from '../../support/api.js';
+import { oneAgentConfig, rehearsalAssembly, useApi } from '../../support/api.js';
 import type { Response } from '../../support/api.js';
 import { putAround, storedKeys } from './support.js';
 
@@ -161,7 +161,7 @@ describe('upload sessions', () => {
       // On a deployment the distribution serves viewers over HTTPS only, so a page's Origin is https;
       // the rehearsal's viewer side is plain HTTP on loopback (README: TLS is not rehearsed), its
       // edge standing in for TLS termination: the page's https URL is reached through it.
-      const pageOrigin = process.env.REHEARSAL_ASSEMBLY ? api.url.replace(/^http:/, 'https:') : api.url;
+      const pageOrigin = rehearsalAssembly() ? api.url.replace(/^http:/, 'https:') : api.url;
       const throughEdge = (session: { url: string; fields: Record<string, string> }) => ({
         ...session,
         url: session.url.replace(pageOrigin, api.url),

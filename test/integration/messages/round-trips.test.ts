@@ -8,7 +8,7 @@
  * a slow machine saw the completion take 5), after an earlier stream of the agent.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { COUNTING_ENV, useApi } from '../../support/api.js';
+import { COUNTING_ENV, rehearsalAssembly, useApi } from '../../support/api.js';
 
 const config = {
   agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
@@ -60,7 +60,7 @@ describe('round trips of the streaming writes', () => {
     // location nor its streamed text (core/stream-text.ts: a per-container cache the chunks'
     // function fills): it reads the pointer, the message, then the chunks, before the event
     // number and the transaction. The sources serve both routes from one process and its caches.
-    const completionTrips = process.env.REHEARSAL_ASSEMBLY ? 5 : 3;
+    const completionTrips = rehearsalAssembly() ? 5 : 3;
     expect([done.status, done.body.content_final, trips(done)]).toEqual([200, 'Hello, world', completionTrips]);
     const chat = (await api.get(`/api/v1/chats/${chatId}`)).body;
     expect([chat.last_message_preview, chat.last_message_role]).toEqual(['Hello, world', 'agent']);
