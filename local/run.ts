@@ -107,10 +107,7 @@ async function main(): Promise<void> {
       progress(`DynamoDB Local up (${running ? `running at ${running}` : `${since(launchedAt)} ms after launch`})`);
       const created = await (await tableModule).ensureTable(launched.endpoint, tableName);
       progress(`table ${tableName} ${created ? 'created' : 'found'}`);
-      // Every event number handed out so far was handed out by a runtime that is gone (this one holds
-      // the folder's lock): one that holds no event is a hole a crash left, which readers void at once
-      // instead of waiting out their grace (issue 33 item 21; functions/core/event-stream.ts).
-      if (!created) await (await import('../functions/store/events-repo.js')).settleHandedOut();
+      return created;
     });
     // Observed here so an early failure (Java missing) is not an unhandled rejection while
     // the handlers load; startLocalApi awaits and reports it.
@@ -142,6 +139,15 @@ async function main(): Promise<void> {
         searchCacheDir: join(dataDir, 'search-cache'),
         vapidKeysFile,
         tableReady,
+        // Every event number handed out so far was handed out by a runtime that is gone (this one
+        // holds the folder's lock): one that holds no event is a hole a crash left, which readers
+        // void at once instead of waiting out their grace (issue 33 item 21;
+        // functions/core/event-stream.ts). Through the handlers' own module, so only once the
+        // local API has set their environment (a table that answered first, as a DynamoDB Local
+        // already running does, had this read it unset, and the start failed).
+        afterTable: async () => {
+          if (!(await tableReady)) await (await import('../functions/store/events-repo.js')).settleHandedOut();
+        },
         web,
         onProgress: (step) => progress(step === 'emulators' ? 'SQS and S3 emulators up' : 'handlers loaded'),
       });

@@ -136,6 +136,11 @@ export interface LocalApiOptions {
    */
   tableReady?: Promise<unknown>;
   /**
+   * Runs once the table is ready and the handlers' environment is set, before the background
+   * jobs and the listener start (npm start settles the event numbers a previous runtime left).
+   */
+  afterTable?: () => Promise<void>;
+  /**
    * Serve this web app at every path outside /api (npm start; its build may still be running:
    * those requests wait for it). Without it every path goes to the routes and the catch-all.
    */
@@ -210,6 +215,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     handlers = await mountAll({ lazy: options.lazyHandlers ?? false });
     options.onProgress?.('handlers');
     await options.tableReady;
+    await options.afterTable?.();
   } catch (error) {
     if (!options.searchCacheDir) rmSync(searchCacheDir, { recursive: true, force: true });
     await sqs?.stop();
