@@ -5,4 +5,5 @@
  * files, in the same jest run under `npm test`, on the sources and the run's other DynamoDB Local.
  */
 process.env.RELAY_TEST_REHEARSAL = '1';
-if (process.env.REHEARSAL_DYNAMODB_ENDPOINT) process.env.TEST_DYNAMODB_ENDPOINT = process.env.REHEARSAL_DYNAMODB_ENDPOINT;
+if (process.env.REHEARSAL_DYNAMODB_ENDPOINT)
+  process.env.TEST_DYNAMODB_ENDPOINT = process.env.REHEARSAL_DYNAMODB_ENDPOINT;
