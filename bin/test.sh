@@ -66,9 +66,9 @@ collect synth
 # two cores about 90 % busy with two or three workers (measured: three took 665 s, two 648 s).
 #
 # CI's files on the rehearsal (jest project rehearsal: test/rehearsal/suite.js) run in the same jest
-# run, on the synth's assembly and a DynamoDB Local of their own: their CPU fills what the
-# integration files leave idle while they wait (measured: the rehearsal alone took 55 s after the
-# integration phase; beside it, the phase took N s longer).
+# run, on the synth's assembly and a DynamoDB Local of their own: their CPU fills some of what the
+# integration files leave idle while they wait (measured: 519 s and then 62 s for the rehearsal as
+# a phase of its own; 552-563 s together).
 phase test:all env REHEARSAL_ASSEMBLY="$assembly" npm run test:all -- --selectProjects rehearsal --maxWorkers=3
 phase test:e2e npm run test:e2e
 
