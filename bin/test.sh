@@ -63,7 +63,8 @@ collect synth
 # Three jest workers on two cores: most integration files spend their time waiting out a real
 # debounce, lease, window or timeout (measured: dispatch/leases 20 s of CPU in 81 s, auth/revocation
 # 13 s in 58 s), so two workers left a core mostly idle. The browser tests keep two: they keep the
-# two cores about 90 % busy with two or three workers (measured: three took 665 s, two 648 s).
+# two cores busy with two (measured in the headless shell: three took 371 s, two 324 s; in the full
+# browser three took 665 s, two 648 s).
 #
 # CI's files on the rehearsal (jest project rehearsal: test/rehearsal/suite.js) run in the same jest
 # run, on the synth's assembly and a DynamoDB Local of their own: their CPU fills some of what the

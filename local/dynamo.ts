@@ -165,6 +165,24 @@ async function spawnDynamo(port: number, path: string | null): Promise<ChildProc
 }
 
 /**
+ * A client for the start-up probes: local credentials, and one attempt per probe (the SDK's own
+ * back-off would only make the start later). `answers` rejects until DynamoDB Local answers.
+ */
+async function probeClient(endpoint: string): Promise<{ answers(): Promise<void>; destroy(): void }> {
+  const { DynamoDBClient, ListTablesCommand } = await import('@aws-sdk/client-dynamodb');
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
+  return {
+    answers: async () => void (await client.send(new ListTablesCommand({ Limit: 1 }))),
+    destroy: () => client.destroy(),
+  };
+}
+
+/**
  * Starts DynamoDB Local (in memory unless `dataDir` is given) and returns at once (once its
  * launcher is compiled, the first time; that throws if javac is missing or fails); `ready`
  * resolves once it answers, or rejects (the process stopped) if it exits, Java is missing, or it
@@ -201,14 +219,7 @@ export async function launchDynamo(
   };
 
   const ready = (async () => {
-    const { DynamoDBClient, ListTablesCommand } = await import('@aws-sdk/client-dynamodb');
-    const client = new DynamoDBClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      // One attempt per probe: the SDK's own back-off would only make the start later.
-      maxAttempts: 1,
-    });
+    const client = await probeClient(endpoint);
     const deadline = Date.now() + 60_000;
     try {
       for (;;) {
@@ -223,7 +234,7 @@ export async function launchDynamo(
         // to fail its bind and exit.
         if (output.includes(`${LAUNCHER_CLASS} listening on 127.0.0.1:${port}\n`)) {
           try {
-            await client.send(new ListTablesCommand({ Limit: 1 }));
+            await client.answers();
             return;
           } catch {
             // Not answering yet.
@@ -253,18 +264,12 @@ export function runningDynamo(endpoint: string): Omit<LocalDynamo, 'process'> & 
   if (url.hostname !== '127.0.0.1' && url.hostname !== 'localhost')
     throw new Error(`DYNAMODB_ENDPOINT must be a DynamoDB Local on this machine (127.0.0.1), not ${endpoint}.`);
   const ready = (async () => {
-    const { DynamoDBClient, ListTablesCommand } = await import('@aws-sdk/client-dynamodb');
-    const client = new DynamoDBClient({
-      endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      maxAttempts: 1,
-    });
+    const client = await probeClient(endpoint);
     const deadline = Date.now() + 30_000;
     try {
       for (;;) {
         try {
-          await client.send(new ListTablesCommand({ Limit: 1 }));
+          await client.answers();
           return;
         } catch (error) {
           if (Date.now() > deadline)
