@@ -8,9 +8,34 @@
  */
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * A fresh folder for a runtime of a test, holding its configuration file: one agent
+ * (`assistant`) and one model (`m`), with `config` merged over them. `dir` is the caller's to
+ * remove (the runtime's DATA_DIR may be it, or a folder inside it).
+ */
+export function runtimeFolder(
+  prefix: string,
+  config: Record<string, unknown> = {},
+): { dir: string; configPath: string } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const configPath = join(dir, 'config.json');
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
+      models: [{ id: 'm', name: 'M', description: '' }],
+      ...config,
+    }),
+  );
+  return { dir, configPath };
+}
 
 export interface Runtime {
   url: string;

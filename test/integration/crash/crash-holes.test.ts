@@ -13,8 +13,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { sequenceOf } from '../../../functions/store/events-repo.js';
 import { Keys } from '../../../functions/store/keys.js';
@@ -22,21 +21,13 @@ import { LOCK_FILE } from '../../../local/data-lock.js';
 import { startDynamo } from '../../../local/dynamo.js';
 import { connect } from '../../support/sse.js';
 import type { SseConnection } from '../../support/sse.js';
-import { startRuntime } from '../../support/runtime.js';
+import { runtimeFolder, startRuntime } from '../../support/runtime.js';
 import type { Runtime } from '../../support/runtime.js';
 
 const ROUNDS = 3;
 const PARALLEL = 40;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'chat-relay-crash-holes-'));
-const configPath = join(dataDir, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-    models: [{ id: 'm', name: 'M', description: '' }],
-  }),
-);
+const { dir: dataDir, configPath } = runtimeFolder('chat-relay-crash-holes-');
 const runtimeEnv = {
   DATA_DIR: dataDir,
   CONFIG_PATH: configPath,

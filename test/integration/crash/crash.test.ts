@@ -16,12 +16,10 @@
  * Bounded: a few dozen requests, a 2 s hole grace, one crash.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { sequenceOf } from '../../../functions/store/events-repo.js';
 import { connect } from '../../support/sse.js';
-import { startRuntime } from '../../support/runtime.js';
+import { runtimeFolder, startRuntime } from '../../support/runtime.js';
 import type { Runtime } from '../../support/runtime.js';
 import { sleep } from '../../support/shapes.js';
 
@@ -32,16 +30,9 @@ const CHUNKS = 6;
 const REQUESTS = 3;
 const HOLE_GRACE_MS = 2000;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'chat-relay-crash-'));
-const configPath = join(dataDir, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-    models: [{ id: 'm', name: 'M', description: '' }],
-    server: { dispatch: { mode: 'sequential' } },
-  }),
-);
+const { dir: dataDir, configPath } = runtimeFolder('chat-relay-crash-', {
+  server: { dispatch: { mode: 'sequential' } },
+});
 const runtimeEnv = {
   DATA_DIR: dataDir,
   CONFIG_PATH: configPath,

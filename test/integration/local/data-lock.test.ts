@@ -6,25 +6,16 @@
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../../local/dynamo.js';
 import { LOCK_FILE } from '../../../local/data-lock.js';
-import { startRuntime } from '../../support/runtime.js';
+import { runtimeFolder, startRuntime } from '../../support/runtime.js';
 import type { Runtime } from '../../support/runtime.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const dataDir = mkdtempSync(join(tmpdir(), 'chat-relay-lock-'));
-const configPath = join(dataDir, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-    models: [{ id: 'm', name: 'M', description: '' }],
-  }),
-);
+const { dir: dataDir, configPath } = runtimeFolder('chat-relay-lock-');
 const env = { DATA_DIR: dataDir, CONFIG_PATH: configPath, POWERTOOLS_LOG_LEVEL: 'SILENT' };
 
 let runtime: Runtime | undefined;

@@ -8,23 +8,14 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { startRuntime } from '../../support/runtime.js';
+import { runtimeFolder, startRuntime } from '../../support/runtime.js';
 import type { Runtime } from '../../support/runtime.js';
 
 const endpoint = process.env.TEST_DYNAMODB_ENDPOINT!;
 const tableName = `running-${randomBytes(6).toString('hex')}`;
-const dataDir = mkdtempSync(join(tmpdir(), 'chat-relay-running-dynamo-'));
-const configPath = join(dataDir, 'config.json');
-writeFileSync(
-  configPath,
-  JSON.stringify({
-    agents: [{ id: 'a', name: 'A', description: '' }],
-    models: [{ id: 'm', name: 'M', description: '' }],
-  }),
-);
+const { dir: dataDir, configPath } = runtimeFolder('chat-relay-running-dynamo-');
 const env = {
   DATA_DIR: join(dataDir, 'data'),
   CONFIG_PATH: configPath,
@@ -80,7 +71,7 @@ describe('npm start with DYNAMODB_ENDPOINT', () => {
     const created = await json(`${first.url}/api/v1/chats`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ agentIds: ['a'], modelId: 'm', title: 'kept in the running table' }),
+      body: JSON.stringify({ agentIds: ['assistant'], modelId: 'm', title: 'kept in the running table' }),
     });
     expect(created.status).toBe(201);
     await first.stop();
