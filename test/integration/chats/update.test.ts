@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { sweepCatalogParts } from '../../../functions/core/tags.js';
 import { pendingParts } from '../../../functions/store/tags-repo.js';
 import { twoAgentConfig, useApi } from '../../support/api.js';
 import { watchStorageCalls } from '../../support/storage-calls.js';
@@ -209,6 +210,16 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
         expect(partsApplied).toBeGreaterThan(0);
         const final = (await api.get(`/api/v1/chats/${chat.id}`)).body.tags as string[];
         expect(edits.some((e) => JSON.stringify(e) === JSON.stringify(final))).toBe(true);
+        // A part whose apply kept meeting the other edits' transactions past its request's tries
+        // is left to the sweeper (functions/core/tags.ts): the catalog lags by it until the next
+        // sweep, never for good. On a loaded machine a few are; the sweep applies each exactly once.
+        const left = await pendingParts(farFuture, 100);
+        if (left.length > 0) {
+          console.log(
+            `tag catalog: ${partsApplied} parts applied in their requests, ${left.length} left to the sweeper`,
+          );
+          expect(await sweepCatalogParts(0, Date.now() + 1000)).toBe(left.length);
+        }
         expect(mismatches(await catalog(), await recount())).toEqual([]);
         expect(await pendingParts(farFuture, 10)).toEqual([]);
       },
