@@ -48,6 +48,16 @@ export const ErrorEnvelope = z
   })
   .meta({ id: 'ErrorEnvelope', description: 'Every error answer (contract §1.7).' });
 
+/**
+ * API Gateway's own 500, when the function fails before it answers or outlives its timeout: the
+ * service never had the chance to answer the envelope (docs/divergences.md). The local runtime
+ * answers the same.
+ */
+export const GatewayError = z.strictObject({ message: z.string() }).meta({
+  id: 'GatewayError',
+  description: "API Gateway's answer when the function fails or times out before it answers.",
+});
+
 const errorResponse = (description: string) => ({
   description,
   content: { 'application/json': { schema: ErrorEnvelope } },
@@ -66,21 +76,28 @@ function errorsOf(route: RouteSpec, hasPathIds: boolean): ZodOpenApiResponsesObj
     ...(route.method === 'POST' || route.method === 'PATCH'
       ? { '409': errorResponse('CONFLICT: idempotency key reuse or in progress (§1.10), or a state conflict.') }
       : {}),
-    ...(route.writes
+    ...(route.writes || route.table !== 'none'
       ? {
           '429': {
             ...errorResponse(
-              'RATE_LIMIT_ERROR: the write rate limit is exceeded (§1.12), or the resource is written by ' +
-                'too many others at once for this write to land in its time; nothing was changed.',
+              route.writes
+                ? 'RATE_LIMIT_ERROR: the write rate limit is exceeded (§1.12), or the resource is written by ' +
+                    'too many others at once for this write to land in its time, or the table is too busy; ' +
+                    'nothing was changed.'
+                : 'RATE_LIMIT_ERROR: the table is too busy to answer this read in its time (DynamoDB throttled ' +
+                    'it or did not answer); nothing was changed.',
             ),
             headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'Seconds to wait.' } },
           },
         }
       : {}),
-    '500': errorResponse(
-      'INTERNAL_ERROR: an unexpected failure. A write may or may not have been applied: a retry with ' +
-        'the same Idempotency-Key learns which.',
-    ),
+    '500': {
+      description:
+        'INTERNAL_ERROR: an unexpected failure. A write may or may not have been applied: a retry with the same ' +
+        "Idempotency-Key learns which. When the function itself fails or outlives its timeout, API Gateway's " +
+        'own answer instead (GatewayError).',
+      content: { 'application/json': { schema: z.union([ErrorEnvelope, GatewayError]) } },
+    },
   };
 }
 
@@ -131,7 +148,9 @@ function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOpera
       : answer.raw
         ? { [answer.raw]: { schema: { type: 'string' as const } } }
         : undefined;
-    success[String(answer.status) as '200'] = { description: answer.description, ...(content ? { content } : {}) };
+    success[String(answer.status) as '200'] = answer.error
+      ? errorResponse(answer.description)
+      : { description: answer.description, ...(content ? { content } : {}) };
   }
   const body = schemas.documented?.body ?? schemas.body;
   const idempotent = (route.method === 'POST' || route.method === 'PATCH') && route.keyed !== false;

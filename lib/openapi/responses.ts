@@ -114,7 +114,7 @@ const ConfigResponse = z
   })
   .meta({ id: 'Config', description: 'The public configuration, secrets left out (contract §2.11).' });
 
-/** One documented answer: its status, and its JSON body (none for 204), or a binary body. */
+/** One documented answer: its status, and its JSON body (none for 204), or a binary body, or the error envelope. */
 export interface ResponseDoc {
   status: number;
   description: string;
@@ -122,6 +122,8 @@ export interface ResponseDoc {
   body?: z.core.$ZodType;
   /** Raw bytes of this content type instead of JSON (file downloads, the reference page, the event stream). */
   raw?: string;
+  /** An error of this handler's own (the envelope, §1.7), beside those document.ts gives every route of its kind. */
+  error?: true;
 }
 
 const json = (status: number, description: string, body: z.core.$ZodType): ResponseDoc => ({
@@ -130,6 +132,16 @@ const json = (status: number, description: string, body: z.core.$ZodType): Respo
   body,
 });
 const noContent = (description: string): ResponseDoc => ({ status: 204, description });
+const failure = (status: number, description: string): ResponseDoc => ({ status, description, error: true });
+const tooLarge = (field: string) =>
+  failure(413, `PAYLOAD_TOO_LARGE: \`${field}\` is over the content limit (§2.2: 100,000 bytes).`);
+const uploadRefused = [
+  failure(413, 'PAYLOAD_TOO_LARGE: the file or the upload body exceeds maxUploadBytes (§5.6.2).'),
+  failure(
+    415,
+    'UNSUPPORTED_MEDIA_TYPE: the type is not allowed (SVG never is), or the bytes do not decode as the image declared (§5.6.2).',
+  ),
+];
 const bytes = (status: number, description: string, contentType = 'application/octet-stream'): ResponseDoc => ({
   status,
   description,
@@ -148,7 +160,7 @@ export const responses: Record<string, ResponseDoc[]> = {
   'config/get': [json(200, 'The public configuration.', ConfigResponse)],
   'config/admin': [json(200, 'The configuration was changed (§5.2.2).', Ok)],
   'config/validate-auto-rename': [json(200, 'The provider accepted the model (§5.2.3).', Ok)],
-  'chats/create': [json(201, 'The new chat.', Chat)],
+  'chats/create': [json(201, 'The new chat.', Chat), tooLarge('firstMessage')],
   'chats/list': [json(200, 'A page of chats (§5.3.2).', page(Chat))],
   'chats/pending-summary': [
     json(200, 'Pending requests over all chats (§2.9).', z.strictObject({ pending_requests_total: z.int() })),
@@ -168,13 +180,13 @@ export const responses: Record<string, ResponseDoc[]> = {
   'chats/mark-unread': [json(200, 'Marked unread.', Ok)],
   'chats/typing': [noContent('The typing event was emitted.')],
   'chats/user-typing': [noContent('The typing event was emitted.')],
-  'messages/create': [json(201, 'The new message.', Message)],
+  'messages/create': [json(201, 'The new message.', Message), tooLarge('content')],
   'messages/list': [json(200, 'A page of messages, newest first (§5.4.2).', page(Message))],
   'messages/cancel-streaming': [
     json(200, 'The messages that were cancelled.', z.strictObject({ cancelledMessageIds: z.array(id) })),
   ],
-  'messages/chunk': [json(200, 'The streaming message with the chunk appended.', Message)],
-  'messages/complete': [json(200, 'The completed message.', Message)],
+  'messages/chunk': [json(200, 'The streaming message with the chunk appended.', Message), tooLarge('deltaText')],
+  'messages/complete': [json(200, 'The completed message.', Message), tooLarge('finalText')],
   'messages/cancel': [json(200, 'The cancelled message.', Message)],
   'requests/create': [json(201, 'The new request.', Request)],
   'requests/list': [json(200, "The chat's requests, oldest first.", z.strictObject({ data: z.array(Request) }))],
@@ -189,7 +201,7 @@ export const responses: Record<string, ResponseDoc[]> = {
   'dispatch/heartbeat': [noContent('The lease was extended.')],
   'dispatch/complete': [noContent('The batch is completed.')],
   'dispatch/fail': [noContent('The failure was recorded.')],
-  'media/upload': [json(201, 'The stored media.', Media)],
+  'media/upload': [json(201, 'The stored media.', Media), ...uploadRefused],
   'media/list': [json(200, "A page of the chat's media, newest first.", page(Media))],
   'media/upload-session': [
     json(
@@ -203,10 +215,14 @@ export const responses: Record<string, ResponseDoc[]> = {
         maxUploadBytes: z.int(),
       }),
     ),
+    ...uploadRefused,
   ],
-  'media/finalize': [json(201, 'The stored media.', Media)],
+  'media/finalize': [json(201, 'The stored media.', Media), ...uploadRefused],
   'media/get': [json(200, 'The media record.', Media)],
-  'media/delete': [json(200, 'The media record as it was before deletion.', Media)],
+  'media/delete': [
+    json(200, 'The media record as it was before deletion.', Media),
+    failure(409, 'CONFLICT: the media is attached to a message.'),
+  ],
   'files/get': [bytes(200, 'The original bytes.'), bytes(206, 'The requested byte range.')],
   'files/thumbnail': [bytes(200, 'The WebP thumbnail.', 'image/webp')],
   'tags/suggestions': [
@@ -263,6 +279,7 @@ export const responses: Record<string, ResponseDoc[]> = {
         'request carries a valid session (the cookie is HttpOnly, so a page cannot tell), else 401, not counted ' +
         'as a failed attempt.',
     ),
+    failure(401, 'UNAUTHORIZED: the secret is wrong, or a probe without `secret` carries no valid session.'),
   ],
   'auth/sign-out': [noContent("This browser's session cookie is cleared (Set-Cookie with Max-Age=0).")],
   'auth/sign-out-everywhere': [

@@ -3,7 +3,7 @@
  * the real HTTP server on a free loopback port, serving the same handlers Lambda runs.
  * Tests talk to it with real HTTP requests.
  */
-import { afterAll, beforeAll } from '@jest/globals';
+import { afterAll, beforeAll, expect } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { reloadEnvForTests } from '../../functions/platform/env.js';
 import { ensureTable } from '../../local/table.js';
 import { LOCAL_AWS_ENV } from '../../local/dynamo.js';
+import { checkAnswer, documentCheck, documentProblems } from './openapi-check.js';
 
 export interface Response<T = any> {
   status: number;
@@ -200,7 +201,9 @@ function requestTo(base: string): TestApi['request'] {
     } catch {
       parsed = undefined;
     }
-    return { status: res.status, headers: res.headers, body: parsed as T, text };
+    const answer = { status: res.status, headers: res.headers, body: parsed as T, text };
+    await checkAnswer(base, method, path, answer);
+    return answer;
   };
 }
 
@@ -217,9 +220,12 @@ export function useApi(options: StartOptions | (() => StartOptions | Promise<Sta
   const api = {} as TestApi;
   beforeAll(async () => {
     Object.assign(api, await startApi(typeof options === 'function' ? await options() : options));
+    await documentCheck(api.url);
   });
   afterAll(async () => {
     if ('close' in api) await api.close();
+    // Each was thrown to its test too; kept here in case a test caught it (openapi-check.ts).
+    expect(documentProblems).toEqual([]);
   });
   return api;
 }

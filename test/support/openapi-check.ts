@@ -1,0 +1,168 @@
+/**
+ * Every answer the integration suite receives, checked against the OpenAPI document the API
+ * publishes (GET /api/v1/doc, issue 35 item 2): the operation must list the status, the body
+ * must be of a media type the document gives for it and, when JSON, valid against its schema.
+ * So a reply and the document can no longer drift: a field a handler adds, drops or renames, a
+ * status it newly answers, fails the test that saw it.
+ *
+ * The shared client (api.ts) runs the check on each answer; a file's problems are also kept,
+ * and useApi's afterAll fails the file on any, so a test that swallows a client error cannot
+ * hide one. Answers to paths the document does not describe (unknown routes, preflights) are
+ * checked against the error envelope when they are JSON errors, and otherwise left alone.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
+
+// A CommonJS module: its function is the default export's `default`.
+const addFormats = formats.default;
+
+interface MediaType {
+  schema?: unknown;
+}
+interface ResponseObject {
+  content?: Record<string, MediaType>;
+}
+interface Operation {
+  responses: Record<string, ResponseObject>;
+}
+interface Document {
+  paths: Record<string, Record<string, Operation>>;
+}
+
+export interface Answer {
+  status: number;
+  headers: Headers;
+  body: unknown;
+  text: string;
+}
+
+const DOCUMENT_ID = 'openapi.json';
+const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);
+
+/** A JSON pointer's segment, as a URI fragment carries it. */
+const segment = (s: string): string => encodeURIComponent(s.replaceAll('~', '~0').replaceAll('/', '~1'));
+
+class DocumentCheck {
+  private readonly ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
+  private readonly validators = new Map<string, ValidateFunction>();
+  /** Each path template as a pattern, literal segments first (`/chats/search` before `/chats/{chatId}`). */
+  private readonly templates: { template: string; pattern: RegExp; params: number }[];
+
+  constructor(private readonly doc: Document) {
+    addFormats(this.ajv);
+    this.ajv.addSchema(doc as object, DOCUMENT_ID);
+    this.templates = Object.keys(doc.paths)
+      .map((template) => ({
+        template,
+        pattern: new RegExp(
+          `^${template
+            .split(/\{\w+\}/)
+            .map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+            .join('[^/]+')}$`,
+        ),
+        params: (template.match(/\{\w+\}/g) ?? []).length,
+      }))
+      .sort((a, b) => a.params - b.params);
+  }
+
+  /** What is wrong with this answer, or undefined. */
+  problem(method: string, url: string, answer: Answer): string | undefined {
+    const path = new URL(url, 'http://api.test').pathname;
+    const verb = method.toLowerCase();
+    const what = `${method} ${path} answered ${answer.status}`;
+    const found = METHODS.has(verb)
+      ? this.templates.find(({ template, pattern }) => pattern.test(path) && this.doc.paths[template]![verb])
+      : undefined;
+    if (!found) {
+      // Not a documented operation: its JSON errors are still the one envelope.
+      if (answer.status >= 400 && this.isJson(answer))
+        return this.validate(`${DOCUMENT_ID}#/components/schemas/ErrorEnvelope`, `${what}: `, answer.body);
+      return undefined;
+    }
+    const responses = this.doc.paths[found.template]![verb]!.responses;
+    const key = String(answer.status) in responses ? String(answer.status) : 'default';
+    const response = responses[key];
+    if (!response)
+      return `${what}, which the document does not list for ${verb.toUpperCase()} ${found.template} (it lists ${Object.keys(responses).join(', ')})`;
+    const type = (answer.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const content = response.content;
+    if (!content) {
+      if (answer.text !== '')
+        return `${what} with a ${type || 'typeless'} body, where the document gives this answer no content`;
+      return undefined;
+    }
+    const listed = Object.keys(content).find((media) => mediaMatches(media, type));
+    if (!listed)
+      return `${what} as ${type || 'no content type'}, where the document gives ${Object.keys(content).join(', ')}`;
+    if (!isJsonType(listed) || content[listed]!.schema === undefined) return undefined;
+    const pointer = ['paths', found.template, verb, 'responses', key, 'content', listed, 'schema']
+      .map(segment)
+      .join('/');
+    return this.validate(`${DOCUMENT_ID}#/${pointer}`, `${what} (${found.template}): `, answer.body);
+  }
+
+  private isJson(answer: Answer): boolean {
+    return isJsonType((answer.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase());
+  }
+
+  private validate(ref: string, prefix: string, body: unknown): string | undefined {
+    let validate = this.validators.get(ref);
+    if (!validate) {
+      validate = this.ajv.compile({ $ref: ref });
+      this.validators.set(ref, validate);
+    }
+    if (validate(body)) return undefined;
+    const errors = (validate.errors ?? [])
+      .slice(0, 5)
+      .map((e) => `${e.instancePath || '(body)'} ${e.message ?? ''}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
+    return `${prefix}the body does not match the document: ${errors.join('; ')}`;
+  }
+}
+
+const isJsonType = (type: string): boolean => type === 'application/json' || type.endsWith('+json');
+
+function mediaMatches(listed: string, type: string): boolean {
+  if (listed === '*/*' || listed === type) return true;
+  return listed.endsWith('/*') && type.startsWith(listed.slice(0, -1));
+}
+
+const checks = new Map<string, Promise<DocumentCheck>>();
+/** What this test file's answers did wrong, for useApi's afterAll. */
+export const documentProblems: string[] = [];
+
+/**
+ * The document the API at `base` publishes, read once per file and base (useApi reads it right
+ * after the start, so no test sees that request among its own).
+ */
+export function documentCheck(base: string): Promise<DocumentCheck> {
+  let check = checks.get(base);
+  if (!check) {
+    check = fetch(`${base}/api/v1/doc`).then(async (res) => {
+      if (res.status !== 200)
+        throw new Error(`GET /api/v1/doc answered ${res.status}: no document to check answers against`);
+      return new DocumentCheck((await res.json()) as Document);
+    });
+    checks.set(base, check);
+  }
+  return check;
+}
+
+/** What is wrong with one answer of the API at `base`, by the document it publishes. */
+export async function answerProblem(
+  base: string,
+  method: string,
+  path: string,
+  answer: Answer,
+): Promise<string | undefined> {
+  return (await documentCheck(base)).problem(method, path, answer);
+}
+
+/** Checks one answer: throws with its problem, and keeps it for the file's final check. */
+export async function checkAnswer(base: string, method: string, path: string, answer: Answer): Promise<void> {
+  const problem = await answerProblem(base, method, path, answer);
+  if (problem) {
+    documentProblems.push(problem);
+    throw new Error(`The answer does not match the OpenAPI document: ${problem}`);
+  }
+}
