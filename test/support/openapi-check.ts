@@ -1,17 +1,19 @@
 /**
  * Every answer the integration suite receives, checked against the OpenAPI document the API
- * publishes (GET /api/v1/doc, issue 35 item 2): the operation must list the status, the body
- * must be of a media type the document gives for it and, when JSON, valid against its schema.
- * So a reply and the document can no longer drift: a field a handler adds, drops or renames, a
- * status it newly answers, fails the test that saw it.
+ * publishes (issue 35 item 2): the operation must list the status, the body must be of a media
+ * type the document gives for it and, when JSON, valid against its schema. So a reply and the
+ * document can no longer drift: a field a handler adds, drops or renames, a status it newly
+ * answers, fails the test that saw it.
  *
  * The shared client (api.ts) runs the check on each answer; a file's problems are also kept,
- * and useApi's afterAll fails the file on any, so a test that swallows a client error cannot
+ * and useApi's afterAll fails the file on any, so a test that catches a client error cannot
  * hide one. Answers to paths the document does not describe (unknown routes, preflights) are
  * checked against the error envelope when they are JSON errors, and otherwise left alone.
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import formats from 'ajv-formats';
 
 // A CommonJS module: its function is the default export's `default`.
@@ -127,40 +129,38 @@ function mediaMatches(listed: string, type: string): boolean {
   return listed.endsWith('/*') && type.startsWith(listed.slice(0, -1));
 }
 
-const checks = new Map<string, Promise<DocumentCheck>>();
 /** What this test file's answers did wrong, for useApi's afterAll. */
 export const documentProblems: string[] = [];
 
 /**
- * The document the API at `base` publishes, read once per file and base (useApi reads it right
- * after the start, so no test sees that request among its own).
+ * The published document: on the rehearsal, the one the synth wrote into the doc function's
+ * asset; on the sources, the one the run's global setup wrote once with the same generator
+ * (global-setup.mjs; GET /api/v1/doc serves the same, answers-checked.test.ts compares them).
  */
-export function documentCheck(base: string): Promise<DocumentCheck> {
-  let check = checks.get(base);
-  if (!check) {
-    check = fetch(`${base}/api/v1/doc`).then(async (res) => {
-      if (res.status !== 200)
-        throw new Error(`GET /api/v1/doc answered ${res.status}: no document to check answers against`);
-      return new DocumentCheck((await res.json()) as Document);
-    });
-    checks.set(base, check);
+export function publishedDocumentFile(): string {
+  const assembly = process.env.RELAY_TEST_REHEARSAL === '1' ? process.env.REHEARSAL_ASSEMBLY : undefined;
+  if (assembly) {
+    const asset = readdirSync(assembly).find((dir) => existsSync(join(assembly, dir, 'openapi.json')));
+    if (!asset) throw new Error(`No function asset of ${assembly} holds openapi.json`);
+    return join(assembly, asset, 'openapi.json');
   }
-  return check;
+  const file = process.env.TEST_OPENAPI_DOCUMENT;
+  if (!file) throw new Error('TEST_OPENAPI_DOCUMENT is not set: run the integration tests through jest (globalSetup).');
+  return file;
 }
 
-/** What is wrong with one answer of the API at `base`, by the document it publishes. */
-export async function answerProblem(
-  base: string,
-  method: string,
-  path: string,
-  answer: Answer,
-): Promise<string | undefined> {
-  return (await documentCheck(base)).problem(method, path, answer);
-}
+let check: DocumentCheck | undefined;
+/** The check, built on first use in this file. */
+const documentCheck = (): DocumentCheck =>
+  (check ??= new DocumentCheck(JSON.parse(readFileSync(publishedDocumentFile(), 'utf8')) as Document));
+
+/** What is wrong with one answer of the API, by the published document. */
+export const answerProblem = (method: string, path: string, answer: Answer): string | undefined =>
+  documentCheck().problem(method, path, answer);
 
 /** Checks one answer: throws with its problem, and keeps it for the file's final check. */
-export async function checkAnswer(base: string, method: string, path: string, answer: Answer): Promise<void> {
-  const problem = await answerProblem(base, method, path, answer);
+export function checkAnswer(method: string, path: string, answer: Answer): void {
+  const problem = answerProblem(method, path, answer);
   if (problem) {
     documentProblems.push(problem);
     throw new Error(`The answer does not match the OpenAPI document: ${problem}`);

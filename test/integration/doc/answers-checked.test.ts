@@ -4,8 +4,9 @@
  * changes one thing a handler could get wrong.
  */
 import { describe, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
 import { newChat, useApi } from '../../support/api.js';
-import { answerProblem } from '../../support/openapi-check.js';
+import { answerProblem, publishedDocumentFile } from '../../support/openapi-check.js';
 import type { Answer } from '../../support/openapi-check.js';
 
 const api = useApi({ config: { agents: [{ id: 'agent-default', name: 'A', description: '' }] } });
@@ -16,9 +17,19 @@ const json = (status: number, body: unknown): Answer => ({
   body,
   text: JSON.stringify(body),
 });
-const problem = (method: string, path: string, answer: Answer) => answerProblem(api.url, method, path, answer);
+const problem = async (method: string, path: string, answer: Answer) => answerProblem(method, path, answer);
 
 describe('every answer is checked against the OpenAPI document', () => {
+  it('checks against the very document GET /api/v1/doc serves (its version aside)', async () => {
+    const served = await api.get('/api/v1/doc');
+    expect(served.status).toBe(200);
+    const checked = JSON.parse(readFileSync(publishedDocumentFile(), 'utf8')) as { info: object };
+    const { info: servedInfo, ...servedRest } = served.body as { info: object };
+    const { info: checkedInfo, ...checkedRest } = checked;
+    expect(servedRest).toEqual(checkedRest);
+    expect({ ...servedInfo, version: '' }).toEqual({ ...checkedInfo, version: '' });
+  });
+
   it('passes the real answers, and names a field a handler added, dropped or mistyped', async () => {
     const created = await api.post('/api/v1/chats', newChat({ title: 'checked' }));
     expect(created.status).toBe(201);
