@@ -81,15 +81,19 @@ describe('idle release', () => {
   it('keeps a stream open while events flow, and releases it once they stop', async () => {
     const c = await open();
     const openedAt = Date.now();
+    let writes = 0;
     while (Date.now() - openedAt < 3 * IDLE_MS) {
       await write();
+      writes++;
       // Kept (time is the behavior): writes a third of the idle time apart keep the stream busy.
       await sleep(IDLE_MS / 3);
     }
     const stoppedAt = Date.now();
     expect(c.frames.some((f) => f.kind === 'id')).toBe(false); // not released while events came
     await c.ended;
-    expect(persisted(c).length).toBeGreaterThanOrEqual(6);
+    // Each write's event reached it (how many fit in three idle times depends on the machine's load).
+    expect(writes).toBeGreaterThanOrEqual(3);
+    expect(persisted(c).length).toBe(writes);
     const quietFor = Date.now() - stoppedAt;
     expect(quietFor).toBeGreaterThanOrEqual(IDLE_MS - 500);
     expect(quietFor).toBeLessThan(IDLE_MS + 1500);
