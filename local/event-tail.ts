@@ -1,7 +1,8 @@
 /**
  * A tail of the event log: the local stand-in for the consumers that AWS feeds from the table's
  * stream (the push notifier, the search index writer). It reads new events in sequence order
- * with the same reads the SSE stream uses and hands them to the consumer, batch by batch.
+ * through the log's one reader, the SSE stream's (core/log-reader.ts, with its rule about holes),
+ * and hands them to the consumer, batch by batch.
  *
  * Why not DynamoDB Local's stream: its stream keeps every record of the session, and every
  * write gets slower as they pile up (measured: the local runtime must stay fast after hours of
@@ -17,7 +18,8 @@
  */
 import pLimit from 'p-limit';
 import type { StoredEvent } from '../functions/store/events-repo.js';
-import { currentSequence, readLog, sequenceHead, voidNumber } from '../functions/store/events-repo.js';
+import { LogReader } from '../functions/core/log-reader.js';
+import { currentSequence } from '../functions/store/events-repo.js';
 import { sleepUntilWrite, writeBellCount } from '../functions/platform/write-bell.js';
 import { asInvocation } from './invocations.js';
 
@@ -76,12 +78,6 @@ export interface TailTiming {
   holeGraceMs: number;
 }
 
-/** Voids the numbers from `first` to `last`, in order; false at the first one already used. */
-async function voidAll(first: number, last: number): Promise<boolean> {
-  for (let seq = first; seq <= last; seq++) if (!(await voidNumber(seq))) return false;
-  return true;
-}
-
 export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
   const { pollMs, idlePollMs, holeGraceMs } = {
     pollMs: POLL_MS,
@@ -89,16 +85,10 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
     holeGraceMs: HOLE_GRACE_MS,
     ...options.timing,
   };
+  /** Where the tail reads next (while off: where it would start). */
   let next: number | undefined;
-  let waitingSince: number | undefined;
-  /** The counter's `settled`, read when a gap is first seen (it changes only at a start). */
-  let settled = 0;
-  const noticeGap = async () => {
-    if (waitingSince !== undefined) return;
-    waitingSince = Date.now();
-    settled = (await sequenceHead()).settled;
-  };
-  const due = (last: number) => last <= settled || Date.now() - waitingSince! >= holeGraceMs;
+  /** The log's reader while on (core/log-reader.ts: the SSE stream's, with its rule about holes). */
+  let reader: LogReader | undefined;
 
   let offSince = 0;
   /** The bell's count when an off tail last looked at `start()`. */
@@ -112,7 +102,7 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
       // Off, a tail forgets the gap it was waiting on (`next` follows `start()`): a gap met once it
       // is back on gets its full grace (a stale wait would void a number still being written at
       // once), and a stale wait's end does not keep waking it.
-      waitingSince = undefined;
+      reader = undefined;
       // Only a write moves the log's head, and locally every write rings the bell: with no ring
       // since the last look there is nothing new to see (an idle off tail reads only its switch).
       if (next !== undefined && writeBellCount() === offRung) return false;
@@ -127,33 +117,18 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
       }
       return false;
     }
-    next ??= await options.start();
-    const entries = await readLog(next, PAGE);
-    const events: StoredEvent[] = [];
-    let through = next - 1;
-    for (const entry of entries) {
-      if (entry.seq > through + 1) {
-        // A gap: wait for it to fill, then void it (as SSE readers do, core/event-stream.ts) and
-        // step over it; a number used meanwhile is read on the next poll.
-        await noticeGap();
-        if (!due(entry.seq - 1) || !(await voidAll(through + 1, entry.seq - 1))) break;
-      }
-      waitingSince = undefined;
-      if (!('void' in entry)) events.push(entry);
-      through = entry.seq;
+    reader ??= new LogReader({ afterSeq: (next ?? (await options.start())) - 1, holeGraceMs });
+    const from = reader.nextSeq;
+    const page = await reader.read(PAGE);
+    if (page.through < from) return false;
+    try {
+      await options.consume(page.events, page.through);
+    } catch (error) {
+      // Read again next time (the search index's segment was not written, say).
+      reader.rewind(from);
+      throw error;
     }
-    if (entries.length === 0) {
-      // Nothing at `next` or after it in its bucket: a hole at a bucket's end is voided and
-      // stepped over once the log has moved past it.
-      await noticeGap();
-      if (due(next)) {
-        if ((await currentSequence()) >= next && (await voidNumber(next))) through = next;
-        waitingSince = undefined;
-      }
-    }
-    if (through < next) return false;
-    await options.consume(events, through);
-    next = through + 1;
+    next = reader.nextSeq;
     return true;
   };
 
@@ -185,7 +160,8 @@ export function startLogTail(options: TailOptions): { stop(): Promise<void> } {
       let wakeAt = began + idleMs;
       // A gap's grace ends on time (a hole is voided when it would have been at the flowing pace),
       // and an off tail looks at `start()` when due.
-      if (waitingSince !== undefined) wakeAt = Math.min(wakeAt, waitingSince + holeGraceMs);
+      const gapDue = reader?.gapDueAt;
+      if (gapDue !== undefined) wakeAt = Math.min(wakeAt, gapDue);
       if (offLookAt !== undefined) wakeAt = Math.min(wakeAt, offLookAt);
       await sleepUntilWrite(Math.max(0, wakeAt - Date.now()), rung, stopping.signal);
     }

@@ -4,13 +4,10 @@
  * drive `runStream` with a sink.
  *
  * Delivery reads the event log, so it works across any number of function instances:
- * - Persisted events are read in sequence order from `nextSeq`. Writers take numbers before
- *   they commit, so a number may be missing for a moment (committing) or for good (a writer
- *   that failed voids its numbers; one that died leaves a hole). The reader never passes a
- *   missing number until it is voided; one that stays missing for `holeGraceMs` the reader
- *   voids itself (a conditional put), so the first reader to wait out a hole decides it for
- *   every later one, and a writer that would commit it after that writes again with a new
- *   number: nothing is skipped, and nothing is sent twice.
+ * - Persisted events are read in sequence order through the log's one reader (core/log-reader.ts,
+ *   shared with the local runtime's tails), which never passes a missing number until it is
+ *   voided, and voids one that stays missing for `holeGraceMs` itself: nothing is skipped, and
+ *   nothing is sent twice.
  * - Ephemeral events (typing, chunks) are read from their time buckets, re-reading a short
  *   overlap window on every poll (writers' clocks and commit delays differ) and dropping the
  *   ones already sent, by id. A write that lands later than the window allows is copied under a
@@ -28,16 +25,14 @@ import {
   eventIdFor,
   getEvent,
   readEphemeralSince,
-  readLog,
   readLogBack,
-  sequenceHead,
   sequenceOf,
-  voidNumber,
 } from '../store/events-repo.js';
-import type { EphemeralEntry, LogEntry } from '../store/events-repo.js';
+import type { EphemeralEntry } from '../store/events-repo.js';
 import { EPHEMERAL_COPIES_WITHIN_MS } from '../store/events-repo.js';
 import { EVENT_BUCKET_SIZE } from '../store/keys.js';
 import { logger } from '../platform/logger.js';
+import { LogReader } from './log-reader.js';
 import { sleep } from '../platform/retry.js';
 import { sleepUntilWrite, writeBellCount } from '../platform/write-bell.js';
 
@@ -104,9 +99,6 @@ export const DEFAULT_TIMING: StreamTiming = {
   reconnectMs: 1000,
   wakeOnWrites: true,
 };
-
-/** Holes voided side by side at most (a crash mid-burst leaves dozens in a row). */
-const VOID_SLICE = 25;
 
 /** Polls that keep failing for this long end the stream (the client reconnects and resumes). */
 const POLL_FAILURES_RELEASE_MS = 30_000;
@@ -246,9 +238,8 @@ export async function runStream(
   timing: StreamTiming = DEFAULT_TIMING,
 ): Promise<void> {
   const openedAt = Date.now();
-  let nextSeq = start.afterSeq + 1;
+  const log = new LogReader({ afterSeq: start.afterSeq, skip: start.skip, holeGraceMs: timing.holeGraceMs });
   let lastSentSeq = start.afterSeq;
-  let gap: { seq: number; since: number } | undefined;
   let ephemeralFrom = start.sinceMs;
   const sentEphemeral = new Map<string, number>();
   let lastWrite = Date.now();
@@ -265,7 +256,7 @@ export async function runStream(
 
   /**
    * Ends the stream with a comment, the retry hint and an `id:` naming the position reached
-   * (every number up to nextSeq - 1 is delivered, voided or a confirmed hole). A browser's
+   * (every number below the reader's next is delivered, voided or a confirmed hole). A browser's
    * EventSource takes that id as its Last-Event-ID even without data (WHATWG "dispatch the
    * event", step 1), so a client that has seen no event on this connection, or only ephemeral
    * ones, still resumes exactly here instead of starting live and missing what is written
@@ -274,107 +265,26 @@ export async function runStream(
    * it misses nothing either, unless it never received one (then it starts live, as before).
    */
   const release = (reason: string) =>
-    send(`: ${reason}\nid: ${ephemeralIdAt(nextSeq - 1)}\nretry: ${timing.reconnectMs}\n\n`);
+    send(`: ${reason}\nid: ${ephemeralIdAt(log.nextSeq - 1)}\nretry: ${timing.reconnectMs}\n\n`);
 
-  /** Delivers what the log holds from nextSeq on; returns how many events were sent. */
+  /** Delivers what the log holds from the reader's position on; returns how many events were sent. */
   const pollPersisted = async (): Promise<number> => {
     let sent = 0;
     for (;;) {
-      const entries = await readLog(nextSeq, q.limit);
-      const progressed = await consume(entries, (n) => (sent += n));
-      // A full page means more may follow at once (replay); a bucket's end moves to the next.
-      if (!progressed) return sent;
-      if (entries.length < q.limit && nextSeq % EVENT_BUCKET_SIZE !== 0) return sent;
-    }
-  };
-
-  /** Walks entries in order; returns whether nextSeq moved. */
-  const consume = async (entries: LogEntry[], count: (n: number) => void): Promise<boolean> => {
-    const before = nextSeq;
-    const last = entries.at(-1);
-    if (last) handedOutBy(last.seq);
-    for (const entry of entries) {
-      if (entry.seq < nextSeq) continue;
-      while (entry.seq > nextSeq) {
-        if (!(await holeConfirmed(entry.seq))) return nextSeq !== before;
+      const before = log.nextSeq;
+      const page = await log.read(q.limit);
+      for (const event of page.events) {
+        await send(frame(event));
+        lastEvent = lastWrite;
+        lastSentSeq = event.seq;
+        sent += 1;
+        if (sink.closed) return sent;
       }
-      gap = undefined;
-      nextSeq = entry.seq + 1;
-      if ('void' in entry || start.skip?.has(entry.seq)) continue;
-      await send(frame(entry));
-      lastEvent = lastWrite;
-      lastSentSeq = entry.seq;
-      count(1);
-      if (sink.closed) return true;
+      // A full page means more may follow at once (replay); a bucket's end moves to the next.
+      if (log.nextSeq === before) return sent;
+      if (page.entries < q.limit && log.nextSeq % EVENT_BUCKET_SIZE !== 0) return sent;
     }
-    if (entries.length === 0) {
-      const reserved = await tailReserved();
-      if (nextSeq <= reserved) await holeConfirmed(reserved + 1);
-    }
-    return nextSeq !== before;
   };
-
-  /**
-   * When this reader first knew each number to be handed out (a later entry read, or the counter):
-   * ascending in both. A missing number has been missing since the first of these above it, so
-   * holes a crash left in several runs between events all come due one grace after the read that
-   * showed them, not one grace per run (issue 33 item 21).
-   */
-  const known: { seq: number; at: number }[] = [];
-  const handedOutBy = (seq: number) => {
-    if (seq > (known.at(-1)?.seq ?? start.afterSeq)) known.push({ seq, at: Date.now() });
-  };
-  const missingSince = (seq: number): number => {
-    while (known.length > 0 && known[0]!.seq <= seq) known.shift();
-    return known[0]?.at ?? Date.now();
-  };
-
-  /**
-   * nextSeq is missing while later numbers exist. Past the grace period it is a hole: this reader
-   * voids it (a conditional put, which fails if the number got used after all) and moves past
-   * it. The void is the decision, recorded: every later reader passes the number at once, and a
-   * writer that would still commit it fails and writes again with a new number (events-repo.ts).
-   * A number the counter marks as handed out by a process that is gone (`settled`: the local
-   * runtime's restart after a crash) is a hole at once.
-   */
-  const holeConfirmed = async (nextPresent?: number): Promise<boolean> => {
-    if (!gap || gap.seq !== nextSeq) gap = { seq: nextSeq, since: missingSince(nextSeq) };
-    const byGrace = Date.now() - gap.since >= timing.holeGraceMs;
-    const through = byGrace ? Infinity : await settledThrough();
-    if (nextSeq > through) return false;
-    // The numbers after it, up to the next one read, were missing at least as long (one failed
-    // writer may hold several, a crash many): voided side by side, in slices.
-    const last = Math.min(nextPresent === undefined ? nextSeq : nextPresent - 1, through, nextSeq + VOID_SLICE - 1);
-    const seqs = Array.from({ length: last - nextSeq + 1 }, (_, i) => nextSeq + i);
-    const voided = await Promise.all(seqs.map((seq) => voidNumber(seq)));
-    // A number that arrived after all stops the walk there: the next poll reads it.
-    const moved = voided.indexOf(false) === -1 ? seqs.length : voided.indexOf(false);
-    nextSeq += moved;
-    gap = { seq: nextSeq, since: gap.since };
-    return moved === seqs.length;
-  };
-
-  /**
-   * Numbers handed out so far, checked only while a gap is open or the log looks idle for long;
-   * and the counter's `settled`, which changes only when the local runtime starts (no stream
-   * outlives that): read with it, or once at the first gap.
-   */
-  let lastTailCheck = 0;
-  let tail = start.afterSeq;
-  let settled: number | undefined;
-  const readHead = async () => {
-    const head = await sequenceHead();
-    settled = head.settled;
-    handedOutBy(head.last);
-    return head;
-  };
-  const tailReserved = async (): Promise<number> => {
-    if (Date.now() - lastTailCheck < timing.holeGraceMs / 2) return gap ? tail : 0;
-    lastTailCheck = Date.now();
-    tail = (await readHead()).last;
-    return tail;
-  };
-  const settledThrough = async (): Promise<number> => settled ?? (await readHead()).settled;
 
   const pollEphemeral = async (): Promise<number> => {
     const now = Date.now();
@@ -433,12 +343,12 @@ export async function runStream(
     if (sink.closed) return;
     // Checked after a poll, so what was committed up to now is delivered first; never while a
     // gap is open (the next connection would wait out its grace period again).
-    if (timing.idleReleaseMs > 0 && !gap && Date.now() - lastEvent >= timing.idleReleaseMs) {
+    if (timing.idleReleaseMs > 0 && !log.waiting && Date.now() - lastEvent >= timing.idleReleaseMs) {
       await release('stream idle; reconnect with the last event id');
       return;
     }
     if (Date.now() - lastWrite >= timing.keepaliveMs) await send(': keepalive\n\n');
-    pollMs = delivered > 0 || gap ? timing.fastPollMs : Math.min(timing.idlePollMs, pollMs * 1.5);
+    pollMs = delivered > 0 || log.waiting ? timing.fastPollMs : Math.min(timing.idlePollMs, pollMs * 1.5);
     if (Date.now() - lastEvent < timing.warmMs) pollMs = Math.min(pollMs, timing.warmPollMs);
     // A write in this process (the local runtime) ends the wait early; in AWS it never rings here.
     const waitMs = Math.min(pollMs, timing.lifetimeMs - (Date.now() - openedAt));

@@ -157,14 +157,18 @@ describe('stream timeout', () => {
   it('a stream kept alive by chunks is not cancelled, and completes normally', async () => {
     const chat = await newChat();
     const msg = await startStream(chat.id);
-    for (let i = 0; i < 7; i++) {
-      await sleep(700); // kept (time is the behavior): chunks spread past the timeout
-      const res = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: `${i}` });
+    const began = Date.now();
+    for (let i = 0; i < 12; i++) {
+      // Kept (time is the behavior): chunks spread past the timeout, 300 ms apart, so a chunk that
+      // a loaded machine takes over 2 s to write still lands well inside the 3 s after the last.
+      await sleep(300);
+      const res = await api.post(`/api/v1/messages/${msg.id}/chunks`, { deltaText: `${i % 10}` });
       expect(res.status).toBe(200);
     }
+    expect(Date.now() - began).toBeGreaterThan(3000);
     const done = await api.post(`/api/v1/messages/${msg.id}/complete`);
     expect(done.status).toBe(200);
-    expect(done.body.content_final).toBe('0123456');
+    expect(done.body.content_final).toBe('012345678901');
   });
 
   it('leaves a stream completed before the timer fires alone', async () => {
