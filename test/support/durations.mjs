@@ -2,8 +2,7 @@
  * Writes test/durations.json (the file order of test/support/sequencer.mjs) from jest's JSON
  * reports: `npx jest ... --json --outputFile=run.json`, then
  * `node test/support/durations.mjs run.json [more.json ...]`. Seconds per file, relative to the
- * project; a file run in two projects (an integration file on the rehearsal too) keeps its longer
- * time.
+ * project, for the browser files (the only ones sequencer.mjs orders by it).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
@@ -19,7 +18,8 @@ for (const report of reports) {
     const path =
       /(test\/(?:unit|integration|infra|rehearsal|e2e)\/.*)$/.exec(file.name)?.[1] ?? relative(ROOT, file.name);
     const took = Math.round((file.endTime - file.startTime) / 100) / 10;
-    seconds[path] = Math.max(seconds[path] ?? 0, took);
+    // Only the browser files' order comes from the table (sequencer.mjs).
+    if (path.startsWith('test/e2e/')) seconds[path] = Math.max(seconds[path] ?? 0, took);
   }
 }
 const sorted = Object.fromEntries(Object.entries(seconds).sort(([a], [b]) => (a < b ? -1 : 1)));
