@@ -12,14 +12,13 @@
  * (default /usr/bin/chromium), WEB_BENCH_CHUNKS (default 2000), WEB_BENCH_CHATS (default 200).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { chromium } from 'playwright-core';
 import type { Page } from 'playwright-core';
 import { WEB_BUILD_DIR } from '../../lib/web-policy.js';
-import { startRuntime } from '../support/runtime.js';
+import { runtimeFolder, startRuntime } from '../support/runtime.js';
 import { percentile } from '../bench/stats.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
@@ -54,16 +53,10 @@ function initialJs(distDir: string): { files: string[]; gzipBytes: number; rawBy
 
 async function main(): Promise<void> {
   const secret = `og_${randomBytes(30).toString('base64url')}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'chat-relay-web-bench-'));
-  const configPath = join(dataDir, 'config.json');
-  writeFileSync(
-    configPath,
-    JSON.stringify({
-      agents: [{ id: 'assistant', name: 'Assistant', description: '' }],
-      models: [{ id: 'model-a', name: 'Model A', description: '' }],
-      security: { readEndpointsRequireInstanceSecret: true },
-    }),
-  );
+  const { dir: dataDir, configPath } = runtimeFolder('chat-relay-web-bench-', {
+    models: [{ id: 'model-a', name: 'Model A', description: '' }],
+    security: { readEndpointsRequireInstanceSecret: true },
+  });
   // npm start as it ships; it builds web/dist first when the app's sources changed.
   const runtime = await startRuntime(
     {

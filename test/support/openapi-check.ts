@@ -78,7 +78,7 @@ class DocumentCheck {
       : undefined;
     if (!found) {
       // Not a documented operation: its JSON errors are still the one envelope.
-      if (answer.status >= 400 && this.isJson(answer))
+      if (answer.status >= 400 && isJsonType(mediaTypeOf(answer)))
         return this.validate(`${DOCUMENT_ID}#/components/schemas/ErrorEnvelope`, `${what}: `, answer.body);
       return undefined;
     }
@@ -87,7 +87,7 @@ class DocumentCheck {
     const response = responses[key];
     if (!response)
       return `${what}, which the document does not list for ${verb.toUpperCase()} ${found.template} (it lists ${Object.keys(responses).join(', ')})`;
-    const type = (answer.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const type = mediaTypeOf(answer);
     const content = response.content;
     if (!content) {
       if (answer.text !== '')
@@ -104,10 +104,6 @@ class DocumentCheck {
     return this.validate(`${DOCUMENT_ID}#/${pointer}`, `${what} (${found.template}): `, answer.body);
   }
 
-  private isJson(answer: Answer): boolean {
-    return isJsonType((answer.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase());
-  }
-
   private validate(ref: string, prefix: string, body: unknown): string | undefined {
     let validate = this.validators.get(ref);
     if (!validate) {
@@ -121,6 +117,10 @@ class DocumentCheck {
     return `${prefix}the body does not match the document: ${errors.join('; ')}`;
   }
 }
+
+/** The answer's media type, lower-cased, without parameters ('' when it has none). */
+const mediaTypeOf = (answer: Answer): string =>
+  (answer.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
 
 const isJsonType = (type: string): boolean => type === 'application/json' || type.endsWith('+json');
 
