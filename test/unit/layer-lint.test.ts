@@ -85,7 +85,7 @@ describe('the boundaries between functions/, lib/, local/ and web/src', () => {
     ['web/src/api/client.ts', "import { routes } from '../../../lib/routes.js';", 'web/src is the browser app'],
     ['web/src/api/types.ts', "import { Chat } from '../../../functions/model.js';", 'web/src is the browser app'],
     [
-      'web/src/components/Requests.tsx',
+      'web/src/requests/Requests.tsx',
       "const { env } = await import('../../../functions/platform/env');",
       'web/src is the browser app',
     ],
@@ -107,7 +107,7 @@ describe('the boundaries between functions/, lib/, local/ and web/src', () => {
     ['local/run.ts', "const tableModule = import('./table.js');"],
     ['web/src/api/types.ts', "import type * as Shapes from '../../../functions/model.js';"],
     [
-      'web/src/components/Requests.tsx',
+      'web/src/requests/Requests.tsx',
       "const { textMatchesPattern } = await import('../../../functions/platform/text-pattern');",
     ],
   ])('allows, in %s, %s', async (filePath, code) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { splitBlocks } from '../../web/src/markdown/blocks.js';
+import { splitBlocks } from '../../web/src/shared/markdown/blocks.js';
 
 describe('splitBlocks (a streaming reply rendered block by block)', () => {
   it('splits at blank lines, dropping them', () => {

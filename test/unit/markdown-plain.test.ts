@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { plainText, previewText } from '../../web/src/markdown/plain.js';
+import { plainText, previewText } from '../../web/src/shared/markdown/plain.js';
 
 describe('plainText (the chat list preview of a markdown message)', () => {
   it.each([

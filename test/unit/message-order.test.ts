@@ -1,10 +1,10 @@
 /**
  * A newest page read joins the messages a chat shows without undoing live events that came after
- * the read was served (web/src/state/message-order.ts).
+ * the read was served (web/src/chat/message-order.ts).
  */
 import { describe, expect, it } from '@jest/globals';
 import type { Message } from '../../web/src/api/types.js';
-import { withNewestPage } from '../../web/src/state/message-order.js';
+import { withNewestPage } from '../../web/src/chat/message-order.js';
 
 const at = (second: number) => `2026-11-28T10:00:${String(second).padStart(2, '0')}.000Z`;
 const msg = (id: string, second: number, more: Partial<Message> = {}): Message => ({

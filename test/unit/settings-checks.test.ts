@@ -3,8 +3,8 @@
  * and the service's configuration messages said at their field without the validator's wording.
  */
 import { describe, expect, it } from '@jest/globals';
-import { checkDraft, humanMessage } from '../../web/src/state/settings-checks.js';
-import type { CheckedDraft } from '../../web/src/state/settings-checks.js';
+import { checkDraft, humanMessage } from '../../web/src/settings/settings-checks.js';
+import type { CheckedDraft } from '../../web/src/settings/settings-checks.js';
 
 type Hook = CheckedDraft['hooks'][number];
 interface Draft extends CheckedDraft {

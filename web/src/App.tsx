@@ -5,24 +5,24 @@
  */
 import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { api, ApiError, setUnauthorizedHandler } from './api/client';
-import { clearSessionHint, readsNeedSession, rememberReadsNeedSession, sessionHinted } from './api/session-hint';
+import { clearSessionHint, readsNeedSession, rememberReadsNeedSession, sessionHinted } from './sign-in/session-hint';
 import type { PublicConfig } from './api/types';
-import { AccountMenu } from './components/AccountMenu';
-import { ChatView } from './components/ChatView';
-import { ConnectionStatus } from './components/ConnectionStatus';
-import { NewChat } from './components/NewChat';
-import { NotFound } from './components/NotFound';
-import { Sidebar } from './components/Sidebar';
-import { NotificationsSwitch } from './components/NotificationsSwitch';
-import { SignIn } from './components/SignIn';
-import { SkipLinks } from './components/SkipLinks';
+import { AccountMenu } from './sign-in/AccountMenu';
+import { ChatView } from './chat/ChatView';
+import { ConnectionStatus } from './live/ConnectionStatus';
+import { NewChat } from './inbox/NewChat';
+import { NotFound } from './shared/NotFound';
+import { Sidebar } from './inbox/Sidebar';
+import { NotificationsSwitch } from './live/NotificationsSwitch';
+import { SignIn } from './sign-in/SignIn';
+import { SkipLinks } from './shared/SkipLinks';
 import { live } from './live/events';
 import { navigate, onLinkClick, pathOf, useInboxFilter, useRoute } from './router';
-import { chats } from './state/chats';
-import { ConfigContext, ConfigRefreshContext, useConfig } from './state/config';
+import { chats } from './inbox/chats';
+import { ConfigContext, ConfigRefreshContext, useConfig } from './shared/config';
 
 // The settings screen is its own chunk: most visits never open it, and the initial JavaScript stays small.
-const Settings = lazy(() => import('./components/Settings').then((m) => ({ default: m.Settings })));
+const Settings = lazy(() => import('./settings/Settings').then((m) => ({ default: m.Settings })));
 
 type Access =
   | { state: 'checking' }
@@ -35,7 +35,7 @@ export function App() {
 
   /**
    * Whether to show the sign-in form or load, with no request that fails on an ordinary load: the
-   * session hint (api/session-hint.ts) says whether this browser holds a session; without one, only
+   * session hint (sign-in/session-hint.ts) says whether this browser holds a session; without one, only
    * an instance that might be open is asked for its configuration. `afterSignIn`: the form was just
    * accepted (an instance with the secret off accepts anything and sets no hint).
    */

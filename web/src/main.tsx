@@ -3,19 +3,19 @@ import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { registerServiceWorker } from './live/push';
 // The stylesheets, in cascade order: the foundation first, then one per feature (later rules win ties).
-import './styles/base.css';
-import './styles/frame.css';
-import './styles/chat-list.css';
-import './styles/chat.css';
-import './styles/messages.css';
-import './styles/media.css';
-import './styles/requests.css';
-import './styles/composer.css';
-import './styles/new-chat.css';
-import './styles/tags.css';
-import './styles/search.css';
-import './styles/notifications.css';
-import './styles/settings.css';
+import './shared/base.css';
+import './shared/frame.css';
+import './inbox/chat-list.css';
+import './chat/chat.css';
+import './chat/messages.css';
+import './media/media.css';
+import './requests/requests.css';
+import './chat/composer.css';
+import './inbox/new-chat.css';
+import './chat/tags.css';
+import './search/search.css';
+import './live/notifications.css';
+import './settings/settings.css';
 import './isolation.css';
 
 createRoot(document.getElementById('root')!).render(

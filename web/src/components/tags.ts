@@ -1,9 +1,0 @@
-/** A chat's tags as the page shows them: the latest known list with the edits not yet saved (state/tag-edits.ts). */
-import type { Chat } from '../api/types';
-import { useStore } from '../state/store';
-import { tagEdits } from '../state/tag-edits';
-
-export function useTags(chat: Chat | undefined): string[] {
-  useStore(tagEdits);
-  return chat ? tagEdits.shown(chat) : [];
-}
