@@ -168,7 +168,6 @@ function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOpera
       : {}),
   };
   return {
-    operationId: route.handler.replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase()),
     tags: [route.handler.split('/')[0]!],
     security: securityOf(route),
     requestParams: {
@@ -179,6 +178,19 @@ function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOpera
     ...(body && route.method !== 'GET' ? { requestBody: { content: { 'application/json': { schema: body } } } } : {}),
     responses: { ...success, ...errorsOf(route, /\{\w+\}/.test(route.path)) },
   };
+}
+
+/**
+ * The operation's id: its handler's name in camel case (`messages/chunk` → `messagesChunk`). A
+ * handler served on a second path (the chat-scoped aliases of the streaming routes) gets that
+ * path's scope as a suffix (`messagesChunkInChat`), so every id is unique, as OpenAPI requires
+ * (code generators such as openapi-typescript refuse a document with duplicates).
+ */
+function operationIdOf(route: RouteSpec, table: readonly RouteSpec[]): string {
+  const base = route.handler.replace(/[/-](\w)/g, (_, c: string) => c.toUpperCase());
+  const first = table.find((r) => r.handler === route.handler);
+  if (!first || first === route || first.path === route.path) return base;
+  return route.path.includes('/chats/{chatId}/') ? `${base}InChat` : `${base}At${table.indexOf(route)}`;
 }
 
 /**
@@ -195,7 +207,10 @@ export function buildOpenApiDocument(
     const handlerSchemas = schemas.get(route.handler);
     if (!handlerSchemas) throw new Error(`No schemas loaded for handler "${route.handler}".`);
     const item = (paths[route.path] ??= {});
-    item[route.method.toLowerCase() as 'get'] = operationOf(route, handlerSchemas);
+    item[route.method.toLowerCase() as 'get'] = {
+      operationId: operationIdOf(route, table),
+      ...operationOf(route, handlerSchemas),
+    };
   }
   return createDocument({
     openapi: '3.1.0',

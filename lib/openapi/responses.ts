@@ -87,18 +87,50 @@ const ConfigResponse = z
     appName: z.string(),
     maxUploadBytes: z.int(),
     allowedMimeTypes: z.array(z.string()),
+    /** This project's extension: what one upload request carries (larger files go through an upload session). */
+    directUploadMaxBytes: z.int().optional(),
     titleMaxChars: z.int(),
     defaultModelIdForNewChats: z.string().optional(),
-    agents: z.array(z.looseObject({ id: z.string(), name: z.string(), description: z.string() })),
-    models: z.array(z.looseObject({ id: z.string(), name: z.string(), description: z.string() })),
+    agents: z.array(
+      z.looseObject({
+        id: z.string(),
+        name: z.string(),
+        description: z.string(),
+        avatarUrl: z.string().optional(),
+        defaultModelId: z.string().optional(),
+      }),
+    ),
+    models: z.array(
+      z.looseObject({
+        id: z.string(),
+        name: z.string(),
+        description: z.string(),
+        metadata: z.record(z.string(), z.string()).optional(),
+      }),
+    ),
     push: z.strictObject({
       enabled: z.boolean(),
       vapidPublicKey: z.string().nullable(),
       subject: z.string().nullable(),
     }),
-    security: z.looseObject({ instanceSecretEnabled: z.boolean(), readEndpointsRequireInstanceSecret: z.boolean() }),
+    security: z.looseObject({
+      instanceSecretEnabled: z.boolean(),
+      readEndpointsRequireInstanceSecret: z.boolean(),
+      /** This project's extension: the deployment sets the secret, so the API cannot change it. */
+      secretSetByDeployment: z.literal(true).optional(),
+    }),
     server: z.looseObject({ publicBaseUrl: z.string().nullable(), port: z.int(), dispatch: freeObject }),
-    hooks: z.array(z.looseObject({ url: z.string(), events: z.array(z.string()) })),
+    hooks: z.array(
+      z.looseObject({
+        url: z.string(),
+        events: z.array(z.string()),
+        timeoutMs: z.int(),
+        maxRetries: z.int(),
+        /** This project's extension: whether a signing secret and headers are stored, never what. */
+        hasSigningSecret: z.boolean().optional(),
+        hasHeaders: z.boolean().optional(),
+      }),
+    ),
     autoRename: z
       .looseObject({ enabled: z.boolean(), provider: z.string(), modelId: z.string(), hasApiKey: z.boolean() })
       .nullable(),

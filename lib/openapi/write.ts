@@ -4,16 +4,8 @@
  * the deployed document is made from the very schemas that were bundled.
  */
 import { writeFileSync } from 'node:fs';
+import { standaloneDocument } from './standalone.js';
 
 const [target] = process.argv.slice(2);
 if (!target) throw new Error('usage: tsx lib/openapi/write.ts <output.json>');
-// Handler modules read their environment while loading (functions/platform/env.ts needs a
-// table name); nothing here calls AWS, so a placeholder name is enough. Set before the imports.
-process.env.TABLE_NAME ||= 'openapi-document';
-// A streaming handler (the event stream) hands its function to Lambda's `awslambda.streamifyResponse`
-// as its module loads; outside Lambda a stand-in that returns it as is lets the module load (only
-// its schemas are read here, nothing is invoked).
-const lambdaGlobal = ((globalThis as { awslambda?: Record<string, unknown> }).awslambda ??= {});
-lambdaGlobal.streamifyResponse ??= <T>(handler: T): T => handler;
-const { generateOpenApiDocument } = await import('./load.js');
-writeFileSync(target, JSON.stringify(await generateOpenApiDocument('0.0.0')));
+writeFileSync(target, JSON.stringify(await standaloneDocument('0.0.0')));

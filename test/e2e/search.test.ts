@@ -303,7 +303,7 @@ describe('tags dialog', () => {
     await page.keyboard.type('urgent');
     await page.keyboard.press('Enter');
     await dialog.getByRole('button', { name: 'Remove tag urgent' }).waitFor();
-    // The dialog shows an edit at once; the saves follow, one at a time (web/src/state/tag-edits.ts).
+    // The dialog shows an edit at once; the saves follow, one at a time (web/src/chat/tag-edits.ts).
     const tags = async () => ((await relay.api('GET', `/api/v1/chats/${ids.markup}`)).body as { tags: string[] }).tags;
     await eventually(tags, ['misc', 'urgent']);
     await dialog.getByRole('button', { name: 'Done' }).click();

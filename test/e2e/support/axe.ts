@@ -25,7 +25,7 @@ export interface AxeViolation {
 
 /**
  * The rules whose outcome a colour scheme can change. The app's light and dark schemes differ in
- * CSS alone (prefers-color-scheme in web/src/styles/base.css and the code highlighting): the
+ * CSS alone (prefers-color-scheme in web/src/shared/base.css and the code highlighting): the
  * document, its names, roles, labels and order are the same in both, so a second scheme needs
  * only these (measured: screens.test.ts alone 100 s with a full second run, 84 s with these).
  */

@@ -1,11 +1,16 @@
 /**
- * The one module that talks to the API. Same origin, so the session cookie (HttpOnly, Path=/api)
- * travels with every request and the page never holds the instance secret. Every POST and PATCH
- * may carry an Idempotency-Key: a retry of the same action reuses its key, so a write whose answer
- * was lost is not applied twice (contract §1.10).
+ * The one module that talks to the API, through openapi-fetch typed by the service's own OpenAPI
+ * document (schema.d.ts, generated: `npm run web:types`): a path, a parameter or a body the
+ * document does not have fails the typecheck. Same origin, so the session cookie (HttpOnly,
+ * Path=/api) travels with every request and the page never holds the instance secret. Every POST
+ * and PATCH may carry an Idempotency-Key: a retry of the same action reuses its key, so a write
+ * whose answer was lost is not applied twice (contract §1.10).
  */
+import createClient from 'openapi-fetch';
+import type { paths } from './schema.js';
 import type {
   AdminConfigChange,
+  AutoRenameProvider,
   Chat,
   ChatRequest,
   ErrorBody,
@@ -40,6 +45,8 @@ export class ApiError extends Error {
   }
 }
 
+export const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
+
 /** Called when the service answers 401: the session ended (expired, signed out elsewhere, secret rotated). */
 let onUnauthorized: () => void = () => {};
 export const setUnauthorizedHandler = (handler: () => void) => {
@@ -53,140 +60,156 @@ export async function checkStillSignedIn(): Promise<void> {
 
 export const newIdempotencyKey = (): string => crypto.randomUUID();
 
-interface Options {
-  body?: unknown;
-  idempotencyKey?: string;
-  signal?: AbortSignal;
-  /** Do not treat a 401 as the end of the session (the sign-in form's own calls). */
-  expectUnauthorized?: boolean;
+const client = createClient<paths>({
+  baseUrl: '',
+  credentials: 'same-origin',
+  headers: { accept: 'application/json' },
+});
+
+interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response: Response;
 }
 
-async function call<T>(method: string, path: string, options: Options = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (options.body !== undefined) headers['content-type'] = 'application/json';
-  if (options.idempotencyKey) headers['idempotency-key'] = options.idempotencyKey;
-  let response: Response;
+/**
+ * The answer's body, or an ApiError: the envelope's code and message (§1.7), Retry-After, and 0
+ * NETWORK_ERROR when the service could not be reached. A 401 ends the session unless the caller
+ * expects one (the sign-in form's own calls).
+ */
+async function settle<T>(call: Promise<Answer<T>>, expectUnauthorized = false): Promise<T> {
+  let answer: Answer<T>;
   try {
-    response = await fetch(`${API}${path}`, {
-      method,
-      headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
-      credentials: 'same-origin',
-      signal: options.signal,
-    });
+    answer = await call;
   } catch (error) {
-    if (options.signal?.aborted) throw error;
+    if (error instanceof DOMException && error.name === 'AbortError') throw error;
     throw new ApiError(0, 'NETWORK_ERROR', 'The service could not be reached.');
   }
-  if (response.status === 204) return undefined as T;
-  const text = await response.text();
-  const parsed: unknown = text ? safeJson(text) : undefined;
-  if (response.ok) return parsed as T;
-  const envelope = (parsed as ErrorBody | undefined)?.error;
+  const { response } = answer;
+  if (response.ok) return answer.data as T;
+  const envelope = (answer.error as ErrorBody | undefined)?.error;
   const retryAfter = Number(response.headers.get('retry-after'));
-  const error = new ApiError(
+  if (response.status === 401 && !expectUnauthorized) onUnauthorized();
+  throw new ApiError(
     response.status,
     envelope?.code ?? 'HTTP_ERROR',
     envelope?.message ?? `The service answered ${response.status}.`,
     envelope?.details ?? null,
     Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
   );
-  if (response.status === 401 && !options.expectUnauthorized) onUnauthorized();
-  throw error;
 }
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-const query = (params: Record<string, string | number | boolean | undefined | null>): string => {
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(params)) {
-    if (value !== undefined && value !== null && value !== '') search.set(key, String(value));
-  }
-  const text = search.toString();
-  return text ? `?${text}` : '';
-};
+const keyed = (key: string) => ({ 'Idempotency-Key': key });
+const chat = (chatId: string) => ({ chatId });
+/** Query parameters as the document types them (strings), leaving out the unset ones. */
+const query = <Q extends Record<string, string | number | boolean | null | undefined>>(params: Q) =>
+  Object.fromEntries(
+    Object.entries(params)
+      .filter(([, value]) => value !== undefined && value !== null && value !== '')
+      .map(([key, value]) => [key, String(value)]),
+  ) as Record<string, string>;
 
 const enc = encodeURIComponent;
 
 export const api = {
   // Sessions (docs/web-app.md "Browser sessions"): the secret goes only in this body, never anywhere else.
-  signIn: (secret: string) => call<void>('POST', '/auth/session', { body: { secret }, expectUnauthorized: true }),
+  signIn: (secret: string) =>
+    settle(client.POST('/api/v1/auth/session', { body: { secret } }), true).then(() => undefined),
   /** Whether this browser holds a valid session (or the instance is open): the cookie is HttpOnly. */
   probeSession: async (): Promise<boolean> => {
     try {
-      await call<void>('POST', '/auth/session', { body: {}, expectUnauthorized: true });
+      await settle(client.POST('/api/v1/auth/session', { body: {} }), true);
       return true;
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) return false;
       throw error;
     }
   },
-  signOut: () => call<void>('DELETE', '/auth/session', { expectUnauthorized: true }),
-  signOutEverywhere: () => call<void>('DELETE', '/auth/sessions'),
+  signOut: () => settle(client.DELETE('/api/v1/auth/session'), true).then(() => undefined),
+  signOutEverywhere: () => settle(client.DELETE('/api/v1/auth/sessions')).then(() => undefined),
 
-  config: () => call<PublicConfig>('GET', '/config', { expectUnauthorized: true }),
+  config: (): Promise<PublicConfig> => settle(client.GET('/api/v1/config'), true),
   updateConfig: (body: AdminConfigChange, idempotencyKey: string) =>
-    call<{ ok: true }>('PATCH', '/config/admin', { body, idempotencyKey }),
-  testAutoRename: (body: { provider: string; modelId: string; apiKey?: string }) =>
-    call<{ ok: true }>('POST', '/config/admin/validate-auto-rename', { body }),
+    settle(
+      client.PATCH('/api/v1/config/admin', {
+        body,
+        params: { header: keyed(idempotencyKey) },
+      }),
+    ),
+  testAutoRename: (body: { provider: AutoRenameProvider['id']; modelId: string; apiKey?: string }) =>
+    settle(client.POST('/api/v1/config/admin/validate-auto-rename', { body })),
 
   listChats: (
     params: { archived: boolean; tag?: string; agentId?: string; cursor?: string | null; limit?: number },
     signal?: AbortSignal,
-  ) =>
-    call<Page<Chat>>(
-      'GET',
-      `/chats${query({ archived: params.archived, tag: params.tag, agentId: params.agentId, cursor: params.cursor, limit: params.limit })}`,
-      {
-        signal,
-      },
-    ),
-  getChat: (chatId: string) => call<Chat>('GET', `/chats/${enc(chatId)}`),
+  ): Promise<Page<Chat>> => settle(client.GET('/api/v1/chats', { params: { query: query(params) }, signal })),
+  getChat: (chatId: string): Promise<Chat> =>
+    settle(client.GET('/api/v1/chats/{chatId}', { params: { path: chat(chatId) } })),
   createChat: (
     body: { agentIds: string[]; modelId?: string; title?: string; firstMessage?: string; tags?: string[] },
     idempotencyKey: string,
-  ) => call<Chat>('POST', '/chats', { body, idempotencyKey }),
+  ): Promise<Chat> => settle(client.POST('/api/v1/chats', { body, params: { header: keyed(idempotencyKey) } })),
   updateChat: (
     chatId: string,
     body: { title?: string; tags?: string[]; pinned?: boolean; modelId?: string; notificationsMuted?: boolean },
-  ) => call<Chat>('PATCH', `/chats/${enc(chatId)}`, { body, idempotencyKey: newIdempotencyKey() }),
+  ): Promise<Chat> =>
+    settle(
+      client.PATCH('/api/v1/chats/{chatId}', {
+        body,
+        params: { path: chat(chatId), header: keyed(newIdempotencyKey()) },
+      }),
+    ),
   archive: (chatId: string, archived: boolean) =>
-    call<{ ok: true }>('POST', `/chats/${enc(chatId)}/${archived ? 'archive' : 'unarchive'}`, {
-      idempotencyKey: newIdempotencyKey(),
-    }),
-  markRead: (chatId: string) => call<{ ok: true }>('POST', `/chats/${enc(chatId)}/mark-read`),
+    settle(
+      client.POST(archived ? '/api/v1/chats/{chatId}/archive' : '/api/v1/chats/{chatId}/unarchive', {
+        params: { path: chat(chatId), header: keyed(newIdempotencyKey()) },
+      }),
+    ),
+  markRead: (chatId: string) =>
+    settle(client.POST('/api/v1/chats/{chatId}/mark-read', { params: { path: chat(chatId) } })),
   markUnread: (chatId: string) =>
-    call<{ ok: true }>('POST', `/chats/${enc(chatId)}/mark-unread`, { idempotencyKey: newIdempotencyKey() }),
-  userTyping: (chatId: string) => call<void>('POST', `/chats/${enc(chatId)}/user-typing`),
+    settle(
+      client.POST('/api/v1/chats/{chatId}/mark-unread', {
+        params: { path: chat(chatId), header: keyed(newIdempotencyKey()) },
+      }),
+    ),
+  userTyping: (chatId: string) =>
+    settle(client.POST('/api/v1/chats/{chatId}/user-typing', { params: { path: chat(chatId) } })).then(() => undefined),
 
-  listMessages: (chatId: string, params: { cursor?: string | null; limit?: number } = {}) =>
-    call<Page<Message>>('GET', `/chats/${enc(chatId)}/messages${query(params)}`),
-  sendMessage: (chatId: string, content: string, idempotencyKey: string, mediaIds?: string[]) =>
-    call<Message>('POST', `/chats/${enc(chatId)}/messages`, {
-      body: {
-        role: 'user',
-        senderId: 'user:primary',
-        content,
-        ...(mediaIds?.length ? { trace: { mediaIds } } : {}),
-      },
-      idempotencyKey,
-    }),
+  listMessages: (chatId: string, params: { cursor?: string | null; limit?: number } = {}): Promise<Page<Message>> =>
+    settle(client.GET('/api/v1/chats/{chatId}/messages', { params: { path: chat(chatId), query: query(params) } })),
+  sendMessage: (chatId: string, content: string, idempotencyKey: string, mediaIds?: string[]): Promise<Message> =>
+    settle(
+      client.POST('/api/v1/chats/{chatId}/messages', {
+        body: {
+          role: 'user',
+          senderId: 'user:primary',
+          content,
+          ...(mediaIds?.length ? { trace: { mediaIds } } : {}),
+        },
+        params: { path: chat(chatId), header: keyed(idempotencyKey) },
+      }),
+    ),
 
   /** Every request of the chat, pending and closed (resolved, cancelled), oldest first (§5.5.2). */
   allRequests: (chatId: string) =>
-    call<{ data: ChatRequest[] }>('GET', `/chats/${enc(chatId)}/requests${query({ status: 'all' })}`),
+    // The document types a request's configuration loosely; the app reads it by its type (types.ts).
+    settle(
+      client.GET('/api/v1/chats/{chatId}/requests', { params: { path: chat(chatId), query: { status: 'all' } } }),
+    ) as Promise<{ data: ChatRequest[] }>,
   resolveRequest: (requestId: string, resolution: Resolution, idempotencyKey: string) =>
-    call<ChatRequest>('POST', `/requests/${enc(requestId)}/resolve`, { body: resolution, idempotencyKey }),
+    settle(
+      client.POST('/api/v1/requests/{requestId}/resolve', {
+        body: resolution,
+        params: { path: { requestId }, header: keyed(idempotencyKey) },
+      }),
+    ) as Promise<ChatRequest>,
 
-  media: (mediaId: string) => call<Media>('GET', `/media/${enc(mediaId)}`),
+  media: (mediaId: string): Promise<Media> =>
+    settle(client.GET('/api/v1/media/{mediaId}', { params: { path: { mediaId } } })),
   /** An unattached medium the user took back (409 once a message holds it). */
-  deleteMedia: (mediaId: string) => call<Media>('DELETE', `/media/${enc(mediaId)}`),
+  deleteMedia: (mediaId: string): Promise<Media> =>
+    settle(client.DELETE('/api/v1/media/{mediaId}', { params: { path: { mediaId } } })),
   /**
    * Files above the one-request ceiling (docs/architecture.md "Large files"): the form goes to `url`,
    * then finalize.
@@ -194,21 +217,29 @@ export const api = {
   openUploadSession: (
     chatId: string,
     body: { fileName: string; contentType: string; byteSize: number; kind?: Media['kind'] },
-  ) => call<UploadSession>('POST', `/chats/${enc(chatId)}/media/uploads`, { body }),
-  finalizeUpload: (chatId: string, uploadId: string) =>
-    call<Media>('POST', `/chats/${enc(chatId)}/media/uploads/${enc(uploadId)}/complete`),
+  ): Promise<UploadSession> =>
+    settle(client.POST('/api/v1/chats/{chatId}/media/uploads', { body, params: { path: chat(chatId) } })),
+  finalizeUpload: (chatId: string, uploadId: string): Promise<Media> =>
+    settle(
+      client.POST('/api/v1/chats/{chatId}/media/uploads/{uploadId}/complete', {
+        params: { path: { chatId, uploadId } },
+      }),
+    ),
   fileUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}`,
   thumbnailUrl: (mediaId: string) => `${API}/files/${enc(mediaId)}/thumbnail`,
 
-  search: (params: { q: string; scope: SearchScope; cursor?: string | null; limit?: number }, signal?: AbortSignal) =>
-    call<SearchResults>('GET', `/search${query(params)}`, { signal }),
+  search: (
+    params: { q: string; scope: SearchScope; cursor?: string | null; limit?: number },
+    signal?: AbortSignal,
+  ): Promise<SearchResults> =>
+    settle(client.GET('/api/v1/search', { params: { query: { ...query(params), q: params.q } }, signal })),
 
-  tagSuggestions: (q: string, signal?: AbortSignal) =>
-    call<{ data: TagSuggestion[] }>('GET', `/tags/suggestions${query({ q, limit: 8 })}`, { signal }),
+  tagSuggestions: (q: string, signal?: AbortSignal): Promise<{ data: TagSuggestion[] }> =>
+    settle(client.GET('/api/v1/tags/suggestions', { params: { query: query({ q, limit: 8 }) }, signal })),
 
   // Web push (contract §5.10): this browser's subscription, stored by its endpoint.
   pushSubscribe: (subscription: PushSubscriptionBody) =>
-    call<{ id: string; endpoint: string }>('POST', '/push/subscribe', { body: subscription }),
-  pushUnsubscribe: (endpoint: string) =>
-    call<{ ok: true; removed: boolean }>('DELETE', '/push/subscribe', { body: { endpoint } }),
+    // The document leaves the subscription's fields open (the service checks them itself, §5.10.1).
+    settle(client.POST('/api/v1/push/subscribe', { body: { ...subscription } })),
+  pushUnsubscribe: (endpoint: string) => settle(client.DELETE('/api/v1/push/subscribe', { body: { endpoint } })),
 };

@@ -9,7 +9,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { FormEvent } from 'react';
 import { api, ApiError, newIdempotencyKey } from '../api/client';
-import type { PublicConfig } from '../api/types';
+import type { AutoRenameProvider, PublicConfig } from '../api/types';
 import { onLinkClick } from '../router';
 import { messageOf } from '../chat/chat';
 import { chats } from '../inbox/chats';
@@ -297,7 +297,8 @@ function AutoRenameSection({ draft, edit, config }: { draft: Draft; edit: Edit; 
     setTest({ busy: true });
     try {
       await api.testAutoRename({
-        provider: rename.provider,
+        // The draft's text as it stands: one the service does not know gets its 400, naming the field.
+        provider: rename.provider as AutoRenameProvider['id'],
         modelId: rename.modelId.trim(),
         ...(rename.apiKey ? { apiKey: rename.apiKey } : {}),
       });
