@@ -74,6 +74,48 @@ const boundaries = {
   ],
 };
 
+// The web app's folders (docs/web-app.md "Folders"): api/ (the service: HTTP client, generated types,
+// query cache) below shared/ (helpers and the configuration) below live/ (the event stream, push)
+// below the features, which may use one another; the frame (App.tsx, live-cache.ts, main.tsx) sits on top.
+const FEATURES = ['inbox', 'chat', 'requests', 'media', 'search', 'settings', 'sign-in'];
+const appFrame = '^(\\.\\./)+(App|live-cache|main)(\\.js|\\.tsx?)?$';
+const webFolder = (folder, rule) => `web/src/${folder} (docs/web-app.md "Folders"): ${rule}.`;
+const webLayers = [
+  {
+    files: ['web/src/api/**/*.{ts,tsx}'],
+    patterns: [
+      { regex: layerImport('shared', 'live', ...FEATURES), message: webFolder('api/', 'it imports no other folder') },
+      {
+        regex: '^(\\.\\./)+(router|App|live-cache|main)(\\.js|\\.tsx?)?$',
+        message: webFolder('api/', 'it imports no other folder'),
+      },
+    ],
+  },
+  {
+    files: ['web/src/shared/**/*.{ts,tsx}'],
+    patterns: [
+      { regex: layerImport('live', ...FEATURES), message: webFolder('shared/', 'it imports only api/ and the router') },
+      { regex: appFrame, message: webFolder('shared/', 'it imports only api/ and the router') },
+    ],
+  },
+  {
+    files: ['web/src/live/**/*.{ts,tsx}'],
+    patterns: [
+      { regex: layerImport(...FEATURES), message: webFolder('live/', 'it imports api/ and shared/, no feature') },
+      { regex: appFrame, message: webFolder('live/', 'it imports api/ and shared/, no feature') },
+    ],
+  },
+  {
+    files: FEATURES.map((feature) => `web/src/${feature}/**/*.{ts,tsx}`),
+    patterns: [
+      {
+        regex: appFrame,
+        message: webFolder('<feature>/', 'the app frame (App.tsx, live-cache.ts) uses it, never the other way'),
+      },
+    ],
+  },
+];
+
 /**
  * The same patterns for `import('…')`, which no-restricted-imports does not see: no-restricted-syntax
  * selectors on the literal source (a `/` in esquery's regex is spelled \x2F).
@@ -210,6 +252,7 @@ export default tseslint.config(
     },
     { files: ['local/**/*.ts'], patterns: boundaries.local },
     { files: ['web/src/**/*.{ts,tsx}'], patterns: boundaries.web },
+    ...webLayers.map(({ files, patterns }) => ({ files, patterns: [...boundaries.web, ...patterns] })),
   ].map(({ files, patterns }) => ({
     files,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns }] },
@@ -220,8 +263,9 @@ export default tseslint.config(
     ['lib/**/*.ts', boundaries.lib],
     ['local/**/*.ts', boundaries.local],
     ['web/src/**/*.{ts,tsx}', boundaries.web],
+    ...webLayers.map(({ files, patterns }) => [files, [...boundaries.web, ...patterns]]),
   ].map(([files, patterns]) => ({
-    files: [files],
+    files: Array.isArray(files) ? files : [files],
     rules: { 'no-restricted-syntax': ['error', ...testHygiene, ...dynamicImports(patterns)] },
   })),
   {

@@ -26,5 +26,12 @@ export default defineConfig({
     // Small files as data: URLs would still be allowed by the CSP, but keep every asset a file.
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
+    rollupOptions: {
+      // TanStack Query marks its React modules "use client" (for server-component bundlers); a
+      // browser-only build has nothing to keep of it.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
+    },
   },
 });

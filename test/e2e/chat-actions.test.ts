@@ -54,7 +54,8 @@ describe('chat actions', () => {
       .getByTestId('chat-title')
       .filter({ hasText: /^Renamed by hand$/ })
       .waitFor();
-    await expect(title.count()).resolves.toBe(0);
+    // Shown at once (an optimistic update); the form closes when the service has it.
+    await title.waitFor({ state: 'detached' });
     const chat = await getChat(relay, chatId);
     expect([chat.title, chat.title_source]).toEqual(['Renamed by hand', 'manual']);
     // The title isolated (U+2068…U+2069), then the instance's appName (the contract's default here).
@@ -77,13 +78,15 @@ describe('chat actions', () => {
     await eventually(() => listedIds(page).then((ids) => ids[0]), quiet);
     await expect(chatItem(page, quiet).getAttribute('data-pinned')).resolves.toBe('true');
     await chatItem(page, quiet).getByTestId('pinned-marker').waitFor();
-    expect(await field(quiet, 'pinned')).toBe(true);
+    // The page shows it at once (optimistic); the service has it when the PATCH lands.
+    await eventually(() => field(quiet, 'pinned'), true);
 
     await action(page, 'Unpin').click();
     await action(page, 'Pin').waitFor();
     await eventually(async () => (await position(busy)) < (await position(quiet)), true);
     await expect(chatItem(page, quiet).getAttribute('data-pinned')).resolves.toBe('false');
-    expect(await field(quiet, 'pinned')).toBe(false);
+    // The page shows it at once (optimistic); the service has it when the PATCH lands.
+    await eventually(() => field(quiet, 'pinned'), false);
   });
 
   it('archive and unarchive move the open chat between the inbox and the archived view', async () => {
@@ -154,11 +157,13 @@ describe('chat actions', () => {
     const { page } = app;
     await action(page, 'Mute').click();
     await action(page, 'Unmute').waitFor();
-    expect(await field(chatId, 'notifications_muted')).toBe(true);
+    // The page shows it at once (optimistic); the service has it when the PATCH lands.
+    await eventually(() => field(chatId, 'notifications_muted'), true);
     await chatItem(page, chatId).getByLabel('Muted').waitFor();
     await action(page, 'Unmute').click();
     await action(page, 'Mute').waitFor();
-    expect(await field(chatId, 'notifications_muted')).toBe(false);
+    // The page shows it at once (optimistic); the service has it when the PATCH lands.
+    await eventually(() => field(chatId, 'notifications_muted'), false);
     await chatItem(page, chatId).getByLabel('Muted').waitFor({ state: 'detached' });
   });
 

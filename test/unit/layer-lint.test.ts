@@ -114,3 +114,42 @@ describe('the boundaries between functions/, lib/, local/ and web/src', () => {
     expect(await layerErrors(filePath, code)).toEqual([]);
   });
 });
+
+describe("the web app's folders", () => {
+  it.each([
+    ['web/src/api/client.ts', "import { useConfig } from '../shared/config';", 'web/src/api/'],
+    ['web/src/api/query-client.ts', "import { upsertChat } from '../inbox/chats';", 'web/src/api/'],
+    ['web/src/shared/config.ts', "import { live } from '../live/events';", 'web/src/shared/'],
+    [
+      'web/src/shared/markdown/plain.ts',
+      "import type { SnippetPart } from '../../search/snippet.js';",
+      'web/src/shared/',
+    ],
+    ['web/src/live/push.ts', "import { refreshChat } from '../inbox/chats';", 'web/src/live/'],
+    ['web/src/chat/ChatView.tsx', "import { startLiveCache } from '../live-cache';", 'web/src/<feature>/'],
+    ['web/src/inbox/ChatList.tsx', "import { App } from '../App';", 'web/src/<feature>/'],
+  ])('refuses, in %s, %s', async (filePath, code, folder) => {
+    const errors = await layerErrors(filePath, code);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(folder);
+    expect(errors[0]).toContain('docs/web-app.md "Folders"');
+  });
+
+  it.each([
+    ['web/src/shared/config.ts', "import { keys, queryClient } from '../api/query-client';"],
+    ['web/src/live/NotificationsSwitch.tsx', "import { useConfig } from '../shared/config';"],
+    ['web/src/chat/ChatView.tsx', "import { useChat } from '../inbox/chats';"],
+    ['web/src/chat/messages.ts', "import { live } from '../live/events';"],
+    ['web/src/live-cache.ts', "import { refreshChat } from './inbox/chats';"],
+    // The browser app's boundary still holds in its folders.
+    ['web/src/api/types.ts', "import type * as Events from '../../../functions/model/events.js';"],
+  ])('allows, in %s, %s', async (filePath, code) => {
+    expect(await layerErrors(filePath, code)).toEqual([]);
+  });
+
+  it('keeps the browser boundary in every folder (a folder rule does not replace it)', async () => {
+    const errors = await layerErrors('web/src/chat/chat.ts', "import { routes } from '../../../lib/routes.js';");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain('web/src is the browser app');
+  });
+});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { parseSnippet } from '../../web/src/search/snippet.js';
-import { plainSnippet } from '../../web/src/shared/markdown/plain-snippet.js';
+import { plainSnippet } from '../../web/src/search/plain-snippet.js';
 
 /** The parts written back as `[marked]` text, for compact expectations. */
 const shown = (snippet: string) =>

@@ -3,12 +3,12 @@
  * session cookie is valid), show the sign-in form if not, and otherwise the inbox and the open chat
  * side by side (one at a time on a phone), kept live by the tab's one event stream.
  */
-import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useRef, useState } from 'react';
+import { QueryClientProvider } from '@tanstack/react-query';
 import { api, ApiError, setUnauthorizedHandler } from './api/client';
+import { queryClient } from './api/query-client';
 import { clearSessionHint, readsNeedSession, rememberReadsNeedSession, sessionHinted } from './sign-in/session-hint';
-import type { PublicConfig } from './api/types';
 import { AccountMenu } from './sign-in/AccountMenu';
-import { ChatView } from './chat/ChatView';
 import { ConnectionStatus } from './live/ConnectionStatus';
 import { NewChat } from './inbox/NewChat';
 import { NotFound } from './shared/NotFound';
@@ -16,21 +16,30 @@ import { Sidebar } from './inbox/Sidebar';
 import { NotificationsSwitch } from './live/NotificationsSwitch';
 import { SignIn } from './sign-in/SignIn';
 import { SkipLinks } from './shared/SkipLinks';
-import { live } from './live/events';
+import type { ChatsView } from './inbox/chats';
+import { startLiveCache } from './live-cache';
 import { navigate, onLinkClick, pathOf, useInboxFilter, useRoute } from './router';
-import { chats } from './inbox/chats';
-import { ConfigContext, ConfigRefreshContext, useConfig } from './shared/config';
+import { putConfig, useConfig } from './shared/config';
 
 // The settings screen is its own chunk: most visits never open it, and the initial JavaScript stays small.
 const Settings = lazy(() => import('./settings/Settings').then((m) => ({ default: m.Settings })));
+// So is the open chat (its markdown renderer, requests and media): the inbox draws without it, and
+// the signed-in app fetches it at once (loadChatView), beside its first reads.
+const loadChatView = () => import('./chat/ChatView');
+const ChatView = lazy(() => loadChatView().then((m) => ({ default: m.ChatView })));
 
 type Access =
-  | { state: 'checking' }
-  | { state: 'signed-out' }
-  | { state: 'in'; open: boolean; config: PublicConfig }
-  | { state: 'unreachable'; message: string };
+  { state: 'checking' } | { state: 'signed-out' } | { state: 'in' } | { state: 'unreachable'; message: string };
 
 export function App() {
+  return (
+    <QueryClientProvider client={queryClient}>
+      <Access />
+    </QueryClientProvider>
+  );
+}
+
+function Access() {
   const [access, setAccess] = useState<Access>({ state: 'checking' });
 
   /**
@@ -63,7 +72,8 @@ export function App() {
         setAccess({ state: 'signed-out' });
         return;
       }
-      setAccess({ state: 'in', open, config: config ?? (await api.config()) });
+      putConfig(config ?? (await api.config()));
+      setAccess({ state: 'in' });
     } catch (error) {
       setAccess({ state: 'unreachable', message: error instanceof Error ? error.message : String(error) });
     }
@@ -73,15 +83,15 @@ export function App() {
     void check();
     setUnauthorizedHandler(() => {
       clearSessionHint();
-      setAccess({ state: 'signed-out' });
+      signedOut();
     });
   }, [check]);
 
-  // After the settings screen saved a change: every screen sees the new agents, models and security.
-  const refreshConfig = useCallback(async (given?: PublicConfig) => {
-    const config = given ?? (await api.config());
-    setAccess((a) => (a.state === 'in' ? { ...a, open: !config.security.instanceSecretEnabled, config } : a));
-  }, []);
+  /** Signed out: nothing read under the session stays in the cache. */
+  const signedOut = () => {
+    setAccess({ state: 'signed-out' });
+    queryClient.clear();
+  };
 
   if (access.state === 'checking') return <div className="splash" aria-busy="true" />;
   if (access.state === 'unreachable') {
@@ -95,45 +105,29 @@ export function App() {
     );
   }
   if (access.state === 'signed-out') return <SignIn onSignedIn={() => void check(true)} />;
-  return (
-    <ConfigContext.Provider value={access.config}>
-      <ConfigRefreshContext.Provider value={refreshConfig}>
-        <Shell open={access.open} onSignedOut={() => setAccess({ state: 'signed-out' })} />
-      </ConfigRefreshContext.Provider>
-    </ConfigContext.Provider>
-  );
+  return <Shell onSignedOut={signedOut} />;
 }
 
-function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }) {
+function Shell({ onSignedOut }: { onSignedOut: () => void }) {
   const route = useRoute();
   const filter = useInboxFilter();
-  const { appName } = useConfig();
+  const { appName, security } = useConfig();
+  const open = !security.instanceSecretEnabled;
+  // The list beside a chat (or the settings) is the view last shown: the inbox or the archived chats.
+  const lastView = useRef<ChatsView>('inbox');
+  if (route.name === 'inbox' || route.name === 'archived') lastView.current = route.name;
 
   // The instance's name (GET /config `appName`) is the page's title; an open chat puts its own title first.
   useEffect(() => {
     document.title = appName;
   }, [appName]);
 
-  useEffect(() => {
-    live.start();
-    const unsubscribe = live.subscribe(chats.onEvent);
-    const unresync = live.onResync(() => void chats.load());
-    return () => {
-      unsubscribe();
-      unresync();
-      live.stop();
-    };
-  }, []);
+  useEffect(() => startLiveCache(queryClient), []);
+  useEffect(() => void loadChatView(), []);
 
   useEffect(() => {
     if (route.name === 'sign-in') navigate(pathOf({ name: 'inbox' }), { replace: true });
-    // The first list read waits for the stream to open, so that it needs no second read (live.whenLive).
-    return live.whenLive(() => {
-      if (route.name === 'archived') chats.setView('archived', filter);
-      else if (route.name === 'inbox') chats.setView('inbox', filter);
-      else chats.setView(chats.snapshot.view, filter);
-    });
-  }, [route.name, filter]);
+  }, [route.name]);
 
   const detail = route.name !== 'inbox' && route.name !== 'archived';
   return (
@@ -161,11 +155,13 @@ function Shell({ open, onSignedOut }: { open: boolean; onSignedOut: () => void }
       </header>
       <div className="panes">
         <nav className="sidebar" aria-label="Chats">
-          <Sidebar route={route} />
+          <Sidebar route={route} view={lastView.current} filter={filter} />
         </nav>
         <main className="detail">
           {route.name === 'chat' ? (
-            <ChatView key={route.chatId} chatId={route.chatId} messageId={route.messageId} />
+            <Suspense fallback={<div className="empty-detail" aria-busy="true" />}>
+              <ChatView key={route.chatId} chatId={route.chatId} messageId={route.messageId} />
+            </Suspense>
           ) : route.name === 'new' ? (
             <NewChat />
           ) : route.name === 'settings' ? (

@@ -5,11 +5,11 @@
  */
 import { useState } from 'react';
 import type { FormEvent } from 'react';
-import { api } from '../api/client';
+import type { api } from '../api/client';
 import type { Chat } from '../api/types';
 import { navigate } from '../router';
-import { chats } from '../inbox/chats';
-import { messageOf } from './chat';
+import { archiveChat, markUnread, updateChat } from '../inbox/chats';
+import { messageOf } from '../api/client';
 import { useConfig } from '../shared/config';
 import { TagsDialog } from './TagsDialog';
 
@@ -35,8 +35,7 @@ export function ChatToolbar({ chat }: { chat: Chat }) {
     open(true);
   };
 
-  const update = (body: Parameters<typeof api.updateChat>[1]) =>
-    run(async () => chats.upsert(await api.updateChat(chat.id, body)));
+  const update = (body: Parameters<typeof api.updateChat>[1]) => run(() => updateChat(chat.id, body));
 
   return (
     <div className="chat-actions">
@@ -61,15 +60,7 @@ export function ChatToolbar({ chat }: { chat: Chat }) {
         <button type="button" aria-pressed={chat.pinned} onClick={() => void update({ pinned: !chat.pinned })}>
           {chat.pinned ? 'Unpin' : 'Pin'}
         </button>
-        <button
-          type="button"
-          onClick={() =>
-            void run(async () => {
-              await api.archive(chat.id, !chat.is_archived);
-              await chats.refreshNow(chat.id);
-            })
-          }
-        >
+        <button type="button" onClick={() => void run(() => archiveChat(chat.id, !chat.is_archived))}>
           {chat.is_archived ? 'Unarchive' : 'Archive'}
         </button>
         <button
@@ -85,8 +76,7 @@ export function ChatToolbar({ chat }: { chat: Chat }) {
             void run(async () => {
               // Leave the chat first: while it is open, an unread count makes it read again.
               navigate(chat.is_archived ? '/archived' : '/');
-              await api.markUnread(chat.id);
-              await chats.refreshNow(chat.id);
+              await markUnread(chat.id);
             })
           }
         >

@@ -1,12 +1,12 @@
 /** One chat: header and actions, the message history, pending requests and the composer. */
 import { Fragment, useEffect, useMemo, useRef, useState } from 'react';
-import { live } from '../live/events';
+import { ApiError } from '../api/client';
 import { onLinkClick, pathOf } from '../router';
 import { PendingAttachments } from '../media/attachments';
-import { ChatStore } from './chat';
-import { chats } from '../inbox/chats';
+import { useChatScreen } from './chat';
+import { setRevealing } from './messages';
+import { useChat } from '../inbox/chats';
 import { agentName, useConfig } from '../shared/config';
-import { useStore } from '../state/store';
 import { useFileDrop } from '../media/AttachmentTray';
 import { ChatToolbar } from './ChatToolbar';
 import { Composer } from './Composer';
@@ -15,14 +15,14 @@ import { MessageList } from './MessageList';
 import { Requests } from '../requests/Requests';
 import { useMarkReadWhenSeen } from './read-marker';
 import { useTags } from './tags';
+import { useTyping } from './typing';
 
 export function ChatView({ chatId, messageId }: { chatId: string; messageId?: string }) {
-  const store = useMemo(() => new ChatStore(chatId), [chatId]);
-  const state = useStore(store);
-  const { byId } = useStore(chats);
-  const chat = byId.get(chatId);
+  const state = useChatScreen(chatId);
+  const chatQuery = useChat(chatId);
+  const chat = chatQuery.data;
+  const missing = chatQuery.error instanceof ApiError && chatQuery.error.status === 404;
   const config = useConfig();
-  const [missing, setMissing] = useState(false);
   const [reveal, setReveal] = useState<{ messageId: string; found: boolean } | undefined>();
   useFocusOnOpen(chatId);
   // The attachments read the configuration when a file comes (limits, types): a newer one applies.
@@ -32,35 +32,20 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
   useEffect(() => () => attachments.dispose(), [attachments]);
   const drop = useFileDrop(attachments);
 
+  // Opened at a message (a search hit): read back, larger pages at a time, until it is there.
+  const { messages, hasOlder, loading, loadingOlder, error, loadOlder } = state;
   useEffect(() => {
-    store.attach();
-    const unsubscribe = live.subscribe(store.onEvent);
-    const unresync = live.onResync(() => {
-      void store.load();
-      chats.refresh(chatId);
-    });
-    // On the page's first load this waits for the stream to open, so that it needs no second read.
-    const cancel = live.whenLive(() => {
-      void store.load();
-      void chats.refreshNow(chatId).then((found) => setMissing(!found));
-    });
-    return () => {
-      cancel();
-      unsubscribe();
-      unresync();
-      store.dispose();
-    };
-  }, [store, chatId]);
-
-  // Opened at a message (a search hit): read back until it is there, then show it.
-  useEffect(() => {
-    if (!messageId) return;
-    let current = true;
-    void store.reveal(messageId).then((found) => current && setReveal({ messageId, found }));
-    return () => {
-      current = false;
-    };
-  }, [store, messageId]);
+    if (!messageId || loading || loadingOlder) return;
+    const found = messages.some((m) => m.id === messageId);
+    if (found || !hasOlder || error) {
+      setRevealing(chatId, false);
+      setReveal((r) => (r?.messageId === messageId && r.found === found ? r : { messageId, found }));
+      return;
+    }
+    setRevealing(chatId, true);
+    loadOlder();
+  }, [chatId, messageId, messages, hasOlder, loading, loadingOlder, error, loadOlder]);
+  useEffect(() => () => setRevealing(chatId, false), [chatId]);
   const focusId = reveal?.found && reveal.messageId === messageId ? messageId : undefined;
 
   // Reading the chat marks it read, when the person sees it (tab visible, at the newest message).
@@ -86,7 +71,7 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
     );
   }
 
-  const typing = Object.keys(state.typing);
+  const typing = useTyping(chatId);
   return (
     <section
       className={`chat-view${drop.dragging ? ' dropping' : ''}`}
@@ -136,7 +121,7 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
           That message is not in this chat any more.
         </p>
       )}
-      <MessageList store={store} state={state} focusId={focusId} />
+      <MessageList state={state} focusId={focusId} />
       <div className="typing-slot">
         {typing.length > 0 && (
           <p className="typing" role="status" data-testid="typing-indicator">
@@ -150,8 +135,8 @@ export function ChatView({ chatId, messageId }: { chatId: string; messageId?: st
           </p>
         )}
       </div>
-      {state.requests.length > 0 && <Requests store={store} requests={state.requests} />}
-      <Composer store={store} chatId={chatId} attachments={attachments} />
+      {state.requests.length > 0 && <Requests requests={state.requests} />}
+      <Composer send={state.send} chatId={chatId} attachments={attachments} />
     </section>
   );
 }

@@ -5,9 +5,9 @@
 import { useEffect, useRef, useState } from 'react';
 import type { ClipboardEvent, FormEvent, KeyboardEvent } from 'react';
 import { api } from '../api/client';
+import { useAttachments } from '../media/attachments';
 import type { PendingAttachments } from '../media/attachments';
-import type { ChatStore } from './chat';
-import { useStore } from '../state/store';
+import type { ChatScreen } from './chat';
 import { AttachButton, AttachmentTray } from '../media/AttachmentTray';
 import { VoiceRecorder } from '../media/VoiceRecorder';
 
@@ -15,16 +15,16 @@ const TYPING_EVERY_MS = 4000;
 const draftKey = (chatId: string) => `draft:${chatId}`;
 
 export function Composer({
-  store,
+  send: sendMessage,
   chatId,
   attachments,
 }: {
-  store: ChatStore;
+  send: ChatScreen['send'];
   chatId: string;
   attachments: PendingAttachments;
 }) {
   const [text, setText] = useState(() => sessionStorage.getItem(draftKey(chatId)) ?? '');
-  useStore(attachments);
+  useAttachments(attachments);
   // A message may be only attachments (contract §5.4.1 rule 13); it waits for every upload.
   const canSend = !attachments.uploading && (text.trim() !== '' || attachments.mediaIds.length > 0);
   const lastTyping = useRef(0);
@@ -47,7 +47,7 @@ export function Composer({
     event?.preventDefault();
     const content = text.trim();
     if (!canSend) return;
-    store.send(content, attachments.mediaIds);
+    sendMessage(content, attachments.mediaIds);
     attachments.sent();
     setText('');
     box.current?.focus();

@@ -7,18 +7,17 @@
  */
 import { memo, useEffect, useLayoutEffect, useRef } from 'react';
 import type { ChatRequest, Message } from '../api/types';
-import type { ChatStore, Outgoing } from './chat';
+import type { ChatScreen } from './chat';
+import type { OutgoingShown } from './outgoing';
 import { agentName, useConfig } from '../shared/config';
 import { Markdown, StreamingMarkdown } from '../shared/markdown/Markdown';
 import { Attachments } from '../media/Attachments';
 import { RequestRecord } from '../requests/RequestRecord';
 import { clockTime, fullTime } from '../shared/time';
 
-type ChatState = ChatStore['snapshot'];
-
 const NEAR_BOTTOM_PX = 80;
 
-export function MessageList({ store, state, focusId }: { store: ChatStore; state: ChatState; focusId?: string }) {
+export function MessageList({ state, focusId }: { state: ChatScreen; focusId?: string }) {
   const scroller = useRef<HTMLDivElement>(null);
   const sentinel = useRef<HTMLDivElement>(null);
   const atBottom = useRef(true);
@@ -27,6 +26,8 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
   const focused = useRef<string | undefined>(undefined);
   const log = useRef<HTMLDivElement>(null);
   const lastTop = useRef(0);
+  const loadOlder = useRef(state.loadOlder);
+  loadOlder.current = state.loadOlder;
 
   // Older pages: when the sentinel at the top scrolls into view.
   useEffect(() => {
@@ -35,13 +36,13 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
     if (!root || !target) return;
     const observer = new IntersectionObserver(
       (entries) => {
-        if (entries.some((e) => e.isIntersecting)) void store.loadOlder();
+        if (entries.some((e) => e.isIntersecting)) loadOlder.current();
       },
       { root, rootMargin: '400px 0px 0px 0px' },
     );
     observer.observe(target);
     return () => observer.disconnect();
-  }, [store, state.hasOlder]);
+  }, [state.chatId, state.hasOlder]);
 
   // Keep the place: at the bottom stays at the bottom; a page added above keeps what was visible.
   useLayoutEffect(() => {
@@ -111,7 +112,7 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
       {state.error && (
         <p role="alert" className="error">
           {state.error}{' '}
-          <button type="button" onClick={() => void store.load()}>
+          <button type="button" onClick={state.reload}>
             Retry
           </button>
         </p>
@@ -125,7 +126,7 @@ export function MessageList({ store, state, focusId }: { store: ChatStore; state
           ),
         )}
         {state.outgoing.map((outgoing) => (
-          <OutgoingItem key={outgoing.localId} outgoing={outgoing} store={store} />
+          <OutgoingItem key={outgoing.localId} outgoing={outgoing} state={state} />
         ))}
       </div>
     </div>
@@ -174,7 +175,7 @@ const MessageItem = memo(function MessageItem({ message, focused }: { message: M
   );
 });
 
-function OutgoingItem({ outgoing, store }: { outgoing: Outgoing; store: ChatStore }) {
+function OutgoingItem({ outgoing, state }: { outgoing: OutgoingShown; state: ChatScreen }) {
   return (
     <article
       className={`message user ${outgoing.status}`}
@@ -196,10 +197,10 @@ function OutgoingItem({ outgoing, store }: { outgoing: Outgoing; store: ChatStor
       {outgoing.status === 'failed' && (
         <p className="send-error" role="alert">
           {outgoing.error}{' '}
-          <button type="button" onClick={() => store.retry(outgoing.localId)}>
+          <button type="button" onClick={() => state.retry(outgoing.localId)}>
             Retry
           </button>{' '}
-          <button type="button" className="quiet" onClick={() => store.discard(outgoing.localId)}>
+          <button type="button" className="quiet" onClick={() => state.discard(outgoing.localId)}>
             Discard
           </button>
         </p>
@@ -213,7 +214,7 @@ function OutgoingItem({ outgoing, store }: { outgoing: Outgoing; store: ChatStor
  * before or with it. While older pages are unread, a request older than the oldest message read
  * waits for its page (it would otherwise stand at the top, out of its place).
  */
-function timeline(state: ChatState): (Message | ChatRequest)[] {
+function timeline(state: ChatScreen): (Message | ChatRequest)[] {
   const { messages, closed, hasOlder } = state;
   if (closed.length === 0) return messages;
   const oldest = messages[0]?.created_at;

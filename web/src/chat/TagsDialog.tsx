@@ -8,8 +8,8 @@ import { useEffect, useRef, useState } from 'react';
 import type { FormEvent, KeyboardEvent } from 'react';
 import { api } from '../api/client';
 import type { Chat, TagSuggestion } from '../api/types';
-import { useStore } from '../state/store';
-import { tagEdits } from './tag-edits';
+import { addTag, removeTag, useTagEdits } from './tag-edits';
+import { useTags } from './tags';
 
 export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void }) {
   const dialog = useRef<HTMLDialogElement>(null);
@@ -17,9 +17,8 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
   const suggestionList = useRef<HTMLDivElement>(null);
   const [draft, setDraft] = useState('');
   const [suggestions, setSuggestions] = useState<TagSuggestion[]>([]);
-  const { errors } = useStore(tagEdits);
-  const error = errors.get(chat.id);
-  const tags = tagEdits.shown(chat);
+  const { error } = useTagEdits(chat.id);
+  const tags = useTags(chat);
   const tagKey = tags.join('\n');
 
   useEffect(() => {
@@ -51,7 +50,7 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
     setDraft('');
     if (!tag || tags.includes(tag)) return;
     input.current?.focus();
-    tagEdits.add(chat.id, tag);
+    addTag(chat.id, tag);
   }
 
   function moveAmongSuggestions(event: KeyboardEvent<HTMLElement>) {
@@ -82,7 +81,7 @@ export function TagsDialog({ chat, onClose }: { chat: Chat; onClose: () => void 
               type="button"
               className="quiet"
               aria-label={`Remove tag ${tag}`}
-              onClick={() => tagEdits.remove(chat.id, tag)}
+              onClick={() => removeTag(chat.id, tag)}
             >
               ×
             </button>

@@ -1,32 +1,25 @@
 /**
- * A chat's tag edits, queued per chat so that quick edits are not lost (issue 33 item 9).
+ * A chat's tag edits, as mutations queued per chat so that quick edits are not lost (issue 33 item 9).
  *
  * PATCH /chats/{id} only replaces the whole list (§5.3.4: no add/remove, no version check), so an
  * edit is kept as what the person asked for (add this tag, remove that one), never as a list made
- * from an older answer. The page shows the latest known list with the edits not yet saved applied.
- * One save per chat is on its way at a time; each save reads the chat afresh (GET, which also
- * brings in another tab's change that this tab's live stream has not delivered yet), applies every
- * edit still waiting, and sends the result. Edits made while a save is on its way wait for the next.
+ * from an older answer. The page shows the latest known list with the edits not yet saved applied
+ * (useTags). The edits of one chat share a mutation scope, so TanStack Query runs them one at a
+ * time, in order; each reads the chat afresh (GET, which also brings in another tab's change that
+ * this tab's live stream has not delivered yet), applies its edit, and sends the result.
  *
- * What remains: another writer's PATCH landing between this save's read and its write (one round
+ * What remains: another writer's PATCH landing between an edit's read and its write (one round
  * trip, a few milliseconds on a good connection) is overwritten by it.
  */
+import { useMutationState } from '@tanstack/react-query';
 import { api } from '../api/client';
+import { queryClient } from '../api/query-client';
 import type { Chat } from '../api/types';
-import { chats } from '../inbox/chats';
-import { messageOf } from './chat';
-import { Store } from '../state/store';
+import { upsertChat } from '../inbox/chats';
 
 export interface TagEdit {
   op: 'add' | 'remove';
   tag: string;
-}
-
-interface State {
-  /** chat id → edits asked for and not yet saved, in order. */
-  pending: ReadonlyMap<string, readonly TagEdit[]>;
-  /** chat id → the last failed save's message (its edits are dropped: the list shown is the service's). */
-  errors: ReadonlyMap<string, string>;
 }
 
 /** The list after the edits, in order (an added tag goes last, as the service keeps the first occurrence). */
@@ -40,65 +33,43 @@ export function applyTagEdits(tags: readonly string[], edits: readonly TagEdit[]
 }
 
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((t, i) => t === b[i]);
+const editKey = (chatId: string) => ['PATCH /api/v1/chats/{chatId} tags', chatId] as const;
 
-class TagEditsStore extends Store<State> {
-  private running = new Set<string>();
-
-  constructor() {
-    super({ pending: new Map(), errors: new Map() });
-  }
-
-  /** The tags to show for this chat: the latest known list with the unsaved edits applied. */
-  shown(chat: Chat): string[] {
-    return applyTagEdits(chat.tags, this.state.pending.get(chat.id) ?? []);
-  }
-
-  add(chatId: string, tag: string): void {
-    const name = tag.trim();
-    if (name) this.queue(chatId, { op: 'add', tag: name });
-  }
-
-  remove(chatId: string, tag: string): void {
-    this.queue(chatId, { op: 'remove', tag });
-  }
-
-  private queue(chatId: string, edit: TagEdit): void {
-    const pending = new Map(this.state.pending);
-    pending.set(chatId, [...(pending.get(chatId) ?? []), edit]);
-    const errors = new Map(this.state.errors);
-    errors.delete(chatId);
-    this.set({ pending, errors });
-    if (!this.running.has(chatId)) void this.run(chatId);
-  }
-
-  /** Saves this chat's waiting edits, one save at a time, until none wait. */
-  private async run(chatId: string): Promise<void> {
-    this.running.add(chatId);
-    try {
-      for (;;) {
-        const batch = this.state.pending.get(chatId) ?? [];
-        if (batch.length === 0) return;
-        try {
-          // The freshest list: another tab's change this tab has not heard of yet is kept.
-          const fresh = await api.getChat(chatId);
-          chats.upsert(fresh);
-          const tags = applyTagEdits(fresh.tags, batch);
-          if (!sameList(tags, fresh.tags)) chats.upsert(await api.updateChat(chatId, { tags }));
-        } catch (caught) {
-          const errors = new Map(this.state.errors);
-          errors.set(chatId, messageOf(caught));
-          this.set({ errors });
-        }
-        const pending = new Map(this.state.pending);
-        const rest = (pending.get(chatId) ?? []).slice(batch.length);
-        if (rest.length) pending.set(chatId, rest);
-        else pending.delete(chatId);
-        this.set({ pending });
-      }
-    } finally {
-      this.running.delete(chatId);
-    }
-  }
+function queue(chatId: string, edit: TagEdit): void {
+  // A new edit clears the last failure's message (its edit was dropped: the list shown is the service's).
+  const cache = queryClient.getMutationCache();
+  for (const failed of cache.findAll({ mutationKey: editKey(chatId), status: 'error' })) cache.remove(failed);
+  const mutation = cache.build<Chat, Error, TagEdit, unknown>(queryClient, {
+    mutationKey: editKey(chatId),
+    scope: { id: `tags:${chatId}` },
+    mutationFn: async (change) => {
+      const fresh = await api.getChat(chatId);
+      upsertChat(fresh);
+      const tags = applyTagEdits(fresh.tags, [change]);
+      return sameList(tags, fresh.tags) ? fresh : api.updateChat(chatId, { tags });
+    },
+    onSuccess: (chat) => {
+      upsertChat(chat);
+      cache.remove(mutation);
+    },
+  });
+  void mutation.execute(edit).catch(() => undefined);
 }
 
-export const tagEdits = new TagEditsStore();
+export const addTag = (chatId: string, tag: string): void => {
+  const name = tag.trim();
+  if (name) queue(chatId, { op: 'add', tag: name });
+};
+export const removeTag = (chatId: string, tag: string): void => queue(chatId, { op: 'remove', tag });
+
+/** The chat's edits not yet saved (in order), and the last failed one's message. */
+export function useTagEdits(chatId: string | undefined): { pending: TagEdit[]; error: string | undefined } {
+  const states = useMutationState({
+    filters: { mutationKey: editKey(chatId ?? '') },
+    select: (m) => ({ edit: m.state.variables as TagEdit, status: m.state.status, error: m.state.error?.message }),
+  });
+  return {
+    pending: states.filter((s) => s.status === 'pending' && s.edit).map((s) => s.edit),
+    error: states.findLast((s) => s.status === 'error')?.error,
+  };
+}

@@ -3,16 +3,25 @@ import { memo } from 'react';
 import type { KeyboardEvent } from 'react';
 import type { Chat } from '../api/types';
 import { onLinkClick, pathOf } from '../router';
-import { chats } from './chats';
-import { useStore } from '../state/store';
+import type { InboxFilter } from '../router';
+import { useChatList } from './chats';
+import type { ChatsView } from './chats';
 import { useFocusOnReturn } from '../shared/focus';
 import { MutedIcon, PinIcon } from '../shared/Icons';
 import { InboxFilters } from './InboxFilters';
 import { previewText } from '../shared/markdown/plain';
 import { relativeTime } from '../shared/time';
 
-export function ChatList({ selectedId }: { selectedId: string | undefined }) {
-  const { list, view, filter, loading, error } = useStore(chats);
+export function ChatList({
+  view,
+  filter,
+  selectedId,
+}: {
+  view: ChatsView;
+  filter: InboxFilter;
+  selectedId: string | undefined;
+}) {
+  const { list, loading, error, retry } = useChatList(view, filter);
   const filtered = Boolean(filter.tag || filter.agentId);
   useFocusOnReturn(selectedId);
   return (
@@ -38,11 +47,11 @@ export function ChatList({ selectedId }: { selectedId: string | undefined }) {
           New chat
         </a>
       </div>
-      <InboxFilters />
+      <InboxFilters view={view} />
       {error && (
         <p role="alert" className="error">
           {error}{' '}
-          <button type="button" onClick={() => void chats.load()}>
+          <button type="button" onClick={retry}>
             Retry
           </button>
         </p>

@@ -1,19 +1,19 @@
 /**
  * Filters above the chat list: by tag (typed, with the tags of the chats read so far and the
  * catalog's suggestions for what is typed) and by agent (the configured agents). They live in the
- * URL (router.ts), so a reload keeps them; the list reads them from there (App → chats.setView).
+ * URL (router.ts), so a reload keeps them; the list reads them from there (App → Sidebar → ChatList).
  */
 import { useEffect, useMemo, useState } from 'react';
 import { api } from '../api/client';
 import { setInboxFilter, useInboxFilter } from '../router';
-import { chats } from './chats';
+import { useChatList } from './chats';
+import type { ChatsView } from './chats';
 import { agentName, useConfig } from '../shared/config';
-import { useStore } from '../state/store';
 
-export function InboxFilters() {
+export function InboxFilters({ view }: { view: ChatsView }) {
   const filter = useInboxFilter();
   const config = useConfig();
-  const { byId } = useStore(chats);
+  const { list } = useChatList(view, filter);
   const [draft, setDraft] = useState(filter.tag ?? '');
   const [suggested, setSuggested] = useState<string[]>([]);
 
@@ -40,10 +40,10 @@ export function InboxFilters() {
 
   const tagOptions = useMemo(() => {
     const names = new Set(suggested);
-    for (const chat of byId.values()) for (const tag of chat.tags) names.add(tag);
+    for (const chat of list) for (const tag of chat.tags) names.add(tag);
     if (filter.tag) names.add(filter.tag);
     return [...names].sort((a, b) => a.localeCompare(b));
-  }, [byId, suggested, filter.tag]);
+  }, [list, suggested, filter.tag]);
 
   const agents = config.agents.map((a) => a.id);
   if (filter.agentId && !agents.includes(filter.agentId)) agents.push(filter.agentId);

@@ -3,8 +3,8 @@ import { useState } from 'react';
 import type { FormEvent } from 'react';
 import { api, newIdempotencyKey } from '../api/client';
 import { navigate, onLinkClick, pathOf } from '../router';
-import { chats } from './chats';
-import { messageOf } from '../chat/chat';
+import { upsertChat } from './chats';
+import { messageOf } from '../api/client';
 import { useConfig } from '../shared/config';
 
 export function NewChat() {
@@ -34,7 +34,7 @@ export function NewChat() {
         },
         key,
       );
-      chats.upsert(chat);
+      upsertChat(chat);
       navigate(pathOf({ name: 'chat', chatId: chat.id }), { replace: true });
     } catch (caught) {
       setError(messageOf(caught));

@@ -1,20 +1,20 @@
 /** The left pane: the search box, then the search results while it has text, else the chat list. */
-import type { Route } from '../router';
-import { search } from '../search/search';
-import { useStore } from '../state/store';
-import { ChatList } from './ChatList';
+import type { InboxFilter, Route } from '../router';
 import { SearchBox } from '../search/SearchBox';
 import { SearchResults } from '../search/SearchResults';
+import { useSearch } from '../search/search';
+import type { ChatsView } from './chats';
+import { ChatList } from './ChatList';
 
-export function Sidebar({ route }: { route: Route }) {
-  const { text } = useStore(search);
+export function Sidebar({ route, view, filter }: { route: Route; view: ChatsView; filter: InboxFilter }) {
+  const search = useSearch();
   return (
     <>
-      <SearchBox />
-      {text.trim() ? (
-        <SearchResults route={route} />
+      <SearchBox search={search} />
+      {search.text.trim() ? (
+        <SearchResults route={route} search={search} />
       ) : (
-        <ChatList selectedId={route.name === 'chat' ? route.chatId : undefined} />
+        <ChatList view={view} filter={filter} selectedId={route.name === 'chat' ? route.chatId : undefined} />
       )}
     </>
   );

@@ -4,13 +4,12 @@
  * `Last-Event-ID`, which the service honours, so nothing persisted is missed across a restart.
  * If the browser gives up (an HTTP error instead of a stream), this module reconnects itself with
  * `cursor` = the last persisted event seen, and drops that cursor if the service no longer knows it.
- * The page's first reads wait for the stream (`whenLive`): a stream without a cursor replays nothing,
+ * The page's first reads wait for the stream (`ready`): a stream without a cursor replays nothing,
  * so a read made before it opened could miss what changed in between, while a read made after it
- * opened misses nothing (the service fixes the stream's start before it answers). So the list and the
- * open chat are read once, when the stream opens. If it fails first, or takes longer than
- * FIRST_READS_WAIT_MS, they are read at once, without live updates, and re-read when it does open.
- * After that, each time the stream opens again, subscribers get a `resync`, to refresh what the
- * interruption's ephemeral events (chunks) could not replay; reads made while it is open need none.
+ * opened misses nothing (the service fixes the stream's start before it answers). If it fails
+ * first, or takes longer than FIRST_READS_WAIT_MS, the reads go at once, without live updates.
+ * Each later opening (`onReopen`) tells the cache to read again what the interruption's ephemeral
+ * events (chunks) could not replay (live/cache.ts); reads made while it is open need nothing.
  *
  * A tab hidden for HIDDEN_RELEASE_MS gives its connection back (each held stream is a running
  * function: `npm run cost` prices a tab with and without this) and stops retrying; shown again, it
@@ -29,7 +28,7 @@ const HIDDEN_RELEASE_MS = 2 * 60_000;
 /**
  * The first reads wait this long at most for the stream to open: one that neither opens nor fails
  * (held by a proxy, a slow start) must not keep the page empty. Then they go at once, and the open
- * resyncs them.
+ * counts as a reopen.
  */
 const FIRST_READS_WAIT_MS = 2000;
 const MAX_BACKOFF_MS = 30_000;
@@ -38,10 +37,11 @@ class LiveEvents {
   private source: EventSource | undefined;
   private lastPersistedId: string | undefined;
   private listeners = new Set<LiveListener>();
-  private resyncListeners = new Set<() => void>();
-  /** First reads waiting for this start's stream to open (or fail): see whenLive. */
-  private waiting = new Set<() => void>();
-  /** This start's stream has opened or failed once: reads run at once, and each open resyncs. */
+  private reopenListeners = new Set<() => void>();
+  /** Resolves when this start's stream has opened or failed once (or FIRST_READS_WAIT_MS passed). */
+  private readyPromise: Promise<void>;
+  private markReady: () => void = () => undefined;
+  /** This start's stream has opened or failed once: reads run at once, and each open is a reopen. */
   private settled = false;
   private settleTimer: ReturnType<typeof setTimeout> | undefined;
   private stateListeners = new Set<() => void>();
@@ -53,6 +53,14 @@ class LiveEvents {
   private started = false;
   state: LiveState = 'connecting';
 
+  constructor() {
+    this.readyPromise = this.newReady();
+  }
+
+  private newReady(): Promise<void> {
+    return new Promise((resolve) => (this.markReady = resolve));
+  }
+
   start(): void {
     if (this.started) return;
     this.started = true;
@@ -63,6 +71,7 @@ class LiveEvents {
 
   stop(): void {
     this.started = false;
+    if (this.settled) this.readyPromise = this.newReady();
     this.settled = false;
     clearTimeout(this.settleTimer);
     document.removeEventListener('visibilitychange', this.onVisibility);
@@ -78,32 +87,26 @@ class LiveEvents {
     return () => this.listeners.delete(listener);
   }
   /**
-   * Runs a first read (the list, an opened chat) when it can miss no event: at once if this tab's
-   * stream has opened (or failed) already, else as soon as it opens, or fails or takes longer than
-   * FIRST_READS_WAIT_MS (then the read goes without live updates, and the open that follows
-   * resyncs it). Returns a cancel for a read still waiting. A resync listener registered with the read is not called for the open that ran it.
+   * Resolves when a first read (the list, an opened chat) can miss no event: at once if this tab's
+   * stream has opened (or failed) already, else as soon as it opens, or fails, or takes longer than
+   * FIRST_READS_WAIT_MS (then the read goes without live updates, and the opening that follows is a
+   * reopen).
    */
-  whenLive(read: () => void): () => void {
-    if (this.settled) {
-      read();
-      return () => undefined;
-    }
-    this.waiting.add(read);
-    return () => this.waiting.delete(read);
+  ready(): Promise<void> {
+    return this.readyPromise;
   }
 
   private settle(): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.settleTimer);
-    const reads = [...this.waiting];
-    this.waiting.clear();
-    for (const read of reads) read();
+    this.markReady();
   }
 
-  onResync(listener: () => void): () => void {
-    this.resyncListeners.add(listener);
-    return () => this.resyncListeners.delete(listener);
+  /** Each opening of the stream after the first: what was read before it may have missed events. */
+  onReopen(listener: () => void): () => void {
+    this.reopenListeners.add(listener);
+    return () => this.reopenListeners.delete(listener);
   }
   onState(listener: () => void): () => void {
     this.stateListeners.add(listener);
@@ -130,15 +133,15 @@ class LiveEvents {
       opened = true;
       this.backoffMs = 1000;
       this.setState('open');
-      // The first open runs the first reads, which start after the stream's start: nothing to resync.
+      // The first open lets the first reads go, which start after the stream's start: nothing to re-read.
       if (!this.settled) this.settle();
-      else for (const listener of this.resyncListeners) listener();
+      else for (const listener of this.reopenListeners) listener();
     };
     source.onerror = () => {
       this.settle();
       if (source.readyState === EventSource.CLOSED) {
         // The browser gave up (an error answer, not a dropped stream): reconnect ourselves. A cursor
-        // the service refused (400: unknown or expired) is dropped; the resync covers the gap.
+        // the service refused (400: unknown or expired) is dropped; the re-read on reopen covers the gap.
         if (!opened && withCursor && withCursor === this.lastPersistedId) this.lastPersistedId = undefined;
         this.source = undefined;
         this.setState('offline');

@@ -4,8 +4,8 @@
  */
 import { useRef, useState } from 'react';
 import type { DragEvent } from 'react';
+import { useAttachments } from './attachments';
 import type { PendingAttachments } from './attachments';
-import { useStore } from '../state/store';
 import { formatBytes } from '../shared/bytes';
 
 export function AttachButton({ attachments }: { attachments: PendingAttachments }) {
@@ -33,7 +33,7 @@ export function AttachButton({ attachments }: { attachments: PendingAttachments 
 }
 
 export function AttachmentTray({ attachments }: { attachments: PendingAttachments }) {
-  const { items } = useStore(attachments);
+  const { items } = useAttachments(attachments);
   if (items.length === 0) return null;
   return (
     <ul className="attachment-tray" aria-label="Attachments">

@@ -3,24 +3,13 @@
  * and download chips with name, size and type for everything else.
  */
 import { useEffect, useRef, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { api } from '../api/client';
+import { keys } from '../api/query-client';
 import type { Media } from '../api/types';
 import { formatBytes } from '../shared/bytes';
 
 export { formatBytes };
-
-const known = new Map<string, Promise<Media | undefined>>();
-const metadata = (id: string) => {
-  let entry = known.get(id);
-  if (!entry) {
-    entry = api.media(id).catch(() => {
-      known.delete(id);
-      return undefined;
-    });
-    known.set(id, entry);
-  }
-  return entry;
-};
 
 export function Attachments({ mediaIds }: { mediaIds: string[] }) {
   return (
@@ -35,16 +24,14 @@ export function Attachments({ mediaIds }: { mediaIds: string[] }) {
 }
 
 function Attachment({ id }: { id: string }) {
-  const [media, setMedia] = useState<Media | undefined | null>(null);
-  useEffect(() => {
-    let live = true;
-    void metadata(id).then((m) => live && setMedia(m));
-    return () => {
-      live = false;
-    };
-  }, [id]);
-  if (media === null) return <span className="file-chip">…</span>;
-  if (media === undefined) return <span className="file-chip">Attachment unavailable</span>;
+  // A medium's metadata does not change once stored: read once per page, shared by every message showing it.
+  const { data: media, isError } = useQuery({
+    queryKey: keys.media(id),
+    queryFn: () => api.media(id),
+    gcTime: Infinity,
+  });
+  if (isError) return <span className="file-chip">Attachment unavailable</span>;
+  if (!media) return <span className="file-chip">…</span>;
   const common = { 'data-testid': 'attachment', 'data-kind': media.kind, 'data-media-id': id };
   if (media.kind === 'image') return <ImageAttachment media={media} common={common} />;
   if (media.kind === 'audio') {

@@ -3,12 +3,16 @@
  * progress), and the message goes out with their media ids once all are stored. A file the
  * service would refuse says why before any byte is sent; a failed upload keeps its chip with the
  * reason until removed; removing an uploaded file that no message holds deletes the medium.
+ *
+ * This is the page's own state (files and their progress, nothing the service can be asked
+ * for), so it lives beside the composer rather than in the query cache: the one server write,
+ * each upload, lands in the cache when its message does.
  */
 import { api, ApiError } from '../api/client';
 import type { Media, PublicConfig } from '../api/types';
 import { refusalOf, uploadFile } from './uploads';
 import { formatBytes } from '../shared/bytes';
-import { Store } from '../state/store';
+import { useSyncExternalStore } from 'react';
 
 export interface Pending {
   localId: string;
@@ -27,14 +31,28 @@ interface State {
   items: Pending[];
 }
 
-export class PendingAttachments extends Store<State> {
+export class PendingAttachments {
   private controllers = new Map<string, AbortController>();
+  private state: State = { items: [] };
+  private listeners = new Set<() => void>();
 
   constructor(
     private readonly chatId: string,
     private readonly config: () => PublicConfig,
-  ) {
-    super({ items: [] });
+  ) {}
+
+  get snapshot(): State {
+    return this.state;
+  }
+
+  subscribe = (listener: () => void): (() => void) => {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  };
+
+  private set(patch: Partial<State>): void {
+    this.state = { ...this.state, ...patch };
+    for (const listener of this.listeners) listener();
   }
 
   get uploading(): boolean {
@@ -121,4 +139,9 @@ function reasonOf(error: unknown): string {
     return error.message;
   }
   return error instanceof Error ? error.message : String(error);
+}
+
+/** The files being attached, re-rendering the caller as they change. */
+export function useAttachments(attachments: PendingAttachments): State {
+  return useSyncExternalStore(attachments.subscribe, () => attachments.snapshot);
 }

@@ -2,7 +2,7 @@
  * The chat's pending requests, answered in the page: a choice (buttons for one option, checkboxes
  * for several), a text answer checked against the request's own validation, or a form with every
  * field type of the contract (§2.3.1). An answer is sent with an Idempotency-Key that a retry reuses;
- * a request resolved or cancelled elsewhere disappears live (ChatStore.onEvent).
+ * a request resolved or cancelled elsewhere disappears live (web/src/requests/requests.ts).
  */
 import { useId, useState } from 'react';
 import type { FormEvent, ReactNode } from 'react';
@@ -16,10 +16,10 @@ import type {
   Resolution,
   TextInputConfig,
 } from '../api/types';
-import type { ChatStore } from '../chat/chat';
-import { messageOf } from '../chat/chat';
+import { messageOf } from '../api/client';
+import { resolveRequest } from './requests';
 
-export function Requests({ store, requests }: { store: ChatStore; requests: ChatRequest[] }) {
+export function Requests({ requests }: { requests: ChatRequest[] }) {
   // On a phone the requests fold into a bar ("N pending requests") that opens them, so the chat
   // stays readable; on a wide screen the bar is hidden and the requests always show (requests/requests.css).
   const [expanded, setExpanded] = useState(false);
@@ -41,14 +41,14 @@ export function Requests({ store, requests }: { store: ChatStore; requests: Chat
       </button>
       <div className="request-list" id={listId}>
         {requests.map((request) => (
-          <RequestCard key={request.id} store={store} request={request} />
+          <RequestCard key={request.id} request={request} />
         ))}
       </div>
     </section>
   );
 }
 
-function RequestCard({ store, request }: { store: ChatStore; request: ChatRequest }) {
+function RequestCard({ request }: { request: ChatRequest }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const [errorField, setErrorField] = useState<string | undefined>();
@@ -62,7 +62,7 @@ function RequestCard({ store, request }: { store: ChatStore; request: ChatReques
     setError(undefined);
     setErrorField(undefined);
     try {
-      await store.resolve(request, resolution, key);
+      await resolveRequest(request, resolution, key);
     } catch (caught) {
       setError(messageOf(caught));
       if (caught instanceof ApiError && !caught.transient) {

@@ -3,8 +3,7 @@
  * Escape clears; the scope picks chat titles, messages or both (GET /search's `scope`).
  */
 import type { SearchScope } from '../api/types';
-import { search } from './search';
-import { useStore } from '../state/store';
+import type { SearchState } from './search';
 
 const SCOPES: { value: SearchScope; label: string }[] = [
   { value: 'all', label: 'Everything' },
@@ -12,15 +11,15 @@ const SCOPES: { value: SearchScope; label: string }[] = [
   { value: 'messages', label: 'Messages' },
 ];
 
-export function SearchBox() {
-  const { text, scope } = useStore(search);
+export function SearchBox({ search }: { search: SearchState }) {
+  const { text, scope } = search;
   return (
     <form
       role="search"
       className="search-box"
       onSubmit={(event) => {
         event.preventDefault();
-        void search.run();
+        search.run();
       }}
     >
       <input

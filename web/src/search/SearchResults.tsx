@@ -5,17 +5,15 @@
  */
 import { useMemo } from 'react';
 import type { ChatHit, MessageHit } from '../api/types';
-import { plainSnippet } from '../shared/markdown/plain-snippet';
+import { plainSnippet } from './plain-snippet';
 import { onLinkClick, pathOf } from '../router';
 import type { Route } from '../router';
-import { search } from './search';
-import { useStore } from '../state/store';
+import type { SearchState } from './search';
 import { Snippet } from './Snippet';
 import { highlightTitle, parseSnippet } from './snippet';
 
-export function SearchResults({ route }: { route: Route }) {
-  const state = useStore(search);
-  const { query, chats, messages, loading, loadingMore, hasMore, error } = state;
+export function SearchResults({ route, search }: { route: Route; search: SearchState }) {
+  const { query, chats, messages, loading, loadingMore, hasMore, error } = search;
   const openChat = route.name === 'chat' ? route : undefined;
   const count = chats.length + messages.length;
   return (
@@ -32,7 +30,7 @@ export function SearchResults({ route }: { route: Route }) {
       {error && (
         <p role="alert" className="error">
           {error}{' '}
-          <button type="button" onClick={() => void search.run()}>
+          <button type="button" onClick={() => search.run()}>
             Retry
           </button>
         </p>
@@ -63,7 +61,7 @@ export function SearchResults({ route }: { route: Route }) {
         </section>
       )}
       {hasMore && (
-        <button type="button" className="more-results" disabled={loadingMore} onClick={() => void search.more()}>
+        <button type="button" className="more-results" disabled={loadingMore} onClick={() => search.more()}>
           {loadingMore ? 'Loading more…' : 'More results'}
         </button>
       )}

@@ -11,9 +11,8 @@ import type { FormEvent } from 'react';
 import { api, ApiError, newIdempotencyKey } from '../api/client';
 import type { AutoRenameProvider, PublicConfig } from '../api/types';
 import { onLinkClick } from '../router';
-import { messageOf } from '../chat/chat';
-import { chats } from '../inbox/chats';
-import { useConfigRefresh } from '../shared/config';
+import { messageOf } from '../api/client';
+import { putConfig } from '../shared/config';
 import { changeOf, draftOf, fieldId, fieldOfError, nearestField, reflects } from './settings';
 import type { Draft } from './settings';
 import { checkDraft, humanMessage } from './settings-checks';
@@ -53,7 +52,6 @@ const SECTIONS = [
 ] as const;
 
 export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
-  const refreshConfig = useConfigRefresh();
   const [loaded, setLoaded] = useState<Loaded | undefined>();
   const [draft, setDraft] = useState<Draft | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
@@ -137,7 +135,8 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
       loads.current++;
       setLoaded({ config, draft: draftOf(config) });
       setDraft(draftOf(config));
-      await refreshConfig(config);
+      // Every screen sees the new agents, models and security.
+      putConfig(config);
       setStatus({ kind: 'saved', text: 'Saved.' });
     } catch (caught) {
       if (caught instanceof ApiError && caught.status === 400) {
@@ -157,7 +156,6 @@ export function Settings({ onSignedOut }: { onSignedOut: () => void }) {
   const dirty = loaded && draft ? Object.keys(changeOf(loaded.draft, draft)).length > 0 : false;
 
   function rotated() {
-    chats.reset();
     history.replaceState(null, '', '/sign-in');
     onSignedOut();
   }

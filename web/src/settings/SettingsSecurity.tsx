@@ -10,7 +10,7 @@ import { generateSecret } from './settings';
 import type { Draft } from './settings';
 import { CheckField, FieldMessage, useField } from './SettingsField';
 import type { Edit, FieldProblem } from './SettingsField';
-import { messageOf } from '../chat/chat';
+import { messageOf } from '../api/client';
 
 const SECRET_PATH = 'security.instanceSecret';
 

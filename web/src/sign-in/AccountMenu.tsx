@@ -4,7 +4,6 @@
  */
 import { useEffect, useRef, useState } from 'react';
 import { api } from '../api/client';
-import { chats } from '../inbox/chats';
 import { NotificationsSwitch } from '../live/NotificationsSwitch';
 
 export function AccountMenu({ onSignedOut }: { onSignedOut: () => void }) {
@@ -31,7 +30,6 @@ export function AccountMenu({ onSignedOut }: { onSignedOut: () => void }) {
     try {
       if (everywhere) await api.signOutEverywhere();
       await api.signOut();
-      chats.reset();
       history.replaceState(null, '', '/sign-in');
       onSignedOut();
     } catch (caught) {

@@ -11,8 +11,8 @@ import type { Nodes } from 'mdast';
 import { fromMarkdown } from 'mdast-util-from-markdown';
 import { gfmFromMarkdown } from 'mdast-util-gfm';
 import { gfm } from 'micromark-extension-gfm';
-import type { SnippetPart } from '../../search/snippet.js';
-import { BLOCK_PARENTS } from './plain.js';
+import type { SnippetPart } from './snippet.js';
+import { BLOCK_PARENTS } from '../shared/markdown/plain.js';
 
 /** One character of the plain text and the offset in the raw text it comes from (-1: none). */
 interface Traced {

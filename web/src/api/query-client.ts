@@ -1,0 +1,69 @@
+/**
+ * The app's server state: one TanStack Query cache, keyed by the API path read (the path's
+ * template first, then what fills it: `['/api/v1/chats/{chatId}', chatId]`), so what a screen
+ * shows is exactly one read of the API, shared by every screen that shows it.
+ *
+ * Reads never go stale by time: the tab's event stream keeps the cache current (live/cache.ts
+ * applies each event to the queries it concerns, or invalidates them), and when the stream opens
+ * again after an interruption every query is invalidated, which re-reads the ones on screen. A
+ * read waits for the stream's first opening (live.ready()), so that it misses no event: a stream
+ * without a cursor replays nothing, and the service fixes the stream's start before it answers.
+ */
+import { QueryClient } from '@tanstack/react-query';
+import { ApiError } from './client';
+
+/** A failed read is retried once when it may pass as is (busy, unreachable); never a 4xx. */
+const retry = (failures: number, error: unknown) => failures < 1 && error instanceof ApiError && error.transient;
+
+export const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      staleTime: Infinity,
+      gcTime: 5 * 60_000,
+      retry,
+      refetchOnWindowFocus: false,
+      refetchOnReconnect: false,
+    },
+    mutations: { retry: false },
+  },
+});
+
+/** The query keys, by API path: a key's first element is the path template it reads. */
+export const keys = {
+  config: () => ['/api/v1/config'] as const,
+  chatLists: () => ['/api/v1/chats'] as const,
+  chatList: (params: { archived: boolean; tag?: string; agentId?: string }) => ['/api/v1/chats', params] as const,
+  chat: (chatId: string) => ['/api/v1/chats/{chatId}', chatId] as const,
+  messages: (chatId: string) => ['/api/v1/chats/{chatId}/messages', chatId] as const,
+  requests: (chatId: string) => ['/api/v1/chats/{chatId}/requests', chatId, { status: 'all' }] as const,
+  media: (mediaId: string) => ['/api/v1/media/{mediaId}', mediaId] as const,
+  search: (params: { q: string; scope: string }) => ['/api/v1/search', params] as const,
+  tagSuggestions: (q: string) => ['/api/v1/tags/suggestions', q] as const,
+};
+
+/**
+ * Runs a mutation through the cache's MutationCache (so it is visible to useMutationState and
+ * outlives the screen that started it): `optimistic` changes the cache at once, the answer
+ * settles it, and a failure re-reads what the optimistic change touched (`reread`) instead of
+ * putting a snapshot back, so a concurrent change that arrived meanwhile is never undone.
+ */
+export function runMutation<TData, TVariables>(options: {
+  mutationKey: readonly unknown[];
+  /** Mutations of one scope run one at a time, in the order they were asked for. */
+  scope?: string;
+  mutationFn: (variables: TVariables) => Promise<TData>;
+  variables: TVariables;
+  optimistic?: (variables: TVariables) => void;
+  settle?: (data: TData, variables: TVariables) => void;
+  reread?: (variables: TVariables) => void;
+}): Promise<TData> {
+  const mutation = queryClient.getMutationCache().build<TData, Error, TVariables, unknown>(queryClient, {
+    mutationKey: options.mutationKey,
+    ...(options.scope ? { scope: { id: options.scope } } : {}),
+    mutationFn: options.mutationFn,
+    onMutate: (variables) => options.optimistic?.(variables),
+    onSuccess: (data, variables) => options.settle?.(data, variables),
+    onError: (_error, variables) => options.reread?.(variables),
+  });
+  return mutation.execute(options.variables);
+}
