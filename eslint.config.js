@@ -34,6 +34,16 @@ const boundaries = {
       message: across('functions/ is what Lambda runs', 'of lib/ it imports only the route table, lib/routes.ts'),
     },
     { regex: cdk, message: across('functions/ is what Lambda runs', 'it never loads the CDK') },
+    {
+      // Ambient request state leaks into work started from the request (issue 35): a deadline is an
+      // argument, and what a client middleware needs is in the runtime's invocation context
+      // (functions/platform/invocation.ts).
+      regex: '^(node:)?async_hooks$',
+      message: across(
+        'functions/ is what Lambda runs',
+        'no AsyncLocalStorage (node:async_hooks): pass what a call needs, as the deadline is passed',
+      ),
+    },
   ],
   lib: [
     {

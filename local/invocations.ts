@@ -3,7 +3,9 @@
  * (one execution environment, concurrent invocations). Like that runtime, the local runtime
  * gives each request and each job run its own invocation context, so the libraries that scope
  * state per invocation keep it apart: Powertools' Logger keeps the keys a request appends
- * (request id, route, path) on that request's lines only.
+ * (request id, route, path) on that request's lines only, and functions/platform/invocation.ts
+ * keeps a request's record there (its DynamoDB usage, the deadline its calls end by), which a job
+ * run started from the request never sees.
  *
  * Powertools finds the context through `globalThis.awslambda.InvokeStore` (the store Lambda's
  * Node.js runtime provides) when AWS_LAMBDA_MAX_CONCURRENCY is set. The AWS SDK creates a
@@ -13,7 +15,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { SQSRecord } from 'aws-lambda';
-import { withoutDeadline } from '../functions/platform/deadline.js';
 
 type InvocationContext = Record<PropertyKey, unknown>;
 
@@ -71,12 +72,12 @@ export function startInvocations(): void {
  * `abandoned` aborts when the invocation is given up (it ran past its function timeout).
  */
 export function asInvocation<T>(fn: () => T, requestId: string = randomUUID(), abandoned?: AbortSignal): T {
-  // Nothing of the flow it was started from: a job run from a request's timer (a stream check) is
-  // not that request, and has not its deadline. (Nor its Idempotency-Key: that reaches a
-  // business transaction only as the `keyed` argument its handler passes, never through the flow.)
-  const own = () => withoutDeadline(fn);
-  if (!store) return own();
-  return store.run({ [REQUEST_ID]: requestId, [ABANDONED]: abandoned }, own);
+  // A context of its own, nothing of the flow it was started from: a job run from a request's timer
+  // (a stream check) is not that request, so it finds neither its invocation record (usage, the
+  // calls' deadline: functions/platform/invocation.ts) nor its request id. Its deadline and
+  // Idempotency-Key reach a write only as arguments (`deadline`, `keyed`), never through the flow.
+  if (!store) return fn();
+  return store.run({ [REQUEST_ID]: requestId, [ABANDONED]: abandoned }, fn);
 }
 
 /**

@@ -10,6 +10,7 @@ import { PREVIEW_MAX_CHARS, cut } from '../model.js';
 import type { Message } from '../model.js';
 import { EVENTS } from '../model/events.js';
 import type { NewPersistedEvent } from '../model/events.js';
+import type { Deadline } from '../platform/deadline.js';
 import { retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
 import * as Chats from '../store/chats-repo.js';
@@ -93,6 +94,7 @@ export async function commitTouchingChat(
   activity: ChatActivity,
   items: TransactWrite[],
   eventItems: TransactWrite[],
+  deadline: Deadline,
 ): Promise<ChatActivity> {
   let current = activity;
   /** The chat as the last failed condition found it: the next attempt adjusts to it. */
@@ -104,7 +106,7 @@ export async function commitTouchingChat(
       moved = old as ChatRecord | undefined;
       return old ? new ChatMovedOn() : chatNotFound(chatId);
     });
-    await transact([...items, touch, ...eventItems]);
+    await transact([...items, touch, ...eventItems], deadline);
     return current;
   });
 }

@@ -4,6 +4,7 @@
  * transaction; tag counts beyond what it holds are applied right after (core/tags.ts).
  */
 import { FieldRuleError } from '../errors.js';
+import type { Deadline } from '../platform/deadline.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import type { ChatRecord } from '../store/chats-repo.js';
@@ -55,6 +56,7 @@ function defaultModelFor(config: InstanceConfig, agentIds: readonly string[]): s
 export async function create(
   config: InstanceConfig,
   input: NewChat,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<Chat> {
@@ -151,10 +153,12 @@ export async function create(
     deps.newId(),
     now,
   );
-  await withEvents(events, now, (eventItems) => transact([...items, ...completion, ...catalog.items, ...eventItems]));
-  await Tags.applyParts(catalog.parts);
+  await withEvents(events, now, (eventItems) =>
+    transact([...items, ...completion, ...catalog.items, ...eventItems], deadline),
+  );
+  await Tags.applyParts(catalog.parts, deadline);
   // A first message is a user message, hence a dispatch input (§4.4.1).
-  if (first) await inputAdded(config, chatId);
+  if (first) await inputAdded(config, chatId, deadline);
   return result;
 }
 
@@ -163,8 +167,13 @@ export async function create(
  * crash between the commit and the signal would have skipped it; a second signal finds nothing
  * left to seal. Never throws.
  */
-export async function redoAfterCreate(config: InstanceConfig, created: Chat, input: NewChat): Promise<void> {
-  if (firstMessageText(input) !== '') await inputAdded(config, created.id);
+export async function redoAfterCreate(
+  config: InstanceConfig,
+  created: Chat,
+  input: NewChat,
+  deadline: Deadline,
+): Promise<void> {
+  if (firstMessageText(input) !== '') await inputAdded(config, created.id, deadline);
 }
 
 /** A new chat's first message as stored: trimmed; empty means none. */

@@ -8,6 +8,7 @@
  */
 import { BusyError } from '../errors.js';
 import { timeForWrite } from '../platform/deadline.js';
+import type { Deadline } from '../platform/deadline.js';
 import { isId } from '../platform/ids.js';
 import { backoff, retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
@@ -168,18 +169,20 @@ interface Written {
  * changed the inputs (a new message, a mark-read under a PATCH's recompute, another tag
  * replacement) fails the condition, and the whole step is redone on fresh data, so no update is
  * lost. From the third attempt on the writer first waits for the chat's write turn. Should the
- * chat stay that contended for REWRITE_BUDGET_MS, the rewrite gives up with 429 and Retry-After
- * (BusyError), having changed nothing. Catalog parts of the attempt that committed are applied last.
+ * chat stay that contended for REWRITE_BUDGET_MS (or past the time for writes before `deadline`),
+ * the rewrite gives up with 429 and Retry-After (BusyError), having changed nothing. Catalog parts
+ * of the attempt that committed are applied last.
  */
 export async function rewrite(
   chatId: string,
   deps: Deps,
   keyed: KeyedReply | undefined,
+  deadline: Deadline,
   change: (chat: ChatRecord, now: string) => ChatChange,
 ): Promise<ChatRecord> {
   if (!isId(chatId)) throw chatNotFound(chatId);
   const started = Date.now();
-  const inBudget = () => Date.now() - started < REWRITE_BUDGET_MS && timeForWrite();
+  const inBudget = () => Date.now() - started < REWRITE_BUDGET_MS && timeForWrite(deadline);
   const turn = writeTurn(chatId, deps.newId(), inBudget);
   // The event numbers are taken once and reused by every attempt (a retry leaves no hole).
   const written = await withEventNumbers((take) =>
@@ -187,11 +190,11 @@ export async function rewrite(
       // Writers that keep losing (tag replacements racing each other) take turns.
       if (attempt > ATTEMPTS_BEFORE_TURN) await turn.take();
       if (!inBudget()) throw new BusyError();
-      return attemptRewrite(chatId, deps, keyed, change, take);
+      return attemptRewrite(chatId, deps, keyed, deadline, change, take);
     }),
   ).finally(() => turn.giveBack());
   // staleAttempts ends only on an attempt that committed (or an error).
-  await Tags.applyParts(written!.parts);
+  await Tags.applyParts(written!.parts, deadline);
   return written!.chat;
 }
 
@@ -204,6 +207,7 @@ async function attemptRewrite(
   chatId: string,
   deps: Deps,
   keyed: KeyedReply | undefined,
+  deadline: Deadline,
   change: (chat: ChatRecord, now: string) => ChatChange,
   take: (count: number) => Promise<EventReservation>,
 ): Promise<Written | undefined> {
@@ -222,9 +226,11 @@ async function attemptRewrite(
   });
   // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
   const completion = completionInTransaction(keyed, Chats.toChat(next));
-  await transact([write, ...extra, ...completion, ...reservation.items(events, now)]).catch((error: unknown) => {
-    if (!stale) throw error;
-  });
+  await transact([write, ...extra, ...completion, ...reservation.items(events, now)], deadline).catch(
+    (error: unknown) => {
+      if (!stale) throw error;
+    },
+  );
   return stale ? undefined : { chat: next, parts };
 }
 

@@ -4,6 +4,8 @@
  * full recompute (chat-recompute.ts); archiving touches no derived field and writes blind.
  */
 import { ValidationError } from '../errors.js';
+import type { Deadline } from '../platform/deadline.js';
+import { NO_DEADLINE } from '../platform/deadline.js';
 import { isId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { RewriteField } from '../store/chat-recompute-repo.js';
@@ -39,6 +41,7 @@ export async function update(
   config: InstanceConfig,
   chatId: string,
   input: ChatUpdate,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<Chat> {
@@ -56,7 +59,7 @@ export async function update(
   if (pinned !== undefined) sets.push('pinned');
   if (modelId !== undefined) sets.push('model_id');
   if (notificationsMuted !== undefined) sets.push('notifications_muted');
-  const chat = await rewrite(chatId, deps, keyed, (next, now) => {
+  const chat = await rewrite(chatId, deps, keyed, deadline, (next, now) => {
     const events: NewPersistedEvent[] = [EVENTS.chatUpdated.of({ chatId: next.id })];
     let catalog: { items: TransactItem[]; parts: CatalogPart[] } = { items: [], parts: [] };
     if (newTitle !== undefined) {
@@ -91,7 +94,8 @@ class TitleNotDefault extends Error {}
  * while the chat's title_source is `default`. The rewrite checks it on the chat it read and
  * conditions its write on it, so a title set in between fails the condition, and the re-read
  * sees it and gives up: a manual title is never overwritten, and the event numbers taken are
- * voided. Answers the renamed chat, or undefined.
+ * voided. Answers the renamed chat, or undefined. Auto-rename is a job (it follows the table's
+ * stream): no deadline.
  */
 export async function applyAutoTitle(
   config: InstanceConfig,
@@ -101,7 +105,7 @@ export async function applyAutoTitle(
 ): Promise<Chat | undefined> {
   const newTitle = checkTitle(title, config);
   try {
-    const chat = await rewrite(chatId, deps, undefined, (next) => {
+    const chat = await rewrite(chatId, deps, undefined, NO_DEADLINE, (next) => {
       if (next.title_source !== 'default') throw new TitleNotDefault();
       next.title = newTitle;
       next.title_source = 'auto';
@@ -122,6 +126,7 @@ export async function applyAutoTitle(
 export async function setArchived(
   chatId: string,
   archived: boolean,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<void> {
@@ -129,25 +134,38 @@ export async function setArchived(
   const now = deps.clock().toISOString();
   const event = (archived ? EVENTS.chatArchived : EVENTS.chatUnarchived).of({ chatId });
   await withEvents([event], now, (items) =>
-    transact([
-      guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)),
-      ...completionInTransaction(keyed, undefined),
-      ...items,
-    ]),
+    transact(
+      [
+        guarded(Chats.setArchived(chatId, archived, now), () => chatNotFound(chatId)),
+        ...completionInTransaction(keyed, undefined),
+        ...items,
+      ],
+      deadline,
+    ),
   );
 }
 
 /** mark-read (§3.4): last_read_at = now, then the full recompute. */
-export async function markRead(chatId: string, keyed?: KeyedReply, deps: Deps = defaultDeps): Promise<void> {
-  await rewrite(chatId, deps, keyed, (next, now) => {
+export async function markRead(
+  chatId: string,
+  deadline: Deadline,
+  keyed?: KeyedReply,
+  deps: Deps = defaultDeps,
+): Promise<void> {
+  await rewrite(chatId, deps, keyed, deadline, (next, now) => {
     next.last_read_at = now;
     return { events: [EVENTS.chatRead.of({ chatId })], sets: ['last_read_at'] };
   });
 }
 
 /** mark-unread (§3.4): last_read_at = null, recompute, then unread_count forced to 1. */
-export async function markUnread(chatId: string, keyed?: KeyedReply, deps: Deps = defaultDeps): Promise<void> {
-  await rewrite(chatId, deps, keyed, (next) => {
+export async function markUnread(
+  chatId: string,
+  deadline: Deadline,
+  keyed?: KeyedReply,
+  deps: Deps = defaultDeps,
+): Promise<void> {
+  await rewrite(chatId, deps, keyed, deadline, (next) => {
     next.last_read_at = null;
     return {
       events: [EVENTS.chatUnread.of({ chatId })],

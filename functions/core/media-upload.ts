@@ -6,6 +6,7 @@
  * The only module that loads the image library (platform/images.ts).
  */
 import { FieldRuleError, NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.js';
+import type { Deadline } from '../platform/deadline.js';
 import { env } from '../platform/env.js';
 import { isId } from '../platform/ids.js';
 import { makeThumbnail, NotAnImageError } from '../platform/images.js';
@@ -167,7 +168,8 @@ async function storeAndCommit(
   media: MediaRecord,
   thumbnail: Buffer | undefined,
   storeOriginal: () => Promise<void>,
-  extra: TransactWrite[] = [],
+  extra: TransactWrite[],
+  deadline: Deadline,
 ): Promise<void> {
   const stored: string[] = [];
   try {
@@ -187,7 +189,7 @@ async function storeAndCommit(
       kind: media.kind,
     });
     await withEvents([event], media.created_at, (eventItems) =>
-      transact([...Store.putMediaWrites(media), ...extra, ...eventItems]),
+      transact([...Store.putMediaWrites(media), ...extra, ...eventItems], deadline),
     );
   } catch (error) {
     await Storage.deleteObjects(stored).catch((cleanup: unknown) =>
@@ -202,6 +204,7 @@ export async function upload(
   config: InstanceConfig,
   chatId: string,
   input: Upload,
+  deadline: Deadline,
   deps: Deps = defaultDeps,
 ): Promise<Media> {
   const { kind, contentType } = checkDeclared(config, input, input.bytes.length, maxUploadBytes(config));
@@ -221,6 +224,7 @@ export async function upload(
     thumbnail,
     () => Storage.putObject(media.storage_path, input.bytes, originalHeaders(media)),
     linkWrites(target, media),
+    deadline,
   );
   return media;
 }
@@ -305,6 +309,7 @@ export async function finalize(
   config: InstanceConfig,
   chatId: string,
   uploadId: string,
+  deadline: Deadline,
   deps: Deps = defaultDeps,
 ): Promise<Media> {
   const session = isId(uploadId) ? await Store.getUploadSession(uploadId) : undefined;
@@ -364,6 +369,7 @@ export async function finalize(
       thumbnail,
       () => Storage.copyObject(session.pending_key, media.storage_path, originalHeaders(media)),
       [guarded(Store.finishUploadSession(uploadId, media.id), () => new SessionTaken()), ...linkWrites(target, media)],
+      deadline,
     );
   } catch (error) {
     // Finalized meanwhile by a concurrent request: that one's media is the answer.

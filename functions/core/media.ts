@@ -5,6 +5,7 @@
  * module that loads the image library (so no other function bundles it).
  */
 import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type { Deadline } from '../platform/deadline.js';
 import { isId } from '../platform/ids.js';
 import { logger } from '../platform/logger.js';
 import * as Storage from '../platform/media-storage.js';
@@ -127,12 +128,12 @@ export async function get(mediaId: string): Promise<Media> {
 }
 
 /** DELETE /media/{mediaId}: the record as it was; its objects are removed best-effort. */
-export async function remove(mediaId: string): Promise<Media> {
+export async function remove(mediaId: string, deadline: Deadline): Promise<Media> {
   const media = await get(mediaId);
   const attached = () => new ConflictError('Cannot delete media that is attached to a message.', { mediaId });
   if (media.message_id) throw attached();
   try {
-    await Store.deleteMedia(media);
+    await Store.deleteMedia(media, deadline);
   } catch (error) {
     if (error instanceof Store.MediaAttached) {
       // Linked meanwhile, or deleted by a concurrent request.

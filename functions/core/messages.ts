@@ -8,6 +8,7 @@
  * links); list is one strongly consistent Query of the chat's partition.
  */
 import { FieldRuleError, SchemaValidationError } from '../errors.js';
+import type { Deadline } from '../platform/deadline.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
@@ -150,6 +151,7 @@ export async function create(
   config: InstanceConfig,
   chatId: string,
   input: NewMessage,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<Message> {
@@ -183,7 +185,7 @@ export async function create(
     }
     try {
       const checked = { role, senderId, streaming, content, refs, trace: input.trace };
-      return await createIn(config, chat, checked, keyed, deps);
+      return await createIn(config, chat, checked, keyed, deadline, deps);
     } catch (error) {
       if (error instanceof StaleChat) found = error.chat;
       throw error;
@@ -216,6 +218,7 @@ async function createIn(
   chat: ChatFacts,
   { role, senderId, streaming, content, refs, trace: givenTrace }: CheckedMessage,
   keyed: KeyedReply | undefined,
+  deadline: Deadline,
   deps: Deps,
 ): Promise<Message> {
   const chatId = chat.id;
@@ -294,13 +297,13 @@ async function createIn(
   // The stream's check goes out beside the commit when it cannot arrive before it (never throws).
   const early = timer && mayStartBesideCommit(timer) ? startStreamTimer(timer) : undefined;
   const committed = await withEvents(events, now, (eventItems) =>
-    commitTouchingChat(chatId, { ...activity, modelId: chat.model_id }, items, eventItems),
+    commitTouchingChat(chatId, { ...activity, modelId: chat.model_id }, items, eventItems, deadline),
   );
   rememberChatFacts({ ...chat, pinned: committed.pinned });
   if (early) await early;
   else if (timer) await startStreamTimer(timer);
   // A user message is a dispatch input (§4.4.1): seal it or schedule the sealing.
-  if (role === 'user') await inputAdded(config, chatId);
+  if (role === 'user') await inputAdded(config, chatId, deadline);
   return result;
 }
 
@@ -310,9 +313,14 @@ async function createIn(
  * execution is named for its message (a second start finds it), and a second dispatch signal
  * finds nothing left to seal. Neither throws.
  */
-export async function redoAfterCreate(config: InstanceConfig, chatId: string, created: Message): Promise<void> {
+export async function redoAfterCreate(
+  config: InstanceConfig,
+  chatId: string,
+  created: Message,
+  deadline: Deadline,
+): Promise<void> {
   if (created.stream_state === 'streaming') await startStreamTimer(streamTimerOf(config, created.id));
-  if (created.role === 'user') await inputAdded(config, chatId);
+  if (created.role === 'user') await inputAdded(config, chatId, deadline);
 }
 
 /** A new stream's timer: checked once the configured idle timeout has passed (§4.2). */

@@ -10,6 +10,7 @@
  * notifier (ARCHITECTURE.md, web push), so a push never goes out for a request that did not commit.
  */
 import { FieldRuleError, NotFoundError, ValidationError } from '../errors.js';
+import type { Deadline } from '../platform/deadline.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
@@ -61,6 +62,7 @@ function checkTrace(trace: unknown): Record<string, unknown> {
 export async function create(
   chatId: string,
   input: NewRequest,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<RequestRecord> {
@@ -93,13 +95,16 @@ export async function create(
   const puts = Store.putRequest(request);
   await withEvents([EVENTS.requestCreated.of({ chatId, requestId: request.id, type, title })], now, (eventItems) =>
     // The chat's update is conditioned on the chat existing.
-    transact([
-      ...puts,
-      guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)),
-      // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
-      ...completionInTransaction(keyed, request),
-      ...eventItems,
-    ]),
+    transact(
+      [
+        ...puts,
+        guarded(Chats.adjustPending(chatId, 1, now), () => chatNotFound(chatId)),
+        // With an Idempotency-Key, the reply is stored in the same transaction (issue 17 finding 6).
+        ...completionInTransaction(keyed, request),
+        ...eventItems,
+      ],
+      deadline,
+    ),
   );
   return request;
 }
@@ -133,7 +138,7 @@ export interface RequestUpdate {
  * PATCH /requests/{requestId} (§5.5.3): any status, no event, no chat change. Answers the
  * request as stored after the write, so a resolve or cancel that landed in between shows.
  */
-export async function update(requestId: string, input: RequestUpdate): Promise<RequestRecord> {
+export async function update(requestId: string, input: RequestUpdate, deadline: Deadline): Promise<RequestRecord> {
   const { title, body, config, trace } = input;
   if ([title, body, config, trace].every((v) => v === undefined)) {
     throw new ValidationError('At least one updatable field is required.');
@@ -144,7 +149,7 @@ export async function update(requestId: string, input: RequestUpdate): Promise<R
   if (body !== undefined) changes.body = checkBody(body);
   if (trace !== undefined) changes.trace = checkTrace(trace);
   if (config !== undefined) changes.config = normalizeConfig(request.type, config) as Record<string, unknown>;
-  const updated = await Store.updateRequest(loc, changes);
+  const updated = await Store.updateRequest(loc, changes, deadline);
   if (!updated) throw requestNotFound(requestId);
   return updated;
 }
@@ -154,6 +159,7 @@ export async function resolve(
   config: InstanceConfig,
   requestId: string,
   input: Record<string, unknown>,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<RequestRecord> {
@@ -185,37 +191,40 @@ export async function resolve(
     trace: request.trace,
   });
   await withEvents([event], now, (eventItems) =>
-    transact([
-      guarded(
-        Store.endRequest(loc, {
-          status: 'resolved',
-          resolvedAt: now,
-          resolvedBy,
-          payload: payload as Record<string, unknown>,
+    transact(
+      [
+        guarded(
+          Store.endRequest(loc, {
+            status: 'resolved',
+            resolvedAt: now,
+            resolvedBy,
+            payload: payload as Record<string, unknown>,
+          }),
+          (old) => lostRace('resolved', requestId, old),
+        ),
+        Chats.adjustPending(loc.chatId, -1, now),
+        ...dispatchInputWrites({
+          id: deps.newId(),
+          chat_id: loc.chatId,
+          source_kind: 'request_resolved',
+          source_id: requestId,
+          sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
+          content: resolutionLine(request.type, request.title, payload),
+          media_ids: [],
+          request_type: request.type,
+          request_title: request.title,
+          resolution_payload: payload as Record<string, unknown>,
+          state: 'pending',
+          created_at: now,
         }),
-        (old) => lostRace('resolved', requestId, old),
-      ),
-      Chats.adjustPending(loc.chatId, -1, now),
-      ...dispatchInputWrites({
-        id: deps.newId(),
-        chat_id: loc.chatId,
-        source_kind: 'request_resolved',
-        source_id: requestId,
-        sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
-        content: resolutionLine(request.type, request.title, payload),
-        media_ids: [],
-        request_type: request.type,
-        request_title: request.title,
-        resolution_payload: payload as Record<string, unknown>,
-        state: 'pending',
-        created_at: now,
-      }),
-      ...completionInTransaction(keyed, resolved),
-      ...eventItems,
-    ]),
+        ...completionInTransaction(keyed, resolved),
+        ...eventItems,
+      ],
+      deadline,
+    ),
   );
   // A resolution is a dispatch input (§4.4.1).
-  await inputAdded(config, loc.chatId);
+  await inputAdded(config, loc.chatId, deadline);
   return resolved;
 }
 
@@ -224,12 +233,21 @@ export async function resolve(
  * between the commit and the signal would have skipped it; a second signal finds nothing left
  * to seal. Never throws.
  */
-export async function redoAfterResolve(config: InstanceConfig, resolved: RequestRecord): Promise<void> {
-  await inputAdded(config, resolved.chat_id);
+export async function redoAfterResolve(
+  config: InstanceConfig,
+  resolved: RequestRecord,
+  deadline: Deadline,
+): Promise<void> {
+  await inputAdded(config, resolved.chat_id, deadline);
 }
 
 /** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */
-export async function cancel(requestId: string, keyed?: KeyedReply, deps: Deps = defaultDeps): Promise<RequestRecord> {
+export async function cancel(
+  requestId: string,
+  deadline: Deadline,
+  keyed?: KeyedReply,
+  deps: Deps = defaultDeps,
+): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
   const now = deps.clock().toISOString();
@@ -243,15 +261,18 @@ export async function cancel(requestId: string, keyed?: KeyedReply, deps: Deps =
     trace: request.trace,
   });
   await withEvents([event], now, (eventItems) =>
-    transact([
-      guarded(
-        Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }),
-        (old) => lostRace('cancelled', requestId, old),
-      ),
-      Chats.adjustPending(loc.chatId, -1, now),
-      ...completionInTransaction(keyed, cancelled),
-      ...eventItems,
-    ]),
+    transact(
+      [
+        guarded(
+          Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }),
+          (old) => lostRace('cancelled', requestId, old),
+        ),
+        Chats.adjustPending(loc.chatId, -1, now),
+        ...completionInTransaction(keyed, cancelled),
+        ...eventItems,
+      ],
+      deadline,
+    ),
   );
   return cancelled;
 }

@@ -13,6 +13,8 @@
  * - complete / cancel / timeout: the assembled text is written into the message item once.
  */
 import { ConflictError, NotFoundError } from '../errors.js';
+import type { Deadline } from '../platform/deadline.js';
+import { NO_DEADLINE } from '../platform/deadline.js';
 import { isId } from '../platform/ids.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
@@ -90,7 +92,8 @@ export async function appendChunk(
   config: InstanceConfig,
   messageId: string,
   deltaText: string,
-  chatId?: string,
+  chatId: string | undefined,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<Message> {
@@ -98,7 +101,7 @@ export async function appendChunk(
   const now = deps.clock();
   const nowIso = now.toISOString();
   const bytes = Buffer.byteLength(deltaText, 'utf8');
-  const reserved = await retryConflicts(() =>
+  const reserved = await retryConflicts(deadline, () =>
     Store.reserveChunk(loc, {
       now: nowIso,
       idleCutoff: new Date(now.getTime() - idleLimitMs(config)).toISOString(),
@@ -110,7 +113,7 @@ export async function appendChunk(
     const current = reserved.message;
     if (!current) throw messageNotFound(messageId);
     if (current.stream_state !== 'streaming') throw notStreaming(messageId, current.stream_state);
-    if (isOverdue(current, config, now.getTime())) throw await expiredConflict(config, loc, messageId, deps);
+    if (isOverdue(current, config, now.getTime())) throw await expiredConflict(config, loc, messageId, deadline, deps);
     throw tooLong('deltaText');
   }
   const { seq, message } = reserved;
@@ -124,7 +127,7 @@ export async function appendChunk(
     : undefined;
   const [written, evented] = await Promise.allSettled([
     keyedReply
-      ? Store.putChunkWith(messageId, seq, deltaText, nowIso, completionInTransaction(keyed, keyedReply))
+      ? Store.putChunkWith(messageId, seq, deltaText, nowIso, completionInTransaction(keyed, keyedReply), deadline)
       : Store.putChunk(messageId, seq, deltaText, nowIso),
     putEphemeralEvent(EVENTS.messageStreamingChunk.of({ chatId: loc.chatId, messageId, deltaText }), nowIso),
   ]);
@@ -163,9 +166,10 @@ async function expiredConflict(
   config: InstanceConfig,
   loc: MessageLocation,
   messageId: string,
+  deadline: Deadline,
   deps: Deps,
 ): Promise<ConflictError> {
-  const outcome = await finish(config, loc, messageId, { kind: 'expire' }, deps);
+  const outcome = await finish(config, loc, messageId, { kind: 'expire', deadline }, deps);
   return notStreaming(messageId, outcome.message?.stream_state ?? 'cancelled');
 }
 
@@ -174,13 +178,14 @@ export async function complete(
   config: InstanceConfig,
   messageId: string,
   finalText: string | undefined,
-  chatId?: string,
+  chatId: string | undefined,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<Message> {
   if (finalText !== undefined && Buffer.byteLength(finalText, 'utf8') > MAX_CONTENT_BYTES) throw tooLong('finalText');
   const loc = await find(messageId, chatId);
-  const outcome = await finish(config, loc, messageId, { kind: 'complete', finalText, keyed }, deps);
+  const outcome = await finish(config, loc, messageId, { kind: 'complete', finalText, keyed, deadline }, deps);
   return outcome.message!;
 }
 
@@ -188,12 +193,13 @@ export async function complete(
 export async function cancel(
   config: InstanceConfig,
   messageId: string,
-  chatId?: string,
+  chatId: string | undefined,
+  deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<Message> {
   const loc = await find(messageId, chatId);
-  const outcome = await finish(config, loc, messageId, { kind: 'cancel', keyed }, deps);
+  const outcome = await finish(config, loc, messageId, { kind: 'cancel', keyed, deadline }, deps);
   return outcome.message!;
 }
 
@@ -201,6 +207,7 @@ export async function cancel(
 export async function cancelAllStreaming(
   config: InstanceConfig,
   chatId: string,
+  deadline: Deadline,
   deps: Deps = defaultDeps,
 ): Promise<{ cancelledMessageIds: string[] }> {
   await existingChat(chatId);
@@ -208,7 +215,7 @@ export async function cancelAllStreaming(
   for (const messageId of await Queries.openStreams(chatId)) {
     try {
       const loc = await find(messageId);
-      const outcome = await finish(config, loc, messageId, { kind: 'cancel', includeOverdue: true }, deps);
+      const outcome = await finish(config, loc, messageId, { kind: 'cancel', includeOverdue: true, deadline }, deps);
       if (outcome.finished) cancelled.push(messageId);
     } catch (error) {
       // Finished by someone else meanwhile: not ours to report.
@@ -234,7 +241,8 @@ export async function expireIfIdle(
   const loc = isId(messageId) ? await Store.locate(messageId) : undefined;
   if (!loc) return { done: true, waitMs: 0 };
   try {
-    const outcome = await finish(config, loc, messageId, { kind: 'expire' }, deps);
+    // The stream-timeout task is a job: no deadline.
+    const outcome = await finish(config, loc, messageId, { kind: 'expire', deadline: NO_DEADLINE }, deps);
     return outcome.waitMs === undefined ? { done: true, waitMs: 0 } : { done: false, waitMs: outcome.waitMs };
   } catch (error) {
     if (error instanceof ConflictError) return { done: true, waitMs: 0 };
@@ -242,11 +250,15 @@ export async function expireIfIdle(
   }
 }
 
-/** How a stream ends; a request's (complete, cancel) may store its reply with it (`keyed`). */
-type Finish =
+/**
+ * How a stream ends; a request's (complete, cancel) may store its reply with it (`keyed`). Its
+ * writes plan with `deadline` (NO_DEADLINE for the stream-timeout task).
+ */
+type Finish = (
   | { kind: 'complete'; finalText: string | undefined; keyed?: KeyedReply | undefined }
   | { kind: 'cancel'; includeOverdue?: boolean; keyed?: KeyedReply | undefined }
-  | { kind: 'expire' };
+  | { kind: 'expire' }
+) & { deadline: Deadline };
 
 interface FinishOutcome {
   message?: Message;
@@ -303,9 +315,9 @@ async function finishAttempts(
     if (how.kind === 'expire' && !overdue) {
       return { finished: false, waitMs: Date.parse(message.updated_at) + idleLimitMs(config) - now.getTime() + 1 };
     }
-    if (overdue && how.kind === 'complete') throw await expiredConflict(config, loc, messageId, deps);
+    if (overdue && how.kind === 'complete') throw await expiredConflict(config, loc, messageId, how.deadline, deps);
     if (overdue && how.kind === 'cancel' && !how.includeOverdue)
-      throw await expiredConflict(config, loc, messageId, deps);
+      throw await expiredConflict(config, loc, messageId, how.deadline, deps);
 
     const count = message.chunk_count ?? 0;
     const assembled = await retry(IN_FLIGHT_CHUNKS, () => StreamText.assemble(messageId, count));
@@ -360,13 +372,16 @@ async function finishAttempts(
     const [numbers, chat] = await Promise.all([eventNumber(), cancelled ? undefined : chatFacts(loc.chatId)]);
     const eventItems = numbers.items([event], nowIso);
     if (cancelled) {
-      await transact([
-        ...finishing,
-        ...voidItems,
-        ...completion,
-        guarded(Chats.closeStream(loc.chatId, loc.sk, nowIso), () => chatNotFound(loc.chatId)),
-        ...eventItems,
-      ]);
+      await transact(
+        [
+          ...finishing,
+          ...voidItems,
+          ...completion,
+          guarded(Chats.closeStream(loc.chatId, loc.sk, nowIso), () => chatNotFound(loc.chatId)),
+          ...eventItems,
+        ],
+        how.deadline,
+      );
     } else {
       const preview = previewOf({ content_final: contentFinal, content_partial: null });
       if (!chat) throw chatNotFound(loc.chatId);
@@ -381,6 +396,7 @@ async function finishAttempts(
         },
         [...finishing, ...voidItems, ...completion],
         eventItems,
+        how.deadline,
       );
       rememberChatFacts({ ...chat, pinned: committed.pinned });
     }

@@ -3,6 +3,8 @@
  * chat write with more tag changes than its transaction holds leaves to apply once it has
  * committed (store/tags-repo.ts).
  */
+import type { Deadline } from '../platform/deadline.js';
+import { NO_DEADLINE } from '../platform/deadline.js';
 import { logger } from '../platform/logger.js';
 import { retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
@@ -45,10 +47,10 @@ const APPLY_IN_REQUEST: RetryPolicy = {
  * tags). Never throws: the write is done, and a part that still fails stays for the sweeper,
  * so the catalog lags by that part for about a minute, and is never wrong for good.
  */
-export async function applyParts(parts: readonly CatalogPart[]): Promise<void> {
+export async function applyParts(parts: readonly CatalogPart[], deadline: Deadline): Promise<void> {
   await Promise.all(
     parts.map((part) =>
-      retry(APPLY_IN_REQUEST, () => applyPart(part)).catch((error: unknown) => {
+      retry(APPLY_IN_REQUEST, () => applyPart(part, deadline)).catch((error: unknown) => {
         logger.warn('tag catalog part left to the sweeper', { part: part.key, error });
       }),
     ),
@@ -61,16 +63,16 @@ export const SWEEP_AFTER_MS = 30_000;
 const SWEEP_BATCH = 100;
 
 /**
- * The sweeper's work: applies parts older than `afterMs` that their request left behind (it
- * crashed, or its applies kept failing). Safe beside any other applier: each part counts once.
- * Cost when idle: one Query.
+ * The sweeper's work (a job: no deadline): applies parts older than `afterMs` that their request
+ * left behind (it crashed, or its applies kept failing). Safe beside any other applier: each part
+ * counts once. Cost when idle: one Query.
  */
 export async function sweepCatalogParts(afterMs = SWEEP_AFTER_MS, now = Date.now()): Promise<number> {
   let applied = 0;
   for (const key of await pendingParts(new Date(now - afterMs).toISOString(), SWEEP_BATCH)) {
     try {
       const part = await readPart(key);
-      if (part && (await applyPart(part))) applied++;
+      if (part && (await applyPart(part, NO_DEADLINE))) applied++;
     } catch (error) {
       // The next run tries it again.
       logger.warn('tag sweep could not apply a catalog part', { part: key, error });

@@ -18,8 +18,9 @@ import { authClassOf, routes } from '../../lib/routes.js';
 import type { AuthClass, HttpMethod, RouteSpec } from '../../lib/routes.js';
 import { clientGoneSignal } from '../platform/client-gone.js';
 import { logger } from '../platform/logger.js';
-import { startDeadline } from '../platform/deadline.js';
-import { startUsage } from '../platform/usage.js';
+import { NO_DEADLINE, deadlineIn } from '../platform/deadline.js';
+import type { Deadline } from '../platform/deadline.js';
+import { startInvocation } from '../platform/invocation.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
 import { authenticate } from './auth.js';
@@ -58,6 +59,12 @@ export interface HttpInput<S extends InputSchemas> {
    * reply after the handler.
    */
   keyed: KeyedReply | undefined;
+  /**
+   * When the function ends (the context's getRemainingTimeInMillis as the invocation started;
+   * NO_DEADLINE for the event stream, which ends itself): the handler passes it to its service
+   * beside `keyed`, and the service to the writes that plan with it (platform/deadline.ts).
+   */
+  deadline: Deadline;
 }
 
 export interface Reply {
@@ -157,6 +164,8 @@ export interface ReplayedInput<S extends InputSchemas> {
   body: BodyOut<S>;
   config: InstanceConfig;
   reply: unknown;
+  /** The replaying request's deadline: what is redone plans its writes with it. */
+  deadline: Deadline;
 }
 
 export function http<S extends InputSchemas>(
@@ -197,11 +206,13 @@ export function http<S extends InputSchemas>(
   ];
   const pipeline = middy<HttpEvent, HttpResult>({
     timeoutEarlyInMillis: 0,
-    // Synchronously before the chain, so every DynamoDB call of the request is counted and its
-    // writes know when the function ends (the event stream, which ends itself, keeps no deadline).
-    requestStart: (request: { context?: Partial<Context> }) => {
-      startUsage();
-      startDeadline(options.streaming ? undefined : request.context?.getRemainingTimeInMillis?.());
+    // Before the chain: the request's deadline (the event stream, which ends itself, has none),
+    // handed to the handler as `deadline`, and the invocation's record, so that every SDK call of
+    // the request is counted and waited for only until then (platform/invocation.ts).
+    requestStart: (request: { event: unknown; context?: Partial<Context> }) => {
+      const deadline = options.streaming ? NO_DEADLINE : deadlineIn(request.context?.getRemainingTimeInMillis?.());
+      stateOf({ event: request.event as HttpEvent }).deadline = deadline;
+      startInvocation(deadline);
     },
     ...(options.streaming ? { executionMode: executionModeStreamifyResponse } : {}),
   })
@@ -217,6 +228,7 @@ export function http<S extends InputSchemas>(
             body: body as BodyOut<S>,
             config: state.config,
             reply: replayed ? JSON.parse(replayed) : undefined,
+            deadline: state.deadline,
           });
         }
         return state.replay;
@@ -241,6 +253,7 @@ export function http<S extends InputSchemas>(
         requestId: state.requestId,
         clientGone: clientGoneSignal(context),
         keyed,
+        deadline: state.deadline,
       });
       if (reply.remember === false) state.forget = true;
       return resultOf(reply);

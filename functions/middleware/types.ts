@@ -1,5 +1,6 @@
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import type { MiddlewareObj, Request } from '@middy/core';
+import type { Deadline } from '../platform/deadline.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { HeldKey } from '../store/idempotency-repo.js';
 
@@ -27,6 +28,8 @@ export interface RequestState {
   /** Requests in the process's chains when this one began, itself included (the same condition). */
   inFlightAtStart?: number;
   config: InstanceConfig;
+  /** When the function ends (middleware/http.ts, as the invocation starts): the handler's `deadline`. */
+  deadline: Deadline;
   /** Validated path, query and body (zod outputs). */
   input: { path: unknown; query: unknown; body: unknown };
   /** The Idempotency-Key this request reserved (idempotency): its handler may store the reply with its effect. */

@@ -7,12 +7,14 @@
  *   later, the request gives up with 429 and Retry-After, having written nothing (store/db.ts);
  * - no DynamoDB call runs into the last CALL_MARGIN_MS: the request answers in them instead of
  *   being cut off.
- * Outside an HTTP invocation (jobs, tests calling services directly) there is no deadline.
  *
- * The slot is entered synchronously when the invocation starts (middy's requestStart, like
- * platform/usage.ts), so it follows the request's async flow and no other.
+ * A Deadline is a value, passed as an argument (issue 35): the HTTP middleware makes it and hands
+ * it to the handler beside `keyed`, the handler to its service, the service to the store calls
+ * that plan with it (store/db.ts `transact`, `retryConflicts`; core/chat-recompute.ts's budget).
+ * Outside an HTTP invocation (jobs, tests calling services directly) there is none: NO_DEADLINE,
+ * said where the call is made. Nothing is inherited through the async flow, so a job started from
+ * inside a request (a stream timer armed by a message create) never has the request's deadline.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
  * Time a transaction needs to be started at all: its own call (DynamoDB Local on a loaded 2-core
@@ -25,27 +27,23 @@ export const COMMIT_RESERVE_MS = 7000;
 /** No DynamoDB call may still be waited for this close to the function's end. */
 export const CALL_MARGIN_MS = 2000;
 
-const slots = new AsyncLocalStorage<{ endsAt: number }>();
-
-/** Opens the invocation's slot: it ends `remainingMs` from now (undefined: no deadline). */
-export function startDeadline(remainingMs: number | undefined): void {
-  slots.enterWith({ endsAt: remainingMs === undefined ? Infinity : Date.now() + remainingMs });
+/** When the invocation's function ends (epoch milliseconds; Infinity: no deadline). */
+export interface Deadline {
+  readonly endsAt: number;
 }
 
-/**
- * Runs `fn` with no deadline: a job the local runtime starts from inside a request's async flow (a
- * stream timer armed by a message create) is its own invocation, as in AWS, not the request's.
- */
-export const withoutDeadline = <T>(fn: () => T): T => slots.run({ endsAt: Infinity }, fn);
+/** No deadline: a job, a test calling a service, the event stream (which ends itself). */
+export const NO_DEADLINE: Deadline = Object.freeze({ endsAt: Infinity });
 
-/** Milliseconds until the function's timeout (Infinity outside an HTTP invocation). */
-export function timeLeftMs(): number {
-  const slot = slots.getStore();
-  return slot ? slot.endsAt - Date.now() : Infinity;
-}
+/** The deadline `remainingMs` from now (undefined: none). */
+export const deadlineIn = (remainingMs: number | undefined): Deadline =>
+  remainingMs === undefined ? NO_DEADLINE : Object.freeze({ endsAt: Date.now() + remainingMs });
+
+/** Milliseconds until the function's timeout (Infinity: no deadline). */
+export const timeLeftMs = (deadline: Deadline): number => deadline.endsAt - Date.now();
 
 /** Whether a write (a transaction, a retry) may still start: COMMIT_RESERVE_MS are left. */
-export const timeForWrite = (): boolean => timeLeftMs() >= COMMIT_RESERVE_MS;
+export const timeForWrite = (deadline: Deadline): boolean => timeLeftMs(deadline) >= COMMIT_RESERVE_MS;
 
 /** How long a DynamoDB call may still be waited for (Infinity: no deadline; <= 0: none). */
-export const callAllowanceMs = (): number => timeLeftMs() - CALL_MARGIN_MS;
+export const callAllowanceMs = (deadline: Deadline): number => timeLeftMs(deadline) - CALL_MARGIN_MS;

@@ -30,8 +30,10 @@ import type {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { BusyError, RateLimitedError } from '../errors.js';
 import { DYNAMODB_BUDGET, clientBudget } from '../platform/aws-clients.js';
-import { callAllowanceMs, timeForWrite } from '../platform/deadline.js';
+import { NO_DEADLINE, callAllowanceMs, timeForWrite } from '../platform/deadline.js';
+import type { Deadline } from '../platform/deadline.js';
 import { env } from '../platform/env.js';
+import { currentInvocation } from '../platform/invocation.js';
 import { backoff, retry } from '../platform/retry.js';
 import type { RetryPolicy } from '../platform/retry.js';
 import { callStarted, recordCall } from '../platform/usage.js';
@@ -84,12 +86,14 @@ export function ddb(): DynamoDBDocumentClient {
     },
     { step: 'initialize', name: 'consumedCapacity' },
   );
-  // Outermost: no call is waited for into the invocation's last seconds (platform/deadline.ts).
-  base.middlewareStack.add((next, context) => (args) => withinDeadline(context.commandName ?? '', () => next(args)), {
-    step: 'initialize',
-    name: 'invocationDeadline',
-    priority: 'high',
-  });
+  // Outermost: no call is waited for into the invocation's last seconds (platform/deadline.ts). A
+  // middleware is handed no argument: it finds the deadline in the invocation's record
+  // (platform/invocation.ts), none outside an HTTP invocation.
+  base.middlewareStack.add(
+    (next, context) => (args) =>
+      withinDeadline(context.commandName ?? '', currentInvocation()?.deadline ?? NO_DEADLINE, () => next(args)),
+    { step: 'initialize', name: 'invocationDeadline', priority: 'high' },
+  );
   client = DynamoDBDocumentClient.from(base, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
@@ -139,8 +143,8 @@ const readOrBusy =
  * then is given up: a read with 429, a write with UncertainWrite. A read whose SDK attempts all
  * timed out answers 429 as well: DynamoDB is overloaded, and nothing was written.
  */
-async function withinDeadline<T>(command: string, call: () => Promise<T>): Promise<T> {
-  const allowance = callAllowanceMs();
+async function withinDeadline<T>(command: string, deadline: Deadline, call: () => Promise<T>): Promise<T> {
+  const allowance = callAllowanceMs(deadline);
   if (allowance === Infinity) return call();
   if (allowance <= 0) throw new BusyError();
   if (READS.has(command)) call = readOrBusy(call);
@@ -257,14 +261,14 @@ export const guarded = (item: TransactItem, onConditionFailed: GuardedItem['onCo
  * Writes all items in one TransactWriteItems (all or nothing). A conflict with another
  * transaction is retried with jittered backoff, and answered 429 (BusyError) if it outlasts the
  * retries; a failed condition is answered by the failing item's own `onConditionFailed` (see
- * `guarded`), or rethrown as DynamoDB's error. No attempt starts once the invocation's time for
- * writes is over (platform/deadline.ts): 429 as well, so the callers' own retry loops (a redo on
- * fresh data) end there too, having written nothing.
+ * `guarded`), or rethrown as DynamoDB's error. No attempt starts once the time for writes before
+ * `deadline` is over (platform/deadline.ts; NO_DEADLINE outside an HTTP invocation): 429 as well,
+ * so the callers' own retry loops (a redo on fresh data) end there too, having written nothing.
  */
-export async function transact(writes: TransactWrite[]): Promise<void> {
+export async function transact(writes: TransactWrite[], deadline: Deadline): Promise<void> {
   const items = writes.map((w) => (isGuarded(w) ? w.item : w));
-  if (!timeForWrite()) throw new BusyError();
-  await retry(TRANSACTION_CONFLICTS, async () => {
+  if (!timeForWrite(deadline)) throw new BusyError();
+  await retry(transactionConflicts(deadline), async () => {
     try {
       await ddb().send(new TransactWriteCommand({ TransactItems: items }));
     } catch (error) {
@@ -298,30 +302,31 @@ const cancelledByConflict = (error: unknown): boolean => {
  * as fit (small beside a function's 15 s); no try starts once the invocation's time for writes is
  * over. Then 429 with Retry-After: nothing was written.
  */
-const TRANSACTION_CONFLICTS: RetryPolicy = {
+const transactionConflicts = (deadline: Deadline): RetryPolicy => ({
   attempts: Infinity,
   budgetMs: 3000,
   backoff: backoff.fullJitter(20, 500),
   retryable: cancelledByConflict,
-  mayRetry: timeForWrite,
+  mayRetry: () => timeForWrite(deadline),
   exhausted: () => new BusyError(),
-};
+});
 
 /**
  * Retries a single-item write (PutItem, UpdateItem, DeleteItem) that met an in-flight
  * transaction on the same item: DynamoDB rejects it with TransactionConflictException, which
- * the SDK does not retry by itself. Past the retries, or past the invocation's time for writes,
- * 429 (BusyError): nothing was written.
+ * the SDK does not retry by itself. Past the retries, or past the time for writes before
+ * `deadline`, 429 (BusyError): nothing was written.
  */
-export const retryConflicts = <T>(fn: () => Promise<T>): Promise<T> => retry(SINGLE_ITEM_CONFLICTS, fn);
+export const retryConflicts = <T>(deadline: Deadline, fn: () => Promise<T>): Promise<T> =>
+  retry(singleItemConflicts(deadline), fn);
 
-const SINGLE_ITEM_CONFLICTS: RetryPolicy = {
+const singleItemConflicts = (deadline: Deadline): RetryPolicy => ({
   attempts: 9,
   backoff: backoff.fullJitter(10),
   retryable: (error) => error instanceof TransactionConflictException,
-  mayRetry: timeForWrite,
+  mayRetry: () => timeForWrite(deadline),
   exhausted: () => new BusyError(),
-};
+});
 
 /** A read DynamoDB kept throttling past its retries: nothing changed, the client may retry (429). */
 export class ThrottledReadError extends RateLimitedError {

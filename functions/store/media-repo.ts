@@ -5,6 +5,7 @@
  * the records themselves for their current `message_id`. Both are written and deleted together.
  */
 import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deadline } from '../platform/deadline.js';
 import { UNPROCESSED_BATCH, ddb, getMany, guarded, putNew, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
@@ -40,22 +41,25 @@ const toRecord = (item: Record<string, unknown>): MediaRecord => pick<Media>(ite
 export class MediaAttached extends Error {}
 
 /** Deletes the record and its chat entry, only while the medium is unattached. */
-export async function deleteMedia(media: MediaRecord): Promise<void> {
-  await transact([
-    guarded(
-      {
-        Delete: {
-          TableName: tableName(),
-          Key: Keys.media(media.id),
-          ConditionExpression:
-            'attribute_exists(pk) AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
-          ExpressionAttributeValues: { ':nullType': 'NULL' },
+export async function deleteMedia(media: MediaRecord, deadline: Deadline): Promise<void> {
+  await transact(
+    [
+      guarded(
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: Keys.media(media.id),
+            ConditionExpression:
+              'attribute_exists(pk) AND (attribute_not_exists(message_id) OR attribute_type(message_id, :nullType))',
+            ExpressionAttributeValues: { ':nullType': 'NULL' },
+          },
         },
-      },
-      () => new MediaAttached(),
-    ),
-    { Delete: { TableName: tableName(), Key: Keys.mediaEntry(media.chat_id, media.created_at, media.id) } },
-  ]);
+        () => new MediaAttached(),
+      ),
+      { Delete: { TableName: tableName(), Key: Keys.mediaEntry(media.chat_id, media.created_at, media.id) } },
+    ],
+    deadline,
+  );
 }
 
 export interface MediaPage {

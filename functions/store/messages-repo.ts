@@ -18,6 +18,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { MESSAGE_FIELDS, pick } from '../model.js';
 import type { Message } from '../model.js';
+import type { Deadline } from '../platform/deadline.js';
 import { ddb, guarded, putIf, putNew, tableName, transact, updateIf } from './db.js';
 import type { GuardedItem, TransactItem, TransactWrite } from './db.js';
 import { Keys } from './keys.js';
@@ -224,6 +225,7 @@ export async function putChunkWith(
   text: string,
   now: string,
   alongside: GuardedItem[],
+  deadline: Deadline,
 ): Promise<boolean> {
   if (alongside.length === 0) return putChunk(messageId, seq, text, now);
   let voided = false;
@@ -232,7 +234,7 @@ export async function putChunkWith(
     return undefined;
   });
   try {
-    await transact([chunk, ...alongside]);
+    await transact([chunk, ...alongside], deadline);
     return true;
   } catch (error) {
     if (voided) return false;

@@ -6,6 +6,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { REQUEST_FIELDS, pick } from '../model.js';
 import type { RequestRecord, RequestStatus } from '../model.js';
+import type { Deadline } from '../platform/deadline.js';
 import { ddb, putNew, queryAll, retryConflicts, tableName, updateIf } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
@@ -102,6 +103,7 @@ export function endRequest(
 export async function updateRequest(
   loc: RequestLocation,
   changes: Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace'>>,
+  deadline: Deadline,
 ): Promise<RequestRecord | undefined> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
@@ -110,7 +112,7 @@ export async function updateRequest(
     values[`:${field}`] = storable(value);
     return `#${field} = :${field}`;
   });
-  const updated = await retryConflicts(() =>
+  const updated = await retryConflicts(deadline, () =>
     updateIf({
       Key: requestKey(loc),
       UpdateExpression: `SET ${sets.join(', ')}`,

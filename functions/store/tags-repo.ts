@@ -10,6 +10,7 @@
  * crash) stays marked in gsi3 until the sweeper applies it.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deadline } from '../platform/deadline.js';
 import { ddb, guarded, queryAll, tableName, transact } from './db.js';
 import type { TransactItem } from './db.js';
 import { Keys } from './keys.js';
@@ -97,15 +98,15 @@ class PartAlreadyApplied extends Error {}
  * still existing. Answers false when it was already applied (by another caller). One
  * TransactWriteItems of up to 100 items.
  */
-export async function applyPart(part: CatalogPart): Promise<boolean> {
+export async function applyPart(part: CatalogPart, deadline: Deadline): Promise<boolean> {
   const deletePart: TransactItem = {
     Delete: { TableName: tableName(), Key: part.key, ConditionExpression: 'attribute_exists(pk)' },
   };
   try {
-    await transact([
-      guarded(deletePart, () => new PartAlreadyApplied()),
-      ...part.adjustments.map((a) => adjustTag(a.name, a.delta)),
-    ]);
+    await transact(
+      [guarded(deletePart, () => new PartAlreadyApplied()), ...part.adjustments.map((a) => adjustTag(a.name, a.delta))],
+      deadline,
+    );
     return true;
   } catch (error) {
     if (error instanceof PartAlreadyApplied) return false;

@@ -75,6 +75,10 @@ describe('the boundaries between functions/, lib/, local/ and web/src', () => {
     ['functions/middleware/http.ts', "import { tableSchema } from '../../lib/table-schema.js';", 'functions/'],
     ['functions/core/chats.ts', "import { startLocalApi } from '../../local/server.js';", 'functions/'],
     ['functions/jobs/flush.ts', "import { Duration } from 'aws-cdk-lib';", 'functions/'],
+    // What a call needs is passed to it (issue 35): no AsyncLocalStorage under functions/.
+    ['functions/platform/deadline.ts', "import { AsyncLocalStorage } from 'node:async_hooks';", 'functions/'],
+    ['functions/store/db.ts', "import { AsyncLocalStorage } from 'async_hooks';", 'functions/'],
+    ['functions/platform/usage.ts', "const hooks = await import('node:async_hooks');", 'functions/'],
     ['functions/model/request-config.ts', "import { Keys } from '../store/keys.js';", 'model/'],
     ['functions/platform/text-pattern.ts', "import { env } from './env.js';", 'text-pattern.ts'],
     ['local/server.ts', "import { useApi } from '../test/support/api.js';", 'local/ is the local runtime'],
@@ -103,6 +107,8 @@ describe('the boundaries between functions/, lib/, local/ and web/src', () => {
     ['functions/middleware/http.ts', "import { authClassOf, routes } from '../../lib/routes.js';"],
     ['functions/model/request-config.ts', "import { FormFieldType, OptionVariant } from '../model.js';"],
     ['local/server.ts', "import { ddb } from '../functions/store/db.js';"],
+    // The local runtime keeps its invocation contexts with it (local/invocations.ts).
+    ['local/invocations.ts', "import { AsyncLocalStorage } from 'node:async_hooks';"],
     ['local/table.ts', "import { tableSchema } from '../lib/table-schema.js';"],
     ['local/run.ts', "const tableModule = import('./table.js');"],
     ['web/src/api/types.ts', "import type * as Shapes from '../../../functions/model.js';"],

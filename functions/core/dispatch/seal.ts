@@ -11,6 +11,8 @@
  *   order) and deletes the taken inputs. Batches of one chat are numbered and handed to the
  *   queue strictly in that order (`sendInOrder`).
  */
+import type { Deadline } from '../../platform/deadline.js';
+import { NO_DEADLINE } from '../../platform/deadline.js';
 import type { InstanceConfig } from '../../platform/instance-config.js';
 import { logger } from '../../platform/logger.js';
 import * as Queues from '../../platform/queues.js';
@@ -37,13 +39,14 @@ import { compile, jsonBytes, splitParts } from './payload.js';
 export async function inputAdded(
   config: InstanceConfig,
   chatId: string,
+  deadline: Deadline,
   deps: DispatchDeps = defaultDeps,
 ): Promise<void> {
   if (!Queues.dispatchConfigured()) return;
   try {
     const d = dispatchConfig(config);
     if (d.mode === 'batched_sequential') await Queues.sendFlush(chatId, d.batchDebounceMs);
-    else await seal(config, chatId, deps);
+    else await seal(config, chatId, deadline, deps);
   } catch (error) {
     logger.error('dispatch: could not schedule an input', { chatId, error });
   }
@@ -68,10 +71,10 @@ export function sealingDecision(
   return { seal: false, wakeAt: Math.min(maxWaitAt, Math.max(debounceAt, typingClearAt)) };
 }
 
-/** The flush consumer's work for one chat signal (batched_sequential). */
+/** The flush consumer's work for one chat signal (batched_sequential): a job, with no deadline. */
 export async function flush(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
   const d = dispatchConfig(config);
-  if (d.mode !== 'batched_sequential') return seal(config, chatId, deps);
+  if (d.mode !== 'batched_sequential') return seal(config, chatId, NO_DEADLINE, deps);
   for (;;) {
     const state = await State.getState(chatId);
     const now = deps.clock().getTime();
@@ -87,7 +90,7 @@ export async function flush(config: InstanceConfig, chatId: string, deps: Dispat
       }
     }
     const decision = sealingDecision(d, state, now);
-    if (decision.seal) return seal(config, chatId, deps);
+    if (decision.seal) return seal(config, chatId, NO_DEADLINE, deps);
     if (decision.wakeAt === undefined) return;
     const wait = decision.wakeAt - now;
     // The queue delays whole seconds; the rest is waited here.
@@ -102,10 +105,15 @@ export async function flush(config: InstanceConfig, chatId: string, deps: Dispat
  * batches to the queue in their order and deletes the inputs they took. One seal transaction per
  * pass, until no unsealed input is left.
  */
-export async function seal(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
+export async function seal(
+  config: InstanceConfig,
+  chatId: string,
+  deadline: Deadline,
+  deps: DispatchDeps = defaultDeps,
+): Promise<void> {
   const mode = dispatchConfig(config).mode;
   for (;;) {
-    const left = await retry({ ...STALE_SEAL, sleep: deps.sleep }, () => sealNext(chatId, mode, deps));
+    const left = await retry({ ...STALE_SEAL, sleep: deps.sleep }, () => sealNext(chatId, mode, deadline, deps));
     if (left === 'none') return;
   }
 }
@@ -127,13 +135,14 @@ const STALE_SEAL: RetryPolicy = {
 async function sealNext(
   chatId: string,
   mode: InstanceConfig['server']['dispatch']['mode'],
+  deadline: Deadline,
   deps: DispatchDeps,
 ): Promise<'none' | 'more'> {
   const state = await State.getState(chatId);
   const leftover = [...(state.taken_inputs ?? [])];
   const inputs = await Inputs.unsealedInputs(chatId, new Set(leftover));
   if (inputs.length === 0) {
-    await sendInOrder(chatId, state);
+    await sendInOrder(chatId, state, deadline);
     await releaseTaken(chatId, leftover);
     await State.clearPendingMark(chatId);
     return 'none';
@@ -143,8 +152,11 @@ async function sealNext(
   const remaining = rest[0] ? { firstPendingAt: rest[0].created_at, lastInputAt: rest.at(-1)!.created_at } : {};
   const takenSks = plan.taken.map((i) => Inputs.inputKey(i).sk);
   const nowIso = deps.clock().toISOString();
-  await transact(sealWrites(chatId, plan.batches, takenSks, state, remaining, nowIso, () => new StaleSeal()));
-  await sendInOrder(chatId, await State.getState(chatId));
+  await transact(
+    sealWrites(chatId, plan.batches, takenSks, state, remaining, nowIso, () => new StaleSeal()),
+    deadline,
+  );
+  await sendInOrder(chatId, await State.getState(chatId), deadline);
   await releaseTaken(chatId, [...leftover, ...takenSks]);
   if (rest.length > 0) return 'more';
   await State.clearPendingMark(chatId);
@@ -232,7 +244,7 @@ export async function planSeal(
  * queue drops the duplicate by its deduplication id) rather than lost; the mark is a
  * conditional write, so concurrent senders agree on the order.
  */
-export async function sendInOrder(chatId: string, state: DispatchState): Promise<void> {
+export async function sendInOrder(chatId: string, state: DispatchState, deadline: Deadline): Promise<void> {
   let sent = state.batches_sent ?? 0;
   let sealed = state.batches_sealed ?? 0;
   while (sent < sealed) {
@@ -240,7 +252,7 @@ export async function sendInOrder(chatId: string, state: DispatchState): Promise
     const ref = await BatchRefs.batchRef(chatId, next);
     if (ref) {
       await Queues.sendBatch(ref);
-      if (await BatchRefs.markSent(chatId, next)) {
+      if (await BatchRefs.markSent(chatId, next, deadline)) {
         sent = next;
         continue;
       }

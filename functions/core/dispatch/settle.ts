@@ -4,6 +4,7 @@
  * The batch header's conditional write decides; the queue message follows.
  */
 import { ConflictError, FieldRuleError, NotFoundError } from '../../errors.js';
+import type { Deadline } from '../../platform/deadline.js';
 import { isId } from '../../platform/ids.js';
 import type { InstanceConfig } from '../../platform/instance-config.js';
 import { logger } from '../../platform/logger.js';
@@ -88,6 +89,7 @@ export async function fail(
   config: InstanceConfig,
   batchId: string,
   req: FailRequest,
+  deadline: Deadline,
   deps: DispatchDeps = defaultDeps,
 ): Promise<void> {
   checkBatchId(batchId);
@@ -130,6 +132,7 @@ export async function fail(
         ...system.items,
       ],
       eventItems,
+      deadline,
     ),
   );
   await afterEnd(config, batchId, current.chat_id, current.receipt_handle);

@@ -4,6 +4,7 @@
  * batch's queue message where the table says it belongs after a queue call on it failed
  * (`repairMessages`).
  */
+import { NO_DEADLINE } from '../../platform/deadline.js';
 import type { InstanceConfig } from '../../platform/instance-config.js';
 import { logger } from '../../platform/logger.js';
 import * as Queues from '../../platform/queues.js';
@@ -21,7 +22,7 @@ import { flush, sendInOrder } from './seal.js';
  */
 export async function resume(config: InstanceConfig, chatId: string, deps: DispatchDeps = defaultDeps): Promise<void> {
   const state = await State.getState(chatId);
-  await sendInOrder(chatId, state);
+  await sendInOrder(chatId, state, NO_DEADLINE);
   if (state.pending_inputs) await flush(config, chatId, deps);
   else await State.clearPendingMark(chatId);
 }

@@ -8,8 +8,8 @@ export const schemas = { path: chatPath };
 export const handler = http(
   'chats/archive',
   schemas,
-  async ({ path, keyed }) => {
-    await Chats.setArchived(path.chatId, true, keyed);
+  async ({ path, keyed, deadline }) => {
+    await Chats.setArchived(path.chatId, true, deadline, keyed);
     return { status: 200, body: { ok: true } };
   },
   { committedReply: { status: 200, body: { ok: true } } },

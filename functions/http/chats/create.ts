@@ -21,12 +21,12 @@ export const schemas = {
 export const handler = http(
   'chats/create',
   schemas,
-  async ({ body, config, keyed }) => {
-    const chat = await Chats.create(config, body, keyed);
+  async ({ body, config, keyed, deadline }) => {
+    const chat = await Chats.create(config, body, deadline, keyed);
     return { status: 201, body: chat };
   },
   {
     committedReply: { status: 201 },
-    afterReplay: ({ body, config, reply }) => Chats.redoAfterCreate(config, reply as Chat, body),
+    afterReplay: ({ body, config, reply, deadline }) => Chats.redoAfterCreate(config, reply as Chat, body, deadline),
   },
 );

@@ -8,8 +8,8 @@ export const schemas = { path: chatPath };
 export const handler = http(
   'chats/mark-read',
   schemas,
-  async ({ path, keyed }) => {
-    await Chats.markRead(path.chatId, keyed);
+  async ({ path, keyed, deadline }) => {
+    await Chats.markRead(path.chatId, deadline, keyed);
     return { status: 200, body: { ok: true } };
   },
   { committedReply: { status: 200, body: { ok: true } } },

@@ -8,8 +8,8 @@ export const schemas = { path: chatPath };
 export const handler = http(
   'chats/mark-unread',
   schemas,
-  async ({ path, keyed }) => {
-    await Chats.markUnread(path.chatId, keyed);
+  async ({ path, keyed, deadline }) => {
+    await Chats.markUnread(path.chatId, deadline, keyed);
     return { status: 200, body: { ok: true } };
   },
   { committedReply: { status: 200, body: { ok: true } } },

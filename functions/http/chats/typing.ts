@@ -7,7 +7,7 @@ import { clientId } from '../schemas.js';
 
 export const schemas = { path: chatPath, body: z.object({ agentId: clientId('agentId') }) };
 
-export const handler = http('chats/typing', schemas, async ({ path, body }) => {
-  await Chats.agentTyping(path.chatId, body.agentId);
+export const handler = http('chats/typing', schemas, async ({ path, body, deadline }) => {
+  await Chats.agentTyping(path.chatId, body.agentId, deadline);
   return { status: 204 };
 });

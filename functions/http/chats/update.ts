@@ -19,9 +19,9 @@ export const schemas = {
 export const handler = http(
   'chats/update',
   schemas,
-  async ({ path, body, config, keyed }) => ({
+  async ({ path, body, config, keyed, deadline }) => ({
     status: 200,
-    body: await Chats.update(config, path.chatId, body, keyed),
+    body: await Chats.update(config, path.chatId, body, deadline, keyed),
   }),
   { committedReply: { status: 200 } },
 );

@@ -5,7 +5,7 @@ import { chatPath } from './path.js';
 
 export const schemas = { path: chatPath };
 
-export const handler = http('chats/user-typing', schemas, async ({ path, config }) => {
-  await Chats.userTyping(config, path.chatId);
+export const handler = http('chats/user-typing', schemas, async ({ path, config, deadline }) => {
+  await Chats.userTyping(config, path.chatId, deadline);
   return { status: 204 };
 });

@@ -21,7 +21,7 @@ export const schemas = {
   }),
 };
 
-export const handler = http('dispatch/fail', schemas, async ({ path, body, config }) => {
-  await fail(config, path.batchId, body);
+export const handler = http('dispatch/fail', schemas, async ({ path, body, config, deadline }) => {
+  await fail(config, path.batchId, body, deadline);
   return { status: 204 };
 });

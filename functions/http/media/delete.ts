@@ -5,7 +5,7 @@ import { mediaPath } from './path.js';
 
 export const schemas = { path: mediaPath };
 
-export const handler = http('media/delete', schemas, async ({ path }) => ({
+export const handler = http('media/delete', schemas, async ({ path, deadline }) => ({
   status: 200,
-  body: await Media.remove(path.mediaId),
+  body: await Media.remove(path.mediaId, deadline),
 }));

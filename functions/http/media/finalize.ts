@@ -9,7 +9,7 @@ import { http } from '../../middleware/http.js';
 
 export const schemas = { path: z.object({ chatId: z.string(), uploadId: z.string() }) };
 
-export const handler = http('media/finalize', schemas, async ({ path, config }) => ({
+export const handler = http('media/finalize', schemas, async ({ path, config, deadline }) => ({
   status: 201,
-  body: await Uploads.finalize(config, path.chatId, path.uploadId),
+  body: await Uploads.finalize(config, path.chatId, path.uploadId, deadline),
 }));

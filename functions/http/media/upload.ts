@@ -177,7 +177,7 @@ export async function readUpload(event: HttpEvent, config: InstanceConfig): Prom
 
 export const schemas = { path: chatPath, readBody: readUpload };
 
-export const handler = http('media/upload', schemas, async ({ path, config, body }) => ({
+export const handler = http('media/upload', schemas, async ({ path, config, body, deadline }) => ({
   status: 201,
-  body: await Media.upload(config, path.chatId, body),
+  body: await Media.upload(config, path.chatId, body, deadline),
 }));

@@ -5,7 +5,7 @@ import { chatPath } from '../chats/path.js';
 
 export const schemas = { path: chatPath };
 
-export const handler = http('messages/cancel-streaming', schemas, async ({ path, config }) => ({
+export const handler = http('messages/cancel-streaming', schemas, async ({ path, config, deadline }) => ({
   status: 200,
-  body: await Streaming.cancelAllStreaming(config, path.chatId),
+  body: await Streaming.cancelAllStreaming(config, path.chatId, deadline),
 }));

@@ -8,9 +8,9 @@ export const schemas = { path: messagePath };
 export const handler = http(
   'messages/cancel',
   schemas,
-  async ({ path, config, keyed }) => ({
+  async ({ path, config, keyed, deadline }) => ({
     status: 200,
-    body: await Streaming.cancel(config, path.messageId, path.chatId, keyed),
+    body: await Streaming.cancel(config, path.messageId, path.chatId, deadline, keyed),
   }),
   { committedReply: { status: 200 } },
 );

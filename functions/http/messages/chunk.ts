@@ -17,12 +17,12 @@ export const documented = { body: z.object({ deltaText: z.string().check(z.minLe
 export const handler = http(
   'messages/chunk',
   schemas,
-  async ({ path, body, config, keyed }) => {
+  async ({ path, body, config, keyed, deadline }) => {
     const { deltaText } = body;
     if (typeof deltaText !== 'string' || deltaText === '') {
       throw new FieldRuleError('deltaText', 'deltaText must be a non-empty string.');
     }
-    const message = await Streaming.appendChunk(config, path.messageId, deltaText, path.chatId, keyed);
+    const message = await Streaming.appendChunk(config, path.messageId, deltaText, path.chatId, deadline, keyed);
     return { status: 200, body: message };
   },
   // A keyed chunk's reply is stored with the chunk (core/streaming.ts appendChunk).

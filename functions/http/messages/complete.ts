@@ -21,12 +21,12 @@ export const documented = { body: z.object({ finalText: z.optional(z.string()) }
 export const handler = http(
   'messages/complete',
   schemas,
-  async ({ path, body, config, keyed }) => {
+  async ({ path, body, config, keyed, deadline }) => {
     const { finalText } = body;
     if (finalText !== undefined && typeof finalText !== 'string') {
       throw new FieldRuleError('finalText', 'finalText must be a string.');
     }
-    const message = await Streaming.complete(config, path.messageId, finalText, path.chatId, keyed);
+    const message = await Streaming.complete(config, path.messageId, finalText, path.chatId, deadline, keyed);
     return { status: 200, body: message };
   },
   { committedReply: { status: 200 } },

@@ -24,12 +24,13 @@ export const schemas = {
 export const handler = http(
   'messages/create',
   schemas,
-  async ({ path, body, config, keyed }) => {
-    const message = await Messages.create(config, path.chatId, body, keyed);
+  async ({ path, body, config, keyed, deadline }) => {
+    const message = await Messages.create(config, path.chatId, body, deadline, keyed);
     return { status: 201, body: message };
   },
   {
     committedReply: { status: 201 },
-    afterReplay: ({ path, config, reply }) => Messages.redoAfterCreate(config, path.chatId, reply as Message),
+    afterReplay: ({ path, config, reply, deadline }) =>
+      Messages.redoAfterCreate(config, path.chatId, reply as Message, deadline),
   },
 );

@@ -8,9 +8,9 @@ export const schemas = { path: requestPath };
 export const handler = http(
   'requests/cancel',
   schemas,
-  async ({ path, keyed }) => ({
+  async ({ path, keyed, deadline }) => ({
     status: 200,
-    body: await Requests.cancel(path.requestId, keyed),
+    body: await Requests.cancel(path.requestId, deadline, keyed),
   }),
   { committedReply: { status: 200 } },
 );

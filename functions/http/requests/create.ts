@@ -27,9 +27,9 @@ export const documented = { body: CreateRequestBody };
 export const handler = http(
   'requests/create',
   schemas,
-  async ({ path, body, keyed }) => ({
+  async ({ path, body, keyed, deadline }) => ({
     status: 201,
-    body: await Requests.create(path.chatId, body, keyed),
+    body: await Requests.create(path.chatId, body, deadline, keyed),
   }),
   { committedReply: { status: 201 } },
 );

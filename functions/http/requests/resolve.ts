@@ -26,12 +26,12 @@ export const documented = { body: ResolveRequestBody };
 export const handler = http(
   'requests/resolve',
   schemas,
-  async ({ path, body, config, keyed }) => {
-    const request = await Requests.resolve(config, path.requestId, body, keyed);
+  async ({ path, body, config, keyed, deadline }) => {
+    const request = await Requests.resolve(config, path.requestId, body, deadline, keyed);
     return { status: 200, body: request };
   },
   {
     committedReply: { status: 200 },
-    afterReplay: ({ config, reply }) => Requests.redoAfterResolve(config, reply as RequestRecord),
+    afterReplay: ({ config, reply, deadline }) => Requests.redoAfterResolve(config, reply as RequestRecord, deadline),
   },
 );

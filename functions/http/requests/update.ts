@@ -21,7 +21,7 @@ export const schemas = {
 /** The body as the contract defines it, for the OpenAPI document. */
 export const documented = { body: UpdateRequestBody };
 
-export const handler = http('requests/update', schemas, async ({ path, body }) => ({
+export const handler = http('requests/update', schemas, async ({ path, body, deadline }) => ({
   status: 200,
-  body: await Requests.update(path.requestId, body),
+  body: await Requests.update(path.requestId, body, deadline),
 }));

@@ -6,6 +6,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { ddb, guarded, tableName, transact } from '../db.js';
 import { Keys } from '../keys.js';
+import type { Deadline } from '../../platform/deadline.js';
 import type { BatchMessage } from '../../platform/queues.js';
 
 /** The unsent batch numbered `seq` in a chat, if any, as its queue message names it. */
@@ -22,34 +23,37 @@ export async function batchRef(chatId: string, seq: number): Promise<BatchMessag
  * Claims the step "hand batch `seq` to the queue": only right after seq - 1, once. Drops the
  * batch's unsent reference in the same transaction.
  */
-export async function markSent(chatId: string, seq: number): Promise<boolean> {
+export async function markSent(chatId: string, seq: number, deadline: Deadline): Promise<boolean> {
   const condition = seq === 1 ? 'attribute_not_exists(batches_sent)' : 'batches_sent = :prev';
   try {
     const taken = () => new StepTaken();
-    await transact([
-      guarded(
-        {
-          Update: {
-            TableName: tableName(),
-            Key: Keys.dispatchState(chatId),
-            UpdateExpression: 'SET batches_sent = :seq',
-            ConditionExpression: condition,
-            ExpressionAttributeValues: seq === 1 ? { ':seq': seq } : { ':seq': seq, ':prev': seq - 1 },
+    await transact(
+      [
+        guarded(
+          {
+            Update: {
+              TableName: tableName(),
+              Key: Keys.dispatchState(chatId),
+              UpdateExpression: 'SET batches_sent = :seq',
+              ConditionExpression: condition,
+              ExpressionAttributeValues: seq === 1 ? { ':seq': seq } : { ':seq': seq, ':prev': seq - 1 },
+            },
           },
-        },
-        taken,
-      ),
-      guarded(
-        {
-          Delete: {
-            TableName: tableName(),
-            Key: Keys.batchRef(chatId, seq),
-            ConditionExpression: 'attribute_exists(pk)',
+          taken,
+        ),
+        guarded(
+          {
+            Delete: {
+              TableName: tableName(),
+              Key: Keys.batchRef(chatId, seq),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
           },
-        },
-        taken,
-      ),
-    ]);
+          taken,
+        ),
+      ],
+      deadline,
+    );
     return true;
   } catch (error) {
     if (error instanceof StepTaken) return false;

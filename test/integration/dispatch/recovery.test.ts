@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
+import { NO_DEADLINE } from '../../../functions/platform/deadline.js';
 import { sendInOrder } from '../../../functions/core/dispatch/seal.js';
 import { sweep } from '../../../functions/core/dispatch/sweep.js';
 import { env } from '../../../functions/platform/env.js';
@@ -73,9 +74,9 @@ describe('dispatch sweeper', () => {
     // Another sender hands batch 1 over (send, then mark) and stops there, as it knew of one.
     const first = (await batchRef(chat.id, 1))!;
     await Queues.sendBatch(first);
-    expect(await markSent(chat.id, 1)).toBe(true);
+    expect(await markSent(chat.id, 1, NO_DEADLINE)).toBe(true);
     // A sender holding the older state still gets batch 2 out, after batch 1.
-    await sendInOrder(chat.id, stale);
+    await sendInOrder(chat.id, stale, NO_DEADLINE);
     await d.takeBatchOf([ids[0]], { workerId: 'w1', waitMs: 3000 });
     const b2 = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(b2.items.map((i) => i.sourceId)).toEqual([ids[1]]);

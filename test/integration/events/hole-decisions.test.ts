@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { useApi } from '../../support/api.js';
 import { readEvents } from '../../support/events.js';
+import { NO_DEADLINE } from '../../../functions/platform/deadline.js';
 import { ddb, tableName, transact } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import type * as EventsRepo from '../../../functions/store/events-repo.js';
@@ -97,7 +98,7 @@ describe('hole decisions', () => {
             ddb().send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) })),
           ).rejects.toMatchObject({ name: 'TransactionCanceledException' });
         }
-        await transact(items);
+        await transact(items, NO_DEADLINE);
       },
     );
     await late;

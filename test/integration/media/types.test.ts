@@ -151,6 +151,7 @@ describe('media stored before types were normalized', () => {
     const chat = await newChat();
     const { newId } = await import('../../../functions/platform/ids.js');
     const { transact } = await import('../../../functions/store/db.js');
+    const { NO_DEADLINE } = await import('../../../functions/platform/deadline.js');
     const Store = await import('../../../functions/store/media-repo.js');
     const id = newId();
     const record = {
@@ -165,7 +166,7 @@ describe('media stored before types were normalized', () => {
       kind: 'audio' as const,
       created_at: new Date().toISOString(),
     };
-    await transact(Store.putMediaWrites(record));
+    await transact(Store.putMediaWrites(record), NO_DEADLINE);
     await putAround(record.storage_path, bytes, contentType);
     return id;
   }

@@ -17,6 +17,7 @@ import {
   transact,
   writeMany,
 } from '../../../functions/store/db.js';
+import { NO_DEADLINE } from '../../../functions/platform/deadline.js';
 import type { RetryPolicy } from '../../../functions/platform/retry.js';
 
 const api = useApi();
@@ -158,8 +159,8 @@ describe('writeMany and deleteMany', () => {
 
 describe('putNew', () => {
   it('puts an item in a transaction only where none has its key', async () => {
-    await transact([putNew({ ...key('new', 0), n: 1 })]);
-    await expect(transact([putNew({ ...key('new', 0), n: 2 })])).rejects.toThrow();
+    await transact([putNew({ ...key('new', 0), n: 1 })], NO_DEADLINE);
+    await expect(transact([putNew({ ...key('new', 0), n: 2 })], NO_DEADLINE)).rejects.toThrow();
     expect((await read(key('new', 0)))?.n).toBe(1);
   });
 });
