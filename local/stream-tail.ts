@@ -12,8 +12,9 @@
  *   would send them to the dead-letter queue).
  *
  * Where it starts: after its checkpoint when it keeps one (the search index's, in the table), else
- * at the log's head (a LATEST mapping: events written while the runtime was down trigger nothing;
- * in AWS the stream keeps them 24 hours). The checkpoint moves once a poll's batches are all done.
+ * where the mapping starts: a LATEST one at the log's head (events written while the runtime was
+ * down trigger nothing; in AWS the stream keeps them 24 hours), a TRIM_HORIZON one at the oldest
+ * event kept. The checkpoint moves once a poll's batches are all done.
  *
  * Not applied: the batching window (a poll's records go at once: the tail polls every 200 ms while
  * events flow, so a window would only delay them), the function's timeout (its context counts it
@@ -115,7 +116,13 @@ export function startStreamTail(options: StreamTailOptions): { stop(): Promise<v
   };
   const tail = startLogTail({
     name,
-    start: async () => (checkpoint ? await checkpoint.load() : await currentSequence()) + 1,
+    // After the checkpoint; else as the mapping starts: LATEST at the head, TRIM_HORIZON at the oldest event kept.
+    start: async () =>
+      checkpoint
+        ? (await checkpoint.load()) + 1
+        : mapping.startingPosition === 'LATEST'
+          ? (await currentSequence()) + 1
+          : 1,
     enabled: options.enabled,
     timing: options.timing,
     consume: async (events, through) => {
