@@ -4,7 +4,9 @@
  * (lib/stream-mappings.ts, the stack's): shaped as Lambda shapes them with the item as stored,
  * only the records the mapping's filters let through, batches of its size, a partial batch
  * response retried from the first failed record, a failing record isolated by bisection and given
- * up after the mapping's retries, and the search writer's position kept across a restart.
+ * up after the mapping's retries, and the search writer's position kept across a restart. The
+ * search writer is the real one (functions/jobs/search-index.ts, wrapped to record its records),
+ * and the real effects handler's partial batch response is read as Lambda reads it.
  */
 import { afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
@@ -19,6 +21,9 @@ import type * as SearchIndexJob from '../../../functions/jobs/search-index.js';
 import type * as SearchRepo from '../../../functions/store/search-repo.js';
 import type * as EventsRepo from '../../../functions/store/events-repo.js';
 import type * as Db from '../../../functions/store/db.js';
+import type * as EventEffectsJob from '../../../functions/jobs/event-effects.js';
+import type * as Delivery from '../../../local/rehearse/stream-delivery.js';
+import type * as LambdaEvent from '../../../local/lambda-event.js';
 
 // No tail of the runtime's own: the tails here are the writers.
 const api = useApi({ config: oneAgentConfig });
@@ -28,6 +33,9 @@ let SearchJob: typeof SearchIndexJob;
 let Search: typeof SearchRepo;
 let Repo: typeof EventsRepo;
 let ddb: typeof Db.ddb;
+let EffectsJob: typeof EventEffectsJob;
+let deliverBatch: typeof Delivery.deliverBatch;
+let contextFor: typeof LambdaEvent.contextFor;
 beforeAll(async () => {
   // Imported once the environment is set (the store reads the table name when first used).
   Tail = await import('../../../local/stream-tail.js');
@@ -36,6 +44,9 @@ beforeAll(async () => {
   Search = await import('../../../functions/store/search-repo.js');
   Repo = await import('../../../functions/store/events-repo.js');
   ddb = (await import('../../../functions/store/db.js')).ddb;
+  EffectsJob = await import('../../../functions/jobs/event-effects.js');
+  deliverBatch = (await import('../../../local/rehearse/stream-delivery.js')).deliverBatch;
+  contextFor = (await import('../../../local/lambda-event.js')).contextFor;
 });
 
 const running: { stop(): Promise<void> }[] = [];
@@ -198,5 +209,40 @@ describe('local stream consumers', () => {
     expect(errors.mock.calls.map((call) => String(call[0])).filter((line) => line.includes('gave up'))).toEqual([
       expect.stringContaining(`events ${poison}`),
     ]);
+  });
+
+  it("reads the real effects handler's partial batch response: retried from the failed record, then given up", async () => {
+    const from = await Repo.currentSequence();
+    for (let i = 0; i < 3; i++) await chat(`effects ${i}`);
+    const entries = await Repo.readLog(from + 1, 10);
+    const [r1, r2, r3] = entries.map((e) => Tail.streamRecord(e as EventsRepo.LoggedEvent)) as [
+      DynamoDBRecord,
+      DynamoDBRecord,
+      DynamoDBRecord,
+    ];
+    // A record whose image cannot be read: the handler fails it alone (Powertools' batch processor).
+    const bad = { ...r2, dynamodb: { ...r2.dynamodb, NewImage: { ...r2.dynamodb!.NewImage, seq: { BOGUS: '1' } } } };
+    const sequence = (records: DynamoDBRecord[]) => records.map((r) => r.dynamodb!.SequenceNumber!);
+    const invoked: string[][] = [];
+    const gaveUp: string[][] = [];
+    const mapping = mappings.eventEffects;
+    await deliverBatch([r1, bad as unknown as DynamoDBRecord, r3], {
+      partial: mapping.reportBatchItemFailures,
+      bisect: mapping.bisectBatchOnError,
+      maxRetries: mapping.retryAttempts,
+      maxAgeMs: Infinity,
+      retryDelayMs: 10,
+      signal: new AbortController().signal,
+      invoke: async (event, requestId) => {
+        invoked.push(sequence(event.Records));
+        return EffectsJob.handler(event, contextFor('event-effects', requestId, 10_000));
+      },
+      giveUp: async (batch) => void gaveUp.push(sequence(batch)),
+    });
+    const [s1, s2, s3] = sequence([r1, r2, r3]);
+    // Lambda retries from the first failed record (the records after it too), as often as the mapping says.
+    const retried = Array.from({ length: mapping.retryAttempts }, () => [s2, s3]);
+    expect(invoked).toEqual([[s1, s2, s3], ...retried]);
+    expect(gaveUp).toEqual([[s2, s3]]);
   });
 });
