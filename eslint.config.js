@@ -57,11 +57,12 @@ const boundaries = {
       message: across('local/ is the local runtime', 'it imports nothing of web/, test/ or bin/'),
     },
     {
-      // It builds the table, the routes and the web app's headers from the stack's own definitions.
+      // It builds the table, the routes, the web app's headers and the stream consumers' mappings
+      // from the stack's own definitions.
       regex: '^(\\.\\./)+lib/(constructs/|(stack|deploy-role-stack)\\.js$)',
       message: across(
         'local/ is the local runtime',
-        'of lib/ it reads the shared definitions (routes, table schema, web policy and build), not the stack or constructs',
+        'of lib/ it reads the shared definitions (routes, table schema, stream mappings, web policy and build), not the stack or constructs',
       ),
     },
     { regex: cdk, message: across('local/ is the local runtime', 'it never loads the CDK') },

@@ -16,6 +16,11 @@ export const tableSchema = {
   sortKey: 'sk',
   /** Epoch seconds; DynamoDB deletes expired items (idempotency, rate limits, events). */
   ttlAttribute: 'ttl',
+  /**
+   * What the table's stream records carry: both images (the stack's stream; the local runtime
+   * builds its consumers' records with this view, local/stream-records.ts).
+   */
+  streamViewType: 'NEW_AND_OLD_IMAGES',
   indexes: [
     /** All chats in list order (pinned, last activity, id). */
     { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
@@ -36,5 +41,6 @@ export const tableSchema = {
   partitionKey: string;
   sortKey: string;
   ttlAttribute: string;
+  streamViewType: 'KEYS_ONLY' | 'NEW_IMAGE' | 'OLD_IMAGE' | 'NEW_AND_OLD_IMAGES';
   indexes: readonly IndexSchema[];
 };

@@ -1,8 +1,8 @@
 /**
- * A tail of the event log: the local stand-in for the consumers that AWS feeds from the table's
- * stream (the push notifier, the search index writer). It reads new events in sequence order
- * through the log's one reader, the SSE stream's (core/log-reader.ts, with its rule about holes),
- * and hands them to the consumer, batch by batch.
+ * A tail of the event log: what feeds the table stream's consumers locally (local/stream-tail.ts
+ * hands its events to their handlers as stream records: the search index writer, the events' side
+ * effects). It reads new events in sequence order through the log's one reader, the SSE stream's
+ * (core/log-reader.ts, with its rule about holes), and hands them over, a poll's page at a time.
  *
  * Why not DynamoDB Local's stream: its stream keeps every record of the session, and every
  * write gets slower as they pile up (measured: the local runtime must stay fast after hours of
@@ -16,10 +16,8 @@
  * write from another process (not a supported setup: local/data-lock.ts) waits out the timer. A
  * gap's grace still ends on time: the wait never runs past it.
  */
-import pLimit from 'p-limit';
-import type { StoredEvent } from '../functions/store/events-repo.js';
+import type { LoggedEvent } from '../functions/store/events-repo.js';
 import { LogReader } from '../functions/core/log-reader.js';
-import { currentSequence } from '../functions/store/events-repo.js';
 import { sleepUntilWrite, writeBellCount } from '../functions/platform/write-bell.js';
 import { asInvocation } from './invocations.js';
 
@@ -61,7 +59,7 @@ export interface TailOptions {
   /** The first sequence number to read (called when the tail starts, or restarts after being off). */
   start: () => Promise<number>;
   /** Handles the events read in one poll, in order; the tail moves on when it resolves. */
-  consume: (events: StoredEvent[], through: number) => Promise<void>;
+  consume: (events: LoggedEvent[], through: number) => Promise<void>;
   /**
    * While false, the tail reads nothing and only keeps `start()` in view (within a second of a
    * write in this process, at most once a second), so it resumes from about where it was turned
@@ -186,52 +184,4 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
-}
-
-export interface EffectTailOptions {
-  /** For the error lines. */
-  name: string;
-  /** While false, nothing is read (the tail keeps the log's head in view and resumes from there). */
-  enabled: () => Promise<boolean>;
-  /** Whether an event concerns this effect at all (the others are skipped without work). */
-  wants: (event: StoredEvent) => boolean;
-  /** The effect for one event (core code, as the AWS consumer runs it), in an invocation of its own. */
-  handle: (event: StoredEvent) => Promise<unknown>;
-  /** Events handled at once: one slow push service, hook or provider does not hold up the next event. */
-  inFlight: number;
-}
-
-/**
- * A tail for an effect of persisted events (push, webhooks, auto-rename): it starts at the log's
- * head (events written while the runtime was down trigger nothing; in AWS the stream keeps them 24
- * hours) and hands each event it wants to `handle`, a few at a time, without waiting for them.
- */
-export function startEffectTail(options: EffectTailOptions): { stop(): Promise<void> } {
-  let stopped = false;
-  const limit = pLimit(options.inFlight);
-  const inFlight = new Set<Promise<unknown>>();
-  const tail = startLogTail({
-    name: options.name,
-    start: async () => (await currentSequence()) + 1,
-    enabled: options.enabled,
-    consume: async (events) => {
-      for (const event of events) {
-        if (!options.wants(event)) continue;
-        const run = limit(() =>
-          asInvocation(() => options.handle(event)).catch((error: unknown) => {
-            if (!stopped) console.error(`local ${options.name}:`, error);
-          }),
-        );
-        inFlight.add(run);
-        void run.finally(() => inFlight.delete(run));
-      }
-    },
-  });
-  return {
-    stop: async () => {
-      stopped = true;
-      await tail.stop();
-      await Promise.all(inFlight);
-    },
-  };
 }

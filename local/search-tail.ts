@@ -1,21 +1,20 @@
 /**
- * The local stand-in for the search index writer's stream consumer (functions/jobs/search-index.ts):
- * a tail of the event log (local/event-tail.ts) hands each poll's events to the same core code
- * (core/search.ts indexEvents), one batch at a time (the index has one writer). Where it got to
- * is kept in the table, so events written just before a stop are indexed on the next start, and
- * a data folder from before search existed is indexed from the log's oldest retained event.
+ * The search index writer, run locally: a tail of the event log feeds the stream consumer AWS runs,
+ * functions/jobs/search-index.ts, with the records its mapping lets through (lib/stream-mappings.ts:
+ * new message events that can carry searchable text, batches of up to 100; local/stream-tail.ts).
+ * One batch at a time (the index has one writer, as the function's reserved concurrency of 1
+ * makes it in AWS). Where it got to is kept in the table (search-repo.ts tail position), so events
+ * written just before a stop are indexed on the next start, and a data folder from before search
+ * existed is indexed from the log's oldest retained event (the mapping's TRIM_HORIZON).
  */
-import * as Search from '../functions/core/search.js';
+import { handler } from '../functions/jobs/search-index.js';
 import { getTailPosition, setTailPosition } from '../functions/store/search-repo.js';
-import { startLogTail } from './event-tail.js';
+import { tableStreamMappings } from '../lib/stream-mappings.js';
+import { startStreamTail } from './stream-tail.js';
 
-export function startLocalSearchTail(): { stop(): Promise<void> } {
-  return startLogTail({
-    name: 'search index tail',
-    start: async () => (await getTailPosition()) + 1,
-    consume: async (events, through) => {
-      await Search.indexEvents(events);
-      await setTailPosition(through);
-    },
+export const startLocalSearchTail = (): { stop(): Promise<void> } =>
+  startStreamTail({
+    mapping: tableStreamMappings.searchIndex,
+    handler,
+    checkpoint: { load: getTailPosition, save: setTailPosition },
   });
-}

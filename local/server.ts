@@ -31,9 +31,7 @@ import { MAX_BODY_BYTES, readBody } from './request-body.js';
 import { matchRoute, mountAll } from './routing.js';
 import type { MountedRoutes } from './routing.js';
 import { startLocalStreamTimers } from './stream-timers.js';
-import { startLocalHooksTail } from './hooks-tail.js';
-import { startLocalPushTail } from './push-tail.js';
-import { startLocalRenameTail } from './rename-tail.js';
+import { startLocalEffectsTail } from './effects-tail.js';
 import { startLocalSearchTail } from './search-tail.js';
 import { startLocalTagSweep } from './tag-sweep.js';
 import { ensureVapidKeys } from './vapid.js';
@@ -125,11 +123,6 @@ export interface LocalApiOptions {
   search?: boolean;
   /** The folder of the search index segments' local copies (npm start: under DATA_DIR); a temporary one when absent. */
   searchCacheDir?: string;
-  /**
-   * Run auto-rename on a tail of the event log (default true; it reads nothing while auto-rename
-   * is off). Test files that do not test it turn it off, so no background rename touches their chats.
-   */
-  autoRename?: boolean;
   /**
    * Resolves once the table answers (npm start boots DynamoDB Local meanwhile): the emulators
    * start and the handlers load before it; the background jobs and the listener start after it.
@@ -236,21 +229,16 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   // The stream-timeout loop and the tag sweep (in-process timers standing in for AWS schedules).
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
   const tagSweep = startLocalTagSweep();
-  // The push notifier, fed by a tail of the event log (local/push-tail.ts says why).
-  const pushTail = startLocalPushTail();
-  // Outbound webhooks, fed the same way (local/hooks-tail.ts): idle while no hook is configured.
-  const hooksTail = startLocalHooksTail();
-  // The search index writer, fed the same way (local/search-tail.ts).
+  // The table stream's consumers, their handlers fed stream records by tails of the event log
+  // (local/stream-tail.ts): push, webhooks and auto-rename (local/effects-tail.ts: idle while all
+  // are off), and the search index writer (local/search-tail.ts).
+  const effectsTail = startLocalEffectsTail();
   const searchTail = options.search === false ? undefined : startLocalSearchTail();
-  // Auto-rename, fed the same way (local/rename-tail.ts).
-  const renameTail = options.autoRename === false ? undefined : startLocalRenameTail();
   const stopServices = async () => {
     streamTimers?.stop();
     tagSweep.stop();
-    await pushTail.stop();
-    await hooksTail.stop();
+    await effectsTail.stop();
     await searchTail?.stop();
-    await renameTail?.stop();
     if (!options.searchCacheDir) rmSync(searchCacheDir, { recursive: true, force: true });
     await sqs?.stop();
     await s3.stop();

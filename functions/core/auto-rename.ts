@@ -1,8 +1,9 @@
 /**
  * Auto-rename (contract §10) and its settings check (§5.2.3). Renaming runs off the request
  * path, once per finalized agent message (an agent message created complete, or an agent
- * stream completed): in AWS from the table's stream (functions/jobs/event-effects.ts, the one
- * consumer of events' side effects), locally from a tail of the event log (local/rename-tail.ts). Its outcome never reaches the request that finalized the message.
+ * stream completed), from the table's stream by functions/jobs/event-effects.ts, the one consumer
+ * of events' side effects (locally the same handler, fed by a tail of the event log:
+ * local/effects-tail.ts). Its outcome never reaches the request that finalized the message.
  */
 import { ValidationError } from '../errors.js';
 import { cut } from '../model.js';

@@ -13,7 +13,7 @@
  * (`settled`: the local runtime's restart after a crash) is a hole at once.
  */
 import { readLog, sequenceHead, voidNumber } from '../store/events-repo.js';
-import type { LogEntry, StoredEvent } from '../store/events-repo.js';
+import type { LogEntry, LoggedEvent } from '../store/events-repo.js';
 
 /** Holes voided side by side at most (a crash mid-burst leaves dozens in a row). */
 const VOID_SLICE = 25;
@@ -28,8 +28,11 @@ export interface LogReaderOptions {
 }
 
 export interface LogPage {
-  /** The events read, in sequence order (voided numbers, holes and skipped numbers left out). */
-  events: StoredEvent[];
+  /**
+   * The events read, in sequence order (voided numbers, holes and skipped numbers left out), each
+   * with its item as stored (the local runtime's stream records are made of it).
+   */
+  events: LoggedEvent[];
   /** Every number up to this one is read, voided or a decided hole. */
   through: number;
   /** Log entries the read returned (voided numbers included): fewer than asked for ends a replay's page. */
@@ -99,7 +102,7 @@ export class LogReader {
 
   async #walk(entries: LogEntry[]): Promise<LogPage> {
     const read = entries.length;
-    const events: StoredEvent[] = [];
+    const events: LoggedEvent[] = [];
     const last = entries.at(-1);
     if (last) this.#handedOutBy(last.seq);
     for (const entry of entries) {

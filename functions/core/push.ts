@@ -1,8 +1,8 @@
 /**
  * Web push (contract §5.10, §7): subscriptions, the test endpoint, and the notifier that turns
  * the event log's notifying events (§7.3) into pushes to every subscribed device. The notifier
- * runs off the request path: in AWS from the table's stream (functions/jobs/event-effects.ts),
- * locally from a tail of the event log (local/push-tail.ts); both hand it stored events.
+ * runs off the request path, from the table's stream by functions/jobs/event-effects.ts (locally
+ * the same handler, fed by a tail of the event log: local/effects-tail.ts), which hands it stored events.
  */
 import pLimit from 'p-limit';
 import { FieldRuleError, ValidationError } from '../errors.js';

@@ -2,8 +2,9 @@
  * Outbound webhooks (contract §6.6): every persisted event whose type a configured hook lists is
  * POSTed to it as `{ id, type, timestamp, payload }`, the payload enriched for message.created,
  * request.resolved and request.cancelled, signed with HMAC-SHA256 over the exact raw body when
- * the hook has a signing secret. Deliveries run off the request path: in AWS from the table's
- * stream (functions/jobs/event-effects.ts), locally from a tail of the event log (local/hooks-tail.ts).
+ * the hook has a signing secret. Deliveries run off the request path, from the table's stream by
+ * functions/jobs/event-effects.ts (locally the same handler, fed by a tail of the event log:
+ * local/effects-tail.ts).
  *
  * Each hook is delivered independently: up to 1 + maxRetries attempts, each with its own
  * timeout; 2xx ends it, 4xx (any non-2xx below 500) ends it as a permanent failure, 5xx,

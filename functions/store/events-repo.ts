@@ -15,8 +15,9 @@
  * Event ids are 21 URL-safe characters: the sequence number in 9 base64url digits followed by
  * 12 random ones, so a cursor id leads straight to its item (no pointer item to write).
  */
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand as LowLevelQuery } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { customAlphabet } from 'nanoid';
@@ -356,50 +357,47 @@ export async function settleHandedOut(): Promise<number> {
   return Number(out.Attributes?.settled ?? 0);
 }
 
-/** A log entry as a reader sees it: an event, or a voided number. */
-export type LogEntry = StoredEvent | { seq: number; void: true };
+/**
+ * A log entry as a reader sees it: an event with its item as stored (DynamoDB JSON, as a stream
+ * record's NewImage carries it: the local runtime's stream consumers get it so), or a voided number.
+ */
+export type LogEntry = LoggedEvent | { seq: number; void: true };
+export interface LoggedEvent extends StoredEvent {
+  image: Record<string, AttributeValue>;
+}
 
 /**
- * Up to `limit` log entries with seq >= `from`, in order, from `from`'s bucket only (a reader
- * moves to the next bucket once it has passed the last number of this one). One Query.
+ * Up to `limit` log entries from `from`'s bucket only, from `from` on in order (`forward`), or up
+ * to it newest first. One Query, eventually consistent (half the price of a poll): a number not yet
+ * visible is a gap the reader waits for, and it confirms with a consistent read before skipping
+ * one. The low-level Query, so the items come as stored (the document client shares its base
+ * client's stack and sends a low-level command as it is); unmarshalled as the document client does.
  */
-export async function readLog(from: number, limit: number): Promise<LogEntry[]> {
+async function queryLog(from: number, limit: number, forward: boolean): Promise<LogEntry[]> {
   const { pk, sk } = Keys.event(from);
-  const out = await ddb().send(
-    new QueryCommand({
+  const out = await (ddb() as unknown as DynamoDBClient).send(
+    new LowLevelQuery({
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk >= :from',
-      ExpressionAttributeValues: { ':pk': pk, ':from': sk },
+      KeyConditionExpression: `pk = :pk AND sk ${forward ? '>=' : '<='} :sk`,
+      ExpressionAttributeValues: { ':pk': { S: pk }, ':sk': { S: sk } },
+      ScanIndexForward: forward,
       Limit: limit,
-      // Eventually consistent (half the price of a poll): a number not yet visible is a gap
-      // the reader waits for, and it confirms with a consistent read before skipping one.
     }),
   );
-  return (out.Items ?? []).map((item) =>
-    item.void ? { seq: Number(item.seq), void: true as const } : toStoredEvent(item),
-  );
+  return (out.Items ?? []).map((image) => {
+    const item = unmarshall(image);
+    return item.void ? { seq: Number(item.seq), void: true as const } : { ...toStoredEvent(item), image };
+  });
 }
 
 /**
- * Up to `limit` log entries with seq <= `through`, newest first, from `through`'s bucket only. One
- * Query, eventually consistent: an entry not yet visible is taken as missing, and the reader then
- * waits for it (or reads it on its next poll).
+ * Up to `limit` log entries with seq >= `from`, in order, from `from`'s bucket only (a reader moves
+ * to the next bucket once it has passed the last number of this one).
  */
-export async function readLogBack(through: number, limit: number): Promise<LogEntry[]> {
-  const { pk, sk } = Keys.event(through);
-  const out = await ddb().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk <= :through',
-      ExpressionAttributeValues: { ':pk': pk, ':through': sk },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  return (out.Items ?? []).map((item) =>
-    item.void ? { seq: Number(item.seq), void: true as const } : toStoredEvent(item),
-  );
-}
+export const readLog = (from: number, limit: number): Promise<LogEntry[]> => queryLog(from, limit, true);
+
+/** Up to `limit` log entries with seq <= `through`, newest first, from `through`'s bucket only. */
+export const readLogBack = (through: number, limit: number): Promise<LogEntry[]> => queryLog(through, limit, false);
 
 export interface EphemeralEntry {
   id: string;

@@ -5,10 +5,10 @@
  * every shard several times a second), and the search index writer is the other reader; a
  * consumer per effect would throttle them all and delay every notification.
  *
- * The mapping lets through only new persisted event items: webhooks are runtime configuration
- * and may list any persisted type, so the filter cannot be narrower; push and auto-rename decide
- * from the event itself and cost no storage call for events that do not concern them. Batches of
- * up to 10 with no batching window (push latency); a record whose effects hit a storage failure
+ * The mapping (its settings in lib/stream-mappings.ts, which the local runtime applies too) lets
+ * through only new persisted event items: webhooks are runtime configuration and may list any
+ * persisted type, so the filter cannot be narrower; push and auto-rename decide from the event
+ * itself and cost no storage call for events that do not concern them. Batches of up to 10 with no batching window (push latency); a record whose effects hit a storage failure
  * is retried alone (partial batch failures), bisected, then sent to an alarmed dead-letter queue.
  * 512 MB: the function mostly waits on push services, hooks and providers; 5 minutes: a hook may
  * take 1 + maxRetries attempts of timeoutMs with back-off.
@@ -16,12 +16,12 @@
 import { Duration } from 'aws-cdk-lib';
 import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
-import { consumeTableStream } from './stream-consumer.js';
+import { tableStreamMappings } from '../stream-mappings.js';
+import { consumeTableStream, mappingProps } from './stream-consumer.js';
 import type { WebPush } from './web-push.js';
 
 export class EventEffects extends Construct {
@@ -34,7 +34,7 @@ export class EventEffects extends Construct {
     this.consumer = ApiFunction.wired(this, 'Consumer', props, 'readWrite', {
       entry: jobEntry('event-effects'),
       description: 'Web push, webhooks and auto-rename for persisted events (DynamoDB stream consumer)',
-      timeout: Duration.minutes(5),
+      timeout: Duration.seconds(tableStreamMappings.eventEffects.timeoutSeconds),
       memorySize: 512,
     });
     // Only when push is on may it read the VAPID key pair (the senders' grant).
@@ -48,18 +48,7 @@ export class EventEffects extends Construct {
         consumerName: 'the event-effects consumer',
         alarmDescription:
           'Push, webhook or auto-rename work given up on: records on the event-effects dead-letter queue.',
-        startingPosition: StartingPosition.LATEST,
-        batchSize: 10,
-        maxBatchingWindow: Duration.seconds(0),
-        bisectBatchOnError: true,
-        retryAttempts: 3,
-        reportBatchItemFailures: true,
-        filters: [
-          FilterCriteria.filter({
-            eventName: FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { type: { S: FilterRule.isEqual('event') }, eventType: { S: FilterRule.exists() } } },
-          }),
-        ],
+        ...mappingProps(tableStreamMappings.eventEffects),
       },
     ));
   }

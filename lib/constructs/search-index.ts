@@ -2,10 +2,10 @@
  * The search index (contract §9; docs/search.md): derived data, rebuilt from the table's events.
  * - a private bucket of immutable SQLite FTS5 segment files under `segments/`;
  * - the writer (functions/jobs/search-index.ts), a consumer of the table's stream whose event
- *   source mapping lets through only new message events that can carry searchable text, with
- *   reserved concurrency 1 (one writer; its manifest writes are conditional anyway), batches
- *   of up to 100 records gathered for a second, failed batches bisected and retried, then sent
- *   to an alarmed dead-letter queue;
+ *   source mapping (lib/stream-mappings.ts, which the local runtime applies too) lets through only
+ *   new message events that can carry searchable text, with reserved concurrency 1 (one writer;
+ *   its manifest writes are conditional anyway), batches of up to 100 records gathered for a
+ *   second, failed batches bisected and retried, then sent to an alarmed dead-letter queue;
  * - the readers (the `searchIndex` routes): read access to the segments and 2 GB of /tmp for
  *   their local copies (bindReader).
  */
@@ -14,34 +14,19 @@ import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
-import { FilterCriteria, FilterRule, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { EVENTS } from '../../functions/model/events.js';
-import type { EventDef, PayloadOf } from '../../functions/model/events.js';
 import { ABORT_INCOMPLETE_UPLOADS, privateBucket } from './private-bucket.js';
 import { ApiFunction, jobEntry, arnInFinding } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
-import { consumeTableStream } from './stream-consumer.js';
+import { tableStreamMappings } from '../stream-mappings.js';
+import { consumeTableStream, mappingProps } from './stream-consumer.js';
 
 /** Every segment object lives under this prefix (functions/platform/search-storage.ts). */
 export const SEGMENT_PREFIX = 'segments/';
 /** /tmp of every function that keeps segment copies: 100,000 messages make about 60 MB of index. */
 export const SEARCH_EPHEMERAL_MB = 2048;
-
-/** New event items of `event`'s type whose payload matches `payload` (rules on its fields, by name). */
-const newEvent = <D extends EventDef>(event: D, payload: { [K in keyof PayloadOf<D>]?: Record<string, unknown> }) =>
-  FilterCriteria.filter({
-    eventName: FilterRule.isEqual('INSERT'),
-    dynamodb: {
-      NewImage: {
-        type: { S: FilterRule.isEqual('event') },
-        eventType: { S: FilterRule.isEqual(event.type) },
-        payload: { M: payload },
-      },
-    },
-  });
 
 export class SearchIndex extends Construct {
   readonly bucket: Bucket;
@@ -62,8 +47,7 @@ export class SearchIndex extends Construct {
     this.writer = ApiFunction.wired(this, 'Writer', wiring, 'readWrite', {
       entry: jobEntry('search-index'),
       description: 'Adds searchable messages to the search index (DynamoDB stream consumer, single writer)',
-      // A merge of the largest size class (25,000 messages) takes seconds; 5 minutes is ample.
-      timeout: Duration.minutes(5),
+      timeout: Duration.seconds(tableStreamMappings.searchIndex.timeoutSeconds),
       memorySize: 1024,
       ephemeralStorageMb: SEARCH_EPHEMERAL_MB,
       reservedConcurrency: 1,
@@ -78,17 +62,8 @@ export class SearchIndex extends Construct {
         consumerName: 'the index writer',
         alarmDescription: 'Messages left out of the search index: batches on the index writer dead-letter queue.',
         // From the oldest record the stream keeps (24 hours): a new deployment indexes what it can.
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
         // One segment per second at most while messages flow: searchable within about 2 s.
-        maxBatchingWindow: Duration.seconds(1),
-        parallelizationFactor: 1,
-        bisectBatchOnError: true,
-        retryAttempts: 5,
-        filters: [
-          newEvent(EVENTS.messageCreated, { contentFinal: { S: FilterRule.exists() } }),
-          newEvent(EVENTS.messageStreamingComplete, { streamState: { S: FilterRule.isEqual('complete') } }),
-        ],
+        ...mappingProps(tableStreamMappings.searchIndex),
       },
     ));
   }

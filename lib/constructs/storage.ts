@@ -22,8 +22,8 @@ export class Storage extends Construct {
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       timeToLiveAttribute: tableSchema.ttlAttribute,
-      // Read by the web-push notifier (ARCHITECTURE.md); both images let it see transitions.
-      stream: StreamViewType.NEW_AND_OLD_IMAGES,
+      // Read by the search index writer and the events' side effects (lib/stream-mappings.ts).
+      stream: StreamViewType[tableSchema.streamViewType],
       removalPolicy: RemovalPolicy.RETAIN,
       // Retained on stack deletion, and DeleteTable itself refuses until protection is turned off.
       deletionProtection: true,

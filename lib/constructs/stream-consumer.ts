@@ -7,10 +7,12 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type { DynamoEventSourceProps } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import type { TableStreamMapping } from '../stream-mappings.js';
 import type { ApiFunction } from './api-function.js';
 
 export interface StreamConsumerOptions extends Omit<DynamoEventSourceProps, 'onFailure'> {
@@ -20,6 +22,20 @@ export interface StreamConsumerOptions extends Omit<DynamoEventSourceProps, 'onF
   consumerName: string;
   /** The alarm's description: what is lost when it fires. */
   alarmDescription: string;
+}
+
+/** A mapping's settings (lib/stream-mappings.ts, which the local runtime applies too) as the event source's props. */
+export function mappingProps(mapping: TableStreamMapping): Omit<DynamoEventSourceProps, 'onFailure'> {
+  return {
+    startingPosition: StartingPosition[mapping.startingPosition],
+    batchSize: mapping.batchSize,
+    maxBatchingWindow: Duration.seconds(mapping.maxBatchingWindowSeconds),
+    ...(mapping.parallelizationFactor === undefined ? {} : { parallelizationFactor: mapping.parallelizationFactor }),
+    bisectBatchOnError: mapping.bisectBatchOnError,
+    retryAttempts: mapping.retryAttempts,
+    reportBatchItemFailures: mapping.reportBatchItemFailures,
+    filters: mapping.filters.map((pattern) => FilterCriteria.filter(pattern)),
+  };
 }
 
 /** Feeds `fn` from the table's stream; returns its dead-letter queue and alarm. */

@@ -10,7 +10,8 @@
  * StartingPosition (TRIM_HORIZON, or LATEST for the shards open at start; shards found later from
  * their start), drop the records FilterCriteria rejects, gather up to BatchSize records for at most
  * MaximumBatchingWindowInSeconds, and invoke the function with a real-shaped DynamoDBStreamEvent
- * (eventSourceARN: the mapping's EventSourceArn). The shard waits while a batch fails, as on AWS:
+ * (eventSourceARN: the mapping's EventSourceArn). The shard waits while a batch fails, as on AWS
+ * (stream-delivery.ts, which the local runtime's stream consumers use too):
  * - ReportBatchItemFailures: a partial response retries from the first failed record (an invalid
  *   one fails the whole batch);
  * - a function error retries the batch, or with BisectBatchOnFunctionError splits it in two and
@@ -26,20 +27,13 @@
  * filter pattern. `Enabled: false` is honoured quietly. Lambda polls each shard four times a
  * second (its documentation); `pollMs` defaults to that.
  */
-import { randomUUID } from 'node:crypto';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { StreamsApi, StreamsApiError } from './dynamodb-streams.js';
 import type { RawStreamRecord, Shard } from './dynamodb-streams.js';
-import {
-  batchItemFailures,
-  describeFailure,
-  mappingFunction,
-  missingPermissions,
-  sleep,
-  where,
-} from './mapping-support.js';
+import { describeFailure, mappingFunction, missingPermissions, sleep, where } from './mapping-support.js';
 import type { MappingInputs, MappingStatus, RunningMappings } from './mapping-support.js';
+import { deliverBatch } from './stream-delivery.js';
 import { failureRecord, streamSettings } from './stream-plan.js';
 import type { StreamPlan } from './stream-plan.js';
 import { FunctionError, REHEARSAL_REGION } from './types.js';
@@ -141,54 +135,23 @@ export async function startStreamMappings(options: StreamMappingOptions): Promis
     log(`rehearsal: sent to ${plan.destination.name}: ${what}`);
   }
 
-  /** One batch until it succeeds, is split, or is given up (Lambda's stream error handling). */
-  async function deliver(
-    plan: StreamPlan,
-    state: ShardState,
-    batch: DynamoDBRecord[],
-    retriesLeft: number,
-  ): Promise<void> {
-    let invokes = 0;
-    while (!stopped()) {
-      const requestId = randomUUID();
-      const event: DynamoDBStreamEvent = { Records: batch };
-      let failedFrom = -1;
-      let functionError: string | undefined;
-      invokes++;
-      try {
-        const result = await options.invoker.invoke(plan.fn.key, event, { requestId });
-        if (!plan.partial) return;
-        const failed = batchItemFailures(result, new Set(batch.map((r) => r.dynamodb!.SequenceNumber!)));
-        if (failed === 'invalid') functionError = 'Unhandled';
-        else if (failed.length === 0) return;
-        else failedFrom = Math.min(...failed.map((id) => batch.findIndex((r) => r.dynamodb!.SequenceNumber === id)));
-      } catch (error) {
-        if (error instanceof FunctionError && error.kind === 'Throttled') {
-          invokes--;
-          await sleep(retryDelayMs, stopping.signal);
-          continue;
-        }
-        functionError = 'Unhandled';
+  /** One batch until it succeeds, is split, or is given up (Lambda's stream error handling: stream-delivery.ts). */
+  const deliver = (plan: StreamPlan, state: ShardState, batch: DynamoDBRecord[]): Promise<void> =>
+    deliverBatch(batch, {
+      partial: plan.partial,
+      bisect: plan.bisect,
+      maxRetries: plan.maxRetries,
+      maxAgeMs: plan.maxAgeMs,
+      retryDelayMs,
+      signal: stopping.signal,
+      invoke: (event, requestId) => options.invoker.invoke(plan.fn.key, event, { requestId }),
+      throttled: (error) => error instanceof FunctionError && error.kind === 'Throttled',
+      failed: (records, error) =>
         log(
-          `rehearsal: ${plan.fn.name} failed on ${batch.length} record(s) of ${plan.sourceArn}: ${describeFailure(error)}`,
-        );
-      }
-      if (failedFrom >= 0) {
-        batch = batch.slice(failedFrom);
-      } else if (plan.bisect && batch.length > 1) {
-        const half = Math.ceil(batch.length / 2);
-        await deliver(plan, state, batch.slice(0, half), retriesLeft);
-        await deliver(plan, state, batch.slice(half), retriesLeft);
-        return;
-      }
-      const oldest = (batch[0]!.dynamodb!.ApproximateCreationDateTime ?? Date.now() / 1000) * 1000;
-      const condition =
-        retriesLeft === 0 ? 'RetryAttemptsExhausted' : Date.now() - oldest > plan.maxAgeMs ? 'RecordAgeExceeded' : '';
-      if (condition) return sendFailure(plan, state, batch, { requestId, invokes, condition, functionError });
-      if (retriesLeft > 0) retriesLeft--;
-      await sleep(retryDelayMs, stopping.signal);
-    }
-  }
+          `rehearsal: ${plan.fn.name} failed on ${records.length} record(s) of ${plan.sourceArn}: ${describeFailure(error)}`,
+        ),
+      giveUp: (records, context) => sendFailure(plan, state, records, context),
+    });
 
   /** Reads one shard once, and delivers what is due. */
   async function pump(plan: StreamPlan, state: ShardState): Promise<void> {
@@ -222,7 +185,7 @@ export async function startStreamMappings(options: StreamMappingOptions): Promis
       if (!due) return;
       const batch = state.buffer.splice(0, plan.batchSize);
       state.firstBufferedAt = Date.now();
-      await deliver(plan, state, batch, plan.maxRetries);
+      await deliver(plan, state, batch);
     }
     if (state.closed && state.buffer.length === 0) state.done = true;
   }

@@ -12,7 +12,7 @@ import { startLocalApi } from '../../local/server.js';
 
 // The bench server is the search index's one writer (in AWS a single stream consumer): a second
 // writer on the same table and bucket would merge and retire segments under the first one.
-const api = await startLocalApi(0, { search: false, autoRename: false });
+const api = await startLocalApi(0, { search: false });
 process.stdout.write(`${JSON.stringify({ url: api.url })}\n`);
 
 let stopping = false;

@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     await ensureTable(dynamo.endpoint, TABLE_NAME);
     api = await startBenchApi(dynamo.endpoint, TABLE_NAME, {
       usageHeaders: false,
-      local: { dispatch: false, search: false, autoRename: false, streamTimers: false },
+      local: { dispatch: false, search: false, streamTimers: false },
     });
     const base = `${api.url}/api/v1`;
     // DynamoDB calls and cancelled transactions (version races, transaction conflicts) per burst.

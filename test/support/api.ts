@@ -90,11 +90,6 @@ export interface StartOptions {
   lazyHandlers?: boolean;
   /** The folder of the search index's local segment copies (a temporary one by default). */
   searchCacheDir?: string;
-  /**
-   * Run auto-rename on its tail of the event log, as npm start does (off by default: the
-   * auto-rename tests turn it on; in the others no background rename touches a chat).
-   */
-  autoRename?: boolean;
 }
 
 let started = false;
@@ -146,7 +141,6 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     streamTimers: options.streamTimers ?? false,
     dispatch: options.dispatch ?? false,
     search: options.search ?? false,
-    autoRename: options.autoRename ?? false,
     lazyHandlers: options.lazyHandlers ?? !options.dispatch,
     ...(options.searchCacheDir ? { searchCacheDir: options.searchCacheDir } : {}),
     ...(s3DataDir ? { s3DataDir } : { s3Upstream }),

@@ -26,7 +26,6 @@ const api = useApi(async () => {
       ...base,
       autoRename: { enabled: true, provider: 'openai', modelId: 'gpt-5.4-nano', apiKey: 'key-openai' },
     },
-    autoRename: true,
     env: { AUTO_RENAME_BASE_URLS: JSON.stringify(fake.baseUrls), AUTO_RENAME_TIMEOUT_MS: '1000' },
   };
 });

@@ -38,7 +38,6 @@ const api = useApi(async () => {
   fake = await startFakeProvider();
   return {
     config: base,
-    autoRename: true,
     env: { AUTO_RENAME_BASE_URLS: JSON.stringify(fake.baseUrls), AUTO_RENAME_TIMEOUT_MS: String(TIMEOUT_MS) },
   };
 });
