@@ -24,7 +24,7 @@ import { putConfig, useConfig } from './shared/config';
 // The settings screen is its own chunk: most visits never open it, and the initial JavaScript stays small.
 const Settings = lazy(() => import('./settings/Settings').then((m) => ({ default: m.Settings })));
 // So is the open chat (its markdown renderer, requests and media): the inbox draws without it, and
-// the signed-in app fetches it at once (loadChatView), beside its first reads.
+// the signed-in app fetches it when the browser is next idle (loadChatView), or at once for a chat's URL.
 const loadChatView = () => import('./chat/ChatView');
 const ChatView = lazy(() => loadChatView().then((m) => ({ default: m.ChatView })));
 
@@ -123,7 +123,11 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
   }, [appName]);
 
   useEffect(() => startLiveCache(queryClient), []);
-  useEffect(() => void loadChatView(), []);
+  useEffect(() => {
+    // Once the first screen is drawn: its own work comes first.
+    const idle = window.requestIdleCallback ?? ((run: () => void) => setTimeout(run, 200));
+    idle(() => void loadChatView());
+  }, []);
 
   useEffect(() => {
     if (route.name === 'sign-in') navigate(pathOf({ name: 'inbox' }), { replace: true });

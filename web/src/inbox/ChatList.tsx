@@ -47,7 +47,7 @@ export function ChatList({
           New chat
         </a>
       </div>
-      <InboxFilters view={view} />
+      <InboxFilters list={list} />
       {error && (
         <p role="alert" className="error">
           {error}{' '}

@@ -6,14 +6,13 @@
 import { useEffect, useMemo, useState } from 'react';
 import { api } from '../api/client';
 import { setInboxFilter, useInboxFilter } from '../router';
-import { useChatList } from './chats';
-import type { ChatsView } from './chats';
+import type { Chat } from '../api/types';
 import { agentName, useConfig } from '../shared/config';
 
-export function InboxFilters({ view }: { view: ChatsView }) {
+/** `list`: the chats listed now (their tags are offered beside the catalog's suggestions). */
+export function InboxFilters({ list }: { list: readonly Chat[] }) {
   const filter = useInboxFilter();
   const config = useConfig();
-  const { list } = useChatList(view, filter);
   const [draft, setDraft] = useState(filter.tag ?? '');
   const [suggested, setSuggested] = useState<string[]>([]);
 
