@@ -2,6 +2,7 @@
 import * as z from '../../platform/zod.js';
 import * as Media from '../../core/media.js';
 import { http } from '../../middleware/http.js';
+import { json, Media as MediaRecord, page } from '../../model/replies.js';
 import { queryInt } from '../../middleware/validate.js';
 import { chatPath } from '../chats/path.js';
 
@@ -13,6 +14,7 @@ export const schemas = {
     cursor: z.optional(z.string()),
     limit: queryInt(1, 100, 50),
   }),
+  replies: { 200: json("A page of the chat's media, newest first.", page(MediaRecord)) },
 };
 
 export const handler = http('media/list', schemas, async ({ path, query }) => ({

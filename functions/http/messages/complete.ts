@@ -6,6 +6,7 @@ import * as z from '../../platform/zod.js';
 import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
+import { json, Message, tooLarge } from '../../model/replies.js';
 import { messagePath } from './path.js';
 
 export const schemas = {
@@ -13,6 +14,7 @@ export const schemas = {
   body: z.object({ finalText: z.optional(z.unknown()) }),
   optionalObjectBody: true,
   malformedJsonMessage: 'Invalid JSON body.',
+  replies: { 200: json('The completed message.', Message), 413: tooLarge('finalText') },
 };
 
 /** The body as the contract defines it (optional, any content type), for the OpenAPI document. */

@@ -5193,6 +5193,15 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            /** @description A file over 4 MiB, which the function does not answer inline (after the auth, existence and Range checks): the storage answers it, the Range included. */
+            307: {
+                headers: {
+                    /** @description A presigned URL of the same bytes, valid 5 minutes. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description VALIDATION_ERROR: schema (§1.8) or rule validation failed. */
             400: {
                 headers: {
@@ -5219,6 +5228,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+            /** @description The range starts beyond the file: `Content-Range: bytes *\/<size>`, no body. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description RATE_LIMIT_ERROR: the table is too busy to answer this read in its time (DynamoDB throttled it or did not answer); nothing was changed. */
             429: {
