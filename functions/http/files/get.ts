@@ -8,8 +8,9 @@ import { mediaPath } from '../media/path.js';
 export const schemas = {
   path: mediaPath,
   replies: {
-    200: bytes('The original bytes.'),
-    206: bytes('The requested byte range.'),
+    // Served as the type it was stored with (normalized again), or application/octet-stream (§5.6.5).
+    200: bytes('The original bytes.', '*/*'),
+    206: bytes('The requested byte range.', '*/*'),
     307: redirect(
       'A file over 4 MiB, which the function does not answer inline (after the auth, existence and Range checks): ' +
         'the storage answers it, the Range included.',
