@@ -7,11 +7,12 @@
  * reply at run time (a cost on every request): the integration suite checks every answer against
  * the document (test/support/openapi-check.ts).
  *
- * Also the reply shapes several routes share: the resources of model.ts as named OpenAPI
- * components, `Ok`, the cursor and a page of items. A shape one route answers lives in its module.
+ * Also the small reply shapes several routes share: `Ok`, the cursor, a page of items, the 413s. The
+ * resources as components are model/resources.ts's; a shape one route answers lives in its module.
+ * This module imports nothing of the project but the schema library: a route that answers no
+ * resource (health, the preflights, sign-in) does not bundle model.ts for its replies.
  */
 import * as z from '../platform/zod.js';
-import * as Model from '../model.js';
 
 /** A JSON answer whose body is `body`'s output. */
 export interface JsonReply<B extends z.core.$ZodType = z.core.$ZodType> {
@@ -76,18 +77,14 @@ export const uploadRefused = {
   ),
 } as const;
 
-// The resources of model.ts, each as a named component (`check` returns a copy).
-export const Chat = Model.Chat.check(z.meta({ id: 'Chat', description: 'A chat (contract §2.1).' }));
-export const Message = Model.Message.check(z.meta({ id: 'Message', description: 'A message (contract §2.2).' }));
-export const Request = Model.Request.check(
-  z.meta({ id: 'Request', description: 'An interactive request (contract §2.3).' }),
-);
-export const Media = Model.Media.check(z.meta({ id: 'Media', description: 'A media record (contract §2.4).' }));
+// Marked pure, so a bundle that answers neither (health, the preflights) drops them: esbuild keeps
+// an unused top-level call unless told it has no side effects.
+export const Ok = /* @__PURE__ */ z.strictObject({ ok: /* @__PURE__ */ z.literal(true) });
 
-export const Ok = z.strictObject({ ok: z.literal(true) });
-
-export const Cursor = z
-  .strictObject({ next: z.nullable(z.string()), hasMore: z.boolean() })
-  .check(z.meta({ id: 'Cursor', description: 'Keyset pagination (§1.9): send `next` back as `cursor`.' }));
+export const Cursor = /* @__PURE__ */ z
+  .strictObject({ next: /* @__PURE__ */ z.nullable(/* @__PURE__ */ z.string()), hasMore: /* @__PURE__ */ z.boolean() })
+  .check(
+    /* @__PURE__ */ z.meta({ id: 'Cursor', description: 'Keyset pagination (§1.9): send `next` back as `cursor`.' }),
+  );
 /** A page of items (§1.9). */
 export const page = <T extends z.core.$ZodType>(item: T) => z.strictObject({ data: z.array(item), cursor: Cursor });

@@ -6,7 +6,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { http } from '../../functions/middleware/http.js';
 import type { Chat as ChatRecord } from '../../functions/model.js';
-import { Chat, bytes, failure, json, noContent, preflight, redirect, stream } from '../../functions/model/replies.js';
+import { bytes, failure, json, noContent, preflight, redirect, stream } from '../../functions/model/replies.js';
+import { Chat } from '../../functions/model/resources.js';
 import * as z from '../../functions/platform/zod.js';
 import { buildOpenApiDocument } from '../../lib/openapi/document.js';
 import type { RouteSpec } from '../../lib/routes.js';

@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-create.js';
 import { http } from '../../middleware/http.js';
-import { Chat, json, tooLarge } from '../../model/replies.js';
+import { json, tooLarge } from '../../model/replies.js';
+import { Chat } from '../../model/resources.js';
 import { LIMITS } from '../../limits.js';
 import { clientId } from '../schemas.js';
 import type * as Model from '../../model.js';

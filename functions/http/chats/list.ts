@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-reads.js';
 import { http } from '../../middleware/http.js';
-import { Chat, json, page } from '../../model/replies.js';
+import { json, page } from '../../model/replies.js';
+import { Chat } from '../../model/resources.js';
 import { queryBoolean, queryInt } from '../../middleware/validate.js';
 
 export const schemas = {

@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-updates.js';
 import { http } from '../../middleware/http.js';
-import { Chat, json } from '../../model/replies.js';
+import { json } from '../../model/replies.js';
+import { Chat } from '../../model/resources.js';
 import { chatPath } from './path.js';
 
 export const schemas = {

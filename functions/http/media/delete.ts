@@ -1,7 +1,8 @@
 /** DELETE /api/v1/media/{mediaId}: delete unattached media, answering the record as it was (contract §5.6.4). */
 import * as Media from '../../core/media.js';
 import { http } from '../../middleware/http.js';
-import { failure, json, Media as MediaRecord } from '../../model/replies.js';
+import { failure, json } from '../../model/replies.js';
+import { Media as MediaRecord } from '../../model/resources.js';
 import { mediaPath } from './path.js';
 
 export const schemas = {

@@ -6,7 +6,8 @@
 import * as z from '../../platform/zod.js';
 import * as Uploads from '../../core/media-upload.js';
 import { http } from '../../middleware/http.js';
-import { json, Media, uploadRefused } from '../../model/replies.js';
+import { json, uploadRefused } from '../../model/replies.js';
+import { Media } from '../../model/resources.js';
 
 export const schemas = {
   path: z.object({ chatId: z.string(), uploadId: z.string() }),

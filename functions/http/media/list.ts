@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Media from '../../core/media.js';
 import { http } from '../../middleware/http.js';
-import { json, Media as MediaRecord, page } from '../../model/replies.js';
+import { json, page } from '../../model/replies.js';
+import { Media as MediaRecord } from '../../model/resources.js';
 import { queryInt } from '../../middleware/validate.js';
 import { chatPath } from '../chats/path.js';
 

@@ -6,7 +6,8 @@ import * as z from '../../platform/zod.js';
 import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
-import { json, Message, tooLarge } from '../../model/replies.js';
+import { json, tooLarge } from '../../model/replies.js';
+import { Message } from '../../model/resources.js';
 import { messagePath } from './path.js';
 
 export const schemas = {

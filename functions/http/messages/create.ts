@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
-import { json, Message, tooLarge } from '../../model/replies.js';
+import { json, tooLarge } from '../../model/replies.js';
+import { Message } from '../../model/resources.js';
 import { chatPath } from '../chats/path.js';
 import { freeObject } from '../schemas.js';
 import type * as Model from '../../model.js';

@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
-import { json, Message, page } from '../../model/replies.js';
+import { json, page } from '../../model/replies.js';
+import { Message } from '../../model/resources.js';
 import { queryInt } from '../../middleware/validate.js';
 import { chatPath } from '../chats/path.js';
 

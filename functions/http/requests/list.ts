@@ -2,7 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
-import { json, Request } from '../../model/replies.js';
+import { json } from '../../model/replies.js';
+import { Request } from '../../model/resources.js';
 import { chatPath } from '../chats/path.js';
 
 export const schemas = {
