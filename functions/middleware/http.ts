@@ -163,13 +163,9 @@ function bodyOf(reply: Reply): HttpResult {
 }
 
 /**
- * Builds a Lambda handler. `route` is the handler's name in the route table (or an explicit
- * shape for the catch-all route); `schemas` are its zod inputs and its `replies`, which type what `fn` returns.
- */
-/**
- * The handler. Its answer is a `const` type parameter checked against the declared replies: a
- * callback's return is not contextually typed by a generic route's replies, so `status: 200`
- * would otherwise widen to `number` before the check.
+ * The handler. Its answer is a `const` type parameter of http() checked against the declared
+ * replies: a callback's return is not contextually typed by a generic route's replies, so
+ * `status: 200` would otherwise widen to `number` before the check.
  */
 type HttpFn<S extends RouteSchemas, A> = (input: HttpInput<S>) => Promise<A>;
 
@@ -204,6 +200,11 @@ export interface ReplayedInput<S extends RouteSchemas> {
   deadline: Deadline;
 }
 
+/**
+ * Builds a Lambda handler. `route` is the handler's name in the route table (or an explicit
+ * shape for the catch-all route); `schemas` are its zod inputs and its `replies`, which type what
+ * `fn` returns.
+ */
 export function http<S extends RouteSchemas, const A extends AnswerOf<S['replies']>>(
   route: string | RouteShape,
   schemas: S,

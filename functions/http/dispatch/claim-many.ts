@@ -3,7 +3,8 @@ import * as z from '../../platform/zod.js';
 import { claim } from '../../core/dispatch/claim.js';
 import { http } from '../../middleware/http.js';
 import { json, noContent } from '../../model/replies.js';
-import { DispatchBatch, nonNegativeInt, workerId } from './schemas.js';
+import { DispatchBatch } from './batch.js';
+import { nonNegativeInt, workerId } from './schemas.js';
 
 export const schemas = {
   body: z.object({
