@@ -5,7 +5,7 @@
  *
  * Each resource is declared once, as a zod schema: its TypeScript type (`z.infer`), the list
  * of fields the store copies onto the wire (`*_FIELDS`, the schema's keys in order) and its
- * OpenAPI component (lib/openapi/responses.ts) all come from it. No handler parses a
+ * OpenAPI component (model/replies.ts names it) all come from it. No handler parses a
  * response with these: they describe what the service writes.
  */
 import * as z from './platform/zod.js';

@@ -278,7 +278,7 @@ function instanceSecretSetByDeployment(): boolean {
  * set. `security.secretSetByDeployment: true` (this project's extension) when the deployment sets
  * the instance secret, so a settings screen does not offer a rotation that cannot take effect.
  */
-export function publicConfig(config: InstanceConfig): Record<string, unknown> {
+export function publicConfig(config: InstanceConfig) {
   const { server, security, push, autoRename } = config;
   const e = env();
   return {
@@ -296,7 +296,7 @@ export function publicConfig(config: InstanceConfig): Record<string, unknown> {
     security: {
       instanceSecretEnabled: security.instanceSecretEnabled,
       readEndpointsRequireInstanceSecret: security.readEndpointsRequireInstanceSecret,
-      ...(instanceSecretSetByDeployment() ? { secretSetByDeployment: true } : {}),
+      ...(instanceSecretSetByDeployment() ? { secretSetByDeployment: true as const } : {}),
     },
     server: {
       publicBaseUrl: server.publicBaseUrl,

@@ -153,11 +153,13 @@ export async function remove(mediaId: string, deadline: Deadline): Promise<Media
 // Downloads (§5.6.5, §5.6.6)
 // ---------------------------------------------------------------------------------------
 
-export interface Download {
-  status: 200 | 206 | 307 | 416;
+interface Served<S extends number> {
+  status: S;
   headers: Record<string, string>;
   body: Buffer;
 }
+/** The bytes, or without a body: a redirect to a presigned URL (307), a range beyond the file (416). */
+export type Download = Served<200 | 206> | { status: 307 | 416; headers: Record<string, string>; body?: undefined };
 
 export const FILE_CACHE_CONTROL = 'private, max-age=86400';
 /**
@@ -245,14 +247,12 @@ export async function download(mediaId: string, rangeHeader: string | undefined)
         'content-security-policy': FILE_CSP,
         'content-length': '0',
       },
-      body: Buffer.alloc(0),
     };
   }
   if (range === 'unsatisfiable') {
     return {
       status: 416,
       headers: { ...headers, 'content-range': `bytes */${media.byte_size}`, 'content-length': '0' },
-      body: Buffer.alloc(0),
     };
   }
   const stored = await Storage.getObject(media.storage_path, range);
@@ -267,7 +267,7 @@ export async function download(mediaId: string, rangeHeader: string | undefined)
 }
 
 /** GET /files/{mediaId}/thumbnail. */
-export async function thumbnail(mediaId: string): Promise<Download> {
+export async function thumbnail(mediaId: string): Promise<Served<200>> {
   const media = await get(mediaId);
   if (media.kind !== 'image' || !media.thumbnail_path)
     throw NotFoundError.of('mediaId', mediaId, 'Thumbnail not found.');

@@ -6,8 +6,13 @@
  */
 import { RouteNotFoundError } from '../errors.js';
 import { http } from '../middleware/http.js';
+import { preflight } from '../model/replies.js';
 
-export const handler = http({ method: 'ANY', writes: false, auth: 'public' }, {}, async ({ event }) => {
-  if (event.requestContext.http.method === 'OPTIONS') return { status: 204 };
-  throw new RouteNotFoundError();
-});
+export const handler = http(
+  { method: 'ANY', writes: false, auth: 'public' },
+  { replies: { 204: preflight() } },
+  async ({ event }) => {
+    if (event.requestContext.http.method === 'OPTIONS') return { status: 204 };
+    throw new RouteNotFoundError();
+  },
+);

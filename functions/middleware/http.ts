@@ -23,6 +23,7 @@ import type { Deadline } from '../platform/deadline.js';
 import { startInvocation } from '../platform/invocation.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
+import type { BytesReply, FailureReply, JsonReply, Replies, StreamReply } from '../model/replies.js';
 import { authenticate } from './auth.js';
 import { cors } from './cors.js';
 import { errorEnvelope } from './error-envelope.js';
@@ -41,6 +42,11 @@ type BodyOut<S extends InputSchemas> = S['body'] extends z.core.$ZodType
   : S['readBody'] extends (...args: never[]) => Promise<infer B>
     ? B
     : Record<string, never>;
+
+/** A route's inputs and its answers (model/replies.ts), as its module exports them as `schemas`. */
+export interface RouteSchemas extends InputSchemas {
+  replies: Replies;
+}
 
 export interface HttpInput<S extends InputSchemas> {
   path: Out<S['path']>;
@@ -67,7 +73,8 @@ export interface HttpInput<S extends InputSchemas> {
   deadline: Deadline;
 }
 
-export interface Reply {
+/** What the middleware makes of a handler's answer (an `AnswerOf` its replies allow). */
+interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
@@ -80,6 +87,30 @@ export interface Reply {
   /** `Set-Cookie` values, one per cookie (a header can carry only one). */
   cookies?: string[];
 }
+
+type AnswerExtras = Pick<Reply, 'headers' | 'remember' | 'cookies'>;
+/** A body as the middleware uses it, serialized and never changed: a readonly array or object serves as well. */
+type Sent<T> = T extends readonly (infer U)[]
+  ? readonly Sent<U>[]
+  : T extends object
+    ? { readonly [K in keyof T]: Sent<T[K]> }
+    : T;
+/** The answer one declared reply allows: its status, and the body its kind carries (none for the others). */
+type AnswerFor<K, D> = D extends FailureReply
+  ? never
+  : D extends JsonReply<infer B>
+    ? AnswerExtras & { status: K; body: Sent<z.output<B>>; binary?: never; stream?: never }
+    : D extends BytesReply
+      ? AnswerExtras & { status: K; binary: Buffer; body?: never; stream?: never }
+      : D extends StreamReply
+        ? AnswerExtras & { status: K; stream: Readable; body?: never; binary?: never }
+        : AnswerExtras & { status: K; body?: never; binary?: never; stream?: never };
+/**
+ * What a handler may return, by its declared replies: a status it does not declare, or a body
+ * of another shape than its reply's schema, fails the typecheck. Typing only: nothing checks the
+ * reply at run time (the integration suite checks every answer against the document).
+ */
+export type AnswerOf<R extends Replies> = { [K in keyof R]: K extends number ? AnswerFor<K, R[K]> : never }[keyof R];
 
 export type HttpHandler = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 /** A Lambda response-streaming handler (`awslambda.streamifyResponse`). */
@@ -132,12 +163,13 @@ function bodyOf(reply: Reply): HttpResult {
 }
 
 /**
- * Builds a Lambda handler. `route` is the handler's name in the route table (or an explicit
- * shape for the catch-all route); `schemas` are its zod inputs.
+ * The handler. Its answer is a `const` type parameter of http() checked against the declared
+ * replies: a callback's return is not contextually typed by a generic route's replies, so
+ * `status: 200` would otherwise widen to `number` before the check.
  */
-type HttpFn<S extends InputSchemas> = (input: HttpInput<S>) => Promise<Reply>;
+type HttpFn<S extends RouteSchemas, A> = (input: HttpInput<S>) => Promise<A>;
 
-export interface HttpOptions<S extends InputSchemas = InputSchemas> {
+export interface HttpOptions<S extends RouteSchemas = RouteSchemas> {
   streaming?: boolean;
   /**
    * The route's success reply, declared so that the service's business transaction can store it
@@ -147,7 +179,7 @@ export interface HttpOptions<S extends InputSchemas = InputSchemas> {
    * The handler must answer exactly that on success; if it does not, the key is completed again
    * after the handler with what it answered.
    */
-  committedReply?: { status: number; body?: unknown };
+  committedReply?: { status: keyof S['replies'] & number; body?: unknown };
   /**
    * Work the first attempt does after its commit, redone when a success is replayed for its
    * Idempotency-Key: a client retries because it got no answer, and a crash between the commit
@@ -159,7 +191,7 @@ export interface HttpOptions<S extends InputSchemas = InputSchemas> {
 }
 
 /** What `afterReplay` is given: the request's input and the replayed success body. */
-export interface ReplayedInput<S extends InputSchemas> {
+export interface ReplayedInput<S extends RouteSchemas> {
   path: Out<S['path']>;
   body: BodyOut<S>;
   config: InstanceConfig;
@@ -168,22 +200,27 @@ export interface ReplayedInput<S extends InputSchemas> {
   deadline: Deadline;
 }
 
-export function http<S extends InputSchemas>(
+/**
+ * Builds a Lambda handler. `route` is the handler's name in the route table (or an explicit
+ * shape for the catch-all route); `schemas` are its zod inputs and its `replies`, which type what
+ * `fn` returns.
+ */
+export function http<S extends RouteSchemas, const A extends AnswerOf<S['replies']>>(
   route: string | RouteShape,
   schemas: S,
-  fn: HttpFn<S>,
+  fn: HttpFn<S, A>,
   options?: HttpOptions<S> & { streaming?: false },
 ): HttpHandler;
-export function http<S extends InputSchemas>(
+export function http<S extends RouteSchemas, const A extends AnswerOf<S['replies']>>(
   route: string | RouteShape,
   schemas: S,
-  fn: HttpFn<S>,
+  fn: HttpFn<S, A>,
   options: HttpOptions<S> & { streaming: true },
 ): StreamingHttpHandler;
-export function http<S extends InputSchemas>(
+export function http<S extends RouteSchemas, const A extends AnswerOf<S['replies']>>(
   route: string | RouteShape,
   schemas: S,
-  fn: HttpFn<S>,
+  fn: HttpFn<S, A>,
   options: HttpOptions<S> = {},
 ): HttpHandler | StreamingHttpHandler {
   const shape = typeof route === 'string' ? shapeOf(route) : route;
@@ -244,7 +281,7 @@ export function http<S extends InputSchemas>(
               },
             }
           : undefined;
-      const reply = await fn({
+      const reply: Reply = await fn({
         path: path as Out<S['path']>,
         query: query as Out<S['query']>,
         body: body as BodyOut<S>,

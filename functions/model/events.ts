@@ -10,7 +10,7 @@
  *   and the payload object is stored as given, so the wire keeps its bytes);
  * - readers ask `isEvent(event, EVENTS.messageCreated)`, which checks the name and parses the
  *   payload with the schema, and narrow the stored event's payload to the schema's type;
- * - the OpenAPI document describes every event from these schemas (lib/openapi/responses.ts);
+ * - the OpenAPI document describes every event from these schemas (lib/openapi/events.ts);
  * - the web app takes the types, type-only (web/src/live/event-types.ts).
  *
  * Why handles rather than a list of names: the name, the ephemerality and the payload travel

@@ -1,9 +1,10 @@
 /**
  * The OpenAPI 3.1 document of the HTTP API (contract §14 item 31), built from the route table
- * and each handler's zod input schemas (zod-openapi renders them with zod 4's JSON Schema
- * support), plus the success answers of responses.ts, the error envelope (§1.7) and the
- * instance secret as the security scheme (§1.11). Pure: the caller hands it the handlers'
- * schemas (load.ts imports them), so the function that serves the document bundles none of them.
+ * and each handler's zod schemas (zod-openapi renders them with zod 4's JSON Schema support): its
+ * inputs, and its answers from its `replies` (functions/model/replies.ts), plus the errors every
+ * route of its kind answers in the envelope (§1.7), the events (events.ts) and the instance secret
+ * as the security scheme (§1.11). Pure: the caller hands it the handlers' schemas (load.ts
+ * imports them), so the function that serves the document bundles none of them.
  */
 import { z } from 'zod';
 import { createDocument } from 'zod-openapi';
@@ -11,11 +12,12 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject, ZodOpenApiRespon
 import { SESSION_COOKIE } from '../../functions/core/sessions.js';
 import { authClassOf, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
-import { Event, responses } from './responses.js';
+import type { Replies } from '../../functions/model/replies.js';
+import { Event } from './events.js';
 
 /**
- * What document.ts reads from a handler module: its `schemas` (what the function validates),
- * and optionally `documented`: the shape the contract defines for inputs the schema accepts
+ * What document.ts reads from a handler module: its `schemas` (what the function validates, and
+ * its `replies`: what it answers), and optionally `documented`: the shape the contract defines for inputs the schema accepts
  * loosely because the contract checks them as rules, after existence checks (§5.5.1), and the
  * request headers the handler reads itself (the event stream's `Last-Event-ID`).
  */
@@ -23,6 +25,7 @@ export interface HandlerSchemas {
   path?: z.core.$ZodType;
   query?: z.core.$ZodType;
   body?: z.core.$ZodType;
+  replies?: Replies;
   documented?: { body?: z.core.$ZodType; header?: z.core.$ZodType };
 }
 
@@ -138,20 +141,31 @@ function pathParamsOf(route: RouteSpec, schema: z.core.$ZodType | undefined): z.
   );
 }
 
-function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOperationObject {
-  const answers = responses[route.handler];
-  if (!answers) throw new Error(`lib/openapi/responses.ts has no responses for handler "${route.handler}".`);
-  const success: ZodOpenApiResponsesObject = {};
-  for (const answer of answers) {
-    const content = answer.body
-      ? { 'application/json': { schema: answer.body } }
-      : answer.raw
-        ? { [answer.raw]: { schema: { type: 'string' as const } } }
-        : undefined;
-    success[String(answer.status) as '200'] = answer.error
-      ? errorResponse(answer.description)
-      : { description: answer.description, ...(content ? { content } : {}) };
+/** A route's own answers, from its module's `replies`; a preflight's is no operation of the document. */
+function answersOf(route: RouteSpec, replies: Replies | undefined): ZodOpenApiResponsesObject {
+  if (!replies) throw new Error(`Handler "${route.handler}" declares no replies (its module's \`schemas.replies\`).`);
+  const answers: ZodOpenApiResponsesObject = {};
+  for (const [status, reply] of Object.entries(replies)) {
+    if ('preflight' in reply) continue;
+    const key = status as '200';
+    if ('failure' in reply) answers[key] = errorResponse(reply.description);
+    else if ('body' in reply)
+      answers[key] = { description: reply.description, content: { 'application/json': { schema: reply.body } } };
+    else if ('bytes' in reply || 'stream' in reply) {
+      const type = 'bytes' in reply ? reply.bytes : reply.stream;
+      answers[key] = { description: reply.description, content: { [type]: { schema: { type: 'string' } } } };
+    } else if ('redirect' in reply)
+      answers[key] = {
+        description: reply.description,
+        headers: { Location: { required: true, schema: { type: 'string' }, description: reply.redirect } },
+      };
+    else answers[key] = { description: reply.description };
   }
+  return answers;
+}
+
+function operationOf(route: RouteSpec, schemas: HandlerSchemas): ZodOpenApiOperationObject {
+  const success = answersOf(route, schemas.replies);
   const body = schemas.documented?.body ?? schemas.body;
   const idempotent = (route.method === 'POST' || route.method === 'PATCH') && route.keyed !== false;
   const path = pathParamsOf(route, schemas.path);
@@ -195,7 +209,7 @@ function operationIdOf(route: RouteSpec, table: readonly RouteSpec[]): string {
 
 /**
  * The document for `schemas` (handler name → its module's schemas). Throws when a route's
- * handler has no schemas or no documented responses, so a new route cannot go undocumented.
+ * handler has no schemas or declares no replies, so a new route cannot go undocumented.
  */
 export function buildOpenApiDocument(
   schemas: ReadonlyMap<string, HandlerSchemas>,

@@ -18,6 +18,8 @@ const saved = { ...process.env };
 const savedLambda = (globalThis as { awslambda?: unknown }).awslambda;
 const { BusyError } = await import('../../functions/errors.js');
 const { http } = await import('../../functions/middleware/http.js');
+const { json } = await import('../../functions/model/replies.js');
+const z = await import('../../functions/platform/zod.js');
 const { COMMIT_RESERVE_MS, NO_DEADLINE, deadlineIn } = await import('../../functions/platform/deadline.js');
 const { reloadEnvForTests } = await import('../../functions/platform/env.js');
 const { currentInvocation } = await import('../../functions/platform/invocation.js');
@@ -60,7 +62,7 @@ const jobsSaw: unknown[] = [];
  */
 const handler = http(
   { method: 'GET', writes: false, auth: 'public', routeKey: 'GET /probe/{calls}', storage: false },
-  {},
+  { replies: { 200: json('Probed.', z.object({ endsAt: z.number(), callsEndAt: z.optional(z.number()) })) } },
   async ({ event, deadline }) => {
     const calls = Number(event.rawPath.split('/').pop());
     let job: Promise<void> | undefined;

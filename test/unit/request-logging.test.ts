@@ -19,6 +19,7 @@ const saved = { ...process.env };
 process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
 const { NotFoundError } = await import('../../functions/errors.js');
 const { http } = await import('../../functions/middleware/http.js');
+const { Ok, json } = await import('../../functions/model/replies.js');
 const { reloadEnvForTests } = await import('../../functions/platform/env.js');
 const { logger } = await import('../../functions/platform/logger.js');
 
@@ -52,7 +53,7 @@ const context = (requestId: string) =>
 
 const handler = http(
   { method: 'GET', writes: false, auth: 'public', routeKey: 'GET /probe/{id}' },
-  {},
+  { replies: { 200: json('Probed.', Ok) } },
   async ({ event }) => {
     if (event.rawPath === '/probe/tagged') logger.appendKeys({ chatId: 'chat-1' });
     logger.info('inside');

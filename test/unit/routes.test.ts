@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
 import { http } from '../../functions/middleware/http.js';
+import { noContent } from '../../functions/model/replies.js';
 import { API_AREAS, apiAreaOf, apiRoutes, authClassOf, routeId, routes, streamRoute } from '../../lib/routes.js';
 import { installAwsLambdaGlobal } from '../../local/stream-adapter.js';
 import type { RouteSpec } from '../../lib/routes.js';
@@ -89,13 +90,14 @@ describe('route table', () => {
   it('builds a handler in streaming mode exactly where the table marks the route streaming', () => {
     // A streaming handler calls Lambda's awslambda.streamifyResponse as it is built.
     installAwsLambdaGlobal();
-    const reply = async () => ({ status: 204 });
-    expect(() => http('events/stream', {}, reply)).toThrow('marks GET /api/v1/events/stream as streaming');
-    expect(() => http('chats/get', {}, reply, { streaming: true })).toThrow(
+    const reply = async () => ({ status: 204 }) as const;
+    const schemas = { replies: { 204: noContent('Nothing.') } };
+    expect(() => http('events/stream', schemas, reply)).toThrow('marks GET /api/v1/events/stream as streaming');
+    expect(() => http('chats/get', schemas, reply, { streaming: true })).toThrow(
       'marks GET /api/v1/chats/{chatId} as not streaming',
     );
-    expect(() => http('events/stream', {}, reply, { streaming: true })).not.toThrow();
-    expect(() => http('chats/get', {}, reply)).not.toThrow();
+    expect(() => http('events/stream', schemas, reply, { streaming: true })).not.toThrow();
+    expect(() => http('chats/get', schemas, reply)).not.toThrow();
   });
 
   it('has unique routes and construct ids', () => {

@@ -13,12 +13,25 @@ import * as Sessions from '../../core/sessions.js';
 import { cookieIsSecure, isInstanceSecret } from '../../middleware/auth.js';
 import { UnauthorizedError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
+import { failure, noContent } from '../../model/replies.js';
 import { clientOf } from '../../middleware/rate-limit.js';
 import { rateLimitSettings } from '../../platform/env.js';
 
 // Anything but a string counts as a wrong secret (401, counted), never as a 400 that would tell a
 // guesser which shapes are checked.
-export const schemas = { body: z.looseObject({ secret: z.optional(z.unknown()) }), optionalObjectBody: true };
+export const schemas = {
+  body: z.looseObject({ secret: z.optional(z.unknown()) }),
+  optionalObjectBody: true,
+  replies: {
+    204: noContent(
+      'Signed in: Set-Cookie carries the session (HttpOnly, SameSite=Strict, Path=/api, 30 days, renewed while in ' +
+        'use; §1.11.1). With the secret off, no cookie. A body without `secret` only probes: 204 when the ' +
+        'request carries a valid session (the cookie is HttpOnly, so a page cannot tell), else 401, not counted ' +
+        'as a failed attempt.',
+    ),
+    401: failure('UNAUTHORIZED: the secret is wrong, or a probe without `secret` carries no valid session.'),
+  },
+};
 
 export const handler = http('auth/sign-in', schemas, async ({ body, config, event }) => {
   if (!('secret' in body)) {

@@ -7,8 +7,13 @@
 import * as Sessions from '../../core/sessions.js';
 import { cookieIsSecure } from '../../middleware/auth.js';
 import { http } from '../../middleware/http.js';
+import { noContent } from '../../model/replies.js';
 
-export const handler = http('auth/sign-out-everywhere', {}, async ({ event }) => {
+export const schemas = {
+  replies: { 204: noContent('Every session signed so far is refused from now on; this cookie is cleared.') },
+};
+
+export const handler = http('auth/sign-out-everywhere', schemas, async ({ event }) => {
   await Sessions.signOutEverywhere();
   return { status: 204, cookies: Sessions.clearSessionCookies(cookieIsSecure(event)) };
 });

@@ -6,8 +6,13 @@
 import * as Sessions from '../../core/sessions.js';
 import { cookieIsSecure } from '../../middleware/auth.js';
 import { http } from '../../middleware/http.js';
+import { noContent } from '../../model/replies.js';
 
-export const handler = http('auth/sign-out', {}, async ({ event }) => {
+export const schemas = {
+  replies: { 204: noContent("This browser's session cookie is cleared (Set-Cookie with Max-Age=0).") },
+};
+
+export const handler = http('auth/sign-out', schemas, async ({ event }) => {
   await Sessions.signOut(event.cookies, Date.now());
   return { status: 204, cookies: Sessions.clearSessionCookies(cookieIsSecure(event)) };
 });

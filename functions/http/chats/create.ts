@@ -2,9 +2,11 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-create.js';
 import { http } from '../../middleware/http.js';
+import { json, tooLarge } from '../../model/replies.js';
+import { Chat } from '../../model/resources.js';
 import { LIMITS } from '../../limits.js';
 import { clientId } from '../schemas.js';
-import type { Chat } from '../../model.js';
+import type * as Model from '../../model.js';
 
 export const schemas = {
   body: z.object({
@@ -16,6 +18,7 @@ export const schemas = {
     tags: z.optional(z.array(z.string())),
     firstMessage: z.optional(z.string()),
   }),
+  replies: { 201: json('The new chat.', Chat), 413: tooLarge('firstMessage') },
 };
 
 export const handler = http(
@@ -27,6 +30,7 @@ export const handler = http(
   },
   {
     committedReply: { status: 201 },
-    afterReplay: ({ body, config, reply, deadline }) => Chats.redoAfterCreate(config, reply as Chat, body, deadline),
+    afterReplay: ({ body, config, reply, deadline }) =>
+      Chats.redoAfterCreate(config, reply as Model.Chat, body, deadline),
   },
 );

@@ -2,6 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-reads.js';
 import { http } from '../../middleware/http.js';
+import { json, page } from '../../model/replies.js';
+import { Chat } from '../../model/resources.js';
 import { queryBoolean, queryInt } from '../../middleware/validate.js';
 
 export const schemas = {
@@ -13,6 +15,7 @@ export const schemas = {
     agentId: z.optional(z.string()),
     query: z.optional(z.string()),
   }),
+  replies: { 200: json('A page of chats (§5.3.2).', page(Chat)) },
 };
 
 export const handler = http('chats/list', schemas, async ({ query }) => ({

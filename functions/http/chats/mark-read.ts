@@ -1,9 +1,10 @@
 /** POST /api/v1/chats/{chatId}/mark-read (contract §3.4, §5.3.6). No body; any body sent is ignored. */
 import * as Chats from '../../core/chat-updates.js';
 import { http } from '../../middleware/http.js';
+import { json, Ok } from '../../model/replies.js';
 import { chatPath } from './path.js';
 
-export const schemas = { path: chatPath };
+export const schemas = { path: chatPath, replies: { 200: json('Marked read.', Ok) } };
 
 export const handler = http(
   'chats/mark-read',

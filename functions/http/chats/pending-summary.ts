@@ -2,9 +2,15 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-reads.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
 import { queryBoolean } from '../../middleware/validate.js';
 
-export const schemas = { query: z.object({ archived: z.optional(queryBoolean) }) };
+export const schemas = {
+  query: z.object({ archived: z.optional(queryBoolean) }),
+  replies: {
+    200: json('Pending requests over all chats (§2.9).', z.strictObject({ pending_requests_total: z.int() })),
+  },
+};
 
 export const handler = http('chats/pending-summary', schemas, async ({ query }) => ({
   status: 200,

@@ -2,9 +2,18 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-reads.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
 import { queryBoolean } from '../../middleware/validate.js';
 
-export const schemas = { query: z.object({ archived: z.optional(queryBoolean) }) };
+export const schemas = {
+  query: z.object({ archived: z.optional(queryBoolean) }),
+  replies: {
+    200: json(
+      'Unread messages over all chats (§2.9).',
+      z.strictObject({ total_unread: z.int(), unread_by_agent: z.record(z.string(), z.int()) }),
+    ),
+  },
+};
 
 export const handler = http('chats/unread-summary', schemas, async ({ query }) => ({
   status: 200,

@@ -2,6 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Chats from '../../core/chat-updates.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
+import { Chat } from '../../model/resources.js';
 import { chatPath } from './path.js';
 
 export const schemas = {
@@ -14,6 +16,7 @@ export const schemas = {
     modelId: z.optional(z.string()),
     notificationsMuted: z.optional(z.boolean()),
   }),
+  replies: { 200: json('The updated chat.', Chat) },
 };
 
 export const handler = http(

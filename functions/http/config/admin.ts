@@ -2,6 +2,7 @@
 import * as z from '../../platform/zod.js';
 import * as InstanceConfig from '../../core/instance-config.js';
 import { http } from '../../middleware/http.js';
+import { json, Ok } from '../../model/replies.js';
 
 /**
  * Each field's meaning and the whole document's validation are §5.2.2's; unknown fields are
@@ -21,6 +22,7 @@ export const schemas = {
     push: z.optional(z.object({ enabled: z.optional(z.boolean()), subject: z.optional(z.string()) })),
     hooks: z.optional(z.array(z.unknown())),
   }),
+  replies: { 200: json('The configuration was changed (§5.2.2).', Ok) },
 };
 
 export const handler = http('config/admin', schemas, async ({ body }) => ({

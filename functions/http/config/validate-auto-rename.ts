@@ -2,6 +2,7 @@
 import * as z from '../../platform/zod.js';
 import * as AutoRename from '../../core/auto-rename.js';
 import { http } from '../../middleware/http.js';
+import { json, Ok } from '../../model/replies.js';
 import { PROVIDER_IDS } from '../../model/rename-providers.js';
 
 export const schemas = {
@@ -10,6 +11,7 @@ export const schemas = {
     modelId: z.string(),
     apiKey: z.optional(z.string()),
   }),
+  replies: { 200: json('The provider accepted the model (§5.2.3).', Ok) },
 };
 
 /** For the OpenAPI document: the providers the rule accepts (any other string answers 400 "Unknown provider"). */

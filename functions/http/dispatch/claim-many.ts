@@ -2,6 +2,8 @@
 import * as z from '../../platform/zod.js';
 import { claim } from '../../core/dispatch/claim.js';
 import { http } from '../../middleware/http.js';
+import { json, noContent } from '../../model/replies.js';
+import { DispatchBatch } from './batch.js';
 import { nonNegativeInt, workerId } from './schemas.js';
 
 export const schemas = {
@@ -11,6 +13,10 @@ export const schemas = {
     waitMs: z.optional(nonNegativeInt),
     limit: z.optional(z.number().check(z.int(), z.gte(1))),
   }),
+  replies: {
+    200: json('The claimed batches.', z.strictObject({ batches: z.array(DispatchBatch) })),
+    204: noContent('Nothing was claimable within waitMs.'),
+  },
 };
 
 export const handler = http('dispatch/claim-many', schemas, async ({ body, config, clientGone }) => {

@@ -2,10 +2,13 @@
 import * as z from '../../platform/zod.js';
 import { claim } from '../../core/dispatch/claim.js';
 import { http } from '../../middleware/http.js';
+import { json, noContent } from '../../model/replies.js';
+import { DispatchBatch } from './batch.js';
 import { nonNegativeInt, workerId } from './schemas.js';
 
 export const schemas = {
   body: z.object({ workerId, leaseMs: z.optional(nonNegativeInt), waitMs: z.optional(nonNegativeInt) }),
+  replies: { 200: json('A claimed batch.', DispatchBatch), 204: noContent('Nothing was claimable within waitMs.') },
 };
 
 export const handler = http('dispatch/claim', schemas, async ({ body, config, clientGone }) => {

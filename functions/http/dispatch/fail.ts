@@ -2,6 +2,7 @@
 import * as z from '../../platform/zod.js';
 import { fail } from '../../core/dispatch/settle.js';
 import { http } from '../../middleware/http.js';
+import { noContent } from '../../model/replies.js';
 import { batchPath, nonNegativeInt, workerId } from './schemas.js';
 import { LIMITS } from '../../limits.js';
 
@@ -19,6 +20,7 @@ export const schemas = {
     retryable: z.boolean(),
     retryDelayMs: z.optional(nonNegativeInt),
   }),
+  replies: { 204: noContent('The failure was recorded.') },
 };
 
 export const handler = http('dispatch/fail', schemas, async ({ path, body, config, deadline }) => {

@@ -16,9 +16,10 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { http } from '../../middleware/http.js';
+import { bytes } from '../../model/replies.js';
 import { apiDocument } from './document.js';
 
-export const schemas = {};
+export const schemas = { replies: { 200: bytes('An HTML reference page of this document.', 'text/html') } };
 
 /** Inline text must not close its <script>/<style> element early. */
 const inline = (text: string): string => text.replace(/<\/(script|style)/gi, '<\\/$1');

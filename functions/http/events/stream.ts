@@ -22,6 +22,7 @@ import { logger } from '../../platform/logger.js';
 import { edgeOnly } from '../../middleware/origin-verify.js';
 import { withUsage } from '../../platform/usage.js';
 import * as z from '../../platform/zod.js';
+import { preflight, stream } from '../../model/replies.js';
 import { streamRoute } from '../../../lib/routes.js';
 
 export const schemas = {
@@ -31,6 +32,16 @@ export const schemas = {
     limit: queryInt(1, 200, 200),
     token: z.optional(z.string()),
   }),
+  replies: {
+    200: stream(
+      'Server-sent events (§6.4), unbuffered: `: stream opened`, then each event as `event: <type>`, ' +
+        '`data: <its envelope {id, type, timestamp, payload} as one line of JSON: an Event>` and `id: <event id>`, ' +
+        'a `: keepalive` comment every 15 s. The service ends a stream after at most 14 minutes with an `id:` ' +
+        'to resume from (`cursor` or `Last-Event-ID`) and `retry:`. Errors come before the stream, as JSON.',
+      'text/event-stream',
+    ),
+    204: preflight(),
+  },
 };
 
 /** For the API document: the header an EventSource sends when it reconnects (§6.4), read below. */

@@ -4,11 +4,22 @@
  */
 import { env } from '../../platform/env.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
+import * as z from '../../platform/zod.js';
 
 /** The execution environment's start: uptime is counted from its cold start (§14 item 32). */
 const startedAt = Date.now();
 
-export const handler = http('health/get', {}, async () => ({
+export const schemas = {
+  replies: {
+    200: json(
+      'The service is up (§2.10).',
+      z.strictObject({ service: z.literal('opengram'), status: z.literal('ok'), version: z.string(), uptime: z.int() }),
+    ),
+  },
+};
+
+export const handler = http('health/get', schemas, async () => ({
   status: 200,
   body: {
     service: 'opengram',

@@ -6,8 +6,13 @@
 import * as z from '../../platform/zod.js';
 import * as Uploads from '../../core/media-upload.js';
 import { http } from '../../middleware/http.js';
+import { json, uploadRefused } from '../../model/replies.js';
+import { Media } from '../../model/resources.js';
 
-export const schemas = { path: z.object({ chatId: z.string(), uploadId: z.string() }) };
+export const schemas = {
+  path: z.object({ chatId: z.string(), uploadId: z.string() }),
+  replies: { 201: json('The stored media.', Media), ...uploadRefused },
+};
 
 export const handler = http('media/finalize', schemas, async ({ path, config, deadline }) => ({
   status: 201,

@@ -2,6 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Media from '../../core/media.js';
 import { http } from '../../middleware/http.js';
+import { json, page } from '../../model/replies.js';
+import { Media as MediaRecord } from '../../model/resources.js';
 import { queryInt } from '../../middleware/validate.js';
 import { chatPath } from '../chats/path.js';
 
@@ -13,6 +15,7 @@ export const schemas = {
     cursor: z.optional(z.string()),
     limit: queryInt(1, 100, 50),
   }),
+  replies: { 200: json("A page of the chat's media, newest first.", page(MediaRecord)) },
 };
 
 export const handler = http('media/list', schemas, async ({ path, query }) => ({

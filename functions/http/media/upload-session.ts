@@ -8,7 +8,17 @@ import * as z from '../../platform/zod.js';
 import * as Uploads from '../../core/media-upload.js';
 import { ownOrigin } from '../../middleware/auth.js';
 import { http } from '../../middleware/http.js';
+import { json, uploadRefused } from '../../model/replies.js';
 import { chatPath } from '../chats/path.js';
+import { id, timestamp } from '../../model.js';
+
+const UploadSession = z.strictObject({
+  uploadId: id,
+  url: z.string(),
+  fields: z.record(z.string(), z.string()),
+  expiresAt: timestamp,
+  maxUploadBytes: z.int(),
+});
 
 export const schemas = {
   path: chatPath,
@@ -21,6 +31,10 @@ export const schemas = {
     kind: z.optional(z.string()),
     messageId: z.optional(z.string()),
   }),
+  replies: {
+    201: json('A presigned POST for the file (docs/architecture.md "Large files").', UploadSession),
+    ...uploadRefused,
+  },
 };
 
 export const handler = http('media/upload-session', schemas, async ({ path, body, config, event }) => ({

@@ -9,6 +9,8 @@ import busboy from 'busboy';
 import * as Media from '../../core/media-upload.js';
 import { FieldRuleError, PayloadTooLargeError, ValidationError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
+import { json, uploadRefused } from '../../model/replies.js';
+import { Media as MediaRecord } from '../../model/resources.js';
 import type { InstanceConfig } from '../../platform/instance-config.js';
 import type { HttpEvent } from '../../middleware/types.js';
 import { header } from '../../middleware/types.js';
@@ -175,7 +177,11 @@ export async function readUpload(event: HttpEvent, config: InstanceConfig): Prom
     : fromJson(event);
 }
 
-export const schemas = { path: chatPath, readBody: readUpload };
+export const schemas = {
+  path: chatPath,
+  readBody: readUpload,
+  replies: { 201: json('The stored media.', MediaRecord), ...uploadRefused },
+};
 
 export const handler = http('media/upload', schemas, async ({ path, config, body, deadline }) => ({
   status: 201,

@@ -3,12 +3,15 @@ import * as z from '../../platform/zod.js';
 import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
+import { json, tooLarge } from '../../model/replies.js';
+import { Message } from '../../model/resources.js';
 import { messagePath } from './path.js';
 
 export const schemas = {
   path: messagePath,
   // deltaText is checked as a rule (its own message, §5.4.3), not as a schema type.
   body: z.object({ deltaText: z.optional(z.unknown()) }),
+  replies: { 200: json('The streaming message with the chunk appended.', Message), 413: tooLarge('deltaText') },
 };
 
 /** The body as the contract defines it, for the OpenAPI document. */

@@ -6,6 +6,8 @@ import * as z from '../../platform/zod.js';
 import * as Streaming from '../../core/streaming.js';
 import { FieldRuleError } from '../../errors.js';
 import { http } from '../../middleware/http.js';
+import { json, tooLarge } from '../../model/replies.js';
+import { Message } from '../../model/resources.js';
 import { messagePath } from './path.js';
 
 export const schemas = {
@@ -13,6 +15,7 @@ export const schemas = {
   body: z.object({ finalText: z.optional(z.unknown()) }),
   optionalObjectBody: true,
   malformedJsonMessage: 'Invalid JSON body.',
+  replies: { 200: json('The completed message.', Message), 413: tooLarge('finalText') },
 };
 
 /** The body as the contract defines it (optional, any content type), for the OpenAPI document. */

@@ -2,9 +2,11 @@
 import * as z from '../../platform/zod.js';
 import * as Messages from '../../core/messages.js';
 import { http } from '../../middleware/http.js';
+import { json, tooLarge } from '../../model/replies.js';
+import { Message } from '../../model/resources.js';
 import { chatPath } from '../chats/path.js';
 import { freeObject } from '../schemas.js';
-import type { Message } from '../../model.js';
+import type * as Model from '../../model.js';
 
 export const schemas = {
   path: chatPath,
@@ -19,6 +21,7 @@ export const schemas = {
     // Kept exactly as sent (no copy), bounded and checked storable (docs/architecture.md "Limits").
     trace: z.optional(freeObject('trace', 'trace must be a JSON object.')),
   }),
+  replies: { 201: json('The new message.', Message), 413: tooLarge('content') },
 };
 
 export const handler = http(
@@ -31,6 +34,6 @@ export const handler = http(
   {
     committedReply: { status: 201 },
     afterReplay: ({ path, config, reply, deadline }) =>
-      Messages.redoAfterCreate(config, path.chatId, reply as Message, deadline),
+      Messages.redoAfterCreate(config, path.chatId, reply as Model.Message, deadline),
   },
 );

@@ -7,6 +7,7 @@
 import * as z from '../../platform/zod.js';
 import * as Push from '../../core/push.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
 
 export const schemas = {
   body: z.object({
@@ -16,6 +17,12 @@ export const schemas = {
     url: z.optional(z.string()),
   }),
   optionalObjectBody: true,
+  replies: {
+    200: json(
+      'Delivery counts.',
+      z.strictObject({ ok: z.literal(true), sent: z.int(), failed: z.int(), removed: z.int() }),
+    ),
+  },
 };
 
 export const handler = http('push/test', schemas, async ({ body, config }) => ({

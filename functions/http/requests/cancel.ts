@@ -1,9 +1,11 @@
 /** POST /api/v1/requests/{requestId}/cancel: cancel a pending request (contract §5.5.5). No body. */
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
+import { Request } from '../../model/resources.js';
 import { requestPath } from './path.js';
 
-export const schemas = { path: requestPath };
+export const schemas = { path: requestPath, replies: { 200: json('The cancelled request.', Request) } };
 
 export const handler = http(
   'requests/cancel',

@@ -2,6 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
+import { Request } from '../../model/resources.js';
 import { chatPath } from '../chats/path.js';
 import { requestTrace } from './path.js';
 import { LIMITS } from '../../limits.js';
@@ -19,6 +21,7 @@ export const schemas = {
     config: z.optional(freeJson('config')),
     trace: requestTrace,
   }),
+  replies: { 201: json('The new request.', Request) },
 };
 
 /** The body as the contract defines it, for the OpenAPI document. */

@@ -2,6 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
+import { Request } from '../../model/resources.js';
 import { requestPath } from './path.js';
 import { LIMITS } from '../../limits.js';
 import { boundedBytes, freeJson } from '../schemas.js';
@@ -18,6 +20,7 @@ export const schemas = {
     values: z.optional(freeJson('values')),
     resolvedBy: z.optional(z.unknown()),
   }),
+  replies: { 200: json('The resolved request.', Request) },
 };
 
 /** The body as the contract defines it, for the OpenAPI document. */

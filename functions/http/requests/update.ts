@@ -2,6 +2,8 @@
 import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
+import { Request } from '../../model/resources.js';
 import { requestPath, requestTrace } from './path.js';
 import { LIMITS } from '../../limits.js';
 import { boundedBytes, boundedChars, freeJson } from '../schemas.js';
@@ -16,6 +18,7 @@ export const schemas = {
     config: z.optional(freeJson('config')),
     trace: requestTrace,
   }),
+  replies: { 200: json('The updated request.', Request) },
 };
 
 /** The body as the contract defines it, for the OpenAPI document. */

@@ -2,6 +2,7 @@
 import * as z from '../../platform/zod.js';
 import * as Tags from '../../core/tags.js';
 import { http } from '../../middleware/http.js';
+import { json } from '../../model/replies.js';
 import { queryInt } from '../../middleware/validate.js';
 import { LIMITS } from '../../limits.js';
 import { utf8Bytes } from '../schemas.js';
@@ -13,6 +14,12 @@ const tagPrefix = z
 
 export const schemas = {
   query: z.object({ q: z.optional(tagPrefix), limit: queryInt(1, 100, 10) }),
+  replies: {
+    200: json(
+      'Tag suggestions, most used first.',
+      z.strictObject({ data: z.array(z.strictObject({ name: z.string(), usage_count: z.int() })) }),
+    ),
+  },
 };
 
 export const handler = http('tags/suggestions', schemas, async ({ query }) => ({

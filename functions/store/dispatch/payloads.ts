@@ -5,6 +5,7 @@
  */
 import { queryAll } from '../db.js';
 import { Keys } from '../keys.js';
+import type { MediaKind } from '../../model.js';
 
 export interface BatchItem {
   inputId: string;
@@ -20,7 +21,7 @@ export interface BatchItem {
 export interface BatchAttachment {
   mediaId: string;
   fileName: string;
-  kind: string;
+  kind: MediaKind;
   sourceInputId: string;
   sourceIndex: number;
 }

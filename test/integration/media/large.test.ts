@@ -13,6 +13,7 @@ import { describe, expect, it } from '@jest/globals';
 import sharp from 'sharp';
 import { oneAgentConfig, rehearsalAssembly, useApi } from '../../support/api.js';
 import type { Response } from '../../support/api.js';
+import { answerProblem } from '../../support/openapi-check.js';
 import { putAround, storedKeys } from './support.js';
 
 const api = useApi({ config: oneAgentConfig });
@@ -109,6 +110,8 @@ describe('upload sessions', () => {
 
       const redirect = await fetch(`${api.url}/api/v1/files/${done.body.id}`, { redirect: 'manual' });
       expect(redirect.status).toBe(307);
+      const answer = { status: 307, headers: redirect.headers, body: undefined, text: await redirect.text() };
+      expect(answerProblem('GET', `/api/v1/files/${done.body.id}`, answer)).toBeUndefined();
       const location = redirect.headers.get('location')!;
       expect(location).toContain(done.body.storage_path);
       const whole = await fetch(location);

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { useApi } from '../../support/api.js';
 import type { Response } from '../../support/api.js';
+import { checkAnswer } from '../../support/openapi-check.js';
 import { storedKeys, uploadForm as uploadParts } from './support.js';
 
 const SECRET = 'og_media-test-secret-0123456789abcdef';
@@ -30,9 +31,15 @@ const uploadJson = (chatId: string, body: Record<string, unknown>) =>
 const uploadForm = (chatId: string, parts: [string, string | Blob, string?][]) => uploadParts(api, chatId, parts, auth);
 const b64 = (text: string | Buffer) => Buffer.from(text).toString('base64');
 
+/** A download, its answer checked against the API document as the shared client checks its own. */
 async function download(mediaId: string, headers: Record<string, string> = {}, suffix = '') {
-  const res = await fetch(`${api.url}/api/v1/files/${mediaId}${suffix}`, { headers: { ...auth, ...headers } });
-  return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+  const path = `/api/v1/files/${mediaId}${suffix}`;
+  const res = await fetch(`${api.url}${path}`, { headers: { ...auth, ...headers } });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const text = bytes.toString('utf8');
+  const json = res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : undefined;
+  checkAnswer('GET', path, { status: res.status, headers: res.headers, body: json, text });
+  return { status: res.status, headers: res.headers, bytes };
 }
 
 function expectError(res: Response, status: number, message: string, details: unknown = expect.anything()): void {

@@ -5181,7 +5181,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "*/*": string;
                 };
             };
             /** @description The requested byte range. */
@@ -5190,8 +5190,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "*/*": string;
                 };
+            };
+            /** @description A file over 4 MiB, which the function does not answer inline (after the auth, existence and Range checks): the storage answers it, the Range included. */
+            307: {
+                headers: {
+                    /** @description A presigned URL of the same bytes, valid 5 minutes. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description VALIDATION_ERROR: schema (§1.8) or rule validation failed. */
             400: {
@@ -5219,6 +5228,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
+            };
+            /** @description The range starts beyond the file: `Content-Range: bytes *\/<size>`, no body. */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description RATE_LIMIT_ERROR: the table is too busy to answer this read in its time (DynamoDB throttled it or did not answer); nothing was changed. */
             429: {
