@@ -16,7 +16,7 @@ import { env } from '../platform/env.js';
 import { logger } from '../platform/logger.js';
 import { storedSecretNow } from '../store/secrets-repo.js';
 import { lastKnownConfig } from './instance-config.js';
-import { SESSION_CHECK_MS, recordedExpiry, secretDigest } from './sessions.js';
+import { recordedExpiry, secretDigest, sessionCheckMs } from './sessions.js';
 import type { Session } from './sessions.js';
 
 /** Whether the session has ended: no record, expired, or signed under a secret no longer in force. */
@@ -37,7 +37,7 @@ export async function sessionEnded(session: Session, now: number): Promise<boole
  * Checks `session` every `everyMs` until stopped, and calls `onEnded` once when it has ended.
  * Returns the stop function.
  */
-export function watchSession(session: Session, onEnded: () => void, everyMs = SESSION_CHECK_MS): () => void {
+export function watchSession(session: Session, onEnded: () => void, everyMs = sessionCheckMs()): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {

@@ -21,6 +21,7 @@
  * (core/secret-guesses.ts).
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { env } from '../platform/env.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { sessionKey } from '../store/secrets-repo.js';
 import { deleteAllSessions, deleteSession, extendSession, putSession, sessionExpiry } from '../store/sessions-repo.js';
@@ -36,6 +37,8 @@ export const SESSION_RENEW_AFTER_MS = 24 * 3600_000;
  * it again: the bound on a sign-out reaching every instance and closing the streams of that session.
  */
 export const SESSION_CHECK_MS = 4000;
+/** SESSION_CHECK_MS, or the environment's SESSION_CHECK_MS (tests shorten it; the stack never sets it). */
+export const sessionCheckMs = (): number => env().SESSION_CHECK_MS ?? SESSION_CHECK_MS;
 
 /** A session a request presented and that passed every check. */
 export interface Session {
@@ -139,7 +142,7 @@ function remember(id: string, expiresMs: number | 'revoked', at: number): void {
 export async function recordedExpiry(id: string, now: number, fresh = false): Promise<number | undefined> {
   const cached = known.get(id);
   if (cached?.expiresMs === 'revoked') return undefined;
-  if (!fresh && cached && now - cached.at < SESSION_CHECK_MS) return cached.expiresMs;
+  if (!fresh && cached && now - cached.at < sessionCheckMs()) return cached.expiresMs;
   const expires = await sessionExpiry(id);
   // A record past its expiry (TTL deletion lags) is an ended session too.
   remember(id, expires === undefined || expires <= now ? 'revoked' : expires, now);

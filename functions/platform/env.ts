@@ -92,6 +92,11 @@ const Env = z.object({
   PUSH_RETRY_BASE_MS: z._default(count(z.positive()), 500),
   /** Webhook retry backoff base (ms, contract §6.6: 1000); tests shorten it. */
   HOOK_RETRY_BASE_MS: z._default(count(z.positive()), 1_000),
+  /**
+   * How long an instance trusts a session record it read, and how often an open event stream reads
+   * it again (ms; core/sessions.ts sessionCheckMs, 4000 when unset). Tests shorten it.
+   */
+  SESSION_CHECK_MS: z.optional(count(z.positive())),
   /** Contract §12.2 overrides. */
   OPENGRAM_INSTANCE_SECRET: optionalText,
   OPENGRAM_PUBLIC_BASE_URL: optionalText,

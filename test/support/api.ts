@@ -25,6 +25,8 @@ export interface RequestOptions {
   /** A raw body string sent as-is (with `contentType`). */
   raw?: string;
   contentType?: string;
+  /** Ends the request from this side (the client leaves: fetch's AbortSignal). */
+  signal?: AbortSignal;
 }
 
 export interface TestApi {
@@ -187,7 +189,12 @@ function requestTo(base: string): TestApi['request'] {
       payload = JSON.stringify(body);
       headers['content-type'] = 'application/json';
     }
-    const res = await fetch(`${base}${path}`, { method, headers, body: payload });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: payload,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
     const text = await res.text();
     let parsed: unknown = undefined;
     try {

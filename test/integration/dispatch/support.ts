@@ -10,7 +10,7 @@ import { sqs } from '../../../functions/platform/queues.js';
 import { ddb } from '../../../functions/store/db.js';
 import { Keys } from '../../../functions/store/keys.js';
 import { rehearsalAssembly, useApi } from '../../support/api.js';
-import type { Response, StartOptions, TestApi } from '../../support/api.js';
+import type { RequestOptions, Response, StartOptions, TestApi } from '../../support/api.js';
 import type { ClaimedBatch } from '../../../functions/core/dispatch/present.js';
 import type { BatchItem } from '../../../functions/store/dispatch/payloads.js';
 
@@ -161,7 +161,8 @@ export function dispatch(api: TestApi) {
       const res = await api.post(`/api/v1/chats/${chatId}/user-typing`);
       expect(res.status).toBe(204);
     },
-    claim: (body: ClaimBody): Promise<Response<Batch>> => api.post('/api/v1/dispatch/claim', body),
+    claim: (body: ClaimBody, options?: RequestOptions): Promise<Response<Batch>> =>
+      api.post('/api/v1/dispatch/claim', body, options),
     /** Claims (1 s long-polls) until a batch comes or `forMs` passes; every answer's status kept. */
     async claimUntil(
       body: { workerId: string; leaseMs: number },
@@ -176,8 +177,8 @@ export function dispatch(api: TestApi) {
       }
       return { statuses };
     },
-    claimMany: (body: ClaimBody): Promise<Response<{ batches: Batch[] }>> =>
-      api.post('/api/v1/dispatch/claim-many', body),
+    claimMany: (body: ClaimBody, options?: RequestOptions): Promise<Response<{ batches: Batch[] }>> =>
+      api.post('/api/v1/dispatch/claim-many', body, options),
     heartbeat: (batchId: string, body: Record<string, unknown>) =>
       api.post(`/api/v1/dispatch/${batchId}/heartbeat`, body),
     complete: (batchId: string, workerId: string) => api.post(`/api/v1/dispatch/${batchId}/complete`, { workerId }),

@@ -49,24 +49,46 @@ export interface PumpOptions {
   stopped: () => boolean;
 }
 
-/** One worker's pump: claim, handle every batch claimed (concurrently), repeat until stopped. */
+/**
+ * One worker's pump: claim, handle every batch claimed (concurrently), repeat until stopped. Once
+ * stopped, the worker leaves its idle claim's long-poll (the request is aborted, as a plugin that
+ * shuts down does) rather than wait it out: the pump and soak tests stop only when every input
+ * has ended, so that wait only idled (up to the pump's 10 s).
+ */
 export async function pump(d: ReturnType<typeof dispatch>, ledger: Ledger, o: PumpOptions): Promise<void> {
   const body: ClaimBody = { workerId: o.workerId, waitMs: o.waitMs, ...(o.leaseMs ? { leaseMs: o.leaseMs } : {}) };
-  while (!o.stopped()) {
-    let batches: Batch[] = [];
+  const leaving = new AbortController();
+  const watch = setInterval(() => {
+    if (o.stopped()) leaving.abort();
+  }, 50);
+  const claimed = async (): Promise<Batch[]> => {
     if (o.limit) {
-      const res = record(ledger, 'claim-many', await d.claimMany({ ...body, limit: o.limit }));
-      if (res.status === 200) batches = res.body.batches;
-    } else {
-      const res = record(ledger, 'claim', await d.claim(body));
-      if (res.status === 200) batches = [res.body];
+      const res = record(
+        ledger,
+        'claim-many',
+        await d.claimMany({ ...body, limit: o.limit }, { signal: leaving.signal }),
+      );
+      return res.status === 200 ? res.body.batches : [];
     }
-    if (batches.length === 0) {
-      // Kept (time is the behavior): an idle worker's pause between empty claims.
-      await sleep(o.idlePauseMs);
-      continue;
+    const res = record(ledger, 'claim', await d.claim(body, { signal: leaving.signal }));
+    return res.status === 200 ? [res.body] : [];
+  };
+  try {
+    while (!o.stopped()) {
+      const batches = await claimed().catch((error: unknown) => {
+        if (leaving.signal.aborted) return undefined;
+        throw error;
+      });
+      if (batches === undefined) return;
+      if (batches.length === 0) {
+        // Kept (time is the behavior): an idle worker's pause between empty claims.
+        await sleep(o.idlePauseMs);
+        continue;
+      }
+      await Promise.all(batches.map((b) => handle(d, ledger, o, b)));
     }
-    await Promise.all(batches.map((b) => handle(d, ledger, o, b)));
+  } finally {
+    clearInterval(watch);
   }
 }
 
