@@ -4,7 +4,8 @@
  * - anything about a chat re-reads that chat (coalesced), which places it in every cached list;
  * - a message's creation, chunks (at most once per frame) and completion patch the chat's pages;
  *   a completion or a media upload for a message the pages do not hold re-reads them;
- * - a request's events close it in place, or re-read the chat's requests.
+ * - a request's events close it in place, or re-read the chat's requests;
+ * - an agent's typing shows in the chat's typing entry until its message or a timeout.
  * When the stream opens again after an interruption, every query is invalidated: the ones on
  * screen are read again at once, the others when next shown.
  */
@@ -20,6 +21,7 @@ import {
   rereadMessages,
 } from './chat/messages';
 import { settleOutgoing } from './chat/outgoing';
+import { agentDone, agentTyping } from './chat/typing';
 import { refreshChat } from './inbox/chats';
 import { applyRequestEvent } from './requests/requests';
 import { live } from './live/events';
@@ -29,8 +31,12 @@ function apply(event: EventEnvelope): void {
   if (typeof chatId !== 'string') return;
   if (event.type !== 'message.streaming.chunk' && !event.type.endsWith('typing')) refreshChat(chatId);
   switch (event.type) {
+    case 'chat.typing':
+      agentTyping(chatId, event.payload.agentId);
+      break;
     case 'message.created': {
       const message = messageOfEvent(event);
+      if (message.role === 'agent') agentDone(chatId, message.sender_id);
       if (!knowsMessage(chatId, message.id)) {
         settleOutgoing(message);
         putMessage(chatId, message);

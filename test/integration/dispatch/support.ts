@@ -59,11 +59,12 @@ export const configWith = (dispatch: Record<string, unknown>) => ({
 /**
  * How late a batch may become claimable after it is due (sealed, sent, its lease ended): about
  * one 500 ms tick of the local runtime, plus a loaded machine (1,516 ms seen with the suite
- * beside other work on the two cores, where 1,500 ms was the bound). On a deployment (the rehearsal) the
+ * beside other work on the two cores, where 1,500 ms was the bound; 2,434 ms seen in `npm test`'s
+ * busiest minutes, three test workers beside the synth, where 2,000 ms was). On a deployment (the rehearsal) the
  * signals ride SQS: the flush queue's whole-second delays and its event source mapping's poll,
  * then the flush function, cold on its first signal (about 1.5 s of CPU on this loaded machine).
  */
-export const LATE = rehearsalAssembly() ? 3500 : 2000;
+export const LATE = rehearsalAssembly() ? 3500 : 3000;
 
 /** Retries 200 ms apart, doubling up to 1 s: a retried batch comes back within a test. */
 export const QUICK_RETRIES = { retryBaseMs: 200, retryMaxMs: 1000 };
