@@ -106,18 +106,23 @@ export function upsertChat(read: Chat): void {
   putInLists(chat);
 }
 
-function putInLists(chat: Chat): void {
-  const client = queryClient;
-  for (const [key, data] of client.getQueriesData<ListData>({ queryKey: keys.chatLists() })) {
+/** Each cached list (of whatever view and filter) made anew by `change`. */
+function eachList(change: (data: ListData, params: ListParams) => ListData): void {
+  for (const [key, data] of queryClient.getQueriesData<ListData>({ queryKey: keys.chatLists() })) {
     const params = key[1] as ListParams | undefined;
-    if (!data || !params) continue;
-    client.setQueryData<ListData>(key, placed(data, chat, params));
+    if (data && params) queryClient.setQueryData<ListData>(key, change(data, params));
   }
 }
 
+const without = (data: ListData, chatId: string) =>
+  data.pages.map((page) => ({ ...page, data: page.data.filter((c) => c.id !== chatId) }));
+
+const putInLists = (chat: Chat) => eachList((data, params) => placed(data, chat, params));
+const removeChat = (chatId: string) => eachList((data) => ({ ...data, pages: without(data, chatId) }));
+
 /** The list without the chat, and with it at its place when it belongs there. */
 function placed(data: ListData, chat: Chat, params: ListParams): ListData {
-  const pages = data.pages.map((page) => ({ ...page, data: page.data.filter((c) => c.id !== chat.id) }));
+  const pages = without(data, chat.id);
   const belongs = chat.is_archived === params.archived && matchesFilter(chat, params);
   if (belongs) {
     const last = pages.length - 1;
@@ -131,17 +136,6 @@ function placed(data: ListData, chat: Chat, params: ListParams): ListData {
     }
   }
   return { ...data, pages };
-}
-
-function removeChat(chatId: string): void {
-  const client = queryClient;
-  for (const [key, data] of client.getQueriesData<ListData>({ queryKey: keys.chatLists() })) {
-    if (!data) continue;
-    client.setQueryData<ListData>(key, {
-      ...data,
-      pages: data.pages.map((page) => ({ ...page, data: page.data.filter((c) => c.id !== chatId) })),
-    });
-  }
 }
 
 const stale = new Set<string>();
