@@ -98,6 +98,21 @@ export const RequestStatus = z.enum(['pending', 'resolved', 'cancelled']);
 export type RequestStatus = z.infer<typeof RequestStatus>;
 
 /** An interactive request (§2.3); the stored item holds exactly these fields. */
+/** A request's deadline as stored and shown (§5.5.6): what happens at `at` if it is still pending. */
+export const RequestDeadline = z.strictObject({
+  at: timestamp,
+  on_expiry: z.enum(['cancel', 'resolve']),
+  default_payload: z
+    .nullable(freeObject)
+    .check(
+      z.meta({ description: 'For `resolve`: the normalized resolution payload applied (§2.3.2); null for `cancel`.' }),
+    ),
+  remind_before_seconds: z
+    .array(z.int())
+    .check(z.meta({ description: 'Reminders, in seconds before `at`, largest first; empty when none.' })),
+});
+export type RequestDeadline = z.infer<typeof RequestDeadline>;
+
 export const Request = z.strictObject({
   id,
   chat_id: id,
@@ -111,6 +126,10 @@ export const Request = z.strictObject({
   resolved_by: z.nullable(z.enum(['user', 'backend'])),
   resolution_payload: z.nullable(freeObject).check(z.meta({ description: 'Normalized per type (§2.3.2).' })),
   trace: z.nullable(freeObject),
+  deadline: z.nullable(RequestDeadline),
+  expired_at: z
+    .nullable(timestamp)
+    .check(z.meta({ description: 'When its deadline closed the request (§5.5.6); null otherwise.' })),
 });
 export type RequestRecord = z.infer<typeof Request>;
 export const REQUEST_FIELDS = fieldsOf(Request);
@@ -161,3 +180,26 @@ export function recomputedPreviewOf(
   if (linked === undefined) return previewOf(message);
   return previewOf({ ...message, media_preview: linked === 'audio' ? 'Voice note' : 'Attachment' });
 }
+
+/** One entry of the decision log (§5.5.6): a request's closing, chained to the one before by its hash. */
+export const DecisionEntry = z.strictObject({
+  seq: z.int().check(z.meta({ description: '1, 2, 3… without gaps over the whole instance.' })),
+  at: timestamp,
+  chat_id: id,
+  request_id: id,
+  type: RequestType,
+  title: z.string(),
+  action: z.enum(['resolved', 'cancelled', 'expired']),
+  actor: z.enum(['session', 'secret', 'open', 'deadline']),
+  resolved_by: z.nullable(z.enum(['user', 'backend'])),
+  payload: z.nullable(freeObject),
+  prev_hash: z.string().check(z.meta({ description: "The previous entry's hash; 64 zeros for entry 1." })),
+  hash: z.string().check(
+    z.meta({
+      description:
+        'Lowercase hex SHA-256 of the UTF-8 bytes of prev_hash followed by the canonical JSON of the entry without hash.',
+    }),
+  ),
+});
+export type DecisionEntry = z.infer<typeof DecisionEntry>;
+export type DecisionActor = DecisionEntry['actor'];

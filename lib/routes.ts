@@ -38,6 +38,8 @@ export interface RouteSpec {
   cursors?: boolean;
   /** Starts stream-timeout executions (streaming message creation, §4.2). */
   streamTimer?: boolean;
+  /** Sets request deadline timers (§5.5.6): delayed records on the flush queue, as the stream checks are. */
+  requestTimer?: boolean;
   /** Uses the dispatch queues (claims and leases; inputs are written by other routes too, see `dispatchInputs`). */
   dispatch?: boolean;
   /** Writes dispatch inputs and seals or signals them (user messages, request resolutions). */
@@ -187,9 +189,24 @@ export const routes = [
     writes: true,
   },
 
-  { method: 'POST', path: '/api/v1/chats/{chatId}/requests', handler: 'requests/create', writes: true },
+  {
+    method: 'POST',
+    path: '/api/v1/chats/{chatId}/requests',
+    handler: 'requests/create',
+    writes: true,
+    requestTimer: true,
+  },
   { method: 'GET', path: '/api/v1/chats/{chatId}/requests', handler: 'requests/list', writes: false },
-  { method: 'PATCH', path: '/api/v1/requests/{requestId}', handler: 'requests/update', writes: true },
+  // This project's extension (§5.5.6): every chat's requests, and the decision log.
+  { method: 'GET', path: '/api/v1/requests', handler: 'requests/all', writes: false, cursors: true },
+  { method: 'GET', path: '/api/v1/decisions', handler: 'decisions/list', writes: false },
+  {
+    method: 'PATCH',
+    path: '/api/v1/requests/{requestId}',
+    handler: 'requests/update',
+    writes: true,
+    requestTimer: true,
+  },
   {
     method: 'POST',
     path: '/api/v1/requests/{requestId}/resolve',

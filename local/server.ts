@@ -30,6 +30,7 @@ import { startLocalSqs } from './sqs.js';
 import { MAX_BODY_BYTES, readBody } from './request-body.js';
 import { matchRoute, mountAll } from './routing.js';
 import type { MountedRoutes } from './routing.js';
+import { startLocalRequestTimers } from './request-timers.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 import { startLocalEffectsTail } from './effects-tail.js';
 import { startLocalSearchTail } from './search-tail.js';
@@ -228,6 +229,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   if (sqs) sqsClient().middlewareStack.add(refuseAbandonedCalls, REFUSE_ABANDONED);
   // The stream-timeout loop and the tag sweep (in-process timers standing in for AWS schedules).
   const streamTimers = options.streamTimers === false ? undefined : startLocalStreamTimers();
+  // Request deadlines' reminders and expiries, the stored ones set again (local/request-timers.ts).
+  const requestTimers = startLocalRequestTimers();
   const tagSweep = startLocalTagSweep();
   // The table stream's consumers, their handlers fed stream records by tails of the event log
   // (local/stream-tail.ts): push, webhooks and auto-rename (local/effects-tail.ts: idle while all
@@ -236,6 +239,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
   const searchTail = options.search === false ? undefined : startLocalSearchTail();
   const stopServices = async () => {
     streamTimers?.stop();
+    requestTimers.stop();
     tagSweep.stop();
     await effectsTail.stop();
     await searchTail?.stop();

@@ -9,6 +9,10 @@ export interface PushData {
   messageId?: string | undefined;
   type: 'message' | 'request' | 'test';
   url: string;
+  /** A reminder's request (§5.5.6): the notification's actions answer it. */
+  requestId?: string | undefined;
+  /** A reminder of a choice request with at most two options and one selection: the options, as notification actions. */
+  actions?: { id: string; label: string }[] | undefined;
 }
 
 export const PUSH_BODY_LIMIT = 240;
@@ -36,6 +40,8 @@ const serialize = (title: string, body: string, data: PushData): string =>
       ...(data.messageId !== undefined ? { messageId: data.messageId } : {}),
       type: data.type,
       url: data.url,
+      ...(data.requestId !== undefined ? { requestId: data.requestId } : {}),
+      ...(data.actions !== undefined ? { actions: data.actions } : {}),
     },
   });
 

@@ -17,6 +17,8 @@ import { pushRequestFor, sendPushRequest } from '../platform/web-push.js';
 import { getChat } from '../store/chats-repo.js';
 import type { StoredEvent } from '../store/events-repo.js';
 import { getMessage, locate } from '../store/messages-repo.js';
+import { getRequest, locate as locateRequest } from '../store/requests-repo.js';
+import { timeLeftText } from './request-deadline.js';
 import * as PushRepo from '../store/push-repo.js';
 import type { PushSubscription } from '../store/push-repo.js';
 import { checkPushEndpoint, checkPushKeys } from './push-endpoint.js';
@@ -172,6 +174,8 @@ interface Notification {
   chatId: string;
   /** Whose name titles it: the message's sender, or for a request the chat's first agent. */
   agentId: () => Promise<string | undefined>;
+  /** A title of its own (a reminder's: the request's title), instead of the agent's name. */
+  title?: string;
   body: string;
   data: PushData;
 }
@@ -180,9 +184,9 @@ const chatUrl = (chatId: string) => `/chats/${chatId}`;
 
 /**
  * The notification an event calls for (§7.3): an agent message created complete, an agent stream
- * completed, a new request; undefined for every other event.
+ * completed, a new request, a deadline's reminder (§5.5.6); undefined for every other event.
  */
-function notificationFor(event: StoredEvent): Notification | undefined {
+async function notificationFor(event: StoredEvent): Promise<Notification | undefined> {
   if (isEvent(event, EVENTS.messageCreated)) {
     const { chatId, messageId, role, streamState, senderId, contentFinal } = event.payload;
     if (role !== 'agent' || streamState !== 'complete') return undefined;
@@ -215,7 +219,31 @@ function notificationFor(event: StoredEvent): Notification | undefined {
       data: { chatId, type: 'request', url: chatUrl(chatId) },
     };
   }
+  if (isEvent(event, EVENTS.requestReminder)) {
+    const { chatId, requestId, title, secondsLeft } = event.payload;
+    return {
+      chatId,
+      agentId: async () => undefined,
+      title,
+      body: timeLeftText(secondsLeft),
+      data: { chatId, type: 'request', url: chatUrl(chatId), requestId, actions: await answerActions(requestId) },
+    };
+  }
   return undefined;
+}
+
+/**
+ * The notification actions that answer a request in one tap (§5.5.6): the options of a choice
+ * request with at most two of them and one selection; none for any other request.
+ */
+async function answerActions(requestId: string): Promise<{ id: string; label: string }[] | undefined> {
+  const loc = await locateRequest(requestId);
+  const request = loc && (await getRequest(loc));
+  if (!request || request.type !== 'choice' || request.status !== 'pending') return undefined;
+  const config = request.config as { options?: { id: string; label: string }[]; maxSelections?: number };
+  const options = config.options ?? [];
+  if (options.length === 0 || options.length > 2 || config.maxSelections !== 1) return undefined;
+  return options.map(({ id, label }) => ({ id, label }));
 }
 
 /**
@@ -226,12 +254,12 @@ function notificationFor(event: StoredEvent): Notification | undefined {
  */
 export async function notifyEvent(event: StoredEvent, config: InstanceConfig): Promise<DeliveryCounts | undefined> {
   if (!config.push.enabled) return undefined;
-  const notification = notificationFor(event);
+  const notification = await notificationFor(event);
   if (!notification) return undefined;
   const chat = await getChat(notification.chatId);
   if (!chat || chat.notifications_muted) return undefined;
   const agentId = await notification.agentId();
-  const title = config.agents.find((a) => a.id === agentId)?.name ?? config.appName;
+  const title = notification.title ?? config.agents.find((a) => a.id === agentId)?.name ?? config.appName;
   const payload = buildPushPayload(title, notification.body, notification.data);
   if (payload === undefined) {
     logger.warn('push payload does not fit', { eventId: event.id, chatId: notification.chatId });

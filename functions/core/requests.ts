@@ -14,22 +14,25 @@ import type { Deadline } from '../platform/deadline.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import * as Chats from '../store/chats-repo.js';
 import { guarded, transact } from '../store/db.js';
-import { dispatchInputWrites } from '../store/dispatch/inputs.js';
 import { withEvents } from '../store/events-repo.js';
 import { completionInTransaction } from '../store/idempotency-repo.js';
 import type { KeyedReply } from '../store/idempotency-repo.js';
 import * as Store from '../store/requests-repo.js';
-import type { RequestLocation } from '../store/requests-repo.js';
-import type { RequestRecord, RequestStatus } from '../model.js';
+import type { RequestChanges, RequestLocation } from '../store/requests-repo.js';
+import type { DecisionActor, RequestRecord, RequestStatus } from '../model.js';
+import { armRequestTimers, withdrawRequestTimers } from '../platform/request-timer.js';
+import { closeRequest } from './request-closing.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../store/cursor.js';
+import type { Page } from './chat-reads.js';
+import { parseDeadline, recheckDefault, timersOf } from './request-deadline.js';
 import { chatFacts, chatNotFound } from './chat-lookup.js';
 import { defaultDeps } from './deps.js';
 import type { Deps } from './deps.js';
 import { inputAdded } from './dispatch/seal.js';
 import { locationCache } from './locations.js';
-import { USER_SENDER_ID } from '../model.js';
 import { EVENTS } from '../model/events.js';
 import { REQUEST_TYPES, isObject, normalizeConfig, normalizeResolution, requiredText } from './request-config.js';
-import type { RequestType, ResolutionPayload } from './request-config.js';
+import type { RequestConfig, RequestType } from './request-config.js';
 
 export const requestNotFound = (requestId: string) => NotFoundError.of('requestId', requestId, 'Request not found.');
 
@@ -43,6 +46,7 @@ export interface NewRequest {
   body?: unknown;
   config?: unknown;
   trace?: unknown;
+  deadline?: unknown;
 }
 
 const checkTitle = (title: unknown): string => requiredText(title, 'title');
@@ -76,8 +80,10 @@ export async function create(
   const body = checkBody(input.body);
   const trace = input.trace === undefined ? null : checkTrace(input.trace);
   const config = normalizeConfig(type, input.config);
+  const nowMs = deps.clock().getTime();
+  const requestDeadline = parseDeadline(input.deadline, type, config, nowMs) ?? null;
 
-  const now = deps.clock().toISOString();
+  const now = new Date(nowMs).toISOString();
   const request: RequestRecord = {
     id: deps.newId(),
     chat_id: chatId,
@@ -91,6 +97,8 @@ export async function create(
     resolved_by: null,
     resolution_payload: null,
     trace,
+    deadline: requestDeadline,
+    expired_at: null,
   };
   const puts = Store.putRequest(request);
   await withEvents([EVENTS.requestCreated.of({ chatId, requestId: request.id, type, title })], now, (eventItems) =>
@@ -106,6 +114,7 @@ export async function create(
       deadline,
     ),
   );
+  await armRequestTimers(timersOf(request));
   return request;
 }
 
@@ -116,6 +125,28 @@ export async function list(chatId: string, status: StatusFilter): Promise<{ data
   // The 404 first (§5.5.1); cached per container (chats are never deleted), the transaction checks it again.
   await chatFacts(chatId);
   return { data: await Store.listRequests(chatId, status === 'all' ? undefined : status) };
+}
+
+/**
+ * GET /requests (§5.5.6): one page of every chat's requests in the list's order, one Query of
+ * gsi1 (a status) or gsi2 (all); the cursor holds the last item's keys, signed for its list.
+ */
+export async function listAll(
+  status: StatusFilter,
+  limit: number,
+  cursor: string | undefined,
+): Promise<Page<RequestRecord>> {
+  const listName = `requests:${status}`;
+  let after: Record<string, string> | undefined;
+  if (cursor !== undefined) {
+    const position = await decodeCursor(listName, cursor);
+    const { pk, sk, s } = position;
+    if (typeof pk !== 'string' || typeof sk !== 'string' || typeof s !== 'string') throw invalidCursor();
+    after = { pk, sk, gsi1sk: s };
+  }
+  const { requests, last } = await Store.queryAllRequests(status, limit, after);
+  const next = last ? await encodeCursor(listName, { pk: last.pk!, sk: last.sk!, s: last.gsi1sk! }) : null;
+  return { data: requests, cursor: { next, hasMore: next !== null } };
 }
 
 const locate = locationCache(Store.locate, requestNotFound);
@@ -132,33 +163,58 @@ export interface RequestUpdate {
   body?: unknown;
   config?: unknown;
   trace?: unknown;
+  deadline?: unknown;
 }
 
 /**
  * PATCH /requests/{requestId} (§5.5.3): any status, no event, no chat change. Answers the
- * request as stored after the write, so a resolve or cancel that landed in between shows.
+ * request as stored after the write, so a resolve or cancel that landed in between shows. A
+ * deadline (§5.5.6) may be set, changed or removed only while the request is pending; its default
+ * is checked against the config the request will have.
  */
-export async function update(requestId: string, input: RequestUpdate, deadline: Deadline): Promise<RequestRecord> {
+export async function update(
+  requestId: string,
+  input: RequestUpdate,
+  deadline: Deadline,
+  deps: Deps = defaultDeps,
+): Promise<RequestRecord> {
   const { title, body, config, trace } = input;
-  if ([title, body, config, trace].every((v) => v === undefined)) {
+  if ([title, body, config, trace, input.deadline].every((v) => v === undefined)) {
     throw new ValidationError('At least one updatable field is required.');
   }
   const { loc, request } = await find(requestId);
-  const changes: Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace'>> = {};
+  const changes: RequestChanges = {};
   if (title !== undefined) changes.title = checkTitle(title);
   if (body !== undefined) changes.body = checkBody(body);
   if (trace !== undefined) changes.trace = checkTrace(trace);
   if (config !== undefined) changes.config = normalizeConfig(request.type, config) as Record<string, unknown>;
-  const updated = await Store.updateRequest(loc, changes, deadline);
-  if (!updated) throw requestNotFound(requestId);
+  const newConfig = (changes.config ?? request.config) as RequestConfig;
+  if (input.deadline !== undefined) {
+    if (request.status !== 'pending') throw cannotTakeDeadline(requestId, request.status);
+    changes.deadline = parseDeadline(input.deadline, request.type, newConfig, deps.clock().getTime()) ?? null;
+  } else if (changes.config) {
+    recheckDefault(request.deadline, request.type, newConfig);
+  }
+  const outcome = await Store.updateRequest(loc, request, changes, deadline);
+  if (!outcome) throw requestNotFound(requestId);
+  if ('notPending' in outcome) throw cannotTakeDeadline(requestId, outcome.notPending.status);
+  const updated = outcome.updated;
+  if (changes.deadline !== undefined) {
+    withdrawRequestTimers(requestId);
+    await armRequestTimers(timersOf(updated));
+  }
   return updated;
 }
+
+const cannotTakeDeadline = (requestId: string, status: RequestStatus) =>
+  new ValidationError('Only pending requests can take a deadline.', { requestId, status });
 
 /** POST /requests/{requestId}/resolve (§4.3, §5.5.4). */
 export async function resolve(
   config: InstanceConfig,
   requestId: string,
   input: Record<string, unknown>,
+  actor: DecisionActor,
   deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
@@ -171,61 +227,16 @@ export async function resolve(
   if (resolvedBy !== 'user' && resolvedBy !== 'backend') {
     throw new FieldRuleError('resolvedBy', 'resolvedBy must be one of user, backend.');
   }
-  const now = deps.clock().toISOString();
-  const resolved: RequestRecord = {
-    ...request,
-    status: 'resolved',
-    resolved_at: now,
-    resolved_by: resolvedBy,
-    resolution_payload: payload as Record<string, unknown>,
-  };
-  const event = EVENTS.requestResolved.of({
-    chatId: loc.chatId,
-    requestId,
-    type: request.type,
-    title: request.title,
-    status: 'resolved',
-    senderId: resolvedBy,
-    resolution_payload: payload,
-    resolutionPayload: payload,
-    trace: request.trace,
-  });
-  await withEvents([event], now, (eventItems) =>
-    transact(
-      [
-        guarded(
-          Store.endRequest(loc, {
-            status: 'resolved',
-            resolvedAt: now,
-            resolvedBy,
-            payload: payload as Record<string, unknown>,
-          }),
-          (old) => lostRace('resolved', requestId, old),
-        ),
-        Chats.adjustPending(loc.chatId, -1, now),
-        ...dispatchInputWrites({
-          id: deps.newId(),
-          chat_id: loc.chatId,
-          source_kind: 'request_resolved',
-          source_id: requestId,
-          sender_id: resolvedBy === 'backend' ? 'backend' : USER_SENDER_ID,
-          content: resolutionLine(request.type, request.title, payload),
-          media_ids: [],
-          request_type: request.type,
-          request_title: request.title,
-          resolution_payload: payload as Record<string, unknown>,
-          state: 'pending',
-          created_at: now,
-        }),
-        ...completionInTransaction(keyed, resolved),
-        ...eventItems,
-      ],
-      deadline,
-    ),
+  return closeRequest(
+    config,
+    loc,
+    request,
+    { status: 'resolved', resolvedBy, payload, actor },
+    (old) => lostRace('resolved', requestId, old),
+    deadline,
+    keyed,
+    deps,
   );
-  // A resolution is a dispatch input (§4.4.1).
-  await inputAdded(config, loc.chatId, deadline);
-  return resolved;
 }
 
 /**
@@ -243,52 +254,28 @@ export async function redoAfterResolve(
 
 /** POST /requests/{requestId}/cancel (§4.3, §5.5.5). */
 export async function cancel(
+  config: InstanceConfig,
   requestId: string,
+  actor: DecisionActor,
   deadline: Deadline,
   keyed?: KeyedReply,
   deps: Deps = defaultDeps,
 ): Promise<RequestRecord> {
   const { loc, request } = await find(requestId);
   if (request.status !== 'pending') throw notPending('cancelled', requestId, request.status);
-  const now = deps.clock().toISOString();
-  const cancelled: RequestRecord = { ...request, status: 'cancelled' };
-  const event = EVENTS.requestCancelled.of({
-    chatId: loc.chatId,
-    requestId,
-    type: request.type,
-    status: 'cancelled',
-    resolution_payload: null,
-    trace: request.trace,
-  });
-  await withEvents([event], now, (eventItems) =>
-    transact(
-      [
-        guarded(
-          Store.endRequest(loc, { status: 'cancelled', resolvedAt: null, resolvedBy: null, payload: null }),
-          (old) => lostRace('cancelled', requestId, old),
-        ),
-        Chats.adjustPending(loc.chatId, -1, now),
-        ...completionInTransaction(keyed, cancelled),
-        ...eventItems,
-      ],
-      deadline,
-    ),
+  return closeRequest(
+    config,
+    loc,
+    request,
+    { status: 'cancelled', resolvedBy: null, payload: null, actor },
+    (old) => lostRace('cancelled', requestId, old),
+    deadline,
+    keyed,
+    deps,
   );
-  return cancelled;
 }
 
-/**
- * How a resolution reads in a dispatch batch (§4.4.8), rendered when it happens so the form
- * values keep their submitted key order (a stored map would not).
- */
-export function resolutionLine(type: RequestType, title: string, payload: ResolutionPayload): string {
-  const head = `[Request resolved: "${title}"]`;
-  if ('selectedOptionIds' in payload) return `${head} Selected: ${payload.selectedOptionIds.join(', ')}`;
-  if ('text' in payload) return `${head} Response: ${payload.text}`;
-  return `${head} Form values: ${JSON.stringify(payload.values)}`;
-}
-
-/** Another resolve or cancel ended the request between our read and our write. */
+/** Another resolve or cancel (or the deadline) ended the request between our read and our write. */
 function lostRace(verb: 'resolved' | 'cancelled', requestId: string, old: Record<string, unknown> | undefined): Error {
   const status = old ? (old.status as RequestStatus) : 'resolved';
   return notPending(verb, requestId, status);

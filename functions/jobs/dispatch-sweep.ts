@@ -6,18 +6,27 @@
  * table says they should not be (marked DISPATCH#REPAIR). It reads only the sparse gsi3 entries of chats with
  * such work that has not
  * moved for a while (sweepAfterMs in core/dispatch/sweep.ts), so an idle instance costs one Query per run.
+ *
+ * The same run is the safety net of request deadlines (§5.5.6): a pending request whose deadline
+ * passed OVERDUE_GRACE_MS ago and more (its expiry timer lost: a send that failed after the
+ * commit) is expired here, one more Query of gsi1 per run (core/request-expiry.ts expireOverdue).
  */
 import { repairMessages, sweep } from '../core/dispatch/sweep.js';
 import { getConfig } from '../core/instance-config.js';
+import { expireOverdue } from '../core/request-expiry.js';
 import { logger } from '../platform/logger.js';
 import { dispatchConfigured } from '../platform/queues.js';
 
-export async function handler(): Promise<{ resumed: number; repaired: number }> {
-  if (!dispatchConfigured()) return { resumed: 0, repaired: 0 };
+/** How late a deadline must be before the sweep takes it from its timer (which is at most seconds late). */
+export const OVERDUE_GRACE_MS = 30_000;
+
+export async function handler(): Promise<{ resumed: number; repaired: number; expired: number }> {
   const config = await getConfig();
+  const expired = await expireOverdue(config, OVERDUE_GRACE_MS);
+  if (!dispatchConfigured()) return { resumed: 0, repaired: 0, expired };
   const [resumed, repaired] = await Promise.all([sweep(config), repairMessages()]);
   if (resumed > 0) logger.warn('dispatch sweep resumed stranded work', { chats: resumed });
   if (repaired > 0)
     logger.warn('dispatch sweep repaired batch messages after failed queue calls', { batches: repaired });
-  return { resumed, repaired };
+  return { resumed, repaired, expired };
 }

@@ -112,6 +112,16 @@ const sessions = new WeakMap<HttpEvent, Session>();
 /** The session that authenticated this request, if a session cookie did (the event stream watches it). */
 export const authenticatedSession = (event: HttpEvent): Session | undefined => sessions.get(event);
 
+/**
+ * Who a write came from, for the decision log (§5.5.6): `session` (a browser session cookie),
+ * `secret` (the instance secret, as a Bearer or `token=`), or `open` (no credential needed: the
+ * instance secret is off).
+ */
+export function actorOf(event: HttpEvent, config: InstanceConfig): 'session' | 'secret' | 'open' {
+  if (!requiresSecret('write', config)) return 'open';
+  return sessions.has(event) ? 'session' : 'secret';
+}
+
 export function authenticate(authClass: AuthClass): HttpMiddleware {
   return {
     before: async (request) => {

@@ -12,3 +12,6 @@ export const Request = Model.Request.check(
   z.meta({ id: 'Request', description: 'An interactive request (contract §2.3).' }),
 );
 export const Media = Model.Media.check(z.meta({ id: 'Media', description: 'A media record (contract §2.4).' }));
+export const DecisionEntry = Model.DecisionEntry.check(
+  z.meta({ id: 'DecisionEntry', description: 'An entry of the decision log (contract §5.5.6).' }),
+);

@@ -18,8 +18,10 @@
  * | batch payload part| BATCH#<batchId>    | PART#<n, 15 digits>         |
  * | unsent batch ref  | CHAT#<chatId>      | BREF#<chat seq, 15 digits>  |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |
- * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> |
+ * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> | gsi1-2 (requestListing)
  * | request pointer   | REQ#<requestId>    | PTR                         |
+ * | decision log head | DECISIONS          | HEAD                        |
+ * | decision entry    | DECISIONS          | E#<seq, 15 digits>          |
  * | tag catalog entry | TAGS               | TAG#<ascii-lower name>#<name> |
  * | catalog part      | TAGCHG#<changeId>  | PART#<n, 15 digits>         | gsi3 (sparse: TAGS#PENDING until applied)
  * | event sequence    | SEQ                | EVENTS                      |
@@ -41,6 +43,8 @@
 
 /** Zero-padded so that string order is numeric order. 15 digits hold any epoch-ms or sequence. */
 export const pad = (n: number): string => Math.trunc(n).toString().padStart(15, '0');
+/** Times subtracted from this sort newest first in an ascending index (15 digits, as pad). */
+const INVERTED_TIME = 999_999_999_999_999;
 
 /** ASCII-only lowercase: tag prefix matching is case-insensitive for ASCII letters only. */
 export const asciiLower = (s: string): string => s.replace(/[A-Z]/g, (c) => c.toLowerCase());
@@ -152,6 +156,38 @@ export const Keys = {
   }),
   requestsOf: (chatId: string) => ({ pk: `CHAT#${chatId}`, skPrefix: 'REQ#' }),
   requestPointer: (requestId: string) => ({ pk: `REQ#${requestId}`, sk: 'PTR' }),
+  /**
+   * A request's places in the approvals lists (§5.5.6 GET /requests): gsi1 by status, gsi2 all
+   * statuses, one sort key for both, ascending: pending with a deadline (soonest first), pending
+   * without (oldest first), then closed (newest closing first: the time inverted).
+   */
+  requestListing: (r: {
+    id: string;
+    status: string;
+    created_at: string;
+    deadlineAt: string | null;
+    closedAt: string | null;
+  }) => ({
+    gsi1pk: `REQUESTS#${r.status}`,
+    gsi2pk: 'REQUESTS',
+    gsi1sk:
+      r.status === 'pending'
+        ? r.deadlineAt !== null
+          ? `0#${pad(Date.parse(r.deadlineAt))}#${r.id}`
+          : `1#${pad(Date.parse(r.created_at))}#${r.id}`
+        : `2#${pad(INVERTED_TIME - Date.parse(r.closedAt ?? r.created_at))}#${r.id}`,
+  }),
+  requestsIndex: (status: 'pending' | 'resolved' | 'cancelled' | 'all') =>
+    status === 'all'
+      ? { index: 'gsi2', pkName: 'gsi2pk', pk: 'REQUESTS' }
+      : { index: 'gsi1', pkName: 'gsi1pk', pk: `REQUESTS#${status}` },
+  /** The pending requests whose deadline is at or before `ms` (gsi1 range). */
+  requestsDueBy: (ms: number) => ({ pk: 'REQUESTS#pending', from: '0#', to: `0#${pad(ms)}#~` }),
+
+  /** The decision log (§5.5.6): its head (last seq and hash) and its entries by seq, one partition. */
+  decisionHead: { pk: 'DECISIONS', sk: 'HEAD' },
+  decision: (seq: number) => ({ pk: 'DECISIONS', sk: `E#${pad(seq)}` }),
+  decisionsFrom: (seq: number) => ({ pk: 'DECISIONS', from: `E#${pad(seq)}`, to: `E#${'9'.repeat(15)}` }),
 
   dispatchInput: (chatId: string, createdAt: string, inputId: string) => ({
     pk: `CHAT#${chatId}`,

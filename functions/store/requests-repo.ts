@@ -3,7 +3,7 @@
  * REQ#<createdMs>#<id>), so a chat's requests are one strongly consistent Query in creation
  * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { REQUEST_FIELDS, pick } from '../model.js';
 import type { RequestRecord, RequestStatus } from '../model.js';
 import type { Deadline } from '../platform/deadline.js';
@@ -21,6 +21,10 @@ export interface RequestLocation {
 
 const requestKey = (loc: RequestLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk: loc.sk });
 
+/** The request's gsi1/gsi2 keys for GET /requests (Keys.requestListing). */
+const listingOf = (request: RequestRecord, closedAt: string | null) =>
+  Keys.requestListing({ ...request, deadlineAt: request.deadline?.at ?? null, closedAt });
+
 export function putRequest(request: RequestRecord): TransactItem[] {
   const key = Keys.request(request.chat_id, request.created_at, request.id);
   return [
@@ -30,8 +34,10 @@ export function putRequest(request: RequestRecord): TransactItem[] {
       config: storable(request.config),
       resolution_payload: storable(request.resolution_payload),
       trace: storable(request.trace),
+      deadline: storable(request.deadline),
       type: 'request',
       request_type: request.type,
+      ...listingOf(request, null),
     }),
     putNew({
       ...Keys.requestPointer(request.id),
@@ -59,37 +65,55 @@ function fromItem(item: Record<string, unknown>): RequestRecord {
   return pick<RequestRecord>({ ...item, type: item.request_type }, REQUEST_FIELDS);
 }
 
+/** How a closing ends a pending request (resolve, cancel, or its deadline). */
+export interface RequestEnd {
+  status: 'resolved' | 'cancelled';
+  /** When it closed: resolved_at for a resolution, and the closed list's order either way. */
+  closedAt: string;
+  resolvedBy: 'user' | 'backend' | null;
+  payload: Record<string, unknown> | null;
+  /** For an expiry: the deadline's `at` it closes on, which the request must still have. */
+  expiredOn?: string;
+}
+
 /**
- * Ends a pending request (resolve or cancel), conditioned on it still being pending; a
- * failed condition returns the item as it is (the caller reports its status).
+ * Ends a pending request, conditioned on it still being pending (and, for an expiry, on its
+ * deadline being the one that fell due); a failed condition returns the item as it is (the
+ * caller reports its status). The request moves to its closed list (gsi1/gsi2).
  */
-export function endRequest(
-  loc: RequestLocation,
-  end: {
-    status: 'resolved' | 'cancelled';
-    resolvedAt: string | null;
-    resolvedBy: string | null;
-    payload: Record<string, unknown> | null;
-  },
-): TransactItem {
+export function endRequest(loc: RequestLocation, request: RequestRecord, end: RequestEnd): TransactItem {
+  const closed = { ...request, status: end.status };
   return {
     Update: {
       TableName: tableName(),
       Key: requestKey(loc),
-      UpdateExpression: 'SET #status = :status, resolved_at = :at, resolved_by = :by, resolution_payload = :payload',
-      ConditionExpression: '#status = :pending',
-      ExpressionAttributeNames: { '#status': 'status' },
+      UpdateExpression:
+        'SET #status = :status, resolved_at = :at, resolved_by = :by, resolution_payload = :payload, ' +
+        'expired_at = :expired, closed_at = :closed, gsi1pk = :g1pk, gsi1sk = :g1sk',
+      ConditionExpression: end.expiredOn ? '#status = :pending AND #deadline.#dat = :due' : '#status = :pending',
+      ExpressionAttributeNames: {
+        '#status': 'status',
+        ...(end.expiredOn ? { '#deadline': 'deadline', '#dat': 'at' } : {}),
+      },
       ExpressionAttributeValues: {
         ':status': end.status,
-        ':at': end.resolvedAt,
+        ':at': end.status === 'resolved' ? end.closedAt : null,
         ':by': end.resolvedBy,
         ':payload': storable(end.payload),
+        ':expired': end.expiredOn ? end.closedAt : null,
+        ':closed': end.closedAt,
+        ':g1pk': listingOf(closed, end.closedAt).gsi1pk,
+        ':g1sk': listingOf(closed, end.closedAt).gsi1sk,
         ':pending': 'pending',
+        ...(end.expiredOn ? { ':due': end.expiredOn } : {}),
       },
       ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     },
   };
 }
+
+/** The fields a PATCH may change (§5.5.3, and the deadline of §5.5.6). */
+export type RequestChanges = Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace' | 'deadline'>>;
 
 /**
  * PATCH: replaces the given fields (status untouched, any status) with one conditional
@@ -102,9 +126,10 @@ export function endRequest(
  */
 export async function updateRequest(
   loc: RequestLocation,
-  changes: Partial<Pick<RequestRecord, 'title' | 'body' | 'config' | 'trace'>>,
+  request: RequestRecord,
+  changes: RequestChanges,
   deadline: Deadline,
-): Promise<RequestRecord | undefined> {
+): Promise<{ updated: RequestRecord } | { notPending: RequestRecord } | undefined> {
   const names: Record<string, string> = {};
   const values: Record<string, unknown> = {};
   const sets = Object.entries(changes).map(([field, value]) => {
@@ -112,18 +137,114 @@ export async function updateRequest(
     values[`:${field}`] = storable(value);
     return `#${field} = :${field}`;
   });
+  const movesDeadline = changes.deadline !== undefined;
+  let removes = '';
+  if (movesDeadline) {
+    // A deadline is set or changed only while pending (§5.5.6): its place in the pending list
+    // moves with it, and the reminders sent for the old one count no more.
+    sets.push('gsi1sk = :g1sk');
+    values[':g1sk'] = listingOf({ ...request, deadline: changes.deadline ?? null }, null).gsi1sk;
+    values[':pending'] = 'pending';
+    names['#status'] = 'status';
+    removes = ' REMOVE reminders_sent';
+  }
   const updated = await retryConflicts(deadline, () =>
     updateIf({
       Key: requestKey(loc),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: 'attribute_exists(pk)',
+      UpdateExpression: `SET ${sets.join(', ')}${removes}`,
+      ConditionExpression: movesDeadline ? 'attribute_exists(pk) AND #status = :pending' : 'attribute_exists(pk)',
       ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
       ReturnValues: 'ALL_NEW',
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
     }),
   );
-  return updated.ok && updated.item ? fromItem(updated.item) : undefined;
+  if (updated.ok) return updated.item ? { updated: fromItem(updated.item) } : undefined;
+  return updated.old ? { notPending: fromItem(updated.old) } : undefined;
 }
+
+/**
+ * A reminder's mark, in the transaction of its event: conditioned on the request still pending
+ * with the same deadline and this reminder not yet sent, so it is sent once, never for a
+ * deadline that moved or a request that closed.
+ */
+export function markReminded(loc: RequestLocation, at: string, before: number): TransactItem {
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: requestKey(loc),
+      UpdateExpression: 'ADD reminders_sent :sent',
+      ConditionExpression:
+        '#status = :pending AND #deadline.#dat = :at AND (attribute_not_exists(reminders_sent) OR NOT contains(reminders_sent, :before))',
+      ExpressionAttributeNames: { '#status': 'status', '#deadline': 'deadline', '#dat': 'at' },
+      ExpressionAttributeValues: { ':sent': new Set([before]), ':pending': 'pending', ':at': at, ':before': before },
+    },
+  };
+}
+
+/** The reminders already sent for a request's current deadline (offsets). */
+export async function remindersSent(loc: RequestLocation): Promise<Set<number>> {
+  const out = await ddb().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: requestKey(loc),
+      ProjectionExpression: 'reminders_sent',
+      ConsistentRead: true,
+    }),
+  );
+  const sent = out.Item?.reminders_sent as Set<number> | undefined;
+  return new Set(sent ? [...sent].map(Number) : []);
+}
+
+/** Where a stored request item is (its chat partition and sort key). */
+const locationOf = (item: Record<string, unknown>): RequestLocation => ({
+  chatId: Keys.chatIdOf(String(item.pk)),
+  sk: String(item.sk),
+});
+
+/**
+ * One page of every chat's requests (§5.5.6 GET /requests) in the list's order: one Query of
+ * limit+1 items on gsi1 (a status) or gsi2 (all), resumed after `after` (a listed item's keys).
+ */
+export async function queryAllRequests(
+  status: 'pending' | 'resolved' | 'cancelled' | 'all',
+  limit: number,
+  after: Record<string, string> | undefined,
+): Promise<{ requests: RequestRecord[]; last: Record<string, string> | undefined }> {
+  const { index, pkName, pk } = Keys.requestsIndex(status);
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: index,
+      KeyConditionExpression: `${pkName} = :pk`,
+      ExpressionAttributeValues: { ':pk': pk },
+      Limit: limit + 1,
+      ...(after ? { ExclusiveStartKey: { ...after, [pkName]: pk } } : {}),
+    }),
+  );
+  const items = out.Items ?? [];
+  const page = items.slice(0, limit);
+  const lastItem = items.length > limit ? page[page.length - 1] : undefined;
+  return {
+    requests: page.map(fromItem),
+    last: lastItem ? { pk: String(lastItem.pk), sk: String(lastItem.sk), gsi1sk: String(lastItem.gsi1sk) } : undefined,
+  };
+}
+
+/** The pending requests whose deadline is at or before `ms`, soonest first (the sweep's safety net). */
+export async function requestsDueBy(ms: number): Promise<{ loc: RequestLocation; request: RequestRecord }[]> {
+  const range = Keys.requestsDueBy(ms);
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
+  });
+  return items.map((item) => ({ loc: locationOf(item), request: fromItem(item) }));
+}
+
+/** Every pending request with a deadline, soonest first (the local runtime arms their timers at start). */
+export const requestsWithDeadlines = (): Promise<{ loc: RequestLocation; request: RequestRecord }[]> =>
+  requestsDueBy(999_999_999_999_999);
 
 /**
  * A chat's requests, oldest first, optionally of one status. Unpaginated by contract (§5.5.2),

@@ -81,7 +81,7 @@ export class ApiAreaStack extends NestedStack {
         wiring.secrets.bind(fn, 'INSTANCE');
         fn.bindSessionKey(wiring.table, route.signsSessions ? 'sign' : 'check');
       }
-      if (route.streamTimer) wiring.streamTimeouts.bindStarter(fn);
+      if (route.streamTimer || route.requestTimer) wiring.streamTimeouts.bindStarter(fn);
       if (route.dispatch) wiring.dispatchQueues.bindWorkerApi(fn);
       if (route.dispatchInputs) wiring.dispatchQueues.bindInputWriter(fn);
       if (route.mediaBucket) wiring.mediaBucket.bind(fn, route.mediaBucket);

@@ -20,6 +20,8 @@ export const schemas = {
     body: z.optional(boundedBytes('body', LIMITS.requestTextBytes)),
     config: z.optional(freeJson('config')),
     trace: requestTrace,
+    // A deadline's rules (§5.5.6) are checked by the core, after the rest; its size is bounded here.
+    deadline: z.optional(freeJson('deadline')),
   }),
   replies: { 201: json('The new request.', Request) },
 };

@@ -1,6 +1,7 @@
 /** POST /api/v1/requests/{requestId}/resolve: resolve a pending request (contract §5.5.4). */
 import * as z from '../../platform/zod.js';
 import * as Requests from '../../core/requests.js';
+import { actorOf } from '../../middleware/auth.js';
 import { http } from '../../middleware/http.js';
 import { json } from '../../model/replies.js';
 import { Request } from '../../model/resources.js';
@@ -29,8 +30,8 @@ export const documented = { body: ResolveRequestBody };
 export const handler = http(
   'requests/resolve',
   schemas,
-  async ({ path, body, config, keyed, deadline }) => {
-    const request = await Requests.resolve(config, path.requestId, body, deadline, keyed);
+  async ({ path, body, event, config, keyed, deadline }) => {
+    const request = await Requests.resolve(config, path.requestId, body, actorOf(event, config), deadline, keyed);
     return { status: 200, body: request };
   },
   {

@@ -19,12 +19,47 @@ const body = z
   .optional(z.nullable(z.string()))
   .check(z.meta({ description: `At most ${LIMITS.requestTextBytes} UTF-8 bytes.` }));
 
+/** The `deadline` body field (§5.5.6): what happens if nobody answers in time, and the reminders before. */
+const DeadlineBody = z
+  .nullable(
+    z.object({
+      at: z.optional(
+        z
+          .string()
+          .check(z.meta({ format: 'date-time', description: 'ISO timestamp with offset, 10 s to 30 days ahead.' })),
+      ),
+      inSeconds: z.optional(z.int().check(z.gte(10), z.lte(2_592_000))),
+      onExpiry: z._default(z.enum(['cancel', 'resolve']), 'cancel'),
+      default: z.optional(
+        z.record(z.string(), z.unknown()).check(
+          z.meta({
+            description:
+              "Required with `resolve`, forbidden with `cancel`: a resolution body for the request's type, " +
+              'validated as POST /requests/{id}/resolve validates it; errors name `deadline.default.<field>`.',
+          }),
+        ),
+      ),
+      remindBeforeSeconds: z.optional(
+        z
+          .array(z.int().check(z.gte(1)))
+          .check(z.maxLength(3), z.meta({ description: 'Distinct, each less than the time left to the deadline.' })),
+      ),
+    }),
+  )
+  .check(
+    z.meta({
+      description:
+        'Exactly one of `at` and `inSeconds`. `null`: no deadline (on PATCH, removes it; only while pending).',
+    }),
+  );
+
 export const CreateRequestBody = z.object({
   type: RequestType,
   title,
   body,
   config: RequestConfig,
   trace: z.optional(trace),
+  deadline: z.optional(DeadlineBody),
 });
 
 export const UpdateRequestBody = z
@@ -33,8 +68,9 @@ export const UpdateRequestBody = z
     body,
     config: z.optional(RequestConfig),
     trace: z.optional(trace),
+    deadline: z.optional(DeadlineBody),
   })
-  .check(z.meta({ description: 'At least one of the four fields.' }));
+  .check(z.meta({ description: 'At least one of the five fields.' }));
 
 export const ResolveRequestBody = z
   .object({

@@ -56,6 +56,9 @@ describe('POST /api/v1/chats/{chatId}/requests: success shapes', () => {
         resolved_by: null,
         resolution_payload: null,
         trace: { workflow: 'deploy', step: 3, nested: { list: [1, 'two', null] } },
+        // §5.5.6: the two nullable fields a request without a deadline has.
+        deadline: null,
+        expired_at: null,
       });
       expect(request.config.options[1]).not.toHaveProperty('variant');
       expect(request.created_at).toMatch(ISO);

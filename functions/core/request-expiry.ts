@@ -1,0 +1,115 @@
+/**
+ * What a deadline's timer does when it fires (contract §5.5.6), and the sweep that catches a lost
+ * one. Every step is conditional on the request as it is when it fires, so a timer that is stale
+ * (the request closed, or its deadline changed or went) or repeated (SQS delivers at least once)
+ * does nothing:
+ * - a reminder: the `request.reminder` event, written with a mark that lets each reminder of a
+ *   deadline be written once (its push follows from the event, core/push.ts);
+ * - the expiry: the request closed as its `on_expiry` says, as a client would close it, with
+ *   `expired_at`, `reason: "deadline"` and an `expired` entry in the decision log
+ *   (core/request-closing.ts), conditioned on it being pending with this very deadline.
+ */
+import { EVENTS } from '../model/events.js';
+import type { RequestRecord } from '../model.js';
+import { NO_DEADLINE } from '../platform/deadline.js';
+import type { InstanceConfig } from '../platform/instance-config.js';
+import { logger } from '../platform/logger.js';
+import { rearmRequestTimer } from '../platform/request-timer.js';
+import type { RequestTimer } from '../platform/request-timer.js';
+import { guarded, transact } from '../store/db.js';
+import { withEvents } from '../store/events-repo.js';
+import * as Store from '../store/requests-repo.js';
+import type { RequestLocation } from '../store/requests-repo.js';
+import { closeRequest } from './request-closing.js';
+import type { ResolutionPayload } from './request-config.js';
+
+/** A timer this much early still fires (clock skew between hosts); earlier, it waits again. */
+const EARLY_TOLERANCE_MS = 250;
+
+export type TimerOutcome = 'waiting' | 'stale' | 'reminded' | 'expired';
+
+/** Thrown inside a timer's transaction when the request moved on: nothing was written. */
+class Stale extends Error {}
+
+/** Runs one fired timer. Throws only on a storage failure (the timer then comes back). */
+export async function fireRequestTimer(
+  config: InstanceConfig,
+  timer: RequestTimer,
+  nowMs = Date.now(),
+): Promise<TimerOutcome> {
+  if (timer.fireAtMs - nowMs > EARLY_TOLERANCE_MS) {
+    // A hop of a wait longer than SQS's 900 s delay, or a timer delivered early.
+    await rearmRequestTimer(timer);
+    return 'waiting';
+  }
+  const loc = await Store.locate(timer.requestId);
+  const request = loc && (await Store.getRequest(loc));
+  if (!loc || !request || request.status !== 'pending' || request.deadline?.at !== timer.at) return 'stale';
+  try {
+    if (timer.kind === 'remind') {
+      if (timer.before === undefined || !request.deadline.remind_before_seconds.includes(timer.before)) return 'stale';
+      await remind(loc, request, timer.before, nowMs);
+      return 'reminded';
+    }
+    await expire(config, loc, request);
+    return 'expired';
+  } catch (error) {
+    if (error instanceof Stale) return 'stale';
+    throw error;
+  }
+}
+
+async function remind(loc: RequestLocation, request: RequestRecord, before: number, nowMs: number): Promise<void> {
+  const deadline = request.deadline!;
+  const secondsLeft = Math.max(0, Math.round((Date.parse(deadline.at) - nowMs) / 1000));
+  const event = EVENTS.requestReminder.of({
+    chatId: loc.chatId,
+    requestId: request.id,
+    type: request.type,
+    title: request.title,
+    deadlineAt: deadline.at,
+    secondsLeft,
+  });
+  await withEvents([event], new Date(nowMs).toISOString(), (eventItems) =>
+    transact([guarded(Store.markReminded(loc, deadline.at, before), () => new Stale()), ...eventItems], NO_DEADLINE),
+  );
+}
+
+async function expire(config: InstanceConfig, loc: RequestLocation, request: RequestRecord): Promise<void> {
+  const deadline = request.deadline!;
+  const resolve = deadline.on_expiry === 'resolve';
+  await closeRequest(
+    config,
+    loc,
+    request,
+    {
+      status: resolve ? 'resolved' : 'cancelled',
+      resolvedBy: resolve ? 'backend' : null,
+      payload: resolve ? (deadline.default_payload as ResolutionPayload) : null,
+      actor: 'deadline',
+      expiredOn: deadline.at,
+    },
+    () => new Stale(),
+    NO_DEADLINE,
+  );
+}
+
+/**
+ * Expires every pending request whose deadline passed more than `graceMs` ago: the safety net of
+ * a lost expiry timer (the every-minute sweep), and locally the deadlines that passed while the
+ * runtime was down. One Query of gsi1 (Keys.requestsDueBy): nothing read when nothing is due.
+ */
+export async function expireOverdue(config: InstanceConfig, graceMs: number, nowMs = Date.now()): Promise<number> {
+  const due = await Store.requestsDueBy(nowMs - graceMs);
+  let expired = 0;
+  for (const { request } of due) {
+    const outcome = await fireRequestTimer(
+      config,
+      { requestId: request.id, kind: 'expire', at: request.deadline!.at, fireAtMs: Date.parse(request.deadline!.at) },
+      nowMs,
+    );
+    if (outcome === 'expired') expired++;
+  }
+  if (expired > 0) logger.warn('overdue deadlines expired by the sweep', { expired });
+  return expired;
+}
