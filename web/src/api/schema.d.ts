@@ -373,6 +373,38 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["requestsAll"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/decisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["decisionsList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/requests/{requestId}": {
         parameters: {
             query?: never;
@@ -1349,6 +1381,52 @@ export interface components {
             trace: {
                 [key: string]: unknown;
             } | null;
+            deadline: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601, UTC, milliseconds (§1.4).
+                 */
+                at: string;
+                /** @enum {string} */
+                on_expiry: "cancel" | "resolve";
+                /** @description For `resolve`: the normalized resolution payload applied (§2.3.2); null for `cancel`. */
+                default_payload: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description Reminders, in seconds before `at`, largest first; empty when none. */
+                remind_before_seconds: number[];
+            } | null;
+            /** @description When its deadline closed the request (§5.5.6); null otherwise. */
+            expired_at: string | null;
+        };
+        /** @description An entry of the decision log (contract §5.5.6). */
+        DecisionEntry: {
+            /** @description 1, 2, 3… without gaps over the whole instance. */
+            seq: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC, milliseconds (§1.4).
+             */
+            at: string;
+            /** @description 21-character id (§1.3). */
+            chat_id: string;
+            /** @description 21-character id (§1.3). */
+            request_id: string;
+            /** @enum {string} */
+            type: "choice" | "text_input" | "form";
+            title: string;
+            /** @enum {string} */
+            action: "resolved" | "cancelled" | "expired";
+            /** @enum {string} */
+            actor: "session" | "secret" | "open" | "deadline";
+            resolved_by: ("user" | "backend") | null;
+            payload: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The previous entry's hash; 64 zeros for entry 1. */
+            prev_hash: string;
+            /** @description Lowercase hex SHA-256 of the UTF-8 bytes of prev_hash followed by the canonical JSON of the entry without hash. */
+            hash: string;
         };
         /** @description A claimed dispatch batch (contract §2.5). */
         DispatchBatch: {
@@ -3723,6 +3801,26 @@ export interface operations {
                     trace?: {
                         [key: string]: unknown;
                     };
+                    /** @description Exactly one of `at` and `inSeconds`. `null`: no deadline (on PATCH, removes it; only while pending). */
+                    deadline?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO timestamp with offset, 10 s to 30 days ahead.
+                         */
+                        at?: string;
+                        inSeconds?: number;
+                        /**
+                         * @default cancel
+                         * @enum {string}
+                         */
+                        onExpiry?: "cancel" | "resolve";
+                        /** @description Required with `resolve`, forbidden with `cancel`: a resolution body for the request's type, validated as POST /requests/{id}/resolve validates it; errors name `deadline.default.<field>`. */
+                        default?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Distinct, each less than the time left to the deadline. */
+                        remindBeforeSeconds?: number[];
+                    } | null;
                 };
             };
         };
@@ -3803,6 +3901,135 @@ export interface operations {
             };
         };
     };
+    requestsAll: {
+        parameters: {
+            query?: {
+                status?: "pending" | "resolved" | "cancelled" | "all";
+                limit?: string;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of requests: pending ones with a deadline first (soonest first), then those without (oldest first); closed ones newest closing first (§5.5.6). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Request"][];
+                        cursor: components["schemas"]["Cursor"];
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: schema (§1.8) or rule validation failed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: the instance secret is missing or wrong. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_ERROR: the table is too busy to answer this read in its time (DynamoDB throttled it or did not answer); nothing was changed. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure. A write may or may not have been applied: a retry with the same Idempotency-Key learns which. When the function itself fails or outlives its timeout, API Gateway's own answer instead (GatewayError). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] | components["schemas"]["GatewayError"];
+                };
+            };
+        };
+    };
+    decisionsList: {
+        parameters: {
+            query?: {
+                after?: string;
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Entries after `after`, ascending; `next` is the last one's seq, or null when none follow. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["DecisionEntry"][];
+                        next: number | null;
+                    };
+                };
+            };
+            /** @description VALIDATION_ERROR: schema (§1.8) or rule validation failed. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description UNAUTHORIZED: the instance secret is missing or wrong. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description RATE_LIMIT_ERROR: the table is too busy to answer this read in its time (DynamoDB throttled it or did not answer); nothing was changed. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description INTERNAL_ERROR: an unexpected failure. A write may or may not have been applied: a retry with the same Idempotency-Key learns which. When the function itself fails or outlives its timeout, API Gateway's own answer instead (GatewayError). */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"] | components["schemas"]["GatewayError"];
+                };
+            };
+        };
+    };
     requestsUpdate: {
         parameters: {
             query?: never;
@@ -3828,6 +4055,26 @@ export interface operations {
                     trace?: {
                         [key: string]: unknown;
                     };
+                    /** @description Exactly one of `at` and `inSeconds`. `null`: no deadline (on PATCH, removes it; only while pending). */
+                    deadline?: {
+                        /**
+                         * Format: date-time
+                         * @description ISO timestamp with offset, 10 s to 30 days ahead.
+                         */
+                        at?: string;
+                        inSeconds?: number;
+                        /**
+                         * @default cancel
+                         * @enum {string}
+                         */
+                        onExpiry?: "cancel" | "resolve";
+                        /** @description Required with `resolve`, forbidden with `cancel`: a resolution body for the request's type, validated as POST /requests/{id}/resolve validates it; errors name `deadline.default.<field>`. */
+                        default?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Distinct, each less than the time left to the deadline. */
+                        remindBeforeSeconds?: number[];
+                    } | null;
                 };
             };
         };
