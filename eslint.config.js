@@ -88,7 +88,7 @@ const boundaries = {
 // The web app's folders (docs/web-app.md "Folders"): api/ (the service: HTTP client, generated types,
 // query cache) below shared/ (helpers and the configuration) below live/ (the event stream, push)
 // below the features, which may use one another; the frame (App.tsx, live-cache.ts, main.tsx) sits on top.
-const FEATURES = ['inbox', 'chat', 'requests', 'media', 'search', 'settings', 'sign-in'];
+const FEATURES = ['inbox', 'chat', 'requests', 'approvals', 'decisions', 'media', 'search', 'settings', 'sign-in'];
 const appFrame = '^(\\.\\./)+(App|live-cache|main)(\\.js|\\.tsx?)?$';
 const webFolder = (folder, rule) => `web/src/${folder} (docs/web-app.md "Folders"): ${rule}.`;
 const webLayers = [

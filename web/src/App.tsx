@@ -16,6 +16,7 @@ import { Sidebar } from './inbox/Sidebar';
 import { NotificationsSwitch } from './live/NotificationsSwitch';
 import { SignIn } from './sign-in/SignIn';
 import { SkipLinks } from './shared/SkipLinks';
+import { ViewLinks } from './approvals/ApprovalsLink';
 import type { ChatsView } from './inbox/chats';
 import { startLiveCache } from './live-cache';
 import { navigate, onLinkClick, pathOf, useInboxFilter, useRoute } from './router';
@@ -23,6 +24,9 @@ import { putConfig, useConfig } from './shared/config';
 
 // The settings screen is its own chunk: most visits never open it, and the initial JavaScript stays small.
 const Settings = lazy(() => import('./settings/Settings').then((m) => ({ default: m.Settings })));
+// So are the Approvals and Decisions views (the badge beside the first is in the initial script).
+const Approvals = lazy(() => import('./approvals/Approvals').then((m) => ({ default: m.Approvals })));
+const Decisions = lazy(() => import('./decisions/Decisions').then((m) => ({ default: m.Decisions })));
 // So is the open chat (its markdown renderer, requests and media): the inbox draws without it, and
 // the signed-in app fetches it when the browser is next idle (loadChatView), or at once for a chat's URL.
 const loadChatView = () => import('./chat/ChatView');
@@ -147,14 +151,17 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
           </span>
         )}
         <ConnectionStatus />
-        <a
-          className="button settings-link"
-          href="/settings"
-          aria-current={route.name === 'settings' ? 'page' : undefined}
-          onClick={(e) => onLinkClick(e, '/settings')}
-        >
-          Settings
-        </a>
+        <nav className="view-links" aria-label="Views">
+          <ViewLinks current={route.name} />
+          <a
+            className="button settings-link"
+            href="/settings"
+            aria-current={route.name === 'settings' ? 'page' : undefined}
+            onClick={(e) => onLinkClick(e, '/settings')}
+          >
+            Settings
+          </a>
+        </nav>
         {open ? <NotificationsSwitch /> : <AccountMenu onSignedOut={onSignedOut} />}
       </header>
       <div className="panes">
@@ -171,6 +178,10 @@ function Shell({ onSignedOut }: { onSignedOut: () => void }) {
           ) : route.name === 'settings' ? (
             <Suspense fallback={<div className="empty-detail" aria-busy="true" />}>
               <Settings onSignedOut={onSignedOut} />
+            </Suspense>
+          ) : route.name === 'approvals' || route.name === 'decisions' ? (
+            <Suspense fallback={<div className="empty-detail" aria-busy="true" />}>
+              {route.name === 'approvals' ? <Approvals /> : <Decisions />}
             </Suspense>
           ) : route.name === 'not-found' ? (
             <NotFound />

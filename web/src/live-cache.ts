@@ -4,7 +4,8 @@
  * - anything about a chat re-reads that chat (coalesced), which places it in every cached list;
  * - a message's creation, chunks (at most once per frame) and completion patch the chat's pages;
  *   a completion or a media upload for a message the pages do not hold re-reads them;
- * - a request's events close it in place, or re-read the chat's requests;
+ * - a request's events close it in place, or re-read the chat's requests; they update the
+ *   approvals (every chat's pending requests) and read the decision log's new entries;
  * - an agent's typing shows in the chat's typing entry until its message or a timeout.
  * When the stream opens again after an interruption, every query is invalidated: the ones on
  * screen are read again at once, the others when next shown.
@@ -24,6 +25,8 @@ import { settleOutgoing } from './chat/outgoing';
 import { agentDone, agentTyping } from './chat/typing';
 import { refreshChat } from './inbox/chats';
 import { applyRequestEvent } from './requests/requests';
+import { applyApprovalEvent } from './approvals/approvals';
+import { applyDecisionEvent } from './decisions/decisions';
 import { live } from './live/events';
 
 function apply(event: EventEnvelope): void {
@@ -69,7 +72,10 @@ function apply(event: EventEnvelope): void {
     case 'request.created':
     case 'request.resolved':
     case 'request.cancelled':
+    case 'request.reminder':
       applyRequestEvent(event);
+      applyApprovalEvent(event);
+      applyDecisionEvent(event);
       break;
   }
 }

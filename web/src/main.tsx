@@ -16,6 +16,8 @@ import './chat/tags.css';
 import './search/search.css';
 import './live/notifications.css';
 import './settings/settings.css';
+import './approvals/approvals.css';
+import './decisions/decisions.css';
 import './isolation.css';
 
 createRoot(document.getElementById('root')!).render(

@@ -12,6 +12,9 @@ export type Route =
   | { name: 'new' }
   | { name: 'sign-in' }
   | { name: 'settings' }
+  /** Every chat's pending requests, and the decision log (§5.5.6). */
+  | { name: 'approvals' }
+  | { name: 'decisions' }
   /** A path the app has no screen for, or one it cannot read (`/chats/%E0%A4%A`). */
   | { name: 'not-found' };
 
@@ -36,6 +39,8 @@ export function parse(path: string, search = ''): Route {
   if (path === '/new') return { name: 'new' };
   if (path === '/sign-in') return { name: 'sign-in' };
   if (path === '/settings') return { name: 'settings' };
+  if (path === '/approvals') return { name: 'approvals' };
+  if (path === '/decisions') return { name: 'decisions' };
   if (path === '/' || path === '' || path === '/index.html') return { name: 'inbox' };
   return { name: 'not-found' };
 }

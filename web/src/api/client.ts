@@ -13,6 +13,7 @@ import type {
   AutoRenameProvider,
   Chat,
   ChatRequest,
+  DecisionPage,
   ErrorBody,
   Media,
   Message,
@@ -204,6 +205,16 @@ export const api = {
         params: { path: { requestId }, header: keyed(idempotencyKey) },
       }),
     ) as Promise<ChatRequest>,
+
+  /** Requests of every chat (§5.5.6): pending ones soonest deadline first, then those without, oldest first. */
+  listRequests: (params: {
+    status: 'pending' | 'resolved' | 'cancelled' | 'all';
+    limit?: number;
+    cursor?: string | null;
+  }) => settle(client.GET('/api/v1/requests', { params: { query: query(params) } })) as Promise<Page<ChatRequest>>,
+  /** A page of the decision log (§5.5.6): entries after `after`, ascending `seq`; `next` is null when none follow. */
+  decisions: (params: { after?: number; limit?: number }): Promise<DecisionPage> =>
+    settle(client.GET('/api/v1/decisions', { params: { query: query(params) } })),
 
   media: (mediaId: string): Promise<Media> =>
     settle(client.GET('/api/v1/media/{mediaId}', { params: { path: { mediaId } } })),

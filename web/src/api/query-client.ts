@@ -36,6 +36,10 @@ export const keys = {
   chat: (chatId: string) => ['/api/v1/chats/{chatId}', chatId] as const,
   messages: (chatId: string) => ['/api/v1/chats/{chatId}/messages', chatId] as const,
   requests: (chatId: string) => ['/api/v1/chats/{chatId}/requests', chatId, { status: 'all' }] as const,
+  /** Every chat's pending requests (GET /requests?status=pending, every page): the approvals. */
+  approvals: () => ['/api/v1/requests', { status: 'pending' }] as const,
+  /** The decision log, every entry read so far (GET /decisions, ascending). */
+  decisions: () => ['/api/v1/decisions'] as const,
   media: (mediaId: string) => ['/api/v1/media/{mediaId}', mediaId] as const,
   search: (params: { q: string; scope: string }) => ['/api/v1/search', params] as const,
   tagSuggestions: (q: string) => ['/api/v1/tags/suggestions', q] as const,

@@ -41,6 +41,13 @@ export type ChatRequest = Omit<Schemas['Request'], 'type' | 'config'> &
     | { type: 'form'; config: FormConfig }
   );
 
+/** A request's deadline (§5.5.6): when it closes if still pending, and what happens then. */
+export type Deadline = NonNullable<Schemas['Request']['deadline']>;
+
+/** An entry of the decision log (§5.5.6), and a page of it. */
+export type DecisionEntry = Schemas['DecisionEntry'];
+export type DecisionPage = Answer<'/api/v1/decisions', 'get'>;
+
 export type FormValue = Config.FormValue;
 export type Resolution = Config.ResolutionPayload;
 

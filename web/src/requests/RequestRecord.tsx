@@ -7,10 +7,13 @@
 import { memo } from 'react';
 import type { ChatRequest, FormValue } from '../api/types';
 import { clockTime, fullTime } from '../shared/time';
+import { expiredOutcome } from './Deadline';
 
 export const RequestRecord = memo(function RequestRecord({ request }: { request: ChatRequest }) {
   const cancelled = request.status === 'cancelled';
-  const closedAt = request.resolved_at;
+  // A cancel leaves resolved_at null; a deadline's cancel still says when (expired_at).
+  const closedAt = request.resolved_at ?? request.expired_at;
+  const expired = request.expired_at !== null && request.expired_at !== undefined;
   return (
     <article
       className={`request-record ${request.status}`}
@@ -18,7 +21,8 @@ export const RequestRecord = memo(function RequestRecord({ request }: { request:
       data-request-id={request.id}
       data-request-type={request.type}
       data-status={request.status}
-      aria-label={`Request “${request.title}”, ${cancelled ? 'cancelled' : 'answered'}`}
+      data-expired={expired || undefined}
+      aria-label={`Request “${request.title}”, ${expired ? 'expired' : cancelled ? 'cancelled' : 'answered'}`}
     >
       <header className="message-meta">
         <span className="sender">Request</span>
@@ -30,7 +34,7 @@ export const RequestRecord = memo(function RequestRecord({ request }: { request:
       {request.body && <p className="request-body">{request.body}</p>}
       <div className="request-outcome" data-testid="request-outcome">
         <span className="request-outcome-label">
-          {cancelled ? 'Cancelled' : 'Answered'}
+          {expired ? expiredOutcome(request) : cancelled ? 'Cancelled' : 'Answered'}
           {closedAt && (
             <>
               {' '}
@@ -40,7 +44,7 @@ export const RequestRecord = memo(function RequestRecord({ request }: { request:
             </>
           )}
         </span>
-        {!cancelled && <Answer request={request} />}
+        {!cancelled && !expired && <Answer request={request} />}
       </div>
     </article>
   );

@@ -18,6 +18,7 @@ import type {
 } from '../api/types';
 import { messageOf } from '../api/client';
 import { resolveRequest } from './requests';
+import { DeadlineInfo } from './Deadline';
 
 export function Requests({ requests }: { requests: ChatRequest[] }) {
   // On a phone the requests fold into a bar ("N pending requests") that opens them, so the chat
@@ -48,7 +49,8 @@ export function Requests({ requests }: { requests: ChatRequest[] }) {
   );
 }
 
-function RequestCard({ request }: { request: ChatRequest }) {
+/** One pending request with its answer controls (also the Approvals view's cards). */
+export function RequestCard({ request }: { request: ChatRequest }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>();
   const [errorField, setErrorField] = useState<string | undefined>();
@@ -86,6 +88,7 @@ function RequestCard({ request }: { request: ChatRequest }) {
     >
       <h2 id={headingId}>{request.title}</h2>
       {request.body && <p className="request-body">{request.body}</p>}
+      <DeadlineInfo request={request} />
       {request.type === 'choice' ? (
         <Choice config={request.config} {...shared} />
       ) : request.type === 'text_input' ? (

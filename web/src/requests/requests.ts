@@ -9,6 +9,7 @@ import { api } from '../api/client';
 import { keys, queryClient } from '../api/query-client';
 import type { ChatRequest, EventEnvelope, Resolution } from '../api/types';
 import { live } from '../live/events';
+import { dropApproval } from '../approvals/approvals';
 
 interface Split {
   pending: ChatRequest[];
@@ -60,6 +61,10 @@ export function applyRequestEvent(event: EventEnvelope): void {
     case 'request.created':
       rereadRequests(event.payload.chatId);
       break;
+    case 'request.reminder':
+      // A reminder may follow a deadline changed by a PATCH (which sends no event): read it again.
+      rereadRequests(event.payload.chatId);
+      break;
     case 'request.resolved':
     case 'request.cancelled': {
       const p = event.payload;
@@ -69,6 +74,7 @@ export function applyRequestEvent(event: EventEnvelope): void {
         resolved_at: event.timestamp,
         resolved_by: 'senderId' in p ? (p.senderId as ChatRequest['resolved_by']) : r.resolved_by,
         resolution_payload: p.resolution_payload,
+        expired_at: p.reason === 'deadline' ? event.timestamp : r.expired_at,
       }));
       if (!known) rereadRequests(p.chatId);
       break;
@@ -80,4 +86,5 @@ export function applyRequestEvent(event: EventEnvelope): void {
 export async function resolveRequest(request: ChatRequest, resolution: Resolution, idempotencyKey: string) {
   const resolved = await api.resolveRequest(request.id, resolution, idempotencyKey);
   replace(request.chat_id, request.id, () => resolved);
+  dropApproval(request.id);
 }
