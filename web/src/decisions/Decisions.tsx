@@ -85,21 +85,25 @@ export function Decisions() {
       </header>
       <div className="view-body" aria-busy={isPending || undefined}>
         <div className="decisions-tools">
-          <label htmlFor={filterId}>Chat</label>
-          <select id={filterId} value={chatId} onChange={(e) => (setChatId(e.target.value), setShown(STEP))}>
-            <option value="">All chats</option>
-            {chatIds.map((id) => (
-              <option key={id} value={id}>
-                {titles.get(id) ?? id}
-              </option>
-            ))}
-          </select>
-          <button type="button" onClick={() => void exportLog()} disabled={!entries}>
-            Export
-          </button>
-          <button type="button" onClick={() => void verify()} disabled={verifying.state === 'running'}>
-            Verify
-          </button>
+          <div className="decisions-filter">
+            <label htmlFor={filterId}>Chat</label>
+            <select id={filterId} value={chatId} onChange={(e) => (setChatId(e.target.value), setShown(STEP))}>
+              <option value="">All chats</option>
+              {chatIds.map((id) => (
+                <option key={id} value={id}>
+                  {titles.get(id) ?? id}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="decisions-actions">
+            <button type="button" onClick={() => void exportLog()} disabled={!entries}>
+              Export
+            </button>
+            <button type="button" onClick={() => void verify()} disabled={verifying.state === 'running'}>
+              Verify
+            </button>
+          </div>
         </div>
         <VerifyResult verifying={verifying} />
         {(problem || error) && (
