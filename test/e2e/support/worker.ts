@@ -1,0 +1,80 @@
+/**
+ * The app's service worker driven from a test, as notifications.test.ts drives it: a push
+ * delivered through DevTools (`ServiceWorker.deliverPushMessage`, the browser's own push event
+ * path without a push service), the notifications it shows read back in the worker, and a
+ * `notificationclick` dispatched in the worker (no DevTools command clicks a notification).
+ */
+import type { BrowserContext, CDPSession, Page, Worker } from 'playwright-core';
+
+export interface ShownNotification {
+  title: string;
+  body: string;
+  tag: string;
+  data: Record<string, any>;
+  actions: { action: string; title: string }[];
+}
+
+export const shownNotifications = (worker: Worker): Promise<ShownNotification[]> =>
+  worker.evaluate(async () => {
+    const list = (await (self as any).registration.getNotifications()) as Notification[];
+    return list.map((n) => ({
+      title: n.title,
+      body: n.body,
+      tag: n.tag,
+      data: n.data,
+      actions: [...((n as any).actions ?? [])].map((a: any) => ({ action: a.action, title: a.title })),
+    }));
+  });
+
+/** Dispatches `notificationclick` on the shown notification tagged `tag`, with `action` ('' for its body). */
+export const clickNotification = (worker: Worker, tag: string, action = ''): Promise<void> =>
+  worker.evaluate(
+    async ([tag, action]) => {
+      const scope = self as any;
+      const [notification] = (await scope.registration.getNotifications({ tag })) as Notification[];
+      if (!notification) throw new Error(`no notification tagged ${tag}`);
+      scope.dispatchEvent(new scope.NotificationEvent('notificationclick', { notification, action }));
+    },
+    [tag, action] as const,
+  );
+
+/** CDP's registration id of the app's service worker (scope `<origin>/`). */
+function registrationId(cdp: CDPSession, origin: string): Promise<string> {
+  const found = new Promise<string>((ok) => {
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (event) => {
+      const registration = event.registrations.find((r) => r.scopeURL === `${origin}/` && !r.isDeleted);
+      if (registration) ok(registration.registrationId);
+    });
+  });
+  return cdp.send('ServiceWorker.enable').then(() => found);
+}
+
+/** The page's service worker once ready, and a push into it through DevTools. */
+export async function workerOf(context: BrowserContext, page: Page, origin: string) {
+  await page.evaluate(() => navigator.serviceWorker.ready.then(() => undefined));
+  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+  const cdp = await context.newCDPSession(page);
+  const id = await registrationId(cdp, origin);
+  const push = (data: string) => cdp.send('ServiceWorker.deliverPushMessage', { origin, registrationId: id, data });
+  return { worker, push };
+}
+
+/**
+ * Delivers a push until the worker shows it (`shown`), three deliveries at most: under load a
+ * DevTools delivery now and then never reaches the worker (notifications.test.ts says more).
+ */
+export async function pushUntilShown(
+  push: (data: string) => Promise<unknown>,
+  data: string,
+  shown: () => Promise<boolean>,
+): Promise<void> {
+  for (let delivery = 1; delivery <= 3; delivery++) {
+    await push(data);
+    const until = Date.now() + 5_000;
+    while (Date.now() < until) {
+      if (await shown()) return;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    console.warn(`worker e2e: DevTools push delivery ${delivery} showed nothing; delivering again`);
+  }
+}
