@@ -95,10 +95,14 @@ async function settled(log: ApiLog, timeoutMs = 30_000): Promise<void> {
 const sorted = (m: Map<string, number>) => Object.fromEntries([...m].sort(([a], [b]) => (a < b ? -1 : 1)));
 const once = (keys: string[]) => Object.fromEntries(keys.sort().map((k) => [k, 1]));
 
-/** What any signed-in first load needs: the access check, the inbox's first page, the stream. */
+/**
+ * What any signed-in first load needs: the access check, the inbox's first page, the stream, and
+ * every chat's pending requests (the top bar's Approvals badge).
+ */
 const LIST = 'GET /api/v1/chats?archived=false&limit=100';
 const STREAM = 'GET /api/v1/events/stream?ephemeral=true';
-const SHELL = ['GET /api/v1/config', 'POST /api/v1/auth/session', LIST, STREAM];
+const APPROVALS = 'GET /api/v1/requests?status=pending&limit=200';
+const SHELL = ['GET /api/v1/config', 'POST /api/v1/auth/session', LIST, STREAM, APPROVALS];
 const chatReads = (chatId: string) => [
   `GET /api/v1/chats/${chatId}`,
   `GET /api/v1/chats/${chatId}/messages?limit=50`,
@@ -261,7 +265,7 @@ describe('the first load', () => {
     await connection(page, 'open');
     await settled(log);
 
-    const reads = [LIST, ...chatReads(open.chatId)];
+    const reads = [LIST, APPROVALS, ...chatReads(open.chatId)];
     const again = new Map([...log.since(mark)].filter(([key]) => reads.includes(key)));
     expect(sorted(again)).toEqual(once(reads));
   });

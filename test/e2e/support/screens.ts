@@ -159,8 +159,23 @@ export async function seedScreens(relay: Relay): Promise<Seeded> {
   await relay.api('PATCH', `/api/v1/chats/${quiet}`, { notificationsMuted: true });
   const requestsChatId = await seedChat(relay, { title: 'Release checks', agentIds: ['coder'] });
   await postMessage(relay, requestsChatId, 'A few questions before the release.');
-  for (const request of [CHOICE_ONE, CHOICE_SEVERAL, TEXT_INPUT, FORM])
-    await createRequest(relay, requestsChatId, request);
+  // The first two with deadlines (a default, a cancel): the cards' countdowns, and the Approvals view's order.
+  const deadlines = [
+    { inSeconds: 86_400, onExpiry: 'resolve', default: { selectedOptionIds: ['no'] }, remindBeforeSeconds: [3600] },
+    { inSeconds: 7200 },
+  ];
+  for (const [i, request] of [CHOICE_ONE, CHOICE_SEVERAL, TEXT_INPUT, FORM].entries())
+    await createRequest(relay, requestsChatId, { ...request, ...(deadlines[i] ? { deadline: deadlines[i] } : {}) });
+  // Closed requests for the decision log (in the archived chat, out of the other screens' way).
+  for (const close of ['resolve', 'cancel'] as const) {
+    const { id } = await createRequest(relay, archivedChatId, CHOICE_ONE);
+    const res = await relay.api(
+      'POST',
+      `/api/v1/requests/${id}/${close}`,
+      close === 'resolve' ? { selectedOptionIds: ['yes'] } : undefined,
+    );
+    if (res.status !== 200) throw new Error(`closing a request: ${res.status} ${res.text}`);
+  }
   const mediaChatId = await seedMedia(relay);
   const markdownChatId = await seedChat(relay, { title: 'Deploy plan', tags: ['ops', 'release'] });
   await postMessage(relay, markdownChatId, 'What is the deploy plan?', 'user');
@@ -339,6 +354,24 @@ export const SCREENS: Screen[] = [
       await chatsNav(page).getByTestId('chat-item').first().waitFor();
       await page.getByRole('button', { name: 'Account' }).click();
       await page.getByRole('button', { name: 'Sign out everywhere' }).waitFor();
+    },
+  },
+  {
+    name: 'approvals',
+    path: () => '/approvals',
+    prepare: async (page) => {
+      await page.getByRole('heading', { name: 'Approvals', level: 1 }).waitFor();
+      await page.locator('[data-testid="approval"] [role="timer"]').first().waitFor();
+    },
+  },
+  {
+    name: 'decisions',
+    path: () => '/decisions',
+    prepare: async (page) => {
+      await page.getByRole('heading', { name: 'Decisions', level: 1 }).waitFor();
+      await page.getByTestId('decision').first().waitFor();
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.locator('[data-testid="verify-result"][data-state="intact"]').waitFor();
     },
   },
   {
