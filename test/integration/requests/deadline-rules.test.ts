@@ -30,7 +30,10 @@ describe('the deadline field on create (§5.5.6)', () => {
   it('stores `inSeconds` as an absolute time, cancel by default, reminders largest first', async () => {
     const chat = await h.newChat();
     const before = Date.now();
-    const request = await h.create(chat.id, choiceBody({ deadline: { inSeconds: 600, remindBeforeSeconds: [60, 300] } }));
+    const request = await h.create(
+      chat.id,
+      choiceBody({ deadline: { inSeconds: 600, remindBeforeSeconds: [60, 300] } }),
+    );
     const after = Date.now();
     expect(request.expired_at).toBeNull();
     expect(request.deadline).toEqual({
@@ -328,7 +331,12 @@ describe('the deadline field on PATCH (§5.5.6)', () => {
   it("checks a default against the PATCH's new config, and a new config against the stored default", async () => {
     const chat = await h.newChat();
     const request = await h.create(chat.id, choiceBody());
-    const newConfig = { options: [{ id: 'hold', label: 'Hold' }, { id: 'go', label: 'Go' }] };
+    const newConfig = {
+      options: [
+        { id: 'hold', label: 'Hold' },
+        { id: 'go', label: 'Go' },
+      ],
+    };
     // The old config has no `hold`; the new one has.
     const res = await h.patch(request.id, {
       config: newConfig,
