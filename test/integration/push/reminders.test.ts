@@ -110,4 +110,3 @@ describe('reminder pushes (§5.5.6)', () => {
     expect(decrypt(device, pushes.to(device)[0]!).body).toBe('sentinel');
   });
 });
-});
