@@ -8,6 +8,10 @@ import { describe, expect, it } from '@jest/globals';
 import { choiceBody, requestsApi, ruleError } from './support.js';
 import { expectSchemaError } from './support.js';
 import { laterMillisecond } from '../../support/wait.js';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { Keys } from '../../../functions/store/keys.js';
+import { backfillRequestListing } from '../../../local/request-listing-backfill.js';
 
 const { api, h } = requestsApi();
 
@@ -97,5 +101,46 @@ describe('GET /requests (§5.5.6)', () => {
     const chatCursor: string = chats.body.cursor.next;
     expect(typeof chatCursor).toBe('string');
     expect((await api.get(`/api/v1/requests?cursor=${encodeURIComponent(chatCursor)}`)).status).toBe(400);
+  });
+
+  it("lists a data folder's requests from before the list once npm start has given them their keys", async () => {
+    const chat = await h.newChat();
+    const client = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: process.env.TEST_DYNAMODB_ENDPOINT, region: 'us-east-1' }),
+    );
+    // Two request items as the service wrote them before issue 36: no listing keys, no deadline fields.
+    const old = (id: string, status: string, minutesAgo: number) => {
+      const created = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+      return {
+        ...Keys.request(chat.id, created, id),
+        type: 'request',
+        request_type: 'choice',
+        id,
+        chat_id: chat.id,
+        status,
+        title: `old ${status}`,
+        body: null,
+        config: { options: [{ id: 'a', label: 'A' }], maxSelections: 1, minSelections: 0 },
+        created_at: created,
+        resolved_at: status === 'resolved' ? created : null,
+        resolved_by: status === 'resolved' ? 'user' : null,
+        resolution_payload: status === 'resolved' ? { selectedOptionIds: ['a'] } : null,
+        trace: null,
+      };
+    };
+    const items = [old('oldPendingRequest0001', 'pending', 10), old('oldResolvedRequest001', 'resolved', 5)];
+    for (const Item of items) await client.send(new PutCommand({ TableName: api.tableName, Item }));
+    await client.send(new DeleteCommand({ TableName: api.tableName, Key: Keys.setting('migration:request-listing') }));
+    const ids = async (status: string) => (await walk(`?status=${status}`, 200)).map((r) => r.id);
+    expect(await ids('all')).not.toContain('oldPendingRequest0001');
+
+    expect(await backfillRequestListing()).toBe(2);
+    expect(await ids('pending')).toContain('oldPendingRequest0001');
+    expect(await ids('resolved')).toContain('oldResolvedRequest001');
+    const listed = (await walk('?status=pending', 200)).find((r) => r.id === 'oldPendingRequest0001');
+    expect([listed.deadline, listed.expired_at]).toEqual([null, null]);
+    // Done once: a second start changes nothing.
+    expect(await backfillRequestListing()).toBe(0);
+    client.destroy();
   });
 });
