@@ -1625,7 +1625,8 @@ describe('dispatch queues', () => {
       const boundRoles = new Set(
         fns.filter((f) => Object.keys(expectedGrants(f.path)).length > 0).map((f) => f.roleId),
       );
-      expect(boundRoles.size).toBe(5 + 3 + 1 + 1);
+      // Workers, input routes, the sweeper, the flush consumer, and the two deadline-setting routes.
+      expect(boundRoles.size).toBe(5 + 3 + 1 + 1 + 2);
       for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
         const roles = (policy.Properties?.Roles as unknown[]).map(refId);
         const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];
