@@ -428,6 +428,8 @@ const AREA_OF_SEGMENT: Readonly<Record<string, ApiArea>> = {
   chats: 'chats',
   messages: 'messages',
   requests: 'requests',
+  // The decision log records request closings (§5.5.6).
+  decisions: 'requests',
   media: 'media',
   files: 'media',
   dispatch: 'dispatch',

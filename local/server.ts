@@ -30,6 +30,7 @@ import { startLocalSqs } from './sqs.js';
 import { MAX_BODY_BYTES, readBody } from './request-body.js';
 import { matchRoute, mountAll } from './routing.js';
 import type { MountedRoutes } from './routing.js';
+import { backfillRequestListing } from './request-listing-backfill.js';
 import { startLocalRequestTimers } from './request-timers.js';
 import { startLocalStreamTimers } from './stream-timers.js';
 import { startLocalEffectsTail } from './effects-tail.js';
@@ -210,6 +211,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     options.onProgress?.('handlers');
     await options.tableReady;
     await options.afterTable?.();
+    // A data folder from before the approvals list: its requests get their list keys, once.
+    await backfillRequestListing();
   } catch (error) {
     if (!options.searchCacheDir) rmSync(searchCacheDir, { recursive: true, force: true });
     await sqs?.stop();

@@ -77,6 +77,8 @@ export async function hookPayload(event: StoredEvent): Promise<Record<string, un
       status: request.status,
       resolutionPayload: request.resolution_payload,
       trace: request.trace,
+      // §5.5.6: an expiry says so, so that a hook can route it (absent otherwise, as §6.6 has it).
+      ...(event.payload.reason ? { reason: event.payload.reason } : {}),
     };
   }
   return event.payload;

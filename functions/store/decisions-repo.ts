@@ -16,9 +16,9 @@ import { ddb, guarded, putNew, tableName } from './db.js';
 import type { GuardedItem } from './db.js';
 import { Keys } from './keys.js';
 
-/** Another closing appended first: the head moved past the seq this writer read. */
+/** Another closing appended first: the head moved past the seq this writer read (`head`: where it is now, when known). */
 export class DecisionHeadMoved extends Error {
-  constructor() {
+  constructor(readonly head?: DecisionHead) {
     super('the decision log head moved');
   }
 }
@@ -38,7 +38,8 @@ export async function readHead(): Promise<DecisionHead> {
 
 /** The writes that append `entry` after `head` (in the closing's transaction). */
 export function appendItems(entry: DecisionEntry, entryJson: string, head: DecisionHead): GuardedItem[] {
-  const moved = () => new DecisionHeadMoved();
+  const moved = (old: Record<string, unknown> | undefined) =>
+    new DecisionHeadMoved(old?.seq !== undefined ? { seq: Number(old.seq), hash: String(old.hash) } : undefined);
   return [
     guarded(
       {
@@ -54,11 +55,15 @@ export function appendItems(entry: DecisionEntry, entryJson: string, head: Decis
             ':type': 'decision-head',
             ...(head.seq === 0 ? {} : { ':prev': head.seq }),
           },
+          // The head as it is, so a writer that lost the turn need not read it again.
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         },
       },
       moved,
     ),
-    guarded(putNew({ ...Keys.decision(entry.seq), type: 'decision', seq: entry.seq, entry: entryJson }), moved),
+    guarded(putNew({ ...Keys.decision(entry.seq), type: 'decision', seq: entry.seq, entry: entryJson }), () =>
+      moved(undefined),
+    ),
   ];
 }
 

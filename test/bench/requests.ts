@@ -20,7 +20,18 @@ export const REQUEST_LABELS = {
   resolve: `POST ${REQUESTS}/{requestId}/resolve`,
   cancel: `POST ${REQUESTS}/{requestId}/cancel`,
   pendingSummary: `GET ${CHATS}/pending-summary (requests)`,
+  approvalsChat: `POST ${CHATS} (for approvals)`,
+  approvalsCreate: `POST ${CHATS}/{chatId}/requests (approvals: 1,000 pending)`,
+  approvalsFirst: `GET ${REQUESTS}?status=pending (first page of 50, 1,000 pending in 200 chats)`,
+  approvalsPage: `GET ${REQUESTS}?status=pending&limit=200 (each page of the whole list)`,
+  decisions: 'GET /api/v1/decisions?limit=500',
 } as const;
+
+/** The approvals list's size (issue 36 budget): pending requests across chats, half with deadlines. */
+const APPROVAL_CHATS = 200;
+const APPROVALS_PER_CHAT = 5;
+/** Reads of the first page: its p50 is the budget's figure. */
+const FIRST_PAGE_READS = 20;
 
 export interface RequestScenarioResult {
   samples: Sample[];
@@ -118,6 +129,45 @@ export async function runRequestScenarios(
         }
       }
     });
+  });
+
+  await phase('approvals: 1,000 pending in 200 chats', async () => {
+    const approvalChats: string[] = [];
+    await inPool([...Array(APPROVAL_CHATS).keys()], options.concurrency, async (i) => {
+      const body = { agentIds: [agentId], modelId: BENCH_CONFIG.models[0]!.id, title: `approvals bench ${i}` };
+      const { body: chat } = await client.request<{ id: string }>(L.approvalsChat, 'POST', CHATS, {
+        body,
+        expect: 201,
+      });
+      if (chat?.id) approvalChats.push(chat.id);
+    });
+    await inPool(approvalChats, options.concurrency, async (chatId, c) => {
+      for (let i = 0; i < APPROVALS_PER_CHAT; i++) {
+        const deadline = (c + i) % 2 === 0 ? { inSeconds: 3600 + c * 10 + i, remindBeforeSeconds: [600] } : undefined;
+        await client.request(L.approvalsCreate, 'POST', `${CHATS}/${chatId}/requests`, {
+          body: { ...KINDS[0].body, ...(deadline ? { deadline } : {}) },
+          expect: 201,
+        });
+      }
+    });
+  });
+
+  await phase('approvals: list', async () => {
+    for (let i = 0; i < FIRST_PAGE_READS; i++) {
+      await client.request(L.approvalsFirst, 'GET', `${REQUESTS}?status=pending`, { expect: 200 });
+    }
+    let cursor: string | null = null;
+    do {
+      const query: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
+      const { body } = await client.request<{ cursor: { next: string | null } }>(
+        L.approvalsPage,
+        'GET',
+        `${REQUESTS}?status=pending&limit=200${query}`,
+        { expect: 200 },
+      );
+      cursor = body?.cursor.next ?? null;
+    } while (cursor);
+    await client.request(L.decisions, 'GET', '/api/v1/decisions?limit=500', { expect: 200 });
   });
 
   return { samples: client.samples, failures: client.failures, missingUsage: [...client.missingUsage], phases };

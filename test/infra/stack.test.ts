@@ -680,9 +680,13 @@ describe('permissions', () => {
       'Api/PostApiV1ChatsChatidMessagesMessageidComplete': [...READ_WRITE],
       'Api/PostApiV1MessagesMessageidCancel': [...READ_WRITE],
       'Api/PostApiV1ChatsChatidMessagesMessageidCancel': [...READ_WRITE],
-      'Api/PostApiV1ChatsChatidRequests': [...READ_WRITE],
+      // Deadline timers (§5.5.6): delayed records on the flush queue.
+      'Api/PostApiV1ChatsChatidRequests': [...READ_WRITE, 'sqs:SendMessage'],
       'Api/GetApiV1ChatsChatidRequests': [...READ],
-      'Api/PatchApiV1RequestsRequestid': [...READ_WRITE],
+      // The approvals list pages with signed cursors; the decision log is read only.
+      'Api/GetApiV1Requests': [...READ, 'ddb:PutItem'],
+      'Api/GetApiV1Decisions': [...READ],
+      'Api/PatchApiV1RequestsRequestid': [...READ_WRITE, 'sqs:SendMessage'],
       'Api/PostApiV1RequestsRequestidResolve': [...READ_WRITE, 'sqs:SendMessage'],
       'Api/PostApiV1RequestsRequestidCancel': [...READ_WRITE],
       'Api/PostApiV1DispatchClaim': [
@@ -827,6 +831,7 @@ describe('permissions', () => {
           functionPathOf('GetApiV1ChatsChatidMedia'),
           functionPathOf('GetApiV1ChatsChatidMessages'),
           functionPathOf('GetApiV1Search'),
+          functionPathOf('GetApiV1Requests'),
         ].sort(),
       );
       const reach = Object.fromEntries(
@@ -1567,7 +1572,10 @@ describe('dispatch queues', () => {
       const workerPaths = new Set(all.filter((r) => r.dispatch).map((r) => functionPathOf(routeId(r))));
       const inputPaths = new Set(all.filter((r) => r.dispatchInputs).map((r) => functionPathOf(routeId(r))));
       // The stream-creating routes send their checks on the flush queue (checked with the stream timeouts).
-      const timerPaths = new Set(all.filter((r) => r.streamTimer).map((r) => functionPathOf(routeId(r))));
+      // So do the routes that set request deadline timers (§5.5.6).
+      const timerPaths = new Set(
+        all.filter((r) => r.streamTimer || r.requestTimer).map((r) => functionPathOf(routeId(r))),
+      );
       expect([workerPaths.size, inputPaths.size]).toEqual([5, 3]);
       const batchId = batches()[0];
       const flushId = flushes()[0];
@@ -1617,7 +1625,8 @@ describe('dispatch queues', () => {
       const boundRoles = new Set(
         fns.filter((f) => Object.keys(expectedGrants(f.path)).length > 0).map((f) => f.roleId),
       );
-      expect(boundRoles.size).toBe(5 + 3 + 1 + 1);
+      // Workers, input routes, the sweeper, the flush consumer, and the two deadline-setting routes.
+      expect(boundRoles.size).toBe(5 + 3 + 1 + 1 + 2);
       for (const [id, policy] of resourcesOfType(main.json, 'AWS::IAM::Policy')) {
         const roles = (policy.Properties?.Roles as unknown[]).map(refId);
         const statements = policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[];

@@ -217,7 +217,26 @@ describe('the rehearsed deployment, route by route', () => {
     expect(listed.body.data.find((m: { id: string }) => m.id === open)?.stream_state).toBe('cancelled');
   }, 120_000);
 
-  test('requests: create, update, resolve, cancel, list', async () => {
+  test('requests: create, update, resolve, cancel, list; a deadline expires on its flush-queue timer; the approvals list and the decision log', async () => {
+    // §5.5.6: its timer is a delayed record on the flush queue (the create route's SendMessage),
+    // which the flush consumer runs: the request closed with its default, and its decision entry.
+    const timed = await call('POST', `/api/v1/chats/${chat}/requests`, {
+      type: 'choice',
+      title: 'Hold or go?',
+      config: {
+        options: [
+          { id: 'hold', label: 'Hold' },
+          { id: 'go', label: 'Go' },
+        ],
+      },
+      deadline: {
+        inSeconds: 10,
+        onExpiry: 'resolve',
+        default: { selectedOptionIds: ['hold'] },
+        remindBeforeSeconds: [8],
+      },
+    });
+    answered(timed, 201);
     const made = await call('POST', `/api/v1/chats/${chat}/requests`, {
       type: 'choice',
       title: 'Pick one',
@@ -239,7 +258,33 @@ describe('the rehearsed deployment, route by route', () => {
     answered(second, 201);
     answered(await call('POST', `/api/v1/requests/${second.body.id}/cancel`));
     answered(await call('GET', `/api/v1/chats/${chat}/requests?status=all`), 200);
-  });
+    const pending = await call('GET', '/api/v1/requests?status=pending&limit=1');
+    answered(pending, 200);
+    expect(pending.body.data[0]?.id).toBe(timed.body.id);
+    const expired = await until('the deadline to resolve the request with its default', async () => {
+      const all = await call('GET', `/api/v1/chats/${chat}/requests?status=all`);
+      const found = all.body.data.find((r: { id: string }) => r.id === timed.body.id);
+      return found?.status === 'resolved' ? found : undefined;
+    });
+    expect([expired.resolved_by, expired.resolution_payload, typeof expired.expired_at]).toEqual([
+      'backend',
+      { selectedOptionIds: ['hold'] },
+      'string',
+    ]);
+    const log = await call('GET', '/api/v1/decisions');
+    answered(log, 200);
+    expect(
+      log.body.data.map((e: { request_id: string; action: string; actor: string }) => [
+        e.request_id,
+        e.action,
+        e.actor,
+      ]),
+    ).toEqual([
+      [made.body.id, 'resolved', 'open'],
+      [second.body.id, 'cancelled', 'open'],
+      [timed.body.id, 'expired', 'deadline'],
+    ]);
+  }, 60_000);
 
   test('media: an image through the API with its thumbnail, a file through an upload session, downloads, removal', async () => {
     const png = await sharp({ create: { width: 64, height: 32, channels: 3, background: '#0088ff' } })

@@ -48,6 +48,9 @@ const EXTENSIONS = new Map([
   ['POST /api/v1/auth/session', 'public'],
   ['DELETE /api/v1/auth/session', 'public'],
   ['DELETE /api/v1/auth/sessions', 'write'],
+  // §5.5.6: the approvals list and the decision log.
+  ['GET /api/v1/requests', 'read'],
+  ['GET /api/v1/decisions', 'read'],
 ]);
 
 describe('route table', () => {

@@ -20,7 +20,10 @@
  *   its ephemeral event goes through the event log (ARCHITECTURE.md, "Events and SSE"): 2 WRU.
  *   A write that changes an entity and emits a persisted event commits both in one transaction
  *   ("Atomic mutations"): 2 items × 2 = 4 WRU (message create, complete, request create,
- *   resolve). Counters, pointers, dispatch inputs and index copies are left out (a lower bound).
+ *   resolve). A closing of a request also appends its decision log entry in that transaction
+ *   (§5.5.6): 6 WRU; a reminder is a persisted event: 1. Counters, pointers, dispatch inputs and
+ *   index copies are left out (a lower bound).
+ * - A deadline's reminder or expiry runs code when it falls due (§5.5.6): one invocation each.
  * - Reads: an open SSE connection reads the log at least once a second (polling is the design;
  *   a read of nothing is 0.5 RRU).
  * - Deployed: the flush consumer's SQS event source mapping long-polls all month, however
@@ -45,7 +48,21 @@ export const FORCED_WRU: Record<string, number> = {
   'message.create.streaming': 4,
   'message.complete': 4,
   'request.create': 4,
-  'request.resolve': 4,
+  // §5.5.6: every closing appends its decision log entry in the closing's own transaction: 3 × 2.
+  'request.resolve': 6,
+  'request.cancel': 6,
+  'request.expire': 6,
+  // A reminder is a persisted event (§5.5.6): one item at least.
+  'request.remind': 1,
+};
+
+/**
+ * Invocations no implementation avoids beyond HTTP requests: a deadline's reminder or expiry
+ * falling due has to run code at that time (§5.5.6), once each (how the time is kept aside).
+ */
+export const FORCED_JOB_INVOCATIONS: Record<string, number> = {
+  'request.remind': 1,
+  'request.expire': 1,
 };
 
 export function floorLines(w: Workload, ops: readonly Operation[], p: Prices): CostLine[] {
@@ -57,12 +74,14 @@ export function floorLines(w: Workload, ops: readonly Operation[], p: Prices): C
   const byId = new Map(ops.map((op) => [op.id, op]));
 
   let httpRequests = 0;
+  let jobInvocations = 0;
   let wru = 0;
   for (const [id, perDay] of Object.entries(w.perDay)) {
     const op = byId.get(id);
     if (!op) throw new Error(`workload ${w.name}: no operation "${id}"`);
     const count = perDay * MONTH_DAYS;
     if (op.http) httpRequests += count;
+    jobInvocations += count * (FORCED_JOB_INVOCATIONS[id] ?? 0);
     wru += count * (FORCED_WRU[id] ?? 0);
   }
   const pumpSeconds = MONTH_SECONDS * (PUMP_WAIT_MS / (PUMP_WAIT_MS + w.pumpPauseMs)) * w.claimPumps;
@@ -73,6 +92,7 @@ export function floorLines(w: Workload, ops: readonly Operation[], p: Prices): C
   add('CloudFront', 'HTTPS requests (one base URL)', requests, 'requests', p.cloudFront.httpsRequest);
   add('API Gateway', 'HTTP API requests (one Lambda per endpoint)', requests, 'requests', p.apiGateway.httpRequest);
   add('Lambda', 'invocations', requests, 'requests', p.lambda.request);
+  add('Lambda', 'invocations: deadlines falling due', jobInvocations, 'requests', p.lambda.request);
   add('Lambda', `claim pumps held (${SMALLEST_LAMBDA_MB} MB)`, gbSeconds(pumpSeconds), 'GB-s', p.lambda.gbSecondArm);
   add('Lambda', `SSE connections held (${SMALLEST_LAMBDA_MB} MB)`, gbSeconds(sseSeconds), 'GB-s', p.lambda.gbSecondArm);
   add('DynamoDB', 'write units: chunk items + their events; entity + event transactions', wru, 'WRU', p.dynamodb.wru);

@@ -48,6 +48,7 @@ export type Group =
   | 'chunks'
   | 'stream timeouts'
   | 'requests'
+  | 'deadlines'
   | 'dispatch'
   | 'claim pump'
   | 'SSE connections'
@@ -110,6 +111,8 @@ export const SIZES = {
   batchHeader: 0.5,
   batchPart: 1,
   request: 1,
+  /** A decision log entry: the request's id, title and payload, the two hashes; its head item. */
+  decision: 0.6,
 } as const;
 
 const S = SIZES;
@@ -160,6 +163,27 @@ const streamLookup: ItemRead[] = [
   { item: 'message pointer (GetItem)', kb: S.pointer, consistent: true },
   { item: 'message (GetItem)', kb: S.finishedReply, consistent: true },
 ];
+
+/** A request found by id (core/requests.ts find): its pointer, then the request. */
+const requestLookup: ItemRead[] = [
+  { item: 'request pointer (GetItem)', kb: S.pointer, consistent: true },
+  { item: 'request (GetItem)', kb: S.request, consistent: true },
+];
+/** The decision log's head, read before the closing's transaction (store/decisions-repo.ts). */
+const decisionHeadGet: ItemRead = { item: 'decision log head (GetItem)', kb: S.counter, consistent: true };
+/**
+ * What every closing writes in its transaction (core/request-closing.ts): the request's end (its
+ * gsi1 key moves to the closed list and its gsi2 sort key moves: 4 index writes), the chat's
+ * pending count, the decision log's head and its entry (§5.5.6).
+ */
+const requestClosing: ItemWrite[] = [
+  { item: 'request end (conditional; gsi1 + gsi2 keys move)', kb: S.request, tx: true, indexWrites: 4 },
+  { item: 'chat pending count (gsi1 + gsi2 + gsi3)', kb: S.chat, tx: true, indexWrites: 3 },
+  { item: 'decision log head (conditional)', kb: S.counter, tx: true },
+  { item: 'decision log entry', kb: S.decision, tx: true },
+];
+/** One delayed record of a request timer on the flush queue: sent, received and deleted by its event source. */
+const TIMER_SQS = 3;
 
 export const OPERATIONS: readonly Operation[] = [
   {
@@ -322,7 +346,8 @@ export const OPERATIONS: readonly Operation[] = [
     writes: [
       rateLimit,
       sequence,
-      { item: 'request', kb: S.request, tx: true },
+      // In the approvals lists (§5.5.6): gsi1 (its status) and gsi2 (all), projection ALL.
+      { item: 'request (+ gsi1 + gsi2)', kb: S.request, tx: true, indexWrites: 2 },
       { item: 'request pointer', kb: S.pointer, tx: true },
       // Chats.adjustPending: pending_requests_count, updated_at: gsi1, gsi2, gsi3 copies updated
       { item: 'chat pending count (gsi1 + gsi2 + gsi3)', kb: S.chat, tx: true, indexWrites: 3 },
@@ -336,31 +361,117 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     id: 'request.resolve',
-    what: 'POST resolve: request, pending count, event, dispatch input',
+    what: 'POST resolve: request, pending count, event, dispatch input, decision entry',
     group: 'requests',
     bench: /^POST \/api\/v1\/requests\/\{requestId\}\/resolve$/,
     http: true,
     memoryMb: 1024,
     durationMs: 45,
-    calls: 5,
+    // rate limit, pointer, request, event numbers, decision head, the transaction (+ the flush signal's SQS)
+    calls: 6,
     writes: [
       rateLimit,
       sequence,
-      { item: 'request resolution (conditional update)', kb: S.request, tx: true },
-      { item: 'chat pending count (gsi1 + gsi2 + gsi3)', kb: S.chat, tx: true, indexWrites: 3 },
+      ...requestClosing,
       { item: 'event request.resolved', kb: S.event, tx: true },
       { item: 'dispatch input DIN#', kb: S.dispatchInput, tx: true },
       { item: 'dispatch state (gsi3 mark)', kb: S.dispatchState, tx: true, indexWrites: 1, indexKb: S.gsi3Copy },
     ],
-    reads: [
-      { item: 'request pointer (GetItem)', kb: S.pointer, consistent: true },
-      { item: 'request (GetItem)', kb: S.request, consistent: true },
-    ],
+    reads: [...requestLookup, decisionHeadGet],
     sqsStandard: 1,
     responseKb: 1,
     requestKb: 0.3,
     logBytes: API_LOG,
     stores: { kb: S.event },
+  },
+  {
+    id: 'request.cancel',
+    what: 'POST cancel: request, pending count, event, decision entry',
+    group: 'requests',
+    bench: /^POST \/api\/v1\/requests\/\{requestId\}\/cancel$/,
+    http: true,
+    memoryMb: 1024,
+    durationMs: 40,
+    calls: 6,
+    writes: [rateLimit, sequence, ...requestClosing, { item: 'event request.cancelled', kb: S.event, tx: true }],
+    reads: [...requestLookup, decisionHeadGet],
+    responseKb: 1,
+    logBytes: API_LOG,
+    stores: { kb: S.event + S.decision },
+  },
+  {
+    id: 'request.timer.hop',
+    what: 'a deadline timer not yet due (a wait over 900 s): the flush consumer sends it on',
+    group: 'deadlines',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 15,
+    calls: 0,
+    writes: [],
+    reads: [],
+    sqsStandard: TIMER_SQS,
+    logBytes: JOB_LOG,
+  },
+  {
+    id: 'request.timer.stale',
+    what: 'a deadline timer of a request answered (or re-timed) meanwhile: one look, nothing written',
+    group: 'deadlines',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 15,
+    calls: 2,
+    writes: [],
+    reads: requestLookup,
+    sqsStandard: TIMER_SQS,
+    logBytes: JOB_LOG,
+  },
+  {
+    id: 'request.remind',
+    what: 'a reminder falls due: request.reminder event + the reminder mark, one transaction (then its push)',
+    group: 'deadlines',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 30,
+    calls: 4,
+    writes: [
+      sequence,
+      // reminders_sent: a projected attribute of gsi1 and gsi2 changes (1 write each)
+      { item: 'request reminder mark (conditional)', kb: S.request, tx: true, indexWrites: 2 },
+      { item: 'event request.reminder', kb: S.event, tx: true },
+    ],
+    reads: requestLookup,
+    sqsStandard: TIMER_SQS,
+    logBytes: JOB_LOG,
+    stores: { kb: S.event, days: 30 },
+  },
+  {
+    id: 'request.expire',
+    what: 'a deadline falls due: the request closed as a client would (half cancel, half resolve with the default)',
+    group: 'deadlines',
+    http: false,
+    memoryMb: 1024,
+    durationMs: 45,
+    calls: 5,
+    writes: [
+      sequence,
+      ...requestClosing,
+      { item: 'event request.cancelled / request.resolved', kb: S.event, tx: true },
+      // the resolving half: a dispatch input and the chat's dispatch state
+      { item: 'dispatch input DIN# (resolve half)', kb: S.dispatchInput, tx: true, n: 0.5 },
+      {
+        item: 'dispatch state (gsi3 mark; resolve half)',
+        kb: S.dispatchState,
+        tx: true,
+        indexWrites: 1,
+        indexKb: S.gsi3Copy,
+        n: 0.5,
+      },
+    ],
+    reads: [...requestLookup, decisionHeadGet],
+    // the timer's record, and for the resolving half the flush signal
+    sqsStandard: TIMER_SQS + 0.5,
+    logBytes: JOB_LOG,
+    stores: { kb: S.event + S.decision },
   },
   {
     id: 'dispatch.flush',
@@ -494,15 +605,18 @@ export const OPERATIONS: readonly Operation[] = [
   },
   {
     id: 'sweep.dispatch',
-    what: 'dispatch sweeper (every minute): stale pending work, repairs',
+    what: 'dispatch sweeper (every minute): stale pending work, repairs, overdue deadlines (§5.5.6 safety net)',
     group: 'sweepers',
     http: false,
     memoryMb: 1024,
-    durationMs: 25,
-    calls: 2,
+    durationMs: 30,
+    calls: 3,
     writes: [],
     // gsi3 queries are eventually consistent (indexes have no other kind)
-    reads: [{ item: 'gsi3 DISPATCH#PENDING / DISPATCH#REPAIR (Query)', kb: 0.1, consistent: false, n: 2 }],
+    reads: [
+      { item: 'gsi3 DISPATCH#PENDING / DISPATCH#REPAIR (Query)', kb: 0.1, consistent: false, n: 2 },
+      { item: 'gsi1 REQUESTS#pending, deadlines due (Query)', kb: 0.1, consistent: false },
+    ],
     logBytes: 300,
   },
   {

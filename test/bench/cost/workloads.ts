@@ -3,7 +3,7 @@
  *
  * typical: 1 user, 5 agents; 2,000 messages/day: 1,000 user messages, each answered by a
  * streamed agent reply of 100 chunks (100,000 chunks/day); 200 interactive requests/day, each
- * resolved; dispatch in batched_sequential mode (the default): every user message and
+ * resolved, and 200 more with a 1-hour deadline and two reminders (issue 36; below); dispatch in batched_sequential mode (the default): every user message and
  * resolution is one batch claimed and completed by the worker; one OpenClaw worker connected
  * all month (one claim pump, one SSE connection); one inbox tab open 8 h/day (its stream runs
  * on after the tab closes, since Lambda sees no disconnect, until 5 minutes pass without an event
@@ -18,15 +18,28 @@ import type { Workload } from './model.js';
 const userMessages = 1000;
 const replies = 1000;
 const requests = 200;
-const batches = userMessages + requests;
+/**
+ * Issue 36: 200 more requests a day carry a deadline (1 hour) and two reminders (30 and 5 minutes
+ * before). Half are answered between the reminders (their expiry timer then fires stale), half
+ * expire (half cancelled, half resolved with the default). A timer waits in 900 s hops
+ * (functions/platform/request-timer.ts): the expiry sends 4 records (3 hops), the 30-minute
+ * reminder 2 (1 hop), the 5-minute one 4 (3 hops): 7 hops and 3 firings per request.
+ */
+const deadlineRequests = 200;
+const answeredInTime = deadlineRequests / 2;
+const expired = deadlineRequests - answeredInTime;
+const batches = userMessages + requests + deadlineRequests - expired / 2;
 /**
  * Share of replies still streaming when their check comes (server.streamTimeoutSeconds, 60 s,
  * after the start): an assumption (a 100-chunk reply streams for seconds); each gets one
  * stream-timeout execution.
  */
 const LONG_STREAM_SHARE = 0.01;
-/** Persisted events reaching the stream consumers: message.created ×2000, streaming.complete ×1000, request ×400. */
-const persistedEvents = userMessages + 2 * replies + 2 * requests;
+/**
+ * Persisted events reaching the stream consumers: message.created ×2000, streaming.complete ×1000,
+ * request ×400, and the deadline requests' created, closing and two reminders.
+ */
+const persistedEvents = userMessages + 2 * replies + 2 * requests + 4 * deadlineRequests;
 
 const typicalPerDay: Record<string, number> = {
   'message.create.user': userMessages,
@@ -35,8 +48,12 @@ const typicalPerDay: Record<string, number> = {
   'message.complete': replies,
   'stream.timeout': replies,
   'stream.timeout.loop': replies * LONG_STREAM_SHARE,
-  'request.create': requests,
-  'request.resolve': requests,
+  'request.create': requests + deadlineRequests,
+  'request.resolve': requests + answeredInTime,
+  'request.timer.hop': deadlineRequests * 7,
+  'request.remind': deadlineRequests * 2,
+  'request.timer.stale': answeredInTime,
+  'request.expire': expired,
   'dispatch.flush': batches,
   'dispatch.claim': batches,
   'dispatch.complete': batches,
@@ -81,7 +98,7 @@ export const WORKLOADS: readonly Workload[] = [
   {
     name: 'typical',
     description:
-      '1 user, 5 agents; 1,000 user messages + 1,000 streamed replies × 100 chunks a day; 200 requests/day; ' +
+      '1 user, 5 agents; 1,000 user messages + 1,000 streamed replies × 100 chunks a day; 200 requests/day + 200 with deadlines; ' +
       '1 worker (1 claim pump + 1 SSE) all month; 1 inbox tab 8 h/day',
     perDay: typicalPerDay,
     claimPumps: 1,

@@ -44,7 +44,7 @@ const config = {
   hooks: [
     {
       url: `${base}/main`,
-      events: ['message.created', 'request.resolved', 'request.cancelled', 'chat.created'],
+      events: ['message.created', 'request.resolved', 'request.cancelled', 'request.reminder', 'chat.created'],
       signingSecret: SECRET,
       headers: { 'x-tenant': 'acme' },
       timeoutMs: 400,
@@ -146,6 +146,55 @@ describe('delivery (§6.6)', () => {
     expect(cancelled.payload).toMatchObject({ chatId: chat.id, requestId: b.id, status: 'cancelled' });
     // request.created is not listed by any hook: never sent.
     expect(bodies('/main').some((x) => x.type === 'request.created')).toBe(false);
+  });
+
+  it('routes a reminder and an expiry (§5.5.6): the raw reminder, the expiry with its reason', async () => {
+    const chat = await newChat();
+    const request = (
+      await api.post(`/api/v1/chats/${chat.id}/requests`, {
+        type: 'choice',
+        title: 'Approve?',
+        config: { options: [{ id: 'yes', label: 'Yes' }] },
+        deadline: { inSeconds: 600, remindBeforeSeconds: [300] },
+      })
+    ).body;
+    const { getConfig } = await import('../../../functions/core/instance-config.js');
+    const { fireRequestTimer } = await import('../../../functions/core/request-expiry.js');
+    const at = Date.parse(request.deadline.at);
+    const timer = { requestId: request.id, at: request.deadline.at };
+    expect(
+      await fireRequestTimer(
+        await getConfig(),
+        { ...timer, kind: 'remind', before: 300, fireAtMs: at - 300_000 },
+        at - 300_000,
+      ),
+    ).toBe('reminded');
+    expect(await fireRequestTimer(await getConfig(), { ...timer, kind: 'expire', fireAtMs: at }, at)).toBe('expired');
+    await waitFor(() => bodies('/main').filter((x) => x.payload.requestId === request.id).length === 2);
+    const [reminder, expiry] = bodies('/main').filter((x) => x.payload.requestId === request.id);
+    expect([reminder.type, reminder.payload]).toEqual([
+      'request.reminder',
+      {
+        chatId: chat.id,
+        requestId: request.id,
+        type: 'choice',
+        title: 'Approve?',
+        deadlineAt: request.deadline.at,
+        secondsLeft: 300,
+      },
+    ]);
+    expect([expiry.type, expiry.payload]).toEqual([
+      'request.cancelled',
+      {
+        chatId: chat.id,
+        requestId: request.id,
+        type: 'choice',
+        status: 'cancelled',
+        resolutionPayload: null,
+        trace: null,
+        reason: 'deadline',
+      },
+    ]);
   });
 });
 
