@@ -68,7 +68,9 @@ export function DeadlineInfo({ request }: { request: ChatRequest }) {
         <span className="request-deadline-at">
           (at{' '}
           <time dateTime={deadline.at} title={fullTime(deadline.at)}>
-            {clockTime(deadline.at)}
+            {new Date(deadline.at).toDateString() === new Date(now).toDateString()
+              ? clockTime(deadline.at)
+              : fullTime(deadline.at)}
           </time>
           )
         </span>
