@@ -2,7 +2,8 @@
  * The Approvals view and deadlines in the page (issue 36 item 4, contract §5.5.6), at a desktop
  * and a phone width: every chat's pending requests soonest deadline first, each under its chat's
  * title, with its countdown and the default that will apply; the top bar's badge with the count;
- * kept live as agents ask and cancel; answered in place; and a chat's card counting down to its
+ * kept live as agents ask and cancel, and read again when a reminder comes (a deadline moved by a
+ * PATCH sends no event); answered in place; and a chat's card counting down to its
  * deadline, then showing what the deadline did ("Expired: Hold applied", "Expired: cancelled"),
  * also after a reload. The service's state is read back through the API.
  */
@@ -91,6 +92,27 @@ describe.each(VIEWPORTS)('at $width px', (viewport) => {
       await eventually(() => badgeText(page), '3');
     }
   });
+
+  it('a reminder reads the list again: a deadline moved by a PATCH (which sends no event) shows once its reminder comes', async () => {
+    await cancelAllPending(relay);
+    const chatId = await seedChat(relay, { title: 'Moved deadline' });
+    const requestId = await createWith(relay, chatId, shipOrHold('Approve the budget?', { inSeconds: 3600 }));
+    app = await openApp(holder.browser, relay, '/', viewport);
+    const { page } = app;
+    await views(page)
+      .getByRole('link', { name: /^Approvals/ })
+      .click();
+    const timer = approval(page, requestId).getByRole('timer');
+    await eventually(async () => /^(59:\d\d|1:00:00)$/.test((await timer.textContent()) ?? ''), true);
+    // Moved to 40 s from now, reminded 34 s before: the reminder comes in about 6 s.
+    await apiOk(relay, 'PATCH', `/api/v1/requests/${requestId}`, {
+      deadline: { inSeconds: 40, remindBeforeSeconds: [34] },
+    });
+    const reminded = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/requests');
+    await reminded;
+    await eventually(async () => /^0:[0-3]\d$/.test((await timer.textContent()) ?? ''), true);
+    await apiOk(relay, 'POST', `/api/v1/requests/${requestId}/cancel`);
+  }, 60_000);
 
   it('answers a request in place: it leaves the list and the badge, resolved with the option chosen', async () => {
     await cancelAllPending(relay);
