@@ -5,7 +5,7 @@
  * strings and numbers as JSON.stringify writes them), the entry taken without `hash`; entry 1's
  * `prev_hash` is 64 zeros. The service computes it the same way (functions/model/decision-chain.ts).
  */
-import type { DecisionEntry } from '../api/types';
+import type { DecisionEntry } from '../api/types.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
 
