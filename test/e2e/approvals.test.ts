@@ -168,7 +168,15 @@ describe.each(VIEWPORTS)('at $width px', (viewport) => {
     const card = region.locator(`[data-testid="request"][data-request-id="${resolving}"]`);
     await card.waitFor({ state: 'attached' });
     // On a phone the requests fold into a bar: open it.
-    if (phone) await region.getByRole('button', { name: '2 pending requests' }).click();
+    if (phone) {
+      // Folded, the bar says when the soonest of them closes.
+      const bar = region.getByRole('button', { name: '2 pending requests' });
+      await eventually(
+        async () => /^ · next in 0:\d\d$/.test((await bar.getByTestId('soonest-deadline').textContent()) ?? ''),
+        true,
+      );
+      await bar.click();
+    }
     await card.getByRole('timer').waitFor();
     expect(await card.getByTestId('request-default').textContent()).toBe('Hold will be applied');
     expect(

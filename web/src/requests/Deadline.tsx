@@ -81,3 +81,16 @@ export function DeadlineInfo({ request }: { request: ChatRequest }) {
     </p>
   );
 }
+
+/** In the phone's folded bar: when the soonest deadline of the chat's pending requests comes. */
+export function SoonestDeadline({ requests }: { requests: ChatRequest[] }) {
+  const now = useNow();
+  const soonest = Math.min(...requests.map((r) => (r.deadline ? Date.parse(r.deadline.at) : Infinity)));
+  if (!Number.isFinite(soonest)) return null;
+  return (
+    <span className="requests-soonest" data-testid="soonest-deadline">
+      {' '}
+      · {soonest > now ? `next in ${countdown(soonest - now)}` : 'closing now'}
+    </span>
+  );
+}

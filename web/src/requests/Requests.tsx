@@ -18,7 +18,7 @@ import type {
 } from '../api/types';
 import { messageOf } from '../api/client';
 import { resolveRequest } from './requests';
-import { DeadlineInfo } from './Deadline';
+import { DeadlineInfo, SoonestDeadline } from './Deadline';
 
 export function Requests({ requests }: { requests: ChatRequest[] }) {
   // On a phone the requests fold into a bar ("N pending requests") that opens them, so the chat
@@ -37,6 +37,7 @@ export function Requests({ requests }: { requests: ChatRequest[] }) {
       >
         <span>
           {count} pending {count === 1 ? 'request' : 'requests'}
+          <SoonestDeadline requests={requests} />
         </span>
         <span aria-hidden="true">{expanded ? '▾' : '▸'}</span>
       </button>
