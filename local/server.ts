@@ -148,6 +148,12 @@ export interface LocalApiOptions {
   lazyHandlers?: boolean;
   /** Told when the emulators are up and when the handlers are loaded (npm start prints it). */
   onProgress?: (step: 'emulators' | 'handlers') => void;
+  /**
+   * Asked at each HTTP invocation: seconds to run it under in place of its route's function
+   * timeout (lib/routes.ts), or undefined for the route's own. A test seam: the files that wait
+   * out a timeout or a deadline shorten it (test/support/api.ts); npm start never sets it.
+   */
+  functionTimeoutSeconds?: () => number | undefined;
 }
 
 /**
@@ -251,6 +257,8 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
     await s3.stop();
   };
   const { mounted, fallback } = handlers;
+  const timeoutOf = (route: Parameters<typeof functionTimeoutSeconds>[0]) =>
+    options.functionTimeoutSeconds?.() ?? functionTimeoutSeconds(route);
   // The app's headers, once: its CSP names where downloads over the inline limit are redirected
   // (presigned URLs of the local S3); another build's allows inline styles too (WebApp.foreign).
   const mediaOrigin = new URL(s3.endpoint).origin;
@@ -277,7 +285,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       if (found && handler?.kind === 'streaming') {
         // The event stream: the function-URL handler writes straight into this response.
         const run = handler.run;
-        const budgetMs = functionTimeoutSeconds(found.route) * 1000;
+        const budgetMs = timeoutOf(found.route) * 1000;
         const context = contextFor(found.route.handler, event.requestContext.requestId, budgetMs);
         return asInvocation(() => run(event, res, context), event.requestContext.requestId).catch((error: unknown) => {
           // The client left: the body's pipe ends with "premature close", which is no failure.
@@ -289,7 +297,7 @@ export async function startLocalApi(port: number, options: LocalApiOptions = {})
       res.on('close', () => {
         if (!res.writableFinished) clientGone.abort();
       });
-      const timeoutMs = functionTimeoutSeconds(found?.route) * 1000;
+      const timeoutMs = timeoutOf(found?.route) * 1000;
       const context: ContextWithClient = contextFor(
         found?.route.handler ?? fallbackHandler,
         event.requestContext.requestId,

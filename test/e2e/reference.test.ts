@@ -60,10 +60,16 @@ describe('the API reference page', () => {
 
   it('cannot be framed by another page', async () => {
     const { page } = await watchedPage();
+    // Chromium says why it refused (a console error naming frame-ancestors) and answers the frame
+    // with its own error page: the reference never renders there. Waited for, not a fixed 2 s.
+    const refused = page.waitForEvent('console', {
+      predicate: (m) => /frame-ancestors 'none'.*blocked/.test(m.text()),
+      timeout: 10_000,
+    });
     await page.setContent(`<iframe id="ref" src="${relay.url}/api/v1/reference" width="800" height="600"></iframe>`);
     const frame = await (await page.locator('#ref').elementHandle())!.contentFrame();
-    // Chromium answers the blocked frame with its own error page: the reference never renders there.
-    await page.waitForTimeout(2_000);
+    expect((await refused).type()).toBe('error');
+    expect(frame?.url()).toBe('chrome-error://chromewebdata/');
     expect(await frame?.locator('#reference').count()).toBe(0);
   });
 });

@@ -18,11 +18,12 @@ import { join } from 'node:path';
 import { COLOUR_RULES, axeViolations, blocking, describeViolations } from './support/axe.js';
 import type { AxeViolation } from './support/axe.js';
 import { SCREENSHOT_DIR, useBrowser } from './support/browser.js';
-import { SCREENS, openScreenContext, useSeededScreens, showScreen } from './support/screens.js';
+import { SCREENS, showScreen, useScreenPages, useSeededScreens } from './support/screens.js';
 import { PHONES, TAP, sideways, smallTargets } from './support/touch.js';
 
 const { relay, seeded } = useSeededScreens();
 const holder = useBrowser();
+const pageFor = useScreenPages(holder, relay);
 
 const VIEWPORTS = [{ width: 1280, height: 800 }, ...PHONES] as const;
 const SCHEMES = ['light', 'dark'] as const;
@@ -37,7 +38,7 @@ describe('every screen at every size', () => {
       mkdirSync(SHOTS, { recursive: true });
       const axe: Record<string, AxeViolation[]> = {};
       const touch: Record<string, unknown> = {};
-      const { context, page } = await openScreenContext(holder.browser, relay, screen, { viewport: VIEWPORTS[0] });
+      const page = await pageFor(screen);
       try {
         for (const viewport of VIEWPORTS) {
           await page.setViewportSize(viewport);
@@ -60,7 +61,8 @@ describe('every screen at every size', () => {
         }
       } finally {
         writeFileSync(join(AXE_DIR, `${screen.name}.json`), JSON.stringify(axe, null, 2));
-        await context.close();
+        // The next screen shares the page (support/screens.ts useScreenPages).
+        await page.emulateMedia({ colorScheme: 'light' });
       }
       const failures = Object.entries(axe)
         .filter(([, violations]) => blocking(violations).length > 0)

@@ -92,6 +92,12 @@ export interface StartOptions {
   lazyHandlers?: boolean;
   /** The folder of the search index's local segment copies (a temporary one by default). */
   searchCacheDir?: string;
+  /**
+   * Asked at each request: seconds in place of the route's function timeout, or undefined for
+   * its own (local/server.ts; not on the rehearsal). For the tests whose subject is what a
+   * request does as its timeout nears, a shorter one waits less for the same path.
+   */
+  functionTimeoutSeconds?: () => number | undefined;
 }
 
 let started = false;
@@ -148,6 +154,7 @@ export async function startApi(options: StartOptions = {}): Promise<TestApi> {
     ...(s3DataDir ? { s3DataDir } : { s3Upstream }),
     ...(sqsDataDir ? { sqsDataDir } : {}),
     ...(options.vapidKeysFile ? { vapidKeysFile: options.vapidKeysFile } : {}),
+    ...(options.functionTimeoutSeconds ? { functionTimeoutSeconds: options.functionTimeoutSeconds } : {}),
   });
 
   const request = requestTo(api.url);

@@ -25,6 +25,10 @@ export async function startRehearsedApi(
   assemblyDir: string,
   request: (url: string) => TestApi['request'],
 ): Promise<TestApi & { rehearsal: Rehearsal }> {
+  if (options.functionTimeoutSeconds)
+    throw new Error(
+      "functionTimeoutSeconds is the local runtime's (local/server.ts): the rehearsal runs the assembly's timeouts",
+    );
   const tableName = `rehearsal-${randomUUID()}`;
   const inputs: Record<string, string> = {
     INSTANCE_CONFIG: JSON.stringify(options.config ?? {}),

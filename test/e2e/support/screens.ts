@@ -3,11 +3,11 @@
  * all of them (accessibility, phone widths, dark mode): screens.test.ts walks SCREENS at each
  * viewport and colour scheme.
  */
-import { beforeAll } from '@jest/globals';
+import { afterAll, beforeAll } from '@jest/globals';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import sharp from 'sharp';
-import { createRequest, openApp, postMessage, seedChat } from './app.js';
-import { useRelay } from './relay.js';
+import { createRequest, postMessage, seedChat } from './app.js';
+import { sessionCookies, useRelay } from './relay.js';
 import type { Relay } from './relay.js';
 
 export interface Seeded {
@@ -382,19 +382,29 @@ export const SCREENS: Screen[] = [
   },
 ];
 
-/** A context and page for `screen`: signed in (live connection open) or a fresh one without a session. */
-export async function openScreenContext(
-  browser: Browser,
-  relay: Relay,
-  screen: Screen,
-  options: { viewport: { width: number; height: number }; colorScheme?: 'light' | 'dark' },
-): Promise<{ context: BrowserContext; page: Page }> {
-  if (screen.signedOut) {
-    const context = await browser.newContext(options);
+/**
+ * The file's two pages, one signed in (the session cookies in its context, as openApp sets them)
+ * and one without a session, each made on first use and closed in afterAll. Every screen is a
+ * fresh load of its path at each size (showScreen), so a page made per screen only added its
+ * making and a cold cache: measured on screens.test.ts alone, a context per screen opening the
+ * inbox first took 15.5 s of its 88 s. What the app keeps between loads (the session hint in
+ * localStorage, drafts in sessionStorage) no screen changes.
+ */
+export function useScreenPages(holder: { browser: Browser }, relay: Relay): (screen: Screen) => Promise<Page> {
+  const opened = new Map<boolean, Promise<{ context: BrowserContext; page: Page }>>();
+  const open = async (signedOut: boolean) => {
+    const context = await holder.browser.newContext();
+    if (!signedOut) await context.addCookies(await sessionCookies(relay));
     return { context, page: await context.newPage() };
-  }
-  const app = await openApp(browser, relay, '/', options.viewport);
-  return { context: app.context, page: app.page };
+  };
+  afterAll(async () => {
+    for (const made of opened.values()) await (await made).context.close();
+  });
+  return async (screen) => {
+    const signedOut = screen.signedOut ?? false;
+    if (!opened.has(signedOut)) opened.set(signedOut, open(signedOut));
+    return (await opened.get(signedOut)!).page;
+  };
 }
 
 /** Goes to the screen (a fresh load of its path) and prepares it. */

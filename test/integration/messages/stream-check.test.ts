@@ -12,6 +12,8 @@ import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { ExecutionAlreadyExists, SFNClient } from '@aws-sdk/client-sfn';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { flushQueueRecord, handler as flushQueueConsumer } from '../../../functions/jobs/flush.js';
+import { requestTimerMessage } from '../../../functions/platform/request-timer.js';
+import type { RequestTimer } from '../../../functions/platform/request-timer.js';
 import { MIN_LOOP_SECONDS } from '../../../functions/jobs/expire-stream.js';
 import { logger } from '../../../functions/platform/logger.js';
 import { CHECK_MARGIN_SECONDS, streamCheckMessage } from '../../../functions/platform/stream-timer.js';
@@ -124,6 +126,19 @@ describe('flush queue records', () => {
     }
     // Both ids: not a record either side sends.
     expect(flushQueueRecord(JSON.stringify({ chatId: 'c1', messageId: 'm1' }))).toBeUndefined();
+    // A request timer (§5.5.6) as functions/platform/request-timer.ts sends it, and malformed ones.
+    const timer = { requestId: 'r1', kind: 'remind', at: '2026-01-01T00:00:00.000Z', before: 60, fireAtMs: 1 };
+    const { body } = requestTimerMessage(timer as RequestTimer, 0);
+    expect(flushQueueRecord(body)).toEqual({ kind: 'request timer', timer });
+    for (const bad of [
+      { ...timer, kind: 'ring' },
+      { ...timer, kind: 'remind', before: undefined },
+      { ...timer, requestId: 7 },
+      { ...timer, fireAtMs: 'soon' },
+    ]) {
+      expect([bad, flushQueueRecord(JSON.stringify({ requestTimer: bad }))]).toEqual([bad, undefined]);
+    }
+    expect(flushQueueRecord(JSON.stringify({ requestTimer: timer, chatId: 'c1' }))).toBeUndefined();
   });
 
   it('caps the check delay at SQS maximum of 900 s, and comes a second after the timeout', () => {
@@ -311,7 +326,7 @@ describe('the flush queue consumer, with stream checks (AWS path)', () => {
     expect(out).toEqual({ batchItemFailures: [] });
     expect(warn.mock.calls).toEqual(
       dropped.map((record) => [
-        'flush queue: record that is neither a flush signal nor a stream check dropped',
+        'flush queue: record that is not a flush signal, a stream check or a request timer dropped',
         { sqsMessageId: record.messageId },
       ]),
     );
