@@ -104,9 +104,9 @@ describe.each(VIEWPORTS)('at $width px', (viewport) => {
       .click();
     const timer = approval(page, requestId).getByRole('timer');
     await eventually(async () => /^(59:\d\d|1:00:00)$/.test((await timer.textContent()) ?? ''), true);
-    // Moved to 40 s from now, reminded 34 s before: the reminder comes in about 6 s.
+    // Moved to 40 s from now, reminded 38 s before: the reminder comes in about 2 s.
     await apiOk(relay, 'PATCH', `/api/v1/requests/${requestId}`, {
-      deadline: { inSeconds: 40, remindBeforeSeconds: [34] },
+      deadline: { inSeconds: 40, remindBeforeSeconds: [38] },
     });
     const reminded = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/requests');
     await reminded;
