@@ -30,6 +30,7 @@ import sharp from 'sharp';
 import { EPHEMERAL_EVENT_TYPES, EVENT_TYPES } from '../../web/src/live/event-types.js';
 import { screenshots, useBrowser } from './support/browser.js';
 import { E2E_CONFIG, seedChat, useRelay } from './support/relay.js';
+import { pushUntilShown } from './support/worker.js';
 
 const PUSH = { push: { enabled: true, subject: 'mailto:ops@example.com' } };
 const relay = useRelay({ config: PUSH });
@@ -113,30 +114,6 @@ const shownNotifications = (worker: Worker): Promise<ShownNotification[]> =>
     const list = (await (self as any).registration.getNotifications()) as Notification[];
     return list.map((n) => ({ title: n.title, body: n.body, tag: n.tag, data: n.data }));
   });
-
-/**
- * Delivers a push through DevTools until the worker shows it (`shown`), three deliveries at
- * most. Under the CI machine's load a DevTools delivery now and then never reaches the worker:
- * in about one full run in five, the first or a second delivery showed nothing, while the same
- * push delivered again was shown. A redelivery cannot make a second notification of a chat: the
- * worker tags it `chat:<id>`, which replaces the first. Each redelivery is printed, so the
- * open question (DevTools only, or a real push a worker misses) stays visible.
- */
-async function pushUntilShown(
-  push: (data: string) => Promise<unknown>,
-  data: string,
-  shown: () => Promise<boolean>,
-): Promise<void> {
-  for (let delivery = 1; delivery <= 3; delivery++) {
-    await push(data);
-    const until = Date.now() + 5_000;
-    while (Date.now() < until) {
-      if (await shown()) return;
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
-    console.warn(`notifications e2e: DevTools push delivery ${delivery} showed nothing; delivering again`);
-  }
-}
 
 /** A signed-in page whose service worker is ready, that worker, and a push delivered to it through DevTools. */
 async function withWorker(context: BrowserContext) {
