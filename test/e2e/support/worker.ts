@@ -26,14 +26,28 @@ export const shownNotifications = (worker: Worker): Promise<ShownNotification[]>
     }));
   });
 
-/** Dispatches `notificationclick` on the shown notification tagged `tag`, with `action` ('' for its body). */
+/**
+ * Dispatches `notificationclick` on the shown notification tagged `tag`, with `action` ('' for its
+ * body), and waits for the work the handler hands to `waitUntil` (its answer and the notification
+ * saying how it went). A script-made event does not extend the worker's life as the browser's own
+ * click does; holding the evaluation open until that work settles keeps the worker running through
+ * it, and a rejection in it fails the test with its message instead of a missing notification.
+ */
 export const clickNotification = (worker: Worker, tag: string, action = ''): Promise<void> =>
   worker.evaluate(
     async ([tag, action]) => {
       const scope = self as any;
       const [notification] = (await scope.registration.getNotifications({ tag })) as Notification[];
       if (!notification) throw new Error(`no notification tagged ${tag}`);
-      scope.dispatchEvent(new scope.NotificationEvent('notificationclick', { notification, action }));
+      const event = new scope.NotificationEvent('notificationclick', { notification, action });
+      const work: Promise<unknown>[] = [];
+      const waitUntil = event.waitUntil.bind(event);
+      event.waitUntil = (promise: Promise<unknown>) => {
+        work.push(promise);
+        waitUntil(promise);
+      };
+      scope.dispatchEvent(event);
+      await Promise.all(work);
     },
     [tag, action] as const,
   );
