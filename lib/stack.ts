@@ -48,6 +48,7 @@ import { MEDIA_UPLOAD_PATH } from './web-policy.js';
 import { Storage } from './constructs/storage.js';
 import { ORIGIN_VERIFY_HEADER_NAME, StoredSecrets } from './constructs/stored-secrets.js';
 import { SearchIndex } from './constructs/search-index.js';
+import { StreamDeadLetters } from './constructs/stream-consumer.js';
 import { StreamTimeouts } from './constructs/stream-timeouts.js';
 import { TagSweep } from './constructs/tag-sweep.js';
 import { WebHosting } from './constructs/web-hosting.js';
@@ -155,6 +156,7 @@ export class ChatRelayStack extends Stack {
   readonly secrets: StoredSecrets;
   readonly webPush: WebPush | undefined;
   readonly searchIndex: SearchIndex;
+  readonly streamDeadLetters: StreamDeadLetters;
   readonly eventEffects: EventEffects;
   /** Absent with `withoutAlarms`. */
   readonly alarms: Alarms | undefined;
@@ -257,9 +259,15 @@ export class ChatRelayStack extends Stack {
       checkConsumer: this.dispatchQueues.flushFunction,
     });
     this.tagSweep = new TagSweep(this, 'Tags', wiring);
-    this.searchIndex = new SearchIndex(this, 'Search', wiring);
+    // The table stream's two readers, and the one dead-letter queue they share (stream-consumer.ts).
+    this.streamDeadLetters = new StreamDeadLetters(this, 'StreamDeadLetters');
+    this.searchIndex = new SearchIndex(this, 'Search', { ...wiring, deadLetters: this.streamDeadLetters });
     // Push, webhooks and auto-rename: one reader of the table's stream (event-effects.ts says why).
-    this.eventEffects = new EventEffects(this, 'Effects', { ...wiring, webPush: this.webPush });
+    this.eventEffects = new EventEffects(this, 'Effects', {
+      ...wiring,
+      deadLetters: this.streamDeadLetters,
+      webPush: this.webPush,
+    });
     this.api = new Api(this, 'Api', {
       ...wiring,
       secrets: this.secrets,
@@ -290,7 +298,7 @@ export class ChatRelayStack extends Stack {
           'withoutAlarms leaves nothing to notify: drop -c alarmTopicArn / -c alarmEmail.',
         );
       }
-      // The dead-letter alarms are made with their queues (dispatch-queues.ts, search-index.ts, event-effects.ts).
+      // The dead-letter alarms are made with their queues (dispatch-queues.ts, stream-consumer.ts).
       for (const alarm of this.node.findAll().filter((c): c is Alarm => c instanceof Alarm)) {
         alarm.node.scope?.node.tryRemoveChild(alarm.node.id);
       }

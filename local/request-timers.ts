@@ -95,6 +95,8 @@ export function startLocalRequestTimers(options: LocalRequestTimerOptions = {}):
       for (const t of timers) set(t);
     },
     withdraw,
+    // Every timer of a request is set at once here (and withdrawn on close): no chain to carry on.
+    chained: false,
   });
 
   // The stored deadlines: their timers again, the missed ones at once.

@@ -4,7 +4,8 @@
  * (the request closed, or its deadline changed or went) or repeated (SQS delivers at least once)
  * does nothing:
  * - a reminder: the `request.reminder` event, written with a mark that lets each reminder of a
- *   deadline be written once (its push follows from the event, core/push.ts);
+ *   deadline be written once (its push follows from the event, core/push.ts); then, where timers
+ *   wait as a chain (AWS: platform/request-timer.ts), the deadline's next timer is set;
  * - the expiry: the request closed as its `on_expiry` says, as a client would close it, with
  *   `expired_at`, `reason: "deadline"` and an `expired` entry in the decision log
  *   (core/request-closing.ts), conditioned on it being pending with this very deadline.
@@ -14,13 +15,14 @@ import type { RequestRecord } from '../model.js';
 import { NO_DEADLINE } from '../platform/deadline.js';
 import type { InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
-import { rearmRequestTimer } from '../platform/request-timer.js';
+import { armNextRequestTimer, rearmRequestTimer } from '../platform/request-timer.js';
 import type { RequestTimer } from '../platform/request-timer.js';
 import { guarded, transact } from '../store/db.js';
 import { withEvents } from '../store/events-repo.js';
 import * as Store from '../store/requests-repo.js';
 import type { RequestLocation } from '../store/requests-repo.js';
 import { closeRequest } from './request-closing.js';
+import { timersOf } from './request-deadline.js';
 import type { ResolutionPayload } from './request-config.js';
 
 /** A timer this much early still fires (clock skew between hosts); earlier, it waits again. */
@@ -48,8 +50,16 @@ export async function fireRequestTimer(
   try {
     if (timer.kind === 'remind') {
       if (timer.before === undefined || !request.deadline.remind_before_seconds.includes(timer.before)) return 'stale';
-      await remind(loc, request, timer.before, nowMs);
-      return 'reminded';
+      let outcome: TimerOutcome = 'reminded';
+      try {
+        await remind(loc, request, timer.before, nowMs);
+      } catch (error) {
+        // Written already (SQS delivered this record again): the chain still goes on.
+        if (!(error instanceof Stale)) throw error;
+        outcome = 'stale';
+      }
+      await armNextRequestTimer(timer, timersOf(request));
+      return outcome;
     }
     await expire(config, loc, request);
     return 'expired';

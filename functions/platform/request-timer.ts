@@ -7,7 +7,11 @@
  * already carries the stream checks, so deadlines add no event source mapping and no idle poll:
  * - due within SQS's 900 s: one message delayed to the second it falls due;
  * - further: a message delayed 900 s, whose handler (functions/jobs/flush.ts → core/request-expiry.ts)
- *   sends it on again until it is due: one hop per 15 minutes of waiting.
+ *   sends it on again until it is due: one hop per 15 minutes of waiting;
+ * - a request's timers wait as one chain: only the soonest is on the queue, and when a reminder has
+ *   fired the handler sends the next (armNextRequestTimer). Waiting for the expiry and two reminders
+ *   this way costs the hops of one wait, not of three, and a request answered meanwhile ends its
+ *   chain at the next timer instead of every timer running out.
  * SQS delivers a delayed message within about a second of its delay, inside the 5 s the contract
  * allows. docs/cost.md prices this against EventBridge Scheduler (60 s precision, so it would need a
  * second, delayed-message stage anyway) and the Step Functions wait ($25 per million transitions).
@@ -34,17 +38,24 @@ export interface RequestTimer {
 }
 
 export interface RequestTimerStarter {
-  /** Sets these timers; with `replace` (all of one request), they replace any the request had. */
+  /**
+   * Sets these timers; with `replace` (all of one request), they replace any the request had. A
+   * chained starter sets only the soonest of them.
+   */
   arm(timers: readonly RequestTimer[], replace: boolean): Promise<void>;
+  /** Whether a request's timers wait one at a time, each fired reminder setting the next (the queue's). */
+  readonly chained: boolean;
   /** Drops a request's timers not yet fired (best effort: a fired stale timer does nothing anyway). */
   withdraw(requestId: string): void;
 }
 
 let installed: RequestTimerStarter | undefined;
 
-/** Replaces the AWS starter (the local runtime's timers); `undefined` restores it. */
-export function installRequestTimers(starter: RequestTimerStarter | undefined): void {
+/** Replaces the AWS starter (the local runtime's timers); `undefined` restores it. Returns the one replaced. */
+export function installRequestTimers(starter: RequestTimerStarter | undefined): RequestTimerStarter | undefined {
+  const replaced = installed;
   installed = starter;
+  return replaced;
 }
 
 /** The flush-queue record of a timer: its body and the delay to send it with (whole seconds, ≤ 900). */
@@ -61,15 +72,12 @@ const sqsStarter: RequestTimerStarter = {
       });
       return;
     }
-    const now = Date.now();
-    await Promise.all(
-      timers.map((t) => {
-        const message = requestTimerMessage(t, now);
-        return sendToFlushQueue(message.body, message.delaySeconds);
-      }),
-    );
+    const soonest = timers.reduce((a, b) => (b.fireAtMs < a.fireAtMs ? b : a));
+    const message = requestTimerMessage(soonest, Date.now());
+    await sendToFlushQueue(message.body, message.delaySeconds);
   },
   withdraw: () => {},
+  chained: true,
 };
 
 /**
@@ -88,6 +96,18 @@ export async function armRequestTimers(timers: readonly RequestTimer[]): Promise
 /** A timer that came early (a 900 s hop of a longer wait) goes on waiting. Throws so SQS retries on failure. */
 export async function rearmRequestTimer(timer: RequestTimer): Promise<void> {
   await (installed ?? sqsStarter).arm([timer], false);
+}
+
+/**
+ * After `fired` (a reminder) ran, or found itself written already, on a request still pending with
+ * that deadline: a chained starter sets the next of the deadline's `timers` (the soonest after it).
+ * Throws so SQS delivers `fired` again on failure (its reminder is written once anyway).
+ */
+export async function armNextRequestTimer(fired: RequestTimer, timers: readonly RequestTimer[]): Promise<void> {
+  const starter = installed ?? sqsStarter;
+  if (!starter.chained) return;
+  const later = timers.filter((t) => t.fireAtMs > fired.fireAtMs);
+  if (later.length > 0) await starter.arm(later, false);
 }
 
 /** After a closing or a deadline change: the request's timers not yet fired are dropped. */

@@ -262,7 +262,7 @@ export const EPHEMERAL_COPIES_WITHIN_MS = 30_000;
 
 /**
  * The put of an ephemeral event (typing, chunk): no sequence number, a time-ordered key in a
- * 10-second bucket, a short TTL. Never replayed by cursor (§6.1). Once written, hand it to
+ * one-minute bucket (Keys.ephemeralEvent), a short TTL. Never replayed by cursor (§6.1). Once written, hand it to
  * landEphemeral.
  */
 export function ephemeralEventPut(event: NewEphemeralEvent, timestamp: string): TransactItem {

@@ -9,27 +9,27 @@
  * through only new persisted event items: webhooks are runtime configuration and may list any
  * persisted type, so the filter cannot be narrower; push and auto-rename decide from the event
  * itself and cost no storage call for events that do not concern them. Batches of up to 10 with no batching window (push latency); a record whose effects hit a storage failure
- * is retried alone (partial batch failures), bisected, then sent to an alarmed dead-letter queue.
+ * is retried alone (partial batch failures), bisected, then sent to the stream consumers' alarmed dead-letter queue (stream-consumer.ts).
  * 512 MB: the function mostly waits on push services, hooks and providers; 5 minutes: a hook may
  * take 1 + maxRetries attempts of timeoutMs with back-off.
  */
 import { Duration } from 'aws-cdk-lib';
-import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ApiFunction, jobEntry } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 import { tableStreamMappings } from '../stream-mappings.js';
 import { consumeTableStream, mappingProps } from './stream-consumer.js';
+import type { StreamDeadLetters } from './stream-consumer.js';
 import type { WebPush } from './web-push.js';
 
 export class EventEffects extends Construct {
   readonly consumer: ApiFunction;
-  readonly deadLetterQueue: Queue;
-  readonly deadLetterAlarm: Alarm;
-
-  constructor(scope: Construct, id: string, props: FunctionWiring & { table: ITable; webPush?: WebPush | undefined }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: FunctionWiring & { table: ITable; deadLetters: StreamDeadLetters; webPush?: WebPush | undefined },
+  ) {
     super(scope, id);
     this.consumer = ApiFunction.wired(this, 'Consumer', props, 'readWrite', {
       entry: jobEntry('event-effects'),
@@ -39,17 +39,6 @@ export class EventEffects extends Construct {
     });
     // Only when push is on may it read the VAPID key pair (the senders' grant).
     props.webPush?.bindSender(this.consumer);
-    ({ deadLetterQueue: this.deadLetterQueue, deadLetterAlarm: this.deadLetterAlarm } = consumeTableStream(
-      this,
-      this.consumer,
-      props.table,
-      {
-        deadLetterId: 'DeadLetters',
-        consumerName: 'the event-effects consumer',
-        alarmDescription:
-          'Push, webhook or auto-rename work given up on: records on the event-effects dead-letter queue.',
-        ...mappingProps(tableStreamMappings.eventEffects),
-      },
-    ));
+    consumeTableStream(this.consumer, props.table, props.deadLetters, mappingProps(tableStreamMappings.eventEffects));
   }
 }

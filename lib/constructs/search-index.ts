@@ -5,23 +5,23 @@
  *   source mapping (lib/stream-mappings.ts, which the local runtime applies too) lets through only
  *   new message events that can carry searchable text, with reserved concurrency 1 (one writer;
  *   its manifest writes are conditional anyway), batches of up to 100 records gathered for a
- *   second, failed batches bisected and retried, then sent to an alarmed dead-letter queue;
+ *   second, failed batches bisected and retried, then sent to the stream consumers' alarmed dead-letter
+ *   queue (stream-consumer.ts);
  * - the readers (the `searchIndex` routes): read access to the segments and 2 GB of /tmp for
  *   their local copies (bindReader).
  */
 import { Duration, Validations } from 'aws-cdk-lib';
-import type { Alarm } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
-import type { Queue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ABORT_INCOMPLETE_UPLOADS, privateBucket } from './private-bucket.js';
 import { ApiFunction, jobEntry, arnInFinding } from './api-function.js';
 import type { FunctionWiring } from './api-function.js';
 import { tableStreamMappings } from '../stream-mappings.js';
 import { consumeTableStream, mappingProps } from './stream-consumer.js';
+import type { StreamDeadLetters } from './stream-consumer.js';
 
 /** Every segment object lives under this prefix (functions/platform/search-storage.ts). */
 export const SEGMENT_PREFIX = 'segments/';
@@ -31,10 +31,11 @@ export const SEARCH_EPHEMERAL_MB = 2048;
 export class SearchIndex extends Construct {
   readonly bucket: Bucket;
   readonly writer: ApiFunction;
-  readonly deadLetterQueue: Queue;
-  readonly deadLetterAlarm: Alarm;
-
-  constructor(scope: Construct, id: string, wiring: FunctionWiring & { table: ITable }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    wiring: FunctionWiring & { table: ITable; deadLetters: StreamDeadLetters },
+  ) {
     super(scope, id);
     // Derived data, but message texts: kept with the table rather than deleted with the stack.
     this.bucket = privateBucket(this, 'Bucket', {
@@ -53,19 +54,9 @@ export class SearchIndex extends Construct {
       reservedConcurrency: 1,
     });
     this.bind(this.writer, ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
-    ({ deadLetterQueue: this.deadLetterQueue, deadLetterAlarm: this.deadLetterAlarm } = consumeTableStream(
-      this,
-      this.writer,
-      wiring.table,
-      {
-        deadLetterId: 'WriterDeadLetters',
-        consumerName: 'the index writer',
-        alarmDescription: 'Messages left out of the search index: batches on the index writer dead-letter queue.',
-        // From the oldest record the stream keeps (24 hours): a new deployment indexes what it can.
-        // One segment per second at most while messages flow: searchable within about 2 s.
-        ...mappingProps(tableStreamMappings.searchIndex),
-      },
-    ));
+    // From the oldest record the stream keeps (24 hours): a new deployment indexes what it can.
+    // One segment per second at most while messages flow: searchable within about 2 s.
+    consumeTableStream(this.writer, wiring.table, wiring.deadLetters, mappingProps(tableStreamMappings.searchIndex));
   }
 
   /** A search route: SEARCH_BUCKET, GetObject on the segments, and room in /tmp for their copies. */

@@ -62,7 +62,7 @@ import {
   isDeployTimePath,
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
-import { ACCESS_LOG_BYTES } from '../bench/cost/operations.js';
+import { ACCESS_LOG_BYTES, FIXED } from '../bench/cost/operations.js';
 import {
   TEMPLATE_DIRECT_BYTES,
   TEMPLATE_RESOURCE_CEILING,
@@ -1921,7 +1921,7 @@ describe('search index', () => {
         ? { Ref: mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] }
         : undefined,
     );
-    expect(cdkPath(main.json.Resources[dlq!]!)).toBe('ChatRelay/Search/WriterDeadLetters/Resource');
+    expect(cdkPath(main.json.Resources[dlq!]!)).toBe('ChatRelay/StreamDeadLetters/Queue/Resource');
     const alarms = resourcesOfType(main.json, 'AWS::CloudWatch::Alarm').filter(([, a]) =>
       JSON.stringify(a.Properties?.Dimensions ?? a.Properties?.Metrics ?? '').includes(dlq!),
     );
@@ -1965,7 +1965,7 @@ describe('event effects (push, webhooks, auto-rename)', () => {
       .filter((s) => actionsOf(s).some((a) => a.startsWith('sqs:')))
       .flatMap(resourcesOf)
       .map((r) => cdkPath(main.json.Resources[refId(r)!]!));
-    expect([...new Set(queues)]).toEqual(['ChatRelay/Effects/DeadLetters/Resource']);
+    expect([...new Set(queues)]).toEqual(['ChatRelay/StreamDeadLetters/Queue/Resource']);
     const env = fn.props.Environment.Variables as Record<string, unknown>;
     expect(refId(env.TABLE_NAME)).toBe(tableId);
     expect(Object.keys(env).filter((k) => /API_KEY|BASE_URL|SECRET|BUCKET|QUEUE/.test(k))).toEqual([
@@ -1995,7 +1995,8 @@ describe('event effects (push, webhooks, auto-rename)', () => {
       },
     ]);
     const dlqId = mapping.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0] as string;
-    expect(cdkPath(main.json.Resources[dlqId]!)).toBe('ChatRelay/Effects/DeadLetters/Resource');
+    // The stream consumers share one dead-letter queue (lib/constructs/stream-consumer.ts).
+    expect(cdkPath(main.json.Resources[dlqId]!)).toBe('ChatRelay/StreamDeadLetters/Queue/Resource');
     expect(main.json.Resources[dlqId]!.Properties).toEqual({
       MessageRetentionPeriod: 14 * 86_400,
       SqsManagedSseEnabled: true,
@@ -2641,6 +2642,13 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
       ]),
     );
 
+  it('bills the alarm metrics the cost model prices (CloudWatch bills each metric an alarm reads)', () => {
+    const metrics = [...alarmsOf(main.json).values()].map((a) =>
+      a.MetricName ? 1 : ((a.Metrics ?? []) as { MetricStat?: unknown }[]).filter((m) => m.MetricStat).length,
+    );
+    expect(metrics.reduce((sum, n) => sum + n, 0)).toBe(FIXED.alarms);
+  });
+
   it('alarms on API 5xx, Lambda errors and throttles, stream concurrency, table throttles, state machine fails', () => {
     const alarms = alarmsOf(main.json);
     expect([...alarms.keys()].sort()).toEqual([
@@ -2652,8 +2660,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
       'Alarms/TableThrottles',
       'Dispatch/BatchDeadLettersAlarm',
       'Dispatch/FlushDeadLettersAlarm',
-      'Effects/DeadLettersAlarm',
-      'Search/WriterDeadLettersAlarm',
+      'StreamDeadLetters/Alarm',
     ]);
     const anyIn5Minutes = {
       Threshold: 1,
@@ -2731,7 +2738,7 @@ describe('closed and capped by default (issue 17 finding 8)', () => {
         'aws:SecureTransport',
       );
       const alarms = alarmsOf(synth.json);
-      expect(alarms.size).toBe(10);
+      expect(alarms.size).toBe(9);
       for (const [name, alarm] of alarms) expect([name, alarm.AlarmActions]).toEqual([name, [{ Ref: topicId }]]);
       expect(synth.json.Outputs?.AlarmTopicArn?.Value).toEqual({ Ref: topicId });
       expect(nagFindings(synth.stack)).toEqual([]);

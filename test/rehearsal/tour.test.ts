@@ -271,6 +271,9 @@ describe('the rehearsed deployment, route by route', () => {
       { selectedOptionIds: ['hold'] },
       'string',
     ]);
+    // On time (the sweep's safety net would come 30 s late at the soonest): the expiry's record was
+    // sent by the reminder's when it fired, one chain per request (functions/platform/request-timer.ts).
+    expect(Date.parse(expired.expired_at) - Date.parse(timed.body.deadline.at)).toBeLessThan(5_000);
     const log = await call('GET', '/api/v1/decisions');
     answered(log, 200);
     expect(

@@ -302,8 +302,8 @@ describe('an idle deployed month', () => {
   it('bills the alarm metrics ($0.10 each) unless deployed without alarms', () => {
     const alarms = (w: Workload) =>
       monthLines(w, [], poolBench([]), PRICES).filter((l) => l.service === 'CloudWatch' && l.what === 'alarm metrics');
-    expect(FIXED.alarms).toBe(12);
-    expect(alarms(idle(false)).map((l) => l.dollars)).toEqual([expect.closeTo(1.2, 9)]);
+    expect(FIXED.alarms).toBe(11);
+    expect(alarms(idle(false)).map((l) => l.dollars)).toEqual([expect.closeTo(1.1, 9)]);
     expect(alarms(idle(true))).toEqual([]);
   });
 });

@@ -675,13 +675,14 @@ export const SSE = {
 /** Fixed resources (per month, whatever the traffic). */
 export const FIXED = {
   /**
-   * Alarm metrics (CloudWatch bills each metric an alarm reads): the dead-letter alarms of the
-   * dispatch batches, flush signals, search writer and effects consumer (4), and
+   * Alarm metrics (CloudWatch bills each metric an alarm reads; test/infra/stack.test.ts counts
+   * them in the template): the dead-letter alarms of the dispatch batches, the flush queue and
+   * the table stream's two consumers (one queue: lib/constructs/stream-consumer.ts) (3), and
    * lib/constructs/alarms.ts: API 5xx, Lambda errors, Lambda throttles, the event stream's
    * concurrency (1 each), the table's read + write throttle events (2), the stream-timeout
    * executions failed + timed out (2).
    */
-  alarms: 12,
+  alarms: 11,
   /**
    * The stored secrets (instance secret, origin-verify value; lib/constructs/stored-secrets.ts) are
    * table items: one strongly consistent read of an item under 4 KB is 1 RRU.

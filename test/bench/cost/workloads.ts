@@ -20,10 +20,12 @@ const replies = 1000;
 const requests = 200;
 /**
  * Issue 36: 200 more requests a day carry a deadline (1 hour) and two reminders (30 and 5 minutes
- * before). Half are answered between the reminders (their expiry timer then fires stale), half
- * expire (half cancelled, half resolved with the default). A timer waits in 900 s hops
- * (functions/platform/request-timer.ts): the expiry sends 4 records (3 hops), the 30-minute
- * reminder 2 (1 hop), the 5-minute one 4 (3 hops): 7 hops and 3 firings per request.
+ * before). Half are answered between the reminders, half expire (half cancelled, half resolved
+ * with the default). A request's timers wait as one chain of delayed records in 900 s hops
+ * (functions/platform/request-timer.ts): a hop at 15 min, the first reminder at 30, a hop at 45,
+ * the second reminder at 55, the expiry at 60. An answered request's chain ends at its second
+ * reminder's record, which finds it closed (stale): 2 hops and 3 firings per expiring request,
+ * 2 hops, 1 reminder and 1 stale record per answered one.
  */
 const deadlineRequests = 200;
 const answeredInTime = deadlineRequests / 2;
@@ -50,8 +52,8 @@ const typicalPerDay: Record<string, number> = {
   'stream.timeout.loop': replies * LONG_STREAM_SHARE,
   'request.create': requests + deadlineRequests,
   'request.resolve': requests + answeredInTime,
-  'request.timer.hop': deadlineRequests * 7,
-  'request.remind': deadlineRequests * 2,
+  'request.timer.hop': deadlineRequests * 2,
+  'request.remind': expired * 2 + answeredInTime,
   'request.timer.stale': answeredInTime,
   'request.expire': expired,
   'dispatch.flush': batches,

@@ -10,6 +10,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { getConfig } from '../../../functions/core/instance-config.js';
 import { expireOverdue, fireRequestTimer } from '../../../functions/core/request-expiry.js';
+import { installRequestTimers } from '../../../functions/platform/request-timer.js';
 import type { RequestTimer } from '../../../functions/platform/request-timer.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { eventually } from '../../support/wait.js';
@@ -182,6 +183,45 @@ describe('a timer as its handler runs it', () => {
     // A new deadline may remind again.
     expect((await h.patch(request.id, { deadline: { inSeconds: 900, remindBeforeSeconds: [300] } })).status).toBe(200);
     expect(await fire(reminderOf(await h.find(chat.id, request.id), 300))).toBe('reminded');
+  });
+
+  it("in AWS a request's timers wait as one chain: each reminder that fires sets the next, a closed request ends it", async () => {
+    // The queue's starter sets only the soonest timer it is given (platform/request-timer.ts); this
+    // one records what it would send. The local runtime's starter is put back after.
+    const sent: RequestTimer[] = [];
+    const local = installRequestTimers({
+      arm: async (timers) => {
+        sent.push(timers.reduce((a, b) => (b.fireAtMs < a.fireAtMs ? b : a)));
+      },
+      withdraw: () => {},
+      chained: true,
+    });
+    try {
+      const chat = await h.newChat();
+      const request = await h.create(
+        chat.id,
+        choiceBody({ deadline: { inSeconds: 600, remindBeforeSeconds: [300, 60] } }),
+      );
+      expect(sent).toEqual([reminderOf(request, 300)]);
+      expect(await fire(reminderOf(request, 300))).toBe('reminded');
+      expect(sent.slice(1)).toEqual([reminderOf(request, 60)]);
+      // The same record again (SQS delivers at least once): nothing written, the chain still goes on.
+      expect(await fire(reminderOf(request, 300))).toBe('stale');
+      expect(sent.slice(2)).toEqual([reminderOf(request, 60)]);
+      expect(await fire(reminderOf(request, 60))).toBe('reminded');
+      expect(sent.slice(3)).toEqual([expiryOf(request)]);
+      // Answered before its expiry: the chain's last record finds it closed and sets nothing more.
+      expect((await h.cancel(request.id)).status).toBe(200);
+      expect(await fire(expiryOf(request))).toBe('stale');
+      // A reminder of a request closed meanwhile ends the chain too.
+      const closed = await h.create(chat.id, choiceBody({ deadline: { inSeconds: 600, remindBeforeSeconds: [300] } }));
+      expect((await h.cancel(closed.id)).status).toBe(200);
+      const before = sent.length;
+      expect(await fire(reminderOf(closed, 300))).toBe('stale');
+      expect(sent).toHaveLength(before);
+    } finally {
+      installRequestTimers(local);
+    }
   });
 
   it('a timer that comes early waits again instead of firing (a long wait in 900 s hops)', async () => {
