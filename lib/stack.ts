@@ -107,7 +107,7 @@ export interface ChatRelayStackProps extends StackProps {
   alarmEmail?: string | undefined;
   /**
    * `-c withoutAlarms=true`: no CloudWatch alarm at all (a synth warning says so). The alarms'
-   * 12 metrics are $1.20 of the $1.52 an idle deployment costs a month (`npm run cost`).
+   * 11 metrics are $1.10 of the $1.43 an idle deployment costs a month (`npm run cost`).
    * @default false
    */
   withoutAlarms?: boolean | undefined;

@@ -63,6 +63,17 @@ describe('the floor of a month', () => {
     );
   });
 
+  it("counts a completed reply's final text in its transaction: 2 × 5 KB for the message, 2 for the event", () => {
+    const complete = { ...op('message.complete', true), writes: [{ item: 'item', kb: 5 }] };
+    const lines = floorLines(
+      { ...workload, perDay: { 'message.complete': 100 }, claimPumps: 0, sseHoursPerDay: 0, deployed: false },
+      [complete],
+      PRICES,
+    );
+    // 3,000 completes a month × 12 WRU × $0.625/M
+    expect(dollarsOf(lines, 'DynamoDB', 'write units')).toBeCloseTo(3_000 * 12 * 0.625e-6, 9);
+  });
+
   it('is the queue polls alone for a deployment nobody uses, and nothing for one not deployed', () => {
     const idle: Workload = { ...workload, perDay: {}, claimPumps: 0, sseHoursPerDay: 0 };
     const lines = floorLines(idle, ops, PRICES);

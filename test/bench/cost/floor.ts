@@ -19,8 +19,11 @@
  * - Writes: a chunk is its own item (ARCHITECTURE.md, "Cost that does not grow with size") and
  *   its ephemeral event goes through the event log (ARCHITECTURE.md, "Events and SSE"): 2 WRU.
  *   A write that changes an entity and emits a persisted event commits both in one transaction
- *   ("Atomic mutations"): 2 items × 2 = 4 WRU (message create, complete, request create,
- *   resolve). A closing of a request also appends its decision log entry in that transaction
+ *   ("Atomic mutations"): 2 items × 2 = 4 WRU (message create, request create, resolve), at
+ *   least, as an item under 1 KB; a completed reply's item holds its final text (`content_final`,
+ *   §5.4.4: SIZES.finishedReply, 5 KB, 1 WRU per KB), so its transaction is at least 2 × 5 for the
+ *   message and 2 for the event (the event's `finalText` could be joined on read instead: not
+ *   counted). A closing of a request also appends its decision log entry in that transaction
  *   (§5.5.6): 6 WRU; a reminder is a persisted event: 1. Counters, pointers, dispatch inputs and
  *   index copies are left out (a lower bound).
  * - A deadline's reminder or expiry runs code when it falls due (§5.5.6): one invocation each.
@@ -32,7 +35,7 @@
  */
 import { MONTH_DAYS, MONTH_SECONDS } from './model.js';
 import type { CostLine, Workload } from './model.js';
-import { FIXED } from './operations.js';
+import { FIXED, SIZES } from './operations.js';
 import type { Operation } from './operations.js';
 import type { Prices } from './prices.js';
 
@@ -46,7 +49,8 @@ export const FORCED_WRU: Record<string, number> = {
   'message.chunk': 2,
   'message.create.user': 4,
   'message.create.streaming': 4,
-  'message.complete': 4,
+  // The message item with its final text, in the transaction with its event (above).
+  'message.complete': 2 * Math.ceil(SIZES.finishedReply) + 2,
   'request.create': 4,
   // §5.5.6: every closing appends its decision log entry in the closing's own transaction: 3 × 2.
   'request.resolve': 6,

@@ -662,10 +662,11 @@ export const SSE = {
   warmSeconds: 6,
   /**
    * Idle polling per minute when the bench has no `sse.idle` figure: 60 polls × (1 eventually
-   * consistent log Query + ~1.3 ephemeral bucket Queries) + a strongly consistent sequence
-   * read every 5 s.
+   * consistent log Query + ~1.33 ephemeral bucket Queries) + a strongly consistent sequence
+   * read every 5 s: 152, as BENCH_ONLY=events measured it with one-minute ephemeral buckets
+   * (store/keys.ts EPHEMERAL_BUCKET_MS; 168 with the 10 s buckets before).
    */
-  idleCallsPerMinute: 60 * 2.3 + 12,
+  idleCallsPerMinute: 60 * 2.33 + 12,
   strongCallsPerMinute: 12,
   /** Keepalive comments: 15 B every 15 s (KB per minute). */
   keepaliveKbPerMinute: 0.06,
