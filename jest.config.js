@@ -1,5 +1,5 @@
 /**
- * Native ESM jest (middy is ESM-only): ts-jest transpiles each file in isolation; `npm run
+ * Native ESM jest (middy is ESM-only): esbuild strips the types of each file in isolation (test/support/esbuild-jest.mjs); `npm run
  * typecheck` does the type checking. Integration tests share one DynamoDB Local started in
  * globalSetup; each test file creates its own table. End-to-end tests (e2e) start their own, and
  * share one Chromium (each file in contexts of its own).
@@ -10,7 +10,7 @@ const common = {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }] },
+  transform: { '^.+\\.ts$': '<rootDir>/test/support/esbuild-jest.mjs' },
 };
 
 export default {

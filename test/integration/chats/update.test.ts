@@ -181,7 +181,7 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
     );
 
     it(
-      'keeps every catalog count equal to a recount after 50 parallel PATCHes adding and removing tags on one ' +
+      'keeps every catalog count equal to a recount after 30 parallel PATCHes adding and removing tags on one ' +
         'chat',
       async () => {
         const pool = named('par-', 1000);
@@ -192,8 +192,10 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
         // Each edit drops a window of the base tags and adds a window of new ones: most change a
         // few tags (inline in the chat's transaction), three change about a hundred or more
         // against whichever edit lands before them, and so does the edit after each (catalog parts).
-        const edits = Array.from({ length: 50 }, (_, i) => {
-          const width = i % 20 === 3 ? 60 : 4;
+        // (30 at once: with 50, a full run's load on the shared DynamoDB Local once left most of them
+        // unanswered past their function's time, 500 as an uncertain write is.)
+        const edits = Array.from({ length: 30 }, (_, i) => {
+          const width = i % 10 === 3 ? 60 : 4;
           const at = (i * 9) % 440;
           return [...base.filter((_, j) => j < at || j >= at + width), ...pool.slice(500 + at, 500 + at + width)];
         });
