@@ -120,8 +120,12 @@ describe('on real timers (at most 1 s late locally)', () => {
     const inputs = (await h.dispatchInputs(chat.id)).filter((i: any) => i.source_id === resolving.id);
     expect(inputs).toHaveLength(1);
     expect(inputs[0]).toMatchObject({ source_kind: 'request_resolved', sender_id: 'backend' });
-    // One `expired` entry each, by the deadline.
-    const entries = (await decisions()).filter((d) => [cancelling.id, resolving.id].includes(d.request_id));
+    // One `expired` entry each, by the deadline (both fall due in the same millisecond or two:
+    // their entries come in whichever order their closings took the log's head).
+    const order = [cancelling.id, resolving.id];
+    const entries = (await decisions())
+      .filter((d) => order.includes(d.request_id))
+      .sort((a, b) => order.indexOf(a.request_id) - order.indexOf(b.request_id));
     expect(entries.map((d) => [d.request_id, d.action, d.actor, d.resolved_by, d.payload])).toEqual([
       [cancelling.id, 'expired', 'deadline', null, null],
       [resolving.id, 'expired', 'deadline', 'backend', { selectedOptionIds: ['later'] }],
