@@ -9,6 +9,8 @@ import { rehearsalAssembly } from '../../support/api.js';
 import { LATE, QUICK_RETRIES, configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
 
 const CLAIM_WAIT = 1500;
+/** How late an empty long-poll may answer here: a full run keeps both cores busy (seen: 1,176 ms late). */
+const POLL_SLACK_MS = 1500;
 
 const config = configWith({
   mode: 'sequential',
@@ -43,18 +45,18 @@ describe('claim long-poll', () => {
       expect(waited.status).toBe(204);
       expect(waited.text).toBe('');
       expect(waitedMs).toBeGreaterThanOrEqual(1950);
-      expect(waitedMs).toBeLessThan(3000);
+      expect(waitedMs).toBeLessThan(2000 + POLL_SLACK_MS);
 
       const [byDefault, byDefaultMs] = await timed(() => d.claim({ workerId: 'w1' }));
       expect(byDefault.status).toBe(204);
       expect(byDefaultMs).toBeGreaterThanOrEqual(CLAIM_WAIT - 50);
-      expect(byDefaultMs).toBeLessThan(CLAIM_WAIT + 1000);
+      expect(byDefaultMs).toBeLessThan(CLAIM_WAIT + POLL_SLACK_MS);
 
       const [many, manyMs] = await timed(() => d.claimMany({ workerId: 'w1', waitMs: 1200 }));
       expect(many.status).toBe(204);
       expect(many.text).toBe('');
       expect(manyMs).toBeGreaterThanOrEqual(1150);
-      expect(manyMs).toBeLessThan(2200);
+      expect(manyMs).toBeLessThan(1200 + POLL_SLACK_MS);
     },
   );
 
