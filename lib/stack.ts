@@ -379,6 +379,12 @@ export class ChatRelayStack extends Stack {
       value: this.dispatchQueues.flushDeadLetterQueue.queueName,
       description: 'Dead-letter queue of the flush queue: flush signals and stream checks (alarmed when not empty)',
     });
+    new CfnOutput(this, 'StreamDeadLetterQueueName', {
+      value: this.streamDeadLetters.queue.queueName,
+      description:
+        "Dead-letter queue of the table stream's consumers, the search writer and the effects consumer (alarmed " +
+        'when not empty; each record names its function)',
+    });
     if (secretEnabled) {
       // Where to read the instance secret (never the value: docs/deployment.md, "Secrets in the table").
       const key = Keys.generatedSecret('INSTANCE');

@@ -326,6 +326,7 @@ describe('HTTP API', () => {
         'InstanceSecretCommand',
         'MediaBucketName',
         'SearchIndexBucketName',
+        'StreamDeadLetterQueueName',
         'StreamTimeoutStateMachineArn',
         'TableName',
         'WebBucketName',
@@ -1699,7 +1700,7 @@ describe('dispatch queues', () => {
     expect(readFileSync(join(assetDir, 'index.mjs'), 'utf8')).toContain('DISPATCH#PENDING');
   });
 
-  it('outputs both queue URLs and both dead-letter queue names', () => {
+  it('outputs both queue URLs and the three dead-letter queue names', () => {
     const outputs = main.json.Outputs ?? {};
     expect(outputs.DispatchQueueUrl?.Value).toEqual({ Ref: batches()[0] });
     expect(outputs.FlushQueueUrl?.Value).toEqual({ Ref: flushes()[0] });
@@ -1707,6 +1708,10 @@ describe('dispatch queues', () => {
     expect(outputs.FlushQueueUrl?.Description).toMatch(/flush signals .*stream checks/);
     expect(outputs.DispatchDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [batchDlq()[0], 'QueueName'] });
     expect(outputs.FlushDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [flushDlq()[0], 'QueueName'] });
+    const [streamDlq] = resourcesOfType(main.json, 'AWS::SQS::Queue').find(
+      ([, q]) => cdkPath(q) === 'ChatRelay/StreamDeadLetters/Queue/Resource',
+    )!;
+    expect(outputs.StreamDeadLetterQueueName?.Value).toEqual({ 'Fn::GetAtt': [streamDlq, 'QueueName'] });
   });
 });
 
