@@ -37,7 +37,7 @@ export async function backfillRequestListing(): Promise<number> {
         deadlineAt: deadline?.at ?? null,
         closedAt: item.status === 'pending' ? null : ((item.resolved_at as string | null) ?? String(item.created_at)),
       });
-      await ddb()
+      const updated = await ddb()
         .send(
           new UpdateCommand({
             TableName: tableName(),
@@ -47,11 +47,15 @@ export async function backfillRequestListing(): Promise<number> {
             ExpressionAttributeValues: { ':g1pk': listing.gsi1pk, ':g2pk': listing.gsi2pk, ':g1sk': listing.gsi1sk },
           }),
         )
-        .catch((error: unknown) => {
-          // A request a live write gave its keys meanwhile is fine as it is.
-          if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-        });
-      changed++;
+        .then(
+          () => true,
+          (error: unknown) => {
+            // A request a live write gave its keys meanwhile is fine as it is.
+            if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+            return false;
+          },
+        );
+      if (updated) changed++;
     }
     start = page.LastEvaluatedKey;
   } while (start);

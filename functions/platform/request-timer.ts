@@ -58,6 +58,10 @@ export function installRequestTimers(starter: RequestTimerStarter | undefined): 
   return replaced;
 }
 
+/** The timer of `timers` (at least one) that falls due first: the one a chained starter sets. */
+export const soonestTimer = (timers: readonly RequestTimer[]): RequestTimer =>
+  timers.reduce((a, b) => (b.fireAtMs < a.fireAtMs ? b : a));
+
 /** The flush-queue record of a timer: its body and the delay to send it with (whole seconds, ≤ 900). */
 export function requestTimerMessage(timer: RequestTimer, nowMs: number): { body: string; delaySeconds: number } {
   const waitSeconds = Math.max(0, Math.ceil((timer.fireAtMs - nowMs) / 1000));
@@ -72,8 +76,7 @@ const sqsStarter: RequestTimerStarter = {
       });
       return;
     }
-    const soonest = timers.reduce((a, b) => (b.fireAtMs < a.fireAtMs ? b : a));
-    const message = requestTimerMessage(soonest, Date.now());
+    const message = requestTimerMessage(soonestTimer(timers), Date.now());
     await sendToFlushQueue(message.body, message.delaySeconds);
   },
   withdraw: () => {},

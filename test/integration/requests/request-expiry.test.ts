@@ -10,7 +10,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { getConfig } from '../../../functions/core/instance-config.js';
 import { expireOverdue, fireRequestTimer } from '../../../functions/core/request-expiry.js';
-import { installRequestTimers } from '../../../functions/platform/request-timer.js';
+import { installRequestTimers, soonestTimer } from '../../../functions/platform/request-timer.js';
 import type { RequestTimer } from '../../../functions/platform/request-timer.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { eventually } from '../../support/wait.js';
@@ -195,7 +195,7 @@ describe('a timer as its handler runs it', () => {
     const sent: RequestTimer[] = [];
     const local = installRequestTimers({
       arm: async (timers) => {
-        sent.push(timers.reduce((a, b) => (b.fireAtMs < a.fireAtMs ? b : a)));
+        sent.push(soonestTimer(timers));
       },
       withdraw: () => {},
       chained: true,
