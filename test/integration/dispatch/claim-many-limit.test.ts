@@ -29,9 +29,19 @@ describe('claim-many with claimManyLimit over 10', () => {
     const capped = await d.claimMany({ workerId: 'w2', waitMs: 2000, limit: 100 });
     expect(capped.body.batches).toHaveLength(50);
     for (const batch of capped.body.batches) await d.completeOk(batch.batchId, 'w2');
-    const rest = await d.claimMany({ workerId: 'w3', waitMs: 2000 });
-    expect(rest.body.batches).toHaveLength(10);
-    const restItems = rest.body.batches.flatMap((b) => b.items.map((i) => i.content));
-    expect(restItems.every((content) => /^n\d+$/.test(content))).toBe(true);
+    // The other 10, each once. Claimed until all are in (not in one claim: a batch whose lease or
+    // give-back the capped claim could not write in time, as under a full run's load, stays hidden
+    // until its 30 s lease runs out, and a claim answers with what is there).
+    const rest: string[] = [];
+    const end = Date.now() + 45_000;
+    while (rest.length < 10 && Date.now() < end) {
+      const more = await d.claimMany({ workerId: 'w3', waitMs: 2000 });
+      for (const batch of more.status === 200 ? more.body.batches : []) {
+        rest.push(...batch.items.map((i) => i.content));
+        await d.completeOk(batch.batchId, 'w3');
+      }
+    }
+    const capItems = capped.body.batches.flatMap((b) => b.items.map((i) => i.content));
+    expect([...capItems, ...rest].sort()).toEqual(Array.from({ length: 60 }, (_, i) => `n${i}`).sort());
   }, 90_000);
 });

@@ -72,7 +72,9 @@ describe('claim long-poll', () => {
     expect(res.status).toBe(200);
     expect(res.body.items.map((i) => i.sourceId)).toEqual([id]);
     expect(Date.now() - sentAt).toBeLessThan(LATE);
-    expect(Date.now() - started).toBeLessThan(8000 - 2000);
+    // Before its wait ran out: a claim that slept through it answers 8 s or more after it was sent
+    // (after `started`). Not tighter: under a full run's load the message's own POST took 4 s once.
+    expect(Date.now() - started).toBeLessThan(8000 - 500);
     await d.completeOk(res.body.batchId, 'w1');
   });
 
