@@ -19,11 +19,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { ConfigValidationError, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
-import { DeployRoleStack } from '../lib/deploy-role-stack.js';
-import { ChatRelayStack } from '../lib/stack.js';
 import { DEPLOY_TIME_VAPID_KEY, DeploymentConfigError } from '../lib/deployment-inputs.js';
 import { WebDirError, resolveWebDir } from '../lib/web-build.js';
 import { WEB_BUILD_DIR } from '../lib/web-policy.js';
@@ -118,34 +115,45 @@ for (const removed of ['instanceSecretArn', 'vapidKeysSecretArn']) {
   }
 }
 const config = loadConfig(app);
+// Every other input is read and checked before the stacks' code loads (about 2 s of it, with
+// cdk-nag's rules): a bad `-c` stops the synth in a fraction of a second. The web build comes
+// last, as it may run Vite.
+const stackInputs = {
+  config,
+  domain: loadDomain(app),
+  logLevel: contextString(app, 'logLevel'),
+  logSampleRate: contextString(app, 'logSampleRate'),
+  allowOpenAccess: contextFlag(app, 'allowOpenAccess'),
+  apiThrottleRate: contextNumber(app, 'apiThrottleRate'),
+  apiThrottleBurst: contextNumber(app, 'apiThrottleBurst'),
+  alarmTopicArn: contextString(app, 'alarmTopicArn'),
+  alarmEmail: contextString(app, 'alarmEmail'),
+  withoutAlarms: contextFlag(app, 'withoutAlarms'),
+};
+// The CI deploy's roles (docs/deployment.md, "Deploying from CI"): only when a repository is
+// named, and deployed by name, once: npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name
+const repository = contextString(app, 'githubRepository');
+const deployRole = repository && {
+  repository,
+  branch: contextString(app, 'githubBranch'),
+  appStackName: 'ChatRelay',
+  oidcProviderArn: contextString(app, 'githubOidcProviderArn'),
+};
 const webDir = loadWebDir(app);
+const [{ ChatRelayStack }, { DeployRoleStack, checkDeployRoleInputs }, { AwsSolutionsChecks }] = await Promise.all([
+  import('../lib/stack.js'),
+  import('../lib/deploy-role-stack.js'),
+  import('cdk-nag'),
+]);
 try {
+  if (deployRole) checkDeployRoleInputs(app, deployRole);
   new ChatRelayStack(app, 'ChatRelay', {
-    config,
+    ...stackInputs,
     webDir,
     // Another build (OpenGram's UI, …): its CSP allows inline styles (lib/web-policy.ts).
     foreignBuild: resolve(webDir) !== resolve(fileURLToPath(new URL('..', import.meta.url)), WEB_BUILD_DIR),
-    domain: loadDomain(app),
-    logLevel: contextString(app, 'logLevel'),
-    logSampleRate: contextString(app, 'logSampleRate'),
-    allowOpenAccess: contextFlag(app, 'allowOpenAccess'),
-    apiThrottleRate: contextNumber(app, 'apiThrottleRate'),
-    apiThrottleBurst: contextNumber(app, 'apiThrottleBurst'),
-    alarmTopicArn: contextString(app, 'alarmTopicArn'),
-    alarmEmail: contextString(app, 'alarmEmail'),
-    withoutAlarms: contextFlag(app, 'withoutAlarms'),
   });
-  // The CI deploy's roles (docs/deployment.md, "Deploying from CI"): only when a repository is
-  // named, and deployed by name, once: npx cdk deploy ChatRelayDeployRole -c githubRepository=owner/name
-  const repository = contextString(app, 'githubRepository');
-  if (repository) {
-    new DeployRoleStack(app, 'ChatRelayDeployRole', {
-      repository,
-      branch: contextString(app, 'githubBranch'),
-      appStackName: 'ChatRelay',
-      oidcProviderArn: contextString(app, 'githubOidcProviderArn'),
-    });
-  }
+  if (deployRole) new DeployRoleStack(app, 'ChatRelayDeployRole', deployRole);
 } catch (error) {
   // Inputs the stack cannot deploy (secret ARN format, size, a config needing a stripped secret).
   if (error instanceof DeploymentConfigError) fail(error.message);

@@ -49,6 +49,38 @@ export const NESTED_STACK_MARK = 'NestedStackResource';
 
 const OIDC_PROVIDER_ARN = /^arn:aws[a-z-]*:iam::\d{12}:oidc-provider\/token\.actions\.githubusercontent\.com$/;
 
+/**
+ * Checks the deploy role's inputs (the repository, branch and provider given with `-c`, the
+ * bootstrap qualifier from context), throwing DeploymentConfigError for one it cannot use; returns
+ * the qualifier. bin/app.ts calls it before it builds any stack, so a bad input stops the synth at once.
+ */
+export function checkDeployRoleInputs(
+  scope: Construct,
+  props: Pick<DeployRoleStackProps, 'repository' | 'branch' | 'oidcProviderArn'>,
+): string {
+  const { repository, branch = 'main', oidcProviderArn } = props;
+  // The qualifier CDK's synthesizers use, so the roles named here are the ones the CLI assumes
+  // (`-c @aws-cdk/core:bootstrapQualifier=`, as given to `cdk bootstrap --qualifier`).
+  const qualifier = String(scope.node.tryGetContext(BOOTSTRAP_QUALIFIER_CONTEXT) ?? DEFAULT_BOOTSTRAP_QUALIFIER);
+  if (!REPOSITORY.test(repository)) {
+    throw new DeploymentConfigError(`githubRepository must be owner/name, got "${repository}".`);
+  }
+  if (!BRANCH.test(branch) || branch.includes('..')) {
+    throw new DeploymentConfigError(`githubBranch must be a branch name, got "${branch}".`);
+  }
+  if (!QUALIFIER.test(qualifier)) {
+    throw new DeploymentConfigError(
+      `${BOOTSTRAP_QUALIFIER_CONTEXT} must be 1 to 10 letters, digits, - or _, got "${qualifier}".`,
+    );
+  }
+  if (oidcProviderArn !== undefined && !OIDC_PROVIDER_ARN.test(oidcProviderArn)) {
+    throw new DeploymentConfigError(
+      `githubOidcProviderArn must be the ARN of the ${GITHUB_OIDC_ISSUER} provider, got "${oidcProviderArn}".`,
+    );
+  }
+  return qualifier;
+}
+
 export class DeployRoleStack extends Stack {
   readonly provider: IOidcProvider;
   readonly deployRole: Role;
@@ -56,25 +88,7 @@ export class DeployRoleStack extends Stack {
 
   constructor(scope: Construct, id: string, props: DeployRoleStackProps) {
     const { repository, branch = 'main', appStackName, oidcProviderArn, ...stackProps } = props;
-    // The qualifier CDK's synthesizers use, so the roles named here are the ones the CLI assumes
-    // (`-c @aws-cdk/core:bootstrapQualifier=`, as given to `cdk bootstrap --qualifier`).
-    const qualifier = String(scope.node.tryGetContext(BOOTSTRAP_QUALIFIER_CONTEXT) ?? DEFAULT_BOOTSTRAP_QUALIFIER);
-    if (!REPOSITORY.test(repository)) {
-      throw new DeploymentConfigError(`githubRepository must be owner/name, got "${repository}".`);
-    }
-    if (!BRANCH.test(branch) || branch.includes('..')) {
-      throw new DeploymentConfigError(`githubBranch must be a branch name, got "${branch}".`);
-    }
-    if (!QUALIFIER.test(qualifier)) {
-      throw new DeploymentConfigError(
-        `${BOOTSTRAP_QUALIFIER_CONTEXT} must be 1 to 10 letters, digits, - or _, got "${qualifier}".`,
-      );
-    }
-    if (oidcProviderArn !== undefined && !OIDC_PROVIDER_ARN.test(oidcProviderArn)) {
-      throw new DeploymentConfigError(
-        `githubOidcProviderArn must be the ARN of the ${GITHUB_OIDC_ISSUER} provider, got "${oidcProviderArn}".`,
-      );
-    }
+    const qualifier = checkDeployRoleInputs(scope, props);
     super(scope, id, {
       description: `Chat relay: the roles GitHub Actions of ${repository} assume to diff and deploy ${appStackName}`,
       ...stackProps,

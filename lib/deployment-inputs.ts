@@ -7,8 +7,6 @@
  */
 import { VAPID_KEY_HELD_APART, resolveConfig } from '../functions/platform/instance-config.js';
 import type { InstanceConfig } from '../functions/platform/instance-config.js';
-import { DEFAULT_API_THROTTLE } from './constructs/api.js';
-import type { ApiThrottle } from './constructs/api.js';
 
 /**
  * The configuration as a closed deployment serves it: the instance secret on and required by
@@ -20,6 +18,22 @@ export function closedConfig(config: InstanceConfig): InstanceConfig {
     security: { ...config.security, instanceSecretEnabled: true, readEndpointsRequireInstanceSecret: true },
   };
 }
+
+export interface ApiThrottle {
+  /** Steady-state requests per second. */
+  rateLimit: number;
+  /** Requests accepted at once above the steady rate (the token bucket's size). */
+  burstLimit: number;
+}
+
+/**
+ * Default stage throttle: far above what a few agents, workers and browser tabs send (each
+ * client's writes are limited to 100 a second by the functions, §1.12), low enough to cap what
+ * a flood can cost: 50 requests a second held for a day is 4.3 M requests, about $4.3 of API
+ * Gateway plus the functions' time, instead of an unbounded bill. `-c apiThrottleRate=` and
+ * `-c apiThrottleBurst=` change it.
+ */
+export const DEFAULT_API_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
 
 /**
  * What validation sees for the VAPID public key before the deploy makes it (the key custom

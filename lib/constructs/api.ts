@@ -26,6 +26,7 @@ import type { FunctionWiring } from './api-function.js';
 import type { DispatchQueues } from './dispatch-queues.js';
 import type { StoredSecrets } from './stored-secrets.js';
 import type { StreamTimeouts } from './stream-timeouts.js';
+import type { ApiThrottle } from '../deployment-inputs.js';
 
 export interface ApiProps extends FunctionWiring {
   /**
@@ -53,22 +54,6 @@ export interface ApiProps extends FunctionWiring {
   /** The stage's throttle (requests per second, steady and burst) for all routes together. */
   throttle: ApiThrottle;
 }
-
-export interface ApiThrottle {
-  /** Steady-state requests per second. */
-  rateLimit: number;
-  /** Requests accepted at once above the steady rate (the token bucket's size). */
-  burstLimit: number;
-}
-
-/**
- * Default stage throttle: far above what a few agents, workers and browser tabs send (each
- * client's writes are limited to 100 a second by the functions, §1.12), low enough to cap what
- * a flood can cost: 50 requests a second held for a day is 4.3 M requests, about $4.3 of API
- * Gateway plus the functions' time, instead of an unbounded bill. `-c apiThrottleRate=` and
- * `-c apiThrottleBurst=` change it.
- */
-export const DEFAULT_API_THROTTLE: ApiThrottle = { rateLimit: 50, burstLimit: 100 };
 
 /**
  * One JSON line per request. Deliberately no query string: SSE and file URLs may carry the
