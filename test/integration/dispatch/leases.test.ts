@@ -207,33 +207,27 @@ describe('leases', () => {
     await d.completeOk(again.batchId, 'w2');
   });
 
-  it(
-    'a lease that is not a whole number of seconds is claimable again within about one tick of its end ' + '(§11)',
-    async () => {
-      await d.chatWithMessage('odd lease');
-      // Claimed with 1100 ms: expires 1100 ms after the claim.
-      const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1100 });
-      const claimedAt = Date.now();
-      const again = await d.claimOne({ workerId: 'w2', waitMs: 5000, leaseMs: 20_000 });
-      const afterClaim = Date.now() - claimedAt;
-      // Extended by a heartbeat to 1100 ms from now.
-      expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 1100 })).status).toBe(204);
-      const extendedAt = Date.now();
-      const third = await d.claimOne({ workerId: 'w3', waitMs: 5000 });
-      const afterHeartbeat = Date.now() - extendedAt;
-      await d.completeOk(third.batchId, 'w3');
-      expect([again.batchId, third.batchId]).toEqual([batch.batchId, batch.batchId]);
-      expect({
-        afterClaim: afterClaim <= 1100 + 700,
-        afterHeartbeat: afterHeartbeat <= 1100 + 700,
-        ms: [afterClaim, afterHeartbeat],
-      }).toEqual({
-        afterClaim: true,
-        afterHeartbeat: true,
-        ms: [afterClaim, afterHeartbeat],
-      });
-    },
-  );
+  it('a lease that is not a whole number of seconds is claimable again once it ends, not at the next whole second (§11)', async () => {
+    // A claim that waits at most 300 ms, sent 300 ms after the lease's end, takes the batch: a
+    // lease held to whole seconds (2 s for 1100 ms) would still hide it. Under load the claim may
+    // land later, which can only pass here (measured as a waiting claim's pick-up time instead,
+    // the bound of 1.8 s failed at 2.8 s under four jest workers); the quiet run catches the rounding.
+    await d.chatWithMessage('odd lease');
+    // Claimed with 1100 ms: expires 1100 ms after the claim (which answered before claimedAt).
+    const batch = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 1100 });
+    const claimedAt = Date.now();
+    // Kept (time is the behavior): the lease's end.
+    await sleep(Math.max(0, claimedAt + 1400 - Date.now()));
+    const again = await d.claimOne({ workerId: 'w2', waitMs: 300, leaseMs: 20_000 });
+    // Extended by a heartbeat to 1100 ms from now: the same again.
+    expect((await d.heartbeat(again.batchId, { workerId: 'w2', extendMs: 1100 })).status).toBe(204);
+    const extendedAt = Date.now();
+    // Kept (time is the behavior): the extended lease's end.
+    await sleep(Math.max(0, extendedAt + 1400 - Date.now()));
+    const third = await d.claimOne({ workerId: 'w3', waitMs: 300 });
+    await d.completeOk(third.batchId, 'w3');
+    expect([again.batchId, third.batchId]).toEqual([batch.batchId, batch.batchId]);
+  });
 
   it('leaseMs and extendMs below 1000 give a 1000 ms lease', async () => {
     const { chat } = await d.chatWithMessage('short');
