@@ -22,6 +22,7 @@ import {
   seedChat,
 } from './support/app.js';
 import type { OpenApp } from './support/app.js';
+import { cancelAllPending } from './support/deadlines.js';
 import { useRelay } from './support/relay.js';
 import { FORM } from './support/screens.js';
 
@@ -206,6 +207,48 @@ describe('requests', () => {
         day: '2026-12-24',
       },
     });
+  });
+
+  it("shows a request the agent asks while the chat's first read of its requests is still on its way", async () => {
+    // The race a loaded machine met: the page's first read of the requests answered before the
+    // agent asked, and the request's event came while that answer was still on its way. The read's
+    // answer is held here (answered by the service at once, handed to the page at the end).
+    await cancelAllPending(relay);
+    const chatId = await seedChat(relay, { title: 'Asked as it opened' });
+    let answered!: () => void;
+    const firstAnswered = new Promise<void>((resolve) => (answered = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    app = await openApp(holder.browser, relay, `/chats/${chatId}`, undefined, {
+      onPage: async (page) => {
+        await page.route(
+          (url) => url.pathname === `/api/v1/chats/${chatId}/requests`,
+          async (route) => {
+            const response = await route.fetch();
+            answered();
+            await held;
+            await route.fulfill({ response }).catch(() => undefined);
+          },
+          { times: 1 },
+        );
+      },
+    });
+    let requestId = '';
+    try {
+      await firstAnswered;
+      const created = await createRequest(relay, chatId, {
+        type: 'choice',
+        title: 'Asked now',
+        config: { options: [{ id: 'a', label: 'A' }] },
+      });
+      requestId = created.id;
+      // The event reached the page: the approvals badge counts the request.
+      await app.page.getByTestId('approvals-badge').filter({ hasText: /^1$/ }).waitFor();
+      await card(app.page, requestId).waitFor({ timeout: 10_000 });
+    } finally {
+      release();
+    }
+    await expect(card(app.page, requestId).count()).resolves.toBe(1);
   });
 
   it('a request cancelled by the agent, and one resolved elsewhere, leave the page live', async () => {

@@ -10,6 +10,7 @@
  * without a cursor replays nothing, and the service fixes the stream's start before it answers.
  */
 import { QueryClient } from '@tanstack/react-query';
+import type { QueryKey } from '@tanstack/react-query';
 import { ApiError } from './client';
 
 /** A failed read is retried once when it may pass as is (busy, unreachable); never a 4xx. */
@@ -27,6 +28,20 @@ export const queryClient = new QueryClient({
     mutations: { retry: false },
   },
 });
+
+/**
+ * Reads the queries under `queryKey` again because a live event changed what they hold. An
+ * invalidation alone is folded into a first read still on its way (TanStack Query starts a new
+ * fetch over a running one only when the query already has data), and that read may have been
+ * answered before the event's write: the page would miss the change until its next read (seen: a
+ * request the agent asked as the chat opened never showed). So a first read in flight is
+ * cancelled (the query goes back to having no data) and made again.
+ */
+export async function reread(queryKey: QueryKey): Promise<void> {
+  const firstRead = { queryKey, predicate: (query: { state: { data: unknown } }) => query.state.data === undefined };
+  if (queryClient.isFetching(firstRead) > 0) await queryClient.cancelQueries(firstRead);
+  await queryClient.invalidateQueries({ queryKey });
+}
 
 /** The query keys, by API path: a key's first element is the path template it reads. */
 export const keys = {

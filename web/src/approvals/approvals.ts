@@ -7,7 +7,7 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api/client';
-import { keys, queryClient } from '../api/query-client';
+import { keys, queryClient, reread } from '../api/query-client';
 import type { ChatRequest, EventEnvelope } from '../api/types';
 import { live } from '../live/events';
 
@@ -52,14 +52,14 @@ export function dropApproval(requestId: string): void {
   }
 }
 
-const reread = () => void queryClient.invalidateQueries({ queryKey: keys.approvals() });
+const rereadApprovals = () => void reread(keys.approvals());
 
 /** A request's live events (§6.2) applied to the approvals. */
 export function applyApprovalEvent(event: EventEnvelope): void {
   switch (event.type) {
     case 'request.created':
     case 'request.reminder':
-      reread();
+      rereadApprovals();
       break;
     case 'request.resolved':
     case 'request.cancelled':

@@ -9,7 +9,7 @@ import { useMemo } from 'react';
 import { useInfiniteQuery } from '@tanstack/react-query';
 import type { InfiniteData } from '@tanstack/react-query';
 import { api } from '../api/client';
-import { keys, queryClient } from '../api/query-client';
+import { keys, queryClient, reread } from '../api/query-client';
 import type { EventEnvelope, Message, Page } from '../api/types';
 import { live } from '../live/events';
 import { compareMessages, keepLive } from './message-order';
@@ -86,7 +86,7 @@ export const knowsMessage = (chatId: string, messageId: string): boolean =>
 
 /** Re-reads the chat's pages (a message this page never saw changed; media came to a known one). */
 export const rereadMessages = (chatId: string) =>
-  void queryClient.invalidateQueries({ queryKey: keys.messages(chatId) });
+  void reread(keys.messages(chatId));
 
 /** A message stored (its event, or the POST's answer): into the newest page, in the service's order. */
 export function putMessage(chatId: string, message: Message): void {

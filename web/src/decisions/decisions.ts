@@ -9,7 +9,7 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api/client';
-import { keys, queryClient } from '../api/query-client';
+import { keys, queryClient, reread } from '../api/query-client';
 import type { DecisionEntry, EventEnvelope } from '../api/types';
 import { live } from '../live/events';
 
@@ -53,7 +53,7 @@ export async function rereadWholeLog(): Promise<Log> {
 /** A closing appends an entry: read what follows (only if the log is held; the view reads it when shown). */
 export function applyDecisionEvent(event: EventEnvelope): void {
   if (event.type !== 'request.resolved' && event.type !== 'request.cancelled') return;
-  void queryClient.invalidateQueries({ queryKey: keys.decisions() });
+  void reread(keys.decisions());
 }
 
 /** JSON Lines, oldest first: one entry a line, as JSON.stringify writes what the API sent. */

@@ -6,7 +6,7 @@
  */
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api/client';
-import { keys, queryClient } from '../api/query-client';
+import { keys, queryClient, reread } from '../api/query-client';
 import type { ChatRequest, EventEnvelope, Resolution } from '../api/types';
 import { live } from '../live/events';
 import { dropApproval } from '../approvals/approvals';
@@ -53,7 +53,7 @@ function replace(chatId: string, id: string, close: (request: ChatRequest) => Ch
 }
 
 export const rereadRequests = (chatId: string) =>
-  void queryClient.invalidateQueries({ queryKey: keys.requests(chatId) });
+  void reread(keys.requests(chatId));
 
 /** A request's live events (§6.2). */
 export function applyRequestEvent(event: EventEnvelope): void {
