@@ -85,8 +85,7 @@ export const knowsMessage = (chatId: string, messageId: string): boolean =>
   pagesOf(chatId)?.pages.some((page) => page.data.some((m) => m.id === messageId)) ?? false;
 
 /** Re-reads the chat's pages (a message this page never saw changed; media came to a known one). */
-export const rereadMessages = (chatId: string) =>
-  void reread(keys.messages(chatId));
+export const rereadMessages = (chatId: string) => void reread(keys.messages(chatId));
 
 /** A message stored (its event, or the POST's answer): into the newest page, in the service's order. */
 export function putMessage(chatId: string, message: Message): void {

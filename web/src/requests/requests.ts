@@ -52,8 +52,7 @@ function replace(chatId: string, id: string, close: (request: ChatRequest) => Ch
   return true;
 }
 
-export const rereadRequests = (chatId: string) =>
-  void reread(keys.requests(chatId));
+export const rereadRequests = (chatId: string) => void reread(keys.requests(chatId));
 
 /** A request's live events (§6.2). */
 export function applyRequestEvent(event: EventEnvelope): void {
