@@ -19,12 +19,12 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
 import sharp from 'sharp';
 import { ApiFunction } from '../../lib/constructs/api-function.js';
 import { IMAGE_RUNTIME_ROOTS, imageRuntimePackages, projectRoot } from '../../lib/constructs/function-asset.js';
 import type { ImageResult } from './fixtures/image-handler.js';
-import { resourcesOfType } from './synth.js';
+import { quietApp, resourcesOfType } from './synth.js';
 import type { CfnTemplate } from './synth.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}.ts`, import.meta.url));
@@ -36,7 +36,7 @@ interface Synth {
 
 function synthStack(functions: Record<string, { entry: string; images?: boolean }>): Synth {
   const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-images-'));
-  const app = new App({
+  const app = quietApp({
     outdir,
     context: { 'aws:cdk:bundling-stacks': ['**'], 'aws:cdk:enable-asset-metadata': true },
   });

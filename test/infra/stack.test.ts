@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import type { Stack } from 'aws-cdk-lib';
+import { CfnResource, Stack } from 'aws-cdk-lib';
 import { DEFAULT_TIMING } from '../../functions/core/event-stream.js';
 import { QUEUE_RETENTION_SECONDS } from '../../functions/platform/queues.js';
 import { CHECK_MAX_RECEIVES } from '../../functions/platform/stream-timer.js';
@@ -58,8 +58,12 @@ import {
   routeFunctionPath,
   statementsOfRole,
   synthesize,
+  validationViolations,
+  CDK_JSON_CONTEXT,
+  STRICT_VALIDATION,
   FIXTURE_WEB_DIR,
   isDeployTimePath,
+  quietApp,
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
 import { ACCESS_LOG_BYTES, FIXED } from '../bench/cost/operations.js';
@@ -182,13 +186,40 @@ const storedSecretNamesOf = (json: CfnTemplate) =>
   resourcesOfType(json, 'Custom::StoredSecrets').flatMap(([, r]) => r.Properties?.Secrets as string[]);
 
 beforeAll(() => {
-  main = synthesize({ bundle: true });
+  main = synthesize({ bundle: true, validate: true });
   fns = functionsOf(main.json);
   tableId = resourcesOfType(main.json, 'AWS::DynamoDB::Table')[0]![0];
   stateMachineId = resourcesOfType(main.json, 'AWS::StepFunctions::StateMachine')[0]?.[0] ?? '(none)';
 }, 300_000);
 
 afterAll(() => main?.dispose());
+
+describe("CloudFormation validation (the CDK's built-in validator, as `cdk synth` runs it with cdk.json)", () => {
+  it("finds nothing in the stack's templates: every resource matches its schema and the default rules", () => {
+    expect(validationViolations(main.outdir)).toEqual([]);
+  });
+
+  it("fails the synth on a violation, by cdk.json's context (the CDK alone only warns)", () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-invalid-'));
+    try {
+      const app = quietApp({
+        outdir,
+        context: { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] },
+        builtinCloudFormationValidation: true,
+      });
+      const stack = new Stack(app, 'Invalid');
+      new CfnResource(stack, 'Queue', { type: 'AWS::SQS::Queue', properties: { VisibilityTimeout: 'soon' } });
+      expect(() => app.synth()).toThrow(/VisibilityTimeout: 'soon' is not of type 'integer'/);
+      expect(validationViolations(outdir)).toEqual([
+        expect.stringMatching(
+          /^CloudFormation Validate error \w+ at Invalid\/Queue: VisibilityTimeout: 'soon' is not of type 'integer'$/,
+        ),
+      ]);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('AWS quotas (a preflight: a deploy that would fail on one fails here)', () => {
   let margins: Margin[];
@@ -2867,11 +2898,19 @@ describe('bin/app.ts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'chat-relay-app-'));
     try {
       const extra = env(dir);
-      const context = { webDir: FIXTURE_WEB_DIR, ...JSON.parse(extra.CDK_CONTEXT_JSON ?? '{}') };
+      const context = {
+        webDir: FIXTURE_WEB_DIR,
+        // As the CLI gives it without --debug: no construct stack traces.
+        'aws:cdk:disable-stack-trace': true,
+        ...JSON.parse(extra.CDK_CONTEXT_JSON ?? '{}'),
+      };
       const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {
         cwd: root,
         env: {
           ...process.env,
+          // The CDK's CloudFormation validation is checked on the main synth (above) and by `cdk
+          // synth` itself; here it would only start its engine again in each run.
+          CDK_VALIDATION: 'false',
           CDK_OUTDIR: join(dir, 'out'),
           ...extra,
           CDK_CONTEXT_JSON: JSON.stringify(context),

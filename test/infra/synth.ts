@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App } from 'aws-cdk-lib';
+import type { AppProps } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { resolveConfig } from '../../functions/platform/instance-config.js';
 import type { ConfigOverrides } from '../../functions/platform/instance-config.js';
@@ -25,6 +26,13 @@ export interface SynthOptions {
   overrides?: ConfigOverrides;
   /** Run esbuild for every function (slow); otherwise assets are placeholders. */
   bundle?: boolean;
+  /**
+   * Run the CDK's built-in CloudFormation validation (its schema and rule engine) as `cdk synth`
+   * does, with cdk.json's flag that makes a violation fail the synth. Off by default: it costs about a
+   * second or more of CPU per synth (the engine's WebAssembly start) and checks the same templates
+   * each time; the main synth of stack.test.ts runs it.
+   */
+  validate?: boolean;
   /** A custom domain for the distribution. */
   domain?: { name: string; certificateArn: string };
   /**
@@ -50,6 +58,44 @@ export interface SynthOptions {
  * sign-in page (relay-sign-in.*) our build copies from web/public.
  */
 export const FIXTURE_WEB_DIR = fileURLToPath(new URL('./fixtures/web/', import.meta.url));
+
+/** The context of cdk.json, which `cdk synth` gives the app (feature flags among it). */
+export const CDK_JSON_CONTEXT: Record<string, unknown> = JSON.parse(
+  readFileSync(fileURLToPath(new URL('../../cdk.json', import.meta.url)), 'utf8'),
+).context;
+
+/**
+ * What the CDK's built-in CloudFormation validation reported for a synth into `outdir` (its
+ * validation-report.json, written by every synth that ran it): one line per violation and
+ * construct, warnings included; [] when it found nothing.
+ */
+export function validationViolations(outdir: string): string[] {
+  const report = JSON.parse(readFileSync(join(outdir, 'validation-report.json'), 'utf8')) as {
+    pluginReports: {
+      pluginName: string;
+      violations: {
+        ruleName: string;
+        severity: string;
+        description: string;
+        violatingConstructs: { constructPath: string }[];
+      }[];
+    }[];
+  };
+  return report.pluginReports.flatMap((plugin) =>
+    plugin.violations.flatMap((v) =>
+      v.violatingConstructs.map(
+        (c) => `${plugin.pluginName} ${v.severity} ${v.ruleName} at ${c.constructPath}: ${v.description}`,
+      ),
+    ),
+  );
+}
+
+/** cdk.json's feature flag that makes a violation of the CDK's CloudFormation validation fail the synth. */
+export const STRICT_VALIDATION = '@aws-cdk/core:validateAgainstDefaultRules';
+
+/** An App for a test's own small stack: no construct stack traces, no built-in validation (synth.ts says why). */
+export const quietApp = (props: AppProps = {}): App =>
+  new App({ stackTraces: false, builtinCloudFormationValidation: false, ...props });
 
 export interface Synthesized {
   stack: ChatRelayStack;
@@ -104,7 +150,12 @@ export function synthesize(options: SynthOptions = {}): Synthesized {
 function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
   const app = new App({
     outdir,
+    // Construct stack traces (metadata) cost a source-mapped stack per construct under jest; the
+    // CLI's synth leaves them out too unless --debug.
+    stackTraces: false,
+    builtinCloudFormationValidation: options.validate ?? false,
     context: {
+      ...(options.validate ? { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] } : {}),
       // As the CLI does: record each resource's construct path (tests map routes by it).
       'aws:cdk:enable-path-metadata': true,
       'aws:cdk:enable-asset-metadata': true,

@@ -233,9 +233,15 @@ describe('PATCH /api/v1/chats/{chatId}', () => {
       const patched = await api.patch(`/api/v1/chats/${chat.body.id}`, { tags: named('max-b-', 1000) });
       expect(patched.status).toBe(200);
       expect(patched.body.tags).toEqual(named('max-b-', 1000));
+      // 2,000 adjustments in parts: on a loaded machine the request's time can run out before it
+      // applied them all, and the rest are left to the sweeper (functions/core/tags.ts), which
+      // applies each exactly once; the catalog is then right, and nothing is left.
+      const left = await pendingParts(farFuture, 100);
+      if (left.length > 0) expect(await sweepCatalogParts(0, Date.now() + 1000)).toBe(left.length);
       const counts = await catalog();
       expect(named('max-a-', 1000).filter((t) => counts.get(t) !== 0)).toEqual([]);
       expect(named('max-b-', 1000).filter((t) => counts.get(t) !== 1)).toEqual([]);
+      expect(await pendingParts(farFuture, 10)).toEqual([]);
     }, 60_000);
 
     it('answers 400 naming tags above 1,000 distinct tags or 100,000 bytes, and changes nothing', async () => {
