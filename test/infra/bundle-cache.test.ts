@@ -7,7 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Stack } from 'aws-cdk-lib';
+import { Stack } from 'aws-cdk-lib';
+import type { App } from 'aws-cdk-lib';
+import { quietApp } from './synth.js';
 import { projectRoot } from '../../lib/constructs/function-asset.js';
 import { BundleCache } from '../../lib/constructs/bundle-cache.js';
 import { LocalBundle, prebuildBundles } from '../../lib/constructs/local-bundle.js';
@@ -88,7 +90,7 @@ describe('LocalBundle', () => {
     };
     const one = entry('one', 'first answer');
     const two = entry('two', 'second answer');
-    const stack = new Stack(new App(), 'S');
+    const stack = new Stack(quietApp(), 'S');
     const bundleOf = (file: string, mark: string) =>
       new LocalBundle(
         stack,
@@ -137,14 +139,14 @@ describe('LocalBundle', () => {
     const cache = BundleCache.forProject(projectRoot);
     let made: LocalBundle[] = [];
     prebuildBundles(projectRoot, () => {
-      const app = new App({ postCliContext: { 'aws:cdk:bundling-stacks': [] } });
+      const app = quietApp({ postCliContext: { 'aws:cdk:bundling-stacks': [] } });
       made = make(app);
       // Nothing is built while the copy is made: its recipes are only registered.
       expect(made.map((bundle) => cache.has(bundle.key))).toEqual([false, false, false]);
       return app;
     });
     expect(made.map((bundle) => cache.has(bundle.key))).toEqual([true, true, true]);
-    const real = make(new App());
+    const real = make(quietApp());
     expect(real.map((bundle) => bundle.key)).toEqual(made.map((bundle) => bundle.key));
     real.forEach((bundle, i) => {
       const out = join(scratch, 'assets', `prebuilt-${i}`);
@@ -158,7 +160,7 @@ describe('LocalBundle', () => {
     const broken = join(scratch, 'broken.ts');
     writeFileSync(broken, "import { nothing } from './no-such-module.js';\nexport const handler = nothing;\n");
     const bundle = new LocalBundle(
-      new Stack(new App(), 'S'),
+      new Stack(quietApp(), 'S'),
       { entry: broken, external: [], afterBundling: () => [] },
       projectRoot,
     );

@@ -22,6 +22,7 @@ import { mediaUploadCode } from '../../lib/constructs/media-bucket.js';
 import { CHECK_TIMEOUT } from '../../lib/constructs/stream-timeouts.js';
 import { MEDIA_UPLOAD_PATH } from '../../lib/web-policy.js';
 import { areaStackId } from '../../lib/constructs/api-area.js';
+import { DeployRoleStack } from '../../lib/deploy-role-stack.js';
 import {
   API_AREAS,
   IMAGE_MEMORY_MB,
@@ -59,11 +60,10 @@ import {
   statementsOfRole,
   synthesize,
   validationViolations,
-  CDK_JSON_CONTEXT,
-  STRICT_VALIDATION,
+  validatingApp,
+  NO_STACK_TRACES,
   FIXTURE_WEB_DIR,
   isDeployTimePath,
-  quietApp,
 } from './synth.js';
 import type { CfnTemplate, PolicyStatementJson, Synthesized } from './synth.js';
 import { ACCESS_LOG_BYTES, FIXED } from '../bench/cost/operations.js';
@@ -199,14 +199,22 @@ describe("CloudFormation validation (the CDK's built-in validator, as `cdk synth
     expect(validationViolations(main.outdir)).toEqual([]);
   });
 
+  it("finds nothing in the deploy role stack's template (-c deployRole)", () => {
+    const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-deploy-role-'));
+    try {
+      const app = validatingApp(outdir);
+      new DeployRoleStack(app, 'ChatRelayDeployRole', { repository: 'acme/chat-relay', appStackName: 'ChatRelay' });
+      app.synth();
+      expect(validationViolations(outdir)).toEqual([]);
+    } finally {
+      rmSync(outdir, { recursive: true, force: true });
+    }
+  });
+
   it("fails the synth on a violation, by cdk.json's context (the CDK alone only warns)", () => {
     const outdir = mkdtempSync(join(tmpdir(), 'chat-relay-invalid-'));
     try {
-      const app = quietApp({
-        outdir,
-        context: { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] },
-        builtinCloudFormationValidation: true,
-      });
+      const app = validatingApp(outdir);
       const stack = new Stack(app, 'Invalid');
       new CfnResource(stack, 'Queue', { type: 'AWS::SQS::Queue', properties: { VisibilityTimeout: 'soon' } });
       expect(() => app.synth()).toThrow(/VisibilityTimeout: 'soon' is not of type 'integer'/);
@@ -2900,8 +2908,7 @@ describe('bin/app.ts', () => {
       const extra = env(dir);
       const context = {
         webDir: FIXTURE_WEB_DIR,
-        // As the CLI gives it without --debug: no construct stack traces.
-        'aws:cdk:disable-stack-trace': true,
+        ...NO_STACK_TRACES,
         ...JSON.parse(extra.CDK_CONTEXT_JSON ?? '{}'),
       };
       const run = spawnSync(process.execPath, [join(root, 'node_modules/tsx/dist/cli.mjs'), 'bin/app.ts'], {

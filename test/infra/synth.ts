@@ -93,9 +93,35 @@ export function validationViolations(outdir: string): string[] {
 /** cdk.json's feature flag that makes a violation of the CDK's CloudFormation validation fail the synth. */
 export const STRICT_VALIDATION = '@aws-cdk/core:validateAgainstDefaultRules';
 
-/** An App for a test's own small stack: no construct stack traces, no built-in validation (synth.ts says why). */
+/**
+ * An App that validates as `cdk synth` does: the CDK's CloudFormation validation, a violation
+ * failing the synth by cdk.json's flag, its report in `outdir` (validationViolations).
+ */
+export const validatingApp = (outdir: string): App =>
+  quietApp({
+    outdir,
+    context: { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] },
+    builtinCloudFormationValidation: true,
+  });
+
+/**
+ * The context that keeps the CDK from capturing a stack trace for every construct and resource
+ * (metadata for `--debug` and validation reports): each is a source-mapped stack under jest, about
+ * 4 s of CPU over the infra files. No test reads them.
+ */
+export const NO_STACK_TRACES = {
+  'aws:cdk:disable-stack-trace': true,
+  'aws:cdk:disable-creation-stack-traces': true,
+} as const;
+
+/** An App for a test's own small stack: no construct stack traces, no built-in validation (unless asked). */
 export const quietApp = (props: AppProps = {}): App =>
-  new App({ stackTraces: false, builtinCloudFormationValidation: false, ...props });
+  new App({
+    stackTraces: false,
+    builtinCloudFormationValidation: false,
+    ...props,
+    context: { ...NO_STACK_TRACES, ...props.context },
+  });
 
 export interface Synthesized {
   stack: ChatRelayStack;
@@ -150,11 +176,10 @@ export function synthesize(options: SynthOptions = {}): Synthesized {
 function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
   const app = new App({
     outdir,
-    // Construct stack traces (metadata) cost a source-mapped stack per construct under jest; the
-    // CLI's synth leaves them out too unless --debug.
     stackTraces: false,
     builtinCloudFormationValidation: options.validate ?? false,
     context: {
+      ...NO_STACK_TRACES,
       ...(options.validate ? { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] } : {}),
       // As the CLI does: record each resource's construct path (tests map routes by it).
       'aws:cdk:enable-path-metadata': true,
