@@ -10,6 +10,7 @@ import type { Request, Route } from 'playwright-core';
 import { useBrowser } from './support/browser.js';
 import {
   allMessages,
+  apiOk,
   composer,
   eventually,
   forbidDialogs,
@@ -255,5 +256,55 @@ describe('an open chat', () => {
     await expect(composer(page).inputValue()).resolves.toBe('half-written\nanswer');
     // Nothing was sent.
     expect((await allMessages(relay, chatId)).map((m) => m.role)).toEqual(['agent']);
+  });
+  it("shows a change made elsewhere while the page's first reads of the chat and of the inbox are on their way", async () => {
+    // The race of a loaded machine: the service answered the page's first reads before the chat
+    // was renamed elsewhere, and the rename's event came while those answers were still on their
+    // way. They are held here (answered by the service at once, handed to the page at the end): the
+    // page must show the new title, and keep it when the older answers land.
+    const chatId = await seedChat(relay, { title: 'Before' });
+    const paths = [`/api/v1/chats/${chatId}`, '/api/v1/chats'];
+    let answers = 0;
+    let bothAnswered!: () => void;
+    const answered = new Promise<void>((resolve) => (bothAnswered = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const delivered: Promise<unknown>[] = [];
+    app = await openApp(holder.browser, relay, `/chats/${chatId}`, undefined, {
+      onPage: async (page) => {
+        for (const path of paths) {
+          await page.route(
+            (url) => url.pathname === path,
+            async (route) => {
+              const response = await route.fetch();
+              if (++answers === paths.length) bothAnswered();
+              await held;
+              const fulfilled = route.fulfill({ response }).catch(() => undefined);
+              delivered.push(fulfilled);
+              await fulfilled;
+            },
+            { times: 1 },
+          );
+        }
+      },
+    });
+    const { page } = app;
+    const heading = page.getByTestId('chat-heading');
+    const listed = page.getByTestId('chat-title');
+    try {
+      await answered;
+      await apiOk(relay, 'PATCH', `/api/v1/chats/${chatId}`, { title: 'After' });
+      await heading.filter({ hasText: 'After' }).waitFor({ timeout: 10_000 });
+      await listed.filter({ hasText: 'After' }).waitFor({ timeout: 10_000 });
+    } finally {
+      release();
+    }
+    await Promise.all(delivered);
+    // The held answers (the old title) have reached the page; give it a moment to show them.
+    await page.waitForTimeout(500);
+    await expect(heading.textContent()).resolves.toContain('After');
+    const titles = await listed.allTextContents();
+    expect(titles).toContain('After');
+    expect(titles).not.toContain('Before');
   });
 });

@@ -144,8 +144,8 @@ export const api = {
     params: { archived: boolean; tag?: string; agentId?: string; cursor?: string | null; limit?: number },
     signal?: AbortSignal,
   ): Promise<Page<Chat>> => settle(client.GET('/api/v1/chats', { params: { query: query(params) }, signal })),
-  getChat: (chatId: string): Promise<Chat> =>
-    settle(client.GET('/api/v1/chats/{chatId}', { params: { path: chat(chatId) } })),
+  getChat: (chatId: string, signal?: AbortSignal): Promise<Chat> =>
+    settle(client.GET('/api/v1/chats/{chatId}', { params: { path: chat(chatId) }, signal })),
   createChat: (
     body: { agentIds: string[]; modelId?: string; title?: string; firstMessage?: string; tags?: string[] },
     idempotencyKey: string,

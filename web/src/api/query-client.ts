@@ -38,9 +38,29 @@ export const queryClient = new QueryClient({
  * cancelled (the query goes back to having no data) and made again.
  */
 export async function reread(queryKey: QueryKey): Promise<void> {
-  const firstRead = { queryKey, predicate: (query: { state: { data: unknown } }) => query.state.data === undefined };
-  if (queryClient.isFetching(firstRead) > 0) await queryClient.cancelQueries(firstRead);
+  await cancelFirstReads(queryKey);
   await queryClient.invalidateQueries({ queryKey });
+}
+
+/**
+ * The first reads under `queryKey` still on their way made again (reread's rule), and only those:
+ * for a change written into the queries that hold data already (the chat's re-read puts the chat
+ * into every list it has), while a list still on its first read would land without it.
+ */
+export async function rereadFirstReads(queryKey: QueryKey): Promise<void> {
+  if (await cancelFirstReads(queryKey)) await queryClient.refetchQueries(firstReads(queryKey));
+}
+
+const firstReads = (queryKey: QueryKey) => ({
+  queryKey,
+  predicate: (query: { state: { data: unknown } }) => query.state.data === undefined,
+});
+
+/** Cancels the first reads in flight under `queryKey` (their queries go back to no data); whether there were any. */
+async function cancelFirstReads(queryKey: QueryKey): Promise<boolean> {
+  if (queryClient.isFetching(firstReads(queryKey)) === 0) return false;
+  await queryClient.cancelQueries(firstReads(queryKey));
+  return true;
 }
 
 /** The query keys, by API path: a key's first element is the path template it reads. */

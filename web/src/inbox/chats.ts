@@ -10,7 +10,7 @@ import { useEffect } from 'react';
 import { useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import type { InfiniteData } from '@tanstack/react-query';
 import { api, ApiError } from '../api/client';
-import { keys, queryClient, runMutation } from '../api/query-client';
+import { keys, queryClient, rereadFirstReads, runMutation } from '../api/query-client';
 import type { Chat, Page } from '../api/types';
 import { live } from '../live/events';
 import type { InboxFilter } from '../router';
@@ -81,11 +81,13 @@ export function listedChats(): Chat[] {
  * (no structural sharing): the read marker (chat/read-marker.ts) checks every fresh read.
  */
 export function useChat(chatId: string) {
-  return useQuery({
+  return useQuery<Chat>({
     queryKey: keys.chat(chatId),
-    queryFn: async () => {
+    queryFn: async ({ signal }) => {
       await live.ready();
-      const chat = withPendingChanges(await api.getChat(chatId));
+      const chat = withPendingChanges(await api.getChat(chatId, signal));
+      // A read cancelled on its way (refreshChatNow's newer one won) changes nothing.
+      signal.throwIfAborted();
       putInLists(chat);
       return chat;
     },
@@ -153,11 +155,18 @@ export function refreshChat(chatId: string): void {
   }, COALESCE_MS);
 }
 
-/** Re-reads a chat now: its query (shown or not) and the lists; a chat gone (404) leaves them. */
+/**
+ * Re-reads a chat now: its query (shown or not) and the lists; a chat gone (404) leaves them.
+ * Reads of the chat still on their way may have been answered before the change that brought
+ * this re-read, so they are cancelled rather than left to land after it with an older chat; a
+ * list still on its first read is read again (one that holds data gets the chat put in).
+ */
 export async function refreshChatNow(chatId: string): Promise<Chat | undefined> {
   try {
     const chat = await api.getChat(chatId);
+    await queryClient.cancelQueries({ queryKey: keys.chat(chatId) });
     upsertChat(chat);
+    void rereadFirstReads(keys.chatLists());
     return chat;
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
