@@ -3,6 +3,7 @@
  * API with its dispatch settings through `dispatchApi`, which also gives the `dispatch` helpers.
  */
 import { afterEach, expect } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { QueueDoesNotExist } from '@aws-sdk/client-sqs';
 import { env } from '../../../functions/platform/env.js';
@@ -146,25 +147,36 @@ export function dispatchApi(
   return { api, d };
 }
 
+/**
+ * A POST sent as a client sends it: with an Idempotency-Key, and again with the same key after a
+ * 429 (busy: its time ran out before it wrote, so nothing was written, §1.12; after its
+ * Retry-After), a 500 (a write that outlived its function's time may or may not have landed: the
+ * key's replay answers either way) or a 409 on the key (its first try still in progress, §1.10).
+ * Under a full run's load the table's latency reached the function's time in a 200-message test,
+ * and in the soak's 40 chats made at once as a clean clone's run started (CI).
+ */
+async function postAsClient(api: TestApi, path: string, body: Record<string, unknown>): Promise<Response> {
+  const headers = { 'idempotency-key': randomUUID() };
+  let res = await api.post(path, body, { headers });
+  for (let tries = 1; tries < 5; tries++) {
+    const keyBusy = res.status === 409 && res.body?.error?.details?.field === 'Idempotency-Key';
+    if (res.status !== 429 && res.status !== 500 && !keyBusy) break;
+    await sleep(res.status === 429 ? Math.min(Number(res.headers.get('retry-after') ?? 1), 2) * 1000 : 500);
+    res = await api.post(path, body, { headers });
+  }
+  return res;
+}
+
 export function dispatch(api: TestApi) {
   const self = {
     async newChat(body: Record<string, unknown> = {}): Promise<any> {
-      const res = await api.post('/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', ...body });
+      const res = await postAsClient(api, '/api/v1/chats', { agentIds: ['assistant'], modelId: 'm', ...body });
       expect(res.status).toBe(201);
       return res.body;
     },
-    /**
-     * Posts a user message and returns its id. A 429 (busy: its time ran out before it wrote, so
-     * nothing was written, §1.12) is sent again after its Retry-After, as a client does: under a
-     * full run's load the table's latency reached that in a 200-message test once.
-     */
+    /** Posts a user message (as a client does: postAsClient) and returns its id. */
     async say(chatId: string, content: string, extra: Record<string, unknown> = {}): Promise<string> {
-      const send = () => api.post(`/api/v1/chats/${chatId}/messages`, { role: 'user', content, ...extra });
-      let res = await send();
-      for (let tries = 1; res.status === 429 && tries < 5; tries++) {
-        await sleep(Math.min(Number(res.headers.get('retry-after') ?? 1), 2) * 1000);
-        res = await send();
-      }
+      const res = await postAsClient(api, `/api/v1/chats/${chatId}/messages`, { role: 'user', content, ...extra });
       expect(res.status).toBe(201);
       return res.body.id as string;
     },
