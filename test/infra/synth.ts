@@ -174,12 +174,10 @@ export function synthesize(options: SynthOptions = {}): Synthesized {
 }
 
 function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
-  const app = new App({
+  const app = quietApp({
     outdir,
-    stackTraces: false,
     builtinCloudFormationValidation: options.validate ?? false,
     context: {
-      ...NO_STACK_TRACES,
       ...(options.validate ? { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] } : {}),
       // As the CLI does: record each resource's construct path (tests map routes by it).
       'aws:cdk:enable-path-metadata': true,
