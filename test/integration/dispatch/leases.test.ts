@@ -9,8 +9,13 @@ import { rehearsalAssembly } from '../../support/api.js';
 import { LATE, QUICK_RETRIES, configWith, dispatchApi, expectLeaseLost, expectSchemaError, sleep } from './support.js';
 
 const CLAIM_WAIT = 1500;
-/** How late an empty long-poll may answer here: a full run keeps both cores busy (seen: 1,176 ms late). */
-const POLL_SLACK_MS = 1500;
+/**
+ * How late an empty long-poll may answer here: a full run keeps both cores busy (seen: 1,176 ms
+ * late; 1,522 ms in a clean clone's first minutes, beside the infra synths and the crash files).
+ * Still far under what the bounds are there to catch: a claim that ignored this file's
+ * claimWaitMs for the default (10 s) or waited past its waitMs to the longest (25 s).
+ */
+const POLL_SLACK_MS = 2500;
 
 const config = configWith({
   mode: 'sequential',
