@@ -178,6 +178,9 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
     outdir,
     builtinCloudFormationValidation: options.validate ?? false,
     context: {
+      // cdk.json's feature flags (minimized policies among them), as `cdk synth` gives them; its
+      // strict validation only when validating.
+      ...Object.fromEntries(Object.entries(CDK_JSON_CONTEXT).filter(([key]) => key !== STRICT_VALIDATION)),
       ...(options.validate ? { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] } : {}),
       // As the CLI does: record each resource's construct path (tests map routes by it).
       'aws:cdk:enable-path-metadata': true,
@@ -333,7 +336,21 @@ export interface PolicyStatementJson {
 export function statementsOfRole(json: CfnTemplate, roleId: string): PolicyStatementJson[] {
   return resourcesOfType(json, 'AWS::IAM::Policy')
     .filter(([, policy]) => (policy.Properties?.Roles as unknown[]).some((role) => refId(role) === roleId))
-    .flatMap(([, policy]) => policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[]);
+    .flatMap(([, policy]) => policy.Properties?.PolicyDocument.Statement as PolicyStatementJson[])
+    .map(withResourcesInOrder);
+}
+
+/**
+ * A statement with its Resource list in one order (by JSON): the minimized policies cdk.json asks
+ * for sort it one way, a statement written by hand (a test's expectation) lists it another.
+ */
+function withResourcesInOrder(statement: PolicyStatementJson): PolicyStatementJson {
+  if (!Array.isArray(statement.Resource)) return statement;
+  const key = (value: unknown) => JSON.stringify(value);
+  return {
+    ...statement,
+    Resource: [...statement.Resource].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)),
+  };
 }
 
 export const actionsOf = (statement: PolicyStatementJson): string[] =>
