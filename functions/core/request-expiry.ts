@@ -1,6 +1,6 @@
 /**
  * What a deadline's timer does when it fires (contract §5.5.6), and the sweep that catches a lost
- * one. Every step is conditional on the request as it is when it fires, so a timer that is stale
+ * one (a reminder's or the expiry's). Every step is conditional on the request as it is when it fires, so a timer that is stale
  * (the request closed, or its deadline changed or went) or repeated (SQS delivers at least once)
  * does nothing:
  * - a reminder: the `request.reminder` event, written with a mark that lets each reminder of a
@@ -81,7 +81,7 @@ async function remind(loc: RequestLocation, request: RequestRecord, before: numb
     secondsLeft,
   });
   await withEvents([event], new Date(nowMs).toISOString(), (eventItems) =>
-    transact([guarded(Store.markReminded(loc, deadline.at, before), () => new Stale()), ...eventItems], NO_DEADLINE),
+    transact([guarded(Store.markReminded(loc, request, before), () => new Stale()), ...eventItems], NO_DEADLINE),
   );
 }
 
@@ -105,21 +105,27 @@ async function expire(config: InstanceConfig, loc: RequestLocation, request: Req
 }
 
 /**
- * Expires every pending request whose deadline passed more than `graceMs` ago: the safety net of
- * a lost expiry timer (the every-minute sweep), and locally the deadlines that passed while the
- * runtime was down. One Query of gsi1 (Keys.requestsDueBy): nothing read when nothing is due.
+ * The safety net of lost timers (the every-minute sweep; locally, at start, the timers that fell
+ * due while the runtime was down): every pending request whose next timer fell due more than
+ * `graceMs` ago (its mark in gsi3, Keys.requestTimerDue) gets what that timer owed it. Its expiry
+ * once its deadline passed; else its latest reminder due (the earlier ones are past news), which
+ * moves its mark on and, where timers wait as a chain (AWS), sets the next. One Query when
+ * nothing is overdue.
  */
-export async function expireOverdue(config: InstanceConfig, graceMs: number, nowMs = Date.now()): Promise<number> {
-  const due = await Store.requestsDueBy(nowMs - graceMs);
-  let expired = 0;
+export async function fireOverdueTimers(
+  config: InstanceConfig,
+  graceMs: number,
+  nowMs = Date.now(),
+): Promise<{ expired: number; reminded: number }> {
+  const due = await Store.requestsWithTimersDueBy(nowMs - graceMs);
+  const fired = { expired: 0, reminded: 0 };
   for (const { request } of due) {
-    const outcome = await fireRequestTimer(
-      config,
-      { requestId: request.id, kind: 'expire', at: request.deadline!.at, fireAtMs: Date.parse(request.deadline!.at) },
-      nowMs,
-    );
-    if (outcome === 'expired') expired++;
+    const owed = timersOf(request).filter((t) => t.fireAtMs <= nowMs);
+    const timer = owed.find((t) => t.kind === 'expire') ?? owed.at(-1);
+    if (!timer) continue;
+    const outcome = await fireRequestTimer(config, timer, nowMs);
+    if (outcome === 'expired' || outcome === 'reminded') fired[outcome]++;
   }
-  if (expired > 0) logger.warn('overdue deadlines expired by the sweep', { expired });
-  return expired;
+  if (fired.expired + fired.reminded > 0) logger.warn('overdue deadline timers fired by the sweep', fired);
+  return fired;
 }

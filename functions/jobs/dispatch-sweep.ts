@@ -7,26 +7,27 @@
  * such work that has not
  * moved for a while (sweepAfterMs in core/dispatch/sweep.ts), so an idle instance costs one Query per run.
  *
- * The same run is the safety net of request deadlines (§5.5.6): a pending request whose deadline
- * passed OVERDUE_GRACE_MS ago and more (its expiry timer lost: a send that failed after the
- * commit) is expired here, one more Query of gsi1 per run (core/request-expiry.ts expireOverdue).
+ * The same run is the safety net of request deadlines (§5.5.6): a pending request whose next timer
+ * (a reminder or the expiry) fell due OVERDUE_GRACE_MS ago and more (its timer lost: a send that
+ * failed after the commit, a record dead-lettered) is reminded or expired here, one more Query of
+ * the sparse gsi3 per run (core/request-expiry.ts fireOverdueTimers).
  */
 import { repairMessages, sweep } from '../core/dispatch/sweep.js';
 import { getConfig } from '../core/instance-config.js';
-import { expireOverdue } from '../core/request-expiry.js';
+import { fireOverdueTimers } from '../core/request-expiry.js';
 import { logger } from '../platform/logger.js';
 import { dispatchConfigured } from '../platform/queues.js';
 
-/** How late a deadline must be before the sweep takes it from its timer (which is at most seconds late). */
+/** How late a deadline's timer must be before the sweep takes it over (a timer is at most seconds late). */
 export const OVERDUE_GRACE_MS = 30_000;
 
-export async function handler(): Promise<{ resumed: number; repaired: number; expired: number }> {
+export async function handler(): Promise<{ resumed: number; repaired: number; expired: number; reminded: number }> {
   const config = await getConfig();
-  const expired = await expireOverdue(config, OVERDUE_GRACE_MS);
-  if (!dispatchConfigured()) return { resumed: 0, repaired: 0, expired };
+  const { expired, reminded } = await fireOverdueTimers(config, OVERDUE_GRACE_MS);
+  if (!dispatchConfigured()) return { resumed: 0, repaired: 0, expired, reminded };
   const [resumed, repaired] = await Promise.all([sweep(config), repairMessages()]);
   if (resumed > 0) logger.warn('dispatch sweep resumed stranded work', { chats: resumed });
   if (repaired > 0)
     logger.warn('dispatch sweep repaired batch messages after failed queue calls', { batches: repaired });
-  return { resumed, repaired, expired };
+  return { resumed, repaired, expired, reminded };
 }

@@ -18,7 +18,7 @@
  * | batch payload part| BATCH#<batchId>    | PART#<n, 15 digits>         |
  * | unsent batch ref  | CHAT#<chatId>      | BREF#<chat seq, 15 digits>  |
  * | dispatch input    | CHAT#<chatId>      | DIN#<createdMs>#<inputId>   |
- * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> | gsi1-2 (requestListing)
+ * | request           | CHAT#<chatId>      | REQ#<createdMs>#<requestId> | gsi1-2 (requestListing), gsi3 (sparse, requestTimerDue)
  * | request pointer   | REQ#<requestId>    | PTR                         |
  * | decision log head | DECISIONS          | HEAD                        |
  * | decision entry    | DECISIONS          | E#<seq, 15 digits>          |
@@ -189,8 +189,19 @@ export const Keys = {
     status === 'all'
       ? { index: 'gsi2', pkName: 'gsi2pk', pk: 'REQUESTS' }
       : { index: 'gsi1', pkName: 'gsi1pk', pk: `REQUESTS#${status}` },
-  /** The pending requests whose deadline is at or before `ms` (gsi1 range). */
-  requestsDueBy: (ms: number) => ({ pk: 'REQUESTS#pending', from: '0#', to: `0#${pad(ms)}#~` }),
+  /** The pending requests with a deadline, soonest first (gsi1 range). */
+  requestsWithDeadlines: { pk: 'REQUESTS#pending', from: '0#', to: '0#~' },
+  /**
+   * Marks a pending request with a deadline in gsi3 at the time its next timer (a reminder or the
+   * expiry) falls due; each reminder moves it on, the closing removes it. The sweep reads the
+   * marks long overdue: the timers that were lost (requestTimersDueBy).
+   */
+  requestTimerDue: (dueMs: number, requestId: string) => ({
+    gsi3pk: 'REQUESTS#TIMERS',
+    gsi3sk: `${pad(dueMs)}#${requestId}`,
+  }),
+  /** The request timer marks due at or before `ms` (gsi3 range). */
+  requestTimersDueBy: (ms: number) => ({ pk: 'REQUESTS#TIMERS', from: '0', to: `${pad(ms)}#~` }),
 
   /** The decision log (§5.5.6): its head (last seq and hash) and its entries by seq, one partition. */
   decisionHead: { pk: 'DECISIONS', sk: 'HEAD' },

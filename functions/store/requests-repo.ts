@@ -4,7 +4,7 @@
  * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { REQUEST_FIELDS, pick } from '../model.js';
+import { REQUEST_FIELDS, nextTimerMs, pick } from '../model.js';
 import type { RequestRecord, RequestStatus } from '../model.js';
 import type { Deadline } from '../platform/deadline.js';
 import { ddb, putNew, queryAll, retryConflicts, tableName, updateIf } from './db.js';
@@ -25,6 +25,12 @@ const requestKey = (loc: RequestLocation) => ({ pk: Keys.chat(loc.chatId).pk, sk
 const listingOf = (request: RequestRecord, closedAt: string | null) =>
   Keys.requestListing({ ...request, deadlineAt: request.deadline?.at ?? null, closedAt });
 
+/** The request's timer mark (gsi3) while it is pending with a deadline: its next timer's time. */
+const timerMarkOf = (request: RequestRecord) =>
+  request.status === 'pending' && request.deadline
+    ? Keys.requestTimerDue(nextTimerMs(request.deadline), request.id)
+    : {};
+
 export function putRequest(request: RequestRecord): TransactItem[] {
   const key = Keys.request(request.chat_id, request.created_at, request.id);
   return [
@@ -38,6 +44,7 @@ export function putRequest(request: RequestRecord): TransactItem[] {
       type: 'request',
       request_type: request.type,
       ...listingOf(request, null),
+      ...timerMarkOf(request),
     }),
     putNew({
       ...Keys.requestPointer(request.id),
@@ -79,7 +86,8 @@ export interface RequestEnd {
 /**
  * Ends a pending request, conditioned on it still being pending (and, for an expiry, on its
  * deadline being the one that fell due); a failed condition returns the item as it is (the
- * caller reports its status). The request moves to its closed list (gsi1/gsi2).
+ * caller reports its status). The request moves to its closed list (gsi1/gsi2), and its timer
+ * mark (gsi3) goes.
  */
 export function endRequest(loc: RequestLocation, request: RequestRecord, end: RequestEnd): TransactItem {
   const closed = { ...request, status: end.status };
@@ -89,7 +97,7 @@ export function endRequest(loc: RequestLocation, request: RequestRecord, end: Re
       Key: requestKey(loc),
       UpdateExpression:
         'SET #status = :status, resolved_at = :at, resolved_by = :by, resolution_payload = :payload, ' +
-        'expired_at = :expired, closed_at = :closed, gsi1pk = :g1pk, gsi1sk = :g1sk',
+        'expired_at = :expired, closed_at = :closed, gsi1pk = :g1pk, gsi1sk = :g1sk REMOVE gsi3pk, gsi3sk',
       ConditionExpression: end.expiredOn ? '#status = :pending AND #deadline.#dat = :due' : '#status = :pending',
       ExpressionAttributeNames: {
         '#status': 'status',
@@ -141,12 +149,21 @@ export async function updateRequest(
   let removes = '';
   if (movesDeadline) {
     // A deadline is set or changed only while pending (§5.5.6): its place in the pending list
-    // moves with it, and the reminders sent for the old one count no more.
+    // and its timer mark move with it, and the reminders sent for the old one count no more.
+    const moved: RequestRecord = { ...request, status: 'pending', deadline: changes.deadline ?? null };
     sets.push('gsi1sk = :g1sk');
-    values[':g1sk'] = listingOf({ ...request, deadline: changes.deadline ?? null }, null).gsi1sk;
+    values[':g1sk'] = listingOf(moved, null).gsi1sk;
     values[':pending'] = 'pending';
     names['#status'] = 'status';
-    removes = ' REMOVE reminders_sent';
+    if (moved.deadline) {
+      const mark = Keys.requestTimerDue(nextTimerMs(moved.deadline), request.id);
+      sets.push('gsi3pk = :g3pk', 'gsi3sk = :g3sk');
+      values[':g3pk'] = mark.gsi3pk;
+      values[':g3sk'] = mark.gsi3sk;
+      removes = ' REMOVE reminders_sent';
+    } else {
+      removes = ' REMOVE reminders_sent, gsi3pk, gsi3sk';
+    }
   }
   const updated = await retryConflicts(deadline, () =>
     updateIf({
@@ -166,18 +183,28 @@ export async function updateRequest(
 /**
  * A reminder's mark, in the transaction of its event: conditioned on the request still pending
  * with the same deadline and this reminder not yet sent, so it is sent once, never for a
- * deadline that moved or a request that closed.
+ * deadline that moved or a request that closed. The request's timer mark moves on to its next
+ * timer.
  */
-export function markReminded(loc: RequestLocation, at: string, before: number): TransactItem {
+export function markReminded(loc: RequestLocation, request: RequestRecord, before: number): TransactItem {
+  const deadline = request.deadline!;
+  const next = Keys.requestTimerDue(nextTimerMs(deadline, before), request.id);
   return {
     Update: {
       TableName: tableName(),
       Key: requestKey(loc),
-      UpdateExpression: 'ADD reminders_sent :sent',
+      UpdateExpression: 'SET gsi3pk = :g3pk, gsi3sk = :g3sk ADD reminders_sent :sent',
       ConditionExpression:
         '#status = :pending AND #deadline.#dat = :at AND (attribute_not_exists(reminders_sent) OR NOT contains(reminders_sent, :before))',
       ExpressionAttributeNames: { '#status': 'status', '#deadline': 'deadline', '#dat': 'at' },
-      ExpressionAttributeValues: { ':sent': new Set([before]), ':pending': 'pending', ':at': at, ':before': before },
+      ExpressionAttributeValues: {
+        ':sent': new Set([before]),
+        ':pending': 'pending',
+        ':at': deadline.at,
+        ':before': before,
+        ':g3pk': next.gsi3pk,
+        ':g3sk': next.gsi3sk,
+      },
     },
   };
 }
@@ -231,9 +258,31 @@ export async function queryAllRequests(
   };
 }
 
-/** The pending requests whose deadline is at or before `ms`, soonest first (the sweep's safety net). */
-export async function requestsDueBy(ms: number): Promise<{ loc: RequestLocation; request: RequestRecord }[]> {
-  const range = Keys.requestsDueBy(ms);
+/**
+ * The pending requests whose next timer (Keys.requestTimerDue) fell due at or before `ms`, most
+ * overdue first: the timers the sweep takes over. One Query of the sparse gsi3, nothing read when
+ * nothing is overdue; each request then read whole (consistent).
+ */
+export async function requestsWithTimersDueBy(ms: number): Promise<{ loc: RequestLocation; request: RequestRecord }[]> {
+  const range = Keys.requestTimersDueBy(ms);
+  const marks = await queryAll({
+    IndexName: 'gsi3',
+    KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
+  });
+  const found = await Promise.all(
+    marks.map(async (mark) => {
+      const loc = locationOf(mark);
+      const request = await getRequest(loc);
+      return request ? [{ loc, request }] : [];
+    }),
+  );
+  return found.flat();
+}
+
+/** Every pending request with a deadline, soonest first (the local runtime arms their timers at start). */
+export async function requestsWithDeadlines(): Promise<{ loc: RequestLocation; request: RequestRecord }[]> {
+  const range = Keys.requestsWithDeadlines;
   const items = await queryAll({
     IndexName: 'gsi1',
     KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
@@ -241,10 +290,6 @@ export async function requestsDueBy(ms: number): Promise<{ loc: RequestLocation;
   });
   return items.map((item) => ({ loc: locationOf(item), request: fromItem(item) }));
 }
-
-/** Every pending request with a deadline, soonest first (the local runtime arms their timers at start). */
-export const requestsWithDeadlines = (): Promise<{ loc: RequestLocation; request: RequestRecord }[]> =>
-  requestsDueBy(999_999_999_999_999);
 
 /**
  * A chat's requests, oldest first, optionally of one status. Unpaginated by contract (§5.5.2),

@@ -52,8 +52,10 @@ export const FORCED_WRU: Record<string, number> = {
   // The message item with its final text, in the transaction with its event (above).
   'message.complete': 2 * Math.ceil(SIZES.finishedReply) + 2,
   'request.create': 4,
+  'request.create.deadline': 4,
   // §5.5.6: every closing appends its decision log entry in the closing's own transaction: 3 × 2.
   'request.resolve': 6,
+  'request.resolve.deadline': 6,
   'request.cancel': 6,
   'request.expire': 6,
   // A reminder is a persisted event (§5.5.6): one item at least.

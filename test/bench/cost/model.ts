@@ -305,7 +305,8 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
     if (op.http) {
       const cap = (MONTH_SECONDS / FIXED.secretMaxAgeSeconds) * warmInstances;
       const items = op.writes.length > 0 ? 2 : 1;
-      secretReads.set(op.id, { reads: Math.min(cap, (secretReads.get(op.id)?.reads ?? 0) + count), items });
+      const fn = op.functionOf ?? op.id;
+      secretReads.set(fn, { reads: Math.min(cap, (secretReads.get(fn)?.reads ?? 0) + count), items });
     }
   };
 

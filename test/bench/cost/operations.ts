@@ -57,6 +57,8 @@ export type Group =
 
 export interface Operation {
   id: string;
+  /** The operation whose function it runs on, when it is a variant of another (its own id otherwise). */
+  functionOf?: string;
   what: string;
   group: Group;
   /** Bench labels that measure it (.bench/results.json `endpoints[].label`); their samples are pooled. */
@@ -182,10 +184,21 @@ const requestClosing: ItemWrite[] = [
   { item: 'decision log head (conditional)', kb: S.counter, tx: true },
   { item: 'decision log entry', kb: S.decision, tx: true },
 ];
+/**
+ * A request with a deadline carries a timer mark in the sparse gsi3 while pending (store/keys.ts
+ * requestTimerDue, the sweep's safety net): one more index write where its item is written (a put
+ * at the create, a delete at the closing; a reminder moves it: delete + put).
+ */
+const withTimerMark = (w: ItemWrite, copies = 1): ItemWrite => ({
+  ...w,
+  item: `${w.item} + gsi3 timer mark`,
+  indexWrites: (w.indexWrites ?? 0) + copies,
+});
+const deadlineClosing: ItemWrite[] = [withTimerMark(requestClosing[0]!), ...requestClosing.slice(1)];
 /** One delayed record of a request timer on the flush queue: sent, received and deleted by its event source. */
 const TIMER_SQS = 3;
 
-export const OPERATIONS: readonly Operation[] = [
+const BASE_OPERATIONS: readonly Operation[] = [
   {
     id: 'message.create.user',
     what: 'POST messages (user): message + dispatch input',
@@ -435,8 +448,9 @@ export const OPERATIONS: readonly Operation[] = [
     calls: 4,
     writes: [
       sequence,
-      // reminders_sent: a projected attribute of gsi1 and gsi2 changes (1 write each)
-      { item: 'request reminder mark (conditional)', kb: S.request, tx: true, indexWrites: 2 },
+      // reminders_sent: a projected attribute of gsi1 and gsi2 changes (1 write each); the timer
+      // mark moves on to the next timer (gsi3 key: delete + put)
+      withTimerMark({ item: 'request reminder mark (conditional)', kb: S.request, tx: true, indexWrites: 2 }, 2),
       { item: 'event request.reminder', kb: S.event, tx: true },
     ],
     reads: requestLookup,
@@ -454,7 +468,7 @@ export const OPERATIONS: readonly Operation[] = [
     calls: 5,
     writes: [
       sequence,
-      ...requestClosing,
+      ...deadlineClosing,
       { item: 'event request.cancelled / request.resolved', kb: S.event, tx: true },
       // the resolving half: a dispatch input and the chat's dispatch state
       { item: 'dispatch input DIN# (resolve half)', kb: S.dispatchInput, tx: true, n: 0.5 },
@@ -615,7 +629,7 @@ export const OPERATIONS: readonly Operation[] = [
     // gsi3 queries are eventually consistent (indexes have no other kind)
     reads: [
       { item: 'gsi3 DISPATCH#PENDING / DISPATCH#REPAIR (Query)', kb: 0.1, consistent: false, n: 2 },
-      { item: 'gsi1 REQUESTS#pending, deadlines due (Query)', kb: 0.1, consistent: false },
+      { item: 'gsi3 REQUESTS#TIMERS, timers overdue (Query)', kb: 0.1, consistent: false },
     ],
     logBytes: 300,
   },
@@ -631,6 +645,28 @@ export const OPERATIONS: readonly Operation[] = [
     reads: [{ item: 'gsi3 TAGS#PENDING (Query)', kb: 0.1, consistent: false }],
     logBytes: 300,
   },
+];
+
+/** An operation of a request with a deadline: `base`'s, with the timer mark's index write. */
+function withDeadline(baseId: string, id: string, what: string): Operation {
+  const base = BASE_OPERATIONS.find((op) => op.id === baseId)!;
+  const first = base.writes.findIndex((w) => w.item.startsWith('request'));
+  const writes = base.writes.map((w, i) => (i === first ? withTimerMark(w) : w));
+  return { ...base, id, functionOf: baseId, what, writes };
+}
+
+export const OPERATIONS: readonly Operation[] = [
+  ...BASE_OPERATIONS,
+  withDeadline(
+    'request.create',
+    'request.create.deadline',
+    'POST requests with a deadline: as POST requests + its timer mark',
+  ),
+  withDeadline(
+    'request.resolve',
+    'request.resolve.deadline',
+    'POST resolve before the deadline: as POST resolve + the timer mark goes',
+  ),
 ];
 
 /**

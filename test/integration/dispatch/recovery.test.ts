@@ -112,7 +112,7 @@ describe('dispatch sweeper', () => {
       // The scheduled run only takes work that has not moved for its window (30 s in sequential mode).
       const other = await d.newChat();
       await withBrokenQueue('DISPATCH_QUEUE_URL', () => d.say(other.id, 'fresh'));
-      expect(await sweepHandler()).toEqual({ resumed: 0, repaired: 0, expired: 0 });
+      expect(await sweepHandler()).toEqual({ resumed: 0, repaired: 0, expired: 0, reminded: 0 });
       expect(await sweepNow(sequential)).toBe(1);
       const resumed = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
       await d.completeOk(resumed.batchId, 'w1');

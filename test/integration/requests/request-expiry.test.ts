@@ -9,9 +9,10 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { getConfig } from '../../../functions/core/instance-config.js';
-import { expireOverdue, fireRequestTimer } from '../../../functions/core/request-expiry.js';
+import { fireOverdueTimers, fireRequestTimer } from '../../../functions/core/request-expiry.js';
 import { installRequestTimers, soonestTimer } from '../../../functions/platform/request-timer.js';
 import type { RequestTimer } from '../../../functions/platform/request-timer.js';
+import { callsDuring } from '../../support/ddb-calls.js';
 import { eventsSince, readEvents } from '../../support/events.js';
 import { eventually } from '../../support/wait.js';
 import { sleep } from '../../../functions/platform/retry.js';
@@ -34,6 +35,23 @@ const reminderOf = (request: any, before: number): RequestTimer => ({
 });
 /** Runs a timer's record as the flush consumer would, at the time it falls due. */
 const fire = async (timer: RequestTimer) => fireRequestTimer(await getConfig(), timer, timer.fireAtMs);
+
+/**
+ * Installs a starter that behaves as the queue's (platform/request-timer.ts: only the soonest of
+ * the timers it is given is set, a chain) and records what it would send; nothing fires them.
+ * Returns the records and the local runtime's starter, to put back after.
+ */
+function queueLikeTimers() {
+  const sent: RequestTimer[] = [];
+  const local = installRequestTimers({
+    arm: async (timers) => {
+      sent.push(soonestTimer(timers));
+    },
+    withdraw: () => {},
+    chained: true,
+  });
+  return { sent, local };
+}
 
 const decisions = async (): Promise<any[]> => {
   const res = await api.get('/api/v1/decisions?limit=500');
@@ -190,16 +208,7 @@ describe('a timer as its handler runs it', () => {
   });
 
   it("in AWS a request's timers wait as one chain: each reminder that fires sets the next, a closed request ends it", async () => {
-    // The queue's starter sets only the soonest timer it is given (platform/request-timer.ts); this
-    // one records what it would send. The local runtime's starter is put back after.
-    const sent: RequestTimer[] = [];
-    const local = installRequestTimers({
-      arm: async (timers) => {
-        sent.push(soonestTimer(timers));
-      },
-      withdraw: () => {},
-      chained: true,
-    });
+    const { sent, local } = queueLikeTimers();
     try {
       const chat = await h.newChat();
       const request = await h.create(
@@ -300,17 +309,79 @@ describe('a timer as its handler runs it', () => {
     expect((await h.getChat(chat.id)).pending_requests_count).toBe(countBefore - rounds);
   });
 
-  it('the sweep expires an overdue request whose timer was lost, and only overdue ones', async () => {
-    const chat = await h.newChat();
-    const overdue = await h.create(chat.id, choiceBody({ deadline: { inSeconds: 600 } }));
-    const later = await h.create(chat.id, choiceBody({ deadline: { inSeconds: 1200 } }));
+  it('the sweep takes over lost timers: the latest reminder due, then the expiry; nothing else', async () => {
+    // In AWS every timer record is lost here (a send that failed after the commit, a record
+    // dead-lettered): the starter records what the queue's would send, nothing fires it. Far
+    // deadlines (20 days), so that the other tests' requests are due at these times too and
+    // only this test's are looked at.
+    const { sent, local } = queueLikeTimers();
+    const days20 = 20 * 86_400;
     const config = await getConfig();
-    // Ten minutes and a minute on, with the sweep's 30 s grace.
-    const at = Date.parse(overdue.deadline.at) + 60_000;
-    expect(await expireOverdue(config, 30_000, at)).toBeGreaterThanOrEqual(1);
-    expect((await h.find(chat.id, overdue.id)).status).toBe('cancelled');
-    expect((await h.find(chat.id, later.id)).status).toBe('pending');
-    // Nothing left to do: a second sweep closes nothing more.
-    expect(await expireOverdue(config, 30_000, at)).toBe(0);
+    const grace = 30_000;
+    const sweep = (atMs: number) => fireOverdueTimers(config, grace, atMs);
+    const remindersOf = async (r: any) =>
+      (await eventsOf(r.id)).filter((e) => e.type === 'request.reminder').map((e) => e.payload.secondsLeft);
+    try {
+      const chat = await h.newChat();
+      const lost = await h.create(
+        chat.id,
+        choiceBody({ deadline: { inSeconds: days20, remindBeforeSeconds: [3600, 600] } }),
+      );
+      // Two hours later, the same reminders.
+      const sleeper = await h.create(
+        chat.id,
+        choiceBody({ deadline: { inSeconds: days20 + 7200, remindBeforeSeconds: [3600, 600] } }),
+      );
+      const answered = await h.create(
+        chat.id,
+        choiceBody({ deadline: { inSeconds: days20, remindBeforeSeconds: [3600] } }),
+      );
+      const unset = await h.create(
+        chat.id,
+        choiceBody({ deadline: { inSeconds: days20, remindBeforeSeconds: [3600] } }),
+      );
+      expect((await h.cancel(answered.id)).status).toBe(200);
+      expect((await h.patch(unset.id, { deadline: null })).status).toBe(200);
+      const at = Date.parse(lost.deadline.at);
+      const at2 = Date.parse(sleeper.deadline.at);
+
+      // The file's other requests with deadlines are long due by then: taken first, none of these.
+      await sweep(at - 3600_000 - 60_000);
+      for (const r of [lost, sleeper]) expect(await remindersOf(r)).toEqual([]);
+      // Inside the grace after the first reminder fell due: still its timer's.
+      expect(await sweep(at - 3600_000 + grace - 1000)).toEqual({ expired: 0, reminded: 0 });
+      // A minute after it: the sweep sends it, and in AWS sets the chain's next timer.
+      sent.length = 0;
+      expect(await sweep(at - 3600_000 + 60_000)).toEqual({ expired: 0, reminded: 1 });
+      expect(await remindersOf(lost)).toEqual([3540]);
+      expect(sent).toEqual([reminderOf(lost, 600)]);
+      // Done: the reminder moved the request's mark on to its next timer, so the same sweep again
+      // reads one empty page of the index and nothing else.
+      const again = await callsDuring(async () => {
+        expect(await sweep(at - 3600_000 + 60_000)).toEqual({ expired: 0, reminded: 0 });
+      });
+      expect(again.map((c) => c.split(' ')[0])).toEqual(['QueryCommand']);
+      expect(await sweep(at - 600_000 + 45_000)).toEqual({ expired: 0, reminded: 1 });
+      expect(await remindersOf(lost)).toEqual([3540, 555]);
+      // After the deadline (and the grace): expired, as its timer would have; then nothing more.
+      expect(await sweep(at + 40_000)).toEqual({ expired: 1, reminded: 0 });
+      expect(await h.find(chat.id, lost.id)).toMatchObject({ status: 'cancelled', expired_at: expect.any(String) });
+      expect(await sweep(at + 40_000)).toEqual({ expired: 0, reminded: 0 });
+
+      // `sleeper`'s first reminder is lost and nobody sweeps until after its second fell due:
+      // only the latest is sent (the first is past news), then its expiry.
+      expect(await sweep(at2 - 600_000 + 45_000)).toEqual({ expired: 0, reminded: 1 });
+      expect(await remindersOf(sleeper)).toEqual([555]);
+      expect(await sweep(at2 + 31_000)).toEqual({ expired: 1, reminded: 0 });
+      expect(await h.find(chat.id, sleeper.id)).toMatchObject({ status: 'cancelled', expired_at: expect.any(String) });
+
+      // The answered request and the one whose deadline went had no timer left to take over.
+      expect(await sweep(at2 + 86_400_000)).toEqual({ expired: 0, reminded: 0 });
+      expect(await h.find(chat.id, answered.id)).toMatchObject({ status: 'cancelled', expired_at: null });
+      expect(await h.find(chat.id, unset.id)).toMatchObject({ status: 'pending', deadline: null });
+      for (const r of [answered, unset]) expect(await remindersOf(r)).toEqual([]);
+    } finally {
+      installRequestTimers(local);
+    }
   });
 });
