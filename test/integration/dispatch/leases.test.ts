@@ -142,10 +142,11 @@ describe('leases', () => {
     });
     const { batch } = await d.claimNewMessage('long job', { workerId: 'w1', waitMs: 3000, leaseMs: 1500 });
     const claimedAt = Date.now();
-    // At once, to 4 s from now: the heartbeat has the whole 1500 ms lease to land in, and the lease
-    // then runs 1700 ms past the check below. (It waited 800 ms first, which no outcome here
-    // depends on: a heartbeat 700 ms late on a loaded machine found its lease gone, 409.)
-    const hb = await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 4000 });
+    // At once, to 8 s from now: the heartbeat has the whole 1500 ms lease to land in, and the lease
+    // then runs 5.7 s past the check below. (It waited 800 ms first, which no outcome here
+    // depends on: a heartbeat 700 ms late on a loaded machine found its lease gone, 409; and with
+    // 4 s, the check's claim and heartbeat took over 1.7 s on a clean clone's loaded run, 409.)
+    const hb = await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 8000 });
     expect(hb.status).toBe(204);
     expect(hb.text).toBe('');
     expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w2', extendMs: 3000 }), batch.batchId, 'w2');
