@@ -10,14 +10,23 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { DeployRoleStack } from '../../lib/deploy-role-stack.js';
 import type { DeployRoleStackProps } from '../../lib/deploy-role-stack.js';
 import { DeploymentConfigError } from '../../lib/deployment-inputs.js';
-import { actionsOf, joinedString, quietApp, resourcesOf, resourcesOfType, statementsOfRole } from './synth.js';
+import {
+  CDK_JSON_FLAGS,
+  actionsOf,
+  joinedString,
+  quietApp,
+  resourcesOf,
+  resourcesOfType,
+  statementsOfRole,
+} from './synth.js';
 import type { CfnTemplate } from './synth.js';
 
 const ISSUER = 'token.actions.githubusercontent.com';
 
 function synth(props: Partial<DeployRoleStackProps> = {}, context: Record<string, string> = {}) {
-  // (Its CloudFormation validation is checked in stack.test.ts, beside the app stack's.)
-  const app = quietApp({ context });
+  // cdk.json's feature flags, as `cdk synth` gives them (its CloudFormation validation is checked
+  // in stack.test.ts, beside the app stack's).
+  const app = quietApp({ context: { ...CDK_JSON_FLAGS, ...context } });
   const stack = new DeployRoleStack(app, 'ChatRelayDeployRole', {
     repository: 'acme/chat-relay',
     appStackName: 'ChatRelay',

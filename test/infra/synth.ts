@@ -93,6 +93,11 @@ export function validationViolations(outdir: string): string[] {
 /** cdk.json's feature flag that makes a violation of the CDK's CloudFormation validation fail the synth. */
 export const STRICT_VALIDATION = '@aws-cdk/core:validateAgainstDefaultRules';
 
+/** cdk.json's context but its strict validation: the feature flags every synth of ours takes. */
+export const CDK_JSON_FLAGS: Record<string, unknown> = Object.fromEntries(
+  Object.entries(CDK_JSON_CONTEXT).filter(([key]) => key !== STRICT_VALIDATION),
+);
+
 /**
  * An App that validates as `cdk synth` does: the CDK's CloudFormation validation, a violation
  * failing the synth by cdk.json's flag, its report in `outdir` (validationViolations).
@@ -180,7 +185,7 @@ function synthesizeInto(outdir: string, options: SynthOptions): Synthesized {
     context: {
       // cdk.json's feature flags (minimized policies among them), as `cdk synth` gives them; its
       // strict validation only when validating.
-      ...Object.fromEntries(Object.entries(CDK_JSON_CONTEXT).filter(([key]) => key !== STRICT_VALIDATION)),
+      ...CDK_JSON_FLAGS,
       ...(options.validate ? { [STRICT_VALIDATION]: CDK_JSON_CONTEXT[STRICT_VALIDATION] } : {}),
       // As the CLI does: record each resource's construct path (tests map routes by it).
       'aws:cdk:enable-path-metadata': true,
