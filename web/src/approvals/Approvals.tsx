@@ -4,55 +4,42 @@
  * in place with the chat's own request card (its countdown and default included). Kept live by the
  * approvals query (approvals.ts): answered here or anywhere, a request leaves the list.
  */
-import { useEffect, useRef } from 'react';
 import { messageOf } from '../api/client';
 import type { ChatRequest } from '../api/types';
 import { useChat } from '../inbox/chats';
 import { RequestCard } from '../requests/Requests';
 import { onLinkClick, pathOf } from '../router';
+import { ViewPage } from '../shared/ViewPage';
 import { MOST, useApprovals } from './approvals';
 
 export function Approvals() {
   const { data, error, isPending, refetch } = useApprovals();
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus({ preventScroll: true }), []);
   const count = data?.length ?? 0;
   return (
-    <section className="view-page approvals" aria-labelledby="approvals-heading" data-testid="approvals">
-      <header className="view-header">
-        <a className="back" href="/" onClick={(e) => onLinkClick(e, '/')}>
-          <span aria-hidden="true">‹</span>
-          <span className="visually-hidden">Back to chats</span>
-        </a>
-        <h1 id="approvals-heading" ref={heading} tabIndex={-1}>
-          Approvals
-        </h1>
-      </header>
-      <div className="view-body" aria-busy={isPending || undefined}>
-        {error && (
-          <p role="alert" className="error">
-            {messageOf(error)}{' '}
-            <button type="button" onClick={() => void refetch()}>
-              Try again
-            </button>
-          </p>
-        )}
-        {data && (
-          <p className="view-summary" role="status" data-testid="approvals-summary">
-            {count === 0
-              ? 'Nothing is waiting for an answer.'
-              : `${count}${count >= MOST ? '+' : ''} waiting for an answer, soonest deadline first.`}
-          </p>
-        )}
-        {data && count > 0 && (
-          <ol className="approval-list" aria-label="Pending requests of every chat">
-            {data.map((request) => (
-              <Approval key={request.id} request={request} />
-            ))}
-          </ol>
-        )}
-      </div>
-    </section>
+    <ViewPage name="approvals" title="Approvals" busy={isPending}>
+      {error && (
+        <p role="alert" className="error">
+          {messageOf(error)}{' '}
+          <button type="button" onClick={() => void refetch()}>
+            Try again
+          </button>
+        </p>
+      )}
+      {data && (
+        <p className="view-summary" role="status" data-testid="approvals-summary">
+          {count === 0
+            ? 'Nothing is waiting for an answer.'
+            : `${count}${count >= MOST ? '+' : ''} waiting for an answer, soonest deadline first.`}
+        </p>
+      )}
+      {data && count > 0 && (
+        <ol className="approval-list" aria-label="Pending requests of every chat">
+          {data.map((request) => (
+            <Approval key={request.id} request={request} />
+          ))}
+        </ol>
+      )}
+    </ViewPage>
   );
 }
 

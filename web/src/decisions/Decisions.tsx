@@ -3,13 +3,14 @@
  * Export downloads the whole log as JSON Lines (oldest first, one entry a line), and Verify reads
  * the whole log again and checks its hash chain in the browser (chain.ts).
  */
-import { useEffect, useId, useMemo, useRef, useState } from 'react';
+import { useId, useMemo, useState } from 'react';
 import { useQueries } from '@tanstack/react-query';
 import { api, messageOf } from '../api/client';
 import { keys } from '../api/query-client';
 import type { DecisionEntry } from '../api/types';
 import { onLinkClick, pathOf } from '../router';
 import { fullTime, relativeTime } from '../shared/time';
+import { ViewPage } from '../shared/ViewPage';
 import { checkChain, checkText } from './chain';
 import type { ChainCheck } from './chain';
 import { download, readLog, rereadWholeLog, useDecisions } from './decisions';
@@ -38,8 +39,6 @@ export function Decisions() {
   const [verifying, setVerifying] = useState<Verifying>({ state: 'idle' });
   const [problem, setProblem] = useState<string | undefined>();
   const filterId = useId();
-  const heading = useRef<HTMLHeadingElement>(null);
-  useEffect(() => heading.current?.focus({ preventScroll: true }), []);
 
   const entries = data?.entries;
   const chatIds = useMemo(() => [...new Set((entries ?? []).map((e) => e.chat_id))], [entries]);
@@ -73,72 +72,61 @@ export function Decisions() {
   }
 
   return (
-    <section className="view-page decisions" aria-labelledby="decisions-heading" data-testid="decisions">
-      <header className="view-header">
-        <a className="back" href="/" onClick={(e) => onLinkClick(e, '/')}>
-          <span aria-hidden="true">‹</span>
-          <span className="visually-hidden">Back to chats</span>
-        </a>
-        <h1 id="decisions-heading" ref={heading} tabIndex={-1}>
-          Decisions
-        </h1>
-      </header>
-      <div className="view-body" aria-busy={isPending || undefined}>
-        <div className="decisions-tools">
-          <div className="decisions-filter">
-            <label htmlFor={filterId}>Chat</label>
-            <select id={filterId} value={chatId} onChange={(e) => (setChatId(e.target.value), setShown(STEP))}>
-              <option value="">All chats</option>
-              {chatIds.map((id) => (
-                <option key={id} value={id}>
-                  {titles.get(id) ?? id}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="decisions-actions">
-            <button type="button" onClick={() => void exportLog()} disabled={!entries}>
-              Export
-            </button>
-            <button type="button" onClick={() => void verify()} disabled={verifying.state === 'running'}>
-              Verify
-            </button>
-          </div>
-        </div>
-        <VerifyResult verifying={verifying} />
-        {(problem || error) && (
-          <p role="alert" className="error">
-            {problem ?? messageOf(error)}{' '}
-            {error && !problem && (
-              <button type="button" onClick={() => void refetch()}>
-                Try again
-              </button>
-            )}
-          </p>
-        )}
-        {entries && (
-          <p className="view-summary" data-testid="decisions-summary">
-            {newestFirst.length === 0
-              ? chatId
-                ? 'No decisions in this chat.'
-                : 'No decisions yet: answered, cancelled and expired requests are logged here.'
-              : `${newestFirst.length} ${newestFirst.length === 1 ? 'decision' : 'decisions'}, newest first. Export downloads the whole log.`}
-          </p>
-        )}
-        {newestFirst.length > 0 && (
-          <ol className="decision-list" aria-label="Decisions, newest first">
-            {newestFirst.slice(0, shown).map((entry) => (
-              <Entry key={entry.seq} entry={entry} title={titles.get(entry.chat_id)} />
+    <ViewPage name="decisions" title="Decisions" busy={isPending}>
+      <div className="decisions-tools">
+        <div className="decisions-filter">
+          <label htmlFor={filterId}>Chat</label>
+          <select id={filterId} value={chatId} onChange={(e) => (setChatId(e.target.value), setShown(STEP))}>
+            <option value="">All chats</option>
+            {chatIds.map((id) => (
+              <option key={id} value={id}>
+                {titles.get(id) ?? id}
+              </option>
             ))}
-          </ol>
-        )}
-        {newestFirst.length > shown && (
-          <button type="button" className="show-older" onClick={() => setShown(shown + STEP)}>
-            Show older
+          </select>
+        </div>
+        <div className="decisions-actions">
+          <button type="button" onClick={() => void exportLog()} disabled={!entries}>
+            Export
           </button>
-        )}
+          <button type="button" onClick={() => void verify()} disabled={verifying.state === 'running'}>
+            Verify
+          </button>
+        </div>
       </div>
-    </section>
+      <VerifyResult verifying={verifying} />
+      {(problem || error) && (
+        <p role="alert" className="error">
+          {problem ?? messageOf(error)}{' '}
+          {error && !problem && (
+            <button type="button" onClick={() => void refetch()}>
+              Try again
+            </button>
+          )}
+        </p>
+      )}
+      {entries && (
+        <p className="view-summary" data-testid="decisions-summary">
+          {newestFirst.length === 0
+            ? chatId
+              ? 'No decisions in this chat.'
+              : 'No decisions yet: answered, cancelled and expired requests are logged here.'
+            : `${newestFirst.length} ${newestFirst.length === 1 ? 'decision' : 'decisions'}, newest first. Export downloads the whole log.`}
+        </p>
+      )}
+      {newestFirst.length > 0 && (
+        <ol className="decision-list" aria-label="Decisions, newest first">
+          {newestFirst.slice(0, shown).map((entry) => (
+            <Entry key={entry.seq} entry={entry} title={titles.get(entry.chat_id)} />
+          ))}
+        </ol>
+      )}
+      {newestFirst.length > shown && (
+        <button type="button" className="show-older" onClick={() => setShown(shown + STEP)}>
+          Show older
+        </button>
+      )}
+    </ViewPage>
   );
 }
 
