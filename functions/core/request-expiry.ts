@@ -104,23 +104,29 @@ async function expire(config: InstanceConfig, loc: RequestLocation, request: Req
   );
 }
 
+/** Overdue requests one sweep looks at, at most; a backlog beyond them waits for the next run. */
+export const OVERDUE_PAGE = 100;
+
 /**
- * The safety net of lost timers (the every-minute sweep; locally, at start, the timers that fell
- * due while the runtime was down): every pending request whose next timer fell due more than
- * `graceMs` ago (its mark in gsi3, Keys.requestTimerDue) gets what that timer owed it. Its expiry
- * once its deadline passed; else its latest reminder due (the earlier ones are past news), which
- * moves its mark on and, where timers wait as a chain (AWS), sets the next. One Query when
- * nothing is overdue.
+ * The safety net of lost timers (the every-minute sweep): every pending request whose next timer
+ * fell due more than `graceMs` ago (its mark in gsi3, Keys.requestTimerDue) gets what that timer
+ * owed it: its expiry once its deadline passed, else its latest reminder due (the earlier ones are
+ * past news), which moves its mark on and, where timers wait as a chain (AWS), sets the next. One
+ * Query when nothing is overdue. The most overdue first, OVERDUE_PAGE of them and for `budgetMs`
+ * at most (the rest next run: each one's firing stands on its own).
  */
 export async function fireOverdueTimers(
   config: InstanceConfig,
   graceMs: number,
   nowMs = Date.now(),
+  budgetMs = 15_000,
 ): Promise<{ expired: number; reminded: number }> {
-  const due = await Store.requestsWithTimersDueBy(nowMs - graceMs);
+  const began = Date.now();
   const fired = { expired: 0, reminded: 0 };
-  for (const { request } of due) {
-    const owed = timersOf(request).filter((t) => t.fireAtMs <= nowMs);
+  for (const loc of await Store.requestsWithTimersDueBy(nowMs - graceMs, OVERDUE_PAGE)) {
+    if (Date.now() - began > budgetMs) break;
+    const request = await Store.getRequest(loc);
+    const owed = request ? timersOf(request).filter((t) => t.fireAtMs <= nowMs) : [];
     const timer = owed.find((t) => t.kind === 'expire') ?? owed.at(-1);
     if (!timer) continue;
     const outcome = await fireRequestTimer(config, timer, nowMs);

@@ -23,9 +23,13 @@ export const OVERDUE_GRACE_MS = 30_000;
 
 export async function handler(): Promise<{ resumed: number; repaired: number; expired: number; reminded: number }> {
   const config = await getConfig();
-  const { expired, reminded } = await fireOverdueTimers(config, OVERDUE_GRACE_MS);
-  if (!dispatchConfigured()) return { resumed: 0, repaired: 0, expired, reminded };
-  const [resumed, repaired] = await Promise.all([sweep(config), repairMessages()]);
+  // Side by side: a backlog of overdue timers (bounded: core/request-expiry.ts) never holds up the
+  // dispatch work, nor the other way round.
+  const [{ expired, reminded }, resumed, repaired] = await Promise.all([
+    fireOverdueTimers(config, OVERDUE_GRACE_MS),
+    dispatchConfigured() ? sweep(config) : 0,
+    dispatchConfigured() ? repairMessages() : 0,
+  ]);
   if (resumed > 0) logger.warn('dispatch sweep resumed stranded work', { chats: resumed });
   if (repaired > 0)
     logger.warn('dispatch sweep repaired batch messages after failed queue calls', { batches: repaired });

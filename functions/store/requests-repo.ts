@@ -259,25 +259,22 @@ export async function queryAllRequests(
 }
 
 /**
- * The pending requests whose next timer (Keys.requestTimerDue) fell due at or before `ms`, most
- * overdue first: the timers the sweep takes over. One Query of the sparse gsi3, nothing read when
- * nothing is overdue; each request then read whole (consistent).
+ * Where the pending requests are whose next timer (Keys.requestTimerDue) fell due at or before
+ * `ms`, most overdue first, at most `limit` of them: one Query of the sparse gsi3 (its projection
+ * holds the keys), empty when nothing is overdue.
  */
-export async function requestsWithTimersDueBy(ms: number): Promise<{ loc: RequestLocation; request: RequestRecord }[]> {
+export async function requestsWithTimersDueBy(ms: number, limit: number): Promise<RequestLocation[]> {
   const range = Keys.requestTimersDueBy(ms);
-  const marks = await queryAll({
-    IndexName: 'gsi3',
-    KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk BETWEEN :from AND :to',
-    ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
-  });
-  const found = await Promise.all(
-    marks.map(async (mark) => {
-      const loc = locationOf(mark);
-      const request = await getRequest(loc);
-      return request ? [{ loc, request }] : [];
+  const out = await ddb().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi3',
+      KeyConditionExpression: 'gsi3pk = :pk AND gsi3sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': range.pk, ':from': range.from, ':to': range.to },
+      Limit: limit,
     }),
   );
-  return found.flat();
+  return (out.Items ?? []).map(locationOf);
 }
 
 /** Every pending request with a deadline, soonest first (the local runtime arms their timers at start). */
