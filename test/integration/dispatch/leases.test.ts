@@ -246,14 +246,15 @@ describe('leases', () => {
   it('leaseMs and extendMs below 1000 give a 1000 ms lease', async () => {
     const { chat } = await d.chatWithMessage('short');
     await d.say(chat.id, 'shorter');
-    // leaseMs 0: still held right after the claim, lost after about a second.
+    // leaseMs 0: still held right after the claim, lost after about a second. (The pauses are short:
+    // each request of a loaded machine's first minutes may take much of the one second.)
     const b1 = await d.claimOne({ workerId: 'w1', waitMs: 3000, leaseMs: 0 });
     // Kept (time is the behavior): still inside the lease.
-    await sleep(300);
+    await sleep(100);
     expect((await d.heartbeat(b1.batchId, { workerId: 'w1', extendMs: 0 })).status).toBe(204);
     const heartbeatAt = Date.now();
-    // Kept (time is the behavior): inside the lease the heartbeat renewed.
-    await sleep(500);
+    // Kept (time is the behavior): inside the lease the heartbeat renewed (a 0 ms one would be over).
+    await sleep(200);
     await d.claimNone({ workerId: 'w2', waitMs: 0 });
     const again = await d.claimOne({ workerId: 'w2', waitMs: 4000, leaseMs: 20_000 });
     expect(again.batchId).toBe(b1.batchId);
