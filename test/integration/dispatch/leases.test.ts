@@ -148,20 +148,19 @@ describe('leases', () => {
       message: 'Dispatch batch not found.',
       details: null,
     });
-    const { batch } = await d.claimNewMessage('long job', { workerId: 'w1', waitMs: 3000, leaseMs: 1500 });
+    const { batch } = await d.claimNewMessage('long job', { workerId: 'w1', waitMs: 3000, leaseMs: 3000 });
     const claimedAt = Date.now();
-    // At once, to 8 s from now: the heartbeat has the whole 1500 ms lease to land in, and the lease
-    // then runs 5.7 s past the check below. (It waited 800 ms first, which no outcome here
-    // depends on: a heartbeat 700 ms late on a loaded machine found its lease gone, 409; and with
-    // 4 s, the check's claim and heartbeat took over 1.7 s on a clean clone's loaded run, 409.)
+    // At once, to 8 s from now: the heartbeat has the whole 3 s lease to land in (the claim's answer
+    // and the heartbeat took over 1.5 s together in a clean clone's busiest minute, 409), and the
+    // lease then runs about 4 s past the check below (a 4 s one left 1.7 s, too little once).
     const hb = await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 8000 });
     expect(hb.status).toBe(204);
     expect(hb.text).toBe('');
     expectLeaseLost(await d.heartbeat(batch.batchId, { workerId: 'w2', extendMs: 3000 }), batch.batchId, 'w2');
     expectLeaseLost(await d.complete(batch.batchId, 'w2'), batch.batchId, 'w2');
-    // Past the original 1500 ms: still held, nobody else can claim it.
+    // Past the original 3 s: still held, nobody else can claim it.
     // Kept (time is the behavior): past the original lease.
-    await sleep(Math.max(0, claimedAt + 2300 - Date.now()));
+    await sleep(Math.max(0, claimedAt + 3800 - Date.now()));
     await d.claimNone({ workerId: 'w2', waitMs: 0 });
     expect((await d.heartbeat(batch.batchId, { workerId: 'w1', extendMs: 3000 })).status).toBe(204);
     await d.completeOk(batch.batchId, 'w1');
