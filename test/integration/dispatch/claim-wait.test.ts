@@ -35,7 +35,8 @@ describe('an empty claim', () => {
     expect(res.status).toBe(204);
     expect(waits).toEqual([10]);
     expect(elapsed).toBeGreaterThanOrEqual(10_000);
-    expect(elapsed).toBeLessThan(12_000);
+    // Slack as the leases test's (an empty long-poll answered 1.5 s late in a clean clone's first minutes).
+    expect(elapsed).toBeLessThan(12_500);
   }, 20_000);
 
   it('with waitMs 2400 is a 2 s receive, then receives without waiting until the deadline', async () => {

@@ -162,14 +162,15 @@ describe('fail', () => {
     const { id: b1 } = await d.chatWithMessage('b1');
     const first = await d.claimOne({ workerId: 'w1', waitMs: 3000 });
     expect(first.items.map((i) => i.sourceId)).toEqual([a1]);
-    await d.failOk(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 });
+    // Taken before the fail: its delay runs from the service's clock reading, which comes after.
     const failedAt = Date.now();
+    await d.failOk(first.batchId, { workerId: 'w1', reason: 'wait', retryable: true, retryDelayMs: 3000 });
     // Chat B flows; chat A's second batch does not jump the queue.
     await d.takeBatchOf([b1], { workerId: 'w2', waitMs: 2000 });
     await d.claimNone({ workerId: 'w2', waitMs: 1000 });
     // After the delay: chat A's first batch again, then its second.
     const retried = await d.claimOne({ workerId: 'w2', waitMs: 5000 });
-    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(3000 - 100);
+    expect(Date.now() - failedAt).toBeGreaterThanOrEqual(3000);
     expect(retried.batchId).toBe(first.batchId);
     await d.claimNone({ workerId: 'w3', waitMs: 500 });
     await d.completeOk(retried.batchId, 'w2');
