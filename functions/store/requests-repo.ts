@@ -183,11 +183,13 @@ export async function updateRequest(
 /**
  * A reminder's mark, in the transaction of its event: conditioned on the request still pending
  * with the same deadline and this reminder not yet sent, so it is sent once, never for a
- * deadline that moved or a request that closed. The request's timer mark moves on to its next
- * timer.
+ * deadline that moved or a request that closed; and on its timer mark not being past this
+ * reminder (a later one was sent: this one is past news, as when the sweep sent only the latest).
+ * The timer mark moves on to the next timer.
  */
 export function markReminded(loc: RequestLocation, request: RequestRecord, before: number): TransactItem {
   const deadline = request.deadline!;
+  const mine = Keys.requestTimerDue(Date.parse(deadline.at) - before * 1000, request.id);
   const next = Keys.requestTimerDue(nextTimerMs(deadline, before), request.id);
   return {
     Update: {
@@ -195,7 +197,8 @@ export function markReminded(loc: RequestLocation, request: RequestRecord, befor
       Key: requestKey(loc),
       UpdateExpression: 'SET gsi3pk = :g3pk, gsi3sk = :g3sk ADD reminders_sent :sent',
       ConditionExpression:
-        '#status = :pending AND #deadline.#dat = :at AND (attribute_not_exists(reminders_sent) OR NOT contains(reminders_sent, :before))',
+        '#status = :pending AND #deadline.#dat = :at AND (attribute_not_exists(reminders_sent) OR NOT ' +
+        'contains(reminders_sent, :before)) AND (attribute_not_exists(gsi3sk) OR gsi3sk <= :mine)',
       ExpressionAttributeNames: { '#status': 'status', '#deadline': 'deadline', '#dat': 'at' },
       ExpressionAttributeValues: {
         ':sent': new Set([before]),
@@ -204,6 +207,7 @@ export function markReminded(loc: RequestLocation, request: RequestRecord, befor
         ':before': before,
         ':g3pk': next.gsi3pk,
         ':g3sk': next.gsi3sk,
+        ':mine': mine.gsi3sk,
       },
     },
   };

@@ -372,6 +372,9 @@ describe('a timer as its handler runs it', () => {
       // only the latest is sent (the first is past news), then its expiry.
       expect(await sweep(at2 - 600_000 + 45_000)).toEqual({ expired: 0, reminded: 1 });
       expect(await remindersOf(sleeper)).toEqual([555]);
+      // Its first reminder's record, had it only been late, finds a later one sent: nothing.
+      expect(await fire(reminderOf(sleeper, 3600))).toBe('stale');
+      expect(await remindersOf(sleeper)).toEqual([555]);
       expect(await sweep(at2 + 31_000)).toEqual({ expired: 1, reminded: 0 });
       expect(await h.find(chat.id, sleeper.id)).toMatchObject({ status: 'cancelled', expired_at: expect.any(String) });
 
