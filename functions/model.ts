@@ -113,15 +113,18 @@ export const RequestDeadline = z.strictObject({
 });
 export type RequestDeadline = z.infer<typeof RequestDeadline>;
 
+/** When a deadline's reminder `before` seconds ahead of it falls due (ms). */
+export const reminderAtMs = (deadline: RequestDeadline, before: number): number =>
+  Date.parse(deadline.at) - before * 1000;
+
 /**
  * When a pending request's deadline next needs its timer (ms): its soonest reminder after the one
  * `sentBefore` seconds before (none given: after none), else its expiry. The store keeps it on
  * the request for the sweep that catches a lost timer (Keys.requestTimerDue).
  */
 export function nextTimerMs(deadline: RequestDeadline, sentBefore?: number): number {
-  const atMs = Date.parse(deadline.at);
   const later = deadline.remind_before_seconds.filter((b) => sentBefore === undefined || b < sentBefore);
-  return later.length > 0 ? atMs - Math.max(...later) * 1000 : atMs;
+  return later.length > 0 ? reminderAtMs(deadline, Math.max(...later)) : Date.parse(deadline.at);
 }
 
 export const Request = z.strictObject({

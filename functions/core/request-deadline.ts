@@ -6,6 +6,7 @@
  * the resolve endpoint's (§5.5.4), their field prefixed with `deadline.default.`.
  */
 import { FieldRuleError, ValidationError } from '../errors.js';
+import { reminderAtMs } from '../model.js';
 import type { RequestDeadline, RequestRecord } from '../model.js';
 import type { RequestTimer } from '../platform/request-timer.js';
 import { isObject, normalizeResolution } from './request-config.js';
@@ -145,15 +146,14 @@ export function recheckDefault(deadline: RequestDeadline | null, type: RequestTy
 export function timersOf(request: Pick<RequestRecord, 'id' | 'status' | 'deadline'>): RequestTimer[] {
   const deadline = request.deadline;
   if (!deadline || request.status !== 'pending') return [];
-  const atMs = Date.parse(deadline.at);
   const reminders = deadline.remind_before_seconds.map((before): RequestTimer => ({
     requestId: request.id,
     kind: 'remind',
     at: deadline.at,
     before,
-    fireAtMs: atMs - before * 1000,
+    fireAtMs: reminderAtMs(deadline, before),
   }));
-  return [...reminders, { requestId: request.id, kind: 'expire', at: deadline.at, fireAtMs: atMs }];
+  return [...reminders, { requestId: request.id, kind: 'expire', at: deadline.at, fireAtMs: Date.parse(deadline.at) }];
 }
 
 /** "5 minutes left": how a reminder's push says the time left. */

@@ -46,7 +46,18 @@ export async function fireRequestTimer(
   }
   const loc = await Store.locate(timer.requestId);
   const request = loc && (await Store.getRequest(loc));
-  if (!loc || !request || request.status !== 'pending' || request.deadline?.at !== timer.at) return 'stale';
+  return loc && request ? fireOn(config, timer, loc, request, nowMs) : 'stale';
+}
+
+/** A due timer run on its request as just read (consistently). */
+async function fireOn(
+  config: InstanceConfig,
+  timer: RequestTimer,
+  loc: RequestLocation,
+  request: RequestRecord,
+  nowMs: number,
+): Promise<TimerOutcome> {
+  if (request.status !== 'pending' || request.deadline?.at !== timer.at) return 'stale';
   try {
     if (timer.kind === 'remind') {
       if (timer.before === undefined || !request.deadline.remind_before_seconds.includes(timer.before)) return 'stale';
@@ -128,8 +139,8 @@ export async function fireOverdueTimers(
     const request = await Store.getRequest(loc);
     const owed = request ? timersOf(request).filter((t) => t.fireAtMs <= nowMs) : [];
     const timer = owed.find((t) => t.kind === 'expire') ?? owed.at(-1);
-    if (!timer) continue;
-    const outcome = await fireRequestTimer(config, timer, nowMs);
+    if (!request || !timer) continue;
+    const outcome = await fireOn(config, timer, loc, request, nowMs);
     if (outcome === 'expired' || outcome === 'reminded') fired[outcome]++;
   }
   if (fired.expired + fired.reminded > 0) logger.warn('overdue deadline timers fired by the sweep', fired);

@@ -4,7 +4,7 @@
  * order, and a pointer item (REQ#<id>/PTR) written in the same transaction finds it by id.
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { REQUEST_FIELDS, nextTimerMs, pick } from '../model.js';
+import { REQUEST_FIELDS, nextTimerMs, pick, reminderAtMs } from '../model.js';
 import type { RequestRecord, RequestStatus } from '../model.js';
 import type { Deadline } from '../platform/deadline.js';
 import { ddb, putNew, queryAll, retryConflicts, tableName, updateIf } from './db.js';
@@ -29,7 +29,7 @@ const listingOf = (request: RequestRecord, closedAt: string | null) =>
 const timerMarkOf = (request: RequestRecord) =>
   request.status === 'pending' && request.deadline
     ? Keys.requestTimerDue(nextTimerMs(request.deadline), request.id)
-    : {};
+    : undefined;
 
 export function putRequest(request: RequestRecord): TransactItem[] {
   const key = Keys.request(request.chat_id, request.created_at, request.id);
@@ -155,8 +155,8 @@ export async function updateRequest(
     values[':g1sk'] = listingOf(moved, null).gsi1sk;
     values[':pending'] = 'pending';
     names['#status'] = 'status';
-    if (moved.deadline) {
-      const mark = Keys.requestTimerDue(nextTimerMs(moved.deadline), request.id);
+    const mark = timerMarkOf(moved);
+    if (mark) {
       sets.push('gsi3pk = :g3pk', 'gsi3sk = :g3sk');
       values[':g3pk'] = mark.gsi3pk;
       values[':g3sk'] = mark.gsi3sk;
@@ -189,7 +189,7 @@ export async function updateRequest(
  */
 export function markReminded(loc: RequestLocation, request: RequestRecord, before: number): TransactItem {
   const deadline = request.deadline!;
-  const mine = Keys.requestTimerDue(Date.parse(deadline.at) - before * 1000, request.id);
+  const mine = Keys.requestTimerDue(reminderAtMs(deadline, before), request.id);
   const next = Keys.requestTimerDue(nextTimerMs(deadline, before), request.id);
   return {
     Update: {
