@@ -7,6 +7,7 @@
  * asks for: the inbox, and a chat with a live stream and a pending form request, at both widths.
  */
 import { afterEach, describe, expect, it } from '@jest/globals';
+import type { Page, Request, Response, Route } from 'playwright-core';
 import { screenshots, useBrowser } from './support/browser.js';
 import {
   apiOk,
@@ -236,6 +237,97 @@ describe('live updates', () => {
     );
     expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(7);
     expect(streams.maxOpen()).toBe(1);
+  }, 120_000);
+
+  const cursorOf = (r: Request | Response): string | null => new URL(r.url()).searchParams.get('cursor');
+  /**
+   * Takes the page's stream away through a restart of the service, with its reconnects going through
+   * `answer`, but the first without a `cursor` (the browser's own) gets an error answer: the browser
+   * gives up, and the page reconnects itself with `cursor`, as after any error answer. Returns
+   * the sequence of the event the page saw last before the restart or a later one (`fromSeq`), and
+   * the stream response that opened after a message was written while the page was away, and the
+   * requests `answer` was given (the page's reconnects and its checks of the cursor).
+   */
+  async function throughRestart(
+    chatId: string,
+    answer: (route: Route, cursor: string | null) => Promise<void>,
+  ): Promise<{ page: Page; fromSeq: number; opened: Response; answered: Request[] }> {
+    app = await openApp(holder.browser, relay, '/');
+    const { page } = app;
+    const preview = chatItem(page, chatId).getByTestId('chat-preview');
+    const reader = await readEvents(relay);
+    const before = await postMessage(relay, chatId, 'Before going down');
+    await preview.filter({ hasText: 'Before going down' }).waitFor();
+    const seen = reader.events.find((e) => e.type === 'message.created' && e.payload.messageId === before.id);
+    reader.stop();
+    const fromSeq = sequenceOf(seen!.id)!;
+    let gaveUp = false;
+    const answered: Request[] = [];
+    await page.route('**/api/v1/events/stream*', (route) => {
+      const cursor = cursorOf(route.request());
+      if (cursor || gaveUp) return (answered.push(route.request()), answer(route, cursor));
+      gaveUp = true;
+      return route.fulfill({ status: 503, contentType: 'application/json', body: '{"error":{}}' });
+    });
+    await relay.down();
+    await page.locator('[data-testid="connection"]:not([data-state="open"])').waitFor();
+    await relay.up();
+    const opened = page.waitForResponse(
+      (r) =>
+        new URL(r.url()).pathname === '/api/v1/events/stream' &&
+        r.request().resourceType() === 'eventsource' &&
+        r.status() === 200,
+      { timeout: 60_000 },
+    );
+    await postMessage(relay, chatId, 'Written while the page was away');
+    const response = await opened;
+    await connection(page, 'open');
+    await preview.filter({ hasText: 'Written while the page was away' }).waitFor();
+    await expect(chatItem(page, chatId).getByTestId('unread-badge').textContent()).resolves.toBe(
+      String((await getChat(relay, chatId)).unread_count),
+    );
+    return { page, fromSeq, opened: response, answered };
+  }
+
+  it('the service answers errors or cannot be reached while the page reconnects: the page keeps its place, and resumes from it', async () => {
+    const chatId = await seedChat(relay, { title: 'Down for a while' });
+    // Its first four requests with the cursor (reconnects, and its checks of the cursor) fail: an
+    // error answer (a gateway's 503: the browser gives up that EventSource) or a refused connection.
+    let failed = 0;
+    const { fromSeq, opened, answered } = await throughRestart(chatId, (route, cursor) => {
+      if (!cursor || failed >= 4) return route.continue();
+      return failed++ % 2 === 0
+        ? route.fulfill({ status: 503, contentType: 'application/json', body: '{"message":"Service Unavailable"}' })
+        : route.abort('connectionrefused');
+    });
+    expect(failed).toBe(4);
+    // Every request of the page's own carried its place: a cursor at the last event it saw or later.
+    const places = answered.map((r) => [cursorOf(r), (sequenceOf(cursorOf(r) ?? '') ?? -1) >= fromSeq]);
+    expect(places).toEqual(answered.map((r) => [cursorOf(r), true]));
+    // Among them its check of the cursor after an error answer (a plain request, not an EventSource).
+    expect(answered.filter((r) => r.resourceType() === 'fetch').length).toBeGreaterThan(0);
+    expect((sequenceOf(cursorOf(opened) ?? '') ?? -1) >= fromSeq).toBe(true);
+  }, 120_000);
+
+  it('a cursor the service no longer knows (400) is dropped: the page reconnects live, and re-reads what it missed', async () => {
+    const chatId = await seedChat(relay, { title: 'Past retention' });
+    let refusals = 0;
+    const { opened, answered } = await throughRestart(chatId, (route, cursor) => {
+      if (!cursor) return route.continue();
+      refusals++;
+      return route.fulfill({
+        status: 400,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          error: { code: 'VALIDATION_ERROR', message: 'cursor event id was not found.', details: { field: 'cursor' } },
+        }),
+      });
+    });
+    expect(refusals).toBeGreaterThan(0);
+    // It opened live (no cursor, no Last-Event-ID), once the service had refused the cursor.
+    expect([cursorOf(opened), opened.request().headers()['last-event-id'] ?? null]).toEqual([null, null]);
+    const live = answered.indexOf(opened.request());
+    expect(answered.slice(0, live).some((r) => cursorOf(r) !== null)).toBe(true);
   }, 120_000);
 
   it('screenshots: the inbox, and a chat with a live stream and a pending form request (1280×800, 390×844)', async () => {

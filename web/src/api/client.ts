@@ -59,6 +59,9 @@ export async function checkStillSignedIn(): Promise<void> {
   if (!(await api.probeSession().catch(() => true))) onUnauthorized();
 }
 
+/** How long the stream's cursor check waits for an answer (api.streamRefusesCursor). */
+const STREAM_PROBE_MS = 5000;
+
 export const newIdempotencyKey = (): string => crypto.randomUUID();
 
 const client = createClient<paths>({
@@ -124,6 +127,30 @@ export const api = {
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) return false;
       throw error;
+    }
+  },
+  /**
+   * Whether the event stream refuses `cursor` (400: unknown, or past retention). EventSource hides
+   * why a connection failed, and only this answer may cost the page its place: a refused connection
+   * (the service restarting, the network gone) must not. Reads the status only: a stream that
+   * opens (200) is closed at once; no answer within STREAM_PROBE_MS counts as "not refused".
+   */
+  streamRefusesCursor: async (cursor: string): Promise<boolean> => {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), STREAM_PROBE_MS);
+    try {
+      const { response } = await client.GET('/api/v1/events/stream', {
+        params: { query: { cursor, ephemeral: 'false', limit: '1' } },
+        headers: { accept: 'text/event-stream' },
+        parseAs: 'stream',
+        signal: controller.signal,
+      });
+      return response.status === 400;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
     }
   },
   signOut: () => settle(client.DELETE('/api/v1/auth/session'), true).then(() => undefined),

@@ -2,8 +2,9 @@
  * The tab's one live connection: an EventSource on the contract's stream (§6.4), with ephemeral
  * events (chunks, typing). The browser reconnects on its own after a dropped connection and sends
  * `Last-Event-ID`, which the service honours, so nothing persisted is missed across a restart.
- * If the browser gives up (an HTTP error instead of a stream), this module reconnects itself with
- * `cursor` = the last persisted event seen, and drops that cursor if the service no longer knows it.
+ * If the browser gives up (an HTTP error instead of a stream, or a connection refused), this module
+ * reconnects itself with `cursor` = the last persisted event seen, and drops that cursor only if the
+ * service answers that it no longer knows it (400), never because the service was unreachable.
  * The page's first reads wait for the stream (`ready`): a stream without a cursor replays nothing,
  * so a read made before it opened could miss what changed in between, while a read made after it
  * opened misses nothing (the service fixes the stream's start before it answers). If it fails
@@ -15,7 +16,7 @@
  * function: `npm run cost` prices a tab with and without this) and stops retrying; shown again, it
  * reconnects with `cursor` = the last persisted event it saw, so the stream replays what it missed.
  */
-import { API, checkStillSignedIn } from '../api/client';
+import { API, api, checkStillSignedIn } from '../api/client';
 import type { EventEnvelope } from '../api/types';
 
 export type LiveState = 'connecting' | 'open' | 'offline';
@@ -140,20 +141,31 @@ class LiveEvents {
     source.onerror = () => {
       this.settle();
       if (source.readyState === EventSource.CLOSED) {
-        // The browser gave up (an error answer, not a dropped stream): reconnect ourselves. A cursor
-        // the service refused (400: unknown or expired) is dropped; the re-read on reopen covers the gap.
-        if (!opened && withCursor && withCursor === this.lastPersistedId) this.lastPersistedId = undefined;
+        // The browser gave up (an error answer, or a connection it could not make): reconnect
+        // ourselves. It may have been a 401: the session ended (signed out everywhere, secret rotated).
         this.source = undefined;
         this.setState('offline');
-        // It may have been a 401: the session ended (signed out everywhere, secret rotated).
         void checkStillSignedIn();
-        this.retryTimer = setTimeout(() => this.connect(), this.backoffMs);
-        this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
+        if (opened || !withCursor || withCursor !== this.lastPersistedId) return this.retryLater();
+        // Failed with a cursor before opening: the cursor is dropped only if the service refuses it
+        // (400: unknown or expired; the re-read on reopen covers the gap). The service being down
+        // keeps it, so the page resumes where it was when the service is back.
+        void api.streamRefusesCursor(withCursor).then((refused) => {
+          if (refused && this.lastPersistedId === withCursor) this.lastPersistedId = undefined;
+          // Stopped, released or reconnected (the tab shown again) meanwhile: nothing to retry.
+          if (this.started && !this.released && !this.source) this.retryLater();
+        });
       } else {
         this.setState('connecting');
       }
     };
     for (const type of EVENT_TYPES) source.addEventListener(type, this.onEvent);
+  }
+
+  private retryLater(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.connect(), this.backoffMs);
+    this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs * 2);
   }
 
   private close(): void {
