@@ -345,9 +345,15 @@ describe('HTTP API', () => {
       '$context.responseLatency': '23',
       '$context.integrationErrorMessage': '-',
     };
-    const line = JSON.stringify(Object.fromEntries(Object.entries(format).map(([k, v]) => [k, sample[v] ?? v])));
+    const lineBytes = (values: Record<string, string>) =>
+      Buffer.byteLength(
+        JSON.stringify(Object.fromEntries(Object.entries(format).map(([k, v]) => [k, values[v] ?? v]))),
+      );
     expect(Object.values(format).every((v) => v in sample)).toBe(true);
-    expect(Buffer.byteLength(line)).toBeLessThanOrEqual(ACCESS_LOG_BYTES);
+    expect(lineBytes(sample)).toBeLessThanOrEqual(ACCESS_LOG_BYTES.browser);
+    // An agent's (Node's fetch sends the user agent `node`), from an IPv4 address.
+    const agent = { ...sample, '$context.identity.sourceIp': '203.0.113.254', '$context.identity.userAgent': 'node' };
+    expect(lineBytes(agent)).toBeLessThanOrEqual(ACCESS_LOG_BYTES.agent);
   });
 
   it(

@@ -10,7 +10,7 @@ import type { Operation } from '../bench/cost/operations.js';
 import { PRICES } from '../bench/cost/prices.js';
 import { WORKLOADS } from '../bench/cost/workloads.js';
 
-const op = (id: string, http: boolean): Operation => ({
+const op = (id: string, http: Operation['http']): Operation => ({
   id,
   what: id,
   group: 'messages',
@@ -22,7 +22,7 @@ const op = (id: string, http: boolean): Operation => ({
   reads: [],
   logBytes: 0,
 });
-const ops = [op('message.chunk', true), op('message.create.user', true), op('fixture.job', false)];
+const ops = [op('message.chunk', 'agent'), op('message.create.user', 'browser'), op('fixture.job', false)];
 
 const workload: Workload = {
   name: 'fixture',
@@ -64,7 +64,7 @@ describe('the floor of a month', () => {
   });
 
   it("counts a completed reply's final text in its transaction: 2 × 5 KB for the message, 2 for the event", () => {
-    const complete = { ...op('message.complete', true), writes: [{ item: 'item', kb: 5 }] };
+    const complete = { ...op('message.complete', 'agent'), writes: [{ item: 'item', kb: 5 }] };
     const lines = floorLines(
       { ...workload, perDay: { 'message.complete': 100 }, claimPumps: 0, sseHoursPerDay: 0, deployed: false },
       [complete],

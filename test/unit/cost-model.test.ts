@@ -87,18 +87,21 @@ describe('a month of one operation', () => {
     expect(total(lines)).toBeCloseTo(0.1917501, 9);
   });
 
-  it('prices an HTTP request at API Gateway, CloudFront and its access log line (Infrequent Access)', () => {
-    const lines = monthLines(workload, [{ ...op, http: true }], poolBench([]), PRICES);
-    const dollars = (service: string, what: string) =>
-      lines.find((l) => l.service === service && l.what === what)?.dollars;
+  it("prices an HTTP request at API Gateway, CloudFront and its access log line (Infrequent Access), the line by its sender's user agent", () => {
+    const priced = (http: 'agent' | 'browser') => {
+      const lines = monthLines(workload, [{ ...op, http }], poolBench([]), PRICES);
+      return (service: string, what: string) => lines.find((l) => l.service === service && l.what === what)?.dollars;
+    };
+    const dollars = priced('browser');
     // 30,000 requests × $1/M each at API Gateway and at CloudFront
     expect(dollars('API Gateway', 'HTTP API requests: messages')).toBeCloseTo(0.03, 9);
     expect(dollars('CloudFront', 'HTTPS requests: messages')).toBeCloseTo(0.03, 9);
     // 30,000 × 380 B = 0.0106 GB × $0.25
-    expect(dollars('CloudWatch', 'Logs ingestion: API access logs (Infrequent Access)')).toBeCloseTo(
-      ((30_000 * 380) / 1024 ** 3) * 0.25,
-      9,
-    );
+    const accessLogs = 'Logs ingestion: API access logs (Infrequent Access)';
+    expect(dollars('CloudWatch', accessLogs)).toBeCloseTo(((30_000 * 380) / 1024 ** 3) * 0.25, 9);
+    // An agent's line is shorter (a Node client's user agent): 30,000 × 280 B.
+    expect(priced('agent')('CloudWatch', accessLogs)).toBeCloseTo(((30_000 * 280) / 1024 ** 3) * 0.25, 9);
+    expect(priced('agent')('API Gateway', 'HTTP API requests: messages')).toBeCloseTo(0.03, 9);
   });
 
   it('prices what an operation keeps: storage and its point-in-time recovery, per GB-month at the month end', () => {
@@ -205,7 +208,7 @@ describe('a deployed month: the stored secrets', () => {
     what: id,
     group: 'requests',
     bench: /^$/,
-    http: true,
+    http: 'agent',
     memoryMb: 128,
     durationMs: 10,
     calls: 1,

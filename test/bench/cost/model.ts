@@ -251,7 +251,7 @@ export function monthLines(w: Workload, ops: readonly Operation[], bench: Bench,
       lines.add(
         'CloudWatch',
         'Logs ingestion: API access logs (Infrequent Access)',
-        (count * ACCESS_LOG_BYTES) / 1024 ** 3,
+        (count * ACCESS_LOG_BYTES[op.http]) / 1024 ** 3,
         'GB',
         p.cloudWatch.logsIngestGbInfrequent,
       );

@@ -63,8 +63,11 @@ export interface Operation {
   group: Group;
   /** Bench labels that measure it (.bench/results.json `endpoints[].label`); their samples are pooled. */
   bench?: RegExp;
-  /** An HTTP request through CloudFront and API Gateway (false: a job invoked by AWS). */
-  http: boolean;
+  /**
+   * An HTTP request through CloudFront and API Gateway, and who sends it (its access log line carries
+   * the sender's user agent: ACCESS_LOG_BYTES); false: a job invoked by AWS.
+   */
+  http: false | Sender;
   memoryMb: number;
   /** Billed Lambda duration when the bench has no figure (ms). */
   durationMs: number;
@@ -150,13 +153,15 @@ const chatActivity: ItemWrite = {
  * START/END/REPORT lines are kept to WARN too (api-function.ts): 1% of the line on average.
  */
 const LOG_SAMPLE_RATE = 0.01;
+/** Who sends an HTTP request: an agent or its worker (a Node client), or the person's browser. */
+export type Sender = 'agent' | 'browser';
 /**
  * Bytes of one API Gateway access log line (every HTTP API request writes one, unsampled): the
- * fields of lib/constructs/api.ts ACCESS_LOG_FIELDS for a chunk append come to ~250 B from a
- * Node client (the agents' plugin) and ~370 B from a browser over IPv6; priced at the larger
- * (test/infra/stack.test.ts checks that line fits).
+ * fields of lib/constructs/api.ts ACCESS_LOG_FIELDS for a chunk append, by sender: a Node client
+ * over IPv4 (user agent `node`, as the agents' plugin sends) and a browser over IPv6 (a full
+ * browser user agent). test/infra/stack.test.ts checks that both lines fit.
  */
-export const ACCESS_LOG_BYTES = 380;
+export const ACCESS_LOG_BYTES: Record<Sender, number> = { agent: 280, browser: 380 };
 const API_LOG = 700 * LOG_SAMPLE_RATE;
 const JOB_LOG = 400 * LOG_SAMPLE_RATE;
 
@@ -204,7 +209,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST messages (user): message + dispatch input',
     group: 'messages',
     bench: /^POST \/api\/v1\/chats\/\{chatId\}\/messages \(user\)$/,
-    http: true,
+    http: 'browser',
     memoryMb: 1024,
     durationMs: 40,
     // warm: the event numbers, then the transaction (the chat read only when cold)
@@ -233,7 +238,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST messages (agent, streaming): message + open stream + timer',
     group: 'messages',
     bench: /^POST \/api\/v1\/chats\/\{chatId\}\/messages \(agent, streaming\)$/,
-    http: true,
+    http: 'agent',
     memoryMb: 1024,
     durationMs: 45,
     // warm: the event numbers, then the transaction (the chat read only when cold)
@@ -259,7 +264,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST chunks: number, then chunk put + ephemeral event put side by side',
     group: 'chunks',
     bench: /^POST \/api\/v1\/messages\/\{messageId\}\/chunks /,
-    http: true,
+    http: 'agent',
     // lib/routes.ts CHUNK_MEMORY_MB
     memoryMb: 512,
     durationMs: 30,
@@ -288,7 +293,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST complete: assemble chunks, final text, chat, event',
     group: 'messages',
     bench: /^POST \/api\/v1\/messages\/\{messageId\}\/complete /,
-    http: true,
+    http: 'agent',
     memoryMb: 1024,
     durationMs: 50,
     calls: 7,
@@ -351,7 +356,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST requests: request + pointer + pending count + event',
     group: 'requests',
     bench: /^POST \/api\/v1\/chats\/\{chatId\}\/requests$/,
-    http: true,
+    http: 'agent',
     memoryMb: 1024,
     durationMs: 40,
     // warm: the event numbers, then the transaction (the chat read only when cold)
@@ -377,7 +382,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST resolve: request, pending count, event, dispatch input, decision entry',
     group: 'requests',
     bench: /^POST \/api\/v1\/requests\/\{requestId\}\/resolve$/,
-    http: true,
+    http: 'browser',
     memoryMb: 1024,
     durationMs: 45,
     // rate limit, pointer, request, event numbers, decision head, the transaction (+ the flush signal's SQS)
@@ -402,7 +407,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST cancel: request, pending count, event, decision entry',
     group: 'requests',
     bench: /^POST \/api\/v1\/requests\/\{requestId\}\/cancel$/,
-    http: true,
+    http: 'agent',
     memoryMb: 1024,
     durationMs: 40,
     calls: 6,
@@ -524,7 +529,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     group: 'dispatch',
     // the backlog scenario's claims find a batch at once (others include waiting for one)
     bench: /^POST \/api\/v1\/dispatch\/claim \(backlog/,
-    http: true,
+    http: 'agent',
     // lib/routes.ts WAITING_MEMORY_MB
     memoryMb: 128,
     durationMs: 40,
@@ -549,7 +554,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST dispatch complete: batch ends, message deleted, flush signal',
     group: 'dispatch',
     bench: /^POST \/api\/v1\/dispatch\/\{batchId\}\/complete /,
-    http: true,
+    http: 'agent',
     memoryMb: 1024,
     durationMs: 30,
     calls: 2,
@@ -577,7 +582,7 @@ const BASE_OPERATIONS: readonly Operation[] = [
     what: 'POST claim-many, waitMs 10 s, nothing to claim (a pump cycle)',
     group: 'claim pump',
     bench: /^POST \/api\/v1\/dispatch\/claim \(.*204 after waiting\)$/,
-    http: true,
+    http: 'agent',
     // lib/routes.ts WAITING_MEMORY_MB: an idle pump holds a 128 MB function
     memoryMb: 128,
     // the wait itself; the measured overhead above the bench's own wait is added (model.ts)
