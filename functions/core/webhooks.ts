@@ -14,6 +14,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import { EVENTS, isEvent } from '../model/events.js';
+import type { HookPayloadOf } from '../model/events.js';
 import { env } from '../platform/env.js';
 import type { HookConfig, InstanceConfig } from '../platform/instance-config.js';
 import { logger } from '../platform/logger.js';
@@ -54,7 +55,7 @@ export async function hookPayload(event: StoredEvent): Promise<Record<string, un
     const message = location && (await getMessage(location));
     const chat = message && (await getChat(message.chat_id));
     if (!message || !chat) return event.payload;
-    return {
+    const enriched: HookPayloadOf<'messageCreated'> = {
       chatId: chat.id,
       agentIds: chat.agent_ids,
       messageId: message.id,
@@ -65,12 +66,13 @@ export async function hookPayload(event: StoredEvent): Promise<Record<string, un
       pendingRequestsCount: chat.pending_requests_count,
       trace: message.trace,
     };
+    return enriched;
   }
   if (isEvent(event, EVENTS.requestResolved, EVENTS.requestCancelled)) {
     const location = await locateRequest(event.payload.requestId);
     const request = location && (await getRequest(location));
-    if (!request) return event.payload;
-    return {
+    if (!request || request.status === 'pending') return event.payload;
+    const enriched: HookPayloadOf<'requestResolved' | 'requestCancelled'> = {
       chatId: request.chat_id,
       requestId: request.id,
       type: request.type,
@@ -80,6 +82,7 @@ export async function hookPayload(event: StoredEvent): Promise<Record<string, un
       // §5.5.6: an expiry says so, so that a hook can route it (absent otherwise, as §6.6 has it).
       ...(event.payload.reason ? { reason: event.payload.reason } : {}),
     };
+    return enriched;
   }
   return event.payload;
 }

@@ -135,6 +135,44 @@ export const EVENTS = {
   ),
 };
 
+/** A closed request as a webhook receives it (§6.6): read from the current record. */
+const closedRequestHook = <S extends 'resolved' | 'cancelled'>(status: S) =>
+  z.object({
+    chatId: id,
+    requestId: id,
+    type: RequestType,
+    status: z.literal(status),
+    resolutionPayload: z.nullable(freeObject),
+    trace: z.nullable(freeObject),
+    reason: closedByDeadline,
+  });
+
+/**
+ * The payloads a webhook receives where §6.6 enriches them from the current records, by catalog
+ * entry: message.created from the message and its chat, request.resolved and request.cancelled
+ * from the request. A record that is gone sends the event's own payload instead; every other type
+ * sends its own payload. core/webhooks.ts builds them typed by these schemas, and the OpenAPI
+ * document's `webhooks` describe them (lib/openapi/events.ts).
+ */
+export const HOOK_PAYLOADS = {
+  messageCreated: z.object({
+    chatId: id,
+    agentIds: z.array(z.string()),
+    messageId: id,
+    senderId: z.string(),
+    role: MessageRole,
+    // The message's content_final, or else its content_partial.
+    content: z.nullable(z.string()),
+    modelId: z.nullable(z.string()),
+    pendingRequestsCount: z.int(),
+    trace: z.nullable(freeObject),
+  }),
+  requestResolved: closedRequestHook('resolved'),
+  requestCancelled: closedRequestHook('cancelled'),
+} satisfies Partial<Record<keyof typeof EVENTS, z.ZodMiniObject>>;
+/** The enriched payload of an entry of HOOK_PAYLOADS. */
+export type HookPayloadOf<K extends keyof typeof HOOK_PAYLOADS> = z.infer<(typeof HOOK_PAYLOADS)[K]>;
+
 type Catalog = typeof EVENTS;
 /** Any entry of the catalog. */
 export type CatalogEvent = Catalog[keyof Catalog];

@@ -13,7 +13,7 @@ import { SESSION_COOKIE } from '../../functions/core/sessions.js';
 import { authClassOf, routes } from '../routes.js';
 import type { RouteSpec } from '../routes.js';
 import type { Replies } from '../../functions/model/replies.js';
-import { Event } from './events.js';
+import { Event, eventWebhooks } from './events.js';
 
 /**
  * What document.ts reads from a handler module: its `schemas` (what the function validates, and
@@ -236,6 +236,7 @@ export function buildOpenApiDocument(
         'AI agents. Every error answers the ErrorEnvelope.',
     },
     paths,
+    webhooks: eventWebhooks(),
     components: {
       schemas: { ErrorEnvelope, Event },
       securitySchemes: {

@@ -1,6 +1,6 @@
 /**
  * Every answer the integration suite receives, checked against the OpenAPI document the API
- * publishes (issue 35 item 2): the operation must list the status, the body must be of a media
+ * publishes (issue 35 item 2), and every webhook body its receivers get (webhookProblem): the operation must list the status, the body must be of a media
  * type the document gives for it and, when JSON, valid against its schema. So a reply and the
  * document can no longer drift: a field a handler adds, drops or renames, a status it newly
  * answers, fails the test that saw it.
@@ -30,6 +30,7 @@ interface Operation {
 }
 interface Document {
   paths: Record<string, Record<string, Operation>>;
+  webhooks?: Record<string, { post?: unknown }>;
 }
 
 export interface Answer {
@@ -45,7 +46,7 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);
 /** A JSON pointer's segment, as a URI fragment carries it. */
 const segment = (s: string): string => encodeURIComponent(s.replaceAll('~', '~0').replaceAll('/', '~1'));
 
-class DocumentCheck {
+export class DocumentCheck {
   private readonly ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
   private readonly validators = new Map<string, ValidateFunction>();
   /** Each path template as a pattern, literal segments first (`/chats/search` before `/chats/{chatId}`). */
@@ -104,6 +105,17 @@ class DocumentCheck {
     return this.validate(`${DOCUMENT_ID}#/${pointer}`, `${what} (${found.template}): `, answer.body);
   }
 
+  /** What is wrong with a webhook's body (§6.6), by the document's webhook for its `type`, or undefined. */
+  webhookProblem(body: unknown): string | undefined {
+    const type = (body as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string' || !this.doc.webhooks?.[type]?.post)
+      return `a webhook body of type ${JSON.stringify(type)}, which the document's webhooks do not describe`;
+    const pointer = ['webhooks', type, 'post', 'requestBody', 'content', 'application/json', 'schema']
+      .map(segment)
+      .join('/');
+    return this.validate(`${DOCUMENT_ID}#/${pointer}`, `the ${type} webhook: `, body);
+  }
+
   private validate(ref: string, prefix: string, body: unknown): string | undefined {
     let validate = this.validators.get(ref);
     if (!validate) {
@@ -157,6 +169,9 @@ const documentCheck = (): DocumentCheck =>
 /** What is wrong with one answer of the API, by the published document. */
 export const answerProblem = (method: string, path: string, answer: Answer): string | undefined =>
   documentCheck().problem(method, path, answer);
+
+/** What is wrong with a body a webhook received, by the published document's `webhooks`. */
+export const webhookProblem = (body: unknown): string | undefined => documentCheck().webhookProblem(body);
 
 /** Checks one answer: throws with its problem, and keeps it for the file's final check. */
 export function checkAnswer(method: string, path: string, answer: Answer): void {

@@ -19,6 +19,7 @@ import {
 } from '../../functions/model/events.js';
 import type { NewEphemeralEvent, NewEvent, NewPersistedEvent } from '../../functions/model/events.js';
 import { buildOpenApiDocument } from '../../lib/openapi/document.js';
+import { DocumentCheck } from '../support/openapi-check.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const CATALOG = 'functions/model/events.ts';
@@ -224,6 +225,50 @@ describe('the event catalog', () => {
       expect([type, Object.keys(envelope.properties.payload.properties)]).toEqual([type, fields]);
     }
     expect(schemas.MessageCreatedEvent.properties.payload.required).not.toContain('trace');
+  });
+
+  it('describes the outbound webhooks (§6.6): one per persisted type, the payload enriched for three of them or else raw', () => {
+    const doc = JSON.parse(JSON.stringify(buildOpenApiDocument(new Map(), '0.0.0', [])));
+    const persisted = CONTRACT_TYPES.filter((t) => !EPHEMERAL_EVENT_TYPES.includes(t as never));
+    expect(Object.keys(doc.webhooks)).toEqual(persisted);
+    const check = new DocumentCheck(doc);
+    const envelope = (type: string, payload: unknown) => ({ id: 'e'.repeat(21), type, timestamp: at, payload });
+    // Every persisted type's own payload (the enriched ones' when the record is gone).
+    expect(persisted.map((t) => check.webhookProblem(envelope(t, SAMPLES[t])))).toEqual(persisted.map(() => undefined));
+    // §6.6's enriched payloads.
+    const enrichedMessage = {
+      chatId,
+      agentIds: ['assistant'],
+      messageId,
+      senderId: 'assistant',
+      role: 'agent',
+      content: 'Done.',
+      modelId: 'm',
+      pendingRequestsCount: 0,
+      trace: null,
+    };
+    const closed = {
+      chatId,
+      requestId,
+      type: 'choice',
+      resolutionPayload: { selectedOptionIds: ['yes'] },
+      trace: null,
+    };
+    const enriched = [
+      envelope('message.created', enrichedMessage),
+      envelope('request.resolved', { ...closed, status: 'resolved' }),
+      envelope('request.cancelled', { ...closed, status: 'cancelled', resolutionPayload: null, reason: 'deadline' }),
+    ];
+    expect(enriched.map((body) => check.webhookProblem(body))).toEqual([undefined, undefined, undefined]);
+    // What is neither: a field missing, one added, a status of the other type, an ephemeral type.
+    const { pendingRequestsCount: _, ...missing } = enrichedMessage;
+    const wrong = [
+      envelope('message.created', missing),
+      envelope('message.created', { ...enrichedMessage, extra: 1 }),
+      envelope('request.resolved', { ...closed, status: 'cancelled' }),
+      envelope('chat.typing', SAMPLES['chat.typing']),
+    ];
+    expect(wrong.map((body) => check.webhookProblem(body) !== undefined)).toEqual([true, true, true, true]);
   });
 });
 

@@ -2,14 +2,16 @@
  * Outbound webhooks (contract §6.6) against a loopback receiver, delivered as npm start delivers
  * them (the event-log tail feeding core/webhooks.ts): signing over the raw body, headers, enriched
  * and raw payloads, retries on 5xx and timeouts with back-off, 4xx stopping, independent hooks,
- * delivery records, and one delivery per event when the same event is handed over twice.
+ * delivery records, and one delivery per event when the same event is handed over twice. Every
+ * body received is checked against the published OpenAPI document's `webhooks`.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type * as HooksRepo from '../../../functions/store/hooks-repo.js';
 import { useApi } from '../../support/api.js';
+import { webhookProblem } from '../../support/openapi-check.js';
 import { sleep } from '../../../functions/platform/retry.js';
 import { eventually } from '../../support/wait.js';
 
@@ -60,6 +62,11 @@ afterAll(() => new Promise<void>((ok) => receiver.close(() => ok())));
 beforeEach(() => {
   received.length = 0;
   answer = () => 200;
+});
+// Every body a hook received is what the published document's `webhooks` describe for its type.
+afterEach(() => {
+  const problems = received.map((r) => webhookProblem(JSON.parse(r.raw))).filter(Boolean);
+  expect(problems).toEqual([]);
 });
 
 /** Waits until `check` holds over what the receiver got (the paths received are the failure's detail). */

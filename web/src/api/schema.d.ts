@@ -774,7 +774,268 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "chat.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.created, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookChatCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chat.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.updated, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookChatUpdated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chat.archived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.archived, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookChatArchived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chat.unarchived": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.unarchived, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookChatUnarchived"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chat.read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.read, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookChatRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "chat.unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * chat.unread, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookChatUnread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.created, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookMessageCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "message.streaming.complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * message.streaming.complete, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookMessageStreamingComplete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "request.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * request.created, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookRequestCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "request.resolved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * request.resolved, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookRequestResolved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "request.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * request.cancelled, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookRequestCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "media.attached": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * media.attached, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookMediaAttached"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "request.reminder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * request.reminder, to each hook that lists it
+         * @description Sent off the request path after the event is written (a delivery never holds up or fails the request). Headers: `Content-Type: application/json`, the hook's own `headers`, and `X-OpenGram-Signature` when the hook has a `signingSecret`. Up to `1 + maxRetries` attempts of `timeoutMs` each; a redelivered event is not sent to a hook twice.
+         */
+        post: operations["webhookRequestReminder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description `choice`: option ids unique; minSelections ≤ maxSelections. */
@@ -812,6 +1073,61 @@ export interface components {
                 options?: string[];
             }[];
             submitLabel?: string;
+        };
+        /** @description Enriched from the current records (§6.6). */
+        MessageCreatedWebhookPayload: {
+            /** @description 21-character id (§1.3). */
+            chatId: string;
+            agentIds: string[];
+            /** @description 21-character id (§1.3). */
+            messageId: string;
+            senderId: string;
+            /** @enum {string} */
+            role: "user" | "agent" | "system" | "tool";
+            content: string | null;
+            modelId: string | null;
+            pendingRequestsCount: number;
+            trace: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /** @description Enriched from the current records (§6.6). */
+        RequestResolvedWebhookPayload: {
+            /** @description 21-character id (§1.3). */
+            chatId: string;
+            /** @description 21-character id (§1.3). */
+            requestId: string;
+            /** @enum {string} */
+            type: "choice" | "text_input" | "form";
+            /** @constant */
+            status: "resolved";
+            resolutionPayload: {
+                [key: string]: unknown;
+            } | null;
+            trace: {
+                [key: string]: unknown;
+            } | null;
+            /** @constant */
+            reason?: "deadline";
+        };
+        /** @description Enriched from the current records (§6.6). */
+        RequestCancelledWebhookPayload: {
+            /** @description 21-character id (§1.3). */
+            chatId: string;
+            /** @description 21-character id (§1.3). */
+            requestId: string;
+            /** @enum {string} */
+            type: "choice" | "text_input" | "form";
+            /** @constant */
+            status: "cancelled";
+            resolutionPayload: {
+                [key: string]: unknown;
+            } | null;
+            trace: {
+                [key: string]: unknown;
+            } | null;
+            /** @constant */
+            reason?: "deadline";
         };
         /** @description Persisted (§6.1): replayable by cursor for 30 days, and sent to the webhooks that list its type (§6.6). */
         ChatCreatedEvent: {
@@ -6335,6 +6651,758 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"] | components["schemas"]["GatewayError"];
                 };
+            };
+        };
+    };
+    webhookChatCreated: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "chat.created";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookChatUpdated: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "chat.updated";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookChatArchived: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "chat.archived";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookChatUnarchived: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "chat.unarchived";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookChatRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "chat.read";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookChatUnread: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "chat.unread";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMessageCreated: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "message.created";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: components["schemas"]["MessageCreatedWebhookPayload"] | {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                        /** @description 21-character id (§1.3). */
+                        messageId: string;
+                        /** @enum {string} */
+                        role: "user" | "agent" | "system" | "tool";
+                        senderId: string;
+                        /** @enum {string} */
+                        streamState: "complete" | "streaming";
+                        contentFinal: string | null;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601, UTC, milliseconds (§1.4).
+                         */
+                        createdAt: string;
+                        trace?: {
+                            [key: string]: unknown;
+                        } | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMessageStreamingComplete: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "message.streaming.complete";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                        /** @description 21-character id (§1.3). */
+                        messageId: string;
+                        /** @enum {string} */
+                        role: "user" | "agent" | "system" | "tool";
+                        /** @enum {string} */
+                        streamState: "complete" | "cancelled";
+                        finalText: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookRequestCreated: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "request.created";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                        /** @description 21-character id (§1.3). */
+                        requestId: string;
+                        /** @enum {string} */
+                        type: "choice" | "text_input" | "form";
+                        title: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookRequestResolved: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "request.resolved";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: components["schemas"]["RequestResolvedWebhookPayload"] | {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                        /** @description 21-character id (§1.3). */
+                        requestId: string;
+                        /** @enum {string} */
+                        type: "choice" | "text_input" | "form";
+                        title: string;
+                        /** @constant */
+                        status: "resolved";
+                        /** @enum {string} */
+                        senderId: "user" | "backend";
+                        resolution_payload: {
+                            [key: string]: unknown;
+                        };
+                        resolutionPayload: {
+                            [key: string]: unknown;
+                        };
+                        trace: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @constant */
+                        reason?: "deadline";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookRequestCancelled: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "request.cancelled";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: components["schemas"]["RequestCancelledWebhookPayload"] | {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                        /** @description 21-character id (§1.3). */
+                        requestId: string;
+                        /** @enum {string} */
+                        type: "choice" | "text_input" | "form";
+                        /** @constant */
+                        status: "cancelled";
+                        resolution_payload: null;
+                        trace: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @constant */
+                        reason?: "deadline";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookMediaAttached: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "media.attached";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                        /** @description 21-character id (§1.3). */
+                        mediaId: string;
+                        messageId: string | null;
+                        /** @enum {string} */
+                        kind: "image" | "audio" | "file";
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookRequestReminder: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-OpenGram-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 21-character id (§1.3). */
+                    id: string;
+                    /** @constant */
+                    type: "request.reminder";
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601, UTC, milliseconds (§1.4).
+                     */
+                    timestamp: string;
+                    payload: {
+                        /** @description 21-character id (§1.3). */
+                        chatId: string;
+                        /** @description 21-character id (§1.3). */
+                        requestId: string;
+                        /** @enum {string} */
+                        type: "choice" | "text_input" | "form";
+                        title: string;
+                        /**
+                         * Format: date-time
+                         * @description ISO 8601, UTC, milliseconds (§1.4).
+                         */
+                        deadlineAt: string;
+                        secondsLeft: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Delivered: no further attempt. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A permanent failure: not retried. */
+            "4XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Retried, as a network error or a timeout is, after min(1000 × 2^(k−1) + random(0..500), 30000) ms before retry k. */
+            "5XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
