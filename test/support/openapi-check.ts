@@ -1,9 +1,10 @@
 /**
  * Every answer the integration suite receives, checked against the OpenAPI document the API
- * publishes (issue 35 item 2), and every webhook body its receivers get (webhookProblem): the operation must list the status, the body must be of a media
+ * publishes (issue 35 item 2): the operation must list the status, the body must be of a media
  * type the document gives for it and, when JSON, valid against its schema. So a reply and the
  * document can no longer drift: a field a handler adds, drops or renames, a status it newly
- * answers, fails the test that saw it.
+ * answers, fails the test that saw it. Likewise every body a test's webhook receiver gets, against
+ * the document's `webhooks` (webhookProblem).
  *
  * The shared client (api.ts) runs the check on each answer; a file's problems are also kept,
  * and useApi's afterAll fails the file on any, so a test that catches a client error cannot
