@@ -25,6 +25,7 @@ import {
   UNHASHED_CACHE_CONTROL,
   isAppRoute,
 } from '../lib/web-policy.js';
+import { MIN_BYTES, acceptedEncoding } from '../functions/middleware/compression.js';
 
 /** What `npm start` serves at `/`: a built app's folder, or why there is none (503). */
 export interface WebApp {
@@ -76,10 +77,6 @@ const CONTENT_TYPES: Record<string, string> = {
 
 const contentTypeOf = (file: string) => CONTENT_TYPES[extname(file).toLowerCase()] ?? 'application/octet-stream';
 const compressible = (type: string) => /^(text\/|application\/(json|manifest\+json|xml|wasm)|image\/svg)/.test(type);
-/** Below this, compression saves less than its headers cost. */
-const MIN_COMPRESS_BYTES = 1024;
-
-type Encoding = 'br' | 'gzip' | 'identity';
 
 interface FileVersion {
   key: string;
@@ -118,19 +115,6 @@ function encode(version: FileVersion, encoding: 'br' | 'gzip'): Promise<Buffer> 
       ? promisify(brotliCompress)(version.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9 } })
       : promisify(gzip)(version.body, { level: 9 });
   return version.encoded[encoding];
-}
-
-/** The best encoding the request accepts (`Accept-Encoding`, q=0 refuses). */
-function acceptedEncoding(header: string | undefined): Encoding {
-  const accepted = new Set<string>();
-  for (const part of (header ?? '').toLowerCase().split(',')) {
-    const [name, ...params] = part.trim().split(';');
-    const q = params.map((p) => /^\s*q=([\d.]+)\s*$/.exec(p)).find(Boolean);
-    if (name && !(q && Number(q[1]) === 0)) accepted.add(name.trim());
-  }
-  if (accepted.has('br')) return 'br';
-  if (accepted.has('gzip')) return 'gzip';
-  return 'identity';
 }
 
 /** Whether an `If-None-Match` names this ETag (weak comparison, as for GET). */
@@ -200,7 +184,7 @@ export async function serveWebApp(
   }
   if (!file || !version) return answerText(req, res, security, 404, 'Not found.');
   const type = contentTypeOf(file);
-  const canCompress = compressible(type) && version.body.length >= MIN_COMPRESS_BYTES;
+  const canCompress = compressible(type) && version.body.length >= MIN_BYTES;
   const encoding = canCompress ? acceptedEncoding(req.headers['accept-encoding']) : 'identity';
   const etag = `${version.etag}${encoding === 'identity' ? '' : `-${encoding}`}"`;
   const answer: Record<string, string | number> = {

@@ -31,6 +31,7 @@ import { idempotency } from './idempotency.js';
 import { rateLimit } from './rate-limit.js';
 import { requestContext } from './request-context.js';
 import type { HttpEvent, HttpMiddleware, HttpResult } from './types.js';
+import { compression } from './compression.js';
 import { jsonResult, stateOf } from './types.js';
 import { validate } from './validate.js';
 import type { InputSchemas } from './validate.js';
@@ -234,6 +235,7 @@ export function http<S extends RouteSchemas, const A extends AnswerOf<S['replies
   const chain: HttpMiddleware[] = [
     injectLambdaContext(logger, { resetKeys: true }),
     requestContext(shape.routeKey, shape.storage),
+    ...(shape.streaming ? [] : [compression()]),
     cors(),
     authenticate(shape.auth),
     ...(shape.writes ? [rateLimit()] : []),
