@@ -38,21 +38,17 @@ export function acceptedEncoding(value: string | undefined): Encoding {
   return 'identity';
 }
 
-export function encodeBody(body: Buffer, encoding: 'br' | 'gzip'): Buffer {
+function encodeBody(body: Buffer, encoding: 'br' | 'gzip'): Buffer {
   return encoding === 'br'
     ? brotliCompressSync(body, { params: { [zlib.BROTLI_PARAM_QUALITY]: BROTLI_QUALITY } })
     : gzipSync(body, { level: 6 });
 }
 
 /** `vary` with `name` added (CORS may have set `Origin`). */
-const varyWith = (vary: string | undefined, name: string): string =>
-  vary &&
-  !vary
-    .toLowerCase()
-    .split(/\s*,\s*/)
-    .includes(name.toLowerCase())
-    ? `${vary}, ${name}`
-    : (vary ?? name);
+function varyWith(vary: string | undefined, name: string): string {
+  const names = vary ? vary.split(/\s*,\s*/) : [];
+  return names.some((n) => n.toLowerCase() === name.toLowerCase()) ? vary! : [...names, name].join(', ');
+}
 
 function compress(request: HttpRequest): void {
   const response = request.response;

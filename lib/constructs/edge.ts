@@ -15,12 +15,12 @@
  * AllViewerExceptHostHeader policy also forwards CloudFront's own headers, among them
  * CloudFront-Viewer-Address (the viewer's address and port), which the write rate limit keys
  * on (functions/middleware/rate-limit.ts). CloudFront adds the origin-verify secret
- * (origin-verify.ts) to every request to either API origin. Compression is
- * off, as the stream requires (§13 item 4); the API's functions compress their JSON answers
- * themselves (functions/middleware/compression.ts) by the viewer's Accept-Encoding, which the
- * origin request policy forwards, and CloudFront passes the encoded body through. Origin read timeouts: 45 s for the API (claims
- * long-poll up to 25 s and API Gateway gives up at about 30 s, so the gateway answers first)
- * and 30 s for the stream (it writes a keep-alive comment every 15 s). They carry no
+ * (origin-verify.ts) to every request to either API origin. Compression is off, as the stream
+ * requires (§13 item 4); the API's functions compress their JSON answers themselves
+ * (functions/middleware/compression.ts) by the viewer's Accept-Encoding, which the origin request
+ * policy forwards, and CloudFront passes the encoded body through. Origin read timeouts: 45 s for
+ * the API (claims long-poll up to 25 s and API Gateway gives up at about 30 s, so the gateway
+ * answers first) and 30 s for the stream (it writes a keep-alive comment every 15 s). They carry no
  * response-headers policy: the functions set their own headers (a media download its own sandbox
  * CSP and nosniff, which an overriding policy would replace), and the app's HSTS
  * (includeSubDomains) already holds for the whole host.

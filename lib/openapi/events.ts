@@ -57,9 +57,7 @@ export function eventWebhooks(): ZodOpenApiPathsObject {
   for (const [entry, event] of Object.entries(EVENTS)) {
     if (event.ephemeral) continue;
     const raw = z.strictObject(event.payload.shape);
-    const enriched = (HOOK_PAYLOADS as Partial<Record<string, (typeof HOOK_PAYLOADS)[keyof typeof HOOK_PAYLOADS]>>)[
-      entry
-    ];
+    const enriched = entry in HOOK_PAYLOADS ? HOOK_PAYLOADS[entry as keyof typeof HOOK_PAYLOADS] : undefined;
     const payload = enriched
       ? z.union([
           z.strictObject(enriched.shape).meta({
